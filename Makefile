@@ -1,0 +1,43 @@
+# `make run` serves the app on http://localhost:8501 (offline by default);
+# `make test` runs every test. Each sets up .venv on a fresh machine first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PORT   ?= 8501
+
+.PHONY: run test chromium bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.app: requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.test: requirements-test.txt $(VENV)/.app
+	$(BIN)/python -m pip install -q -r requirements-test.txt
+	touch $@
+
+run: $(VENV)/.app
+	$(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true
+
+# The browser tests drive Debian's chromium: install it when it is missing and we can.
+chromium:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's chromium for the browser tests…"; \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium) >/tmp/loopscope-apt.log 2>&1 \
+		|| { echo "could not install chromium (see /tmp/loopscope-apt.log)"; exit 1; }; \
+	else \
+		echo "The browser tests need /usr/bin/chromium. Install it with: sudo apt-get install -y chromium"; exit 1; \
+	fi
+
+test: $(VENV)/.test chromium
+	$(BIN)/python -m pytest -q
+
+bench: $(VENV)/.test chromium
+	$(BIN)/python bench/engine.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

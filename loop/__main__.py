@@ -1,0 +1,140 @@
+"""`python -m loop`: run, replay and check the loop from a terminal.
+
+    python -m loop run --scenario hello-py --out t.json
+    python -m loop run "What Python version is installed?" --model claude-sonnet-4-5
+    python -m loop replay t.json
+    python -m loop check t.json
+    python -m loop scenarios
+    python -m loop serve --port 8765     # the scripted model as an Anthropic-compatible server
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from . import rules, transcript
+from .errors import explain
+from .model import SCRIPTED, ModelConfig
+from .narrate import describe
+from .runner import start
+from .scripted import SCENARIOS
+
+
+def _run(args) -> int:
+    config = ModelConfig(model=args.model, stream=args.stream)
+    try:
+        run = start(args.task, scenario=args.scenario, config=config, workspace=args.workspace,
+                    tool_timeout=args.tool_timeout, max_turns=args.max_turns)
+    except (KeyError, ValueError) as exc:
+        print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
+    label = "scripted (offline, no key)" if config.scripted else config.model
+    print(f"model: {label} · workspace: {run.workspace}")
+    try:
+        run.run_to_end(on_step=lambda step: print(describe(run.trace, step.index), flush=True))
+    except Exception as exc:  # an API error: say what to do, keep what was done
+        print(f"error: {explain(exc)}", file=sys.stderr)
+        if args.out:
+            transcript.save(run.trace, args.out)
+            print(f"the steps so far are in {args.out}", file=sys.stderr)
+        return 1
+    print(f"ended: {run.state.ended} · turn_count {run.state.turn_count} · {len(run.trace)} steps")
+    if args.out:
+        transcript.save(run.trace, args.out)
+        print(f"transcript: {args.out}")
+    return 0
+
+
+def _replay(args) -> int:
+    try:
+        trace = transcript.load(args.file)
+    except transcript.TranscriptError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"model: {trace.meta.get('model')} · task: {trace.meta.get('task')} (replay: nothing is run)")
+    for i in range(len(trace)):
+        print(describe(trace, i))
+    return 0
+
+
+def _check(args) -> int:
+    try:
+        trace = transcript.loads(open(args.file, "rb").read(), strict=False)
+    except OSError as exc:
+        print(f"error: {args.file}: {exc.strerror}", file=sys.stderr)
+        return 1
+    except transcript.TranscriptError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    broken = rules.check(trace.messages, as_request=False)
+    for violation in broken:
+        print(violation)
+    if broken:
+        return 1
+    n = len(rules.pairs(trace.messages))
+    print(f"ok: {len(trace.messages)} messages, {n} tool_use/tool_result pair(s) hold the API's rules")
+    return 0
+
+
+def _scenarios(args) -> int:
+    for s in SCENARIOS.values():
+        print(f"{s.name:12} {s.task}\n{'':12} ({s.about})")
+    return 0
+
+
+def _serve(args) -> int:
+    from .server import serve
+
+    server = serve(args.port)
+    host, port = server.server_address[:2]
+    print(f"scripted Anthropic-compatible server on http://{host}:{port} (Ctrl-C stops it)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.shutdown()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m loop", description="The agent loop, one stage at a time.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run a task or a scenario to the end, printing each stage")
+    run.add_argument("task", nargs="?", help="a free-form task (or use --scenario)")
+    run.add_argument("--scenario", choices=list(SCENARIOS), help="a built-in scenario")
+    run.add_argument("--model", default=SCRIPTED,
+                     help="'scripted' (offline, the default) or a model id (needs ANTHROPIC_API_KEY; "
+                          "ANTHROPIC_BASE_URL is honoured)")
+    run.add_argument("--out", help="write the transcript to this file")
+    run.add_argument("--max-turns", type=int, default=20)
+    run.add_argument("--tool-timeout", type=float, default=30.0, help="seconds a command may run (default 30)")
+    run.add_argument("--workspace", help="the folder commands run in (default: a new temporary one)")
+    run.add_argument("--stream", action="store_true", help="stream the model's answer")
+    run.set_defaults(func=_run)
+
+    replay = sub.add_parser("replay", help="print the stages of a transcript, running nothing")
+    replay.add_argument("file")
+    replay.set_defaults(func=_replay)
+
+    check = sub.add_parser("check", help="check a transcript against the API's tool-use pairing rules")
+    check.add_argument("file")
+    check.set_defaults(func=_check)
+
+    scen = sub.add_parser("scenarios", help="list the built-in scenarios")
+    scen.set_defaults(func=_scenarios)
+
+    serve = sub.add_parser("serve", help="serve the scripted model over HTTP on 127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.set_defaults(func=_serve)
+
+    args = parser.parse_args(argv)
+    if args.command == "run" and not (args.task or args.scenario):
+        parser.error("run needs a TASK or --scenario NAME")
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Plain words for what can go wrong when calling the model: what happened, what to do."""
+
+from __future__ import annotations
+
+import anthropic
+
+from .model import MissingKey
+
+
+def explain(exc: BaseException) -> str:
+    """One or two sentences a learner can act on. Never includes a key: the SDK's errors carry none."""
+    if isinstance(exc, MissingKey):
+        return str(exc)
+    if isinstance(exc, anthropic.APITimeoutError):
+        return "The model did not answer in time (timeout). Try again, or raise the timeout."
+    if isinstance(exc, anthropic.APIConnectionError):
+        return ("Could not reach the model's server (no connection). Check the base URL and the network, "
+                "or use the scripted model, which needs neither.")
+    if isinstance(exc, anthropic.APIStatusError):
+        detail = _api_message(exc)
+        status = exc.status_code
+        advice = {
+            400: "The request was refused as invalid (400). The API says:",
+            401: "The API key was refused (401 authentication error). Check the key, then retry.",
+            403: "This key may not use this model or feature (403 permission error).",
+            404: "Not found (404): check the model id and the base URL.",
+            413: "The request is too large (413): the history has outgrown what the API accepts.",
+            429: "Rate limited (429): too many requests. Wait a little, then retry.",
+            500: "The API had an internal error (500). Retry in a moment.",
+            529: "The API is overloaded (529). Retry in a moment.",
+        }.get(status, f"The API answered with HTTP {status}.")
+        return f"{advice} {detail}".strip()
+    if isinstance(exc, anthropic.APIResponseValidationError):
+        return f"The server's answer is not a valid Messages API response: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _api_message(exc: anthropic.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+    return ""

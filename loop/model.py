@@ -1,0 +1,131 @@
+"""Stage 2's model: the official `anthropic` SDK, real or scripted.
+
+Both kinds go through the same `Anthropic` client. The scripted model is
+reached through an in-process HTTP transport, so the SDK really serialises the
+request and really parses the response; only the network is left out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import anthropic
+import httpx2
+
+from . import scripted
+
+SCRIPTED = "scripted"
+SYSTEM = "You are a coding agent working in a workspace folder. Use bash to solve tasks. Act, don't explain."
+MAX_TOKENS = 8000
+SCRIPTED_URL = "http://scripted.loopscope.invalid"
+
+
+@dataclass
+class ModelConfig:
+    """Which model to call and how. `model="scripted"` needs no key and no network."""
+
+    model: str = SCRIPTED
+    api_key: str | None = field(default=None, repr=False)  # never printed, saved or logged
+    base_url: str | None = None
+    system: str = SYSTEM
+    max_tokens: int = MAX_TOKENS
+    stream: bool = False
+    timeout: float = 120.0
+    max_retries: int = 2
+
+    @property
+    def scripted(self) -> bool:
+        return self.model == SCRIPTED
+
+
+@dataclass
+class Reply:
+    """One model call: the response as the SDK parsed it and the request as the SDK sent it."""
+
+    response: dict
+    request: dict  # the body sent, without `messages` (the trace keeps those once)
+    duration_ms: float
+    retries: int = 0
+
+
+class MissingKey(RuntimeError):
+    """A real model was chosen with no API key and no base URL."""
+
+
+def scripted_transport() -> httpx2.MockTransport:
+    """An HTTP transport that answers `/v1/messages` with the scripted model, in-process."""
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        if not request.url.path.endswith("/v1/messages"):
+            return httpx2.Response(404, json=scripted.error_body(f"no route {request.url.path}", "not_found_error"))
+        try:
+            body = json.loads(request.content)
+        except ValueError:
+            return httpx2.Response(400, json=scripted.error_body("the request body is not JSON"))
+        status, answer = scripted.respond(body)
+        if status == 200 and body.get("stream"):
+            return httpx2.Response(200, content=scripted.sse_bytes(answer),
+                                   headers={"content-type": "text/event-stream"})
+        return httpx2.Response(status, json=answer, headers={"request-id": "req_scripted"})
+
+    return httpx2.MockTransport(handle)
+
+
+def make_client(config: ModelConfig) -> anthropic.Anthropic:
+    """The SDK client for `config`: in-process for the scripted model, over HTTP otherwise."""
+    if config.scripted:
+        return anthropic.Anthropic(
+            api_key=scripted.PLACEHOLDER_KEY,
+            base_url=SCRIPTED_URL,
+            http_client=httpx2.Client(transport=scripted_transport()),
+            max_retries=0,
+        )
+    key = config.api_key or os.environ.get("ANTHROPIC_API_KEY")
+    base_url = config.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+    if not key and not base_url:
+        raise MissingKey(
+            f"The model {config.model!r} needs an API key: set ANTHROPIC_API_KEY or enter one, "
+            "or choose the scripted model, which needs none."
+        )
+    # A local Anthropic-compatible server often needs no key, but the SDK wants one.
+    return anthropic.Anthropic(api_key=key or "no-key", base_url=base_url,
+                               timeout=config.timeout, max_retries=config.max_retries)
+
+
+class Model:
+    """Calls the model for stage 2 and returns a `Reply`."""
+
+    def __init__(self, config: ModelConfig, client: anthropic.Anthropic | None = None):
+        self.config = config
+        self.client = client or make_client(config)
+        self.on_text: Callable[[str], None] | None = None  # streamed text, as it arrives
+
+    @property
+    def name(self) -> str:
+        return scripted.MODEL_NAME if self.config.scripted else self.config.model
+
+    def create(self, messages: list, tools: list) -> Reply:
+        """One call with system, messages, tools and max_tokens, as the chapter makes it."""
+        kwargs = dict(model=self.name, system=self.config.system, messages=messages, tools=tools,
+                      max_tokens=self.config.max_tokens)
+        started = time.perf_counter()
+        if self.config.stream:
+            with self.client.messages.stream(**kwargs) as stream:
+                for text in stream.text_stream:
+                    if self.on_text:
+                        self.on_text(text)
+                message = stream.get_final_message()
+                sent = stream.response.request.content
+            retries = 0
+        else:
+            raw = self.client.messages.with_raw_response.create(**kwargs)
+            message = raw.parse()
+            sent = raw.http_request.content
+            retries = raw.retries_taken
+        took = (time.perf_counter() - started) * 1000
+        request = {k: v for k, v in json.loads(sent).items() if k != "messages"}
+        return Reply(response=message.to_dict(), request=request, duration_ms=round(took, 3), retries=retries)

@@ -1,0 +1,183 @@
+"""The Messages API's tool-use rules, checked in one place.
+
+Everything that needs to know whether a history is valid asks here: the
+scripted model (to answer a broken request with the API's own 400 error), the
+transcript loader, `python -m loop check`, and the pairs view.
+
+The wording of each violation is the API's own, so a learner who meets it here
+will recognise it when a real model says it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: where (`messages.N` or `messages.N.content.M`) and the API's words."""
+
+    where: str
+    message: str
+    index: int  # the message it is about, for highlighting
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One `tool_use` joined by id with its `tool_result` (or an orphan result)."""
+
+    tool_use_id: str
+    name: str | None
+    input: object
+    use_index: int | None  # index in messages of the assistant message holding the tool_use
+    result_index: int | None  # index of the user message holding the tool_result
+    result: object  # the tool_result's content
+    is_error: bool
+    status: str  # "paired", "waiting" (no message after it yet) or "orphan"
+
+
+def blocks(message: dict) -> list:
+    """The content of a message as a list of blocks (a string becomes one text block)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return content if isinstance(content, list) else []
+
+
+def _of_type(message: dict, kind: str) -> list[dict]:
+    return [b for b in blocks(message) if isinstance(b, dict) and b.get("type") == kind]
+
+
+def tool_uses(message: dict) -> list[dict]:
+    """The `tool_use` blocks of a message, in order."""
+    return _of_type(message, "tool_use")
+
+
+def tool_results(message: dict) -> list[dict]:
+    """The `tool_result` blocks of a message, in order."""
+    return _of_type(message, "tool_result")
+
+
+def _is_empty(message: dict) -> bool:
+    content = message.get("content")
+    return content is None or content == "" or content == []
+
+
+def check(messages: list, *, as_request: bool = True) -> list[Violation]:
+    """Every tool-use rule `messages` breaks, in message order.
+
+    `as_request=True` judges the list as the body of the next API call: a final
+    assistant message whose `tool_use` blocks have no answer is an error then.
+    With `as_request=False` (a paused run, a saved transcript) those are only
+    waiting for their results.
+    """
+    found: list[Violation] = []
+    last = len(messages) - 1
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            found.append(Violation(f"messages.{i}", "Input should be a valid dictionary", i))
+            continue
+        role = message.get("role")
+        if _is_empty(message) and not (i == last and role == "assistant"):
+            found.append(Violation(
+                f"messages.{i}",
+                "all messages must have non-empty content except for the optional final assistant message",
+                i,
+            ))
+        if role == "user":
+            previous = messages[i - 1] if i > 0 and isinstance(messages[i - 1], dict) else {}
+            asked = {b.get("id") for b in tool_uses(previous)} if previous.get("role") == "assistant" else set()
+            for j, block in enumerate(blocks(message)):
+                if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") not in asked:
+                    found.append(Violation(
+                        f"messages.{i}.content.{j}",
+                        f"unexpected `tool_use_id` found in `tool_result` blocks: {block.get('tool_use_id')}. "
+                        "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+                        i,
+                    ))
+        if role == "assistant":
+            uses = [b.get("id") for b in tool_uses(message)]
+            if not uses or (i == last and not as_request):
+                continue
+            following = messages[i + 1] if i < last and isinstance(messages[i + 1], dict) else {}
+            answered = following.get("role") == "user"
+            leading: set = set()
+            for block in blocks(following) if answered else []:
+                if not (isinstance(block, dict) and block.get("type") == "tool_result"):
+                    break
+                leading.add(block.get("tool_use_id"))
+            anywhere = {b.get("tool_use_id") for b in tool_results(following)} if answered else set()
+            missing = [u for u in uses if u not in anywhere]
+            if missing:
+                found.append(Violation(
+                    f"messages.{i}",
+                    "`tool_use` ids were found without `tool_result` blocks immediately after: "
+                    f"{', '.join(str(m) for m in missing)}. "
+                    "Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+                    i,
+                ))
+            elif not set(uses) <= leading:
+                found.append(Violation(
+                    f"messages.{i + 1}",
+                    f"Did not find {len(uses)} `tool_result` block(s) at the beginning of this message. "
+                    "Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.",
+                    i + 1,
+                ))
+    found.sort(key=lambda v: v.index)
+    return found
+
+
+def pairs(messages: list) -> list[Pair]:
+    """Each `tool_use` joined with its `tool_result` by id, then any result nobody asked for.
+
+    A `tool_use` is "paired" when the next message answers it, "waiting" when it
+    is in the last message (its result is not written back yet), and "orphan"
+    when a later message exists but does not answer it. A `tool_result` whose id
+    the previous message never asked for is an "orphan" row of its own.
+    """
+    rows: list[Pair] = []
+    claimed: set[tuple[int, str]] = set()
+    last = len(messages) - 1
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        following = messages[i + 1] if i < last and isinstance(messages[i + 1], dict) else None
+        answers = {}
+        if following is not None and following.get("role") == "user":
+            answers = {b.get("tool_use_id"): b for b in tool_results(following)}
+        for use in tool_uses(message):
+            result = answers.get(use.get("id"))
+            if result is not None:
+                claimed.add((i + 1, use.get("id")))
+                status = "paired"
+            else:
+                status = "waiting" if following is None else "orphan"
+            rows.append(Pair(
+                tool_use_id=str(use.get("id")),
+                name=use.get("name"),
+                input=use.get("input"),
+                use_index=i,
+                result_index=i + 1 if result is not None else None,
+                result=result.get("content") if result is not None else None,
+                is_error=bool(result.get("is_error")) if result is not None else False,
+                status=status,
+            ))
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue
+        for result in tool_results(message):
+            if (i, result.get("tool_use_id")) not in claimed:
+                rows.append(Pair(
+                    tool_use_id=str(result.get("tool_use_id")),
+                    name=None,
+                    input=None,
+                    use_index=None,
+                    result_index=i,
+                    result=result.get("content"),
+                    is_error=bool(result.get("is_error")),
+                    status="orphan",
+                ))
+    return rows

@@ -1,0 +1,163 @@
+"""Drives the stages one at a time and records each as a step of the trace.
+
+`Run.step()` moves the cursor forward; only at the end of the trace does it
+execute the next stage. A stage that raises (an API error, say) leaves the
+state and the trace exactly as they were, so the same step can be retried.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import stages
+from .model import Model
+from .rules import tool_uses
+from .state import LoopState
+from .tools import ToolBox
+from .trace import Step, Trace
+
+END_WORDS = {
+    "end_turn": "the model finished its answer (end_turn)",
+    "max_tokens": "the answer was cut at max_tokens; the loop ends, it does not go on",
+    "stop_sequence": "the model hit a stop sequence",
+    "refusal": "the model refused",
+    "pause_turn": "the server paused a long turn; the s01 loop ends here",
+    "model_context_window_exceeded": "the context window is full",
+}
+
+
+def why_ended(stop_reason: str | None) -> str:
+    return END_WORDS.get(stop_reason or "", f"stop_reason {stop_reason!r} is not tool_use, so the loop ends")
+
+
+class Run:
+    """One live run of the loop: its state, its model, its tools and its trace."""
+
+    def __init__(self, task: str, model: Model, tools: ToolBox, max_turns: int = 20):
+        self.task = task
+        self.model = model
+        self.tools = tools
+        self.max_turns = max_turns
+        self.state = LoopState()
+        self.trace = Trace(meta={
+            "model": model.name,
+            "scripted": model.config.scripted,
+            "system": model.config.system,
+            "tools": tools.specs(),
+            "max_tokens": model.config.max_tokens,
+            "task": task,
+            "max_turns": max_turns,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }, messages=self.state.messages)
+
+    @property
+    def workspace(self) -> Path:
+        return self.tools.workspace
+
+    @property
+    def done(self) -> bool:
+        return self.state.ended is not None
+
+    def next_stage(self) -> str | None:
+        """The stage `step()` would execute next, or None when the loop has ended."""
+        s = self.state
+        if s.ended:
+            return None
+        if s.stage is None:
+            return "user_request"
+        if s.stage in ("user_request", "write_back"):
+            return "stop" if s.turn_count > self.max_turns else "call_model"
+        if s.stage == "call_model":
+            return "append_assistant"
+        if s.stage == "append_assistant":
+            return "decide"
+        return "run_tool" if len(s.results) < len(tool_uses(s.response)) else "write_back"
+
+    def step(self) -> Step | None:
+        """Forward one step: move the cursor, or at the end execute the next stage."""
+        if not self.trace.at_end:
+            self.trace.forward()
+            return self.trace.current
+        if self.done:
+            return None
+        return self.execute()
+
+    def run_to_end(self, on_step=None) -> None:
+        """Execute stages until the loop ends (or max turns stops it)."""
+        self.trace.last()
+        while not self.done:
+            step = self.execute()
+            if on_step:
+                on_step(step)
+
+    def execute(self) -> Step:
+        """Execute the next stage, append its step and put the cursor on it."""
+        s = self.state
+        stage = self.next_stage()
+        detail: dict = {}
+        if stage == "user_request":
+            stages.user_request(s, self.task)
+            detail = {"task": self.task}
+        elif stage == "call_model":
+            reply = stages.call_model(s, self.model, self.tools)
+            detail = {"request": reply.request, "response": reply.response,
+                      "duration_ms": reply.duration_ms, "retries": reply.retries}
+        elif stage == "append_assistant":
+            stages.append_assistant(s)
+        elif stage == "decide":
+            stages.decide(s)
+            detail = {"continues": not s.ended,
+                      "why": "stop_reason is tool_use: run the tools" if not s.ended else why_ended(s.stop_reason)}
+        elif stage == "run_tool":
+            block = tool_uses(s.response)[len(s.results)]
+            output = stages.run_tool(s, self.tools, block)
+            detail = {"tool_use_id": block.get("id"), "name": block.get("name"), "input": block.get("input"),
+                      "output": output.content, "is_error": output.is_error, "duration_ms": output.duration_ms,
+                      "tool_result": s.results[-1]}
+        elif stage == "write_back":
+            stages.write_back(s)
+            detail = {"results": len(s.messages[-1]["content"])}
+        elif stage == "stop":
+            s.ended = "max_turns"
+            detail = {"why": f"max turns ({self.max_turns}) reached: the loop was stopped before calling the model again"}
+        else:  # pragma: no cover - next_stage returns only the above
+            raise RuntimeError("the loop has ended")
+        s.stage = stage
+        step = Step(
+            index=len(self.trace.steps), stage=stage, turn_count=s.turn_count,
+            transition_reason=s.transition_reason, stop_reason=s.stop_reason, n_messages=len(s.messages),
+            input_tokens=s.input_tokens, output_tokens=s.output_tokens, ended=s.ended, time=time.time(),
+            detail=detail,
+        )
+        self.trace.steps.append(step)
+        self.trace.last()
+        return step
+
+
+def start(task: str | None = None, *, scenario: str | None = None, config=None, workspace: Path | str | None = None,
+          tool_timeout: float = 30.0, max_turns: int = 20) -> Run:
+    """A new run of a built-in scenario or a free task, with a workspace of its own."""
+    import tempfile
+    from dataclasses import replace
+
+    from .model import ModelConfig
+    from .scripted import SCENARIOS
+    from .tools import default_toolbox
+
+    config = config or ModelConfig()
+    if scenario is not None:
+        if scenario not in SCENARIOS:
+            raise KeyError(f"no scenario named {scenario!r}; try: {', '.join(SCENARIOS)}")
+        task = SCENARIOS[scenario].task
+        if config.scripted:  # the scenario's budget, e.g. the one that ends on max_tokens
+            config = replace(config, max_tokens=SCENARIOS[scenario].max_tokens)
+    if not task:
+        raise ValueError("a run needs a task or a scenario")
+    workspace = Path(workspace) if workspace else Path(tempfile.mkdtemp(prefix="loopscope-ws-"))
+    workspace.mkdir(parents=True, exist_ok=True)
+    readme = workspace / "README.txt"
+    if not any(workspace.iterdir()):  # something real for a first `ls` to find
+        readme.write_text("This folder is the agent's workspace. Every command the model asks for runs here.\n")
+    return Run(task, Model(config), default_toolbox(workspace, tool_timeout), max_turns)

@@ -1,0 +1,172 @@
+"""The chapter's `bash` tool, made safe enough for a classroom.
+
+Same schema and the same output rules as the course's `run_bash` (stdout and
+stderr together, stripped, cut to 50,000 characters, "(no output)" when empty,
+dangerous commands refused). What it adds, and why:
+- it runs in the run's own workspace, never the app's folder;
+- the whole process group is killed at the timeout and when the command ends,
+  so nothing started by the model outlives its step;
+- the child's environment holds no API key or other secret;
+- resource limits bound memory, file size and CPU time.
+It is not a container: see docs/security.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from .base import Tool, ToolOutput
+
+OUTPUT_LIMIT = 50_000
+
+# The course's deny-list, then more of the same kind. `> /dev/` is the course's,
+# narrowed so that the everyday `2> /dev/null` still works.
+DENIED = [
+    ("rm -rf /", re.compile(r"\brm\s+(-[a-zA-Z]*\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\s+(-[a-zA-Z]+\s+)*/(\s|\*|$)")),
+    ("sudo", re.compile(r"\bsudo\b")),
+    ("shutdown", re.compile(r"\bshutdown\b")),
+    ("reboot", re.compile(r"\breboot\b")),
+    ("> /dev/", re.compile(r">\s*/dev/(?!null\b|stdout\b|stderr\b)")),
+    ("su", re.compile(r"(^|[;&|]\s*)su(\s|$)")),
+    ("halt / poweroff", re.compile(r"\b(halt|poweroff)\b")),
+    ("mkfs", re.compile(r"\bmkfs")),
+    ("dd of=", re.compile(r"\bdd\b.*\bof=/")),
+    ("fork bomb", re.compile(r":\s*\(\s*\)\s*\{")),
+    ("kill every process", re.compile(r"\bkill(all)?\s+(-\S+\s+)*-1\b|\bkillall\b|\bpkill\b")),
+    ("chmod/chown of /", re.compile(r"\bch(mod|own)\s+(-\S+\s+)*\S+\s+/(\s|$)")),
+]
+
+SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET")
+
+
+def child_environment(workspace: Path) -> dict[str, str]:
+    """The parent's environment less every secret, with HOME in the workspace."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("ANTHROPIC_") and not name.upper().endswith(SECRET_SUFFIXES)
+    }
+    # HOME in the workspace keeps tools from reading the server user's dot-files.
+    env.update(HOME=str(workspace), PWD=str(workspace))
+    return env
+
+
+def refused(command: str) -> str | None:
+    """The deny-list entry `command` hits, if any."""
+    for label, pattern in DENIED:
+        if pattern.search(command):
+            return label
+    return None
+
+
+def _limit_resources(memory_bytes: int, cpu_seconds: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 2**20, 64 * 2**20))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class Bash(Tool):
+    """`bash` with input `{"command": string}`, exactly as the chapter defines it."""
+
+    name = "bash"
+    description = "Run a shell command in the workspace."
+    input_schema = {
+        "type": "object",
+        "properties": {"command": {"type": "string"}},
+        "required": ["command"],
+    }
+
+    def __init__(self, timeout: float = 30.0, memory_bytes: int = 2 * 2**30):
+        self.timeout = timeout
+        self.memory_bytes = memory_bytes
+
+    def run(self, tool_input: dict, workspace: Path) -> ToolOutput:
+        command = tool_input.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return ToolOutput("Error: bash needs a non-empty string in `command`.", True)
+        hit = refused(command)
+        if hit:
+            return ToolOutput(
+                f"Error: Dangerous command blocked ({hit}). Loopscope's sandbox refuses it; the command was not run.",
+                True,
+            )
+        workspace = Path(workspace)
+        workspace.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.Popen(
+            ["/bin/bash", "-c", command],
+            cwd=workspace,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=child_environment(workspace),
+            start_new_session=True,  # its own process group, so one kill reaches every child
+            preexec_fn=lambda: _limit_resources(self.memory_bytes, int(self.timeout) + 5),
+        )
+        data, timed_out, flooded = self._collect(proc)
+        _kill_group(proc.pid)  # nothing the command started outlives its step
+        proc.wait()
+        text = data.decode("utf-8", errors="replace").strip()
+        cut = flooded or len(text) > OUTPUT_LIMIT
+        text = text[:OUTPUT_LIMIT]
+        if cut:
+            text += f"\n[output cut at {OUTPUT_LIMIT:,} characters]"
+        if timed_out:
+            return ToolOutput(
+                f"Error: Timeout ({self.timeout:g} s): the command was stopped and every process it started was killed."
+                + (f"\nOutput before the timeout:\n{text}" if text else ""),
+                True,
+            )
+        text = text or "(no output)"
+        if proc.returncode:
+            reason = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+            return ToolOutput(f"{text}\n[{reason}]", True)
+        return ToolOutput(text)
+
+    def _collect(self, proc: subprocess.Popen) -> tuple[bytes, bool, bool]:
+        """Read the combined output until it ends, the cap is passed, or time is up."""
+        fd = proc.stdout.fileno()
+        chunks: list[bytes] = []
+        size = 0
+        deadline = time.monotonic() + self.timeout
+        exited_at = None
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= deadline:
+                    return b"".join(chunks), True, False
+                # A background child may hold the pipe open after the command ends;
+                # give it a moment, then stop reading (it is killed right after).
+                if exited_at is None and proc.poll() is not None:
+                    exited_at = now
+                if exited_at is not None and now - exited_at > 0.5:
+                    break
+                ready, _, _ = select.select([fd], [], [], 0.05)
+                if not ready:
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > OUTPUT_LIMIT * 4:  # utf-8 is at most 4 bytes a character
+                    _kill_group(proc.pid)
+                    return b"".join(chunks), False, True
+        finally:
+            proc.stdout.close()
+        return b"".join(chunks), False, False

@@ -1,0 +1,126 @@
+"""Loopscope's transcript format (documented in docs/transcript-format.md).
+
+One JSON object holds a whole trace. At top level `messages` is the final
+history in Messages API form, so any tool that reads Anthropic histories can
+use the file; `steps` holds one record a stage. The history is written once:
+a step keeps only `n_messages`, the length of the history at that moment.
+Every other format is imported into this one (see importers, when present).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import rules
+from .trace import STAGES, Step, Trace
+
+FORMAT = "loopscope-transcript"
+VERSION = 1
+STEP_FIELDS = ("stage", "turn_count", "transition_reason", "stop_reason", "n_messages",
+               "input_tokens", "output_tokens", "ended", "time", "detail")
+KNOWN_STAGES = set(STAGES) | {"stop"}
+
+
+class TranscriptError(ValueError):
+    """A transcript that cannot be loaded; the message says what is wrong and where."""
+
+
+def to_dict(trace: Trace) -> dict:
+    """The transcript of `trace`, ready for `json.dump`."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        **{k: v for k, v in trace.meta.items() if k not in ("format", "version")},
+        "messages": trace.messages,
+        "steps": [{k: getattr(step, k) for k in STEP_FIELDS} for step in trace.steps],
+    }
+
+
+def dumps(trace: Trace) -> str:
+    return json.dumps(to_dict(trace), ensure_ascii=False, indent=1)
+
+
+def save(trace: Trace, path: str | Path) -> None:
+    Path(path).write_text(dumps(trace), encoding="utf-8")
+
+
+def _need(condition: bool, where: str, what: str) -> None:
+    if not condition:
+        raise TranscriptError(f"{where}: {what}")
+
+
+def from_dict(data: object, *, strict: bool = True) -> Trace:
+    """Rebuild a trace from a transcript object, checking it as it goes.
+
+    With `strict`, a history that breaks the tool-use pairing rules is refused
+    (a Loopscope run never writes one); importers pass `strict=False` to keep a
+    real log's broken pairs as a lesson.
+    """
+    _need(isinstance(data, dict), "top level", "a transcript is a JSON object")
+    _need(data.get("format") == FORMAT, "format",
+          f"expected {FORMAT!r}, found {data.get('format')!r} (is this a Loopscope transcript?)")
+    _need(data.get("version") == VERSION, "version",
+          f"this Loopscope reads version {VERSION}, the file is version {data.get('version')!r}")
+    messages = data.get("messages")
+    _need(isinstance(messages, list), "messages", "missing, or not a list")
+    for i, message in enumerate(messages):
+        _need(isinstance(message, dict), f"messages[{i}]", "not an object")
+        _need(message.get("role") in ("user", "assistant"), f"messages[{i}].role",
+              f"must be 'user' or 'assistant', found {message.get('role')!r}")
+        _need(isinstance(message.get("content"), (str, list)), f"messages[{i}].content", "missing, or not a string or list")
+    raw_steps = data.get("steps")
+    _need(isinstance(raw_steps, list), "steps", "missing, or not a list")
+    steps: list[Step] = []
+    previous = 0
+    for i, raw in enumerate(raw_steps):
+        where = f"steps[{i}]"
+        _need(isinstance(raw, dict), where, "not an object")
+        missing = [k for k in ("stage", "turn_count", "n_messages") if k not in raw]
+        _need(not missing, where, f"missing {', '.join(missing)}")
+        _need(raw["stage"] in KNOWN_STAGES, f"{where}.stage", f"unknown stage {raw['stage']!r}")
+        n = raw["n_messages"]
+        _need(isinstance(n, int) and previous <= n <= len(messages), f"{where}.n_messages",
+              f"{n!r} does not fit a history of {len(messages)} messages (after {previous})")
+        _need(isinstance(raw["turn_count"], int), f"{where}.turn_count", "not a whole number")
+        detail = raw.get("detail") or {}
+        _need(isinstance(detail, dict), f"{where}.detail", "not an object")
+        if raw["stage"] == "call_model":
+            _need(isinstance(detail.get("response"), dict) and isinstance(detail.get("request"), dict),
+                  f"{where}.detail", "a call_model step needs its request and response")
+        if raw["stage"] == "run_tool":
+            _need(isinstance(detail.get("tool_result"), dict), f"{where}.detail", "a run_tool step needs its tool_result")
+        previous = n
+        steps.append(Step(
+            index=i, stage=raw["stage"], turn_count=raw["turn_count"],
+            transition_reason=raw.get("transition_reason"), stop_reason=raw.get("stop_reason"), n_messages=n,
+            input_tokens=int(raw.get("input_tokens") or 0), output_tokens=int(raw.get("output_tokens") or 0),
+            ended=raw.get("ended"), time=float(raw.get("time") or 0), detail=detail,
+        ))
+    if strict:
+        broken = rules.check(messages, as_request=False)
+        _need(not broken, "messages", "the tool_use/tool_result ids do not pair: "
+              + "; ".join(str(v) for v in broken[:3]) + (f" (and {len(broken) - 3} more)" if len(broken) > 3 else ""))
+    meta = {k: v for k, v in data.items() if k not in ("messages", "steps", "format", "version")}
+    trace = Trace(meta=meta, messages=messages, steps=steps)
+    trace.first()
+    return trace
+
+
+def loads(text: str | bytes, *, strict: bool = True) -> Trace:
+    """Parse and check a transcript; any problem is a `TranscriptError` naming what and where."""
+    try:
+        data = json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(f"not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise TranscriptError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    return from_dict(data, strict=strict)
+
+
+def load(path: str | Path) -> Trace:
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise TranscriptError(f"{path}: cannot read it ({exc.strerror})") from None
+    return loads(raw)
