@@ -15,7 +15,7 @@ from . import stages
 from .model import Model
 from .rules import tool_uses
 from .state import LoopState
-from .tools import ToolBox
+from .tools import ToolBox, ToolOutput, default_toolbox
 from .trace import Step, Trace
 
 END_WORDS = {
@@ -26,6 +26,19 @@ END_WORDS = {
     "pause_turn": "the server paused a long turn; the s01 loop ends here",
     "model_context_window_exceeded": "the context window is full",
 }
+
+
+DENIED = ToolOutput("Error: denied by the user. The command was not run.", is_error=True)
+
+
+class Given:
+    """Stands in for the tools with an output the user gave: a denial at the approval gate, an edited result."""
+
+    def __init__(self, output: ToolOutput):
+        self.output = output
+
+    def run(self, name, tool_input) -> ToolOutput:
+        return self.output
 
 
 def why_ended(stop_reason: str | None) -> str:
@@ -92,8 +105,20 @@ class Run:
             if on_step:
                 on_step(step)
 
-    def execute(self) -> Step:
-        """Execute the next stage, append its step and put the cursor on it."""
+    @property
+    def pending_tool_use(self) -> dict | None:
+        """The tool_use block the next stage would run, if it is a run_tool stage (for an approval gate)."""
+        if self.next_stage() != "run_tool":
+            return None
+        return tool_uses(self.state.response)[len(self.state.results)]
+
+    def execute(self, given: ToolOutput | None = None) -> Step:
+        """Execute the next stage, append its step and put the cursor on it.
+
+        On a run_tool stage, `given` answers the tool_use with that output
+        instead of running the tool (`DENIED` at the approval gate, an edited
+        result in a fork), so the history stays valid either way.
+        """
         s = self.state
         stage = self.next_stage()
         detail: dict = {}
@@ -112,10 +137,10 @@ class Run:
                       "why": "stop_reason is tool_use: run the tools" if not s.ended else why_ended(s.stop_reason)}
         elif stage == "run_tool":
             block = tool_uses(s.response)[len(s.results)]
-            output = stages.run_tool(s, self.tools, block)
+            output = stages.run_tool(s, Given(given) if given else self.tools, block)
             detail = {"tool_use_id": block.get("id"), "name": block.get("name"), "input": block.get("input"),
                       "output": output.content, "is_error": output.is_error, "duration_ms": output.duration_ms,
-                      "tool_result": s.results[-1]}
+                      "tool_result": s.results[-1], "given_by_user": given is not None}
         elif stage == "write_back":
             stages.write_back(s)
             detail = {"results": len(s.messages[-1]["content"])}
@@ -137,14 +162,12 @@ class Run:
 
 
 def start(task: str | None = None, *, scenario: str | None = None, config=None, workspace: Path | str | None = None,
-          tool_timeout: float = 30.0, max_turns: int = 20) -> Run:
+          tool_timeout: float = 30.0, max_turns: int = 20, toolset: str = "s01") -> Run:
     """A new run of a built-in scenario or a free task, with a workspace of its own."""
-    import tempfile
     from dataclasses import replace
 
     from .model import ModelConfig
     from .scripted import SCENARIOS
-    from .tools import default_toolbox
 
     config = config or ModelConfig()
     if scenario is not None:
@@ -155,9 +178,16 @@ def start(task: str | None = None, *, scenario: str | None = None, config=None, 
             config = replace(config, max_tokens=SCENARIOS[scenario].max_tokens)
     if not task:
         raise ValueError("a run needs a task or a scenario")
-    workspace = Path(workspace) if workspace else Path(tempfile.mkdtemp(prefix="loopscope-ws-"))
+    return Run(task, Model(config), default_toolbox(new_workspace(workspace), tool_timeout, toolset), max_turns)
+
+
+def new_workspace(path: Path | str | None = None) -> Path:
+    """A folder for the tools of one run: `path`, or a new temporary one."""
+    import tempfile
+
+    workspace = Path(path) if path else Path(tempfile.mkdtemp(prefix="loopscope-ws-"))
     workspace.mkdir(parents=True, exist_ok=True)
-    readme = workspace / "README.txt"
     if not any(workspace.iterdir()):  # something real for a first `ls` to find
-        readme.write_text("This folder is the agent's workspace. Every command the model asks for runs here.\n")
-    return Run(task, Model(config), default_toolbox(workspace, tool_timeout), max_turns)
+        (workspace / "README.txt").write_text(
+            "This folder is the agent's workspace. Every command the model asks for runs here.\n")
+    return workspace

@@ -246,7 +246,9 @@ def respond(body: dict) -> tuple[int, dict]:
         "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": _tokens(json.dumps(body)), "output_tokens": output_tokens},
+        # Streaming changes how the answer travels, not what it costs: `stream` is not input.
+        "usage": {"input_tokens": _tokens(json.dumps({k: v for k, v in body.items() if k != "stream"})),
+                  "output_tokens": output_tokens},
     }
 
 

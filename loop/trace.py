@@ -52,6 +52,7 @@ class Trace:
     messages: list = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     cursor: int = -1  # -1 before the first step
+    branches: list["Trace"] = field(default_factory=list)  # other branches saved with this one (forks)
 
     # -- the cursor (moving it never runs anything) --
     def __len__(self) -> int:

@@ -34,6 +34,7 @@ def to_dict(trace: Trace) -> dict:
         **{k: v for k, v in trace.meta.items() if k not in ("format", "version")},
         "messages": trace.messages,
         "steps": [{k: getattr(step, k) for k in STEP_FIELDS} for step in trace.steps],
+        **({"branches": [to_dict(b) for b in trace.branches]} if trace.branches else {}),
     }
 
 
@@ -101,8 +102,16 @@ def from_dict(data: object, *, strict: bool = True) -> Trace:
         broken = rules.check(messages, as_request=False)
         _need(not broken, "messages", "the tool_use/tool_result ids do not pair: "
               + "; ".join(str(v) for v in broken[:3]) + (f" (and {len(broken) - 3} more)" if len(broken) > 3 else ""))
-    meta = {k: v for k, v in data.items() if k not in ("messages", "steps", "format", "version")}
-    trace = Trace(meta=meta, messages=messages, steps=steps)
+    raw_branches = data.get("branches") or []
+    _need(isinstance(raw_branches, list), "branches", "not a list")
+    branches = []
+    for i, raw in enumerate(raw_branches):
+        try:
+            branches.append(from_dict(raw, strict=strict))
+        except TranscriptError as exc:
+            raise TranscriptError(f"branches[{i}].{exc}") from None
+    meta = {k: v for k, v in data.items() if k not in ("messages", "steps", "format", "version", "branches")}
+    trace = Trace(meta=meta, messages=messages, steps=steps, branches=branches)
     trace.first()
     return trace
 

@@ -2,10 +2,20 @@
 
 from .base import Tool, ToolBox, ToolOutput
 from .bash import Bash
+from .files import EditFile, ReadFile, WriteFile
 
-__all__ = ["Bash", "Tool", "ToolBox", "ToolOutput", "default_toolbox"]
+__all__ = ["Bash", "EditFile", "ReadFile", "Tool", "ToolBox", "ToolOutput", "WriteFile", "default_toolbox",
+           "TOOLSETS"]
+
+TOOLSETS = {
+    "s01": "bash (the chapter's one tool)",
+    "s02": "bash, read_file, write_file, edit_file (the next chapter's file tools)",
+}
 
 
-def default_toolbox(workspace, timeout: float = 30.0) -> ToolBox:
-    """The chapter's tool set: `bash` alone, in `workspace`."""
-    return ToolBox([Bash(timeout=timeout)], workspace)
+def default_toolbox(workspace, timeout: float = 30.0, toolset: str = "s01") -> ToolBox:
+    """The tools of a run in `workspace`: the chapter's `bash`, or with s02's file tools beside it."""
+    tools = [Bash(timeout=timeout)]
+    if toolset == "s02":
+        tools += [ReadFile(), WriteFile(), EditFile()]
+    return ToolBox(tools, workspace)

@@ -1,0 +1,58 @@
+"""Going on from a past step: forks (a new branch) and resuming a saved run.
+
+Both rebuild the LoopState of step *i* from the trace alone, which is what a
+self-contained step makes possible. A branch gets its own `messages` list (a
+copy of the prefix), so the old branch is left exactly as it was.
+"""
+
+from __future__ import annotations
+
+from .model import Model
+from .runner import Run
+from .state import LoopState
+from .tools import ToolBox, ToolOutput
+from .trace import Trace
+
+
+def state_at(trace: Trace, index: int) -> LoopState:
+    """The loop's state right after step `index`, rebuilt from the trace."""
+    step = trace.steps[index]
+    response = next((s.detail["response"] for s in reversed(trace.steps[: index + 1]) if s.stage == "call_model"),
+                    None)
+    return LoopState(
+        messages=list(trace.messages[: step.n_messages]),
+        turn_count=step.turn_count, transition_reason=step.transition_reason, stage=step.stage,
+        stop_reason=step.stop_reason, input_tokens=step.input_tokens, output_tokens=step.output_tokens,
+        response=response, results=list(trace.results_at(index)), ended=step.ended,
+    )
+
+
+def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, max_turns: int = 20) -> Run:
+    """A live run whose first `index + 1` steps are those of `trace`, ready to execute the next stage."""
+    run = Run(trace.meta.get("task", ""), model, tools, max_turns)
+    run.state = state_at(trace, index)
+    run.trace = Trace(meta=dict(trace.meta, tools=tools.specs()), messages=run.state.messages,
+                      steps=list(trace.steps[: index + 1]))
+    run.trace.last()
+    return run
+
+
+def fork_tool_result(run: Run, index: int, content: str, is_error: bool = False) -> Run:
+    """A new branch where the tool_use of run_tool step `index` got `content` as its result."""
+    step = run.trace.steps[index]
+    if step.stage != "run_tool":
+        raise ValueError(f"step {index + 1} is a {step.stage} step; only a tool's result can be edited")
+    branch = continue_from(run.trace, index - 1, run.model, run.tools, run.max_turns)
+    branch.trace.meta["forked_from"] = {"step": index, "edit": "tool_result"}
+    branch.execute(given=ToolOutput(content, is_error))
+    return branch
+
+
+def fork_task(run: Run, task: str) -> Run:
+    """A new branch from the first step with another task."""
+    if not task.strip():
+        raise ValueError("the task is empty")
+    branch = Run(task, run.model, run.tools, run.max_turns)
+    branch.trace.meta["forked_from"] = {"step": 0, "edit": "task"}
+    branch.execute()
+    return branch

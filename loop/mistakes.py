@@ -1,0 +1,134 @@
+"""The mistakes lab: the chapter's loop, broken on purpose in one line each.
+
+Each mistake is the chapter's `agent_loop` with one deviation. It runs through
+the real SDK against the offline model, which checks the Messages API's rules
+like the API does, so the learner sees the very error a real model's API would
+give (or, where a request is accepted, what the model got to see).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import anthropic
+
+from .blocks import tool_result
+from .model import Model, ModelConfig
+from .rules import tool_uses
+from .scripted import SCENARIOS
+from .tools import ToolBox
+
+
+@dataclass(frozen=True)
+class Mistake:
+    name: str
+    title: str
+    scenario: str  # a built-in scenario in which the mistake shows
+    fix: str  # one sentence
+    wrong: str  # the lines as the broken loop has them
+    right: str  # the chapter's lines
+
+
+MISTAKES: dict[str, Mistake] = {m.name: m for m in [
+    Mistake(
+        "no-assistant-append", "Not appending the assistant response to messages", "list-files",
+        "Append the assistant's response itself before running tools: the next call must see the tool_use it answers.",
+        '# (nothing: "I only need the final answer")',
+        'messages.append({"role": "assistant", "content": response.content})',
+    ),
+    Mistake(
+        "no-write-back", "Not writing the tool_result back (a terminal log)", "list-files",
+        "Write the results into messages as a user message; printing them tells the model nothing.",
+        'print(output)  # the result goes to the terminal only',
+        'messages.append({"role": "user", "content": results})',
+    ),
+    Mistake(
+        "wrong-id", "Writing the result back with the wrong tool_use_id", "list-files",
+        "Answer each tool_use with its own id: tool_use_id=block.id.",
+        '{"type": "tool_result", "tool_use_id": "toolu_" + str(n), "content": output}',
+        '{"type": "tool_result", "tool_use_id": block.id, "content": output}',
+    ),
+    Mistake(
+        "text-first", "Putting text before the tool_result blocks", "list-files",
+        "Put the tool_result blocks first in the user message; any text goes after them.",
+        'messages.append({"role": "user", "content": [{"type": "text", "text": "Here are the results:"}] + results})',
+        'messages.append({"role": "user", "content": results})',
+    ),
+    Mistake(
+        "max-tokens-go-on", "Treating max_tokens as \"go on\" like tool_use", "max-tokens",
+        "Only stop_reason == \"tool_use\" continues the loop; max_tokens ends it (the answer was cut).",
+        'if response.stop_reason not in ("tool_use", "max_tokens"):\n    return',
+        'if response.stop_reason != "tool_use":\n    return',
+    ),
+    Mistake(
+        "results-as-assistant", "Appending the results as an assistant message", "list-files",
+        "tool_results come from the user side: role \"user\", never \"assistant\".",
+        'messages.append({"role": "assistant", "content": results})',
+        'messages.append({"role": "user", "content": results})',
+    ),
+]}
+
+
+@dataclass
+class Call:
+    """One model call of a lab run: what was sent and what came back."""
+
+    number: int  # 1-based
+    messages: list  # the history sent (a copy: the broken loop goes on changing its list)
+    response: dict | None = None
+    error: str | None = None  # the API's words when it refused the request
+    tool_outputs: list = field(default_factory=list)  # what the tools printed after this call
+
+
+@dataclass
+class LabRun:
+    mistake: str | None  # None: the correct loop
+    calls: list[Call]
+    ended: str  # "end_turn", "max_tokens", "400", "max calls"
+
+    @property
+    def broke_at(self) -> Call | None:
+        return next((c for c in self.calls if c.error), None)
+
+    @property
+    def final_text(self) -> str:
+        last = self.calls[-1].response if self.calls and self.calls[-1].response else {}
+        return "\n".join(b.get("text", "") for b in last.get("content", []) if b.get("type") == "text")
+
+
+def run_loop(mistake: str | None, tools: ToolBox, scenario: str | None = None, max_calls: int = 6) -> LabRun:
+    """The chapter's `agent_loop`, with `mistake` (or none) applied, recorded call by call."""
+    m = MISTAKES.get(mistake) if mistake else None
+    scenario = scenario or (m.scenario if m else "list-files")
+    model = Model(ModelConfig(max_tokens=SCENARIOS[scenario].max_tokens))
+    messages: list = [{"role": "user", "content": SCENARIOS[scenario].task}]
+    calls: list[Call] = []
+    while len(calls) < max_calls:
+        call = Call(len(calls) + 1, copy.deepcopy(messages))
+        calls.append(call)
+        try:
+            response = model.create(messages=messages, tools=tools.specs()).response
+        except anthropic.BadRequestError as exc:
+            error = exc.body.get("error", {}) if isinstance(exc.body, dict) else {}
+            call.error = error.get("message") or str(exc)
+            return LabRun(mistake, calls, "400")
+        call.response = response
+        if mistake != "no-assistant-append":
+            messages.append({"role": "assistant", "content": response["content"]})
+        go_on = ("tool_use", "max_tokens") if mistake == "max-tokens-go-on" else ("tool_use",)
+        if response["stop_reason"] not in go_on:
+            return LabRun(mistake, calls, response["stop_reason"])
+        results = []
+        for n, block in enumerate(tool_uses(response)):
+            output = tools.run(block["name"], block["input"])
+            call.tool_outputs.append(output.content)
+            answer_id = f"toolu_{n}" if mistake == "wrong-id" else block["id"]
+            results.append(tool_result(answer_id, output))
+        if mistake == "no-write-back":
+            continue  # the output was "printed"; messages did not change
+        if mistake == "text-first":
+            results = [{"type": "text", "text": "Here are the results:"}] + results
+        role = "assistant" if mistake == "results-as-assistant" else "user"
+        messages.append({"role": role, "content": results})
+    return LabRun(mistake, calls, "max calls")
