@@ -26,6 +26,11 @@ class TranscriptError(ValueError):
     """A transcript that cannot be loaded; the message says what is wrong and where."""
 
 
+def step_dict(step: Step) -> dict:
+    """One step as the format writes it."""
+    return {k: getattr(step, k) for k in STEP_FIELDS}
+
+
 def to_dict(trace: Trace) -> dict:
     """The transcript of `trace`, ready for `json.dump`."""
     return {
@@ -33,7 +38,7 @@ def to_dict(trace: Trace) -> dict:
         "version": VERSION,
         **{k: v for k, v in trace.meta.items() if k not in ("format", "version")},
         "messages": trace.messages,
-        "steps": [{k: getattr(step, k) for k in STEP_FIELDS} for step in trace.steps],
+        "steps": [step_dict(step) for step in trace.steps],
         **({"branches": [to_dict(b) for b in trace.branches]} if trace.branches else {}),
     }
 

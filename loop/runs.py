@@ -1,0 +1,132 @@
+"""A local runs folder: every live run saved after every step, so nothing is lost.
+
+A run is a journal, `<id>.jsonl`: the first line holds the run's facts (meta,
+settings; never a key), then one line a step with the messages that step added.
+Appending a line a step keeps saving linear in the work, however long the run.
+The cursor sits in a small file beside it. Loading replays the journal into
+the same trace; `resume` (loop.fork.continue_from) goes on from its last step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import transcript
+from .trace import Trace
+
+ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    id: str
+    task: str
+    model: str
+    steps: int
+    ended: str | None
+    modified: float  # seconds since the epoch
+
+
+class RunsFolder:
+    """The runs of one browser session (or one user): a folder of journals."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self._counts: dict[str, int] = {}  # steps already in each journal, to skip re-reading it
+
+    def _path(self, run_id: str, suffix: str = ".jsonl") -> Path:
+        if not ID.match(run_id):
+            raise ValueError(f"not a run id: {run_id!r}")
+        return self.root / f"{run_id}{suffix}"
+
+    def save_step(self, run_id: str, trace: Trace, settings: dict | None = None) -> None:
+        """Append the steps of `trace` the journal does not have yet (all of them for a new run)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self._path(run_id)
+        have = self._count(run_id)
+        lines = []
+        if have is None:
+            lines.append({"meta": trace.meta, "settings": settings or {}})
+            have = 0
+        for step in trace.steps[have:]:
+            before = trace.steps[step.index - 1].n_messages if step.index else 0
+            lines.append({"step": transcript.step_dict(step), "messages": trace.messages[before: step.n_messages]})
+        if lines:
+            with path.open("a", encoding="utf-8") as f:
+                f.writelines(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        self._counts[run_id] = len(trace.steps)
+        self.save_cursor(run_id, trace.cursor)
+
+    def _count(self, run_id: str) -> int | None:
+        if run_id in self._counts and self._path(run_id).exists():
+            return self._counts[run_id]
+        path = self._path(run_id)
+        if not path.exists():
+            return None
+        with path.open(encoding="utf-8") as f:
+            return max(0, sum(1 for _ in f) - 1)
+
+    def save_cursor(self, run_id: str, cursor: int) -> None:
+        tmp = self._path(run_id, ".cursor.tmp")
+        tmp.write_text(str(cursor))
+        os.replace(tmp, self._path(run_id, ".cursor"))  # atomic: a crash leaves the old cursor
+
+    def load(self, run_id: str) -> tuple[Trace, dict]:
+        """The trace of a saved run (cursor restored) and its settings."""
+        path = self._path(run_id)
+        messages: list = []
+        steps: list = []
+        head: dict = {}
+        with path.open(encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    break  # a line cut by a crash: keep what came before it
+                if n == 1:
+                    head = record
+                    continue
+                messages.extend(record["messages"])
+                steps.append(dict(record["step"], n_messages=len(messages)))
+        data = {"format": transcript.FORMAT, "version": transcript.VERSION, **head.get("meta", {}),
+                "messages": messages, "steps": steps}
+        trace = transcript.from_dict(data, strict=False)
+        try:
+            trace.goto(int(self._path(run_id, ".cursor").read_text()))
+        except (OSError, ValueError):
+            trace.last()
+        return trace, head.get("settings", {})
+
+    def list(self) -> list[SavedRun]:
+        """Saved runs, newest first."""
+        found = []
+        for path in self.root.glob("*.jsonl") if self.root.exists() else []:
+            try:
+                with path.open(encoding="utf-8") as f:
+                    head = json.loads(f.readline())
+                    last = None
+                    count = 0
+                    for line in f:
+                        count += 1
+                        last = line
+                ended = json.loads(last)["step"].get("ended") if last else None
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            meta = head.get("meta", {})
+            found.append(SavedRun(path.stem, str(meta.get("task", "")), str(meta.get("model", "")), count, ended,
+                                  path.stat().st_mtime))
+        return sorted(found, key=lambda r: r.modified, reverse=True)
+
+    def delete(self, run_id: str) -> None:
+        for suffix in (".jsonl", ".cursor"):
+            self._path(run_id, suffix).unlink(missing_ok=True)
+        self._counts.pop(run_id, None)
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
