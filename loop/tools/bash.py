@@ -7,7 +7,8 @@ dangerous commands refused). What it adds, and why:
 - the whole process group is killed at the timeout and when the command ends,
   so nothing started by the model outlives its step;
 - the child's environment holds no API key or other secret;
-- resource limits bound memory, file size and CPU time.
+- resource limits bound memory, file size and CPU time;
+- when the server runs as root, commands run as `nobody`.
 It is not a container: see docs/security.md.
 """
 
@@ -43,6 +44,7 @@ DENIED = [
 ]
 
 SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET")
+NPROC_LIMIT = 256  # processes of the unprivileged user, all runs together
 
 
 def child_environment(workspace: Path) -> dict[str, str]:
@@ -65,13 +67,40 @@ def refused(command: str) -> str | None:
     return None
 
 
-def _limit_resources(memory_bytes: int, cpu_seconds: int) -> None:
+def unprivileged_user(workspace: Path) -> tuple[int, int] | None:
+    """(uid, gid) of `nobody` when the server runs as root and nobody can work in `workspace`.
+
+    Commands then run as nobody: they cannot read the server's environment in
+    /proc or its private files, and the process limit bounds a fork bomb (the
+    kernel does not apply that limit to root).
+    """
+    if os.geteuid() != 0:
+        return None
+    import pwd
+
+    try:
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        return None
+    # Every folder above the workspace must let others pass, or nobody cannot reach it.
+    for parent in Path(workspace).resolve().parents:
+        if not os.stat(parent).st_mode & 0o001:
+            return None
+    return nobody.pw_uid, nobody.pw_gid
+
+
+def _limit_resources(memory_bytes: int, cpu_seconds: int, user: tuple[int, int] | None) -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 2**20, 64 * 2**20))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if user:
+        resource.setrlimit(resource.RLIMIT_NPROC, (NPROC_LIMIT, NPROC_LIMIT))
+        os.setgroups([])
+        os.setgid(user[1])
+        os.setuid(user[0])
 
 
 def _kill_group(pgid: int) -> None:
@@ -92,9 +121,10 @@ class Bash(Tool):
         "required": ["command"],
     }
 
-    def __init__(self, timeout: float = 30.0, memory_bytes: int = 2 * 2**30):
+    def __init__(self, timeout: float = 30.0, memory_bytes: int = 2 * 2**30, drop_privileges: bool = True):
         self.timeout = timeout
         self.memory_bytes = memory_bytes
+        self.drop_privileges = drop_privileges  # as root, run commands as `nobody` (see unprivileged_user)
 
     def run(self, tool_input: dict, workspace: Path) -> ToolOutput:
         command = tool_input.get("command")
@@ -108,6 +138,10 @@ class Bash(Tool):
             )
         workspace = Path(workspace)
         workspace.mkdir(parents=True, exist_ok=True)
+        user = unprivileged_user(workspace) if self.drop_privileges else None
+        if user and os.stat(workspace).st_uid != user[0]:
+            os.chown(workspace, *user)
+            workspace.chmod(0o700)
         proc = subprocess.Popen(
             ["/bin/bash", "-c", command],
             cwd=workspace,
@@ -116,7 +150,7 @@ class Bash(Tool):
             stderr=subprocess.STDOUT,
             env=child_environment(workspace),
             start_new_session=True,  # its own process group, so one kill reaches every child
-            preexec_fn=lambda: _limit_resources(self.memory_bytes, int(self.timeout) + 5),
+            preexec_fn=lambda: _limit_resources(self.memory_bytes, int(self.timeout) + 5, user),
         )
         data, timed_out, flooded = self._collect(proc)
         _kill_group(proc.pid)  # nothing the command started outlives its step
