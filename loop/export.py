@@ -1,0 +1,61 @@
+"""A trace as Markdown, readable in a course page: the task, each turn's messages, the pairs."""
+
+from __future__ import annotations
+
+import json
+
+from . import rules
+from .trace import Trace
+
+FENCE = "```"
+
+
+def _fenced(text: str, lang: str = "") -> str:
+    fence = FENCE
+    while fence in text:  # a longer fence when the text holds one
+        fence += "`"
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def _block(block: object) -> str:
+    if not isinstance(block, dict):
+        return _fenced(json.dumps(block, ensure_ascii=False), "json")
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "tool_use":
+        return (f"**tool_use** `{block.get('name')}` · id `{block.get('id')}`\n\n"
+                + _fenced(json.dumps(block.get("input"), ensure_ascii=False, indent=1), "json"))
+    if kind == "tool_result":
+        content = block.get("content")
+        if isinstance(content, list):
+            content = "\n".join(str(b.get("text", b)) if isinstance(b, dict) else str(b) for b in content)
+        flag = " · **is_error**" if block.get("is_error") else ""
+        return f"**tool_result** for `{block.get('tool_use_id')}`{flag}\n\n" + _fenced(str(content or ""))
+    return f"**{kind}** (shown raw)\n\n" + _fenced(json.dumps(block, ensure_ascii=False, indent=1), "json")
+
+
+def to_markdown(trace: Trace, upto: int | None = None) -> str:
+    """The history up to step `upto` (default: the whole trace) as Markdown."""
+    index = len(trace.steps) - 1 if upto is None else upto
+    messages = trace.messages_at(index) if index >= 0 else []
+    step = trace.steps[index] if index >= 0 else None
+    meta = trace.meta
+    out = [f"# {meta.get('task') or 'Agent loop transcript'}", "",
+           f"- model: `{meta.get('model')}`" + (" (scripted, offline)" if meta.get("scripted") else ""),
+           f"- steps: {index + 1} of {len(trace.steps)}"]
+    if step:
+        out += [f"- turn_count: {step.turn_count}", f"- transition_reason: {step.transition_reason}",
+                f"- stop_reason: {step.stop_reason}", f"- ended: {step.ended or 'not yet'}"]
+    if meta.get("system"):
+        out += ["", "## System prompt", "", _fenced(str(meta["system"]))]
+    out += ["", "## Messages", ""]
+    for i, message in enumerate(messages):
+        out += [f"### {i}. {message.get('role')}", ""]
+        for block in rules.blocks(message):
+            out += [_block(block), ""]
+    pairs = rules.pairs(messages)
+    if pairs:
+        out += ["## tool_use / tool_result pairs", "", "| id | tool | status | is_error |", "| --- | --- | --- | --- |"]
+        out += [f"| `{p.tool_use_id}` | {p.name or ''} | {p.status} | {p.is_error} |" for p in pairs]
+    return "\n".join(out).rstrip() + "\n"
