@@ -1,7 +1,15 @@
-"""Loopscope: watch an agent's loop, one stage at a time."""
+"""Loopscope: watch an agent's loop, one stage at a time.
+
+`streamlit run app.py`. The engine is in loop/ (no Streamlit there); each page
+in pages/ draws (trace, cursor) with the small views in pages/views/.
+"""
 
 import streamlit as st
+import time, sys
+T0 = time.perf_counter(); print("app start", flush=True)
 
-st.set_page_config(page_title="Loopscope", layout="wide")
-st.title("Loopscope")
-st.write("The agent loop, one stage at a time.")
+from pages.views.nav import run_app
+
+st.set_page_config(page_title="Loopscope", page_icon=":material/autorenew:", layout="wide")
+run_app()
+print("app end", round((time.perf_counter()-T0)*1000), flush=True)

@@ -4,6 +4,7 @@
     python -m loop run "What Python version is installed?" --model claude-sonnet-4-5
     python -m loop replay t.json
     python -m loop check t.json
+    python -m loop import session.jsonl --out t.json   # Claude Code, Anthropic, OpenAI, course traces
     python -m loop scenarios
     python -m loop serve --port 8765     # the scripted model as an Anthropic-compatible server
 """
@@ -16,7 +17,7 @@ import time
 
 from . import rules, transcript
 from .errors import explain
-from .model import SCRIPTED, ModelConfig
+from .model import SCRIPTED, MissingKey, ModelConfig
 from .narrate import describe
 from .runner import start
 from .scripted import SCENARIOS
@@ -30,34 +31,89 @@ def _run(args) -> int:
     except (KeyError, ValueError) as exc:
         print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
+    except MissingKey as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # e.g. --workspace names a file
+        print(f"error: workspace {exc.filename or args.workspace}: {exc.strerror}", file=sys.stderr)
+        return 2
     label = "scripted (offline, no key)" if config.scripted else config.model
     print(f"model: {label} · workspace: {run.workspace}")
     try:
         run.run_to_end(on_step=lambda step: print(describe(run.trace, step.index), flush=True))
     except Exception as exc:  # an API error: say what to do, keep what was done
         print(f"error: {explain(exc)}", file=sys.stderr)
-        if args.out:
-            transcript.save(run.trace, args.out)
+        if args.out and _save(run, args.out):
             print(f"the steps so far are in {args.out}", file=sys.stderr)
         return 1
     print(f"ended: {run.state.ended} · turn_count {run.state.turn_count} · {len(run.trace)} steps")
     if args.out:
-        transcript.save(run.trace, args.out)
+        if not _save(run, args.out):
+            return 1
         print(f"transcript: {args.out}")
     return 0
+
+
+def _save(run, path: str) -> bool:
+    try:
+        transcript.save(run.trace, path)
+    except OSError as exc:
+        print(f"error: cannot write {path}: {exc.strerror}", file=sys.stderr)
+        return False
+    return True
 
 
 def _replay(args) -> int:
     try:
         trace = transcript.load(args.file)
     except transcript.TranscriptError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        trace = _imported_as_is(args.file)  # an imported log keeps its broken pairs, to be seen
+        if trace is None:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        broken = len(rules.check(trace.messages, as_request=False))
+        print(f"note: this imported history breaks the API's tool-use rules in {broken} place(s); "
+              f"`python -m loop check {args.file}` lists them")
     print(f"model: {trace.meta.get('model')} · task: {trace.meta.get('task')} (replay: nothing is run)")
     for i in range(len(trace)):
         print(describe(trace, i))
     return 0
 
+
+
+def _imported_as_is(path: str):
+    """The trace of a transcript `import` wrote, loaded without the pairing check; None for any other file."""
+    try:
+        trace = transcript.loads(open(path, "rb").read(), strict=False)
+    except (OSError, transcript.TranscriptError):
+        return None
+    return trace if "imported" in trace.meta else None
+
+
+def _import(args) -> int:
+    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_file
+
+    max_bytes = int(args.max_mb * 1_000_000) if args.max_mb else DEFAULT_MAX_BYTES
+    try:
+        imported = import_file(args.file, thread=args.thread, max_bytes=max_bytes)
+    except ImportFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"format: {imported.format}")
+    for thread in imported.threads:
+        chosen = " (imported)" if thread.id == imported.thread else ""
+        print(f"thread: {thread.id}{chosen} · {thread.n_records} records · {thread.label}")
+    for warning in imported.warnings:
+        print(f"warning: {warning}")
+    print(f"{len(imported.trace.messages)} messages, {len(imported.trace)} steps")
+    if args.out:
+        try:
+            transcript.save(imported.trace, args.out)
+        except OSError as exc:
+            print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+            return 1
+        print(f"transcript: {args.out}")
+    return 0
 
 def _check(args) -> int:
     try:
@@ -122,6 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     check = sub.add_parser("check", help="check a transcript against the API's tool-use pairing rules")
     check.add_argument("file")
     check.set_defaults(func=_check)
+
+    imp = sub.add_parser("import", help="import a Claude Code log, an Anthropic or OpenAI history, or a course trace")
+    imp.add_argument("file")
+    imp.add_argument("--out", help="write the Loopscope transcript to this file")
+    imp.add_argument("--thread", help="a Claude Code log's thread to import (default: the main conversation)")
+    imp.add_argument("--max-mb", type=float, help="refuse files bigger than this many MB (default 100)")
+    imp.set_defaults(func=_import)
 
     scen = sub.add_parser("scenarios", help="list the built-in scenarios")
     scen.set_defaults(func=_scenarios)

@@ -115,17 +115,34 @@ class Model:
         started = time.perf_counter()
         if self.config.stream:
             with self.client.messages.stream(**kwargs) as stream:
-                for text in stream.text_stream:
-                    if self.on_text:
-                        self.on_text(text)
+                complete = False
+                for event in stream:
+                    if event.type == "text" and self.on_text:
+                        self.on_text(event.text)
+                    complete = complete or event.type == "message_stop"
+                if not complete:  # the connection closed mid-answer
+                    raise _bad_answer(stream.response, "the stream ended before message_stop")
                 message = stream.get_final_message()
-                sent = stream.response.request.content
+                answer = stream.response
             retries = 0
         else:
             raw = self.client.messages.with_raw_response.create(**kwargs)
-            message = raw.parse()
-            sent = raw.http_request.content
+            try:
+                message = raw.parse()
+            except ValueError as exc:  # e.g. a proxy's HTML page sent as application/json
+                raise _bad_answer(raw.http_response, f"the body is not JSON ({exc})") from None
+            if not isinstance(message, anthropic.BaseModel):  # parsed as text: not a JSON answer at all
+                raise _bad_answer(raw.http_response, f"expected JSON, got {raw.http_response.headers.get('content-type')!r}")
+            answer = raw.http_response
             retries = raw.retries_taken
         took = (time.perf_counter() - started) * 1000
-        request = {k: v for k, v in json.loads(sent).items() if k != "messages"}
-        return Reply(response=message.to_dict(), request=request, duration_ms=round(took, 3), retries=retries)
+        response = message.to_dict()
+        if not isinstance(response.get("content"), list):  # the later stages read it
+            raise _bad_answer(answer, "it has no `content` list")
+        request = {k: v for k, v in json.loads(answer.request.content).items() if k != "messages"}
+        return Reply(response=response, request=request, duration_ms=round(took, 3), retries=retries)
+
+
+def _bad_answer(response: httpx2.Response, why: str) -> anthropic.APIResponseValidationError:
+    """The SDK's own error for an answer that is not a Messages API response, so `errors.explain` can word it."""
+    return anthropic.APIResponseValidationError(response, None, message=why)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from . import rules
 from .trace import STAGE_TITLES, Trace
 
 
@@ -22,13 +23,14 @@ def describe(trace: Trace, index: int) -> str:
         what = f"messages ← user: {_short(d.get('task', ''))}"
     elif step.stage == "call_model":
         response = d.get("response", {})
-        kinds = [b.get("type") for b in response.get("content", [])]
-        usage = response.get("usage") or {}
+        content = response.get("content") if isinstance(response.get("content"), list) else []
+        kinds = [b.get("type") if isinstance(b, dict) else type(b).__name__ for b in content]
+        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
         what = (f"stop_reason={response.get('stop_reason')} · content {kinds} · "
                 f"tokens in {usage.get('input_tokens')} out {usage.get('output_tokens')}")
     elif step.stage == "append_assistant":
-        texts = [b.get("text", "") for b in trace.messages[step.n_messages - 1].get("content", [])
-                 if isinstance(b, dict) and b.get("type") == "text"]
+        message = trace.messages[step.n_messages - 1] if step.n_messages else {}
+        texts = [str(b.get("text", "")) for b in rules.blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
         what = f"messages ← assistant ({step.n_messages} messages)" + (f": {_short(' '.join(texts))}" if texts else "")
     elif step.stage == "decide":
         what = ("go on: " if d.get("continues") else "the loop ends: ") + str(d.get("why", ""))

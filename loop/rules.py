@@ -10,6 +10,7 @@ will recognise it when a real model says it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 
@@ -61,6 +62,11 @@ def tool_results(message: dict) -> list[dict]:
     return _of_type(message, "tool_result")
 
 
+def _id(value: object) -> object:
+    """An id as a set member: a broken history may hold a list or an object where an id belongs."""
+    return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
+
+
 def _is_empty(message: dict) -> bool:
     content = message.get("content")
     return content is None or content == "" or content == []
@@ -89,9 +95,9 @@ def check(messages: list, *, as_request: bool = True) -> list[Violation]:
             ))
         if role == "user":
             previous = messages[i - 1] if i > 0 and isinstance(messages[i - 1], dict) else {}
-            asked = {b.get("id") for b in tool_uses(previous)} if previous.get("role") == "assistant" else set()
+            asked = {_id(b.get("id")) for b in tool_uses(previous)} if previous.get("role") == "assistant" else set()
             for j, block in enumerate(blocks(message)):
-                if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") not in asked:
+                if isinstance(block, dict) and block.get("type") == "tool_result" and _id(block.get("tool_use_id")) not in asked:
                     found.append(Violation(
                         f"messages.{i}.content.{j}",
                         f"unexpected `tool_use_id` found in `tool_result` blocks: {block.get('tool_use_id')}. "
@@ -99,7 +105,7 @@ def check(messages: list, *, as_request: bool = True) -> list[Violation]:
                         i,
                     ))
         if role == "assistant":
-            uses = [b.get("id") for b in tool_uses(message)]
+            uses = [_id(b.get("id")) for b in tool_uses(message)]
             if not uses or (i == last and not as_request):
                 continue
             following = messages[i + 1] if i < last and isinstance(messages[i + 1], dict) else {}
@@ -108,8 +114,8 @@ def check(messages: list, *, as_request: bool = True) -> list[Violation]:
             for block in blocks(following) if answered else []:
                 if not (isinstance(block, dict) and block.get("type") == "tool_result"):
                     break
-                leading.add(block.get("tool_use_id"))
-            anywhere = {b.get("tool_use_id") for b in tool_results(following)} if answered else set()
+                leading.add(_id(block.get("tool_use_id")))
+            anywhere = {_id(b.get("tool_use_id")) for b in tool_results(following)} if answered else set()
             missing = [u for u in uses if u not in anywhere]
             if missing:
                 found.append(Violation(
@@ -147,11 +153,11 @@ def pairs(messages: list) -> list[Pair]:
         following = messages[i + 1] if i < last and isinstance(messages[i + 1], dict) else None
         answers = {}
         if following is not None and following.get("role") == "user":
-            answers = {b.get("tool_use_id"): b for b in tool_results(following)}
+            answers = {_id(b.get("tool_use_id")): b for b in tool_results(following)}
         for use in tool_uses(message):
-            result = answers.get(use.get("id"))
+            result = answers.get(_id(use.get("id")))
             if result is not None:
-                claimed.add((i + 1, use.get("id")))
+                claimed.add((i + 1, _id(use.get("id"))))
                 status = "paired"
             else:
                 status = "waiting" if following is None else "orphan"
@@ -169,7 +175,7 @@ def pairs(messages: list) -> list[Pair]:
         if not isinstance(message, dict):
             continue
         for result in tool_results(message):
-            if (i, result.get("tool_use_id")) not in claimed:
+            if (i, _id(result.get("tool_use_id"))) not in claimed:
                 rows.append(Pair(
                     tool_use_id=str(result.get("tool_use_id")),
                     name=None,

@@ -10,6 +10,7 @@ Every other format is imported into this one (see importers, when present).
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from . import rules
@@ -84,7 +85,8 @@ def from_dict(data: object, *, strict: bool = True) -> Trace:
         _need(isinstance(raw, dict), where, "not an object")
         missing = [k for k in ("stage", "turn_count", "n_messages") if k not in raw]
         _need(not missing, where, f"missing {', '.join(missing)}")
-        _need(raw["stage"] in KNOWN_STAGES, f"{where}.stage", f"unknown stage {raw['stage']!r}")
+        _need(isinstance(raw["stage"], str) and raw["stage"] in KNOWN_STAGES, f"{where}.stage",
+              f"unknown stage {raw['stage']!r}")
         n = raw["n_messages"]
         _need(isinstance(n, int) and previous <= n <= len(messages), f"{where}.n_messages",
               f"{n!r} does not fit a history of {len(messages)} messages (after {previous})")
@@ -96,6 +98,10 @@ def from_dict(data: object, *, strict: bool = True) -> Trace:
                   f"{where}.detail", "a call_model step needs its request and response")
         if raw["stage"] == "run_tool":
             _need(isinstance(detail.get("tool_result"), dict), f"{where}.detail", "a run_tool step needs its tool_result")
+        for key, kinds in (("input_tokens", int), ("output_tokens", int), ("time", (int, float))):
+            value = raw.get(key)
+            _need(value is None or (isinstance(value, kinds) and not isinstance(value, bool) and math.isfinite(value)),
+                  f"{where}.{key}", f"not a {'whole ' if kinds is int else ''}number: {value!r}")
         previous = n
         steps.append(Step(
             index=i, stage=raw["stage"], turn_count=raw["turn_count"],
@@ -129,6 +135,8 @@ def loads(text: str | bytes, *, strict: bool = True) -> Trace:
         raise TranscriptError(f"not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise TranscriptError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except RecursionError:
+        raise TranscriptError("not a transcript: its JSON is nested too deeply to read") from None
     return from_dict(data, strict=strict)
 
 

@@ -3,18 +3,59 @@
 `import_bytes(data, name)` detects the format, converts, and returns the trace
 with a list of warnings (what was passed over or repaired, and where). A file
 that cannot be read at all raises `ImportFailed` with one clear message.
+
+Formats, told apart by their shape, not their file name:
+
+    loopscope            Loopscope's transcript (transcript.py)
+    loopscope-journal    a run saved in the runs folder (runs.py), one step a line
+    claude-code          a Claude Code session log (.jsonl), see claude_code.py
+    anthropic-messages   a bare `messages` list
+    anthropic-request    a request body {model, system, messages, tools, max_tokens}
+    anthropic-responses  a list of response Message objects
+    openai-chat          OpenAI chat completions messages, or a request body holding them
+    course-trace         the course's recorded traces (learn-claude-code), see course.py
+
+Every format but Loopscope's own yields a history; `derive.trace_from_history`
+turns it into the steps a live run would have made, so every view works on it.
+A history that breaks the API's pairing rules is kept as it is and each broken
+rule is a warning (the pairs view shows the orphans).
 """
 
 from __future__ import annotations
 
+import gc
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
 
-from .. import transcript
+from .. import rules, transcript
 from ..trace import Trace
+from . import anthropic_api, claude_code, course, openai_chat
+from .common import Parsed, describe_json
+from .derive import trace_from_history
+from .notes import Notes
+
+DEFAULT_MAX_BYTES = 100_000_000  # 100 MB: a long Claude Code session is a few MB; this is far past any real one
+SHOWN_VIOLATIONS = 20
+KNOWN_BLOCKS = {"text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
+KNOWN_FORMATS = ("a Loopscope transcript, a Claude Code session log (.jsonl), an Anthropic messages list, request "
+                 "body or list of responses, OpenAI chat messages or a request body, or a learn-claude-code trace")
+
+__all__ = ["DEFAULT_MAX_BYTES", "ImportFailed", "Imported", "Thread", "import_bytes", "import_file",
+           "trace_from_history"]
 
 
 class ImportFailed(ValueError):
     """The file cannot be read as any known format; the message says why."""
+
+
+class Thread(NamedTuple):
+    """One thread of a Claude Code log: the main conversation or a sub-agent's (sidechain)."""
+
+    id: str  # pass it as import_bytes(..., thread=id)
+    label: str
+    n_records: int  # its user and assistant records
 
 
 @dataclass
@@ -22,11 +63,239 @@ class Imported:
     trace: Trace
     format: str  # e.g. "loopscope", "claude-code", "anthropic-messages", "openai-chat", "course-trace"
     warnings: list[str] = field(default_factory=list)
+    threads: list[Thread] = field(default_factory=list)  # Claude Code logs: every thread, the main one first
+    thread: str | None = None  # the thread imported (Claude Code logs)
 
 
-def import_bytes(data: bytes, name: str = "") -> Imported:
-    """Detect the format of `data` and import it."""
+def import_file(path: str | Path, name: str | None = None, *, thread: str | None = None,
+                max_bytes: int = DEFAULT_MAX_BYTES) -> Imported:
+    """`import_bytes` on a file; one too big is refused before it is read."""
+    path = Path(path)
+    label = name or path.name
     try:
-        return Imported(transcript.loads(data), "loopscope")
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise ImportFailed(f"{label}: {_too_big(size, max_bytes)}")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ImportFailed(f"{label}: cannot read it ({exc.strerror})") from None
+    return import_bytes(data, label, thread=thread, max_bytes=max_bytes)
+
+
+def import_bytes(data: bytes, name: str = "", *, thread: str | None = None,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> Imported:
+    """Detect the format of `data` and import it.
+
+    `thread` picks a thread of a Claude Code log (see `Imported.threads`); the
+    main conversation is imported by default. A file over `max_bytes` is
+    refused before it is parsed.
+    """
+    label = name or "the file"
+    # An import makes a few hundred thousand small objects at once, none of them garbage yet: pausing
+    # the cyclic collector meanwhile saves it re-scanning them all, about a quarter of the time.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if len(data) > max_bytes:  # before anything else touches it
+            raise ImportFailed(_too_big(len(data), max_bytes))
+        return _import(data if isinstance(data, bytes) else bytes(data), label, thread)
+    except ImportFailed as exc:
+        raise ImportFailed(f"{label}: {exc}") from None
+    except Exception as exc:  # never crash the page that called us; say what happened instead
+        raise ImportFailed(f"{label}: the import failed on something Loopscope did not expect "
+                           f"({type(exc).__name__}: {exc}); please report it with the file") from exc
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n:,} bytes"
+
+
+def _too_big(size: int, limit: int) -> str:
+    return (f"the file is {_size(size)}, over the import limit of {_size(limit)}; nothing was read "
+            "(raise the limit with max_bytes, or --max-mb on the command line)")
+
+
+def _import(data: bytes, name: str, thread: str | None) -> Imported:
+    text = _decode(data)
+    if not text or text.isspace():
+        raise ImportFailed("the file is empty")
+    notes = Notes()
+    value, records = _parse(text, notes)
+    threads: list[Thread] = []
+    chosen = None
+    if records is not None:
+        if records and isinstance(records[0][1], dict) and "meta" in records[0][1] and "step" not in records[0][1]:
+            return _journal(records, notes)
+        if any(claude_code.looks_like(r) for _, r in records):
+            fmt = "claude-code"
+            parsed, listing, chosen = _claude_code(records, notes, thread)
+            threads = [Thread(*t) for t in listing]
+            thread = None
+        elif all(isinstance(r, dict) and "role" in r for _, r in records):
+            value = [r for _, r in records]  # one message a line: read as a list
+            fmt, parsed = _by_shape(value, notes)
+        else:
+            raise ImportFailed("JSON Lines, but not a log of any known format: the first line holds "
+                               f"{describe_json(records[0][1])}. Loopscope reads {KNOWN_FORMATS}")
+    else:
+        if isinstance(value, dict) and value.get("format") == transcript.FORMAT:
+            return _loopscope(value, notes)
+        if claude_code.looks_like(value):  # a log of one line
+            fmt = "claude-code"
+            parsed, listing, chosen = _claude_code([(1, value)], notes, thread)
+            threads = [Thread(*t) for t in listing]
+            thread = None
+        else:
+            fmt, parsed = _by_shape(value, notes)
+    if thread is not None:
+        notes.warn(f"thread {thread!r} was asked for, but only Claude Code logs have threads; it is ignored")
+    if not parsed.messages:
+        said = "; ".join(notes.render()[:3])
+        raise ImportFailed(f"read as {fmt}, but no message could be read" + (f": {said}" if said else ""))
+    derived: list[str] = []
+    meta = dict(parsed.meta)
+    trace = trace_from_history(parsed.messages, meta, parsed.responses, parsed.tool_details,
+                               times=parsed.times, warnings=derived)
+    for line in derived:
+        notes.warn(_located(line, parsed.origins))
+    _broken_rules(parsed.messages, parsed.origins, notes)
+    _unknown_blocks(parsed, notes)
+    warnings = notes.render()
+    meta["imported"] = {"format": fmt, "source": name, "warnings": warnings, **({"thread": chosen} if chosen else {})}
+    return Imported(trace, fmt, warnings, threads, chosen)
+
+
+def _decode(data: bytes) -> str:
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise ImportFailed("the file is UTF-16 text; Loopscope reads UTF-8 (save it again as UTF-8)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ImportFailed(f"not UTF-8 text: line {line}, byte {exc.start} (0x{data[exc.start]:02x}) "
+                           "cannot be decoded") from None
+    return text.removeprefix("\ufeff")
+
+
+def _parse(text: str, notes: Notes) -> tuple[object, list | None]:
+    """(the JSON value, None), or (None, [(line number, value), ...]) for JSON Lines."""
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        whole = exc
+    except RecursionError:
+        raise ImportFailed("its JSON is nested too deeply to read") from None
+    lines = text.split("\n")  # not splitlines(): a JSON string may hold U+2028, which it would split on
+    records, bad = [], []
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            records.append((n, json.loads(raw)))
+        except json.JSONDecodeError as exc:
+            bad.append((n, exc))
+        except RecursionError:
+            raise ImportFailed(f"line {n}: its JSON is nested too deeply to read") from None
+    first_ok = bool(records) and (not bad or records[0][0] < bad[0][0])
+    if not records or not (first_ok or len(records) > len(bad)):
+        raise ImportFailed(f"line {whole.lineno}: not valid JSON ({whole.msg}, column {whole.colno})")
+    last = max(records[-1][0], bad[-1][0] if bad else 0)
+    for n, exc in bad:
+        if n == last:
+            notes.warn(f"line {n}: cut short, not valid JSON ({exc.msg}, column {exc.colno}); "
+                       "the lines before it are imported")
+        else:
+            notes.count("passed over lines that are not valid JSON", f"line {n}")
+    return None, records
+
+
+def _by_shape(value: object, notes: Notes) -> tuple[str, Parsed]:
+    """A JSON value (not a Loopscope transcript, not a Claude Code log) by its shape."""
+    if course.looks_like(value):
+        return "course-trace", course.read(value, notes)
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        tools = value.get("tools") if isinstance(value.get("tools"), list) else []
+        if openai_chat.looks_like(value["messages"]) or any(isinstance(t, dict) and "function" in t for t in tools):
+            return "openai-chat", openai_chat.read_request(value, notes)
+        return "anthropic-request", anthropic_api.read_request(value, notes)
+    if anthropic_api.is_response(value):
+        return "anthropic-responses", anthropic_api.read_responses([value], notes)
+    if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+        if all(anthropic_api.is_response(v) for v in value):
+            return "anthropic-responses", anthropic_api.read_responses(value, notes)
+        if any(isinstance(v, dict) and "role" in v for v in value):
+            if openai_chat.looks_like(value):
+                return "openai-chat", openai_chat.read_messages(value, notes)
+            return "anthropic-messages", anthropic_api.read_messages(value, notes)
+    raise ImportFailed(f"valid JSON but not a transcript of any known format: it is {describe_json(value)}. "
+                       f"Loopscope reads {KNOWN_FORMATS}")
+
+
+def _claude_code(records: list, notes: Notes, thread: str | None) -> tuple[Parsed, list, str]:
+    try:
+        return claude_code.read(records, notes, thread)
+    except claude_code.UnknownThread as exc:
+        raise ImportFailed(str(exc)) from None
+
+
+def _loopscope(data: dict, notes: Notes, fmt: str = "loopscope") -> Imported:
+    try:
+        trace = transcript.from_dict(data, strict=False)
     except transcript.TranscriptError as exc:
-        raise ImportFailed(f"{name or 'the file'}: {exc}") from None
+        raise ImportFailed(f"a Loopscope transcript that cannot be loaded: {exc}") from None
+    _broken_rules(trace.messages, [], notes)
+    return Imported(trace, fmt, notes.render())
+
+
+def _journal(records: list, notes: Notes) -> Imported:
+    """A run saved in the runs folder: the first line its facts, then a step and the messages it added a line."""
+    head = records[0][1]
+    messages: list = []
+    steps: list = []
+    for n, record in records[1:]:
+        if not (isinstance(record, dict) and isinstance(record.get("step"), dict)
+                and isinstance(record.get("messages"), list)):
+            notes.count("passed over lines that are not a step of the run", f"line {n}")
+            continue
+        messages.extend(record["messages"])
+        steps.append(dict(record["step"], n_messages=len(messages)))
+    meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}
+    data = {**meta, "format": transcript.FORMAT, "version": transcript.VERSION, "messages": messages, "steps": steps}
+    return _loopscope(data, notes, "loopscope-journal")
+
+
+def _located(text: str, origins: list) -> str:
+    """`messages.N: ...` with where message N came from in the file, when that says more."""
+    head, sep, rest = text.partition(": ")
+    if sep and head.startswith("messages.") and head[9:].split(".")[0].isdigit():
+        index = int(head[9:].split(".")[0])
+        if index < len(origins) and origins[index] != f"messages[{index}]":
+            return f"{head} ({origins[index]}): {rest}"
+    return text
+
+
+def _broken_rules(messages: list, origins: list, notes: Notes) -> None:
+    broken = rules.check(messages, as_request=False)
+    for violation in broken[:SHOWN_VIOLATIONS]:
+        notes.warn(_located(f"{violation.where}: breaks an API rule, kept as recorded: {violation.message}", origins))
+    if len(broken) > SHOWN_VIOLATIONS:
+        notes.warn(f"… and {len(broken) - SHOWN_VIOLATIONS} more places that break the API's tool-use rules "
+                   "(`python -m loop check` lists them all)")
+
+
+def _unknown_blocks(parsed: Parsed, notes: Notes) -> None:
+    for i, message in enumerate(parsed.messages):
+        for block in rules.blocks(message):
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind not in KNOWN_BLOCKS:
+                notes.count(f"kept blocks of type {kind!r}, which Loopscope shows raw", f"messages.{i}")
+    for i, recorded in parsed.responses.items():
+        content = recorded.get("content")
+        for block in content if isinstance(content, list) and content is not parsed.messages[i]["content"] else []:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind not in KNOWN_BLOCKS:
+                notes.count(f"kept blocks of type {kind!r} in recorded responses, which Loopscope shows raw",
+                            f"the call for messages.{i}")

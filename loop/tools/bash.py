@@ -168,7 +168,12 @@ class Bash(Tool):
             )
         text = text or "(no output)"
         if proc.returncode:
-            reason = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+            if flooded:  # the signal was the sandbox's own kill at the cap, not the command's failure
+                reason = "stopped by the sandbox: it printed more than the cap"
+            elif proc.returncode < 0:
+                reason = f"killed by signal {-proc.returncode}"
+            else:
+                reason = f"exit status {proc.returncode}"
             return ToolOutput(f"{text}\n[{reason}]", True)
         return ToolOutput(text)
 
@@ -195,6 +200,12 @@ class Bash(Tool):
                     continue
                 chunk = os.read(fd, 65536)
                 if not chunk:
+                    # The output is closed, but the command may still be on its way out: let it
+                    # exit, or the group kill below can turn a success into "killed by signal 9".
+                    try:
+                        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                    except subprocess.TimeoutExpired:
+                        return b"".join(chunks), True, False
                     break
                 chunks.append(chunk)
                 size += len(chunk)

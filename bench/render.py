@@ -1,0 +1,215 @@
+"""Click-to-update in a real browser, for short and very long histories.
+
+    .venv/bin/python bench/render.py                 # 10, 200 and 5,000 messages
+    .venv/bin/python bench/render.py --sizes 5 5000 --clicks 10
+
+For each size it writes a synthetic transcript (the real engine, a counting
+model and an echo tool: one tool_use a turn), serves `streamlit run app.py` on
+127.0.0.1, opens the transcript on the Replay page with Debian's chromium,
+jumps to the end, then clicks Back and Step in turn. A click is timed from the
+click until the page says the new step ("Step k of n") and the script state is
+`notRunning`. It prints the median and the worst of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+IDLE = "[data-test-script-state='notRunning']"
+
+
+# -- a long trace, made by the real engine --
+def long_trace(n_messages: int):
+    """A finished run whose history has exactly `n_messages` messages (an odd count rounds up)."""
+    from loop.model import ModelConfig, Reply
+    from loop.runner import Run
+    from loop.tools import Tool, ToolBox, ToolOutput
+
+    turns = max(1, (n_messages + 1) // 2)  # each turn adds an assistant message and a user one; the last only one
+
+    class Echo(Tool):
+        name = "bash"
+        description = "Echo the command back (a stand-in that runs nothing)."
+        input_schema = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
+
+        def run(self, tool_input, workspace):
+            return ToolOutput(f"ran: {tool_input['command']}\nline 2 of its output")
+
+    class Counting:
+        """A model that asks for one command a turn, then answers."""
+
+        config = ModelConfig()
+        name = "synthetic-counting-model"
+
+        def create(self, messages, tools):
+            turn = sum(1 for m in messages if m["role"] == "assistant") + 1
+            if turn < turns:
+                content = [{"type": "text", "text": f"Turn {turn}: one more command."},
+                           {"type": "tool_use", "id": f"toolu_{turn:06d}", "name": "bash",
+                            "input": {"command": f"echo {turn}"}}]
+                stop = "tool_use"
+            else:
+                content, stop = [{"type": "text", "text": f"Done after {turn} turns."}], "end_turn"
+            response = {"id": f"msg_{turn:06d}", "type": "message", "role": "assistant", "model": self.name,
+                        "content": content, "stop_reason": stop, "stop_sequence": None,
+                        "usage": {"input_tokens": 10 * turn, "output_tokens": 20}}
+            request = {"model": self.name, "max_tokens": 8000, "system": self.config.system, "tools": tools}
+            return Reply(response=response, request=request, duration_ms=0.0)
+
+    run = Run(f"Count to {turns} with one command a turn.", Counting(), ToolBox([Echo()], tempfile.gettempdir()),
+              max_turns=turns + 1)
+    run.run_to_end()
+    return run.trace
+
+
+def long_transcript(n_messages: int) -> str:
+    from loop.transcript import dumps
+
+    return dumps(long_trace(n_messages))
+
+
+# -- the app in a real browser --
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve_app(port: int | None = None):
+    """`streamlit run app.py` on 127.0.0.1; yields its URL and stops it (only it) afterwards."""
+    port = port or free_port()
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"streamlit exited: {log.read().decode(errors='replace')[-2000:]}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                break
+            time.sleep(0.2)
+        else:
+            raise RuntimeError("streamlit did not start within 60 s")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def launch(playwright):
+    if not Path(CHROMIUM).exists():
+        raise SystemExit(f"{CHROMIUM} is missing. Install Debian's chromium: sudo apt-get install -y chromium "
+                         "(or `make chromium`).")
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def wait_idle(page, timeout: float = 120_000) -> None:
+    page.wait_for_selector(IDLE, timeout=timeout)
+
+
+def open_transcript(page, url: str, path: Path) -> None:
+    """Open `path` on the Replay page through its file uploader."""
+    page.goto(f"{url}/replay")
+    wait_idle(page)
+    page.get_by_text("Replaying two-tools.json").wait_for(timeout=60_000)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
+    page.get_by_text(f"Replaying {path.name}").wait_for(timeout=300_000)
+    wait_idle(page)
+
+
+CLICK_AND_WAIT = """async ([key, expect, idle, timeout]) => {
+    const button = document.querySelector(`.st-key-${key} button`);
+    const started = performance.now();
+    button.click();
+    const shown = () => [...document.querySelectorAll('h3')].some(h => h.textContent.startsWith(expect))
+                        && document.querySelector(idle) !== null;
+    while (!shown()) {
+        if (performance.now() - started > timeout) throw new Error(`no "${expect}" after ${timeout} ms`);
+        await new Promise(requestAnimationFrame);
+    }
+    await new Promise(requestAnimationFrame);  // and painted
+    return performance.now() - started;
+}"""
+
+
+def timed_click(page, key: str, expect: str, timeout: float = 120_000) -> float:
+    """Seconds from clicking the button with widget key `key` until the page shows `expect`, the script is idle and a frame is painted.
+
+    The click is dispatched in the page and timed there, so Playwright's own waits are not counted.
+    """
+    page.wait_for_selector(IDLE)
+    page.wait_for_timeout(300)  # let the previous update settle, as a person would between clicks
+    return page.evaluate(CLICK_AND_WAIT, [key, expect, IDLE, timeout]) / 1000
+
+
+def measure(url: str, n_messages: int, clicks: int, folder: Path) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    from loop.transcript import loads
+
+    path = folder / f"bench-{n_messages}.json"
+    path.write_text(long_transcript(n_messages), encoding="utf-8")
+    n_steps = len(loads(path.read_bytes()))
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        open_transcript(page, url, path)
+        timed_click(page, "replay-to-end", f"Step {n_steps} of {n_steps}")
+        back, step = [], []
+        for _ in range(clicks):
+            back.append(timed_click(page, "replay-back", f"Step {n_steps - 1} of {n_steps}"))
+            step.append(timed_click(page, "replay-step", f"Step {n_steps} of {n_steps}"))
+        browser.close()
+    return {"messages": n_messages, "steps": n_steps, "bytes": path.stat().st_size, "back": back, "step": step}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 200, 5000], help="history lengths (messages)")
+    parser.add_argument("--clicks", type=int, default=5, help="Back and Step clicks timed at each size")
+    args = parser.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="loopscope-bench-") as folder, serve_app() as url:
+        for n in args.sizes:
+            rows.append(measure(url, n, args.clicks, Path(folder)))
+            r = rows[-1]
+            print(f"measured {n} messages", file=sys.stderr, flush=True)
+    print(f"{'messages':>8} {'steps':>6} {'file':>9}  {'Back median':>11} {'Back worst':>10}  "
+          f"{'Step median':>11} {'Step worst':>10}")
+    for r in rows:
+        ms = lambda xs: f"{statistics.median(xs) * 1000:8.0f} ms"  # noqa: E731
+        worst = lambda xs: f"{max(xs) * 1000:7.0f} ms"  # noqa: E731
+        print(f"{r['messages']:>8} {r['steps']:>6} {r['bytes'] / 1e6:>7.2f}MB  {ms(r['back']):>11} "
+              f"{worst(r['back']):>10}  {ms(r['step']):>11} {worst(r['step']):>10}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""What every importer hands over, and the few repairs they share."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .notes import Notes
+
+
+@dataclass
+class Parsed:
+    """A history in Messages API form, plus what the file recorded beside it (see derive.py)."""
+
+    messages: list = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+    responses: dict = field(default_factory=dict)  # assistant message index -> the response as recorded
+    tool_details: dict = field(default_factory=dict)  # tool_use id -> extra facts for its run_tool step
+    times: dict = field(default_factory=dict)  # message index -> seconds since the epoch
+    origins: list = field(default_factory=list)  # message index -> where in the file it came from ("line 12")
+
+
+def id_key(value: object) -> object:
+    """A tool_use id usable as a dict key or set member: a broken file may hold a list or an object there."""
+    if type(value) is str:
+        return value
+    return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
+
+
+def clean_content(content: object, where: str, notes: Notes) -> str | list | None:
+    """A message's content as the API's form: a string, or a list of blocks (objects).
+
+    Valid content is returned as it is. A bare string in the list becomes a
+    text block; any other non-object item is kept as `{"type": "unknown",
+    "raw": ...}` so it is shown, never dropped. None when there is no content.
+    """
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    if all(isinstance(b, dict) for b in content):
+        return content
+    out = []
+    for j, block in enumerate(content):
+        if isinstance(block, dict):
+            out.append(block)
+        elif isinstance(block, str):
+            out.append({"type": "text", "text": block})
+            notes.count("repaired content items that were bare strings into text blocks", f"{where}.content[{j}]")
+        else:
+            out.append({"type": "unknown", "raw": json.dumps(block, ensure_ascii=False)})
+            notes.count("kept content items that are not blocks as type 'unknown'", f"{where}.content[{j}]")
+    return out
+
+
+def describe_json(value: object) -> str:
+    """A few words on what a JSON value is, for an error message."""
+    if isinstance(value, dict):
+        keys = list(value)[:8]
+        return f"an object with keys {keys}" + (" …" if len(value) > 8 else "") if keys else "an empty object"
+    if isinstance(value, list):
+        if not value:
+            return "an empty list"
+        kinds = sorted({type(v).__name__ for v in value})
+        first = f" (the first has keys {list(value[0])[:6]})" if isinstance(value[0], dict) else ""
+        return f"a list of {len(value)} item(s) of type {', '.join(kinds)}{first}"
+    return f"a single {type(value).__name__}"

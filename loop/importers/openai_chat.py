@@ -1,0 +1,166 @@
+"""OpenAI chat completions histories, turned into the Messages API's form.
+
+    {"role": "system"}                       -> meta.system
+    {"role": "assistant", "tool_calls": [..]} -> an assistant message with tool_use blocks
+    {"role": "tool", "tool_call_id": ..}      -> a tool_result block; consecutive ones share ONE user message
+
+The last rule is the chapter's stage 5: all the results of a turn go back as one message.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..blocks import tool_result
+from ..tools import ToolOutput
+from .common import Parsed
+from .derive import message_text
+from .notes import Notes
+
+MARKS = ("tool_calls", "tool_call_id", "function_call")
+
+
+def looks_like(items: list) -> bool:
+    """True when a messages list is OpenAI's rather than Anthropic's."""
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if item.get("role") in ("system", "developer", "tool", "function") or any(k in item for k in MARKS):
+            return True
+        content = item.get("content")
+        if content is None and item.get("role") == "assistant":
+            return True
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in ("image_url", "input_audio")
+                                             for b in content):
+            return True
+    return False
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def _parts(content: list, where: str, notes: Notes) -> list:
+    """OpenAI content parts as blocks: text stays text, an image_url becomes an image block, the rest is kept raw."""
+    out = []
+    for j, part in enumerate(content):
+        if isinstance(part, dict) and part.get("type") == "text":
+            out.append({"type": "text", "text": part.get("text", "")})
+        elif isinstance(part, dict) and part.get("type") == "image_url":
+            image = part.get("image_url")
+            url = str(image.get("url", "")) if isinstance(image, dict) else str(image or "")
+            if url.startswith("data:") and ";base64," in url:
+                media, data = url[5:].split(";base64,", 1)
+                out.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})
+            else:
+                out.append({"type": "image", "source": {"type": "url", "url": url}})
+        else:
+            out.append(part if isinstance(part, dict) else {"type": "unknown", "raw": json.dumps(part)})
+            notes.count("kept content parts Loopscope cannot translate, shown raw", f"{where}.content[{j}]")
+    return out
+
+
+def _tool_use(call: object, where: str, notes: Notes) -> dict:
+    if not isinstance(call, dict):
+        notes.warn(f"{where}: a tool call that is not an object; kept raw")
+        return {"type": "unknown", "raw": json.dumps(call)}
+    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    if call.get("type", "function") != "function":
+        notes.warn(f"{where}: a tool call of type {call.get('type')!r}; read as a function call")
+    arguments = function.get("arguments", "{}")
+    tool_input: object = arguments
+    if isinstance(arguments, str):
+        try:
+            tool_input = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as exc:
+            notes.warn(f"{where}: the arguments of {function.get('name')!r} are not valid JSON ({exc.msg}); "
+                       "kept as the raw string")
+    return {"type": "tool_use", "id": call.get("id"), "name": function.get("name"), "input": tool_input}
+
+
+def read_messages(items: list, notes: Notes, where: str = "messages") -> Parsed:
+    parsed = Parsed()
+    systems: list[str] = []
+    collecting = False  # the last message is a user message of tool_results, still taking more
+    for i, item in enumerate(items):
+        at = f"{where}[{i}]"
+        if not isinstance(item, dict):
+            notes.count("passed over messages that are not objects", at)
+            continue
+        role = item.get("role")
+        content = item.get("content")
+        if role in ("system", "developer"):
+            systems.append(_text(content))
+            if parsed.messages:
+                notes.warn(f"{at}: a {role} message in the middle of the conversation; the Messages API keeps the "
+                           "system prompt outside the messages, so it joins meta.system")
+            continue
+        if role == "tool":
+            if not item.get("tool_call_id"):
+                notes.warn(f"{at}: a tool message without tool_call_id")
+            output = content if isinstance(content, str) else _parts(content, at, notes) if isinstance(content, list) else ""
+            block = tool_result(item.get("tool_call_id"), ToolOutput(output))
+            if collecting:
+                parsed.messages[-1]["content"].append(block)
+            else:
+                parsed.messages.append({"role": "user", "content": [block]})
+                parsed.origins.append(at)
+                collecting = True
+            continue
+        collecting = False
+        if role == "user":
+            if isinstance(content, list):
+                content = _parts(content, at, notes)
+            elif not isinstance(content, str):
+                notes.warn(f"{at}: a user message without content; passed over")
+                continue
+            parsed.messages.append({"role": "user", "content": content})
+            parsed.origins.append(at)
+        elif role == "assistant":
+            blocks: list = []
+            if isinstance(content, str) and content:
+                blocks.append({"type": "text", "text": content})
+            elif isinstance(content, list):
+                blocks.extend(_parts(content, at, notes))
+            if item.get("refusal"):
+                blocks.append({"type": "text", "text": str(item["refusal"])})
+            calls = item.get("tool_calls") or []
+            for j, call in enumerate(calls if isinstance(calls, list) else []):
+                blocks.append(_tool_use(call, f"{at}.tool_calls[{j}]", notes))
+            if item.get("function_call"):
+                notes.warn(f"{at}: a legacy function_call (no id to pair a result with); kept raw")
+                blocks.append({"type": "unknown", "raw": json.dumps(item["function_call"])})
+            parsed.messages.append({"role": "assistant", "content": blocks})
+            parsed.origins.append(at)
+        else:
+            notes.warn(f"{at}: role {role!r} has no counterpart in the Messages API; passed over")
+    if systems:
+        parsed.meta["system"] = "\n\n".join(systems)
+    parsed.meta["task"] = next((message_text(m) for m in parsed.messages if m["role"] == "user"), "")
+    return parsed
+
+
+def read_request(body: dict, notes: Notes) -> Parsed:
+    """A request body `{model, messages, tools, max_tokens}`; tools become the Messages API's shape."""
+    parsed = read_messages(body["messages"], notes)
+    if body.get("model"):
+        parsed.meta["model"] = body["model"]
+    max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
+    if max_tokens:
+        parsed.meta["max_tokens"] = max_tokens
+    tools = []
+    for tool in body.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict):
+            tools.append({"name": function.get("name"), "description": function.get("description", ""),
+                          "input_schema": function.get("parameters") or {"type": "object"}})
+        else:
+            notes.warn(f"tools: {json.dumps(tool)[:80]} is not a function tool; kept raw")
+            tools.append(tool)
+    if tools:
+        parsed.meta["tools"] = tools
+    return parsed

@@ -1,0 +1,172 @@
+"""What the pages show at step i, as plain data: tables, colours, windows, lines.
+
+No Streamlit here: the pages draw these, the tests read them. Each function
+takes (trace, cursor) and looks at nothing else, as a Python Tutor view does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pandas as pd
+
+from . import rules
+from .narrate import describe
+from .trace import STAGE_TITLES, Trace
+
+# Red is kept for is_error, so an id's colour never reads as a failure.
+ID_COLOURS = ("blue", "green", "orange", "violet", "yellow", "gray")
+# (background, text) close to Streamlit's badges of the same name, for the tables' id cells
+ID_TINTS = {"blue": ("#dbeafe", "#1d4ed8"), "green": ("#dcfce7", "#15803d"), "orange": ("#ffedd5", "#c2410c"),
+            "violet": ("#ede9fe", "#6d28d9"), "yellow": ("#fef9c3", "#854d0e"), "gray": ("#e5e7eb", "#374151")}
+
+PAIR_COLUMNS = ["turn", "id", "colour", "tool", "input", "result", "is_error", "status"]
+STEP_COLUMNS = ["now", "step", "stage", "turn_count", "transition_reason", "stop_reason", "messages",
+                "input tokens", "output tokens"]
+
+
+def id_colour(tool_use_id: object) -> str:
+    """The colour of an id, the same on every page and in every replay: a hash of the id."""
+    digest = hashlib.sha256(str(tool_use_id).encode()).digest()
+    return ID_COLOURS[digest[0] % len(ID_COLOURS)]
+
+
+def id_style(tool_use_id: object) -> str:
+    """CSS for a table cell holding an id: the id's colour, as its badge has it."""
+    background, text = ID_TINTS[id_colour(tool_use_id)]
+    return f"background-color: {background}; color: {text}"
+
+
+def short(value: object, width: int = 80) -> str:
+    """One line of at most `width` characters; JSON for anything that is not a string."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def result_text(content: object) -> str:
+    """A tool_result's content as text: a string as it is, a list of blocks by their text."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", json.dumps(b)) if isinstance(b, dict) else str(b) for b in content)
+    return "" if content is None else json.dumps(content, ensure_ascii=False, default=str)
+
+
+# -- the line over the views --
+def status_line(trace: Trace, cursor: int) -> str:
+    """`Step k of n · turn t · stage` for the step under the cursor."""
+    if not 0 <= cursor < len(trace):
+        return f"Step 0 of {len(trace)} · not started"
+    step = trace.steps[cursor]
+    return (f"Step {cursor + 1} of {len(trace)} · turn {step.turn_count} · "
+            f"{STAGE_TITLES.get(step.stage, step.stage)}")
+
+
+def what_happened(trace: Trace, cursor: int) -> str:
+    """What the step under the cursor did, in one line (the narration without its `[k] turn t · stage` head)."""
+    if not 0 <= cursor < len(trace):
+        return ""
+    step = trace.steps[cursor]
+    head = f"[{cursor + 1}] turn {step.turn_count} · {STAGE_TITLES.get(step.stage, step.stage)}: "
+    text = describe(trace, cursor)
+    return text[len(head):] if text.startswith(head) else text
+
+
+# -- the history, a bounded window of it --
+def window(total: int, size: int, offset: int = 0) -> tuple[int, int]:
+    """[start, end) of the `size` messages shown, `offset` windows back from the newest."""
+    end = max(0, total - max(0, offset) * size)
+    end = max(end, min(total, size))  # never page past the oldest window
+    return max(0, end - size), end
+
+
+def pending_response(trace: Trace, cursor: int) -> dict | None:
+    """At a call_model step: the response received but not yet appended to messages."""
+    if 0 <= cursor < len(trace) and trace.steps[cursor].stage == "call_model":
+        return trace.response_at(cursor)
+    return None
+
+
+def last_call_at(trace: Trace, cursor: int) -> int | None:
+    """The index of the last call_model step at or before `cursor`."""
+    for i in range(min(cursor, len(trace) - 1), -1, -1):
+        if trace.steps[i].stage == "call_model":
+            return i
+    return None
+
+
+# -- Pairs: one row per tool_use --
+def pairs_table(trace: Trace, cursor: int) -> pd.DataFrame:
+    """The tool_use/tool_result pairs of the history at `cursor`, with results collected but not written back."""
+    messages = trace.messages_at(cursor)
+    pending = {b.get("tool_use_id"): b for b in trace.results_at(cursor)} if 0 <= cursor < len(trace) else {}
+    turn_of: list[int] = []  # the turn a message belongs to: one assistant message a turn
+    turn = 0
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            turn += 1
+        turn_of.append(max(turn, 1))
+    rows = []
+    for pair in rules.pairs(messages):
+        result, is_error = pair.result, pair.is_error
+        shown = short(result_text(result)) if pair.result_index is not None or pair.status == "orphan" else ""
+        if pair.status == "waiting" and pair.tool_use_id in pending:
+            collected = pending[pair.tool_use_id]
+            is_error = bool(collected.get("is_error"))
+            shown = "(collected, not yet written back) " + short(result_text(collected.get("content")), 60)
+        where = pair.use_index if pair.use_index is not None else pair.result_index
+        rows.append({
+            "turn": turn_of[where] if where is not None and where < len(turn_of) else None,
+            "colour": id_colour(pair.tool_use_id),
+            "id": pair.tool_use_id,
+            "tool": pair.name or "",
+            "input": short(pair.input) if pair.input is not None else "",
+            "result": shown,
+            "is_error": is_error,
+            "status": pair.status,
+        })
+    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+
+
+# -- LoopState: one row per step --
+def steps_table(trace: Trace) -> pd.DataFrame:
+    """One row per step: the LoopState after it. Build it once per trace length; mark rows with `mark`."""
+    s = trace.steps
+    return pd.DataFrame({
+        "now": [""] * len(s),
+        "step": range(1, len(s) + 1),
+        "stage": [step.stage for step in s],
+        "turn_count": [step.turn_count for step in s],
+        "transition_reason": [step.transition_reason for step in s],
+        "stop_reason": [step.stop_reason for step in s],
+        "messages": [step.n_messages for step in s],
+        "input tokens": [step.input_tokens for step in s],
+        "output tokens": [step.output_tokens for step in s],
+    }, columns=STEP_COLUMNS)
+
+
+def mark(table: pd.DataFrame, cursor: int, around: int | None = None) -> tuple[pd.DataFrame, int]:
+    """The rows to show with the cursor's row marked ▶; with `around`, only that many rows each side.
+
+    Returns the rows and the index of the first one, so a long run stays cheap to draw.
+    """
+    start, end = 0, len(table)
+    if around is not None and len(table) > 2 * around + 1:
+        start = min(max(0, cursor - around), len(table) - (2 * around + 1))
+        end = start + 2 * around + 1
+    rows = table.iloc[start:end].copy()
+    if start <= cursor < end:
+        rows.iloc[cursor - start, 0] = "▶"
+    return rows, start
+
+
+def state_table(trace: Trace, cursor: int) -> pd.DataFrame:
+    """The chapter's LoopState after the step under the cursor."""
+    if 0 <= cursor < len(trace):
+        step = trace.steps[cursor]
+        values = [str(step.n_messages), str(step.turn_count), str(step.transition_reason)]
+    else:
+        values = ["0", "1", "None"]
+    return pd.DataFrame({"field": ["messages (count)", "turn_count", "transition_reason"], "value": values})

@@ -1,0 +1,48 @@
+"""About the loop: the chapter's idea on one page."""
+
+import streamlit as st
+
+from loop.diagram import dot
+from pages.views.nav import through_app
+
+through_app()
+
+st.title("About the loop")
+st.markdown(
+    "A model alone only predicts text. It becomes an **agent** when code around it repeats: ask the model, "
+    "it asks for a tool, really run the tool, write the result back, ask again."
+)
+st.info("**The one sentence to remember:** the tool result goes back into the message history "
+        "and becomes the next inference input.", icon=":material/lightbulb:")
+
+left, right = st.columns([3, 2], gap="large")
+with left:
+    st.markdown("""
+### The five stages of one turn
+1. **Put the user's request into history:** `messages = [{"role": "user", "content": query}]`
+2. **Call the model** with `system`, `messages`, `tools` and `max_tokens`.
+3. **Append the assistant response itself** to `messages`: `{"role": "assistant", "content": response.content}`.
+4. **Read `stop_reason`.** Anything but `"tool_use"` ends the loop (`transition_reason = None`).
+   Otherwise run every `tool_use` block, in order, and collect a `tool_result` for each, with the same id.
+5. **Write the results back as ONE user message**, then `turn_count += 1`,
+   `transition_reason = "tool_result"`, and go to 2.
+
+### The LoopState
+`messages` is the working context of the next call, not a chat log for display;
+`turn_count` starts at 1; `transition_reason` says why the loop goes on (`"tool_result"`), or `None` when it ends.
+
+### Two classic mistakes
+- **Not appending the assistant response.** "I only need the final answer", so stage 3 is skipped. The next
+  request then holds `tool_result`s that answer a `tool_use` the history no longer contains, and the API
+  refuses it: *unexpected `tool_use_id` found in `tool_result` blocks*.
+- **Treating `tool_result` as a terminal log.** The tool runs, its output is printed, and it is never written
+  back. The model never sees what happened and cannot take the next step; the API refuses the next request:
+  *`tool_use` ids were found without `tool_result` blocks immediately after*.
+""")
+with right:
+    st.graphviz_chart(dot(), width="stretch")
+    st.markdown("### Try it")
+    st.page_link("pages/step_through.py", label="Step through a run, one stage a click", icon=":material/play_arrow:")
+    st.page_link("pages/replay.py", label="Replay a saved transcript or a sample", icon=":material/history:")
+    st.caption("Both pages show the same views: the diagram with the stage just executed, the messages "
+               "as the model will see them, the tool_use ↔ tool_result pairs and the LoopState after each step.")

@@ -1,0 +1,95 @@
+"""The message history as the model will see it on its next call, a bounded window of it.
+
+Only the newest WINDOW messages are drawn, so a click stays fast at 5,000
+messages; "Show earlier" pages back. What a stage holds outside `messages`
+(a response not yet appended, tool_results not yet written back) is drawn
+after the history, apart from it: that gap is the lesson.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from loop.trace import Trace
+from loop.views import pending_response, window
+
+from .blocks import draw_content
+
+WINDOW = 20
+HEIGHT = 640  # pixels; the panel scrolls
+NEW = ":primary[:material/arrow_forward: **added by this step**]"
+
+
+def _offset(key: str, cursor: int) -> int:
+    kept = st.session_state.get(key)
+    return kept[1] if kept and kept[0] == cursor else 0  # a new step shows the newest messages
+
+
+def _page(key: str, cursor: int, by: int) -> None:
+    st.session_state[key] = (cursor, max(0, _offset(key, cursor) + by))
+
+
+def _label(i: int, message: dict) -> str:
+    role = message.get("role", "?")
+    content = message.get("content")
+    kinds = [b.get("type") for b in content if isinstance(b, dict)] if isinstance(content, list) else ["text"]
+    if role == "user" and kinds and all(k == "tool_result" for k in kinds):
+        return f"`messages[{i}]` · **user** · {len(kinds)} tool_result(s), written back by the loop"
+    return f"`messages[{i}]` · **{role}**"
+
+
+def draw_message(i: int, message: object, new: bool) -> None:
+    role = message.get("role") if isinstance(message, dict) else None
+    with st.chat_message(role if role in ("user", "assistant") else "user"):
+        if not isinstance(message, dict):
+            draw_content(message)
+            return
+        st.markdown(_label(i, message) + ("  " + NEW if new else ""))
+        draw_content(message.get("content"))
+
+
+def draw_history(trace: Trace, cursor: int, key: str) -> None:
+    """The window of messages at `cursor`, newest last, then what is waiting to go in."""
+    messages = trace.messages_at(cursor)
+    total = len(messages)
+    first_new, n_new = trace.new_blocks_at(cursor) if 0 <= cursor < len(trace) else (0, 0)
+    offset_key = f"{key}-history-offset"
+    start, end = window(total, WINDOW, _offset(offset_key, cursor))
+
+    st.markdown(f"#### messages · {total}")
+    st.caption("The history exactly as the model will see it on its next call.")
+    if total > WINDOW:
+        a, b, c = st.columns([1, 1, 3], vertical_alignment="center")
+        a.button("Show earlier", key=f"{key}-earlier", disabled=start == 0, on_click=_page,
+                 args=(offset_key, cursor, 1), width="stretch")
+        b.button("Show later", key=f"{key}-later", disabled=end == total, on_click=_page,
+                 args=(offset_key, cursor, -1), width="stretch")
+        c.caption(f"Showing messages[{start}] to messages[{end - 1}] of {total:,}; "
+                  f"{start:,} earlier not drawn.")
+    if total == 0:
+        st.info("messages is empty. Press **Step**: stage 1 puts the user's request into it.")
+        return
+    with st.container(height=HEIGHT, border=False):  # scrolls to the newest message
+        for i in range(start, end):
+            draw_message(i, messages[i], first_new <= i < first_new + n_new)
+        if end == total:
+            _draw_pending(trace, cursor)
+
+
+def _draw_pending(trace: Trace, cursor: int) -> None:
+    """What a stage holds outside messages: a response not yet appended, results not yet written back."""
+    response = pending_response(trace, cursor)
+    if response is not None:
+        with st.container(border=True):
+            st.markdown(f"**Received, not yet appended** · stop_reason `{response.get('stop_reason')}`  {NEW}")
+            st.caption("Stage 3 appends this response to messages. Leave it out and the next turn loses its context.")
+            draw_content(response.get("content"))
+    results = trace.results_at(cursor) if 0 <= cursor < len(trace) else []
+    if results:
+        with st.container(border=True):
+            st.markdown(f"**{len(results)} tool_result(s) collected, not yet written back**")
+            st.caption("Stage 5 writes them back as ONE user message; until then the model cannot see them.")
+            for n, block in enumerate(results):
+                if n == len(results) - 1:
+                    st.markdown(NEW)
+                draw_content([block])

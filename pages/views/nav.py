@@ -1,0 +1,40 @@
+"""The app's pages, in one list, and a guard for a page opened before app.py ever ran.
+
+Streamlit treats a folder named pages/ beside app.py as an old-style multipage
+app until st.navigation is first called. So on a fresh server the first visit to
+/replay would run pages/replay.py alone, without app.py's layout and menu. The
+guard notices (app.py did not mark the run), declares the real pages and reruns.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import streamlit as st
+
+_run = threading.local()  # a script run happens in one thread: app.py marks it there
+
+
+def app_pages() -> list:
+    return [
+        st.Page("pages/step_through.py", title="Step through", icon=":material/play_arrow:", default=True),
+        st.Page("pages/replay.py", title="Replay", icon=":material/history:", url_path="replay"),
+        st.Page("pages/about.py", title="About the loop", icon=":material/school:", url_path="about"),
+    ]
+
+
+def run_app() -> None:
+    """What app.py does: declare the pages and run the chosen one."""
+    page = st.navigation(app_pages())
+    _run.via_app = True
+    try:
+        page.run()
+    finally:
+        _run.via_app = False
+
+
+def through_app() -> None:
+    """Call first in every page: when app.py did not run this page, rerun through it."""
+    if not getattr(_run, "via_app", False):
+        st.navigation(app_pages(), position="hidden")  # ends Streamlit's old pages/-folder mode
+        st.rerun()

@@ -1,0 +1,68 @@
+"""The exact request body sent and the response received, drawn only while its expander is open.
+
+Neither holds the API key: the SDK sends it as a header, and the trace keeps bodies only.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from loop.trace import STAGE_TITLES, Trace
+from loop.views import last_call_at
+
+SHOWN_LIMIT = 150_000  # characters of a request body drawn on the page; the download has it all
+KEEP_MESSAGES = 6
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _elided(request: dict) -> dict:
+    """The body with its middle messages replaced by a note, for the page only."""
+    messages = request.get("messages") or []
+    if len(messages) <= 2 * KEEP_MESSAGES:
+        return request
+    cut = len(messages) - 2 * KEEP_MESSAGES
+    shown = messages[:KEEP_MESSAGES] + [f"… {cut:,} messages not drawn here (download the exact body) …"] \
+        + messages[-KEEP_MESSAGES:]
+    return dict(request, messages=shown)
+
+
+def draw_raw(trace: Trace, cursor: int, key: str) -> None:
+    expander = st.expander("Raw JSON · the request sent and the response received", key=f"{key}-raw",
+                           on_change="rerun", icon=":material/data_object:")
+    with expander:
+        if not expander.open:  # drawn only when open: a request can hold the whole history
+            return
+        if not 0 <= cursor < len(trace):
+            st.caption("Nothing has been sent yet.")
+            return
+        step = trace.steps[cursor]
+        if step.stage != "call_model":
+            st.caption(f"This step ({STAGE_TITLES.get(step.stage, step.stage)}) did its work locally; what it "
+                       "recorded is below.")
+            st.code(_json({k: v for k, v in step.detail.items() if k not in ("request", "response")}), language="json")
+        call = last_call_at(trace, cursor)
+        if call is None:
+            st.caption("No model call yet at this step.")
+            return
+        if call != cursor:
+            st.markdown(f"**The last model call, step {call + 1}:**")
+        request, response = trace.request_at(call), trace.response_at(call)
+        text = _json(request)
+        left, right = st.columns(2)
+        with left:
+            st.markdown("**Request** (body sent to `/v1/messages`; the key travels in a header and is not here)")
+            if len(text) > SHOWN_LIMIT:
+                st.caption(f"The body is {len(text):,} characters; the middle messages are left out below.")
+                st.download_button("Download the exact request body", data=lambda: _json(trace.request_at(call)),
+                                   file_name=f"request-step-{call + 1}.json", mime="application/json",
+                                   key=f"{key}-raw-download", on_click="ignore")
+                text = _json(_elided(request))
+            st.code(text, language="json", height=500)
+        with right:
+            st.markdown("**Response**")
+            st.code(_json(response), language="json", height=500)

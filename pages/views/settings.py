@@ -1,0 +1,123 @@
+"""The live run of this browser session, and the sidebar that sets up the next one.
+
+Each session has its own Run in st.session_state and its own workspace (start()
+makes a temporary folder). The API key is read from the field, else from
+ANTHROPIC_API_KEY or .streamlit/secrets.toml; it is never drawn, logged or saved.
+A key from the environment is not put in the password field either: that would
+send it to the browser.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+from loop.model import SCRIPTED, ModelConfig
+from loop.runner import Run, start
+from loop.scripted import SCENARIOS
+
+RUN = "live-run"
+FREE = "free task"
+DEFAULT_SCENARIO = "two-tools"
+DEFAULT_MODEL_ID = "claude-sonnet-4-5"
+
+
+def _secret(name: str) -> str | None:
+    """A value from secrets.toml when such a file exists; never an error when none does."""
+    try:
+        files = st.get_option("secrets.files")
+    except Exception:
+        files = []
+    if not any(Path(f).is_file() for f in files or []):
+        return None
+    try:
+        value = st.secrets.get(name)
+    except Exception:  # a malformed secrets.toml must not break the page
+        return None
+    return str(value) if value else None
+
+
+def default_key() -> tuple[str | None, str]:
+    """(key, where it came from) when no key is typed in."""
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return os.environ["ANTHROPIC_API_KEY"], "ANTHROPIC_API_KEY"
+    secret = _secret("ANTHROPIC_API_KEY")
+    return (secret, "secrets.toml") if secret else (None, "")
+
+
+def _forget_workspace(run: Run | None) -> None:
+    """Remove the old run's temporary workspace (only one start() made)."""
+    if run is None:
+        return
+    ws = Path(run.workspace)
+    if ws.parent == Path(tempfile.gettempdir()) and ws.name.startswith("loopscope-ws-"):
+        shutil.rmtree(ws, ignore_errors=True)
+
+
+def live_run() -> Run:
+    """This session's run; the first visit gets the default scenario on the offline model."""
+    if RUN not in st.session_state:
+        st.session_state[RUN] = start(scenario=DEFAULT_SCENARIO)
+    return st.session_state[RUN]
+
+
+def _new_run() -> None:
+    s = st.session_state
+    if s.get("set-model") == SCRIPTED:
+        config = ModelConfig()
+    else:
+        key = s.get("set-api-key") or default_key()[0]
+        config = ModelConfig(model=(s.get("set-model-id") or DEFAULT_MODEL_ID).strip(), api_key=key,
+                             base_url=(s.get("set-base-url") or "").strip() or None)
+    scenario = s.get("set-scenario", DEFAULT_SCENARIO)
+    task = (s.get("set-task") or "").strip()
+    try:
+        run = start(task if scenario == FREE else None, scenario=None if scenario == FREE else scenario,
+                    config=config, tool_timeout=float(s.get("set-tool-timeout", 30)),
+                    max_turns=int(s.get("set-max-turns", 20)))
+    except Exception as exc:  # MissingKey, an empty task: keep the current run, say what to do
+        from loop.errors import explain
+
+        s["live-setup-error"] = explain(exc) if not isinstance(exc, (KeyError, ValueError)) else \
+            "Type a task first, or pick a scenario." if isinstance(exc, ValueError) else str(exc)
+        return
+    s.pop("live-setup-error", None)
+    s.pop("live-error", None)
+    _forget_workspace(s.get(RUN))
+    s[RUN] = run
+
+
+def draw_sidebar() -> None:
+    """Model, key, base URL, scenario or task, tool timeout, max turns, and New run."""
+    with st.sidebar:
+        st.markdown("### Next run")
+        st.radio("Model", [SCRIPTED, "anthropic"], key="set-model",
+                 format_func=lambda m: "Scripted (offline, no key)" if m == SCRIPTED else "An Anthropic model")
+        if st.session_state.get("set-model") != SCRIPTED:
+            st.text_input("Model id", value=DEFAULT_MODEL_ID, key="set-model-id")
+            _, source = default_key()
+            st.text_input("API key", type="password", key="set-api-key", autocomplete="off",
+                          placeholder=f"using {source}" if source else "sk-ant-…",
+                          help="Kept in this session only; never shown, logged or saved."
+                          + (f" Left empty, the key from {source} is used." if source else ""))
+            st.text_input("Base URL", key="set-base-url", value=os.environ.get("ANTHROPIC_BASE_URL", ""),
+                          placeholder="https://api.anthropic.com",
+                          help="Leave empty for Anthropic's API, or give an Anthropic-compatible server.")
+        options = [*SCENARIOS, FREE]
+        st.selectbox("Task", options, key="set-scenario", index=options.index(DEFAULT_SCENARIO),
+                     format_func=lambda n: "A task of my own…" if n == FREE else f"{n}: {SCENARIOS[n].about}")
+        if st.session_state.get("set-scenario") == FREE:
+            st.text_area("Your task", key="set-task", placeholder="What Python version is installed?")
+        else:
+            st.caption(f"“{SCENARIOS[st.session_state.get('set-scenario', DEFAULT_SCENARIO)].task}”")
+        a, b = st.columns(2)
+        a.number_input("Tool timeout (s)", 1, 120, 30, key="set-tool-timeout")
+        b.number_input("Max turns", 1, 100, 20, key="set-max-turns")
+        st.button("New run", key="new-run", type="primary", on_click=_new_run, width="stretch",
+                  icon=":material/restart_alt:", help="Start again with these settings, in a fresh workspace.")
+        if st.session_state.get("live-setup-error"):
+            st.error(st.session_state["live-setup-error"], icon=":material/error:")

@@ -1,0 +1,128 @@
+"""A failing model call on the Step through page: a clear message, the trace unchanged, Retry.
+
+The model is a real Anthropic-compatible server on 127.0.0.1 (tests/fake_server.py),
+chosen through the sidebar as a learner would.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def no_key_in_environment(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+
+
+def app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def choose_server(at: AppTest, url: str, key: str = "sk-test-123") -> None:
+    at.radio(key="set-model").set_value("anthropic").run()
+    at.text_input(key="set-model-id").set_value("claude-test")
+    at.text_input(key="set-api-key").set_value(key)
+    at.text_input(key="set-base-url").set_value(url)
+    at.button(key="new-run").click().run()
+    assert not at.exception, at.exception
+
+
+def sent_key(headers: dict) -> str | None:
+    """The key a request carried, in whichever header the SDK put it."""
+    bearer = headers.get("authorization", "")
+    return headers.get("x-api-key") or (bearer[7:] if bearer.startswith("Bearer ") else None)
+
+
+def click(at: AppTest, key: str) -> None:
+    at.button(key=key).click().run()
+    assert not at.exception, at.exception
+
+
+def test_401_shows_what_to_do_keeps_the_trace_and_retry_repeats_the_stage(fake_api):
+    at = app()
+    choose_server(at, fake_api.url)
+    run = at.session_state["live-run"]
+    assert run.model.config.base_url == fake_api.url and run.model.name == "claude-test"
+    click(at, "live-step")  # stage 1 runs locally
+    fake_api.fail(401, times=3)
+    click(at, "live-step")  # stage 2 calls the model: refused
+    assert len(run.trace) == 1 and len(run.trace.messages) == 1
+    message = at.error[0].value
+    assert "2 · call the model failed" in message
+    assert "The API key was refused (401 authentication error). Check the key, then retry." in message
+    assert "The trace is unchanged" in message
+    assert "sk-test-123" not in message
+
+    click(at, "live-retry")  # still refused: still one step
+    assert len(run.trace) == 1 and at.error
+
+    fake_api.recover()
+    click(at, "live-retry")
+    assert len(run.trace) == 2 and run.trace.steps[-1].stage == "call_model"
+    assert not at.error
+    assert not [b for b in at.button if b.key == "live-retry"]
+    assert sent_key(fake_api.headers[-1]) == "sk-test-123"
+
+    click(at, "live-to-end")
+    assert run.state.ended == "end_turn"
+    saved = json.dumps([run.trace.request_at(i) for i in range(len(run.trace)) if run.trace.request_at(i)])
+    assert "sk-test-123" not in saved  # the key is in no request body the Raw view draws
+
+
+def test_overloaded_during_run_to_end_keeps_the_steps_so_far(fake_api):
+    at = app()
+    choose_server(at, fake_api.url)
+    run = at.session_state["live-run"]
+    run.model.client = run.model.client.with_options(max_retries=0)  # no SDK back-off in a test
+    fake_api.fail(529, times=1)
+    click(at, "live-to-end")
+    assert len(run.trace) == 1  # stage 1 ran, stage 2 was refused
+    assert "The API is overloaded (529). Retry in a moment." in at.error[0].value
+    assert "Stopped by an error" in at.status[0].label
+    click(at, "live-retry")
+    assert len(run.trace) == 2 and not at.error
+
+
+def test_no_connection_says_so(fake_api):
+    at = app()
+    choose_server(at, "http://127.0.0.1:9")  # nothing listens on the discard port
+    run = at.session_state["live-run"]
+    run.model.client = run.model.client.with_options(max_retries=0)
+    click(at, "live-step")
+    click(at, "live-step")
+    assert "Could not reach the model's server (no connection)" in at.error[0].value
+    assert len(run.trace) == 1
+
+
+def test_missing_key_keeps_the_current_run_and_says_what_to_do():
+    at = app()
+    before = at.session_state["live-run"]
+    at.radio(key="set-model").set_value("anthropic").run()
+    at.button(key="new-run").click().run()
+    assert not at.exception
+    assert at.session_state["live-run"] is before
+    assert "needs an API key" in at.sidebar.error[0].value
+
+
+def test_a_key_from_the_environment_is_used_but_never_sent_to_the_page(monkeypatch, fake_api):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env-secret-999")
+    at = app()
+    at.radio(key="set-model").set_value("anthropic").run()
+    field = at.text_input(key="set-api-key")
+    assert field.value == "" and "ANTHROPIC_API_KEY" in field.placeholder
+    at.text_input(key="set-base-url").set_value(fake_api.url)
+    at.button(key="new-run").click().run()
+    click(at, "live-step")
+    click(at, "live-step")
+    assert sent_key(fake_api.headers[-1]) == "sk-env-secret-999"
+    page = " ".join(str(e.proto) for e in at.main) + " ".join(str(e.proto) for e in at.sidebar)
+    assert "sk-env-secret-999" not in page

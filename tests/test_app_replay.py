@@ -1,0 +1,137 @@
+"""The Replay page through AppTest: samples, uploads, warnings, a broken file, a long history."""
+
+from pathlib import Path
+
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from bench.render import long_transcript
+from loop import transcript
+from loop.importers import Imported
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+def replay_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("pages/replay.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def click(at: AppTest, key: str) -> None:
+    at.button(key=key).click().run()
+    assert not at.exception, at.exception
+
+
+def table(at: AppTest, column: str) -> pd.DataFrame:
+    found = [d.value for d in at.dataframe if column in d.value.columns]
+    assert found, f"no table with a {column!r} column"
+    return found[0]
+
+
+def upload(at: AppTest, name: str, data: bytes) -> None:
+    at.file_uploader(key="replay-upload").set_value((name, data, "application/json")).run()
+    assert not at.exception, at.exception
+
+
+def test_a_sample_opens_first_and_steps_like_a_live_run():
+    at = replay_page()
+    replay = at.session_state["replay"]
+    assert replay["name"] == "two-tools.json" and replay["format"] == "loopscope"
+    trace = replay["trace"]
+    assert trace.cursor == 0
+    assert [b.label for b in at.button][:4] == ["First", "Back", "Step", "Run to end"]
+    click(at, "replay-to-end")
+    assert trace.cursor == len(trace) - 1
+    assert list(table(at, "status")["status"]) == ["paired", "paired"]
+    assert table(at, "stage").iloc[-1]["stop_reason"] == "end_turn"
+    assert at.button(key="replay-step").disabled  # a replay has nothing more to run
+    click(at, "replay-back")
+    click(at, "replay-first")
+    assert trace.cursor == 0 and len(trace) == 10
+
+
+def test_picking_another_sample_replays_it():
+    at = replay_page()
+    at.selectbox(key="replay-sample").set_value("recover").run()
+    replay = at.session_state["replay"]
+    assert replay["name"] == "recover.json"
+    click(at, "replay-to-end")
+    pairs = table(at, "status")
+    assert list(pairs["is_error"]) == [True, False] and list(pairs["status"]) == ["paired", "paired"]
+    assert any("is_error" in m.value for m in at.markdown)  # the error badge in the history
+
+
+def test_an_uploaded_transcript_replays_and_nothing_runs():
+    from loop import start
+
+    run = start(scenario="list-files")
+    run.run_to_end()
+    at = replay_page()
+    upload(at, "mine.json", transcript.dumps(run.trace).encode())
+    replay = at.session_state["replay"]
+    assert replay["name"] == "mine.json" and len(replay["trace"]) == len(run.trace)
+    assert any("Replaying mine.json" in m.value for m in at.markdown)
+    click(at, "replay-to-end")
+    assert len(replay["trace"]) == len(run.trace)
+
+
+def test_a_broken_upload_says_why_and_keeps_the_replay_and_the_session():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.button(key="live-step").click().run()
+    live = at.session_state["live-run"]
+    at.switch_page("pages/replay.py").run()
+    before = at.session_state["replay"]
+    click(at, "replay-step")
+    click(at, "replay-step")
+
+    upload(at, "broken.json", b'{"format": "loopscope-transcript", "version": 1, "messages": [')
+    assert not at.exception
+    message = at.error[0].value
+    assert "This file cannot be replayed" in message and "broken.json" in message and "not valid JSON" in message
+    assert "The replay below is unchanged" in message
+    assert at.session_state["replay"] is before and before["trace"].cursor == 2
+    click(at, "replay-step")  # the page still works, the error stays while the file is there
+    assert before["trace"].cursor == 3 and at.error
+
+    at.switch_page("pages/step_through.py").run()
+    assert at.session_state["live-run"] is live and len(live.trace) == 1
+
+
+def test_import_warnings_are_shown_above_the_replay(monkeypatch):
+    import pages.views.replay as opener
+
+    trace = transcript.load(ROOT / "samples" / "list-files.json")
+    monkeypatch.setattr(opener, "import_bytes", lambda data, name: Imported(
+        trace, "claude-code", [f"line {i}: a summary record was passed over" for i in range(12)]))
+    at = replay_page()
+    upload(at, "session.jsonl", b"{}")
+    warning = at.warning[0].value
+    assert "12 warning(s) while importing" in warning
+    assert "line 0: a summary record was passed over" in warning and "… and 2 more" in warning
+    assert "format `claude-code`" in " ".join(m.value for m in at.markdown)
+
+
+def test_a_long_history_draws_a_bounded_window():
+    at = replay_page()
+    upload(at, "long.json", long_transcript(120).encode())
+    trace = at.session_state["replay"]["trace"]
+    assert len(trace.messages) == 120
+    click(at, "replay-to-end")
+    assert len(at.chat_message) == 20
+    shown = [m.value for m in at.markdown if m.value.startswith("`messages[")]
+    assert shown[0].startswith("`messages[100]`") and shown[-1].startswith("`messages[119]`")
+    assert any("100 earlier not drawn" in c.value for c in at.caption)
+    click(at, "replay-earlier")
+    shown = [m.value for m in at.markdown if m.value.startswith("`messages[")]
+    assert shown[0].startswith("`messages[80]`") and shown[-1].startswith("`messages[99]`")
+    click(at, "replay-later")
+    shown = [m.value for m in at.markdown if m.value.startswith("`messages[")]
+    assert shown[-1].startswith("`messages[119]`")
+    # The LoopState table draws the rows around the cursor, not all of them.
+    steps = table(at, "stage")
+    assert len(steps) < len(trace) and steps.iloc[-1]["now"] == "▶" and steps.iloc[-1]["step"] == len(trace)

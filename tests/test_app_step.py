@@ -1,0 +1,172 @@
+"""The Step through page, driven through Streamlit's AppTest: pages load, a run steps to its end,
+moving the cursor runs nothing, and the tables say what happened."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+def app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def table(at: AppTest, column: str) -> pd.DataFrame:
+    """The dataframe on the page that has `column` (Pairs: 'status'; LoopState: 'stage'; now: 'field')."""
+    found = [d.value for d in at.dataframe if column in d.value.columns]
+    assert found, f"no table with a {column!r} column"
+    return found[0]
+
+
+def click(at: AppTest, key: str) -> AppTest:
+    at.button(key=key).click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def step_to_end(at: AppTest, limit: int = 60) -> None:
+    for _ in range(limit):
+        if at.button(key="live-step").disabled:
+            return
+        click(at, "live-step")
+    raise AssertionError("Step never reached the end")
+
+
+@pytest.mark.parametrize("page", ["pages/step_through.py", "pages/replay.py", "pages/about.py"])
+def test_each_page_loads_without_exception(page):
+    at = app()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    assert at.title, page
+
+
+def test_first_page_is_step_through_on_the_offline_model_with_a_scenario():
+    at = app()
+    assert at.title[0].value == "Step through the loop"
+    assert at.radio(key="set-model").value == "scripted"
+    assert at.selectbox(key="set-scenario").value == "two-tools"
+    run = at.session_state["live-run"]
+    assert len(run.trace) == 0 and run.model.config.scripted
+    assert [b.label for b in at.button][:4] == ["First", "Back", "Step", "Run to end"]
+    click(at, "live-step")  # the first click works with no key
+    assert len(run.trace) == 1 and run.trace.steps[0].stage == "user_request"
+    assert "Step 1 of 1 · turn 1 · 1 · user request into messages" in [m.value.lstrip("# ") for m in at.markdown]
+
+
+def test_step_through_two_tools_to_the_end():
+    at = app()
+    step_to_end(at)
+    run = at.session_state["live-run"]
+    assert run.done and run.state.ended == "end_turn"
+
+    pairs = table(at, "status")
+    assert list(pairs["status"]) == ["paired", "paired"]
+    ids = [b["id"] for b in run.trace.messages[1]["content"] if b["type"] == "tool_use"]
+    assert list(pairs["id"]) == ids
+    assert list(pairs["tool"]) == ["bash", "bash"]
+
+    steps = table(at, "stage")
+    assert len(steps) == len(run.trace) == 10
+    last = steps.iloc[-1]
+    assert (last["now"], last["stage"], last["stop_reason"], last["turn_count"]) == ("▶", "decide", "end_turn", 2)
+    assert pd.isna(last["transition_reason"])
+    now = table(at, "field")
+    assert dict(zip(now["field"], now["value"])) == {"messages (count)": "4", "turn_count": "2",
+                                                      "transition_reason": "None"}
+    assert any("The loop has ended: **end_turn**" in m.value for m in at.markdown)
+    assert at.button(key="live-to-end").disabled
+
+    # The history draws one chat message per message, and every tool_use id is on the page.
+    assert [m.name for m in at.chat_message] == ["user", "assistant", "user", "assistant"]
+    text = " ".join(m.value for m in at.markdown)
+    for tool_use_id in ids:
+        assert text.count(tool_use_id) == 2  # its tool_use and its tool_result
+
+
+def test_back_first_and_the_slider_only_move_the_cursor():
+    at = app()
+    step_to_end(at)
+    run = at.session_state["live-run"]
+    n, messages = len(run.trace), len(run.trace.messages)
+    click(at, "live-back")
+    assert run.trace.cursor == n - 2
+    click(at, "live-first")
+    assert run.trace.cursor == 0
+    assert at.button(key="live-first").disabled and at.button(key="live-back").disabled
+    assert table(at, "stage").iloc[0]["now"] == "▶"
+    at.slider(key="live-slider").set_value(5).run()
+    assert run.trace.cursor == 4
+    assert (len(run.trace), len(run.trace.messages)) == (n, messages)  # nothing ran
+    # Step in the middle of the trace moves the cursor too, and runs nothing.
+    click(at, "live-step")
+    assert run.trace.cursor == 5 and len(run.trace) == n
+    assert at.slider(key="live-slider").value == 6
+
+
+def test_run_to_end_shows_progress_and_stops_at_max_turns():
+    at = app()
+    at.number_input(key="set-max-turns").set_value(1)
+    at.selectbox(key="set-scenario").set_value("hello-py")
+    click(at, "new-run")
+    click(at, "live-to-end")
+    run = at.session_state["live-run"]
+    assert run.state.ended == "max_turns"
+    assert run.trace.steps[-1].stage == "stop"
+    assert at.status and "Ran to the end" in at.status[0].label
+    assert len(table(at, "stage")) == len(run.trace)
+
+
+def test_new_run_gets_a_fresh_workspace_and_clears_the_old_one():
+    at = app()
+    old = at.session_state["live-run"]
+    assert old.workspace.is_dir()
+    at.selectbox(key="set-scenario").set_value("list-files")
+    click(at, "new-run")
+    new = at.session_state["live-run"]
+    assert new is not old and new.workspace != old.workspace
+    assert new.task.startswith("List the files") and not old.workspace.exists()
+
+
+def test_free_task_on_the_scripted_model():
+    at = app()
+    at.selectbox(key="set-scenario").set_value("free task").run()
+    click(at, "new-run")
+    assert "Type a task first" in at.sidebar.error[0].value  # an empty task keeps the old run
+    at.text_area(key="set-task").set_value("What Python version is installed?")
+    click(at, "new-run")
+    click(at, "live-to-end")
+    run = at.session_state["live-run"]
+    assert run.task == "What Python version is installed?" and run.done
+    assert "python3 --version" in str(run.trace.messages[1]["content"])
+
+
+def test_raw_json_is_drawn_when_opened_and_holds_no_key():
+    at = app()
+    for _ in range(2):
+        click(at, "live-step")
+    at.session_state["live-raw"] = True  # open the expander
+    at.run()
+    codes = [c.value for c in at.code]
+    assert any('"max_tokens": 8000' in c for c in codes)  # the request body
+    assert any('"stop_reason": "tool_use"' in c for c in codes)  # the response
+    assert not any("scripted-offline-no-key" in c for c in codes)  # the SDK's key is a header, never drawn
+
+
+def test_save_offers_the_transcript():
+    at = app()
+    assert at.get("download_button")[0].proto.disabled  # nothing to save yet
+    click(at, "live-to-end")
+    button = at.get("download_button")[0]
+    assert not button.proto.disabled and button.proto.label == "Save transcript"
+    from loop import transcript
+
+    run = at.session_state["live-run"]
+    again = transcript.loads(transcript.dumps(run.trace))  # what the callable returns, read back
+    assert len(again) == len(run.trace)

@@ -1,0 +1,131 @@
+"""The plain-data views the pages draw: tables, colours, windows, the diagram."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from loop import transcript
+from loop.diagram import dot, dot_at
+from loop.views import (ID_COLOURS, id_colour, last_call_at, mark, pairs_table, pending_response, short,
+                        state_table, status_line, steps_table, window)
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def sample(name):
+    return transcript.load(SAMPLES / f"{name}.json")
+
+
+def test_every_scenario_has_a_sample_that_loads_strictly():
+    from loop.scripted import SCENARIOS
+
+    for name in SCENARIOS:
+        trace = sample(name)
+        assert trace.steps[-1].ended, name
+        assert "killed by signal" not in transcript.dumps(trace), f"{name}: a flaky tool run was recorded"
+
+
+def test_id_colour_is_stable_and_never_red():
+    assert id_colour("toolu_abc") == id_colour("toolu_abc")
+    assert {id_colour(f"toolu_{i}") for i in range(200)} == set(ID_COLOURS)
+    assert "red" not in ID_COLOURS  # red means is_error
+
+
+def test_pairs_table_at_the_end_of_two_tools():
+    trace = sample("two-tools")
+    table = pairs_table(trace, len(trace) - 1)
+    assert list(table["status"]) == ["paired", "paired"]
+    assert list(table["turn"]) == [1, 1]
+    assert list(table["tool"]) == ["bash", "bash"]
+    uses = [b["id"] for b in trace.messages[1]["content"] if b["type"] == "tool_use"]
+    assert list(table["id"]) == uses
+    assert list(table["colour"]) == [id_colour(u) for u in uses]
+
+
+def test_pairs_table_shows_results_collected_but_not_written_back():
+    trace = sample("two-tools")
+    first_run = next(i for i, s in enumerate(trace.steps) if s.stage == "run_tool")
+    table = pairs_table(trace, first_run)
+    assert list(table["status"]) == ["waiting", "waiting"]
+    assert table["result"][0].startswith("(collected, not yet written back)")
+    assert table["result"][1] == ""
+
+
+def test_pairs_table_marks_errors_from_the_recover_sample():
+    trace = sample("recover")
+    table = pairs_table(trace, len(trace) - 1)
+    assert list(table["is_error"]) == [True, False]
+    assert list(table["turn"]) == [1, 2]
+    assert "No such file" in table["result"][0]
+
+
+def test_steps_table_has_a_row_per_step_and_marks_the_cursor():
+    trace = sample("two-tools")
+    table = steps_table(trace)
+    assert len(table) == len(trace)
+    assert list(table["stage"])[:4] == ["user_request", "call_model", "append_assistant", "decide"]
+    last = table.iloc[-1]
+    assert (last["stop_reason"], last["messages"]) == ("end_turn", 4)
+    assert pd.isna(last["transition_reason"])  # None, drawn as None
+    assert table["transition_reason"].iloc[-2] == "tool_result"
+    rows, start = mark(table, 3)
+    assert start == 0 and list(rows["now"]).index("▶") == 3
+    assert table["now"].eq("").all()  # marking copies: the cached table stays clean
+
+
+def test_mark_shows_a_window_around_the_cursor_of_a_long_run():
+    trace = sample("hello-py")
+    table = steps_table(trace)
+    rows, start = mark(table, 10, around=2)
+    assert len(rows) == 5 and start == 8 and rows.iloc[2]["now"] == "▶"
+    rows, start = mark(table, 0, around=2)
+    assert start == 0 and rows.iloc[0]["now"] == "▶"
+    rows, start = mark(table, len(table) - 1, around=2)
+    assert start == len(table) - 5 and rows.iloc[-1]["now"] == "▶"
+
+
+def test_state_table_and_status_line():
+    trace = sample("two-tools")
+    end = len(trace) - 1
+    assert dict(zip(state_table(trace, end)["field"], state_table(trace, end)["value"])) == {
+        "messages (count)": "4", "turn_count": "2", "transition_reason": "None"}
+    assert status_line(trace, end) == "Step 10 of 10 · turn 2 · 4 · stop_reason: go on or end?"
+    assert status_line(trace, -1) == "Step 0 of 10 · not started"
+
+
+def test_window_pages_back_and_never_past_the_oldest():
+    assert window(5, 20) == (0, 5)
+    assert window(5000, 20) == (4980, 5000)
+    assert window(5000, 20, 1) == (4960, 4980)
+    assert window(50, 20, 1) == (10, 30)
+    assert window(50, 20, 2) == (0, 20)
+    assert window(50, 20, 9) == (0, 20)
+
+
+def test_pending_response_and_last_call():
+    trace = sample("two-tools")
+    call = next(i for i, s in enumerate(trace.steps) if s.stage == "call_model")
+    assert pending_response(trace, call)["stop_reason"] == "tool_use"
+    assert pending_response(trace, call + 1) is None
+    assert last_call_at(trace, call + 3) == call
+    assert last_call_at(trace, 0) is None
+
+
+def test_short_cuts_and_flattens():
+    assert short("a\n  b") == "a b"
+    assert short({"command": "ls"}) == '{"command": "ls"}'
+    assert len(short("x" * 500, 40)) == 40
+
+
+def test_diagram_lights_the_stage_and_the_edge_taken():
+    plain = dot()
+    assert "digraph loop" in plain and "penwidth=3" not in plain
+    trace = sample("two-tools")
+    stages = [s.stage for s in trace.steps]
+    second_tool = len(stages) - 1 - stages[::-1].index("run_tool")
+    lit = dot_at(trace, second_tool)
+    assert 'tools [label="4 · run each tool_use,\\ncollect its tool_result", fillcolor="#ffe3c2"' in lit
+    assert "tools -> tools [label=\" next tool_use \", color=\"#d9480f\"" in lit
+    end = dot_at(trace, len(trace) - 1)  # decide, ending: the edge to the end is drawn, the end is green
+    assert 'decide -> done [label=" no ", color="#d9480f"' in end
+    assert 'done [label="the loop ends", shape=box, style="rounded,filled,dashed", fillcolor="#d3f9d8"' in end

@@ -1,0 +1,131 @@
+"""The app in a real browser: Debian's chromium driven by Playwright against `streamlit run app.py`.
+
+Steps a scenario to its end by clicking Step, checks that every tool_use id is
+on the page with its tool_result, uses the keyboard shortcuts, and saves the
+screenshot the README shows (docs/screenshot.png).
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bench.render import CHROMIUM, IDLE, launch, serve_app
+
+ROOT = Path(__file__).resolve().parent.parent
+SCREENSHOT = ROOT / "docs" / "screenshot.png"
+
+# The blocks of the history, in page order: (kind, text) for each markdown and code element.
+READ_HISTORY = """() => {
+    const out = [];
+    for (const el of document.querySelectorAll('[data-testid="stChatMessage"] [data-testid="stMarkdownContainer"], '
+                                              + '[data-testid="stChatMessage"] [data-testid="stCode"]')) {
+        out.push([el.matches('[data-testid="stCode"]') ? 'code' : 'markdown', el.innerText]);
+    }
+    return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def url():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium. Install it with "
+                    "`sudo apt-get install -y chromium` (or `make chromium`), then run the tests again.")
+    with serve_app() as address:
+        yield address
+
+
+@pytest.fixture
+def page(url):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page.goto(url)
+        page.wait_for_selector(IDLE, timeout=60_000)
+        yield page
+        browser.close()
+
+
+def status(page) -> str:
+    heads = [h for h in page.locator("h3").all_text_contents() if h.startswith("Step ")]
+    return heads[0] if heads else ""
+
+
+def wait_for_status(page, prefix: str) -> None:
+    page.wait_for_function(
+        """([prefix, idle]) => [...document.querySelectorAll('h3')].some(h => h.textContent.startsWith(prefix))
+                               && document.querySelector(idle) !== null""",
+        arg=[prefix, IDLE], timeout=60_000)
+
+
+def click_step(page, k: int, n: int | None = None) -> None:
+    page.get_by_role("button", name="Step", exact=False).first.click()
+    wait_for_status(page, f"Step {k} of {n or k}")
+
+
+def pairs_on_page(page) -> tuple[list[str], dict[str, str]]:
+    """The tool_use ids in the history, and each tool_result's text by the id it answers."""
+    uses, results, answering = [], {}, None
+    for kind, text in page.evaluate(READ_HISTORY):
+        head = text.split()[:2]  # an icon's name, then the block's type
+        if kind == "markdown" and "tool_use" in head:
+            uses.extend(re.findall(r"toolu_\w+", text))
+        elif kind == "markdown" and "tool_result" in head:
+            answering = re.findall(r"toolu_\w+", text)[0]
+        elif kind == "code" and answering:
+            results[answering], answering = text.strip(), None
+    return uses, results
+
+
+def test_step_to_the_end_shows_every_tool_use_with_its_result(page):
+    assert page.get_by_role("heading", name="Step through the loop").is_visible()
+    assert "Step 0 of 0" in status(page)
+    k = 0
+    while not page.get_by_text("The loop has ended").count():
+        k += 1
+        assert k <= 12, "two-tools should end within 10 steps"
+        click_step(page, k)
+    assert k == 10 and status(page) == "Step 10 of 10 · turn 2 · 4 · stop_reason: go on or end?"
+    assert page.get_by_role("button", name="Step", exact=False).first.is_disabled()
+
+    uses, results = pairs_on_page(page)
+    assert len(uses) == 2 and set(results) == set(uses)
+    date, size = (results[u] for u in uses)
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", date), date
+    assert re.search(r"^\S+\s+\.", size), size  # du -sh . prints "<size>\t."
+    final = page.locator('[data-testid="stChatMessage"]').last.inner_text()
+    assert "Two tool calls in one turn" in final
+
+    # Back moves the cursor; the history is the one of that step, and nothing runs.
+    for k in (9, 8, 7):
+        page.get_by_role("button", name="Back", exact=False).first.click()
+        wait_for_status(page, f"Step {k} of 10")
+    assert "5 · write tool_results back" in status(page)
+    assert page.get_by_text("added by this step").count() == 1
+    page.wait_for_timeout(500)  # let the diagram settle
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT))
+
+
+def test_keyboard_shortcuts_move_the_cursor(page, url):
+    page.goto(f"{url}/replay")
+    wait_for_status(page, "Step 1 of 10")
+    page.keyboard.press("ArrowRight")
+    wait_for_status(page, "Step 2 of 10")
+    page.keyboard.press("End")
+    wait_for_status(page, "Step 10 of 10")
+    page.keyboard.press("ArrowLeft")
+    wait_for_status(page, "Step 9 of 10")
+    page.keyboard.press("Home")
+    wait_for_status(page, "Step 1 of 10")
+
+
+def test_about_opened_first_still_gets_the_app_menu(page, url):
+    page.goto(f"{url}/about")
+    page.get_by_role("heading", name="About the loop").wait_for()
+    page.wait_for_selector(IDLE)
+    nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+    assert "Step through" in nav and "Replay" in nav and "About the loop" in nav
+    assert "the tool result goes back into the message history" in page.content()

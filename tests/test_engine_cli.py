@@ -1,0 +1,225 @@
+"""`python -m loop` as a learner types it: run, check, replay, scenarios, a real model id.
+
+Each command is a real subprocess. Starting Python and the SDK takes a second,
+so independent commands are started together and awaited together.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from loop import transcript
+from loop.__main__ import main
+from loop.rules import check
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens"]
+ENDINGS = {"list-files": "end_turn", "hello-py": "end_turn", "recover": "end_turn", "two-tools": "end_turn",
+           "max-tokens": "max_tokens"}
+
+
+def clean_env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    return {**env, **extra}
+
+
+def loop_cli(*commands: list[str], env: dict | None = None) -> list[subprocess.CompletedProcess]:
+    """Run `python -m loop ARGS` for each ARGS, all at once; their results in order."""
+    procs = [subprocess.Popen([sys.executable, "-m", "loop", *args], cwd=ROOT, env=env or clean_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for args in commands]
+    done = []
+    for args, proc in zip(commands, procs):
+        out, err = proc.communicate(timeout=120)
+        done.append(subprocess.CompletedProcess(args, proc.returncode, out, err))
+    return done
+
+
+def stage_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("[")]
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    """Every scenario run from the CLI into its own transcript: {name: (result, path, workspace)}."""
+    base = tmp_path_factory.mktemp("cli")
+    commands = [["run", "--scenario", name, "--out", str(base / f"{name}.json"), "--workspace", str(base / name)]
+                for name in SCENARIOS]
+    return {name: (result, base / f"{name}.json", base / name)
+            for name, result in zip(SCENARIOS, loop_cli(*commands))}
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_run_each_scenario_prints_each_stage_and_saves_it(ran, name):
+    result, path, workspace = ran[name]
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"model: scripted (offline, no key) · workspace: {workspace}"
+    trace = transcript.load(path)
+    assert lines[-2] == f"ended: {ENDINGS[name]} · turn_count {trace.steps[-1].turn_count} · {len(trace)} steps"
+    assert lines[-1] == f"transcript: {path}"
+    stages = stage_lines(result.stdout)
+    assert len(stages) == len(trace)
+    assert stages[0] == f"[1] turn 1 · 1 · user request into messages: messages ← user: {trace.meta['task']}"
+    assert stages[1].startswith("[2] turn 1 · 2 · call the model: stop_reason=tool_use")
+
+
+def test_check_and_replay_as_commands(ran):
+    names = ["recover", "two-tools"]
+    paths = [ran[name][1] for name in names]
+    results = loop_cli(*[["check", str(p)] for p in paths], *[["replay", str(p)] for p in paths])
+    for name, path, checked, replayed in zip(names, paths, results[:2], results[2:]):
+        trace = transcript.load(path)
+        assert checked.returncode == 0 and checked.stderr == ""
+        assert checked.stdout == (f"ok: {len(trace.messages)} messages, 2 tool_use/tool_result pair(s) "
+                                  "hold the API's rules\n")
+        assert replayed.returncode == 0 and replayed.stderr == ""
+        head = replayed.stdout.splitlines()[0]
+        assert head == f"model: loopscope-scripted · task: {trace.meta['task']} (replay: nothing is run)"
+        # The same lines as the live run printed.
+        assert stage_lines(replayed.stdout) == stage_lines(ran[name][0].stdout)
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_check_and_replay_each_transcript(ran, name, capsys):
+    # The same commands in-process (`main` is what `python -m loop` calls), to spare a second of start-up each.
+    path = ran[name][1]
+    trace = transcript.load(path)
+    pairs = sum(1 for s in trace.steps if s.stage == "run_tool")
+    assert main(["check", str(path)]) == 0
+    checked = capsys.readouterr()
+    assert checked.out == f"ok: {len(trace.messages)} messages, {pairs} tool_use/tool_result pair(s) hold the API's rules\n"
+    assert main(["replay", str(path)]) == 0
+    replayed = capsys.readouterr()
+    assert replayed.err == ""
+    assert stage_lines(replayed.out) == stage_lines(ran[name][0].stdout)
+
+
+def write_broken(base: Path, good: dict) -> dict[str, Path]:
+    """A few broken transcripts and what each error must name."""
+    files = {}
+    bad_json = base / "bad-json.json"
+    bad_json.write_text('{"format": "loopscope-transcript",\n  "version": 1,\n  "messages": [,]}')
+    files["not valid JSON: Expecting value at line 3, column 16"] = bad_json
+    for name, change, words in [
+        ("version", lambda d: d.update(version=7), "version: this Loopscope reads version 1, the file is version 7"),
+        ("missing", lambda d: d["steps"][3].pop("n_messages"), "steps[3]: missing n_messages"),
+        ("pairs", lambda d: d["messages"][2]["content"][0].update(tool_use_id="toolu_GONE"),
+         "messages: the tool_use/tool_result ids do not pair"),
+        ("stage", lambda d: d["steps"][0].update(stage={"x": 1}), "steps[0].stage: unknown stage {'x': 1}"),
+    ]:
+        data = json.loads(json.dumps(good))
+        change(data)
+        path = base / f"{name}.json"
+        path.write_text(json.dumps(data))
+        files[words] = path
+    files["No such file or directory"] = base / "nowhere.json"
+    return files
+
+
+def test_replay_of_a_broken_file_says_why_without_a_traceback(ran, tmp_path):
+    good = json.loads(ran["two-tools"][1].read_text())
+    files = write_broken(tmp_path, good)
+    as_commands = [(w, p) for w, p in files.items() if "JSON" in w or "pair" in w]
+    for (words, path), result in zip(as_commands, loop_cli(*[["replay", str(p)] for _, p in as_commands])):
+        assert result.returncode == 1, words
+        assert result.stdout == ""
+        assert result.stderr.startswith("error: ") and words in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_replay_and_check_of_each_broken_file_in_process(ran, tmp_path, capsys):
+    good = json.loads(ran["two-tools"][1].read_text())
+    for words, path in write_broken(tmp_path, good).items():
+        for command in ("replay", "check"):
+            if command == "check" and "pair" in words:
+                continue  # check loads broken pairs to list them (below)
+            assert main([command, str(path)]) == 1, (command, words)
+            out = capsys.readouterr()
+            assert out.out == "" and out.err.startswith("error: ") and words in out.err, (command, out.err)
+
+
+def test_check_names_each_broken_pair_on_its_own_line(ran, tmp_path):
+    data = json.loads(ran["two-tools"][1].read_text())
+    first, second = data["messages"][2]["content"]
+    first["tool_use_id"] = "toolu_WRONG"
+    data["messages"][2]["content"] = [{"type": "text", "text": "results:"}, first, second]
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps(data))
+    (result,) = loop_cli(["check", str(path)])
+    expected = [str(v) for v in check(data["messages"], as_request=False)]
+    assert len(expected) == 2
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == expected
+    assert expected[0].startswith("messages.1: `tool_use` ids were found without `tool_result` blocks")
+    assert expected[1].startswith("messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: "
+                                  "toolu_WRONG.")
+
+
+def test_scenarios_lists_all_five():
+    (result,) = loop_cli(["scenarios"])
+    assert result.returncode == 0
+    listed = [line.split()[0] for line in result.stdout.splitlines() if line and not line[0].isspace()]
+    assert listed == SCENARIOS
+
+
+def test_a_model_id_goes_to_the_server_in_the_environment(fake_api, tmp_path):
+    key = "sk-ant-CANARY-123"
+    out = tmp_path / "t.json"
+    env = clean_env(ANTHROPIC_BASE_URL=fake_api.url, ANTHROPIC_API_KEY=key)
+    (result,) = loop_cli(["run", "--scenario", "hello-py", "--model", "some-id", "--out", str(out),
+                          "--workspace", str(tmp_path / "ws")], env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"model: some-id · workspace: {tmp_path / 'ws'}")
+    assert [r["model"] for r in fake_api.requests] == ["some-id"] * 3
+    assert fake_api.headers[0]["authorization"] == f"Bearer {key}"
+    assert "ended: end_turn" in result.stdout
+    assert key not in out.read_text() and key not in result.stdout
+    assert transcript.load(out).meta["model"] == "some-id"
+
+
+def test_an_api_error_is_explained_and_the_steps_so_far_are_kept(fake_api, tmp_path):
+    fake_api.fail(401, times=5, body={"type": "error", "error": {"type": "authentication_error",
+                                                                  "message": "invalid x-api-key"}})
+    out = tmp_path / "t.json"
+    env = clean_env(ANTHROPIC_BASE_URL=fake_api.url, ANTHROPIC_API_KEY="sk-ant-CANARY-123")
+    (result,) = loop_cli(["run", "--scenario", "list-files", "--model", "some-id", "--out", str(out),
+                          "--workspace", str(tmp_path / "ws")], env=env)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "error: The API key was refused (401 authentication error). Check the key, then retry. invalid x-api-key",
+        f"the steps so far are in {out}",
+    ]
+    trace = transcript.load(out)
+    assert [s.stage for s in trace.steps] == ["user_request"]
+    assert "CANARY" not in out.read_text()
+
+
+def test_a_real_model_without_a_key_is_an_error_not_a_traceback():
+    (result,) = loop_cli(["run", "--scenario", "list-files", "--model", "claude-x"])
+    assert result.returncode == 2
+    assert result.stderr == ("error: The model 'claude-x' needs an API key: set ANTHROPIC_API_KEY or enter one, "
+                             "or choose the scripted model, which needs none.\n")
+
+
+def test_mistakes_on_the_command_line_are_errors_not_tracebacks(tmp_path, capsys):
+    for args, words in [(["run"], "run needs a TASK or --scenario NAME"),
+                        (["run", "--scenario", "nope"], "invalid choice: 'nope'")]:
+        with pytest.raises(SystemExit) as caught:  # argparse's usage error
+            main(args)
+        assert caught.value.code == 2 and words in capsys.readouterr().err
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("x")
+    assert main(["run", "--scenario", "list-files", "--workspace", str(not_a_folder)]) == 2
+    assert capsys.readouterr().err == f"error: workspace {not_a_folder}: File exists\n"
+    assert main(["run", "--scenario", "list-files", "--workspace", str(tmp_path / "ws"),
+                 "--out", str(tmp_path / "no" / "such" / "t.json")]) == 1
+    out = capsys.readouterr()
+    assert "ended: end_turn" in out.out
+    assert out.err == f"error: cannot write {tmp_path / 'no' / 'such' / 't.json'}: No such file or directory\n"

@@ -1,0 +1,90 @@
+"""`python -m loop import FILE --out t.json`, then `check` and `replay` on what it wrote."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path("/work/shared/fixtures/claude-code")
+
+
+def loop(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "loop", *map(str, args)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_import_a_real_log_then_check_and_replay_it(tmp_path):
+    out = tmp_path / "edge.json"
+    done = loop("import", FIXTURES / "edge_cases.jsonl", "--out", out)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "format: claude-code"
+    assert lines[1].startswith("thread: main (imported) · 12 records · main conversation: Here's a message")
+    assert "warning: passed over lines that are JSON but not a record (an object) ×3: line 13, line 15, line 16" in lines
+    assert lines[-2:] == ["12 messages, 23 steps", f"transcript: {out}"]
+    saved = json.loads(out.read_text())
+    assert saved["format"] == "loopscope-transcript" and saved["imported"]["format"] == "claude-code"
+
+    check = loop("check", out)
+    assert check.returncode == 1  # the log's own unanswered tool_use blocks, as the API would say it
+    assert check.stdout.splitlines()[0].startswith(
+        "messages.8: `tool_use` ids were found without `tool_result` blocks immediately after: tool_edge_002.")
+
+    replay = loop("replay", out)
+    assert replay.returncode == 0, replay.stderr
+    said = replay.stdout.splitlines()
+    assert said[0] == f"note: this imported history breaks the API's tool-use rules in 2 place(s); " \
+                      f"`python -m loop check {out}` lists them"
+    assert said[2].startswith("[1] turn 1 · 1 · user request into messages: messages ← user: Here's a message")
+    assert any("run a tool_use: MultiEdit" in line and "(no tool_result was recorded" in line for line in said)
+    assert len(said) == 2 + 23
+
+
+def test_import_the_course_trace_then_check_and_replay_it(tmp_path):
+    out = tmp_path / "s01.json"
+    done = loop("import", ROOT / "tests" / "data" / "course_s01_trace.json", "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "format: course-trace"
+    check = loop("check", out)
+    assert (check.returncode, check.stdout) == (0, "ok: 8 messages, 3 tool_use/tool_result pair(s) hold the API's rules\n")
+    replay = loop("replay", out)
+    assert replay.returncode == 0
+    said = replay.stdout.splitlines()
+    assert said[0] == ("model: MiniMax-M2.5 · task: Find all Python files in this directory, count their lines, and "
+                       "create a summary report (replay: nothing is run)")
+    assert said[-1] == "[19] turn 4 · 4 · stop_reason: go on or end?: the loop ends: the model finished its answer (end_turn)"
+
+
+def test_a_native_transcript_with_broken_pairs_is_still_refused_by_replay(tmp_path):
+    broken = {"format": "loopscope-transcript", "version": 1, "messages": [
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "?"}]}], "steps": []}
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(broken))
+    replay = loop("replay", path)
+    assert replay.returncode == 1
+    assert replay.stderr.startswith("error: messages: the tool_use/tool_result ids do not pair")
+
+
+def test_import_a_chosen_thread(tmp_path):
+    from bench.replay import claude_code_log
+
+    log = tmp_path / "long.jsonl"
+    log.write_bytes(claude_code_log(400, seed=5))
+    done = loop("import", log, "--thread", "agent-a1b2c3d4", "--out", tmp_path / "sub.json")
+    assert done.returncode == 0, done.stderr
+    assert "thread: agent-a1b2c3d4 (imported) · 18 records · sub-agent a1b2c3d4: Find where the loop is tested" \
+           in done.stdout.splitlines()
+    assert json.loads((tmp_path / "sub.json").read_text())["imported"]["thread"] == "agent-a1b2c3d4"
+
+
+def test_what_cannot_be_imported_is_one_error_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"messages": "caf\xe9"}')
+    done = loop("import", bad)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "error: bad.json: not UTF-8 text: line 1, byte 17 (0xe9) cannot be decoded\n"
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b" " * 2_000_000)
+    done = loop("import", big, "--max-mb", "1")
+    assert done.stderr.startswith("error: big.jsonl: the file is 2.0 MB, over the import limit of 1.0 MB")

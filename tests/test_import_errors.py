@@ -1,0 +1,131 @@
+"""Files that cannot be read say why in one line; files that can be partly read say what was left out."""
+
+import json
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from loop import transcript
+from loop.importers import DEFAULT_MAX_BYTES, ImportFailed, import_bytes, import_file
+
+
+def failure(data: bytes, name: str = "f.json", **kwargs) -> str:
+    with pytest.raises(ImportFailed) as failed:
+        import_bytes(data, name, **kwargs)
+    return str(failed.value)
+
+
+def test_not_utf8_names_the_line_and_the_byte():
+    assert failure(b'[{"role": "user", "content": "ok"},\n {"role": "user", "content": "caf\xe9"}]') == \
+        "f.json: not UTF-8 text: line 2, byte 69 (0xe9) cannot be decoded"
+
+
+def test_utf16_is_named_as_such():
+    data = json.dumps([{"role": "user", "content": "hi"}]).encode("utf-16")
+    assert failure(data) == "f.json: the file is UTF-16 text; Loopscope reads UTF-8 (save it again as UTF-8)"
+
+
+def test_a_utf8_byte_order_mark_is_fine():
+    imported = import_bytes("\ufeff".encode() + json.dumps([{"role": "user", "content": "hi"}]).encode())
+    assert imported.trace.messages == [{"role": "user", "content": "hi"}]
+
+
+def test_a_file_over_the_cap_is_refused_before_it_is_parsed():
+    data = json.dumps([{"role": "user", "content": "x" * 500}]).encode()
+    assert failure(data, max_bytes=100) == (
+        f"f.json: the file is {len(data):,} bytes, over the import limit of 100 bytes; nothing was read "
+        "(raise the limit with max_bytes, or --max-mb on the command line)")
+    assert import_bytes(data, max_bytes=len(data)).trace.messages[0]["content"] == "x" * 500
+
+
+def test_the_default_cap_is_100_mb():
+    # Not JSON at all: had it been parsed, the error would be a JSON one.
+    huge = b"\xff" * (DEFAULT_MAX_BYTES + 1)
+    started = time.perf_counter()
+    said = failure(huge, "huge.jsonl")
+    assert said.startswith("huge.jsonl: the file is 100.0 MB, over the import limit of 100.0 MB; nothing was read")
+    assert time.perf_counter() - started < 2
+
+
+def test_import_file_checks_the_size_before_reading(tmp_path):
+    path = tmp_path / "sparse.jsonl"
+    with path.open("wb") as f:
+        f.truncate(DEFAULT_MAX_BYTES + 1)  # a sparse file: nothing is written, nothing should be read
+    with pytest.raises(ImportFailed) as failed:
+        import_file(path)
+    assert str(failed.value).startswith("sparse.jsonl: the file is 100.0 MB, over the import limit of 100.0 MB")
+    with pytest.raises(ImportFailed) as failed:
+        import_file(tmp_path / "missing.json")
+    assert str(failed.value) == "missing.json: cannot read it (No such file or directory)"
+
+
+@pytest.mark.parametrize("data, said", [
+    (b"", "f.json: the file is empty"),
+    (b"  \n\n ", "f.json: the file is empty"),
+    (b'{"messages": [', "f.json: line 1: not valid JSON (Expecting value, column 15)"),
+    (b'{\n  "messages": [\n    {"role": "user",, "content": "x"}\n  ]\n}',
+     "f.json: line 3: not valid JSON (Expecting property name enclosed in double quotes, column 21)"),
+    (b"{oops\n{oops\n", "f.json: line 1: not valid JSON (Expecting property name enclosed in double quotes, column 2)"),
+    (b'{"hello": "world"}', "f.json: valid JSON but not a transcript of any known format: it is an object with "
+                            "keys ['hello']. Loopscope reads a Loopscope transcript, a Claude Code session log "
+                            "(.jsonl), an Anthropic messages list, request body or list of responses, OpenAI chat "
+                            "messages or a request body, or a learn-claude-code trace"),
+    (b"42", "f.json: valid JSON but not a transcript of any known format: it is a single int. Loopscope reads"),
+    (b"[]", "f.json: valid JSON but not a transcript of any known format: it is an empty list."),
+    (b'{"foo": 1}\n{"foo": 2}\n', "f.json: JSON Lines, but not a log of any known format: the first line holds an "
+                                  "object with keys ['foo']."),
+    (b'{"type": "summary", "summary": "s", "leafUuid": "x"}\n{"type": "summary", "summary": "t"}\n',
+     "f.json: read as claude-code, but no message could be read: passed over records that are not messages "
+     "(summary) ×2: line 1, line 2"),
+    (b"[" * 100_000 + b"]" * 100_000, "f.json: its JSON is nested too deeply to read"),
+    (b'{"format": "loopscope-transcript", "version": 99, "messages": [], "steps": []}',
+     "f.json: a Loopscope transcript that cannot be loaded: version: this Loopscope reads version 1, the file is "
+     "version 99"),
+])
+def test_what_cannot_be_read_is_said_in_one_line(data, said):
+    message = failure(data)
+    assert message.startswith(said)
+    assert "\n" not in message
+
+
+def test_a_bad_line_in_the_middle_of_a_log_is_passed_over_and_named():
+    lines = [
+        {"type": "user", "uuid": "a", "parentUuid": None, "message": {"role": "user", "content": "hi"}},
+        "this line is not JSON",
+        {"type": "assistant", "uuid": "b", "parentUuid": "a",
+         "message": {"id": "m", "role": "assistant", "content": [{"type": "text", "text": "hello"}]}},
+    ]
+    data = "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines).encode()
+    imported = import_bytes(data)
+    assert len(imported.trace.messages) == 2
+    assert imported.warnings == ["passed over lines that are not valid JSON ×1: line 2"]
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+    | st.sampled_from(["user", "assistant", "tool_use", "tool_result", "text", "message", "t1"]),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(
+        st.sampled_from(["role", "content", "type", "id", "tool_use_id", "name", "input", "text", "messages",
+                         "uuid", "parentUuid", "message", "isSidechain", "cycles", "request", "response",
+                         "tool_calls", "function", "arguments", "tool_call_id", "format", "steps", "stop_reason"]),
+        inner, max_size=6),
+    max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(json_values.map(lambda v: json.dumps(v).encode()),
+                 st.lists(json_values, min_size=1, max_size=6).map(
+                     lambda vs: "\n".join(json.dumps(v) for v in vs).encode()),
+                 st.binary(max_size=200)))
+def test_any_input_imports_or_fails_with_a_clear_message_never_a_crash(data):
+    try:
+        imported = import_bytes(data, "fuzz")
+    except ImportFailed as exc:
+        assert str(exc).startswith("fuzz: ") and "did not expect" not in str(exc)
+        return
+    trace = imported.trace
+    assert trace.steps
+    back = transcript.loads(transcript.dumps(trace), strict=False)
+    assert back.messages == trace.messages and len(back.steps) == len(trace.steps)
