@@ -5,11 +5,8 @@ in pages/ draws (trace, cursor) with the small views in pages/views/.
 """
 
 import streamlit as st
-import time, sys
-T0 = time.perf_counter(); print("app start", flush=True)
 
 from pages.views.nav import run_app
 
 st.set_page_config(page_title="Loopscope", page_icon=":material/autorenew:", layout="wide")
 run_app()
-print("app end", round((time.perf_counter()-T0)*1000), flush=True)

@@ -7,12 +7,11 @@ from pages.views.replay import draw_openers
 from pages.views.step import draw_save, draw_step
 
 through_app()
-import time as _t; _T=_t.perf_counter(); _p=lambda m: print(m, round((_t.perf_counter()-_T)*1000), flush=True)
 
 st.title("Replay a run")
 st.caption("Open a transcript and step through it exactly as in Step through. Nothing is executed: "
            "no model is called and no tool is run.")
-_p("before openers"); replay = draw_openers(); _p("after openers")
+replay = draw_openers()
 if replay is None:
     st.info("Open a transcript or choose a sample to replay.")
     st.stop()
@@ -28,6 +27,6 @@ if warnings:
     shown = "\n".join(f"- {w}" for w in warnings[:10])
     more = f"\n- … and {len(warnings) - 10} more" if len(warnings) > 10 else ""
     st.warning(f"**{len(warnings)} warning(s) while importing:**\n{shown}{more}", icon=":material/warning:")
-_p("before step"); draw_step(trace, "replay"); _p("after step")
+draw_step(trace, "replay")
 with save:
     draw_save(trace, "replay", replay["name"].rsplit(".", 1)[0])

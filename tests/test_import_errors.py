@@ -129,3 +129,55 @@ def test_any_input_imports_or_fails_with_a_clear_message_never_a_crash(data):
     assert trace.steps
     back = transcript.loads(transcript.dumps(trace), strict=False)
     assert back.messages == trace.messages and len(back.steps) == len(trace.steps)
+
+
+def _near(kind: str):
+    """Records shaped almost like the real thing, with anything in their fields."""
+    ids = st.sampled_from(["a", "b", "c", "d", None])
+    blocks = st.lists(st.one_of(json_values, st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "tool_use", "tool_result", "thinking"])},
+        optional={"id": ids, "tool_use_id": ids, "text": json_values, "content": json_values, "input": json_values,
+                  "is_error": json_values})), max_size=4)
+    content = st.one_of(st.text(max_size=5), blocks, json_values)
+    if kind == "claude-code":
+        return st.fixed_dictionaries(
+            {"type": st.sampled_from(["user", "assistant", "summary", "system"]), "uuid": ids, "parentUuid": ids},
+            optional={"isSidechain": json_values, "agentId": json_values, "timestamp": json_values,
+                      "toolUseResult": json_values, "logicalParentUuid": ids,
+                      "message": st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"])},
+                                                       optional={"content": content, "id": ids,
+                                                                 "stop_reason": json_values, "usage": json_values})})
+    return st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "tool", "system"])}, optional={
+        "content": content, "tool_calls": st.lists(st.fixed_dictionaries({"id": ids}, optional={
+            "function": st.fixed_dictionaries({}, optional={"name": json_values, "arguments": json_values})}),
+            max_size=3), "tool_call_id": ids, "stop_reason": json_values, "usage": json_values, "type": json_values})
+
+
+def _near_course_trace():
+    opt = st.fixed_dictionaries
+    return opt({"cycles": st.lists(st.one_of(json_values, opt({}, optional={
+        "elapsed_ms": json_values,
+        "request": opt({}, optional={"messages": st.one_of(st.lists(_near("messages"), max_size=4), json_values),
+                                     "model": json_values, "system": json_values}),
+        "response": opt({}, optional={"content": json_values, "stop_reason": json_values, "usage": json_values}),
+        "tool_executions": st.one_of(json_values, st.lists(opt({}, optional={"name": json_values,
+                                                                           "output": json_values}), max_size=3)),
+    })), max_size=4)}, optional={"prompt": json_values, "total_cycles": json_values, "total_input_tokens": json_values})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(
+    st.lists(_near("claude-code"), min_size=1, max_size=8).map(lambda rs: "\n".join(json.dumps(r) for r in rs).encode()),
+    st.lists(_near("messages"), min_size=1, max_size=8).map(lambda ms: json.dumps(ms).encode()),
+    st.fixed_dictionaries({"messages": st.lists(_near("messages"), max_size=6)}, optional={
+        "tools": json_values, "model": json_values, "system": json_values}).map(lambda b: json.dumps(b).encode()),
+    _near_course_trace().map(lambda t: json.dumps(t).encode()),
+))
+def test_almost_valid_logs_and_histories_import_or_fail_clearly(data):
+    try:
+        imported = import_bytes(data, "fuzz")
+    except ImportFailed as exc:
+        assert "did not expect" not in str(exc), str(exc)
+        return
+    back = transcript.loads(transcript.dumps(imported.trace), strict=False)
+    assert back.messages == imported.trace.messages

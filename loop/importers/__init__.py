@@ -290,12 +290,12 @@ def _unknown_blocks(parsed: Parsed, notes: Notes) -> None:
     for i, message in enumerate(parsed.messages):
         for block in rules.blocks(message):
             kind = block.get("type") if isinstance(block, dict) else None
-            if kind not in KNOWN_BLOCKS:
+            if not (isinstance(kind, str) and kind in KNOWN_BLOCKS):
                 notes.count(f"kept blocks of type {kind!r}, which Loopscope shows raw", f"messages.{i}")
     for i, recorded in parsed.responses.items():
         content = recorded.get("content")
         for block in content if isinstance(content, list) and content is not parsed.messages[i]["content"] else []:
             kind = block.get("type") if isinstance(block, dict) else None
-            if kind not in KNOWN_BLOCKS:
+            if not (isinstance(kind, str) and kind in KNOWN_BLOCKS):
                 notes.count(f"kept blocks of type {kind!r} in recorded responses, which Loopscope shows raw",
                             f"the call for messages.{i}")

@@ -82,7 +82,8 @@ def read(trace: dict, notes: Notes) -> Parsed:
         history.append({"role": "assistant", "content": content})
         parsed.origins.append(f"{name}.response")
         uses = tool_uses(history[-1])
-        executions = [e for e in cycle.get("tool_executions") or [] if isinstance(e, dict)]
+        recorded_runs = cycle.get("tool_executions")
+        executions = [e for e in recorded_runs if isinstance(e, dict)] if isinstance(recorded_runs, list) else []
         if len(executions) != len(uses):
             notes.warn(f"{name}: {len(uses)} tool_use block(s) but {len(executions)} tool_execution(s) recorded")
         results = []

@@ -12,6 +12,17 @@ chapter's rules and emits the same stages, in the same order, with the same
 
 so every view of a live run (history, pairs, LoopState, diagram) works on an
 imported one unchanged. Nothing here runs a tool or calls a model.
+
+A step's `detail` holds what runner.py puts there, less what the source did
+not record (no `duration_ms` unless recorded, no `retries`), plus:
+    call_model    "recorded": a response was recorded beside the history;
+                  "stop_reason_inferred": the stop_reason was filled in from the content;
+                  "cycle": the course trace's cycle number
+    run_tool      "recorded": false when no tool_result answered the tool_use (the step
+                  then carries an is_error tool_result saying so, in detail only);
+                  "tool_use_result": a Claude Code log's tool-specific account of the run;
+                  "tool_execution": the course trace's {name, input, output}
+    user_request  "note": why a user message past the first is a step of its own
 """
 
 from __future__ import annotations
@@ -110,6 +121,10 @@ def trace_from_history(messages: list, meta: dict, responses: dict | None = None
             request.update({k: v for k, v in (recorded.get("request") or {}).items() if k != "messages"})
             response = {k: v for k, v in recorded.items() if k not in ("request", "duration_ms", "detail")}
             response.setdefault("content", content)
+            if not isinstance(response.get("stop_reason"), (str, type(None))):
+                notes.append(f"messages.{i}: the recorded stop_reason {response['stop_reason']!r} is not a string; "
+                             "inferred from the content instead")
+                response["stop_reason"] = None
             inferred = response.get("stop_reason") is None
             if inferred:
                 response["stop_reason"] = "tool_use" if uses else "end_turn"
@@ -118,9 +133,10 @@ def trace_from_history(messages: list, meta: dict, responses: dict | None = None
             input_tokens += _tokens(usage.get("input_tokens"))
             output_tokens += _tokens(usage.get("output_tokens"))
             ended = None
-            add("call_model", i, {"request": request, "response": response, "duration_ms": recorded.get("duration_ms"),
-                                  "retries": None, "recorded": bool(recorded), "stop_reason_inferred": inferred,
-                                  **(recorded.get("detail") or {})}, at)
+            # Facts the source did not record are left out, not guessed (docs/transcript-format.md).
+            timing = {"duration_ms": recorded["duration_ms"]} if recorded.get("duration_ms") is not None else {}
+            add("call_model", i, {"request": request, "response": response, **timing, "recorded": bool(recorded),
+                                  "stop_reason_inferred": inferred, **(recorded.get("detail") or {})}, at)
             # Stage 3: the assistant response itself goes into the history.
             add("append_assistant", i + 1, {}, at)
             # Stage 4: anything but stop_reason "tool_use" ends the loop.
@@ -150,8 +166,7 @@ def trace_from_history(messages: list, meta: dict, responses: dict | None = None
                                  + ("in the next message" if following is not None else "(the history ends here)"))
                 detail = {"tool_use_id": use.get("id"), "name": use.get("name"), "input": use.get("input"),
                           "output": result.get("content"), "is_error": bool(result.get("is_error")),
-                          "duration_ms": None, "tool_result": result, "given_by_user": False,
-                          "recorded": key in answers}
+                          "tool_result": result, "given_by_user": False, "recorded": key in answers}
                 detail.update(tool_details.get(key) or {})
                 add("run_tool", i + 1, detail, float(times.get(i + 1) or at) if key in answers else at)
     trace = Trace(meta=meta, messages=messages, steps=steps)

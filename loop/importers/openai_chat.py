@@ -153,7 +153,10 @@ def read_request(body: dict, notes: Notes) -> Parsed:
     if max_tokens:
         parsed.meta["max_tokens"] = max_tokens
     tools = []
-    for tool in body.get("tools") or []:
+    given = body.get("tools")
+    if given is not None and not isinstance(given, list):
+        notes.warn(f"tools: {json.dumps(given)[:80]} is not a list; passed over")
+    for tool in given if isinstance(given, list) else []:
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(function, dict):
             tools.append({"name": function.get("name"), "description": function.get("description", ""),
