@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import anthropic
 
-from .model import MissingKey
+from .model import InvalidResponse, MissingKey
 
 
 def explain(exc: BaseException) -> str:
     """One or two sentences a learner can act on. Never includes a key: the SDK's errors carry none."""
-    if isinstance(exc, MissingKey):
+    if isinstance(exc, (MissingKey, InvalidResponse)):
         return str(exc)
     if isinstance(exc, anthropic.APITimeoutError):
         return "The model did not answer in time (timeout). Try again, or raise the timeout."

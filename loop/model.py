@@ -75,8 +75,11 @@ def scripted_transport() -> httpx2.MockTransport:
     return httpx2.MockTransport(handle)
 
 
-def make_client(config: ModelConfig) -> anthropic.Anthropic:
-    """The SDK client for `config`: in-process for the scripted model, over HTTP otherwise."""
+def make_client(config: ModelConfig, on_request: Callable | None = None) -> anthropic.Anthropic:
+    """The SDK client for `config`: in-process for the scripted model, over HTTP otherwise.
+
+    `on_request` sees every HTTP attempt the SDK makes, retries included.
+    """
     if config.scripted:
         return anthropic.Anthropic(
             api_key=scripted.PLACEHOLDER_KEY,
@@ -92,8 +95,25 @@ def make_client(config: ModelConfig) -> anthropic.Anthropic:
             "or choose the scripted model, which needs none."
         )
     # A local Anthropic-compatible server often needs no key, but the SDK wants one.
-    return anthropic.Anthropic(api_key=key or "no-key", base_url=base_url,
-                               timeout=config.timeout, max_retries=config.max_retries)
+    hooks = {"request": [on_request]} if on_request else {}
+    return anthropic.Anthropic(api_key=key or "no-key", base_url=base_url, timeout=config.timeout,
+                               max_retries=config.max_retries,
+                               http_client=anthropic.DefaultHttpxClient(event_hooks=hooks, timeout=config.timeout))
+
+
+class InvalidResponse(RuntimeError):
+    """A 200 answer the loop cannot use, such as a tool_use block without an id."""
+
+
+def _check_tool_uses(response: dict) -> None:
+    for n, block in enumerate(response["content"]):
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            missing = [k for k in ("id", "name") if not block.get(k)]
+            if missing:
+                raise InvalidResponse(
+                    f"The response's content.{n} is a tool_use block without {' or '.join(missing)}, so no "
+                    "tool_result could answer it; the step was not taken. Retry, or try another model."
+                )
 
 
 class Model:
@@ -101,8 +121,16 @@ class Model:
 
     def __init__(self, config: ModelConfig, client: anthropic.Anthropic | None = None):
         self.config = config
-        self.client = client or make_client(config)
+        self.client = client or make_client(config, on_request=self._attempt)
         self.on_text: Callable[[str], None] | None = None  # streamed text, as it arrives
+        self.on_attempt: Callable[[int, int], None] | None = None  # (attempt k, of at most n), retries included
+
+    def _attempt(self, request) -> None:
+        # The SDK retries by its own rules (429, 5xx, timeouts; retry-after; backoff) and numbers
+        # every attempt in this header: reading it makes the retries visible without redoing them.
+        if self.on_attempt:
+            retry = int(request.headers.get("x-stainless-retry-count") or 0)
+            self.on_attempt(retry + 1, self.config.max_retries + 1)
 
     @property
     def name(self) -> str:
@@ -139,6 +167,7 @@ class Model:
         response = message.to_dict()
         if not isinstance(response.get("content"), list):  # the later stages read it
             raise _bad_answer(answer, "it has no `content` list")
+        _check_tool_uses(response)
         request = {k: v for k, v in json.loads(answer.request.content).items() if k != "messages"}
         return Reply(response=response, request=request, duration_ms=round(took, 3), retries=retries)
 

@@ -63,5 +63,6 @@ def serve(port: int = 0, handler: type[Handler] = Handler, host: str = "127.0.0.
     """Start a server in a background thread; `server.server_address` says where."""
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
-    Thread(target=server.serve_forever, daemon=True).start()
+    # A short poll interval lets shutdown() return quickly (tests start and stop many servers).
+    Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server
