@@ -1,14 +1,16 @@
 """Click-to-update in a real browser, for short and very long histories.
 
     .venv/bin/python bench/render.py                 # 10, 200 and 5,000 messages
-    .venv/bin/python bench/render.py --sizes 5 5000 --clicks 10
+    .venv/bin/python bench/render.py --sizes 5 5000 --clicks 20
 
 For each size it writes a synthetic transcript (the real engine, a counting
 model and an echo tool: one tool_use a turn), serves `streamlit run app.py` on
 127.0.0.1, opens the transcript on the Replay page with Debian's chromium,
-jumps to the end, then clicks Back and Step in turn. A click is timed from the
-click until the page says the new step ("Step k of n") and the script state is
-`notRunning`. It prints the median and the worst of each.
+jumps to the end, then clicks Back through the last steps and Step forward
+again (every stage; the history window moves as messages come and go). A click
+is timed in the page, from the click until the page says the new step
+("Step k of n"), the script state is `notRunning` and a frame is painted.
+It prints the median and the worst of each.
 """
 
 from __future__ import annotations
@@ -182,10 +184,12 @@ def measure(url: str, n_messages: int, clicks: int, folder: Path) -> dict:
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
         open_transcript(page, url, path)
         timed_click(page, "replay-to-end", f"Step {n_steps} of {n_steps}")
-        back, step = [], []
-        for _ in range(clicks):
-            back.append(timed_click(page, "replay-back", f"Step {n_steps - 1} of {n_steps}"))
-            step.append(timed_click(page, "replay-step", f"Step {n_steps} of {n_steps}"))
+        clicks = min(clicks, n_steps - 1)
+        # Back through the last turns, then Step forward again: every stage, and the history
+        # window moving with the messages written and appended.
+        back = [timed_click(page, "replay-back", f"Step {n_steps - k} of {n_steps}") for k in range(1, clicks + 1)]
+        step = [timed_click(page, "replay-step", f"Step {k} of {n_steps}")
+                for k in range(n_steps - clicks + 1, n_steps + 1)]
         browser.close()
     return {"messages": n_messages, "steps": n_steps, "bytes": path.stat().st_size, "back": back, "step": step}
 
@@ -193,7 +197,7 @@ def measure(url: str, n_messages: int, clicks: int, folder: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 200, 5000], help="history lengths (messages)")
-    parser.add_argument("--clicks", type=int, default=5, help="Back and Step clicks timed at each size")
+    parser.add_argument("--clicks", type=int, default=10, help="Back clicks, then Step clicks, timed at each size")
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="loopscope-bench-") as folder, serve_app() as url:

@@ -5,10 +5,15 @@ from __future__ import annotations
 import anthropic
 
 from .model import InvalidResponse, MissingKey
+from .redact import redact
 
 
 def explain(exc: BaseException) -> str:
-    """One or two sentences a learner can act on. Never includes a key: the SDK's errors carry none."""
+    """One or two sentences a learner can act on. Never includes a key, even one the server quoted."""
+    return redact(_explain(exc))
+
+
+def _explain(exc: BaseException) -> str:
     if isinstance(exc, (MissingKey, InvalidResponse)):
         return str(exc)
     if isinstance(exc, anthropic.APITimeoutError):

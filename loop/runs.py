@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import transcript
+from .redact import without_secrets
 from .trace import Trace
 
 ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -51,7 +52,8 @@ class RunsFolder:
         have = self._count(run_id)
         lines = []
         if have is None:
-            lines.append({"meta": trace.meta, "settings": settings or {}})
+            # never a key, even when the caller's settings hold one (dataclasses.asdict of a ModelConfig)
+            lines.append({"meta": trace.meta, "settings": without_secrets(settings or {})})
             have = 0
         for step in trace.steps[have:]:
             before = trace.steps[step.index - 1].n_messages if step.index else 0
@@ -68,7 +70,7 @@ class RunsFolder:
         path = self._path(run_id)
         if not path.exists():
             return None
-        with path.open(encoding="utf-8") as f:
+        with path.open("rb") as f:  # bytes: a line cut mid-character by a crash must not stop the count
             return max(0, sum(1 for _ in f) - 1)
 
     def save_cursor(self, run_id: str, cursor: int) -> None:
@@ -77,47 +79,64 @@ class RunsFolder:
         os.replace(tmp, self._path(run_id, ".cursor"))  # atomic: a crash leaves the old cursor
 
     def load(self, run_id: str) -> tuple[Trace, dict]:
-        """The trace of a saved run (cursor restored) and its settings."""
+        """The trace of a saved run (cursor restored) and its settings.
+
+        A line cut by a crash ends the journal: the steps before it are kept. A
+        journal that is not one (a line of another shape, steps that do not
+        fit) raises `TranscriptError`, never anything else.
+        """
         path = self._path(run_id)
         messages: list = []
         steps: list = []
         head: dict = {}
-        with path.open(encoding="utf-8") as f:
+        with path.open("rb") as f:  # bytes: a crash can cut a line in the middle of a character
             for n, line in enumerate(f, 1):
                 try:
                     record = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past reading
                     break  # a line cut by a crash: keep what came before it
+                if transcript.too_deep(record):
+                    raise transcript.TranscriptError(f"{path.name}, line {n}: nested too deeply to read")
                 if n == 1:
+                    if not isinstance(record, dict):
+                        raise transcript.TranscriptError(f"{path.name}, line 1: not the facts of a saved run")
                     head = record
                     continue
+                if not (isinstance(record, dict) and isinstance(record.get("step"), dict)
+                        and isinstance(record.get("messages"), list)):
+                    raise transcript.TranscriptError(f"{path.name}, line {n}: not a step of the run")
                 messages.extend(record["messages"])
                 steps.append(dict(record["step"], n_messages=len(messages)))
-        data = {"format": transcript.FORMAT, "version": transcript.VERSION, **head.get("meta", {}),
+        meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}
+        settings = head.get("settings") if isinstance(head.get("settings"), dict) else {}
+        data = {**meta, "format": transcript.FORMAT, "version": transcript.VERSION,
                 "messages": messages, "steps": steps}
         trace = transcript.from_dict(data, strict=False)
         try:
             trace.goto(int(self._path(run_id, ".cursor").read_text()))
         except (OSError, ValueError):
             trace.last()
-        return trace, head.get("settings", {})
+        return trace, settings
 
     def list(self) -> list[SavedRun]:
         """Saved runs, newest first."""
         found = []
         for path in self.root.glob("*.jsonl") if self.root.exists() else []:
             try:
-                with path.open(encoding="utf-8") as f:
+                with path.open("rb") as f:
                     head = json.loads(f.readline())
                     last = None
                     count = 0
                     for line in f:
                         count += 1
                         last = line
-                ended = json.loads(last)["step"].get("ended") if last else None
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-            meta = head.get("meta", {})
+                try:
+                    ended = json.loads(last)["step"].get("ended") if last else None
+                except ValueError:  # the last line was cut by a crash: the run is there, less that step
+                    count, ended = count - 1, None
+                meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError):
+                continue  # not a journal this Loopscope can list
             found.append(SavedRun(path.stem, str(meta.get("task", "")), str(meta.get("model", "")), count, ended,
                                   path.stat().st_mtime))
         return sorted(found, key=lambda r: r.modified, reverse=True)

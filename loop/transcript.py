@@ -23,8 +23,27 @@ STEP_FIELDS = ("stage", "turn_count", "transition_reason", "stop_reason", "n_mes
 KNOWN_STAGES = set(STAGES) | {"stop"}
 
 
+# Deeper JSON than this is refused when read. Python's json parses up to about 1,000 levels,
+# less whatever the stack already holds; a value read near that bound then fails to render
+# (json.dumps, the Markdown export) on the deeper stack of a page. Real files nest < 30.
+MAX_DEPTH = 200
+
+
 class TranscriptError(ValueError):
     """A transcript that cannot be loaded; the message says what is wrong and where."""
+
+
+def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
+    """True when lists and objects in `value` nest more than `limit` levels (walked without recursion)."""
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
 
 
 def step_dict(step: Step) -> dict:
@@ -137,6 +156,8 @@ def loads(text: str | bytes, *, strict: bool = True) -> Trace:
         raise TranscriptError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     except RecursionError:
         raise TranscriptError("not a transcript: its JSON is nested too deeply to read") from None
+    if too_deep(data):
+        raise TranscriptError(f"not a transcript: its JSON is nested too deeply to read (over {MAX_DEPTH} levels)")
     return from_dict(data, strict=strict)
 
 

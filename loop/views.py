@@ -98,10 +98,21 @@ def last_call_at(trace: Trace, cursor: int) -> int | None:
 
 
 # -- Pairs: one row per tool_use --
-def pairs_table(trace: Trace, cursor: int) -> pd.DataFrame:
-    """The tool_use/tool_result pairs of the history at `cursor`, with results collected but not written back."""
+def pairs_table(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> pd.DataFrame:
+    """The tool_use/tool_result pairs of the history at `cursor`, with results collected but not written back.
+
+    With `recent`, a long history keeps only its last `recent` paired rows and its first
+    `problems` waiting or orphan rows (only those are formatted, so it stays cheap);
+    `table.attrs["total"]` is the number of rows in all.
+    """
     messages = trace.messages_at(cursor)
     pending = {b.get("tool_use_id"): b for b in trace.results_at(cursor)} if 0 <= cursor < len(trace) else {}
+    found = rules.pairs(messages)
+    chosen = range(len(found))
+    if recent is not None and len(found) > recent + problems:
+        paired = [i for i, p in enumerate(found) if p.status == "paired"]
+        others = [i for i, p in enumerate(found) if p.status != "paired"]
+        chosen = sorted(others[:problems] + paired[-recent:] if recent else others[:problems])
     turn_of: list[int] = []  # the turn a message belongs to: one assistant message a turn
     turn = 0
     for message in messages:
@@ -109,7 +120,7 @@ def pairs_table(trace: Trace, cursor: int) -> pd.DataFrame:
             turn += 1
         turn_of.append(max(turn, 1))
     rows = []
-    for pair in rules.pairs(messages):
+    for pair in (found[i] for i in chosen):
         result, is_error = pair.result, pair.is_error
         shown = short(result_text(result)) if pair.result_index is not None or pair.status == "orphan" else ""
         if pair.status == "waiting" and pair.tool_use_id in pending:
@@ -127,7 +138,9 @@ def pairs_table(trace: Trace, cursor: int) -> pd.DataFrame:
             "is_error": is_error,
             "status": pair.status,
         })
-    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+    table = pd.DataFrame(rows, columns=PAIR_COLUMNS)
+    table.attrs["total"] = len(found)
+    return table
 
 
 # -- LoopState: one row per step --

@@ -7,6 +7,29 @@ from pages.views.nav import through_app
 
 through_app()
 
+CHAPTER_LOOP = """\
+def agent_loop(state):                       # 1: state["messages"] holds the request
+    while True:
+        response = client.messages.create(   # 2: call the model
+            model=MODEL, system=SYSTEM, messages=state["messages"],
+            tools=TOOLS, max_tokens=8000)
+        state["messages"].append({           # 3: append the response itself
+            "role": "assistant", "content": response.content})
+        if response.stop_reason != "tool_use":
+            state["transition_reason"] = None  # 4: anything else ends it
+            return
+        results = []
+        for block in response.content:        # 4: run each tool_use
+            if block.type == "tool_use":
+                output = run_tool(block)
+                results.append({"type": "tool_result",
+                                "tool_use_id": block.id, "content": output})
+        state["messages"].append({           # 5: write back, ONE user message
+            "role": "user", "content": results})
+        state["turn_count"] += 1
+        state["transition_reason"] = "tool_result"
+"""
+
 st.title("About the loop")
 st.markdown(
     "A model alone only predicts text. It becomes an **agent** when code around it repeats: ask the model, "
@@ -46,3 +69,6 @@ with right:
     st.page_link("pages/replay.py", label="Replay a saved transcript or a sample", icon=":material/history:")
     st.caption("Both pages show the same views: the diagram with the stage just executed, the messages "
                "as the model will see them, the tool_use ↔ tool_result pairs and the LoopState after each step.")
+
+st.markdown("### The whole loop, as the chapter writes it")
+st.code(CHAPTER_LOOP, language="python")

@@ -4,7 +4,7 @@ import streamlit as st
 
 from pages.views.nav import through_app
 from pages.views.replay import draw_openers
-from pages.views.step import draw_save, draw_step
+from pages.views.step import draw_step
 
 through_app()
 
@@ -16,17 +16,12 @@ if replay is None:
     st.info("Open a transcript or choose a sample to replay.")
     st.stop()
 
-trace = replay["trace"]
-head, save = st.columns([5, 1], vertical_alignment="bottom")
-with head:
-    meta = trace.meta
-    st.markdown(f"**Replaying {replay['name']}** · format `{replay['format']}` · model `{meta.get('model', '?')}`"
-                + (f" · task: {meta['task']}" if meta.get("task") else ""))
+trace, meta = replay["trace"], replay["trace"].meta
+st.markdown(f"**Replaying {replay['name']}** · format `{replay['format']}` · model `{meta.get('model', '?')}`"
+            + (f" · task: {meta['task']}" if meta.get("task") else ""))
 warnings = replay["warnings"]
 if warnings:
     shown = "\n".join(f"- {w}" for w in warnings[:10])
     more = f"\n- … and {len(warnings) - 10} more" if len(warnings) > 10 else ""
     st.warning(f"**{len(warnings)} warning(s) while importing:**\n{shown}{more}", icon=":material/warning:")
-draw_step(trace, "replay")
-with save:
-    draw_save(trace, "replay", replay["name"].rsplit(".", 1)[0])
+draw_step(trace, "replay", name=replay["name"].rsplit(".", 1)[0])

@@ -126,3 +126,30 @@ def test_a_key_from_the_environment_is_used_but_never_sent_to_the_page(monkeypat
     assert sent_key(fake_api.headers[-1]) == "sk-env-secret-999"
     page = " ".join(str(e.proto) for e in at.main) + " ".join(str(e.proto) for e in at.sidebar)
     assert "sk-env-secret-999" not in page
+
+
+def test_the_key_can_come_from_secrets_toml_and_a_missing_or_broken_file_raises_nothing(tmp_path, monkeypatch):
+    import os
+
+    import streamlit as st
+    from streamlit import config
+
+    from pages.views.settings import default_key
+
+    before = config.get_option("secrets.files")
+    secrets = tmp_path / "secrets.toml"
+    try:
+        config.set_option("secrets.files", [str(tmp_path / "missing.toml")])
+        st.secrets._reset()
+        assert default_key() == (None, "")
+        secrets.write_text("this is = not [toml\n")
+        config.set_option("secrets.files", [str(secrets)])
+        st.secrets._reset()
+        assert default_key() == (None, "")
+        secrets.write_text('ANTHROPIC_API_KEY = "sk-from-secrets"\n')
+        st.secrets._reset()
+        assert default_key() == ("sk-from-secrets", "secrets.toml")
+    finally:
+        config.set_option("secrets.files", before)
+        st.secrets._reset()
+        os.environ.pop("ANTHROPIC_API_KEY", None)  # Streamlit exports root-level secrets to the environment

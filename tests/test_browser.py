@@ -104,7 +104,8 @@ def test_step_to_the_end_shows_every_tool_use_with_its_result(page):
         wait_for_status(page, f"Step {k} of 10")
     assert "5 · write tool_results back" in status(page)
     assert page.get_by_text("added by this step").count() == 1
-    page.wait_for_timeout(500)  # let the diagram settle
+    page.set_viewport_size({"width": 1600, "height": 1160})  # the whole diagram and the new message
+    page.wait_for_timeout(800)  # let the diagram and the history settle
     SCREENSHOT.parent.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT))
 

@@ -183,11 +183,15 @@ def _decode(data: bytes) -> str:
 def _parse(text: str, notes: Notes) -> tuple[object, list | None]:
     """(the JSON value, None), or (None, [(line number, value), ...]) for JSON Lines."""
     try:
-        return json.loads(text), None
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         whole = exc
     except RecursionError:
         raise ImportFailed("its JSON is nested too deeply to read") from None
+    else:
+        if transcript.too_deep(value):
+            raise ImportFailed(f"its JSON is nested too deeply to read (over {transcript.MAX_DEPTH} levels)")
+        return value, None
     lines = text.split("\n")  # not splitlines(): a JSON string may hold U+2028, which it would split on
     records, bad = [], []
     for n, raw in enumerate(lines, 1):
@@ -199,6 +203,8 @@ def _parse(text: str, notes: Notes) -> tuple[object, list | None]:
             bad.append((n, exc))
         except RecursionError:
             raise ImportFailed(f"line {n}: its JSON is nested too deeply to read") from None
+        if records and records[-1][0] == n and transcript.too_deep(records[-1][1]):
+            raise ImportFailed(f"line {n}: its JSON is nested too deeply to read (over {transcript.MAX_DEPTH} levels)")
     first_ok = bool(records) and (not bad or records[0][0] < bad[0][0])
     if not records or not (first_ok or len(records) > len(bad)):
         raise ImportFailed(f"line {whole.lineno}: not valid JSON ({whole.msg}, column {whole.colno})")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from ..blocks import tool_result
+from ..transcript import too_deep
 from ..tools import ToolOutput
 from .common import Parsed
 from .derive import message_text
@@ -75,9 +76,15 @@ def _tool_use(call: object, where: str, notes: Notes) -> dict:
     tool_input: object = arguments
     if isinstance(arguments, str):
         try:
-            tool_input = json.loads(arguments) if arguments.strip() else {}
+            parsed = json.loads(arguments) if arguments.strip() else {}
+            if too_deep(parsed):  # it would not render: see transcript.MAX_DEPTH
+                raise RecursionError
+            tool_input = parsed
         except ValueError as exc:
             notes.warn(f"{where}: the arguments of {function.get('name')!r} are not valid JSON ({exc.msg}); "
+                       "kept as the raw string")
+        except RecursionError:
+            notes.warn(f"{where}: the arguments of {function.get('name')!r} nest too deeply to read; "
                        "kept as the raw string")
     return {"type": "tool_use", "id": call.get("id"), "name": function.get("name"), "input": tool_input}
 

@@ -22,6 +22,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from ..redact import secret_name
 from .base import Tool, ToolOutput
 
 OUTPUT_LIMIT = 50_000
@@ -43,7 +44,6 @@ DENIED = [
     ("chmod/chown of /", re.compile(r"\bch(mod|own)\s+(-\S+\s+)*\S+\s+/(\s|$)")),
 ]
 
-SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET")
 NPROC_LIMIT = 256  # processes of the unprivileged user, all runs together
 
 
@@ -52,7 +52,7 @@ def child_environment(workspace: Path) -> dict[str, str]:
     env = {
         name: value
         for name, value in os.environ.items()
-        if not name.startswith("ANTHROPIC_") and not name.upper().endswith(SECRET_SUFFIXES)
+        if not secret_name(name)
     }
     # HOME in the workspace keeps tools from reading the server user's dot-files.
     env.update(HOME=str(workspace), PWD=str(workspace))
@@ -104,10 +104,47 @@ def _limit_resources(memory_bytes: int, cpu_seconds: int, user: tuple[int, int] 
 
 
 def _kill_group(pgid: int) -> None:
+    """Kill the command's process group, then whatever else is left in its session.
+
+    `set -m` (job control) and setpgid() move children into process groups of
+    their own, which a group kill misses; they stay in the command's session
+    (its id is the command's pid, as the group's is). Only setsid() leaves the
+    session: see docs/security.md.
+    """
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    for _ in range(20):  # a member may fork while it is being killed: go round until none is left
+        members = _session_members(pgid)
+        if not members:
+            return
+        for pid in members:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def _session_members(sid: int) -> list[int]:
+    """Live processes (not zombies) of session `sid`, from /proc; none where there is no /proc."""
+    found = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # it ended meanwhile
+        # after the command name: state, ppid, pgrp, session
+        if len(fields) > 3 and fields[3] == str(sid).encode() and fields[0] not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
 
 
 class Bash(Tool):

@@ -75,8 +75,8 @@ def _ask(key: str, action: str) -> None:
     st.session_state[f"{key}-action"] = action  # done in the script body, where progress can be drawn
 
 
-def draw_controls(trace: Trace, key: str, run: Run | None = None) -> None:
-    """The buttons, the error and Retry (live only), the slider and the status line."""
+def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> None:
+    """The buttons, the error and Retry (live only), the slider and the status line; `save()` draws beside it."""
     bar = st.container()  # drawn after the click is handled, so enabled/disabled match the new cursor
     feedback = st.container()
     action = st.session_state.pop(f"{key}-action", None)
@@ -103,7 +103,11 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None) -> None:
     if run is not None:
         ended = at_end and run.done
     with bar:
-        st.markdown(f"### {status_line(trace, trace.cursor)}")
+        line, right = st.columns([5, 1], vertical_alignment="center")
+        line.markdown(f"### {status_line(trace, trace.cursor)}")
+        if save is not None:
+            with right:
+                save()
         happened = what_happened(trace, trace.cursor)
         if happened:
             st.markdown(f":material/lightbulb: {_escape(happened)}")

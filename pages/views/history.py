@@ -59,7 +59,7 @@ def draw_history(trace: Trace, cursor: int, key: str) -> None:
     st.markdown(f"#### messages · {total}")
     st.caption("The history exactly as the model will see it on its next call.")
     if total > WINDOW:
-        a, b, c = st.columns([1, 1, 3], vertical_alignment="center")
+        a, b, c = st.columns([1.5, 1.3, 3], vertical_alignment="center")
         a.button("Show earlier", key=f"{key}-earlier", disabled=start == 0, on_click=_page,
                  args=(offset_key, cursor, 1), width="stretch")
         b.button("Show later", key=f"{key}-later", disabled=end == total, on_click=_page,

@@ -62,7 +62,7 @@ def draw_raw(trace: Trace, cursor: int, key: str) -> None:
                                    file_name=f"request-step-{call + 1}.json", mime="application/json",
                                    key=f"{key}-raw-download", on_click="ignore")
                 text = _json(_elided(request))
-            st.code(text, language="json", height=500)
+            st.code(text, language="json", height=500, wrap_lines=True)
         with right:
             st.markdown("**Response**")
-            st.code(_json(response), language="json", height=500)
+            st.code(_json(response), language="json", height=500, wrap_lines=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 
 import streamlit as st
@@ -21,6 +22,7 @@ from loop.runner import Run, start
 from loop.scripted import SCENARIOS
 
 RUN = "live-run"
+CLEANUP = "live-run-cleanup"
 FREE = "free task"
 DEFAULT_SCENARIO = "two-tools"
 DEFAULT_MODEL_ID = "claude-sonnet-4-5"
@@ -49,19 +51,23 @@ def default_key() -> tuple[str | None, str]:
     return (secret, "secrets.toml") if secret else (None, "")
 
 
-def _forget_workspace(run: Run | None) -> None:
-    """Remove the old run's temporary workspace (only one start() made)."""
-    if run is None:
-        return
+def _keep(run: Run) -> Run:
+    """Make `run` this session's run. Its temporary workspace goes when the run does:
+    at the next New run, or when the session ends and its state is dropped."""
+    old = st.session_state.get(CLEANUP)
+    if old is not None:
+        old()  # removes the previous run's workspace now
     ws = Path(run.workspace)
-    if ws.parent == Path(tempfile.gettempdir()) and ws.name.startswith("loopscope-ws-"):
-        shutil.rmtree(ws, ignore_errors=True)
+    if ws.parent == Path(tempfile.gettempdir()) and ws.name.startswith("loopscope-ws-"):  # one start() made
+        st.session_state[CLEANUP] = weakref.finalize(run, shutil.rmtree, str(ws), True)
+    st.session_state[RUN] = run
+    return run
 
 
 def live_run() -> Run:
     """This session's run; the first visit gets the default scenario on the offline model."""
     if RUN not in st.session_state:
-        st.session_state[RUN] = start(scenario=DEFAULT_SCENARIO)
+        _keep(start(scenario=DEFAULT_SCENARIO))
     return st.session_state[RUN]
 
 
@@ -87,8 +93,7 @@ def _new_run() -> None:
         return
     s.pop("live-setup-error", None)
     s.pop("live-error", None)
-    _forget_workspace(s.get(RUN))
-    s[RUN] = run
+    _keep(run)
 
 
 def draw_sidebar() -> None:

@@ -26,14 +26,33 @@ def draw_save(trace: Trace, key: str, name: str) -> None:
                        help="Loopscope's transcript format: open it again on the Replay page.")
 
 
-def draw_step(trace: Trace, key: str, run: Run | None = None) -> None:
-    """The controls, then the loop diagram, the history, the pairs, the LoopState and the raw JSON."""
-    draw_controls(trace, key, run)
+def draw_diagram(dot: str, key: str) -> None:
+    """The loop diagram, drawn as a new chart whenever it changes.
+
+    Streamlit's graphviz chart updates an existing drawing by tweening every
+    shape (about 0.25 s of browser time a click); a new chart is drawn without
+    that. Alternating one level of nesting gives the chart a new element id.
+    """
+    last, flip = st.session_state.get(f"{key}-diagram", ("", False))
+    if dot != last:
+        flip = not flip
+        st.session_state[f"{key}-diagram"] = (dot, flip)
+    slot = st.empty()
+    (slot.container() if flip else slot).graphviz_chart(dot, width="stretch")
+
+
+@st.fragment
+def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run") -> None:
+    """The controls, then the loop diagram, the history, the pairs, the LoopState and the raw JSON.
+
+    A fragment: a click reruns only this, not the page around it. `name` names the saved file.
+    """
+    draw_controls(trace, key, run, save=lambda: draw_save(trace, key, name))
     cursor = trace.cursor
     left, right = st.columns([1, 1], gap="large")
     with left:
         st.markdown("#### The loop")
-        st.graphviz_chart(dot_at(trace, cursor), width="stretch")
+        draw_diagram(dot_at(trace, cursor), key)
     with right:
         draw_history(trace, cursor, key)
     st.divider()

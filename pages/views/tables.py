@@ -8,7 +8,8 @@ import streamlit as st
 from loop.trace import Trace
 from loop.views import id_style, mark, pairs_table, state_table, steps_table
 
-AROUND = 12  # LoopState rows drawn each side of the cursor in a long run
+AROUND = 7  # LoopState rows drawn each side of the cursor in a long run (all of a run up to 15 steps)
+ROW = 35  # pixels a dataframe row takes: tall enough to show every row drawn, so ▶ is always in view
 RECENT = 40  # paired rows drawn in a long run; rows that break a rule are always drawn (up to PROBLEMS)
 PROBLEMS = 200
 STYLED = 500
@@ -26,26 +27,23 @@ def _cached(key: str, trace: Trace, signature: tuple, build) -> pd.DataFrame:
 def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
     pending = len(trace.results_at(cursor)) if 0 <= cursor < len(trace) else 0
     n = trace.steps[cursor].n_messages if 0 <= cursor < len(trace) else 0
-    table = _cached(f"{key}-pairs-table", trace, (n, pending),
-                    lambda: pairs_table(trace, cursor))
+    everything = bool(st.session_state.get(f"{key}-all-pairs"))
+    table = _cached(f"{key}-pairs-table", trace, (n, pending, everything),
+                    lambda: pairs_table(trace, cursor, recent=None if everything else RECENT, problems=PROBLEMS))
+    total = table.attrs.get("total", len(table))
     st.markdown("#### Pairs · tool_use ↔ tool_result")
     st.caption("Every tool_use needs a tool_result with the same id in the very next (user) message. "
                "The id's colour is the same here and in the history.")
-    if table.empty:
+    if not total:
         st.caption("No tool_use yet.")
         return
-    shown = table
-    if len(table) > RECENT + PROBLEMS and not st.session_state.get(f"{key}-all-pairs"):
-        problems = table[table["status"] != "paired"].head(PROBLEMS)
-        shown = pd.concat([problems, table[table["status"] == "paired"].tail(RECENT)]).sort_index()
-    if len(shown) < len(table) or st.session_state.get(f"{key}-all-pairs"):
+    if len(table) < total or everything:
         left, right = st.columns([3, 1], vertical_alignment="center")
-        left.caption(f"{len(table) - len(shown):,} older paired rows of {len(table):,} are not drawn; "
-                     "every waiting or orphan row is." if len(shown) < len(table) else
-                     f"All {len(table):,} rows.")
+        left.caption(f"{total - len(table):,} older paired rows of {total:,} are not drawn; every waiting or "
+                     "orphan row is." if len(table) < total else f"All {total:,} rows.")
         right.toggle("Show all pairs", key=f"{key}-all-pairs")
     # Colouring cells costs time a row: a very long table keeps only its colour column.
-    styled = shown.style.map(id_style, subset=["id"]) if len(shown) <= STYLED else shown
+    styled = table.style.map(id_style, subset=["id"]) if len(table) <= STYLED else table
     st.dataframe(styled, hide_index=True, key=f"{key}-pairs", column_config={
         "turn": st.column_config.NumberColumn("turn", width=50),
         "id": st.column_config.TextColumn("id", width="medium"),
@@ -68,6 +66,6 @@ def draw_loop_state(trace: Trace, cursor: int, key: str) -> None:
         rows, start = mark(table, cursor, around=AROUND)
         if start > 0 or len(rows) < len(table):
             st.caption(f"Steps {start + 1}–{start + len(rows)} of {len(table):,}, around the current one (▶).")
-        st.dataframe(rows, hide_index=True, key=f"{key}-steps", column_config={
+        st.dataframe(rows, hide_index=True, key=f"{key}-steps", height=ROW * (len(rows) + 1) + 3, column_config={
             "now": st.column_config.TextColumn("", width=30),
         })

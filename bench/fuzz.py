@@ -1,0 +1,420 @@
+"""Hostile files against every reader: the importers, the transcript loader and the runs folder.
+
+    .venv/bin/python bench/fuzz.py                 # 10,000 cases
+    .venv/bin/python bench/fuzz.py --cases 500 --seed 7
+
+Each case is a file a user could hand Loopscope: random bytes, a real file cut
+at a random point, deep nesting, a huge string, or a real file with a field's
+value replaced by any JSON value (a wrong type); and a saved run's journal
+corrupted the same ways. Every reader must either read it or refuse it with its
+own error (`ImportFailed`, `TranscriptError`); anything else is a crash. What
+it reads must be renderable: the history, the pending results and the pairs at
+every step, the Markdown export and the narration, and saving it again.
+
+The strategies live here; tests/test_hardening_fuzz.py runs a few hundred of
+them under pytest. Exit status 1 when any case crashed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from hypothesis import strategies as st  # noqa: E402
+
+from loop import export, rules, transcript  # noqa: E402
+from loop.importers import ImportFailed, import_bytes  # noqa: E402
+from loop.narrate import describe  # noqa: E402
+from loop.runs import RunsFolder  # noqa: E402
+
+CLAUDE_CODE = Path("/work/shared/fixtures/claude-code")
+UNEXPECTED = "did not expect"  # import_bytes' words when it caught a crash of its own
+MAX_RENDERED_STEPS = 40  # steps checked a trace: the first, the last and some between
+
+
+class Crash(AssertionError):
+    """A reader or a renderer raised something other than its own clean error."""
+
+
+# -- seeds: real files of every format ------------------------------------------
+
+def _openai_body(messages: list, system: str) -> dict:
+    """A Loopscope history as an OpenAI chat completions request body."""
+    out: list[dict] = [{"role": "system", "content": system}]
+    for message in messages:
+        blocks = rules.blocks(message)
+        if message["role"] == "assistant":
+            calls = [{"id": b["id"], "type": "function",
+                      "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
+                     for b in blocks if b.get("type") == "tool_use"]
+            text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+            out.append({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})})
+        elif any(b.get("type") == "tool_result" for b in blocks):
+            out += [{"role": "tool", "tool_call_id": b["tool_use_id"], "content": b["content"]}
+                    for b in blocks if b.get("type") == "tool_result"]
+        else:
+            out.append({"role": "user", "content": message["content"]})
+    return {"model": "gpt-4o", "messages": out,
+            "tools": [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]}
+
+
+def _journal_bytes(trace) -> bytes:
+    folder = Path(tempfile.mkdtemp(prefix="loopscope-fuzz-seed-"))
+    try:
+        RunsFolder(folder).save_step("seed", trace, {"model": trace.meta.get("model"), "tool_timeout": 30})
+        return (folder / "seed.jsonl").read_bytes()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@lru_cache(maxsize=1)
+def seeds() -> tuple[tuple[str, bytes], ...]:
+    """(format, bytes) of real files: the samples, the course trace, Claude Code logs, and the other formats made from them."""
+    found: list[tuple[str, bytes]] = []
+    for path in sorted((ROOT / "samples").glob("*.json")):
+        found.append(("loopscope", path.read_bytes()))
+    for path in sorted((ROOT / "tests" / "data").glob("*.json")):
+        found.append(("course-trace", path.read_bytes()))
+    for path in sorted(CLAUDE_CODE.glob("*.jsonl")):
+        found.append(("claude-code", path.read_bytes()))
+    for path in sorted((ROOT / "samples").glob("*.json"))[:3]:
+        trace = transcript.load(path)
+        calls = [s.detail["response"] for s in trace.steps if s.stage == "call_model"]
+        system = trace.meta.get("system", "")
+        found += [
+            ("anthropic-messages", json.dumps(trace.messages).encode()),
+            ("anthropic-request", json.dumps({"model": trace.meta.get("model"), "system": system, "max_tokens": 8000,
+                                              "tools": trace.meta.get("tools"), "messages": trace.messages}).encode()),
+            ("anthropic-responses", json.dumps(calls).encode()),
+            ("openai-chat", json.dumps(_openai_body(trace.messages, system)).encode()),
+            ("loopscope-journal", _journal_bytes(trace)),
+        ]
+    return tuple(found)
+
+
+def journal_seeds() -> list[bytes]:
+    return [data for kind, data in seeds() if kind == "loopscope-journal"]
+
+
+# -- strategies --------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=12)
+    | st.sampled_from(["", "user", "assistant", "tool_use", "tool_result", "text", "call_model", "run_tool",
+                       "toolu_1", "end_turn", "loopscope-transcript"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12)
+
+
+def _paths(value: object, prefix: tuple = ()) -> list[tuple]:
+    """Every place in a JSON value: the keys and indexes that lead to it."""
+    found = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found += _paths(v, prefix + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found += _paths(v, prefix + (i,))
+    return found
+
+
+def _replace(value: object, path: tuple, new: object) -> object:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {**value, head: _replace(value[head], rest, new)}
+    copy = list(value)
+    copy[head] = _replace(value[head], rest, new)
+    return copy
+
+
+def _documents(data: bytes) -> tuple[bool, list]:
+    """(is JSON Lines, the JSON values): one value, or one a line."""
+    try:
+        return False, [json.loads(data)]
+    except ValueError:
+        return True, [json.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def _encode(lines: bool, values: list) -> bytes:
+    if lines:
+        return "\n".join(json.dumps(v, ensure_ascii=False) for v in values).encode() + b"\n"
+    return json.dumps(values[0], ensure_ascii=False).encode()
+
+
+@st.composite
+def mutated(draw, pool=None) -> bytes:
+    """A real file with one to three values, anywhere in it, replaced by any JSON value."""
+    data = draw(st.sampled_from(pool or [d for _, d in seeds()]))
+    lines, values = _documents(data)
+    for _ in range(draw(st.integers(1, 3))):
+        n = draw(st.integers(0, len(values) - 1))
+        where = draw(st.sampled_from(_paths(values[n])))
+        values[n] = _replace(values[n], where, draw(json_values))
+    return _encode(lines, values)
+
+
+@st.composite
+def truncated(draw, pool=None) -> bytes:
+    """A real file cut at any byte, mid-character included."""
+    data = draw(st.sampled_from(pool or [d for _, d in seeds()]))
+    return data[: draw(st.integers(0, len(data)))]
+
+
+@st.composite
+def deep(draw) -> bytes:
+    """Nesting deeper than anything real: alone, or where a value of a real file was."""
+    depth = draw(st.sampled_from([50, 200, 900, 990, 1100, 5000, 100_000]))
+    opener, closer = draw(st.sampled_from([("[", "]"), ('{"a":', "}"), ('[{"content":', "}]")]))
+    nest = opener * depth + "0" + closer * depth
+    if draw(st.booleans()):
+        return nest.encode()
+    if draw(st.booleans()):  # inside a string, as OpenAI's `arguments` carry JSON
+        nest = json.dumps(nest)
+    data = draw(st.sampled_from([d for _, d in seeds()]))
+    lines, values = _documents(data)
+    n = draw(st.integers(0, len(values) - 1))
+    where = draw(st.sampled_from(_paths(values[n])))
+    marker = "\u0000NEST\u0000"
+    values[n] = _replace(values[n], where, marker)
+    return _encode(lines, values).replace(json.dumps(marker).encode(), nest.encode(), 1)
+
+
+@st.composite
+def huge(draw) -> bytes:
+    """A real file with one string made a few megabytes long (or a huge id, name or key)."""
+    data = draw(st.sampled_from([d for _, d in seeds()]))
+    lines, values = _documents(data)
+    n = draw(st.integers(0, len(values) - 1))
+    strings = [p for p in _paths(values[n]) if p and isinstance(_get(values[n], p), str)] or [()]
+    where = draw(st.sampled_from(strings))
+    size = draw(st.sampled_from([100_000, 1_000_000, 4_000_000]))
+    values[n] = _replace(values[n], where, draw(st.sampled_from("x\u00e9\n\u2028")) * size)
+    return _encode(lines, values)
+
+
+def _get(value: object, path: tuple) -> object:
+    for key in path:
+        value = value[key]
+    return value
+
+
+random_bytes = st.binary(max_size=3000) | st.text(max_size=300).map(str.encode)
+
+
+def transcript_seeds() -> list[bytes]:
+    return [data for kind, data in seeds() if kind == "loopscope"]
+
+
+def files() -> st.SearchStrategy[tuple[str, bytes]]:
+    """(how it was made, bytes) of every kind of hostile file."""
+    return st.one_of(
+        random_bytes.map(lambda b: ("random", b)),
+        truncated().map(lambda b: ("truncated", b)),
+        mutated().map(lambda b: ("mutated", b)),
+        mutated(transcript_seeds()).map(lambda b: ("mutated-transcript", b)),
+        deep().map(lambda b: ("deep", b)),
+        huge().map(lambda b: ("huge", b)),
+    )
+
+
+@st.composite
+def corrupted_journal(draw) -> bytes:
+    """A saved run's journal cut, with bytes flipped, a line replaced, or a field changed."""
+    pool = journal_seeds()
+    how = draw(st.sampled_from(["cut", "flip", "line", "field", "append"]))
+    if how == "cut":
+        return draw(truncated(pool))
+    if how == "field":
+        return draw(mutated(pool))
+    data = bytearray(draw(st.sampled_from(pool)))
+    if how == "flip":
+        for _ in range(draw(st.integers(1, 8))):
+            i = draw(st.integers(0, len(data) - 1))
+            data[i] = draw(st.integers(0, 255))
+        return bytes(data)
+    lines = bytes(data).split(b"\n")
+    junk = draw(st.one_of(json_values.map(lambda v: json.dumps(v).encode()), st.binary(max_size=40)))
+    if how == "line":
+        lines[draw(st.integers(0, len(lines) - 1))] = junk
+    else:  # a line appended after a crash, or by hand
+        lines.insert(len(lines) - 1, junk)
+    return b"\n".join(lines)
+
+
+# -- the checks ----------------------------------------------------------------------
+
+PAGE_STACK = 120  # frames a Streamlit page's code already runs under (the script runner's, the page's)
+
+
+def _under_a_page(frames: int, render, trace) -> None:
+    """Call `render(trace)` beneath `frames` more frames of stack, as a page would."""
+    if frames:
+        return _under_a_page(frames - 1, render, trace)
+    render(trace)
+
+
+def renderable(trace) -> None:
+    """What a page shows of a trace, at every step (some of them, for a long one), and saving it."""
+    _under_a_page(PAGE_STACK, _render, trace)
+
+
+def _render(trace) -> None:
+    n = len(trace.steps)
+    indexes = range(n) if n <= MAX_RENDERED_STEPS else sorted(
+        {0, n - 1, *range(0, n, max(1, n // (MAX_RENDERED_STEPS - 2)))})
+    for i in indexes:
+        messages = trace.messages_at(i)
+        trace.results_at(i)
+        rules.pairs(messages)
+        export.to_markdown(trace, i)
+        describe(trace, i)
+    export.to_markdown(trace)
+    transcript.dumps(trace)
+
+
+def _crash(where: str, data: bytes, exc: BaseException) -> Crash:
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return Crash(f"{where} crashed on {len(data)} bytes {data[:120]!r}…: {text[:500]}")
+
+
+def check_import(data: bytes) -> str:
+    """'imported' or 'failed' (cleanly); a Crash otherwise."""
+    try:
+        imported = import_bytes(data, "fuzz")
+    except ImportFailed as exc:
+        if UNEXPECTED in str(exc):
+            raise _crash("import_bytes", data, exc.__cause__ or exc) from exc
+        return "failed"
+    except Exception as exc:
+        raise _crash("import_bytes", data, exc) from exc
+    try:
+        renderable(imported.trace)
+    except Exception as exc:
+        raise _crash(f"rendering an import ({imported.format})", data, exc) from exc
+    return "imported"
+
+
+def check_loads(data: bytes, strict: bool) -> str:
+    try:
+        trace = transcript.loads(data, strict=strict)
+    except transcript.TranscriptError:
+        return "failed"
+    except Exception as exc:
+        raise _crash(f"transcript.loads(strict={strict})", data, exc) from exc
+    try:
+        renderable(trace)
+    except Exception as exc:
+        raise _crash("rendering a loaded transcript", data, exc) from exc
+    return "imported"
+
+
+def check_journal(data: bytes, folder: Path) -> str:
+    """RunsFolder.load and .list of a journal holding `data`."""
+    (folder / "run.jsonl").write_bytes(data)
+    runs = RunsFolder(folder)
+    try:
+        runs.list()
+        trace, settings = runs.load("run")
+    except transcript.TranscriptError:
+        return "failed"
+    except Exception as exc:
+        raise _crash("RunsFolder.load", data, exc) from exc
+    try:
+        assert isinstance(settings, dict)
+        renderable(trace)
+    except Exception as exc:
+        raise _crash("rendering a loaded run", data, exc) from exc
+    return "imported"
+
+
+def check_file(data: bytes) -> dict[str, str]:
+    """Every reader that takes a file: the importers and the transcript loader, strict and not."""
+    return {"import_bytes": check_import(data), "transcript.loads": check_loads(data, True),
+            "transcript.loads(strict=False)": check_loads(data, False)}
+
+
+# -- the benchmark ---------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=10_000, help="hostile files to try (default 10,000)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed, for a run that can be repeated")
+    parser.add_argument("--journal-share", type=float, default=0.25, help="share of cases that are journals")
+    args = parser.parse_args(argv)
+
+    outcomes: Counter = Counter()
+    kinds: Counter = Counter()
+    crashes: list[str] = []
+    folder = Path(tempfile.mkdtemp(prefix="loopscope-fuzz-"))
+    n_journal = round(args.cases * args.journal_share)
+    common = dict(database=None, phases=[Phase.generate], deadline=None,
+                  suppress_health_check=list(HealthCheck))
+
+    def record(reader: str, run) -> None:
+        try:
+            outcomes[(reader, run())] += 1
+        except Crash as exc:
+            outcomes[(reader, "crash")] += 1
+            crashes.append(str(exc))
+
+    @seed(args.seed)
+    @settings(max_examples=args.cases - n_journal, **common)
+    @given(files())
+    def file_case(case):
+        how, data = case
+        kinds[how] += 1
+        record("import_bytes", lambda: check_import(data))
+        record("transcript.loads", lambda: check_loads(data, True))
+        record("transcript.loads(strict=False)", lambda: check_loads(data, False))
+
+    @seed(args.seed)
+    @settings(max_examples=n_journal, **common)
+    @given(corrupted_journal())
+    def journal_case(data):
+        kinds["journal"] += 1
+        record("RunsFolder.load", lambda: check_journal(data, folder))
+        record("import_bytes", lambda: check_import(data))
+
+    started = time.perf_counter()
+    try:
+        file_case()
+        if n_journal:
+            journal_case()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    took = time.perf_counter() - started
+
+    total = sum(kinds.values())
+    print(f"{total:,} cases in {took:.1f} s ({', '.join(f'{k} {v:,}' for k, v in sorted(kinds.items()))})")
+    for reader in ("import_bytes", "transcript.loads", "transcript.loads(strict=False)", "RunsFolder.load"):
+        calls = sum(v for (r, _), v in outcomes.items() if r == reader)
+        if calls:
+            print(f"  {reader:32} {calls:6,} calls · {outcomes[(reader, 'imported')]:6,} read · "
+                  f"{outcomes[(reader, 'failed')]:6,} refused cleanly · {outcomes[(reader, 'crash')]:,} crashed")
+    if crashes:
+        print(f"\n{len(crashes)} crash(es); the first ones:")
+        for text in list(dict.fromkeys(crashes))[:10]:
+            print(" -", text)
+        return 1
+    print("no crash")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

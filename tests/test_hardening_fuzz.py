@@ -1,0 +1,174 @@
+"""Hostile files: every reader reads them or refuses them with its own error, and what it reads renders.
+
+The strategies and checks are bench/fuzz.py's (which runs 10,000 of them); here
+a few hundred run under pytest, then the specific crashes they found stay
+pinned by name. A "crash" is any exception other than ImportFailed or
+TranscriptError, an ImportFailed that only wraps one (import_bytes' "did not
+expect" catch-all), or a failure to render what was read: the history, the
+pending results and the pairs at each step, the Markdown export, the
+narration and saving the transcript again, beneath a page's depth of stack.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bench.fuzz import (check_file, check_import, check_journal, check_loads, corrupted_journal, deep, huge, mutated,
+                        random_bytes, renderable, seeds, transcript_seeds, truncated)
+from loop import transcript
+from loop.importers import ImportFailed, import_bytes
+from loop.runs import RunsFolder
+
+FUZZ = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture(scope="module")
+def folder():
+    path = Path(tempfile.mkdtemp(prefix="loopscope-fuzz-test-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_the_seeds_cover_every_format_and_each_imports_as_itself():
+    kinds = {}
+    for kind, data in seeds():
+        kinds[kind] = kinds.get(kind, 0) + 1
+        imported = import_bytes(data, "seed")
+        assert imported.format == kind
+        renderable(imported.trace)
+    assert set(kinds) == {"loopscope", "loopscope-journal", "claude-code", "course-trace", "anthropic-messages",
+                          "anthropic-request", "anthropic-responses", "openai-chat"}
+    assert kinds["claude-code"] >= 4 and kinds["loopscope"] >= 5
+
+
+# -- the strategies, a few hundred cases -----------------------------------------
+
+@settings(max_examples=150, **FUZZ)
+@given(random_bytes)
+def test_random_bytes(data):
+    check_file(data)
+
+
+@settings(max_examples=200, **FUZZ)
+@given(truncated())
+def test_real_files_cut_anywhere(data):
+    check_file(data)
+
+
+@settings(max_examples=400, **FUZZ)
+@given(mutated())
+def test_any_field_of_a_real_file_given_a_value_of_any_type(data):
+    assert check_import(data) in ("imported", "failed")
+
+
+@settings(max_examples=200, **FUZZ)
+@given(mutated(transcript_seeds()))
+def test_any_field_of_a_transcript_given_a_value_of_any_type(data):
+    check_file(data)
+
+
+@settings(max_examples=60, **FUZZ)
+@given(deep())
+def test_deep_nesting(data):
+    check_file(data)
+
+
+@settings(max_examples=15, **FUZZ)
+@given(huge())
+def test_huge_strings(data):
+    check_file(data)
+
+
+@settings(max_examples=200, **FUZZ)
+@given(corrupted_journal())
+def test_a_corrupted_journal_of_a_saved_run(folder, data):
+    check_journal(data, folder)
+    check_import(data)
+
+
+# -- what the fuzzing found, pinned ---------------------------------------------------
+
+def _messages_with_input(tool_input: str) -> bytes:
+    return ('[{"role": "user", "content": "hi"}, {"role": "assistant", "content": [{"type": "tool_use", '
+            f'"id": "t1", "name": "bash", "input": {tool_input}}}]}}, {{"role": "user", "content": '
+            '[{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]').encode()
+
+
+@pytest.mark.parametrize("depth", [900, 250])
+def test_nesting_that_parses_but_would_not_render_on_a_page_is_refused(depth):
+    # Python's json reads ~1,000 levels less the stack in use; such a value then broke
+    # json.dumps and the Markdown export on a page's deeper stack (RecursionError).
+    data = _messages_with_input("[" * depth + "0" + "]" * depth)
+    with pytest.raises(ImportFailed) as failed:
+        import_bytes(data, "deep.json")
+    assert str(failed.value) == "deep.json: its JSON is nested too deeply to read (over 200 levels)"
+    with pytest.raises(transcript.TranscriptError, match="nested too deeply to read"):
+        transcript.loads(data)
+
+
+def test_nesting_a_real_file_could_have_still_imports_and_renders():
+    data = _messages_with_input("[" * 150 + "0" + "]" * 150)
+    assert check_import(data) == "imported"
+
+
+def test_openai_arguments_nested_too_deeply_are_kept_as_the_raw_string():
+    arguments = "[" * 5000 + "]" * 5000  # a string inside the file: the file itself parses
+    body = {"messages": [{"role": "user", "content": "hi"},
+                         {"role": "assistant", "content": None, "tool_calls": [
+                             {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": arguments}}]},
+                         {"role": "tool", "tool_call_id": "c1", "content": "ok"}]}
+    imported = import_bytes(json.dumps(body).encode(), "openai.json")
+    assert imported.trace.messages[1]["content"][0]["input"] == arguments
+    assert "messages[1].tool_calls[0]: the arguments of 'bash' nest too deeply to read; kept as the raw string" in \
+        imported.warnings
+    renderable(imported.trace)
+
+
+def _journal(folder: Path) -> bytes:
+    data = next(d for kind, d in seeds() if kind == "loopscope-journal")
+    (folder / "run.jsonl").write_bytes(data)
+    return data
+
+
+def test_a_journal_cut_in_the_middle_of_a_character_keeps_the_steps_before_it(tmp_path):
+    # A crash while appending can cut a line inside a multi-byte character; reading the
+    # journal as text then raised UnicodeDecodeError instead of keeping what came before.
+    data = _journal(tmp_path)
+    lines = data.rstrip(b"\n").split(b"\n")
+    cut = b"\n".join(lines[:-1]) + b"\n" + lines[-1][:40] + "é".encode()[:1]
+    (tmp_path / "run.jsonl").write_bytes(cut)
+    runs = RunsFolder(tmp_path)
+    trace, settings = runs.load("run")
+    assert len(trace.steps) == len(lines) - 2  # the first line is the run's facts; the cut one is left out
+    assert settings["tool_timeout"] == 30
+    [listed] = runs.list()  # still listed, so it can be found and resumed
+    assert listed.steps == len(lines) - 2
+    runs.save_step("run", trace)  # counting the journal's lines does not trip on it either
+
+
+@pytest.mark.parametrize("line, said", [
+    (b"null", "run.jsonl, line 1: not the facts of a saved run"),
+    (b'{"step": 3, "messages": []}', "run.jsonl, line 3: not a step of the run"),
+    (b'{"step": {"stage": "user_request"}, "messages": "abc"}', "run.jsonl, line 3: not a step of the run"),
+])
+def test_a_journal_line_of_the_wrong_shape_is_a_transcript_error(tmp_path, line, said):
+    lines = _journal(tmp_path).split(b"\n")
+    lines[0 if said.endswith("saved run") else 2] = line
+    (tmp_path / "run.jsonl").write_bytes(b"\n".join(lines))
+    with pytest.raises(transcript.TranscriptError) as failed:
+        RunsFolder(tmp_path).load("run")
+    assert str(failed.value) == said
+
+
+def test_a_journal_whose_facts_are_not_an_object_is_left_out_of_the_list(tmp_path):
+    (tmp_path / "bad.jsonl").write_bytes(b'["not", "facts"]\n')
+    (tmp_path / "worse.jsonl").write_bytes(b'{"meta": 5}\n\xff\xfe\n')
+    _journal(tmp_path)
+    assert sorted(r.id for r in RunsFolder(tmp_path).list()) == ["run", "worse"]
