@@ -8,8 +8,9 @@ at a random point, deep nesting, a huge string, or a real file with a field's
 value replaced by any JSON value (a wrong type); and a saved run's journal
 corrupted the same ways. Every reader must either read it or refuse it with its
 own error (`ImportFailed`, `TranscriptError`); anything else is a crash. What
-it reads must be renderable: the history, the pending results and the pairs at
-every step, the Markdown export and the narration, and saving it again.
+it reads must be renderable, under a page's depth of stack: the history, the
+pending results and the pairs at every step, the Markdown export, the
+narration, the tables of loop/views.py, and saving it again.
 
 The strategies live here; tests/test_hardening_fuzz.py runs a few hundred of
 them under pytest. Exit status 1 when any case crashed.
@@ -34,7 +35,7 @@ if str(ROOT) not in sys.path:
 
 from hypothesis import strategies as st  # noqa: E402
 
-from loop import export, rules, transcript  # noqa: E402
+from loop import export, rules, transcript, views  # noqa: E402
 from loop.importers import ImportFailed, import_bytes  # noqa: E402
 from loop.narrate import describe  # noqa: E402
 from loop.runs import RunsFolder  # noqa: E402
@@ -282,6 +283,10 @@ def _render(trace) -> None:
         rules.pairs(messages)
         export.to_markdown(trace, i)
         describe(trace, i)
+        views.pairs_table(trace, i)
+        views.state_table(trace, i)
+        views.what_happened(trace, i)
+    views.steps_table(trace)
     export.to_markdown(trace)
     transcript.dumps(trace)
 

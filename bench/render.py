@@ -203,16 +203,19 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="loopscope-bench-") as folder, serve_app() as url:
         for n in args.sizes:
             rows.append(measure(url, n, args.clicks, Path(folder)))
-            r = rows[-1]
             print(f"measured {n} messages", file=sys.stderr, flush=True)
+    print(f"click to update, {args.clicks} clicks each way · {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f} (the browser, the server and this script share them)")
     print(f"{'messages':>8} {'steps':>6} {'file':>9}  {'Back median':>11} {'Back worst':>10}  "
           f"{'Step median':>11} {'Step worst':>10}")
     for r in rows:
-        ms = lambda xs: f"{statistics.median(xs) * 1000:8.0f} ms"  # noqa: E731
-        worst = lambda xs: f"{max(xs) * 1000:7.0f} ms"  # noqa: E731
-        print(f"{r['messages']:>8} {r['steps']:>6} {r['bytes'] / 1e6:>7.2f}MB  {ms(r['back']):>11} "
-              f"{worst(r['back']):>10}  {ms(r['step']):>11} {worst(r['step']):>10}")
+        print(f"{r['messages']:>8} {r['steps']:>6} {r['bytes'] / 1e6:>7.2f}MB  {_ms(statistics.median(r['back'])):>11} "
+              f"{_ms(max(r['back'])):>10}  {_ms(statistics.median(r['step'])):>11} {_ms(max(r['step'])):>10}")
     return 0
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
 
 
 if __name__ == "__main__":

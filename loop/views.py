@@ -106,7 +106,8 @@ def pairs_table(trace: Trace, cursor: int, *, recent: int | None = None, problem
     `table.attrs["total"]` is the number of rows in all.
     """
     messages = trace.messages_at(cursor)
-    pending = {b.get("tool_use_id"): b for b in trace.results_at(cursor)} if 0 <= cursor < len(trace) else {}
+    # keyed like Pair.tool_use_id (a string): a broken file may hold an object or a list where an id belongs
+    pending = {str(b.get("tool_use_id")): b for b in trace.results_at(cursor)} if 0 <= cursor < len(trace) else {}
     found = rules.pairs(messages)
     chosen = range(len(found))
     if recent is not None and len(found) > recent + problems:

@@ -6,7 +6,8 @@ pinned by name. A "crash" is any exception other than ImportFailed or
 TranscriptError, an ImportFailed that only wraps one (import_bytes' "did not
 expect" catch-all), or a failure to render what was read: the history, the
 pending results and the pairs at each step, the Markdown export, the
-narration and saving the transcript again, beneath a page's depth of stack.
+narration, the tables of loop/views.py and saving the transcript again,
+beneath a page's depth of stack.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 
 from bench.fuzz import (check_file, check_import, check_journal, check_loads, corrupted_journal, deep, huge, mutated,
                         random_bytes, renderable, seeds, transcript_seeds, truncated)
-from loop import transcript
+from loop import transcript, views
 from loop.importers import ImportFailed, import_bytes
 from loop.runs import RunsFolder
 
@@ -172,3 +173,17 @@ def test_a_journal_whose_facts_are_not_an_object_is_left_out_of_the_list(tmp_pat
     (tmp_path / "worse.jsonl").write_bytes(b'{"meta": 5}\n\xff\xfe\n')
     _journal(tmp_path)
     assert sorted(r.id for r in RunsFolder(tmp_path).list()) == ["run", "worse"]
+
+
+@pytest.mark.parametrize("tool_use_id", [{"a": 1}, [1], 5, None])
+def test_an_id_of_the_wrong_type_does_not_break_the_pairs_table(tool_use_id):
+    # A broken file may hold an object or a list where an id belongs; the Pairs table at a
+    # run_tool step keyed the collected results by the raw id (TypeError: unhashable type).
+    messages = [{"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": tool_use_id, "name": "bash", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id, "content": "ok"}]}]
+    trace = import_bytes(json.dumps(messages).encode()).trace
+    at = next(i for i, step in enumerate(trace.steps) if step.stage == "run_tool")
+    table = views.pairs_table(trace, at)
+    assert list(table["status"]) == ["waiting"] and table["result"][0].startswith("(collected, not yet written back) ok")
+    renderable(trace)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from loop.errors import explain
 from loop.model import SCRIPTED, ModelConfig
 from loop.runner import Run, start
 from loop.scripted import SCENARIOS
@@ -81,15 +82,15 @@ def _new_run() -> None:
                              base_url=(s.get("set-base-url") or "").strip() or None)
     scenario = s.get("set-scenario", DEFAULT_SCENARIO)
     task = (s.get("set-task") or "").strip()
+    if scenario == FREE and not task:
+        s["live-setup-error"] = "Type a task first, or pick a scenario."
+        return
     try:
         run = start(task if scenario == FREE else None, scenario=None if scenario == FREE else scenario,
                     config=config, tool_timeout=float(s.get("set-tool-timeout", 30)),
                     max_turns=int(s.get("set-max-turns", 20)))
-    except Exception as exc:  # MissingKey, an empty task: keep the current run, say what to do
-        from loop.errors import explain
-
-        s["live-setup-error"] = explain(exc) if not isinstance(exc, (KeyError, ValueError)) else \
-            "Type a task first, or pick a scenario." if isinstance(exc, ValueError) else str(exc)
+    except Exception as exc:  # a missing key, say: keep the current run and say what to do
+        s["live-setup-error"] = explain(exc)
         return
     s.pop("live-setup-error", None)
     s.pop("live-error", None)
