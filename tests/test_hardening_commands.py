@@ -417,8 +417,6 @@ def test_a_child_in_a_process_group_of_its_own_does_not_outlive_a_command_that_e
 
 
 @needs_nobody
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="known gap: setsid() leaves the command's session, and without cgroups, "
-                                       "a PID namespace or a uid a run there is nothing left to find it by")
 def test_a_child_in_a_session_of_its_own_does_not_outlive_its_step(shared):
     out = bash(shared, "setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $!; sleep 0.5", timeout=2)
     pid = int(out.content.split()[0])

@@ -44,6 +44,7 @@ DENIED = [
     ("chmod/chown of /", re.compile(r"\bch(mod|own)\s+(-\S+\s+)*\S+\s+/(\s|$)")),
 ]
 
+MARK_VARIABLE = "LOOPSCOPE_STEP"
 NPROC_LIMIT = 256  # processes of the unprivileged user, all runs together
 
 
@@ -103,20 +104,22 @@ def _limit_resources(memory_bytes: int, cpu_seconds: int, user: tuple[int, int] 
         os.setuid(user[0])
 
 
-def _kill_group(pgid: int) -> None:
-    """Kill the command's process group, then whatever else is left in its session.
+def _kill_group(pgid: int, mark: str | None = None) -> None:
+    """Kill the command's process group, then whatever else is left in its session or carries its mark.
 
     `set -m` (job control) and setpgid() move children into process groups of
     their own, which a group kill misses; they stay in the command's session
-    (its id is the command's pid, as the group's is). Only setsid() leaves the
-    session: see docs/security.md.
+    (its id is the command's pid, as the group's is). setsid() leaves the
+    session too, but keeps the environment, where the command's MARK_VARIABLE
+    finds it. Only a process that also drops its environment escapes: see
+    docs/security.md.
     """
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
     for _ in range(20):  # a member may fork while it is being killed: go round until none is left
-        members = _session_members(pgid)
+        members = _session_members(pgid, mark)
         if not members:
             return
         for pid in members:
@@ -126,8 +129,16 @@ def _kill_group(pgid: int) -> None:
                 pass
 
 
-def _session_members(sid: int) -> list[int]:
-    """Live processes (not zombies) of session `sid`, from /proc; none where there is no /proc."""
+def _marked(pid: str, mark: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return f"{MARK_VARIABLE}={mark}".encode() in f.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def _session_members(sid: int, mark: str | None = None) -> list[int]:
+    """Live processes (not zombies) of session `sid` or carrying `mark`, from /proc; none without /proc."""
     found = []
     try:
         names = os.listdir("/proc")
@@ -142,7 +153,8 @@ def _session_members(sid: int) -> list[int]:
         except (OSError, IndexError):
             continue  # it ended meanwhile
         # after the command name: state, ppid, pgrp, session
-        if len(fields) > 3 and fields[3] == str(sid).encode() and fields[0] not in (b"Z", b"X"):
+        if len(fields) > 3 and fields[0] not in (b"Z", b"X") and (
+                fields[3] == str(sid).encode() or (mark and _marked(name, mark))):
             found.append(int(name))
     return found
 
@@ -179,18 +191,19 @@ class Bash(Tool):
         if user and os.stat(workspace).st_uid != user[0]:
             os.chown(workspace, *user)
             workspace.chmod(0o700)
+        mark = os.urandom(8).hex()  # in every process of this step's environment, for the final kill
         proc = subprocess.Popen(
             ["/bin/bash", "-c", command],
             cwd=workspace,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env=child_environment(workspace),
+            env=dict(child_environment(workspace), **{MARK_VARIABLE: mark}),
             start_new_session=True,  # its own process group, so one kill reaches every child
             preexec_fn=lambda: _limit_resources(self.memory_bytes, int(self.timeout) + 5, user),
         )
         data, timed_out, flooded = self._collect(proc)
-        _kill_group(proc.pid)  # nothing the command started outlives its step
+        _kill_group(proc.pid, mark)  # nothing the command started outlives its step
         proc.wait()
         text = data.decode("utf-8", errors="replace").strip()
         cut = flooded or len(text) > OUTPUT_LIMIT
