@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test chromium bench clean
+.PHONY: run test chromium bench bench-long clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,8 +36,15 @@ chromium:
 test: $(VENV)/.test chromium
 	$(BIN)/python -m pytest -q
 
+# Benchmarks print figures; they are run by hand, not by `make test`.
 bench: $(VENV)/.test chromium
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/replay.py
+	$(BIN)/python bench/render.py
+
+bench-long: $(VENV)/.test chromium
+	$(BIN)/python bench/fuzz.py --cases 10000
+	$(BIN)/python bench/load.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache
