@@ -27,16 +27,25 @@ def _explain(exc: BaseException) -> str:
         advice = {
             400: "The request was refused as invalid (400). The API says:",
             401: "The API key was refused (401 authentication error). Check the key, then retry.",
-            403: "This key may not use this model or feature (403 permission error).",
+            403: "This key may not use this model or feature (403 permission error). Check the key's "
+                 "permissions, or choose another model.",
             404: "Not found (404): check the model id and the base URL.",
             413: "The request is too large (413): the history has outgrown what the API accepts.",
             429: "Rate limited (429): too many requests. Wait a little, then retry.",
             500: "The API had an internal error (500). Retry in a moment.",
             529: "The API is overloaded (529). Retry in a moment.",
         }.get(status, f"The API answered with HTTP {status}.")
+        wait = _retry_after(exc.response)
+        if wait is not None and (status == 429 or status >= 500):
+            advice += f" The server asked to wait {wait:g} s (retry-after)."
         return f"{advice} {detail}".strip()
     if isinstance(exc, anthropic.APIResponseValidationError):
-        return f"The server's answer is not a valid Messages API response: {exc}"
+        if str(exc).startswith("the stream ended"):
+            return ("The server's answer is not a valid Messages API response: the stream ended before "
+                    "message_stop, so the answer is incomplete (the connection was cut, or the server does not "
+                    "stream Messages API events). Retry; if it keeps happening, check the base URL and the network.")
+        return (f"The server's answer is not a valid Messages API response: {exc}. Check that the base URL "
+                "points at an Anthropic-compatible server, then retry.")
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -47,3 +56,14 @@ def _api_message(exc: anthropic.APIStatusError) -> str:
         if isinstance(error, dict) and error.get("message"):
             return str(error["message"])
     return ""
+
+
+def _retry_after(response) -> float | None:
+    """Seconds the server asked to wait, from `retry-after-ms` or `retry-after` (seconds), if either is a number."""
+    headers = getattr(response, "headers", None) or {}
+    for name, scale in (("retry-after-ms", 1000), ("retry-after", 1)):
+        try:
+            return float(headers.get(name)) / scale
+        except (TypeError, ValueError):
+            continue
+    return None

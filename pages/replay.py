@@ -3,7 +3,8 @@
 import streamlit as st
 
 from pages.views.nav import through_app
-from pages.views.replay import draw_openers
+from pages.views.permalink import open_sample_link
+from pages.views.replay import _open_sample, draw_openers, sample_names
 from pages.views.step import draw_step
 
 through_app()
@@ -11,6 +12,7 @@ through_app()
 st.title("Replay a run")
 st.caption("Open a transcript and step through it exactly as in Step through. Nothing is executed: "
            "no model is called and no tool is run.")
+open_sample_link(sample_names(), _open_sample)  # ?sample=NAME&step=K
 replay = draw_openers()
 if replay is None:
     st.info("Open a transcript or choose a sample to replay.")

@@ -3,16 +3,37 @@
 import streamlit as st
 
 from loop.model import SCRIPTED
+from pages.views.forks import draw_branch_picker
+from pages.views.i18n import t
 from pages.views.nav import through_app
-from pages.views.settings import draw_sidebar, live_run
+from pages.views.permalink import open_scenario_link
+from pages.views.presenter import apply, draw_autoplay, draw_switch, presenting
+from pages.views.runs import draw_saved_runs
+from pages.views.settings import RUN, _keep, draw_sidebar, live_run
 from pages.views.step import draw_step
 
 through_app()
 
 draw_sidebar()
+open_scenario_link(st.session_state.get(RUN), keep=_keep)  # ?scenario=NAME&step=K
 run = live_run()
 
-st.title("Step through the loop")
-model = "scripted model (offline, no key)" if run.model.config.model == SCRIPTED else f"model `{run.model.name}`"
-st.caption(f"Task: **{run.task}** · {model} · max turns {run.max_turns} · workspace `{run.workspace}`")
+if presenting():  # large type, no sidebar, one screen: the task, autoplay, then the step
+    apply()
+    task, play, switch = st.columns([3.2, 2.2, 1], vertical_alignment="center")
+    task.markdown(f"#### {t('Task')}: {run.task}")
+    with play:
+        draw_autoplay(run.trace, run)
+    with switch:
+        draw_switch()
+else:
+    title, switch = st.columns([5, 1], vertical_alignment="center")
+    title.title(t("Step through the loop"))
+    with switch:
+        draw_switch()
+    model = t("scripted model (offline, no key)") if run.model.config.model == SCRIPTED else t("model `{name}`", name=run.model.name)
+    st.caption(t("Task: **{task}** · {model} · max turns {turns} · workspace `{workspace}`", task=run.task, model=model,
+                 turns=run.max_turns, workspace=run.workspace))
+    draw_saved_runs(run)
+    draw_branch_picker(run)
 draw_step(run.trace, "live", run, name=run.task)

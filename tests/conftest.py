@@ -12,6 +12,21 @@ if str(ROOT) not in sys.path:
 from tests.fake_server import FakeAnthropic  # noqa: E402
 
 
+@pytest.fixture(autouse=True, scope="session")
+def runs_folder(tmp_path_factory):
+    """Saved runs go to a temporary folder, never the project's runs/ (the app reads LOOPSCOPE_RUNS)."""
+    import os
+
+    folder = tmp_path_factory.mktemp("runs")
+    before = os.environ.get("LOOPSCOPE_RUNS")
+    os.environ["LOOPSCOPE_RUNS"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("LOOPSCOPE_RUNS", None)
+    else:
+        os.environ["LOOPSCOPE_RUNS"] = before
+
+
 @pytest.fixture
 def fake_api():
     """A running fake Anthropic server; `fake_api.url` is its base URL."""

@@ -29,6 +29,7 @@ def app() -> AppTest:
 
 def choose_server(at: AppTest, url: str, key: str = "sk-test-123") -> None:
     at.radio(key="set-model").set_value("anthropic").run()
+    at.toggle(key="set-approve").set_value(False)  # no approval gate: these tests are about the model's errors
     at.text_input(key="set-model-id").set_value("claude-test")
     at.text_input(key="set-api-key").set_value(key)
     at.text_input(key="set-base-url").set_value(url)

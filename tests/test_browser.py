@@ -130,3 +130,38 @@ def test_about_opened_first_still_gets_the_app_menu(page, url):
     nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
     assert "Step through" in nav and "Replay" in nav and "About the loop" in nav
     assert "the tool result goes back into the message history" in page.content()
+
+
+PRESENTER = ROOT / "docs" / "presenter.png"
+
+
+def test_presenter_mode_autoplays_pauses_and_fits_one_screen(page, url):
+    page.set_viewport_size({"width": 1600, "height": 900})  # a projector's 16:9
+    page.goto(f"{url}/?scenario=two-tools&step=2")
+    wait_for_status(page, "Step 2 of 2")
+    page.get_by_text("Presenter mode").click()
+    page.get_by_role("button", name="Play").wait_for()
+    page.wait_for_selector(IDLE)
+    assert not page.locator('[data-testid="stSidebar"]').is_visible()  # no sidebar
+    size = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector("
+                         "'.st-key-stage-note [data-testid=\"stMarkdownContainer\"] p')).fontSize)")
+    assert size >= 20, size  # large type
+
+    page.get_by_role("slider").last.focus()  # the pause between stages: the shortest
+    page.keyboard.press("Home")
+    page.wait_for_selector(IDLE)
+    page.get_by_role("button", name="Play").click()
+    wait_for_status(page, "Step 4 of 4")  # autoplay steps on its own
+    page.get_by_role("button", name="Pause").click()
+    page.get_by_role("button", name="Play").wait_for()
+    page.wait_for_selector(IDLE)
+    stopped = status(page)
+    page.wait_for_timeout(2500)
+    assert status(page) == stopped, "autoplay went on after Pause"
+
+    # The diagram and the newest message are on the one screen.
+    for testid in ("stGraphVizChart", "stChatMessage"):
+        box = page.locator(f'[data-testid="{testid}"]').last.bounding_box()
+        assert box and box["y"] < 900 and box["y"] + 40 < 900, (testid, box)
+    page.wait_for_timeout(600)
+    page.screenshot(path=str(PRESENTER))

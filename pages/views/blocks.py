@@ -8,13 +8,15 @@ import streamlit as st
 
 from loop.views import id_colour, result_text
 
+from .i18n import t
+
 TEXT_LIMIT = 4000  # characters drawn of one block; the Raw view has all of it
 
 
 def _cut(text: str, limit: int = TEXT_LIMIT) -> str:
     if len(text) <= limit:
         return text
-    return text[:limit] + f"\n… {len(text) - limit:,} more characters (see Raw)"
+    return text[:limit] + "\n" + t("… {n} more characters (see Raw)", n=f"{len(text) - limit:,}")
 
 
 def id_badge(tool_use_id: object) -> str:
@@ -38,11 +40,11 @@ def draw_block(block: object) -> None:
         st.code(json.dumps(block.get("input"), indent=2, ensure_ascii=False), language="json")
     elif kind == "tool_result":
         error = " :red-badge[:material/error: is_error]" if block.get("is_error") else ""
-        st.markdown(f":material/output: **tool_result** for {id_badge(block.get('tool_use_id'))}{error}")
+        st.markdown(t(":material/output: **tool_result** for {badge}", badge=id_badge(block.get("tool_use_id"))) + error)
         st.code(_cut(result_text(block.get("content"))) or " ", language=None)
     else:
         label = kind if isinstance(kind, str) else type(block).__name__
-        st.caption(f"**{label}** block, shown raw")
+        st.caption(t("**{kind}** block, shown raw", kind=label))
         st.code(_cut(json.dumps(block, indent=2, ensure_ascii=False, default=str)), language="json")
 
 

@@ -11,18 +11,26 @@ import streamlit as st
 
 from loop.errors import explain
 from loop.narrate import describe
-from loop.runner import Run
-from loop.trace import STAGE_TITLES, Trace
-from loop.views import status_line, what_happened
+from loop.runner import DENIED, Run
+from loop.trace import Trace
+from loop.views import what_happened
+
+from .gate import draw_gate, waiting
+from .i18n import lang, stage_title, t
+from .presenter import presenting, stopped_by_click
+
+from .attempts import attempts_note, attempts_shown
 
 
 def _execute(run: Run, key: str, action) -> None:
     """Run `action` (which may call the model or a tool); keep its error for the page to show."""
     stage = run.next_stage()
+    seen: list = []
     try:
-        action()
+        with attempts_shown(run) as seen:  # "attempt k of n" while the SDK retries a model call
+            action()
     except Exception as exc:  # an API error, a missing key: say what to do, keep the trace
-        st.session_state[f"{key}-error"] = {"stage": stage, "message": explain(exc)}
+        st.session_state[f"{key}-error"] = {"stage": stage, "message": explain(exc) + attempts_note(seen)}
     else:
         st.session_state.pop(f"{key}-error", None)
 
@@ -31,13 +39,22 @@ def _step(run: Run | None, trace: Trace, key: str) -> None:
     if run is None or not trace.at_end:
         (run.step if run else trace.forward)()
         return
-    with st.spinner(f"Running {STAGE_TITLES.get(run.next_stage(), run.next_stage())}…"):
+    if waiting(run):  # the approval gate: Run or Deny executes this stage
+        return
+    with st.spinner(t("Running {stage}…", stage=stage_title(run.next_stage()))):
         _execute(run, key, run.step)
+
+
+def _until_gate(run: Run, on_step) -> None:
+    """Run to the end, or to the next tool that waits for approval."""
+    run.trace.last()
+    while not run.done and not waiting(run):
+        on_step(run.execute())
 
 
 def _retry(run: Run, key: str) -> None:
     run.trace.last()
-    with st.spinner(f"Retrying {STAGE_TITLES.get(run.next_stage(), run.next_stage())}…"):
+    with st.spinner(t("Retrying {stage}…", stage=stage_title(run.next_stage()))):
         _execute(run, key, run.step)
 
 
@@ -45,18 +62,21 @@ def _run_to_end(run: Run | None, trace: Trace, key: str) -> None:
     if run is None:  # a replay runs nothing: jump to its last step
         trace.last()
         return
-    with st.status("Running the loop to its end…", expanded=True) as status:
-        bar = st.progress(0.0, text="starting")
+    with st.status(t("Running the loop to its end…"), expanded=True) as status:
+        bar = st.progress(0.0, text=t("starting"))
         line = st.empty()
 
         def on_step(step) -> None:
             bar.progress(min(1.0, step.turn_count / max(1, run.max_turns)),
-                         text=f"step {step.index + 1} · turn {step.turn_count} of at most {run.max_turns}")
+                         text=t("step {k} · turn {turn} of at most {turns}", k=step.index + 1, turn=step.turn_count,
+                                 turns=run.max_turns))
             line.caption(describe(trace, step.index))
 
-        _execute(run, key, lambda: run.run_to_end(on_step=on_step))
+        _execute(run, key, lambda: _until_gate(run, on_step))
         failed = f"{key}-error" in st.session_state
-        status.update(label=("Stopped by an error after" if failed else "Ran to the end:") + f" {len(trace)} steps",
+        label = ("Stopped by an error after {n} steps" if failed else
+                 "Stopped before a tool, for your approval: {n} steps" if waiting(run) else "Ran to the end: {n} steps")
+        status.update(label=t(label, n=len(trace)),
                       state="error" if failed else "complete", expanded=False)
 
 
@@ -65,6 +85,15 @@ def _escape(text: str) -> str:
     for ch in "\\`*_[]<>$~:#|":
         text = text.replace(ch, "\\" + ch)
     return text
+
+
+def status(trace: Trace, cursor: int) -> str:
+    """`Step k of n · turn t · stage` in the chosen language."""
+    if not 0 <= cursor < len(trace):
+        return t("Step 0 of {n} · not started", n=len(trace))
+    step = trace.steps[cursor]
+    return t("Step {k} of {n} · turn {turn} · {stage}", k=cursor + 1, n=len(trace), turn=step.turn_count,
+             stage=stage_title(step.stage))
 
 
 def _goto(trace: Trace, slider_key: str) -> None:
@@ -80,6 +109,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> 
     bar = st.container()  # drawn after the click is handled, so enabled/disabled match the new cursor
     feedback = st.container()
     action = st.session_state.pop(f"{key}-action", None)
+    stopped_by_click(action)  # any click stops the presenter's autoplay
     with feedback:
         if action == "first":
             trace.first()
@@ -91,50 +121,57 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> 
             _run_to_end(run, trace, key)
         elif action == "retry" and run is not None:
             _retry(run, key)
+        elif action in ("approve", "deny") and waiting(run):
+            with st.spinner(t("Running {stage}…", stage=stage_title("run_tool"))):
+                _execute(run, key, run.execute if action == "approve" else lambda: run.execute(given=DENIED))
         error = st.session_state.get(f"{key}-error") if run is not None else None
         if error:
-            title = STAGE_TITLES.get(error.get("stage"), error.get("stage"))
-            st.error(f"**{title} failed.** {error['message']}\n\n"
-                     "The trace is unchanged: nothing was added. **Retry** repeats this stage.",
+            st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {error['message']}\n\n"
+                     + t("The trace is unchanged: nothing was added. **Retry** repeats this stage."),
                      icon=":material/error:")
-            st.button("Retry", key=f"{key}-retry", icon=":material/replay:", on_click=_ask, args=(key, "retry"))
+            st.button(t("Retry"), key=f"{key}-retry", icon=":material/replay:", on_click=_ask, args=(key, "retry"))
 
     ended = at_end = trace.at_end
     if run is not None:
         ended = at_end and run.done
+    gated = waiting(run)
+    if gated and not error:
+        with feedback:
+            draw_gate(gated, key, _ask)
     with bar:
         line, right = st.columns([5, 1], vertical_alignment="center")
-        line.markdown(f"### {status_line(trace, trace.cursor)}")
+        line.markdown(f"### {status(trace, trace.cursor)}")
         if save is not None:
             with right:
                 save()
         happened = what_happened(trace, trace.cursor)
-        if happened:
+        if happened and lang() == "en" and not presenting():  # the narration is English; the stage note says it in every language
             st.markdown(f":material/lightbulb: {_escape(happened)}")
         cols = st.columns([1, 1, 1, 1.2, 3.3], vertical_alignment="center")
-        cols[0].button("First", key=f"{key}-first", disabled=trace.cursor <= 0, width="stretch",
+        cols[0].button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0, width="stretch",
                        icon=":material/first_page:", shortcut="Home", on_click=_ask, args=(key, "first"))
-        cols[1].button("Back", key=f"{key}-back", disabled=trace.cursor <= 0, width="stretch",
+        cols[1].button(t("Back"), key=f"{key}-back", disabled=trace.cursor <= 0, width="stretch",
                        icon=":material/chevron_left:", shortcut="Left", on_click=_ask, args=(key, "back"))
-        cols[2].button("Step", key=f"{key}-step", type="primary", width="stretch", disabled=ended,
+        cols[2].button(t("Step"), key=f"{key}-step", type="primary", width="stretch", disabled=ended or bool(gated),
                        icon=":material/chevron_right:", icon_position="right", shortcut="Right",
                        on_click=_ask, args=(key, "step"))
-        cols[3].button("Run to end", key=f"{key}-to-end", width="stretch", disabled=ended,
+        cols[3].button(t("Run to end"), key=f"{key}-to-end", width="stretch", disabled=ended or bool(gated),
                        icon=":material/last_page:", icon_position="right", shortcut="End",
                        on_click=_ask, args=(key, "to_end"),
-                       help="Replay: jump to the last step." if run is None else
-                       "Execute stages until the loop ends or max turns stops it.")
+                       help=t("Replay: jump to the last step.") if run is None else
+                       t("Execute stages until the loop ends or max turns stops it."))
         with cols[4]:
             if run is not None and at_end:
                 nxt = run.next_stage()
-                st.markdown(f"The loop has ended: **{run.state.ended}**." if nxt is None else
-                            f"Next, **Step** executes *{STAGE_TITLES.get(nxt, nxt)}*.")
+                st.markdown(t("The loop has ended: **{why}**.", why=run.state.ended) if nxt is None else
+                            t("Next: **Run** or **Deny** the command above.") if gated else
+                            t("Next, **Step** executes *{stage}*.", stage=stage_title(nxt)))
             elif not at_end:
-                st.markdown("Moving the cursor runs nothing: every step is already recorded.")
+                st.markdown(t("Moving the cursor runs nothing: every step is already recorded."))
             else:
-                st.markdown("The last recorded step.")
-        if len(trace) >= 2:
+                st.markdown(t("The last recorded step."))
+        if len(trace) >= 2 and not presenting():  # the presenter has no use for it, and needs the room
             slider_key = f"{key}-slider"
             st.session_state[slider_key] = trace.cursor + 1
-            st.slider("Step", 1, len(trace), key=slider_key, on_change=_goto, args=(trace, slider_key),
+            st.slider(t("Step"), 1, len(trace), key=slider_key, on_change=_goto, args=(trace, slider_key),
                       label_visibility="collapsed")

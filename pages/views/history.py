@@ -14,10 +14,14 @@ from loop.trace import Trace
 from loop.views import pending_response, window
 
 from .blocks import draw_content
+from .i18n import t
 
 WINDOW = 20
 HEIGHT = 640  # pixels; the panel scrolls
-NEW = ":primary[:material/arrow_forward: **added by this step**]"
+
+
+def new_mark() -> str:
+    return f":primary[:material/arrow_forward: **{t('added by this step')}**]"
 
 
 def _offset(key: str, cursor: int) -> int:
@@ -34,7 +38,7 @@ def _label(i: int, message: dict) -> str:
     content = message.get("content")
     kinds = [b.get("type") for b in content if isinstance(b, dict)] if isinstance(content, list) else ["text"]
     if role == "user" and kinds and all(k == "tool_result" for k in kinds):
-        return f"`messages[{i}]` · **user** · {len(kinds)} tool_result(s), written back by the loop"
+        return f"`messages[{i}]` · **user** · " + t("{n} tool_result(s), written back by the loop", n=len(kinds))
     return f"`messages[{i}]` · **{role}**"
 
 
@@ -44,11 +48,11 @@ def draw_message(i: int, message: object, new: bool) -> None:
         if not isinstance(message, dict):
             draw_content(message)
             return
-        st.markdown(_label(i, message) + ("  " + NEW if new else ""))
+        st.markdown(_label(i, message) + ("  " + new_mark() if new else ""))
         draw_content(message.get("content"))
 
 
-def draw_history(trace: Trace, cursor: int, key: str) -> None:
+def draw_history(trace: Trace, cursor: int, key: str, height: int = HEIGHT) -> None:
     """The window of messages at `cursor`, newest last, then what is waiting to go in."""
     messages = trace.messages_at(cursor)
     total = len(messages)
@@ -57,19 +61,19 @@ def draw_history(trace: Trace, cursor: int, key: str) -> None:
     start, end = window(total, WINDOW, _offset(offset_key, cursor))
 
     st.markdown(f"#### messages · {total}")
-    st.caption("The history exactly as the model will see it on its next call.")
+    st.caption(t("The history exactly as the model will see it on its next call."))
     if total > WINDOW:
         a, b, c = st.columns([1.5, 1.3, 3], vertical_alignment="center")
-        a.button("Show earlier", key=f"{key}-earlier", disabled=start == 0, on_click=_page,
+        a.button(t("Show earlier"), key=f"{key}-earlier", disabled=start == 0, on_click=_page,
                  args=(offset_key, cursor, 1), width="stretch")
-        b.button("Show later", key=f"{key}-later", disabled=end == total, on_click=_page,
+        b.button(t("Show later"), key=f"{key}-later", disabled=end == total, on_click=_page,
                  args=(offset_key, cursor, -1), width="stretch")
-        c.caption(f"Showing messages[{start}] to messages[{end - 1}] of {total:,}; "
-                  f"{start:,} earlier not drawn.")
+        c.caption(t("Showing messages[{start}] to messages[{end}] of {total}; {earlier} earlier not drawn.",
+                    start=start, end=end - 1, total=f"{total:,}", earlier=f"{start:,}"))
     if total == 0:
-        st.info("messages is empty. Press **Step**: stage 1 puts the user's request into it.")
+        st.info(t("messages is empty. Press **Step**: stage 1 puts the user's request into it."))
         return
-    with st.container(height=HEIGHT, border=False):  # scrolls to the newest message
+    with st.container(height=height, border=False):  # scrolls to the newest message
         for i in range(start, end):
             draw_message(i, messages[i], first_new <= i < first_new + n_new)
         if end == total:
@@ -81,15 +85,15 @@ def _draw_pending(trace: Trace, cursor: int) -> None:
     response = pending_response(trace, cursor)
     if response is not None:
         with st.container(border=True):
-            st.markdown(f"**Received, not yet appended** · stop_reason `{response.get('stop_reason')}`  {NEW}")
-            st.caption("Stage 3 appends this response to messages. Leave it out and the next turn loses its context.")
+            st.markdown(t("**Received, not yet appended** · stop_reason `{stop}`", stop=response.get("stop_reason")) + "  " + new_mark())
+            st.caption(t("Stage 3 appends this response to messages. Leave it out and the next turn loses its context."))
             draw_content(response.get("content"))
     results = trace.results_at(cursor) if 0 <= cursor < len(trace) else []
     if results:
         with st.container(border=True):
-            st.markdown(f"**{len(results)} tool_result(s) collected, not yet written back**")
-            st.caption("Stage 5 writes them back as ONE user message; until then the model cannot see them.")
+            st.markdown(t("**{n} tool_result(s) collected, not yet written back**", n=len(results)))
+            st.caption(t("Stage 5 writes them back as ONE user message; until then the model cannot see them."))
             for n, block in enumerate(results):
                 if n == len(results) - 1:
-                    st.markdown(NEW)
+                    st.markdown(new_mark())
                 draw_content([block])

@@ -12,20 +12,25 @@ import threading
 
 import streamlit as st
 
+from .i18n import draw_language_picker, follow_url, t
+
 _run = threading.local()  # a script run happens in one thread: app.py marks it there
 
 
 def app_pages() -> list:
     return [
-        st.Page("pages/step_through.py", title="Step through", icon=":material/play_arrow:", default=True),
-        st.Page("pages/replay.py", title="Replay", icon=":material/history:", url_path="replay"),
-        st.Page("pages/about.py", title="About the loop", icon=":material/school:", url_path="about"),
+        st.Page("pages/step_through.py", title=t("Step through"), icon=":material/play_arrow:", default=True),
+        st.Page("pages/replay.py", title=t("Replay"), icon=":material/history:", url_path="replay"),
+        st.Page("pages/mistakes.py", title=t("Mistakes lab"), icon=":material/bug_report:", url_path="mistakes"),
+        st.Page("pages/about.py", title=t("About the loop"), icon=":material/school:", url_path="about"),
     ]
 
 
 def run_app() -> None:
     """What app.py does: declare the pages and run the chosen one."""
+    follow_url()
     page = st.navigation(app_pages())
+    draw_language_picker()
     _run.via_app = True
     try:
         page.run()

@@ -9,8 +9,10 @@ import json
 
 import streamlit as st
 
-from loop.trace import STAGE_TITLES, Trace
+from loop.trace import Trace
 from loop.views import last_call_at
+
+from .i18n import stage_title, t
 
 SHOWN_LIMIT = 150_000  # characters of a request body drawn on the page; the download has it all
 KEEP_MESSAGES = 6
@@ -32,37 +34,37 @@ def _elided(request: dict) -> dict:
 
 
 def draw_raw(trace: Trace, cursor: int, key: str) -> None:
-    expander = st.expander("Raw JSON · the request sent and the response received", key=f"{key}-raw",
+    expander = st.expander(t("Raw JSON · the request sent and the response received"), key=f"{key}-raw",
                            on_change="rerun", icon=":material/data_object:")
     with expander:
         if not expander.open:  # drawn only when open: a request can hold the whole history
             return
         if not 0 <= cursor < len(trace):
-            st.caption("Nothing has been sent yet.")
+            st.caption(t("Nothing has been sent yet."))
             return
         step = trace.steps[cursor]
         if step.stage != "call_model":
-            st.caption(f"This step ({STAGE_TITLES.get(step.stage, step.stage)}) did its work locally; what it "
-                       "recorded is below.")
+            st.caption(t("This step ({stage}) did its work locally; what it recorded is below.",
+                         stage=stage_title(step.stage)))
             st.code(_json({k: v for k, v in step.detail.items() if k not in ("request", "response")}), language="json")
         call = last_call_at(trace, cursor)
         if call is None:
-            st.caption("No model call yet at this step.")
+            st.caption(t("No model call yet at this step."))
             return
         if call != cursor:
-            st.markdown(f"**The last model call, step {call + 1}:**")
+            st.markdown(t("**The last model call, step {n}:**", n=call + 1))
         request, response = trace.request_at(call), trace.response_at(call)
         text = _json(request)
         left, right = st.columns(2)
         with left:
-            st.markdown("**Request** (body sent to `/v1/messages`; the key travels in a header and is not here)")
+            st.markdown(t("**Request** (body sent to `/v1/messages`; the key travels in a header and is not here)"))
             if len(text) > SHOWN_LIMIT:
-                st.caption(f"The body is {len(text):,} characters; the middle messages are left out below.")
-                st.download_button("Download the exact request body", data=lambda: _json(trace.request_at(call)),
+                st.caption(t("The body is {n} characters; the middle messages are left out below.", n=f"{len(text):,}"))
+                st.download_button(t("Download the exact request body"), data=lambda: _json(trace.request_at(call)),
                                    file_name=f"request-step-{call + 1}.json", mime="application/json",
                                    key=f"{key}-raw-download", on_click="ignore")
                 text = _json(_elided(request))
             st.code(text, language="json", height=500, wrap_lines=True)
         with right:
-            st.markdown("**Response**")
+            st.markdown(t("**Response**"))
             st.code(_json(response), language="json", height=500, wrap_lines=True)

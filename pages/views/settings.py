@@ -21,6 +21,10 @@ from loop.errors import explain
 from loop.model import SCRIPTED, ModelConfig
 from loop.runner import Run, start
 from loop.scripted import SCENARIOS
+from loop.tools import TOOLSETS
+
+from .gate import draw_toggle, model_changed
+from .i18n import lang, t
 
 RUN = "live-run"
 CLEANUP = "live-run-cleanup"
@@ -83,12 +87,12 @@ def _new_run() -> None:
     scenario = s.get("set-scenario", DEFAULT_SCENARIO)
     task = (s.get("set-task") or "").strip()
     if scenario == FREE and not task:
-        s["live-setup-error"] = "Type a task first, or pick a scenario."
+        s["live-setup-error"] = t("Type a task first, or pick a scenario.")
         return
     try:
         run = start(task if scenario == FREE else None, scenario=None if scenario == FREE else scenario,
                     config=config, tool_timeout=float(s.get("set-tool-timeout", 30)),
-                    max_turns=int(s.get("set-max-turns", 20)))
+                    max_turns=int(s.get("set-max-turns", 20)), toolset=s.get("set-toolset") or "s01")
     except Exception as exc:  # a missing key, say: keep the current run and say what to do
         s["live-setup-error"] = explain(exc)
         return
@@ -99,31 +103,34 @@ def _new_run() -> None:
 
 def draw_sidebar() -> None:
     """Model, key, base URL, scenario or task, tool timeout, max turns, and New run."""
+    now = lang()  # for the format_funcs, which may be called outside this run
     with st.sidebar:
-        st.markdown("### Next run")
-        st.radio("Model", [SCRIPTED, "anthropic"], key="set-model",
-                 format_func=lambda m: "Scripted (offline, no key)" if m == SCRIPTED else "An Anthropic model")
+        st.markdown(t("### Next run"))
+        st.radio(t("Model"), [SCRIPTED, "anthropic"], key="set-model", on_change=model_changed,
+                 format_func=lambda m: t("Scripted (offline, no key)", now) if m == SCRIPTED else t("An Anthropic model", now))
         if st.session_state.get("set-model") != SCRIPTED:
-            st.text_input("Model id", value=DEFAULT_MODEL_ID, key="set-model-id")
+            st.text_input(t("Model id"), value=DEFAULT_MODEL_ID, key="set-model-id")
             _, source = default_key()
-            st.text_input("API key", type="password", key="set-api-key", autocomplete="off",
-                          placeholder=f"using {source}" if source else "sk-ant-…",
-                          help="Kept in this session only; never shown, logged or saved."
-                          + (f" Left empty, the key from {source} is used." if source else ""))
-            st.text_input("Base URL", key="set-base-url", value=os.environ.get("ANTHROPIC_BASE_URL", ""),
+            st.text_input(t("API key"), type="password", key="set-api-key", autocomplete="off",
+                          placeholder=t("using {source}", source=source) if source else "sk-ant-…",
+                          help=t("Kept in this session only; never shown, logged or saved.")
+                          + (t(" Left empty, the key from {source} is used.", source=source) if source else ""))
+            st.text_input(t("Base URL"), key="set-base-url", value=os.environ.get("ANTHROPIC_BASE_URL", ""),
                           placeholder="https://api.anthropic.com",
-                          help="Leave empty for Anthropic's API, or give an Anthropic-compatible server.")
+                          help=t("Leave empty for Anthropic's API, or give an Anthropic-compatible server."))
         options = [*SCENARIOS, FREE]
-        st.selectbox("Task", options, key="set-scenario", index=options.index(DEFAULT_SCENARIO),
-                     format_func=lambda n: "A task of my own…" if n == FREE else f"{n}: {SCENARIOS[n].about}")
+        st.selectbox(t("Task"), options, key="set-scenario", index=options.index(DEFAULT_SCENARIO),
+                     format_func=lambda n: t("A task of my own…", now) if n == FREE else f"{n}: {t(SCENARIOS[n].about, now)}")
         if st.session_state.get("set-scenario") == FREE:
-            st.text_area("Your task", key="set-task", placeholder="What Python version is installed?")
+            st.text_area(t("Your task"), key="set-task", placeholder=t("What Python version is installed?"))
         else:
             st.caption(f"“{SCENARIOS[st.session_state.get('set-scenario', DEFAULT_SCENARIO)].task}”")
         a, b = st.columns(2)
-        a.number_input("Tool timeout (s)", 1, 120, 30, key="set-tool-timeout")
-        b.number_input("Max turns", 1, 100, 20, key="set-max-turns")
-        st.button("New run", key="new-run", type="primary", on_click=_new_run, width="stretch",
-                  icon=":material/restart_alt:", help="Start again with these settings, in a fresh workspace.")
+        a.number_input(t("Tool timeout (s)"), 1, 120, 30, key="set-tool-timeout")
+        b.number_input(t("Max turns"), 1, 100, 20, key="set-max-turns")
+        st.selectbox(t("Toolset"), list(TOOLSETS), key="set-toolset", format_func=lambda n: f"{n}: {t(TOOLSETS[n], now)}")
+        draw_toggle()
+        st.button(t("New run"), key="new-run", type="primary", on_click=_new_run, width="stretch",
+                  icon=":material/restart_alt:", help=t("Start again with these settings, in a fresh workspace."))
         if st.session_state.get("live-setup-error"):
             st.error(st.session_state["live-setup-error"], icon=":material/error:")

@@ -7,23 +7,31 @@ import re
 import streamlit as st
 
 from loop.diagram import dot_at
+from loop.notes import note
 from loop.runner import Run
 from loop.trace import Trace
 from loop.transcript import dumps
 
 from .controls import draw_controls
+from .forks import branches, draw_fork, with_branches
+from .history import HEIGHT as HISTORY_HEIGHT
 from .history import draw_history
+from .i18n import lang, stage_title, t
+from .permalink import keep_url
+from .presenter import PRESENTER_HEIGHT, presenting
 from .raw import draw_raw
+from .runs import autosave
 from .tables import draw_loop_state, draw_pairs
 
 
-def draw_save(trace: Trace, key: str, name: str) -> None:
+def draw_save(trace: Trace, key: str, name: str, run: Run | None = None) -> None:
     """Save the transcript; the JSON is made only when the button is pressed."""
+    family = branches(run) if run is not None else []  # read now: the data is made when the button is pressed
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "run"
-    st.download_button("Save transcript", data=lambda: dumps(trace), file_name=f"loopscope-{slug}.json",
+    st.download_button(t("Save transcript"), data=lambda: dumps(with_branches(trace, family)), file_name=f"loopscope-{slug}.json",
                        mime="application/json", key=f"{key}-save", disabled=not len(trace),
                        icon=":material/download:", on_click="ignore", width="stretch",
-                       help="Loopscope's transcript format: open it again on the Replay page.")
+                       help=t("Loopscope's transcript format: open it again on the Replay page."))
 
 
 def draw_diagram(dot: str, key: str) -> None:
@@ -41,20 +49,41 @@ def draw_diagram(dot: str, key: str) -> None:
     (slot.container() if flip else slot).graphviz_chart(dot, width="stretch")
 
 
+def draw_note(trace: Trace, cursor: int) -> None:
+    """The note of the stage just executed, in the chosen language."""
+    if not 0 <= cursor < len(trace):
+        return
+    stage = trace.steps[cursor].stage
+    with st.container(border=True, key="stage-note"):
+        st.markdown(f"**{stage_title(stage)}**")
+        st.markdown(note(stage, lang()))
+
+
 @st.fragment
 def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run") -> None:
     """The controls, then the loop diagram, the history, the pairs, the LoopState and the raw JSON.
 
     A fragment: a click reruns only this, not the page around it. `name` names the saved file.
     """
-    draw_controls(trace, key, run, save=lambda: draw_save(trace, key, name))
+    draw_controls(trace, key, run, save=lambda: draw_save(trace, key, name, run))
+    keep_url(trace, key, run)
+    if run is not None:
+        autosave(run)  # journal the new steps and the cursor: a reload or a restart loses nothing
     cursor = trace.cursor
+    if presenting():  # the note, in large type, above the diagram
+        draw_note(trace, cursor)
     left, right = st.columns([1, 1], gap="large")
     with left:
-        st.markdown("#### The loop")
+        if not presenting():
+            st.markdown(t("#### The loop"))
         draw_diagram(dot_at(trace, cursor), key)
+        if not presenting():
+            draw_note(trace, cursor)
     with right:
-        draw_history(trace, cursor, key)
+        draw_history(trace, cursor, key, height=PRESENTER_HEIGHT if presenting() else HISTORY_HEIGHT)
+        draw_fork(trace, cursor, run, key)
+    if presenting():  # one screen: the diagram and the newest messages
+        return
     st.divider()
     draw_pairs(trace, cursor, key)
     draw_loop_state(trace, cursor, key)

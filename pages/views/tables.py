@@ -8,6 +8,8 @@ import streamlit as st
 from loop.trace import Trace
 from loop.views import id_style, mark, pairs_table, state_table, steps_table
 
+from .i18n import t
+
 AROUND = 7  # LoopState rows drawn each side of the cursor in a long run (all of a run up to 15 steps)
 ROW = 35  # pixels a dataframe row takes: tall enough to show every row drawn, so ▶ is always in view
 RECENT = 40  # paired rows drawn in a long run; rows that break a rule are always drawn (up to PROBLEMS)
@@ -31,17 +33,18 @@ def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
     table = _cached(f"{key}-pairs-table", trace, (n, pending, everything),
                     lambda: pairs_table(trace, cursor, recent=None if everything else RECENT, problems=PROBLEMS))
     total = table.attrs.get("total", len(table))
-    st.markdown("#### Pairs · tool_use ↔ tool_result")
-    st.caption("Every tool_use needs a tool_result with the same id in the very next (user) message. "
-               "The id's colour is the same here and in the history.")
+    st.markdown(t("#### Pairs · tool_use ↔ tool_result"))
+    st.caption(t("Every tool_use needs a tool_result with the same id in the very next (user) message. "
+                 "The id's colour is the same here and in the history."))
     if not total:
-        st.caption("No tool_use yet.")
+        st.caption(t("No tool_use yet."))
         return
     if len(table) < total or everything:
         left, right = st.columns([3, 1], vertical_alignment="center")
-        left.caption(f"{total - len(table):,} older paired rows of {total:,} are not drawn; every waiting or "
-                     "orphan row is." if len(table) < total else f"All {total:,} rows.")
-        right.toggle("Show all pairs", key=f"{key}-all-pairs")
+        left.caption(t("{hidden} older paired rows of {total} are not drawn; every waiting or orphan row is.",
+                       hidden=f"{total - len(table):,}", total=f"{total:,}") if len(table) < total
+                     else t("All {total} rows.", total=f"{total:,}"))
+        right.toggle(t("Show all pairs"), key=f"{key}-all-pairs")
     # Colouring cells costs time a row: a very long table keeps only its colour column.
     styled = table.style.map(id_style, subset=["id"]) if len(table) <= STYLED else table
     st.dataframe(styled, hide_index=True, key=f"{key}-pairs", column_config={
@@ -53,19 +56,19 @@ def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
 
 
 def draw_loop_state(trace: Trace, cursor: int, key: str) -> None:
-    st.markdown("#### LoopState · after each step")
+    st.markdown(t("#### LoopState · after each step"))
     left, right = st.columns([4, 1])
     with right:
-        st.caption("Now")
+        st.caption(t("Now"))
         st.dataframe(state_table(trace, cursor), hide_index=True, key=f"{key}-state-now")
     with left:
         if not len(trace):
-            st.caption("No steps yet.")
+            st.caption(t("No steps yet."))
             return
         table = _cached(f"{key}-steps-table", trace, (len(trace),), lambda: steps_table(trace))
         rows, start = mark(table, cursor, around=AROUND)
         if start > 0 or len(rows) < len(table):
-            st.caption(f"Steps {start + 1}–{start + len(rows)} of {len(table):,}, around the current one (▶).")
+            st.caption(t("Steps {a}–{b} of {n}, around the current one (▶).", a=start + 1, b=start + len(rows), n=f"{len(table):,}"))
         st.dataframe(rows, hide_index=True, key=f"{key}-steps", height=ROW * (len(rows) + 1) + 3, column_config={
             "now": st.column_config.TextColumn("", width=30),
         })

@@ -1,0 +1,187 @@
+"""A classroom on one server: N browsers step a scenario to its end at the same time.
+
+    .venv/bin/python bench/load.py                       # 20 browsers, two-tools
+    .venv/bin/python bench/load.py --sessions 5 --scenario hello-py
+
+Serves `streamlit run app.py` on 127.0.0.1 (bench/render.py's helper), opens one
+headless Chromium with N contexts (N students: separate cookies, storage and
+WebSockets), and in each clicks Step until the loop ends. A click is timed in
+the page, from the click until the page shows the new "Step k of k", the
+script is idle and a frame is painted. Meanwhile the server's memory (RSS of
+the streamlit process and all its children, from /proc) is sampled every
+0.2 s. Prints p50, p95 and max click-to-update, the error count and the peak
+memory. Loopback only; bounded by --sessions (at most 50) and --time-limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.render import CHROMIUM, CHROMIUM_ARGS, CLICK_AND_WAIT, IDLE, serve_app  # noqa: E402
+
+MAX_SESSIONS = 50
+ENDED = "The loop has ended"
+
+
+# -- the server's memory, from /proc --
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        tree.setdefault(ppid, []).append(int(entry))
+    return tree
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def server_pids() -> list[int]:
+    """The streamlit server this script started (a child of this process)."""
+    found = []
+    for pid in _children().get(os.getpid(), []):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"streamlit" in cmdline:
+            found.append(pid)
+    return found
+
+
+def tree_rss(root: int) -> int:
+    """RSS of `root` and all its descendants (the commands the tools run included)."""
+    tree = _children()
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += _rss(pid)
+        todo.extend(tree.get(pid, []))
+    return total
+
+
+class MemorySampler(threading.Thread):
+    def __init__(self, roots: list[int], every: float = 0.2):
+        super().__init__(daemon=True)
+        self.roots, self.every, self.peak, self.stop = roots, every, 0, threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.peak = max(self.peak, sum(tree_rss(r) for r in self.roots))
+            self.stop.wait(self.every)
+
+
+# -- one student --
+async def student(browser, url: str, n: int, max_steps: int, think_ms: int, times: list[float], errors: list[str]):
+    context = await browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page = await context.new_page()
+        await page.goto(url, timeout=120_000)
+        await page.wait_for_selector(IDLE, timeout=120_000)
+        await page.locator("h3", has_text="Step 0 of 0").first.wait_for(timeout=120_000)
+        for k in range(1, max_steps + 1):
+            await page.wait_for_selector(IDLE, timeout=120_000)
+            await page.wait_for_selector(".st-key-live-step button:not([disabled])", timeout=120_000)
+            await page.wait_for_timeout(think_ms)  # a person between two clicks
+            seconds = await page.evaluate(CLICK_AND_WAIT, ["live-step", f"Step {k} of {k}", IDLE, 60_000]) / 1000
+            times.append(seconds)
+            if await page.get_by_text(ENDED).count():
+                break
+        else:
+            errors.append(f"session {n}: the loop did not end within {max_steps} steps")
+        if await page.locator("[data-testid='stException']").count():
+            errors.append(f"session {n}: an exception is shown on the page")
+        if await page.locator("[data-testid='stAlertContentError']").count():
+            errors.append(f"session {n}: an error is shown: "
+                          + (await page.locator("[data-testid='stAlertContentError']").first.inner_text())[:200])
+    except Exception as exc:  # a timeout, a crash: counted, the others go on
+        errors.append(f"session {n}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+    finally:
+        await context.close()
+
+
+async def drive(url: str, sessions: int, max_steps: int, think_ms: int, time_limit: float):
+    from playwright.async_api import async_playwright
+
+    times: list[float] = []
+    errors: list[str] = []
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            jobs = [student(browser, url, n, max_steps, think_ms, times, errors) for n in range(sessions)]
+            await asyncio.wait_for(asyncio.gather(*jobs), timeout=time_limit)
+        except asyncio.TimeoutError:
+            errors.append(f"the run did not finish within {time_limit:.0f} s")
+        finally:
+            await browser.close()
+    return times, errors
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=20, help=f"browsers at once (at most {MAX_SESSIONS})")
+    parser.add_argument("--max-steps", type=int, default=30, help="Step clicks a session at most")
+    parser.add_argument("--think-ms", type=int, default=300, help="pause between two clicks of one browser")
+    parser.add_argument("--time-limit", type=float, default=600, help="seconds for the whole run")
+    args = parser.parse_args(argv)
+    sessions = max(1, min(args.sessions, MAX_SESSIONS))
+    if not Path(CHROMIUM).exists():
+        raise SystemExit(f"{CHROMIUM} is missing (sudo apt-get install -y chromium).")
+    with tempfile.TemporaryDirectory(prefix="loopscope-load-runs-") as runs:
+        os.environ["LOOPSCOPE_RUNS"] = runs  # the server's saved runs go here, not into the project
+        with serve_app() as url:
+            roots = server_pids()
+            sampler = MemorySampler(roots)
+            sampler.start()
+            idle = sum(tree_rss(r) for r in roots)
+            started = time.monotonic()
+            times, errors = asyncio.run(drive(url, sessions, args.max_steps, args.think_ms, args.time_limit))
+            took = time.monotonic() - started
+            sampler.stop.set()
+            sampler.join()
+    print(f"{sessions} browsers stepping the default scenario (two-tools) to its end · {os.cpu_count()} CPUs · "
+          f"{took:.0f} s · load average {os.getloadavg()[0]:.1f}")
+    if times:
+        print(f"click to update over {len(times)} clicks: p50 {percentile(times, 0.5) * 1000:.0f} ms · "
+              f"p95 {percentile(times, 0.95) * 1000:.0f} ms · max {max(times) * 1000:.0f} ms · "
+              f"mean {statistics.mean(times) * 1000:.0f} ms")
+    print(f"errors: {len(errors)}")
+    for e in errors[:20]:
+        print(f"  - {e}")
+    print(f"server memory (streamlit and its children, RSS): idle {idle / 2**20:.0f} MiB · "
+          f"peak {sampler.peak / 2**20:.0f} MiB")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""Forks: edit a past tool_result (or the task) and continue from there in a new branch.
+
+The new branch becomes the session's run; the old one is kept, and the branch
+picker switches back. Save writes every branch: the others go in
+`trace.branches`. Branches share the run's workspace (a fork changes history,
+not the files), so the first branch's clean-up covers them all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+from loop.fork import fork_task, fork_tool_result
+from loop.runner import Run
+from loop.trace import Trace
+from loop.views import result_text
+
+from .i18n import t
+
+BRANCHES = "live-branches"
+RUN = "live-run"
+
+
+def branches(run: Run) -> list[Run]:
+    """The branches of this run's family; a new run starts a new family."""
+    kept = st.session_state.get(BRANCHES) or []
+    if not any(b is run for b in kept):
+        kept = [run]
+        st.session_state[BRANCHES] = kept
+    return kept
+
+
+def _adopt(run: Run, branch: Run) -> None:
+    family = branches(run)
+    family.append(branch)
+    st.session_state[RUN] = branch
+    st.session_state["live-branch"] = len(family) - 1
+
+
+def with_branches(trace: Trace, family: list[Run]) -> Trace:
+    """`trace` with the other branches of `family` in `branches`, for Save (no trace is changed)."""
+    others = [dataclasses.replace(b.trace, branches=[]) for b in family if b.trace is not trace]
+    return dataclasses.replace(trace, branches=others) if others else trace
+
+
+def _label(family: list[Run], i: int) -> str:
+    fork = family[i].trace.meta.get("forked_from")
+    if not fork:
+        return t("Branch {n} · the original", n=i + 1)
+    what = t("edited task") if fork.get("edit") == "task" else t("edited tool_result")
+    return t("Branch {n} · step {step}, {what}", n=i + 1, step=fork.get("step", 0) + 1, what=what)
+
+
+def _switch() -> None:
+    family = st.session_state.get(BRANCHES) or []
+    i = st.session_state.get("live-branch")
+    if i is not None and 0 <= i < len(family):
+        st.session_state[RUN] = family[i]
+
+
+def draw_branch_picker(run: Run) -> None:
+    """Which branch is shown, when a fork has made more than one."""
+    family = branches(run)
+    if len(family) < 2:
+        return
+    st.session_state["live-branch"] = next(i for i, b in enumerate(family) if b is run)
+    labels = {i: _label(family, i) for i in range(len(family))}
+    st.selectbox(t("Branch"), list(labels), key="live-branch", format_func=labels.get, on_change=_switch,
+                 help=t("A fork keeps the old branch: choose it here to go back. Save writes them all."))
+
+
+def _ask(key: str, cursor: int) -> None:
+    st.session_state[f"{key}-fork-asked"] = cursor  # acted on in the body, which then reruns the whole page
+
+
+def draw_fork(trace: Trace, cursor: int, run: Run | None, key: str) -> None:
+    """At a run_tool step: edit its result; at step 1: edit the task. Either continues in a new branch."""
+    if run is None or not 0 <= cursor < len(trace):
+        return
+    step = trace.steps[cursor]
+    if step.stage == "run_tool":
+        title = t("Edit this tool_result and continue from here")
+    elif step.stage == "user_request":
+        title = t("Edit the task and continue from here")
+    else:
+        return
+    with st.expander(title, icon=":material/call_split:", key=f"{key}-fork-{cursor}"):
+        st.caption(t("A new branch starts here; the current one is kept and the branch picker switches back."))
+        if step.stage == "run_tool":
+            text = st.text_area(t("tool_result content"), value=result_text(step.detail.get("output", "")),
+                                key=f"{key}-fork-text-{cursor}", height=150)
+            is_error = st.checkbox("is_error", value=bool(step.detail.get("is_error")), key=f"{key}-fork-err-{cursor}")
+        else:
+            text = st.text_area(t("Task"), value=trace.meta.get("task", ""), key=f"{key}-fork-task")
+        st.button(t("Continue from here"), key=f"{key}-fork-go-{cursor}", type="primary",
+                  icon=":material/call_split:", on_click=_ask, args=(key, cursor))
+        if st.session_state.pop(f"{key}-fork-asked", None) == cursor:
+            try:
+                branch = (fork_tool_result(run, cursor, text, is_error) if step.stage == "run_tool"
+                          else fork_task(run, text))
+            except ValueError as exc:
+                st.error(str(exc), icon=":material/error:")
+                return
+            _adopt(run, branch)
+            st.rerun()  # the whole page: its caption and the picker show the new branch

@@ -1,0 +1,66 @@
+"""The approval gate: before a tool runs, show the exact command and wait for Run or Deny.
+
+On by default with a real model (a sidebar toggle). Deny answers the tool_use
+with runner.DENIED, an is_error tool_result, so the history stays valid and
+the model is told what happened.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from loop.model import SCRIPTED
+from loop.runner import Run
+
+from .i18n import t
+
+TOGGLE = "set-approve"
+
+
+def default_on() -> bool:
+    """The gate is on by default when a real model is chosen."""
+    return st.session_state.get("set-model", SCRIPTED) != SCRIPTED
+
+
+def model_changed() -> None:
+    """Choosing a model sets the toggle to that model's default; the learner can still change it."""
+    st.session_state[TOGGLE] = default_on()
+
+
+def gate_on() -> bool:
+    return bool(st.session_state.get(TOGGLE, default_on()))
+
+
+def waiting(run: Run | None) -> dict | None:
+    """The tool_use waiting for approval: the next stage runs a tool, the cursor is at the end, the gate is on."""
+    if run is None or not gate_on() or not run.trace.at_end:
+        return None
+    return run.pending_tool_use
+
+
+def draw_toggle() -> None:
+    if TOGGLE not in st.session_state:
+        st.session_state[TOGGLE] = default_on()
+    st.toggle(t("Ask before running a tool"), key=TOGGLE,
+              help=t("Before a tool runs, show the exact command and wait for Run or Deny."))
+
+
+def draw_gate(block: dict, key: str, ask) -> None:
+    """The command the model asked for, and Run / Deny; `ask(key, action)` records the click."""
+    with st.container(border=True, key=f"{key}-gate"):
+        st.markdown(t("**The model asks to run a tool.** Nothing has run yet: check the command, then "
+                      "choose.") + f"  \n:material/build: `{block.get('name')}` · `{block.get('id')}`")
+        tool_input = block.get("input") or {}
+        if block.get("name") == "bash" and isinstance(tool_input, dict) and "command" in tool_input:
+            st.code(str(tool_input["command"]), language="bash")
+        else:
+            st.code(json.dumps(tool_input, indent=2, ensure_ascii=False), language="json")
+        a, b, c = st.columns([1, 1, 4], vertical_alignment="center")
+        a.button(t("Run"), key=f"{key}-approve", type="primary", icon=":material/play_arrow:", width="stretch",
+                 on_click=ask, args=(key, "approve"))
+        b.button(t("Deny"), key=f"{key}-deny", icon=":material/block:", width="stretch",
+                 on_click=ask, args=(key, "deny"))
+        c.caption(t("Deny writes an is_error tool_result back (\"denied by the user\"), so every tool_use "
+                    "still has its tool_result and the loop goes on."))

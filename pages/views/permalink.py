@@ -1,0 +1,92 @@
+"""Permalinks, as Python Tutor has them: the URL names the run and the step, and follows the cursor.
+
+`?scenario=NAME&step=K` on Step through runs the built-in scenario on the
+offline model up to step K (never a real model: a link must not spend anyone's
+key); `?sample=NAME&step=K` on Replay opens a built-in sample at step K; `lang`
+is kept by i18n. Other parameters (the saved runs' `session`) are left alone.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from loop.runner import Run, start
+from loop.scripted import SCENARIOS
+from loop.trace import Trace
+
+SEEN = "permalink-seen"  # the link last opened or written: a link is opened once, not at every rerun
+
+
+def _wanted(name_param: str) -> tuple[str, int] | None:
+    name, step = st.query_params.get(name_param), st.query_params.get("step", "")
+    if not name:
+        return None
+    try:
+        k = max(0, int(step)) if step else 0
+    except ValueError:
+        k = 0
+    return name, k
+
+
+def scenario_of(run: Run) -> str | None:
+    """The built-in scenario a run on the offline model plays, if it plays one."""
+    if not run.model.config.scripted:
+        return None
+    return next((n for n, s in SCENARIOS.items() if s.task == run.task), None)
+
+
+def _go(run: Run, k: int) -> None:
+    """Put the cursor on step k (1-based), executing stages as far as needed."""
+    while len(run.trace) < k and not run.done:
+        run.execute()
+    run.trace.goto(min(k, len(run.trace)) - 1)
+
+
+def open_scenario_link(current: Run | None, keep) -> None:
+    """On Step through: open `?scenario=NAME&step=K` once; `keep(run)` makes a new run the session's."""
+    wanted = _wanted("scenario")
+    if wanted is None or wanted == st.session_state.get(SEEN) or wanted[0] not in SCENARIOS:
+        return
+    st.session_state[SEEN] = wanted
+    name, k = wanted
+    run = current
+    if run is None or scenario_of(run) != name:
+        run = keep(start(scenario=name))
+    _go(run, k)
+
+
+def open_sample_link(names: list[str], open_sample) -> None:
+    """On Replay: open `?sample=NAME&step=K` once; `open_sample()` opens the sample chosen."""
+    wanted = _wanted("sample")
+    if wanted is None or wanted == st.session_state.get(SEEN) or wanted[0] not in names:
+        return
+    st.session_state[SEEN] = wanted
+    name, k = wanted
+    replay = st.session_state.get("replay")
+    if not replay or replay.get("name") != f"{name}.json" or replay.get("source") != "sample":
+        st.session_state["replay-sample"] = name
+        open_sample()
+        replay = st.session_state.get("replay")
+    if replay:
+        replay["trace"].goto(k - 1)
+
+
+def keep_url(trace: Trace, key: str, run: Run | None) -> None:
+    """Write the run and the cursor into the URL, so a copied link opens this very view."""
+    if key == "live":
+        param, name = "scenario", scenario_of(run) if run is not None else None
+    else:
+        replay = st.session_state.get("replay") or {}
+        param = "sample"
+        name = replay["name"].rsplit(".", 1)[0] if replay.get("source") == "sample" else None
+    step = str(trace.cursor + 1)
+    st.query_params.pop("sample" if param == "scenario" else "scenario", None)
+    if name is None:  # a free task, a real model, an uploaded file: no link can rebuild it
+        for p in (param, "step"):
+            st.query_params.pop(p, None)
+        return
+    if st.query_params.get(param) != name:
+        st.query_params[param] = name
+    if st.query_params.get("step") != step:
+        st.query_params["step"] = step
+    st.session_state[SEEN] = (name, trace.cursor + 1)

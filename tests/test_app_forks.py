@@ -1,0 +1,66 @@
+"""Forks: edit a past tool_result (or the task) and continue in a new branch; the old branch is kept,
+can be switched back to, and Save writes both."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from loop import transcript
+from pages.views.forks import with_branches
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+def click(at: AppTest, key: str) -> None:
+    at.button(key=key).click().run()
+    assert not at.exception, at.exception
+
+
+def status(at: AppTest) -> str:
+    return next(m.value[4:] for m in at.markdown if m.value.startswith("### "))
+
+
+def test_edit_a_tool_result_continue_switch_back_and_save_both():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["scenario"], at.query_params["step"] = "list-files", "9"
+    at.run()
+    original = at.session_state["live-run"]
+    assert original.done and "README.txt" in original.trace.messages[-1]["content"][0]["text"]
+    at.slider(key="live-slider").set_value(5).run()  # step 5 ran `ls -la`
+    assert status(at).endswith("4 · run a tool_use")
+    at.text_area(key="live-fork-text-4").set_value("notes.md\nplan.txt")
+    click(at, "live-fork-go-4")
+
+    branch = at.session_state["live-run"]
+    assert branch is not original and len(branch.trace) == 5 and status(at) == "Step 5 of 5 · turn 1 · 4 · run a tool_use"
+    assert branch.trace.steps[-1].detail["given_by_user"]
+    click(at, "live-to-end")
+    answer = branch.trace.messages[-1]["content"][0]["text"]
+    assert "`notes.md`, `plan.txt`" in answer  # the model saw the edited result, not the real one
+    assert len(original.trace) == 9 and "README.txt" in original.trace.messages[-1]["content"][0]["text"]
+
+    picker = at.selectbox(key="live-branch")
+    assert picker.options == ["Branch 1 · the original", "Branch 2 · step 5, edited tool_result"]
+    picker.set_value(0).run()
+    assert at.session_state["live-run"] is original and status(at).startswith("Step 5 of 9")  # where we forked
+
+    family = at.session_state["live-branches"]
+    saved = transcript.loads(transcript.dumps(with_branches(original.trace, family)))  # what Save writes
+    assert len(saved) == 9 and len(saved.branches) == 1
+    assert "`notes.md`, `plan.txt`" in saved.branches[0].messages[-1]["content"][0]["text"]
+    assert not original.trace.branches  # saving changed nothing in the session
+
+
+def test_edit_the_task_at_step_one():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    click(at, "live-step")
+    at.text_area(key="live-fork-task").set_value("What Python version is installed?")
+    click(at, "live-fork-go-0")
+    run = at.session_state["live-run"]
+    assert run.task == "What Python version is installed?" and len(run.trace) == 1
+    assert "What Python version is installed?" in at.caption[0].value
+    click(at, "live-to-end")
+    assert "python3 --version" in str(run.trace.messages[1]["content"])
+    assert len(at.selectbox(key="live-branch").options) == 2

@@ -1,0 +1,81 @@
+"""The approval gate, with a real model (the fake Anthropic server): the command is shown before it runs,
+Deny writes the "denied by the user" is_error tool_result back, and the next model call is valid."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def no_key_in_environment(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+
+
+def on_server(url: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.selectbox(key="set-scenario").set_value("list-files")
+    at.radio(key="set-model").set_value("anthropic").run()
+    assert at.toggle(key="set-approve").value  # on by default with a real model
+    at.text_input(key="set-model-id").set_value("claude-test")
+    at.text_input(key="set-api-key").set_value("sk-test-123")
+    at.text_input(key="set-base-url").set_value(url)
+    at.button(key="new-run").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def click(at: AppTest, key: str) -> None:
+    at.button(key=key).click().run()
+    assert not at.exception, at.exception
+
+
+def test_deny_writes_back_an_error_and_the_loop_goes_on_without_a_400(fake_api):
+    at = on_server(fake_api.url)
+    run = at.session_state["live-run"]
+    click(at, "live-to-end")  # stops before the tool, waiting for approval
+    assert [s.stage for s in run.trace.steps] == ["user_request", "call_model", "append_assistant", "decide"]
+    assert "ls -la" in [c.value for c in at.code]  # the exact command
+    assert at.button(key="live-step").disabled and at.button(key="live-to-end").disabled
+    assert "Stopped before a tool" in at.status[0].label
+
+    click(at, "live-deny")
+    result = run.trace.steps[-1].detail["tool_result"]
+    assert result["is_error"] is True and "denied by the user" in result["content"]
+    assert not [b for b in at.button if b.key == "live-deny"]
+    assert any("is_error" in m.value for m in at.markdown)  # the pending tool_result is drawn as an error
+
+    click(at, "live-to-end")
+    assert not at.error, at.error[0].value
+    assert run.state.ended == "end_turn" and len(fake_api.requests) == 2
+    sent = fake_api.requests[-1]["messages"]
+    assert sent[-1]["content"][0]["is_error"] is True  # the second call carried the denial, and was accepted
+    assert "ls` failed" in run.trace.messages[-1]["content"][0]["text"]
+
+
+def test_run_really_runs_the_tool_and_the_toggle_turns_the_gate_off(fake_api):
+    at = on_server(fake_api.url)
+    run = at.session_state["live-run"]
+    for _ in range(4):
+        click(at, "live-step")
+    assert at.button(key="live-approve")
+    click(at, "live-approve")
+    step = run.trace.steps[-1]
+    assert step.stage == "run_tool" and not step.detail["is_error"] and "README.txt" in step.detail["output"]
+
+    at.toggle(key="set-approve").set_value(False).run()
+    click(at, "live-to-end")
+    assert run.state.ended == "end_turn" and not [b for b in at.button if b.key == "live-approve"]
+
+
+def test_the_offline_model_has_no_gate_by_default():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert at.toggle(key="set-approve").value is False
+    at.button(key="live-to-end").click().run()
+    assert at.session_state["live-run"].done

@@ -1,0 +1,105 @@
+"""Languages: with ?lang=ja no English interface text is left on the Step through page, the stage note
+beside the diagram is the one of the stage just executed, and the sidebar switches the language."""
+
+import re
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from loop.notes import note
+from loop.scripted import SCENARIOS
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+# The chapter's terms, kept in Latin letters in Japanese as the chapter does, and names that are data.
+KEPT = r"""messages?|tool_use|tool_results?|turn_count|turn|transition_reason|stop_reason|write-back|loop|model|
+response|assistant|user|system|tools?|max_tokens|max|turns|bash|read_file|write_file|edit_file|block|context|
+append|budget|real|execution|id|ID|JSON|Raw|API|key|Base|URL|LoopState|workspace|Loopscope|transcript|
+Request|request|history|is_error|None|trace|header|body|end_turn|refusal|Model|Python|Anthropic|server|sk-ant|cm|s01|s02"""
+KEPT_RE = re.compile(r"\b(?:" + KEPT.replace("\n", "") + r")\b")
+
+
+def english_left(text: str, data: list[str]) -> str:
+    """What remains of `text` once data, code, icons and the chapter's Latin terms are taken out."""
+    for d in data:
+        text = text.replace(d, " ")
+    text = re.sub(r"`[^`]*`", " ", text)  # code: commands, ids, JSON
+    text = re.sub(r":\w+-badge\[[^\]]*\]|:material/\w+:|:\w+\[", " ", text)  # icons and colours
+    text = re.sub(r"\b[a-z0-9]+(?:-[a-z0-9]+)+\b", " ", text)  # scenario names such as two-tools
+    text = KEPT_RE.sub(" ", text)
+    return " ".join(re.findall(r"[A-Za-z]{2,}", text))
+
+
+def walk(node, skip):
+    if skip(node):
+        return
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from walk(child, skip)
+
+
+def texts_on_page(at: AppTest) -> list[str]:
+    """Every label, header, caption, message and option the page shows, outside the history's data."""
+    def skip(node):  # the history's blocks, code and tables are data; saved runs are another module's
+        return (node.type in ("chat_message", "code", "arrow_data_frame", "json")
+                or (node.type == "expander" and str(getattr(node, "label", "")).startswith("Saved runs")))
+
+    out = []
+    for root in (at.main, at.sidebar):
+        for el in walk(root, skip):
+            has_label = isinstance(getattr(el, "label", None), str)
+            for attr in ("label", "placeholder", "help") if has_label else ("value",):
+                v = getattr(el, attr, None)
+                if isinstance(v, str) and v:
+                    out.append(v)
+            if el.type in ("selectbox", "radio"):
+                out.extend(el.options)
+    return out
+
+
+def test_japanese_leaves_no_english_label_on_step_through():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["lang"] = "ja"
+    at.run()
+    assert at.title[0].value == "loop をステップ実行"
+    assert [b.label for b in at.button][:4] == ["最初", "戻る", "進む", "最後まで"]
+    run = at.session_state["live-run"]
+    data = [run.task, str(run.workspace), run.model.name, *SCENARIOS]
+    seen = set()
+    for k in range(12):  # every stage, the pending response and results, the end
+        seen.update(texts_on_page(at))
+        if at.button(key="live-step").disabled:
+            break
+        at.button(key="live-step").click().run()
+        assert not at.exception, at.exception
+        if k == 2:
+            at.session_state["live-raw"] = True  # the raw view's captions too
+    assert run.done
+    for response in (run.trace.response_at(i) for i in range(len(run.trace))):  # the model's words are data
+        data += [b["text"] for b in (response or {}).get("content", []) if b.get("type") == "text"]
+    leftovers = {s: english_left(s, data) for s in seen}
+    left = {s: w for s, w in leftovers.items() if w}
+    assert not left, "English left on the page:\n" + "\n".join(f"{w!r}  <=  {s[:120]!r}" for s, w in left.items())
+    assert any(s.startswith("### ステップ 10 / 10 · turn 2") for s in seen)
+    assert "#### ペア · tool_use ↔ tool_result" in seen
+
+
+def test_the_checker_does_find_english():
+    assert english_left("Step 1 of 10 · turn 1", []) == "Step of"
+    assert english_left("**Received, not yet appended** · stop_reason `end_turn`", []) == "Received not yet appended"
+    assert english_left("ステップ 1 / 10 · turn 1 · `ls -la`", []) == ""
+
+
+def test_the_stage_note_beside_the_diagram_follows_the_step_and_the_sidebar_language():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    for _ in range(2):
+        at.button(key="live-step").click().run()
+    assert note("call_model", "en") in [m.value for m in at.markdown]
+    at.segmented_control(key="lang").set_value("zh").run()
+    assert at.query_params["lang"] == ["zh"] or at.query_params["lang"] == "zh"
+    assert note("call_model", "zh") in [m.value for m in at.markdown]
+    assert at.button(key="live-step").label == "下一步"
+    at.button(key="live-step").click().run()
+    assert note("append_assistant", "zh") in [m.value for m in at.markdown]

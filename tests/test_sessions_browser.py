@@ -1,0 +1,99 @@
+"""Two browsers on one server never see each other's trace, workspace, key or saved runs.
+
+Two Playwright browser contexts (separate cookies, storage and connections: two
+students) against one `streamlit run app.py`.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bench.render import CHROMIUM, IDLE, launch, serve_app
+
+KEY = "sk-ant-api03-student-A-secret-0123456789"
+
+
+@pytest.fixture(scope="module")
+def url():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium.")
+    with serve_app() as address:
+        yield address
+
+
+def status(page) -> str:
+    heads = [h for h in page.locator("h3").all_text_contents() if h.startswith("Step ")]
+    return heads[0] if heads else ""
+
+
+def wait_for_status(page, prefix: str) -> None:
+    page.wait_for_function(
+        """([prefix, idle]) => [...document.querySelectorAll('h3')].some(h => h.textContent.startsWith(prefix))
+                               && document.querySelector(idle) !== null""",
+        arg=[prefix, IDLE], timeout=60_000)
+
+
+def step(page, k: int) -> None:
+    page.locator(".st-key-live-step button").click()
+    wait_for_status(page, f"Step {k} of {k}")
+
+
+def workspace(page) -> str:
+    caption = page.get_by_text(re.compile(r"Task: .* workspace /")).first.inner_text()
+    return re.search(r"workspace\s+(/\S+)", caption).group(1)
+
+
+def open_app(browser, url: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    wait_for_status(page, "Step 0 of 0")
+    return context, page
+
+
+def test_two_browsers_keep_their_own_trace_workspace_key_and_runs(url):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        a_context, a = open_app(browser, url)
+        for k in (1, 2, 3):
+            step(a, k)
+        a.get_by_text("An Anthropic model").click()
+        a.wait_for_selector(IDLE)
+        key_field = a.get_by_role("textbox", name="API key")
+        key_field.fill(KEY)
+        key_field.press("Enter")
+        a.wait_for_timeout(500)
+        a.wait_for_selector(IDLE)
+        assert "session=" in a.url
+
+        b_context, b = open_app(browser, url)
+        assert status(b).startswith("Step 0 of 0")  # its own fresh trace, not A's three steps
+        assert workspace(b) != workspace(a), (workspace(a), workspace(b))
+        assert re.search(r"session=([\w-]+)", b.url).group(1) != re.search(r"session=([\w-]+)", a.url).group(1)
+        assert b.get_by_text("Saved runs · 0").count() == 1  # A's saved run is not listed
+        html = b.content()
+        assert KEY not in html and "student-A" not in html
+
+        # B steps; A is where it was, and B is at its first step only.
+        step(b, 1)
+        assert status(b).startswith("Step 1 of 1")
+        a.reload()  # A's URL keeps its session: its run can be resumed, B's cannot be seen
+        a.wait_for_selector(IDLE, timeout=60_000)
+        a.get_by_text("Saved runs · 1").wait_for(timeout=30_000)
+        a.wait_for_timeout(500)
+        a.wait_for_selector(IDLE)
+        resume = a.get_by_role("button", name="Resume", exact=False).first
+        if not resume.is_visible():
+            a.get_by_text("Saved runs · 1").click()  # open the expander
+        resume.click()
+        a.get_by_text("Resumed: 3 steps, at step 3").wait_for(timeout=30_000)
+        wait_for_status(a, "Step 3 of 3")
+        assert KEY not in a.content()  # the key was never saved, so it does not come back either
+        assert "Step 1 of 1" in status(b) and KEY not in b.content()
+        a_context.close()
+        b_context.close()
+        browser.close()
