@@ -74,25 +74,53 @@ def server_pids() -> list[int]:
     return found
 
 
-def tree_rss(root: int) -> int:
-    """RSS of `root` and all its descendants (the commands the tools run included)."""
-    tree = _children()
-    total, todo = 0, [root]
+def descendants(root: int, tree: dict[int, list[int]] | None = None) -> list[int]:
+    """`root` and all its descendants."""
+    tree = tree if tree is not None else _children()
+    found, todo = [], [root]
     while todo:
         pid = todo.pop()
-        total += _rss(pid)
+        found.append(pid)
         todo.extend(tree.get(pid, []))
-    return total
+    return found
 
 
-class MemorySampler(threading.Thread):
-    def __init__(self, roots: list[int], every: float = 0.2):
+def tree_rss(root: int) -> int:
+    """RSS of `root` and all its descendants (the commands the tools run included)."""
+    return sum(_rss(pid) for pid in descendants(root))
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds `pid` used, its reaped children's included (the tools' commands)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class Sampler(threading.Thread):
+    """Every 0.2 s: the server tree's RSS (kept: the peak), and the CPU time of the server and of the browser."""
+
+    def __init__(self, server: list[int], every: float = 0.2):
         super().__init__(daemon=True)
-        self.roots, self.every, self.peak, self.stop = roots, every, 0, threading.Event()
+        self.server, self.every, self.peak, self.stop = server, every, 0, threading.Event()
+        self.cpu: dict[int, tuple[str, float]] = {}  # pid: (whose, CPU seconds last seen)
+
+    def sample(self) -> None:
+        tree = _children()
+        server = {pid for root in self.server for pid in descendants(root, tree)}
+        self.peak = max(self.peak, sum(_rss(pid) for pid in server))
+        for pid in descendants(os.getpid(), tree)[1:]:
+            self.cpu[pid] = ("server" if pid in server else "browser", _cpu(pid))
+
+    def cpu_of(self, whose: str) -> float:
+        return sum(seconds for who, seconds in self.cpu.values() if who == whose)
 
     def run(self) -> None:
         while not self.stop.is_set():
-            self.peak = max(self.peak, sum(tree_rss(r) for r in self.roots))
+            self.sample()
             self.stop.wait(self.every)
 
 
@@ -142,6 +170,18 @@ async def drive(url: str, sessions: int, max_steps: int, think_ms: int, time_lim
     return times, errors
 
 
+async def warm_up(url: str) -> None:
+    """One visit first, so the server's one-time imports are not counted as the class's."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = await browser.new_page()
+        await page.goto(url, timeout=120_000)
+        await page.locator("h3", has_text="Step 0 of 0").first.wait_for(timeout=120_000)
+        await browser.close()
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
@@ -160,21 +200,28 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="loopscope-load-runs-") as runs:
         os.environ["LOOPSCOPE_RUNS"] = runs  # the server's saved runs go here, not into the project
         with serve_app() as url:
+            asyncio.run(warm_up(url))
             roots = server_pids()
-            sampler = MemorySampler(roots)
+            sampler = Sampler(roots)
+            sampler.sample()
+            idle, server_cpu_before = sampler.peak, sampler.cpu_of("server")
             sampler.start()
-            idle = sum(tree_rss(r) for r in roots)
             started = time.monotonic()
             times, errors = asyncio.run(drive(url, sessions, args.max_steps, args.think_ms, args.time_limit))
             took = time.monotonic() - started
             sampler.stop.set()
             sampler.join()
+            sampler.sample()
     print(f"{sessions} browsers stepping the default scenario (two-tools) to its end · {os.cpu_count()} CPUs · "
           f"{took:.0f} s · load average {os.getloadavg()[0]:.1f}")
     if times:
         print(f"click to update over {len(times)} clicks: p50 {percentile(times, 0.5) * 1000:.0f} ms · "
               f"p95 {percentile(times, 0.95) * 1000:.0f} ms · max {max(times) * 1000:.0f} ms · "
               f"mean {statistics.mean(times) * 1000:.0f} ms")
+    server_cpu = sampler.cpu_of("server") - server_cpu_before
+    print(f"CPU time: server {server_cpu:.1f} s ({server_cpu / max(1, len(times)) * 1000:.0f} ms a click) · "
+          f"browser (Chromium, {sessions} contexts) {sampler.cpu_of('browser'):.1f} s · "
+          f"available {took * (os.cpu_count() or 1):.0f} s")
     print(f"errors: {len(errors)}")
     for e in errors[:20]:
         print(f"  - {e}")

@@ -184,3 +184,20 @@ def state_table(trace: Trace, cursor: int) -> pd.DataFrame:
     else:
         values = ["0", "1", "None"]
     return pd.DataFrame({"field": ["messages (count)", "turn_count", "transition_reason"], "value": values})
+
+
+# -- context growth: one row per model call --
+def growth_table(trace: Trace, cursor: int) -> pd.DataFrame:
+    """Per model call up to `cursor`: the turn, the messages sent, and the call's input and output tokens.
+
+    Indexed by turn, for a line chart of how the context grows as tool_results are written back.
+    """
+    rows = []
+    for step in trace.steps[: cursor + 1]:
+        if step.stage != "call_model":
+            continue
+        usage = (step.detail.get("response") or {}).get("usage") or {}
+        rows.append({"turn": step.turn_count, "messages sent": step.n_messages,
+                     "input tokens": int(usage.get("input_tokens") or 0),
+                     "output tokens": int(usage.get("output_tokens") or 0)})
+    return pd.DataFrame(rows, columns=["turn", "messages sent", "input tokens", "output tokens"]).set_index("turn")

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from pages.views.i18n import t
 from pages.views.nav import through_app
 from pages.views.permalink import open_sample_link
 from pages.views.replay import _open_sample, draw_openers, sample_names
@@ -9,21 +10,21 @@ from pages.views.step import draw_step
 
 through_app()
 
-st.title("Replay a run")
-st.caption("Open a transcript and step through it exactly as in Step through. Nothing is executed: "
-           "no model is called and no tool is run.")
+st.title(t("Replay a run"))
+st.caption(t("Open a transcript and step through it exactly as in Step through. Nothing is executed: "
+             "no model is called and no tool is run."))
 open_sample_link(sample_names(), _open_sample)  # ?sample=NAME&step=K
 replay = draw_openers()
 if replay is None:
-    st.info("Open a transcript or choose a sample to replay.")
+    st.info(t("Open a transcript or choose a sample to replay."))
     st.stop()
 
 trace, meta = replay["trace"], replay["trace"].meta
-st.markdown(f"**Replaying {replay['name']}** · format `{replay['format']}` · model `{meta.get('model', '?')}`"
-            + (f" · task: {meta['task']}" if meta.get("task") else ""))
+st.markdown(t("**Replaying {name}** · format `{format}` · model `{model}`", name=replay["name"], format=replay["format"],
+              model=meta.get("model", "?")) + (" · " + t("task: {task}", task=meta["task"]) if meta.get("task") else ""))
 warnings = replay["warnings"]
 if warnings:
     shown = "\n".join(f"- {w}" for w in warnings[:10])
     more = f"\n- … and {len(warnings) - 10} more" if len(warnings) > 10 else ""
-    st.warning(f"**{len(warnings)} warning(s) while importing:**\n{shown}{more}", icon=":material/warning:")
+    st.warning(t("**{n} warning(s) while importing:**", n=len(warnings)) + f"\n{shown}{more}", icon=":material/warning:")
 draw_step(trace, "replay", name=replay["name"].rsplit(".", 1)[0])

@@ -79,3 +79,24 @@ def test_the_offline_model_has_no_gate_by_default():
     assert at.toggle(key="set-approve").value is False
     at.button(key="live-to-end").click().run()
     assert at.session_state["live-run"].done
+
+
+def test_streaming_with_a_real_model_and_the_s02_toolset(fake_api):
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.radio(key="set-model").set_value("anthropic").run()
+    at.toggle(key="set-stream").set_value(True)
+    at.toggle(key="set-approve").set_value(False)
+    at.selectbox(key="set-toolset").set_value("s02")
+    at.text_input(key="set-api-key").set_value("sk-test-123")
+    at.text_input(key="set-base-url").set_value(fake_api.url)
+    click(at, "new-run")
+    run = at.session_state["live-run"]
+    assert run.model.config.stream
+    assert [s["name"] for s in run.trace.meta["tools"]] == ["bash", "read_file", "write_file", "edit_file"]
+    click(at, "live-to-end")
+    assert not at.error and run.state.ended == "end_turn"
+    assert all(body.get("stream") is True for body in fake_api.requests)  # every call streamed
+    assert [t["name"] for t in fake_api.requests[0]["tools"]] == ["bash", "read_file", "write_file", "edit_file"]
+    final = run.trace.messages[-1]["content"][0]["text"]
+    assert "Two tool calls in one turn" in final and final in " ".join(m.value for m in at.markdown)

@@ -13,10 +13,10 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 
 # The chapter's terms, kept in Latin letters in Japanese as the chapter does, and names that are data.
-KEPT = r"""messages?|tool_use|tool_results?|turn_count|turn|transition_reason|stop_reason|write-back|loop|model|
+KEPT = r"""messages?|tool_use_id|tool_use|text|tool_results?|turn_count|turn|transition_reason|stop_reason|write-back|loop|model|
 response|assistant|user|system|tools?|max_tokens|max|turns|bash|read_file|write_file|edit_file|block|context|
 append|budget|real|execution|id|ID|JSON|Raw|API|key|Base|URL|LoopState|workspace|Loopscope|transcript|
-Request|request|history|is_error|None|trace|header|body|end_turn|refusal|Model|Python|Anthropic|server|sk-ant|cm|s01|s02"""
+Request|request|history|SDK|Messages|HTTP|Claude|Code|OpenAI|chat|jsonl|CSV|Markdown|tokens?|is_error|None|trace|header|body|end_turn|refusal|Model|Python|Anthropic|server|sk-ant|cm|s01|s02"""
 KEPT_RE = re.compile(r"\b(?:" + KEPT.replace("\n", "") + r")\b")
 
 
@@ -103,3 +103,35 @@ def test_the_stage_note_beside_the_diagram_follows_the_step_and_the_sidebar_lang
     assert at.button(key="live-step").label == "下一步"
     at.button(key="live-step").click().run()
     assert note("append_assistant", "zh") in [m.value for m in at.markdown]
+
+
+def test_japanese_replay_page_has_no_english_label_either():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page("pages/replay.py")
+    at.query_params["lang"] = "ja"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "実行をリプレイ"
+    trace = at.session_state["replay"]["trace"]
+    data = [trace.meta.get("task", ""), str(trace.meta.get("model")), "two-tools.json", "loopscope", *SCENARIOS]
+    for response in (trace.response_at(i) for i in range(len(trace))):
+        data += [b["text"] for b in (response or {}).get("content", []) if b.get("type") == "text"]
+    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
+    assert not left, left
+
+
+def test_japanese_mistakes_lab_has_no_english_label_and_keeps_the_api_error_verbatim():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page("pages/mistakes.py")
+    at.query_params["lang"] = "ja"
+    at.run()
+    assert not at.exception, at.exception
+    wrong, right = at.session_state["mistakes-runs"]["no-assistant-append"]
+    assert wrong.broke_at.error in at.error[0].value  # the API's words stay as the API wrote them
+    data = [wrong.broke_at.error, right.calls[0].messages[0]["content"], *SCENARIOS, "end_turn"]
+    for run in (wrong, right):
+        for call in run.calls:
+            data += call.tool_outputs
+            data += [b.get("text", "") for b in (call.response or {}).get("content", []) if b.get("type") == "text"]
+    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
+    assert not left, left

@@ -129,3 +129,27 @@ def test_diagram_lights_the_stage_and_the_edge_taken():
     end = dot_at(trace, len(trace) - 1)  # decide, ending: the edge to the end is drawn, the end is green
     assert 'decide -> done [label=" no ", color="#d9480f"' in end
     assert 'done [label="the loop ends", shape=box, style="rounded,filled,dashed", fillcolor="#d3f9d8"' in end
+
+
+def test_context_growth_chart_and_exports_follow_the_cursor():
+    from streamlit.testing.v1 import AppTest
+
+    from loop.export import to_markdown
+    from loop.views import growth_table
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
+    at.query_params["scenario"], at.query_params["step"] = "hello-py", "99"
+    at.run()
+    assert not at.exception, at.exception
+    run = at.session_state["live-run"]
+    growth = growth_table(run.trace, run.trace.cursor)
+    assert list(growth.index) == [1, 2, 3] and list(growth["messages sent"]) == [1, 3, 5]  # the context grows
+    assert growth["input tokens"].is_monotonic_increasing and growth["input tokens"].iloc[0] > 0
+    assert len(at.get("vega_lite_chart")) == 2
+    assert "Every turn sends the whole history again" in " ".join(c.value for c in at.caption)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Save transcript", "Markdown", "LoopState CSV", "Pairs CSV"]
+    at.slider(key="live-slider").set_value(2).run()  # after the first call only
+    assert len(growth_table(run.trace, 1)) == 1
+    assert "python3 hello.py" not in to_markdown(run.trace, 1)  # the export stops at the cursor
+    assert "python3 hello.py" in to_markdown(run.trace)

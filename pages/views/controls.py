@@ -18,6 +18,7 @@ from loop.views import what_happened
 from .gate import draw_gate, waiting
 from .i18n import lang, stage_title, t
 from .presenter import presenting, stopped_by_click
+from .streaming import streamed
 
 from .attempts import attempts_note, attempts_shown
 
@@ -27,7 +28,7 @@ def _execute(run: Run, key: str, action) -> None:
     stage = run.next_stage()
     seen: list = []
     try:
-        with attempts_shown(run) as seen:  # "attempt k of n" while the SDK retries a model call
+        with attempts_shown(run) as seen, streamed(run):  # "attempt k of n" while the SDK retries; streamed text
             action()
     except Exception as exc:  # an API error, a missing key: say what to do, keep the trace
         st.session_state[f"{key}-error"] = {"stage": stage, "message": explain(exc) + attempts_note(seen)}

@@ -107,6 +107,91 @@ TEXT: dict[str, tuple[str, str]] = {  # English: (日本語, 中文)
     "Pause": ("一時停止", "暂停"),
     "Pause between stages (s)": ("段階の間の待ち時間（秒）", "阶段之间的停顿（秒）"),
     "{s} s between stages": ("段階の間 {s} 秒", "阶段间隔 {s} 秒"),
+    # more to see
+    "#### Context growth · per turn": ("#### context の増え方 · turn ごと", "#### 上下文增长 · 每轮"),
+    "No model call yet.": ("まだ model 呼び出しはありません。", "还没有调用模型。"),
+    "Every turn sends the whole history again: the messages and the input tokens grow as tool_results are "
+    "written back.": ("turn ごとに history 全体をもう一度送ります。tool_result を write-back するたびに messages と入力 token が増えます。",
+                      "每一轮都会把整个历史再发送一次：随着 tool_result 写回，messages 和输入 token 不断增长。"),
+    "Markdown": ("Markdown", "Markdown"),
+    "LoopState CSV": ("LoopState CSV", "LoopState CSV"),
+    "Pairs CSV": ("ペア CSV", "配对 CSV"),
+    "The history up to this step, readable in a course page.": ("このステップまでの history を、教材に貼れる形で。",
+                                                               "到这一步为止的历史，可直接用于课程页面。"),
+    "Stream the answer": ("答えをストリーミング表示", "流式显示回答"),
+    "Show the model's text as it arrives (ModelConfig(stream=True)).":
+        ("model のテキストを届いた順に表示します（ModelConfig(stream=True)）。", "模型的文字一到就显示（ModelConfig(stream=True)）。"),
+    "**Streaming from the model…**": ("**model からストリーミング中…**", "**正在从模型流式接收…**"),
+    # replay
+    "Replay a run": ("実行をリプレイ", "回放一次运行"),
+    "Open a transcript and step through it exactly as in Step through. Nothing is executed: "
+    "no model is called and no tool is run.":
+        ("transcript を開き、ステップ実行と同じようにたどります。何も実行しません。model も tool も呼びません。",
+         "打开一个 transcript，像单步执行一样逐步查看。不执行任何东西：不调用模型，也不运行工具。"),
+    "Open a transcript or choose a sample to replay.": ("transcript を開くか、サンプルを選んでください。", "打开一个 transcript，或选择一个示例来回放。"),
+    "**Replaying {name}** · format `{format}` · model `{model}`": ("**{name} をリプレイ中** · 形式 `{format}` · model `{model}`",
+                                                                  "**正在回放 {name}** · 格式 `{format}` · 模型 `{model}`"),
+    "task: {task}": ("タスク: {task}", "任务：{task}"),
+    "**{n} warning(s) while importing:**": ("**読み込み時の警告 {n} 件:**", "**导入时有 {n} 条警告：**"),
+    "A built-in sample": ("組み込みのサンプル", "内置示例"),
+    "Choose a sample…": ("サンプルを選ぶ…", "选择一个示例…"),
+    "Open a saved transcript": ("保存した transcript を開く", "打开已保存的 transcript"),
+    "A Loopscope transcript (Save transcript), or a log the importers read: Claude Code .jsonl, "
+    "an Anthropic messages list or request body, OpenAI chat, the course's traces.":
+        ("Loopscope の transcript（transcript を保存）、または読み込めるログ: Claude Code の .jsonl、Anthropic の "
+         "messages のリストや request body、OpenAI chat、この講座の trace。",
+         "Loopscope 的 transcript（保存 transcript），或导入器能读的日志：Claude Code .jsonl、Anthropic 的 messages "
+         "列表或请求 body、OpenAI chat、本课程的 trace。"),
+    "**This file cannot be replayed.**": ("**このファイルはリプレイできません。**", "**这个文件无法回放。**"),
+    "The replay below is unchanged.": ("下のリプレイは変わっていません。", "下面的回放没有变化。"),
+    # the mistakes lab
+    "Each mistake is the chapter's loop with one line changed. Both loops really run, through the real SDK against "
+    "the offline model, which checks the Messages API's rules as the API does: the error below is the API's own 400 "
+    "answer, word for word.":
+        ("どの間違いも、この章の loop を 1 か所だけ変えたものです。どちらの loop も本物の SDK でオフライン model に対して実際に動きます。"
+         "オフライン model は API と同じく Messages API の規則を確かめるので、下のエラーは API 自身の 400 の答えそのままです。",
+         "每个错误都是把本章的循环改动一处。两个循环都通过真实的 SDK 对离线模型真正运行，离线模型像 API 一样检查 Messages API 的规则："
+         "下面的错误就是 API 自己的 400 回答，一字不差。"),
+    "Mistake": ("間違い", "错误"),
+    "**Call {n} refused: HTTP 400 `invalid_request_error`**": ("**呼び出し {n} は拒否されました: HTTP 400 `invalid_request_error`**",
+                                                               "**第 {n} 次调用被拒绝：HTTP 400 `invalid_request_error`**"),
+    "accepted": ("受理", "已接受"),
+    "asks for": ("求めたもの:", "请求："),
+    "No such call: this loop had already stopped.": ("この呼び出しはありません。この loop はもう止まっていました。", "没有这次调用：这个循环已经停止。"),
+    "**Call {n}** · sent {m} message(s)": ("**呼び出し {n}** · 送った message {m} 件", "**第 {n} 次调用** · 发送了 {m} 条消息"),
+    "messages sent at call {n}": ("呼び出し {n} で送った messages", "第 {n} 次调用发送的 messages"),
+    "**The fix:**": ("**直し方:**", "**修正：**"),
+    "**The broken loop has**": ("**壊れた loop では**", "**错误的循环写的是**"),
+    "**The chapter's loop has**": ("**この章の loop では**", "**本章的循环写的是**"),
+    "Scenario `{name}`: “{task}”.": ("シナリオ `{name}`:「{task}」。", "场景 `{name}`：“{task}”。"),
+    "The broken loop is refused at call {n}; the correct loop ends with `{ended}` after {calls} call(s).":
+        ("壊れた loop は呼び出し {n} で拒否されます。正しい loop は {calls} 回の呼び出しのあと `{ended}` で終わります。",
+         "错误的循环在第 {n} 次调用被拒绝；正确的循环在 {calls} 次调用后以 `{ended}` 结束。"),
+    "The broken loop ends with `{ended}`.": ("壊れた loop は `{ended}` で終わります。", "错误的循环以 `{ended}` 结束。"),
+    "#### With the mistake": ("#### 間違いあり", "#### 有错误"),
+    "#### The correct loop": ("#### 正しい loop", "#### 正确的循环"),
+    "Not appending the assistant response to messages": ("assistant response を messages に append しない", "没有把 assistant 回复追加到 messages"),
+    "Not writing the tool_result back (a terminal log)": ("tool_result を write-back しない（端末に出すだけ）", "没有写回 tool_result（只打印到终端）"),
+    "Writing the result back with the wrong tool_use_id": ("違う tool_use_id で結果を write-back する", "用错误的 tool_use_id 写回结果"),
+    "Putting text before the tool_result blocks": ("tool_result block の前に text を置く", "把文本放在 tool_result 块之前"),
+    "Treating max_tokens as \"go on\" like tool_use": ("max_tokens を tool_use と同じく「続ける」と扱う", "把 max_tokens 当作和 tool_use 一样的“继续”"),
+    "Appending the results as an assistant message": ("結果を assistant message として append する", "把结果作为 assistant 消息追加"),
+    "Append the assistant's response itself before running tools: the next call must see the tool_use it answers.":
+        ("tool を実行する前に assistant response 自体を append します。次の呼び出しは、答える相手の tool_use を見られなければなりません。",
+         "运行工具之前先追加 assistant 回复本身：下一次调用必须能看到它所回答的 tool_use。"),
+    "Write the results into messages as a user message; printing them tells the model nothing.":
+        ("結果は user message として messages に書き込みます。print しても model には何も伝わりません。",
+         "把结果作为 user 消息写进 messages；打印出来对模型毫无作用。"),
+    "Answer each tool_use with its own id: tool_use_id=block.id.": ("各 tool_use にはそれ自身の id で答えます: tool_use_id=block.id。",
+                                                                   "用每个 tool_use 自己的 id 回答：tool_use_id=block.id。"),
+    "Put the tool_result blocks first in the user message; any text goes after them.":
+        ("user message では tool_result block を先に置き、text はそのあとにします。", "在 user 消息里先放 tool_result 块，文本放在后面。"),
+    "Only stop_reason == \"tool_use\" continues the loop; max_tokens ends it (the answer was cut).":
+        ("loop を続けるのは stop_reason == \"tool_use\" のときだけです。max_tokens なら終わります（答えが切れています）。",
+         "只有 stop_reason == \"tool_use\" 才继续循环；max_tokens 会结束它（回答被截断了）。"),
+    "tool_results come from the user side: role \"user\", never \"assistant\".":
+        ("tool_result は user 側から送ります。role は \"user\" で、\"assistant\" ではありません。",
+         "tool_result 来自 user 一侧：role 是 \"user\"，绝不是 \"assistant\"。"),
     # stages
     "1 · user request into messages": ("1 · user の依頼を messages へ", "1 · 用户请求放进 messages"),
     "2 · call the model": ("2 · model を呼ぶ", "2 · 调用模型"),

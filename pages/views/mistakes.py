@@ -17,6 +17,7 @@ from loop.runner import new_workspace
 from loop.tools import default_toolbox
 
 from .history import draw_message
+from .i18n import t
 
 RUNS = "mistakes-runs"
 
@@ -40,16 +41,16 @@ def lab_runs(name: str) -> tuple[LabRun, LabRun]:
 
 def _outcome(call: Call) -> None:
     if call.error:
-        st.error(f"**Call {call.number} refused: HTTP 400 `invalid_request_error`**\n\n```\n{call.error}\n```",
+        st.error(t("**Call {n} refused: HTTP 400 `invalid_request_error`**", n=call.number) + f"\n\n```\n{call.error}\n```",
                  icon=":material/block:")
         return
     response = call.response or {}
     stop = response.get("stop_reason")
     texts = [b.get("text", "") for b in response.get("content", []) if b.get("type") == "text"]
     uses = [b for b in response.get("content", []) if b.get("type") == "tool_use"]
-    line = f":green-badge[accepted] stop_reason `{stop}`"
+    line = f":green-badge[{t('accepted')}] stop_reason `{stop}`"
     if uses:
-        line += " · asks for " + ", ".join(f"`{u['name']}` `{json.dumps(u['input'])}`" for u in uses)
+        line += " · " + t("asks for") + " " + ", ".join(f"`{u['name']}` `{json.dumps(u['input'])}`" for u in uses)
     st.markdown(line)
     if texts and not uses:
         st.caption(" ".join(texts).replace("$", "\\$")[:400])
@@ -59,10 +60,10 @@ def _outcome(call: Call) -> None:
 
 def _draw_call(call: Call | None, side: str, broken: bool) -> None:
     if call is None:
-        st.caption("No such call: this loop had already stopped.")
+        st.caption(t("No such call: this loop had already stopped."))
         return
-    st.markdown(f"**Call {call.number}** · sent {len(call.messages)} message(s)")
-    with st.expander(f"messages sent at call {call.number}", expanded=broken, key=f"mistake-{side}-{call.number}"):
+    st.markdown(t("**Call {n}** · sent {m} message(s)", n=call.number, m=len(call.messages)))
+    with st.expander(t("messages sent at call {n}", n=call.number), expanded=broken, key=f"mistake-{side}-{call.number}"):
         for i, message in enumerate(call.messages):
             draw_message(i, message, new=False)
     _outcome(call)
@@ -73,22 +74,22 @@ def draw_lab(name: str) -> None:
     m = MISTAKES[name]
     wrong, right = lab_runs(name)
     broke = wrong.broke_at
-    st.subheader(m.title)
-    st.success(f"**The fix:** {m.fix}", icon=":material/build:")
+    st.subheader(t(m.title))
+    st.success(t("**The fix:**") + " " + t(m.fix), icon=":material/build:")
     a, b = st.columns(2)
     with a:
-        st.markdown(":red[:material/close:] **The broken loop has**")
+        st.markdown(":red[:material/close:] " + t("**The broken loop has**"))
         st.code(m.wrong, language="python")
     with b:
-        st.markdown(":green[:material/check:] **The chapter's loop has**")
+        st.markdown(":green[:material/check:] " + t("**The chapter's loop has**"))
         st.code(m.right, language="python")
-    st.caption(f"Scenario `{m.scenario}`: “{right.calls[0].messages[0]['content']}”. "
-               + (f"The broken loop is refused at call {broke.number}; the correct loop ends with "
-                  f"`{right.ended}` after {len(right.calls)} call(s)." if broke else
-                  f"The broken loop ends with `{wrong.ended}`."))
+    st.caption(t("Scenario `{name}`: “{task}”.", name=m.scenario, task=right.calls[0].messages[0]["content"]) + " "
+               + (t("The broken loop is refused at call {n}; the correct loop ends with `{ended}` after {calls} call(s).",
+                    n=broke.number, ended=right.ended, calls=len(right.calls)) if broke else
+                  t("The broken loop ends with `{ended}`.", ended=wrong.ended)))
     a, b = st.columns(2)
-    a.markdown("#### With the mistake")
-    b.markdown("#### The correct loop")
+    a.markdown(t("#### With the mistake"))
+    b.markdown(t("#### The correct loop"))
     for n in range(max(len(wrong.calls), len(right.calls))):
         a, b = st.columns(2, gap="medium", border=True)
         with a:

@@ -11,6 +11,8 @@ import streamlit as st
 
 from loop.importers import ImportFailed, import_bytes
 
+from .i18n import t
+
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 REPLAY = "replay"
 DEFAULT_SAMPLE = "two-tools"
@@ -47,13 +49,13 @@ def draw_openers() -> dict | None:
         _open_sample()
     left, right = st.columns([3, 2], gap="large")
     with right:
-        st.selectbox("A built-in sample", sample_names(), key="replay-sample", on_change=_open_sample,
-                     index=None, placeholder="Choose a sample…")
+        st.selectbox(t("A built-in sample"), sample_names(), key="replay-sample", on_change=_open_sample,
+                     index=None, placeholder=t("Choose a sample…"))
     with left:
         upload = st.file_uploader(
-            "Open a saved transcript", key="replay-upload",
-            help="A Loopscope transcript (Save transcript), or a log the importers read: Claude Code .jsonl, "
-                 "an Anthropic messages list or request body, OpenAI chat, the course's traces.")
+            t("Open a saved transcript"), key="replay-upload",
+            help=t("A Loopscope transcript (Save transcript), or a log the importers read: Claude Code .jsonl, "
+                   "an Anthropic messages list or request body, OpenAI chat, the course's traces."))
     if upload is None:
         st.session_state.pop("replay-upload-id", None)
         st.session_state.pop("replay-upload-error", None)
@@ -69,6 +71,6 @@ def draw_openers() -> dict | None:
             st.session_state.pop("replay-upload-error", None)
     for key in ("replay-upload-error", "replay-error"):
         if st.session_state.get(key):
-            st.error(f"**This file cannot be replayed.** {st.session_state[key]}\n\n"
-                     "The replay below is unchanged.", icon=":material/error:")
+            st.error(t("**This file cannot be replayed.**") + f" {st.session_state[key]}\n\n"
+                     + t("The replay below is unchanged."), icon=":material/error:")
     return st.session_state.get(REPLAY)

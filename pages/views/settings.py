@@ -83,6 +83,7 @@ def _new_run() -> None:
     else:
         key = s.get("set-api-key") or default_key()[0]
         config = ModelConfig(model=(s.get("set-model-id") or DEFAULT_MODEL_ID).strip(), api_key=key,
+                             stream=bool(s.get("set-stream")),
                              base_url=(s.get("set-base-url") or "").strip() or None)
     scenario = s.get("set-scenario", DEFAULT_SCENARIO)
     task = (s.get("set-task") or "").strip()
@@ -118,6 +119,8 @@ def draw_sidebar() -> None:
             st.text_input(t("Base URL"), key="set-base-url", value=os.environ.get("ANTHROPIC_BASE_URL", ""),
                           placeholder="https://api.anthropic.com",
                           help=t("Leave empty for Anthropic's API, or give an Anthropic-compatible server."))
+            st.toggle(t("Stream the answer"), key="set-stream",
+                      help=t("Show the model's text as it arrives (ModelConfig(stream=True))."))
         options = [*SCENARIOS, FREE]
         st.selectbox(t("Task"), options, key="set-scenario", index=options.index(DEFAULT_SCENARIO),
                      format_func=lambda n: t("A task of my own…", now) if n == FREE else f"{n}: {t(SCENARIOS[n].about, now)}")

@@ -16,6 +16,7 @@ from .controls import draw_controls
 from .forks import branches, draw_fork, with_branches
 from .history import HEIGHT as HISTORY_HEIGHT
 from .history import draw_history
+from .more import draw_exports, draw_growth
 from .i18n import lang, stage_title, t
 from .permalink import keep_url
 from .presenter import PRESENTER_HEIGHT, presenting
@@ -87,4 +88,6 @@ def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run")
     st.divider()
     draw_pairs(trace, cursor, key)
     draw_loop_state(trace, cursor, key)
+    draw_growth(trace, cursor, key)
+    draw_exports(trace, cursor, key, name)
     draw_raw(trace, cursor, key)

@@ -1,0 +1,46 @@
+"""More to see at a step: how the context grows turn by turn, and exports (Markdown, CSV)."""
+
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from loop.export import to_markdown
+from loop.trace import Trace
+from loop.views import growth_table, pairs_table, steps_table
+
+from .i18n import t
+
+
+def draw_growth(trace: Trace, cursor: int, key: str) -> None:
+    """Two line charts, one point a model call: the messages sent, and the tokens in and out."""
+    table = growth_table(trace, cursor)
+    st.markdown(t("#### Context growth · per turn"))
+    if table.empty:
+        st.caption(t("No model call yet."))
+        return
+    st.caption(t("Every turn sends the whole history again: the messages and the input tokens grow as "
+                 "tool_results are written back."))
+    left, right = st.columns(2)
+    with left:
+        st.line_chart(table[["messages sent"]], height=220, x_label="turn", y_label="messages")
+    with right:
+        st.line_chart(table[["input tokens", "output tokens"]], height=220, x_label="turn", y_label="tokens")
+
+
+def draw_exports(trace: Trace, cursor: int, key: str, name: str) -> None:
+    """Markdown of the history up to this step; the LoopState and Pairs tables as CSV. Made when pressed."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "run"
+    empty = not 0 <= cursor < len(trace)
+    a, b, c, _ = st.columns([1, 1, 1, 1.5])
+    a.download_button(t("Markdown"), data=lambda: to_markdown(trace, cursor), file_name=f"{slug}-step-{cursor + 1}.md",
+                      mime="text/markdown", key=f"{key}-export-md", on_click="ignore", disabled=empty,
+                      icon=":material/description:", width="stretch",
+                      help=t("The history up to this step, readable in a course page."))
+    b.download_button(t("LoopState CSV"), data=lambda: steps_table(trace).drop(columns="now").to_csv(index=False),
+                      file_name=f"{slug}-loopstate.csv", mime="text/csv", key=f"{key}-export-steps",
+                      on_click="ignore", disabled=empty, icon=":material/table:", width="stretch")
+    c.download_button(t("Pairs CSV"), data=lambda: pairs_table(trace, cursor).to_csv(index=False),
+                      file_name=f"{slug}-pairs-step-{cursor + 1}.csv", mime="text/csv", key=f"{key}-export-pairs",
+                      on_click="ignore", disabled=empty, icon=":material/table:", width="stretch")
