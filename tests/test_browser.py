@@ -113,6 +113,8 @@ def test_step_to_the_end_shows_every_tool_use_with_its_result(page):
 def test_keyboard_shortcuts_move_the_cursor(page, url):
     page.goto(f"{url}/replay")
     wait_for_status(page, "Step 1 of 10")
+    page.wait_for_load_state("networkidle")  # the shortcuts are bound once the page's scripts have loaded
+    page.wait_for_timeout(300)  # and just after the first paint; no person is faster
     page.keyboard.press("ArrowRight")
     wait_for_status(page, "Step 2 of 10")
     page.keyboard.press("End")

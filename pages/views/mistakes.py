@@ -79,10 +79,10 @@ def draw_lab(name: str) -> None:
     a, b = st.columns(2)
     with a:
         st.markdown(":red[:material/close:] " + t("**The broken loop has**"))
-        st.code(m.wrong, language="python")
+        st.code(m.wrong, language="python", wrap_lines=True)
     with b:
         st.markdown(":green[:material/check:] " + t("**The chapter's loop has**"))
-        st.code(m.right, language="python")
+        st.code(m.right, language="python", wrap_lines=True)
     st.caption(t("Scenario `{name}`: “{task}”.", name=m.scenario, task=right.calls[0].messages[0]["content"]) + " "
                + (t("The broken loop is refused at call {n}; the correct loop ends with `{ended}` after {calls} call(s).",
                     n=broke.number, ended=right.ended, calls=len(right.calls)) if broke else
