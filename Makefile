@@ -27,7 +27,7 @@ chromium:
 	@if [ -x /usr/bin/chromium ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "installing Debian's chromium for the browser tests…"; \
-		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium) >/tmp/loopscope-apt.log 2>&1 \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-noto-cjk) >/tmp/loopscope-apt.log 2>&1 \
 		|| { echo "could not install chromium (see /tmp/loopscope-apt.log)"; exit 1; }; \
 	else \
 		echo "The browser tests need /usr/bin/chromium. Install it with: sudo apt-get install -y chromium"; exit 1; \

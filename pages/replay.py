@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from pages.views.i18n import t
+from pages.views.forks import trace_label
+from pages.views.i18n import lang, t
 from pages.views.nav import through_app
 from pages.views.permalink import open_sample_link
 from pages.views.replay import _open_sample, draw_openers, sample_names
@@ -27,4 +28,12 @@ if warnings:
     shown = "\n".join(f"- {w}" for w in warnings[:10])
     more = f"\n- … and {len(warnings) - 10} more" if len(warnings) > 10 else ""
     st.warning(t("**{n} warning(s) while importing:**", n=len(warnings)) + f"\n{shown}{more}", icon=":material/warning:")
+if trace.branches:  # a saved run with forks: every branch can be replayed
+    family = [trace, *trace.branches]
+    if st.session_state.get("replay-branch") not in range(len(family)):
+        st.session_state["replay-branch"] = 0
+    now = lang()
+    i = st.selectbox(t("Branch"), range(len(family)), key="replay-branch",
+                     format_func=lambda n: trace_label(family[n], n, now))
+    trace = family[i]
 draw_step(trace, "replay", name=replay["name"].rsplit(".", 1)[0])

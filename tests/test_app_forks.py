@@ -64,3 +64,26 @@ def test_edit_the_task_at_step_one():
     click(at, "live-to-end")
     assert "python3 --version" in str(run.trace.messages[1]["content"])
     assert len(at.selectbox(key="live-branch").options) == 2
+
+
+def test_a_saved_run_with_branches_replays_each_branch():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["scenario"], at.query_params["step"] = "list-files", "5"
+    at.run()
+    at.text_area(key="live-fork-text-4").set_value("only.txt")
+    click(at, "live-fork-go-4")
+    click(at, "live-to-end")
+    branch = at.session_state["live-run"]
+    data = transcript.dumps(with_branches(branch.trace, at.session_state["live-branches"])).encode()
+
+    at.switch_page("pages/replay.py").run()
+    at.file_uploader(key="replay-upload").upload("forked.json", data, "application/json").run()
+    assert not at.exception, at.exception
+    picker = at.selectbox(key="replay-branch")
+    assert picker.options == ["Branch 1 · step 5, edited tool_result", "Branch 2 · the original"]
+    at.button(key="replay-to-end").click().run()
+    final = [m for m in at.chat_message][-1]
+    assert "only.txt" in " ".join(e.value for e in final.markdown)
+    picker.set_value(1).run()
+    assert " of 5 · " in status(at)  # the original: the five steps it had when the fork was made
+    assert "only.txt" not in " ".join(e.value for m in at.chat_message for e in m.markdown)

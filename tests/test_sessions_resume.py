@@ -150,3 +150,22 @@ def test_a_real_model_run_is_saved_without_its_key_and_asks_for_it_again(fake_ap
     click(again, "live-to-end")  # the next model call goes out with the key typed again
     assert run.done and len(fake_api.requests) > asked
     assert sent_key(fake_api.headers[-1]) == "sk-ant-typed-again-7"
+
+
+def test_reloading_a_permalink_does_not_save_the_same_run_again(runs_folder):
+    at = app()
+    sid = session_of(at)
+    for _ in range(3):
+        click(at, "live-step")
+    assert len(list((runs_folder / sid).glob("*.jsonl"))) == 1
+    for _ in range(2):  # two reloads of the URL the page wrote: ?session=…&scenario=two-tools&step=3
+        again = AppTest.from_file(APP, default_timeout=60)
+        again.query_params.update({"session": sid, "scenario": "two-tools", "step": "3"})
+        again.run()
+        assert not again.exception, again.exception
+        assert len(again.session_state["live-run"].trace) == 3  # the link rebuilt it
+        assert len(list((runs_folder / sid).glob("*.jsonl"))) == 1  # no copy saved
+    click(again, "live-step")  # going further is new work: it is saved
+    assert len(list((runs_folder / sid).glob("*.jsonl"))) == 2
+    box = again.selectbox(key="saved-run")
+    assert len(box.options) == 1 and "3 steps" in box.format_func(box.value)

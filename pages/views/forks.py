@@ -46,11 +46,16 @@ def with_branches(trace: Trace, family: list[Run]) -> Trace:
 
 
 def _label(family: list[Run], i: int) -> str:
-    fork = family[i].trace.meta.get("forked_from")
+    return trace_label(family[i].trace, i)
+
+
+def trace_label(trace: Trace, i: int, now: str | None = None) -> str:
+    """`Branch n · the original` or `Branch n · step k, edited …`, from what the fork wrote in meta."""
+    fork = trace.meta.get("forked_from")
     if not fork:
-        return t("Branch {n} · the original", n=i + 1)
-    what = t("edited task") if fork.get("edit") == "task" else t("edited tool_result")
-    return t("Branch {n} · step {step}, {what}", n=i + 1, step=fork.get("step", 0) + 1, what=what)
+        return t("Branch {n} · the original", now, n=i + 1)
+    what = t("edited task", now) if fork.get("edit") == "task" else t("edited tool_result", now)
+    return t("Branch {n} · step {step}, {what}", now, n=i + 1, step=fork.get("step", 0) + 1, what=what)
 
 
 def _switch() -> None:

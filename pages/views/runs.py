@@ -27,7 +27,7 @@ import streamlit as st
 from loop.errors import explain
 from loop.fork import continue_from
 from loop.model import Model, ModelConfig
-from loop.runner import Run, new_workspace, start
+from loop.runner import Run, new_workspace
 from loop.runs import RunsFolder, new_run_id
 from loop.scripted import MODEL_NAME
 from loop.tools import default_toolbox
@@ -78,10 +78,14 @@ def autosave(run: Run) -> None:
     """Journal the steps `run` has that are not saved yet, and the cursor when it moved. Cheap when nothing did."""
     saved = st.session_state.get(SAVED)
     if saved is None or saved[0] is not run:  # a new run (New run, a fork, a resume) gets its own journal
-        if not len(run.trace):
-            return  # nothing to keep until the first step
-        saved = (run, new_run_id(), None, -1)
+        linked = len(run.trace) > 0 and _from_link(run)
+        saved = (run, None, run.trace.cursor, len(run.trace) if linked else 0)
     _, run_id, cursor, steps = saved
+    if run_id is None:  # no journal yet: start one at the first step the learner takes
+        if not len(run.trace) or len(run.trace) == steps:
+            st.session_state[SAVED] = (run, None, run.trace.cursor, steps)
+            return
+        run_id, steps = new_run_id(), -1
     try:
         if len(run.trace) != steps:
             folder().save_step(run_id, run.trace, settings_of(run))
@@ -90,6 +94,22 @@ def autosave(run: Run) -> None:
     except OSError as exc:  # a full disk must not stop the lesson; say so once
         st.toast(f"This run could not be saved: {exc}", icon=":material/warning:")
     st.session_state[SAVED] = (run, run_id, run.trace.cursor, len(run.trace))
+
+
+def _from_link(run: Run) -> bool:
+    """A built-in scenario on the offline model that a permalink (or the reload of one) opened at step K.
+
+    The link rebuilds it, so it is journalled only once the learner goes further: a reload must
+    not add one more copy of the same run to Saved runs each time.
+    """
+    return (run.model.config.scripted and not run.trace.meta.get("forked_from")
+            and st.query_params.get("scenario") is not None and run.task in _scenario_tasks())
+
+
+def _scenario_tasks() -> set[str]:
+    from loop.scripted import SCENARIOS
+
+    return {s.task for s in SCENARIOS.values()}
 
 
 def current_run_id() -> str | None:
@@ -169,12 +189,12 @@ def draw_saved_runs(run: Run) -> None:
     this = current_run_id()
     runs = [r for r in folder().list() if r.id != this]
     expanded = bool(runs) and not len(run.trace)  # a reload lands on a fresh run: offer the saved ones
+    note = st.session_state.pop("saved-runs-note", None)
+    if note:  # outside the expander: a resumed run closes it
+        st.success(note, icon=":material/check:")
     with st.expander(f"Saved runs · {len(runs)}", icon=":material/folder_open:", expanded=expanded):
         st.caption("Every step of a live run is saved on this server for this browser only (the link's "
                    "`session` keeps it; share the link and you share the runs). The API key is never saved.")
-        note = st.session_state.pop("saved-runs-note", None)
-        if note:
-            st.success(note, icon=":material/check:")
         if st.session_state.get("saved-runs-error"):
             st.error(st.session_state["saved-runs-error"], icon=":material/error:")
         if not runs:
