@@ -85,6 +85,8 @@ TEXT: dict[str, tuple[str, str]] = {  # English: (日本語, 中文)
     "Stopped before a tool, for your approval: {n} steps": ("tool の前で承認待ち: {n} ステップ", "在工具前停下等待批准：{n} 步"),
     # forks
     "Branch": ("ブランチ", "分支"),
+    "Thread (sub-agents have threads of their own)": ("スレッド（sub-agent はそれぞれ別のスレッドを持ちます）",
+                                                       "线程（子代理各有自己的线程）"),
     "Branch {n} · the original": ("ブランチ {n} · 元の実行", "分支 {n} · 原始运行"),
     "Branch {n} · step {step}, {what}": ("ブランチ {n} · ステップ {step}、{what}", "分支 {n} · 第 {step} 步，{what}"),
     "edited task": ("タスクを編集", "修改了任务"),

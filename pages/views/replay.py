@@ -22,10 +22,34 @@ def sample_names() -> list[str]:
     return sorted(p.stem for p in SAMPLES.glob("*.json"))
 
 
-def _open(data: bytes, name: str, source: str) -> None:
-    imported = import_bytes(data, name)
+def _open(data: bytes, name: str, source: str, thread: str | None = None) -> None:
+    imported = import_bytes(data, name, thread=thread)
+    many = len(imported.threads) > 1
     st.session_state[REPLAY] = {"trace": imported.trace, "format": imported.format,
-                                "warnings": list(imported.warnings), "name": name, "source": source}
+                                "warnings": list(imported.warnings), "name": name, "source": source,
+                                "threads": imported.threads if many else [],
+                                "thread": imported.thread if many else None,
+                                # kept only when there is another thread to open from it
+                                "data": data if many else None}
+
+
+def draw_thread_picker(replay: dict) -> None:
+    """For a Claude Code log with sub-agents: which thread to replay (the main conversation first)."""
+    threads = replay.get("threads") or []
+    if not threads:
+        return
+    ids = [th.id for th in threads]
+    labels = {th.id: f"{th.label} ({th.n_records} records)" for th in threads}
+    current = replay.get("thread") if replay.get("thread") in ids else ids[0]
+    chosen = st.selectbox(t("Thread (sub-agents have threads of their own)"), ids, index=ids.index(current),
+                          format_func=labels.get, key=f"replay-thread-{replay['name']}")
+    if chosen != current:
+        try:
+            _open(replay["data"], replay["name"], replay["source"], thread=chosen)
+        except ImportFailed as exc:
+            st.error(str(exc))
+            return
+        st.rerun()
 
 
 def _open_sample() -> None:
