@@ -95,10 +95,33 @@ def make_client(config: ModelConfig, on_request: Callable | None = None) -> anth
             "or choose the scripted model, which needs none."
         )
     # A local Anthropic-compatible server often needs no key, but the SDK wants one.
-    hooks = {"request": [on_request]} if on_request else {}
+    hooks = {"request": [on_request] if on_request else [], "response": [_no_long_waits]}
     return anthropic.Anthropic(api_key=key or "no-key", base_url=base_url, timeout=config.timeout,
                                max_retries=config.max_retries,
                                http_client=anthropic.DefaultHttpxClient(event_hooks=hooks, timeout=config.timeout))
+
+
+LONGEST_WAIT = 60.0  # seconds; a learner at a page should not wait longer for one retry
+
+
+def _no_long_waits(response) -> None:
+    """Turn a retry the server asks to delay by more than LONGEST_WAIT into an error shown at once.
+
+    The SDK honours any `retry-after`, even hours: the page would hang that long.
+    Its own `x-should-retry: false` makes it give up instead, and the error
+    message says how long the server asked to wait.
+    """
+    headers = response.headers
+    wait = None
+    try:
+        if "retry-after-ms" in headers:
+            wait = float(headers["retry-after-ms"]) / 1000
+        elif "retry-after" in headers:
+            wait = float(headers["retry-after"])
+    except ValueError:
+        return  # an HTTP date: the SDK parses those itself
+    if wait is not None and wait > LONGEST_WAIT:
+        headers["x-should-retry"] = "false"
 
 
 class InvalidResponse(RuntimeError):

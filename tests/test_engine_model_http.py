@@ -193,3 +193,18 @@ def test_the_key_and_base_url_come_from_the_environment(fake_api, monkeypatch):
     reply = Model(ModelConfig(model="claude-env", max_retries=0)).create(messages=TASK, tools=[])
     assert reply.request["model"] == "claude-env"
     assert fake_api.headers[0]["authorization"] == f"Bearer {CANARY}"
+
+
+def test_a_long_retry_after_fails_at_once_instead_of_hanging_the_page(fake_api):
+    fake_api.fail(429, headers={"retry-after": "3600"})
+    model = Model(config(fake_api, max_retries=2))
+    with pytest.raises(anthropic.RateLimitError) as raised:
+        model.create(messages=TASK, tools=[])
+    assert len(fake_api.requests) == 1  # no retry was slept for
+    assert "3600 s" in explain(raised.value)
+
+
+def test_a_short_retry_after_is_still_retried_by_the_sdk(fake_api):
+    fake_api.fail(529, headers={"retry-after-ms": "10"})
+    reply = Model(config(fake_api, max_retries=2)).create(messages=TASK, tools=[])
+    assert reply.retries == 1 and len(fake_api.requests) == 2
