@@ -145,6 +145,8 @@ def test_context_growth_chart_and_exports_follow_the_cursor():
     growth = growth_table(run.trace, run.trace.cursor)
     assert list(growth.index) == [1, 2, 3] and list(growth["messages sent"]) == [1, 3, 5]  # the context grows
     assert growth["input tokens"].is_monotonic_increasing and growth["input tokens"].iloc[0] > 0
+    assert len(at.get("vega_lite_chart")) == 0  # drawn only when asked for
+    at.toggle(key="live-growth").set_value(True).run()
     assert len(at.get("vega_lite_chart")) == 2
     assert "Every turn sends the whole history again" in " ".join(c.value for c in at.caption)
     labels = [b.proto.label for b in at.get("download_button")]

@@ -85,6 +85,7 @@ TEXT: dict[str, tuple[str, str]] = {  # English: (日本語, 中文)
     "Stopped before a tool, for your approval: {n} steps": ("tool の前で承認待ち: {n} ステップ", "在工具前停下等待批准：{n} 步"),
     # forks
     "Branch": ("ブランチ", "分支"),
+    "Show context growth": ("context の増え方を表示", "显示上下文增长"),
     "Thread (sub-agents have threads of their own)": ("スレッド（sub-agent はそれぞれ別のスレッドを持ちます）",
                                                        "线程（子代理各有自己的线程）"),
     "Branch {n} · the original": ("ブランチ {n} · 元の実行", "分支 {n} · 原始运行"),

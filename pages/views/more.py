@@ -14,7 +14,13 @@ from .i18n import t
 
 
 def draw_growth(trace: Trace, cursor: int, key: str) -> None:
-    """Two line charts, one point a model call: the messages sent, and the tokens in and out."""
+    """Two line charts, one point a model call: the messages sent, and the tokens in and out.
+
+    Drawn only when asked for: charts are the dearest part of a step's page to
+    draw, and most clicks are about the messages, not the growth.
+    """
+    if not st.toggle(t("Show context growth"), key=f"{key}-growth"):
+        return
     table = growth_table(trace, cursor)
     st.markdown(t("#### Context growth · per turn"))
     if table.empty:
