@@ -8,6 +8,8 @@ No graphviz package is needed: the pages hand the string to st.graphviz_chart.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from .trace import Trace
 
 NODES = {  # node: (label, the stage it stands for)
@@ -48,11 +50,12 @@ END_FILL, END_LINE = "#d3f9d8", "#2b8a3e"
 
 
 def dot(stage: str | None = None, previous: str | None = None, *, continues: bool | None = None,
-        ended: bool = False) -> str:
+        ended: bool = False, translate: Callable[[str], str] = str) -> str:
     """The loop with `stage` lit and the edge from `previous` drawn bold.
 
     At a `decide` step the edge drawn is the one it chose: to the tools when
-    `continues`, to the end otherwise.
+    `continues`, to the end otherwise. `translate` turns each English label
+    into the page's language.
     """
     lit = NODE_OF.get(stage or "")
     taken = TAKEN.get((previous or "", stage or ""))
@@ -66,7 +69,7 @@ def dot(stage: str | None = None, previous: str | None = None, *, continues: boo
         '  edge [color="#adb5bd", fontname="Helvetica", fontsize=9, fontcolor="#495057", arrowsize=0.6];',
     ]
     for node, (label, _) in NODES.items():
-        attrs = ['label="' + label.replace("\n", "\\n") + '"']
+        attrs = ['label="' + translate(label).replace("\n", "\\n") + '"']
         if node == "decide":
             attrs.append("shape=diamond, margin=0.02")
         if node == "done":
@@ -77,7 +80,7 @@ def dot(stage: str | None = None, previous: str | None = None, *, continues: boo
             attrs.append(f'fillcolor="{END_FILL}", color="{END_LINE}", penwidth=2, style="rounded,filled"')
         lines.append(f"  {node} [{', '.join(attrs)}];")
     for a, b, label in EDGES:
-        attrs = [f'label=" {label} "'] if label else []
+        attrs = [f'label=" {translate(label)} "'] if label else []
         if (a, b) == taken:
             attrs.append(f'color="{LIT_LINE}", fontcolor="{LIT_LINE}", penwidth=3.5')
         if (a, b) == ("back", "done"):
@@ -88,10 +91,11 @@ def dot(stage: str | None = None, previous: str | None = None, *, continues: boo
     return "\n".join(lines)
 
 
-def dot_at(trace: Trace, cursor: int) -> str:
+def dot_at(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> str:
     """The diagram for step `cursor` of `trace` (nothing lit before the first step)."""
     if not 0 <= cursor < len(trace):
-        return dot()
+        return dot(translate=translate)
     step = trace.steps[cursor]
     previous = trace.steps[cursor - 1].stage if cursor > 0 else None
-    return dot(step.stage, previous, continues=step.detail.get("continues"), ended=step.ended is not None)
+    return dot(step.stage, previous, continues=step.detail.get("continues"), ended=step.ended is not None,
+               translate=translate)

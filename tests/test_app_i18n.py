@@ -135,3 +135,34 @@ def test_japanese_mistakes_lab_has_no_english_label_and_keeps_the_api_error_verb
             data += [b.get("text", "") for b in (call.response or {}).get("content", []) if b.get("type") == "text"]
     left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
     assert not left, left
+
+
+def graphviz_source(at: AppTest) -> str:
+    charts = at.get("graphviz_chart")
+    assert charts, "no diagram on the page"
+    return charts[0].proto.spec
+
+
+def test_japanese_about_page_and_its_diagram_have_no_english_label():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page("pages/about.py")
+    at.query_params["lang"] = "ja"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "loop について"
+    # The API's errors stay verbatim; the chapter itself writes terminal, code and agent in Latin letters.
+    data = ["unexpected `tool_use_id` found in `tool_result` blocks",
+            "`tool_use` ids were found without `tool_result` blocks immediately after", "terminal", "code", "agent"]
+    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
+    assert not left, left
+    labels = " ".join(re.findall(r'label="([^"]*)"', graphviz_source(at)))
+    assert "model を呼ぶ" in labels and not english_left(labels.replace("\\n", " "), [])
+
+
+def test_the_diagram_on_step_through_speaks_chinese():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["lang"] = "zh"
+    at.run()
+    at.button(key="live-step").click().run()
+    assert not at.exception, at.exception
+    assert "调用模型" in graphviz_source(at) and "call the model" not in graphviz_source(at)

@@ -140,7 +140,7 @@ def test_about_opened_first_still_gets_the_app_menu(page, url):
     page.wait_for_selector(IDLE)
     nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
     assert "Step through" in nav and "Replay" in nav and "About the loop" in nav
-    assert "the tool result goes back into the message history" in page.content()
+    assert "The tool result goes back into the message history" in page.content()
 
 
 PRESENTER = ROOT / "docs" / "presenter.png"

@@ -294,6 +294,21 @@ TEXT: dict[str, tuple[str, str]] = {  # English: (日本語, 中文)
         ("body は {n} 文字あります。下では途中の messages を省略しています。", "body 共 {n} 个字符；下面省略了中间的 messages。"),
     "Download the exact request body": ("request body をそのままダウンロード", "下载完整的请求 body"),
     "**Response**": ("**受け取った response**", "**回复**"),
+    # the diagram's labels (loop/diagram.py)
+    "1 · user request\ninto messages": ("1 · user request を\nmessages へ", "1 · 用户请求\n放入 messages"),
+    "2 · call the model": ("2 · model を呼ぶ", "2 · 调用模型"),
+    "3 · append the\nassistant response": ("3 · assistant response\nを append", "3 · 追加\nassistant 回复"),
+    "4 · stop_reason\n== tool_use?": ("4 · stop_reason\n== tool_use?", "4 · stop_reason\n== tool_use?"),
+    "4 · run each tool_use,\ncollect its tool_result": ("4 · tool_use を実行し\ntool_result を集める",
+                                                        "4 · 运行每个 tool_use，\n收集 tool_result"),
+    "5 · write tool_results\nback into messages": ("5 · tool_result を\nmessages へ write-back",
+                                                    "5 · 把 tool_result\n写回 messages"),
+    "the loop ends": ("loop 終了", "循环结束"),
+    "yes": ("はい", "是"),
+    "no": ("いいえ", "否"),
+    "next tool_use": ("次の tool_use", "下一个 tool_use"),
+    "next turn": ("次の turn", "下一轮"),
+    "max turns": ("max turns", "最大轮数"),
 }
 INDEX = {"ja": 0, "zh": 1}
 

@@ -77,7 +77,7 @@ def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run")
     with left:
         if not presenting():
             st.markdown(t("#### The loop"))
-        draw_diagram(dot_at(trace, cursor), key)
+        draw_diagram(dot_at(trace, cursor, translate=t), key)
         if not presenting():
             draw_note(trace, cursor)
     with right:
