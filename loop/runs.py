@@ -141,6 +141,10 @@ class RunsFolder:
                                   path.stat().st_mtime))
         return sorted(found, key=lambda r: r.modified, reverse=True)
 
+    def reopen(self, run_id: str) -> None:
+        """Forget what was counted of `run_id`'s journal: a resumed run goes on writing it."""
+        self._counts.pop(run_id, None)
+
     def delete(self, run_id: str) -> None:
         for suffix in (".jsonl", ".cursor"):
             self._path(run_id, suffix).unlink(missing_ok=True)

@@ -32,3 +32,10 @@ def fake_api():
     """A running fake Anthropic server; `fake_api.url` is its base URL."""
     with FakeAnthropic() as server:
         yield server
+
+
+@pytest.fixture
+def no_key_in_environment(monkeypatch):
+    """No key or base URL from the machine's environment: the test gives the page its own."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)

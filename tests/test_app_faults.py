@@ -22,10 +22,7 @@ NO_ID = {"id": "msg_no_id", "type": "message", "role": "assistant", "model": "cl
          "stop_reason": "tool_use", "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 5}}
 
 
-@pytest.fixture(autouse=True)
-def no_key_in_environment(monkeypatch):
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+pytestmark = pytest.mark.usefixtures("no_key_in_environment")
 
 
 def click(at: AppTest, key: str) -> None:

@@ -10,10 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 
 
-@pytest.fixture(autouse=True)
-def no_key_in_environment(monkeypatch):
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+pytestmark = pytest.mark.usefixtures("no_key_in_environment")
 
 
 def on_server(url: str) -> AppTest:

@@ -163,7 +163,7 @@ def _resume() -> None:
     s.pop("live-error", None)
     s.pop("resume-api-key", None)
     _keep(run)
-    folder()._counts.pop(run_id, None)  # re-count the journal: it is the one this run goes on writing
+    folder().reopen(run_id)  # the resumed run goes on writing the same journal
     s[SAVED] = (run, run_id, run.trace.cursor, len(run.trace))  # go on writing the same journal
     s["saved-runs-note"] = (f"Resumed: {len(run.trace)} steps, at step {run.trace.cursor + 1}. The workspace is "
                             f"new (`{run.workspace}`); files the commands wrote earlier were copied when still there.")
