@@ -180,11 +180,59 @@ def best_of(repeat: int, *fns) -> list[float]:
     return best
 
 
+def _clicks_at(page, n: int, k: int, clicks: int) -> list[float]:
+    """Step from step k and Back to it, `clicks` times each: the seconds each click took to show."""
+    from bench.render import timed_click
+
+    times = []
+    for _ in range(clicks):
+        times.append(timed_click(page, "replay-step", f"Step {k + 1} of {n}"))
+        times.append(timed_click(page, "replay-back", f"Step {k} of {n}"))
+    return times
+
+
+def browser_clicks(data: bytes, clicks: int = 5) -> dict[str, list[float]]:
+    """Click-to-update on the Replay page for a 10-message session, then for `data`, at the first and the last step.
+
+    (The middle step is not measured: the slider is the only way there, and it is not driven here yet.)
+    """
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+
+    from bench.render import launch, long_transcript, open_transcript, serve_app, timed_click
+    from loop.importers import import_bytes
+    from loop.transcript import loads
+
+    found: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="loopscope-bench-") as folder, serve_app() as url, \
+            sync_playwright() as p:
+        small = Path(folder) / "ten-messages.json"
+        small.write_text(long_transcript(10), encoding="utf-8")
+        big = Path(folder) / "generated.jsonl"
+        big.write_bytes(data)
+        browser = launch(p)
+        for path, n in ((small, len(loads(small.read_bytes()))), (big, len(import_bytes(data).trace))):
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            open_transcript(page, url, path)
+            label = "10 messages" if path is small else f"{path.name}"
+            found[f"{label}, first step"] = _clicks_at(page, n, 1, clicks)
+            timed_click(page, "replay-to-end", f"Step {n} of {n}")
+            found[f"{label}, last step"] = _clicks_at(page, n, n - 1, clicks)
+            page.close()
+        browser.close()
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--out", help="also write the generated log to this file")
+    parser.add_argument("--browser", action="store_true",
+                        help="also time clicks on the Replay page in Chromium: first and last step, "
+                             "against a 10-message session")
+    parser.add_argument("--clicks", type=int, default=5, help="with --browser: Step and Back clicks at each place")
     args = parser.parse_args(argv)
 
     from loop.importers import import_bytes
@@ -205,6 +253,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ratio import / parse:  {ratio:8.2f}x")
     met = full < GOAL_SECONDS and ratio <= GOAL_RATIO
     print(f"goal (under {GOAL_SECONDS:.0f} s, within {GOAL_RATIO:.0f}x of parsing): {'met' if met else 'MISSED'}")
+    if args.browser:
+        import statistics
+
+        found = browser_clicks(data, args.clicks)
+        base = statistics.median(next(v for k, v in found.items() if k.startswith("10 messages")))
+        print(f"click to update on the Replay page ({args.clicks} Step + {args.clicks} Back clicks each):")
+        for where, times in found.items():
+            median = statistics.median(times)
+            print(f"  {where:45} median {median * 1000:6.0f} ms · worst {max(times) * 1000:6.0f} ms · "
+                  f"{median / base:4.2f}x the 10-message session's first step")
     return 0 if met else 1
 
 
