@@ -105,12 +105,17 @@ def test_the_stage_note_beside_the_diagram_follows_the_step_and_the_sidebar_lang
     assert note("append_assistant", "zh") in [m.value for m in at.markdown]
 
 
-def test_japanese_replay_page_has_no_english_label_either():
+def open_in_japanese(page: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page("pages/replay.py")
+    at.switch_page(page)
     at.query_params["lang"] = "ja"
     at.run()
     assert not at.exception, at.exception
+    return at
+
+
+def test_japanese_replay_page_has_no_english_label_either():
+    at = open_in_japanese("pages/replay.py")
     assert at.title[0].value == "実行をリプレイ"
     trace = at.session_state["replay"]["trace"]
     data = [trace.meta.get("task", ""), str(trace.meta.get("model")), "two-tools.json", "loopscope", *SCENARIOS]
@@ -121,11 +126,7 @@ def test_japanese_replay_page_has_no_english_label_either():
 
 
 def test_japanese_mistakes_lab_has_no_english_label_and_keeps_the_api_error_verbatim():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page("pages/mistakes.py")
-    at.query_params["lang"] = "ja"
-    at.run()
-    assert not at.exception, at.exception
+    at = open_in_japanese("pages/mistakes.py")
     wrong, right = at.session_state["mistakes-runs"]["no-assistant-append"]
     assert wrong.broke_at.error in at.error[0].value  # the API's words stay as the API wrote them
     data = [wrong.broke_at.error, right.calls[0].messages[0]["content"], *SCENARIOS, "end_turn"]
@@ -144,11 +145,7 @@ def graphviz_source(at: AppTest) -> str:
 
 
 def test_japanese_about_page_and_its_diagram_have_no_english_label():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page("pages/about.py")
-    at.query_params["lang"] = "ja"
-    at.run()
-    assert not at.exception, at.exception
+    at = open_in_japanese("pages/about.py")
     assert at.title[0].value == "loop について"
     # The API's errors stay verbatim; the chapter itself writes terminal, code and agent in Latin letters.
     data = ["unexpected `tool_use_id` found in `tool_result` blocks",
