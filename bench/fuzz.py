@@ -284,7 +284,7 @@ def _render(trace) -> None:
         export.to_markdown(trace, i)
         describe(trace, i)
         views.pairs_table(trace, i)
-        views.state_table(trace, i)
+        views.state_rows(trace, i)
         views.what_happened(trace, i)
     views.steps_table(trace)
     export.to_markdown(trace)

@@ -17,9 +17,6 @@ from .trace import STAGE_TITLES, Trace
 
 # Red is kept for is_error, so an id's colour never reads as a failure.
 ID_COLOURS = ("blue", "green", "orange", "violet", "yellow", "gray")
-# (background, text) close to Streamlit's badges of the same name, for the tables' id cells
-ID_TINTS = {"blue": ("#dbeafe", "#1d4ed8"), "green": ("#dcfce7", "#15803d"), "orange": ("#ffedd5", "#c2410c"),
-            "violet": ("#ede9fe", "#6d28d9"), "yellow": ("#fef9c3", "#854d0e"), "gray": ("#e5e7eb", "#374151")}
 
 PAIR_COLUMNS = ["turn", "id", "colour", "tool", "input", "result", "is_error", "status"]
 STEP_COLUMNS = ["now", "step", "stage", "turn_count", "transition_reason", "stop_reason", "messages",
@@ -30,12 +27,6 @@ def id_colour(tool_use_id: object) -> str:
     """The colour of an id, the same on every page and in every replay: a hash of the id."""
     digest = hashlib.sha256(str(tool_use_id).encode()).digest()
     return ID_COLOURS[digest[0] % len(ID_COLOURS)]
-
-
-def id_style(tool_use_id: object) -> str:
-    """CSS for a table cell holding an id: the id's colour, as its badge has it."""
-    background, text = ID_TINTS[id_colour(tool_use_id)]
-    return f"background-color: {background}; color: {text}"
 
 
 def short(value: object, width: int = 80) -> str:
@@ -99,11 +90,20 @@ def last_call_at(trace: Trace, cursor: int) -> int | None:
 
 # -- Pairs: one row per tool_use --
 def pairs_table(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> pd.DataFrame:
+    """`pairs_rows` as a table (for the CSV export); `table.attrs["total"]` is the number of rows in all."""
+    rows, total = pairs_rows(trace, cursor, recent=recent, problems=problems)
+    table = pd.DataFrame(rows, columns=PAIR_COLUMNS)
+    table.attrs["total"] = total
+    return table
+
+
+def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> tuple[list[dict], int]:
     """The tool_use/tool_result pairs of the history at `cursor`, with results collected but not written back.
 
-    With `recent`, a long history keeps only its last `recent` paired rows and its first
-    `problems` waiting or orphan rows (only those are formatted, so it stays cheap);
-    `table.attrs["total"]` is the number of rows in all.
+    One dict a pair, keyed by PAIR_COLUMNS, and the number of pairs in all. With
+    `recent`, a long history keeps only its last `recent` paired rows and its
+    first `problems` waiting or orphan rows (only those are formatted, so it
+    stays cheap).
     """
     messages = trace.messages_at(cursor)
     # keyed like Pair.tool_use_id (a string): a broken file may hold an object or a list where an id belongs
@@ -139,51 +139,39 @@ def pairs_table(trace: Trace, cursor: int, *, recent: int | None = None, problem
             "is_error": is_error,
             "status": pair.status,
         })
-    table = pd.DataFrame(rows, columns=PAIR_COLUMNS)
-    table.attrs["total"] = len(found)
-    return table
+    return rows, len(found)
 
 
 # -- LoopState: one row per step --
-def steps_table(trace: Trace) -> pd.DataFrame:
-    """One row per step: the LoopState after it. Build it once per trace length; mark rows with `mark`."""
-    s = trace.steps
-    return pd.DataFrame({
-        "now": [""] * len(s),
-        "step": range(1, len(s) + 1),
-        "stage": [step.stage for step in s],
-        "turn_count": [step.turn_count for step in s],
-        "transition_reason": [step.transition_reason for step in s],
-        "stop_reason": [step.stop_reason for step in s],
-        "messages": [step.n_messages for step in s],
-        "input tokens": [step.input_tokens for step in s],
-        "output tokens": [step.output_tokens for step in s],
-    }, columns=STEP_COLUMNS)
+def step_row(trace: Trace, i: int) -> list:
+    """Step i's row of the LoopState table (STEP_COLUMNS), "now" left empty: the LoopState after it."""
+    step = trace.steps[i]
+    return ["", i + 1, step.stage, step.turn_count, step.transition_reason, step.stop_reason, step.n_messages,
+            step.input_tokens, step.output_tokens]
 
 
-def mark(table: pd.DataFrame, cursor: int, around: int | None = None) -> tuple[pd.DataFrame, int]:
-    """The rows to show with the cursor's row marked ▶; with `around`, only that many rows each side.
-
-    Returns the rows and the index of the first one, so a long run stays cheap to draw.
-    """
-    start, end = 0, len(table)
-    if around is not None and len(table) > 2 * around + 1:
-        start = min(max(0, cursor - around), len(table) - (2 * around + 1))
+def steps_window(trace: Trace, cursor: int, around: int | None = None) -> tuple[int, int]:
+    """The rows [start, end) of the LoopState table to draw: all, or `around` each side of the cursor."""
+    start, end = 0, len(trace)
+    if around is not None and end > 2 * around + 1:
+        start = min(max(0, cursor - around), end - (2 * around + 1))
         end = start + 2 * around + 1
-    rows = table.iloc[start:end].copy()
-    if start <= cursor < end:
-        rows.iloc[cursor - start, 0] = "▶"
-    return rows, start
+    return start, end
 
 
-def state_table(trace: Trace, cursor: int) -> pd.DataFrame:
-    """The chapter's LoopState after the step under the cursor."""
+def steps_table(trace: Trace) -> pd.DataFrame:
+    """One row per step: the LoopState after it (for the CSV export); mark rows with `mark`."""
+    return pd.DataFrame([step_row(trace, i) for i in range(len(trace))], columns=STEP_COLUMNS)
+
+
+def state_rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:
+    """The chapter's LoopState after the step under the cursor, as (field, value)."""
     if 0 <= cursor < len(trace):
         step = trace.steps[cursor]
         values = [str(step.n_messages), str(step.turn_count), str(step.transition_reason)]
     else:
         values = ["0", "1", "None"]
-    return pd.DataFrame({"field": ["messages (count)", "turn_count", "transition_reason"], "value": values})
+    return list(zip(["messages (count)", "turn_count", "transition_reason"], values))
 
 
 # -- context growth: one row per model call --

@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
-import pandas as pd
 from streamlit.testing.v1 import AppTest
+
+from tests.tables import table
 
 from bench.render import long_transcript
 from loop import transcript
@@ -25,11 +26,6 @@ def click(at: AppTest, key: str) -> None:
     at.button(key=key).click().run()
     assert not at.exception, at.exception
 
-
-def table(at: AppTest, column: str) -> pd.DataFrame:
-    found = [d.value for d in at.dataframe if column in d.value.columns]
-    assert found, f"no table with a {column!r} column"
-    return found[0]
 
 
 def upload(at: AppTest, name: str, data: bytes) -> None:
@@ -61,7 +57,7 @@ def test_picking_another_sample_replays_it():
     assert replay["name"] == "recover.json"
     click(at, "replay-to-end")
     pairs = table(at, "status")
-    assert list(pairs["is_error"]) == [True, False] and list(pairs["status"]) == ["paired", "paired"]
+    assert list(pairs["is_error"]) == ["true", "false"] and list(pairs["status"]) == ["paired", "paired"]
     assert any("is_error" in m.value for m in at.markdown)  # the error badge in the history
 
 
@@ -134,4 +130,4 @@ def test_a_long_history_draws_a_bounded_window():
     assert shown[-1].startswith("`messages[119]`")
     # The LoopState table draws the rows around the cursor, not all of them.
     steps = table(at, "stage")
-    assert len(steps) < len(trace) and steps.iloc[-1]["now"] == "▶" and steps.iloc[-1]["step"] == len(trace)
+    assert len(steps) < len(trace) and steps.iloc[-1]["now"] == "▶" and steps.iloc[-1]["step"] == str(len(trace))

@@ -3,9 +3,10 @@ moving the cursor runs nothing, and the tables say what happened."""
 
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.tables import table
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -17,12 +18,6 @@ def app() -> AppTest:
     assert not at.exception, at.exception
     return at
 
-
-def table(at: AppTest, column: str) -> pd.DataFrame:
-    """The dataframe on the page that has `column` (Pairs: 'status'; LoopState: 'stage'; now: 'field')."""
-    found = [d.value for d in at.dataframe if column in d.value.columns]
-    assert found, f"no table with a {column!r} column"
-    return found[0]
 
 
 def click(at: AppTest, key: str) -> AppTest:
@@ -75,11 +70,10 @@ def test_step_through_two_tools_to_the_end():
     steps = table(at, "stage")
     assert len(steps) == len(run.trace) == 10
     last = steps.iloc[-1]
-    assert (last["now"], last["stage"], last["stop_reason"], last["turn_count"]) == ("▶", "decide", "end_turn", 2)
-    assert pd.isna(last["transition_reason"])
-    now = table(at, "field")
-    assert dict(zip(now["field"], now["value"])) == {"messages (count)": "4", "turn_count": "2",
-                                                      "transition_reason": "None"}
+    assert (last["now"], last["stage"], last["stop_reason"], last["turn_count"]) == ("▶", "decide", "end_turn", "2")
+    assert last["transition_reason"] == ""  # None: the loop ended with no reason to go on
+    now = table(at, "messages (count)")  # the LoopState now: one row
+    assert now.iloc[0].to_dict() == {"messages (count)": "4", "turn_count": "2", "transition_reason": "None"}
     assert any("The loop has ended: **end_turn**" in m.value for m in at.markdown)
     assert at.button(key="live-to-end").disabled
 
@@ -87,7 +81,7 @@ def test_step_through_two_tools_to_the_end():
     assert [m.name for m in at.chat_message] == ["user", "assistant", "user", "assistant"]
     text = " ".join(m.value for m in at.markdown)
     for tool_use_id in ids:
-        assert text.count(tool_use_id) == 2  # its tool_use and its tool_result
+        assert text.count(tool_use_id) == 3  # its tool_use and its tool_result in the history, its row in Pairs
 
 
 def test_back_first_and_the_slider_only_move_the_cursor():

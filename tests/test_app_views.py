@@ -6,8 +6,8 @@ import pandas as pd
 
 from loop import transcript
 from loop.diagram import dot, dot_at
-from loop.views import (ID_COLOURS, id_colour, last_call_at, mark, pairs_table, pending_response, short,
-                        state_table, status_line, steps_table, window)
+from loop.views import (ID_COLOURS, id_colour, last_call_at, pairs_table, pending_response, short,
+                        state_rows, status_line, steps_table, steps_window, window)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -68,27 +68,21 @@ def test_steps_table_has_a_row_per_step_and_marks_the_cursor():
     assert (last["stop_reason"], last["messages"]) == ("end_turn", 4)
     assert pd.isna(last["transition_reason"])  # None, drawn as None
     assert table["transition_reason"].iloc[-2] == "tool_result"
-    rows, start = mark(table, 3)
-    assert start == 0 and list(rows["now"]).index("▶") == 3
-    assert table["now"].eq("").all()  # marking copies: the cached table stays clean
+    assert steps_window(trace, 3) == (0, len(trace))  # a short run: every row
 
 
-def test_mark_shows_a_window_around_the_cursor_of_a_long_run():
+def test_the_steps_window_keeps_the_cursor_in_view_in_a_long_run():
     trace = sample("hello-py")
-    table = steps_table(trace)
-    rows, start = mark(table, 10, around=2)
-    assert len(rows) == 5 and start == 8 and rows.iloc[2]["now"] == "▶"
-    rows, start = mark(table, 0, around=2)
-    assert start == 0 and rows.iloc[0]["now"] == "▶"
-    rows, start = mark(table, len(table) - 1, around=2)
-    assert start == len(table) - 5 and rows.iloc[-1]["now"] == "▶"
+    assert steps_window(trace, 10, around=2) == (8, 13)  # the cursor in the middle
+    assert steps_window(trace, 0, around=2) == (0, 5)  # at the start: the first five
+    assert steps_window(trace, len(trace) - 1, around=2) == (len(trace) - 5, len(trace))  # at the end: the last five
 
 
-def test_state_table_and_status_line():
+def test_state_rows_and_status_line():
     trace = sample("two-tools")
     end = len(trace) - 1
-    assert dict(zip(state_table(trace, end)["field"], state_table(trace, end)["value"])) == {
-        "messages (count)": "4", "turn_count": "2", "transition_reason": "None"}
+    assert dict(state_rows(trace, end)) == {"messages (count)": "4", "turn_count": "2", "transition_reason": "None"}
+    assert dict(state_rows(trace, -1)) == {"messages (count)": "0", "turn_count": "1", "transition_reason": "None"}
     assert status_line(trace, end) == "Step 10 of 10 · turn 2 · 4 · stop_reason: go on or end?"
     assert status_line(trace, -1) == "Step 0 of 10 · not started"
 

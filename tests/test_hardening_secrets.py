@@ -86,8 +86,9 @@ def everything_shown_or_saved(trace, tmp_path: Path, settings: dict) -> dict[str
             shown[f"raw request {i}"] = json.dumps(trace.request_at(i), ensure_ascii=False)
             shown[f"raw response {i}"] = json.dumps(trace.response_at(i), ensure_ascii=False)
         shown[f"step {i}"] = json.dumps(step.to_dict(), ensure_ascii=False, default=str)
-        for name, table in (("pairs", views.pairs_table(trace, i)), ("state", views.state_table(trace, i))):
-            shown[f"{name} table {i}"] = table.to_csv() + table.to_json()
+        table = views.pairs_table(trace, i)
+        shown[f"pairs table {i}"] = table.to_csv() + table.to_json()
+        shown[f"state {i}"] = json.dumps(views.state_rows(trace, i))
     steps = views.steps_table(trace)
     shown["steps table"] = steps.to_csv() + steps.to_json()
     folder = RunsFolder(tmp_path / "runs")

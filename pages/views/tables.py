@@ -1,23 +1,53 @@
-"""The Pairs table and the LoopState tables, built once per trace length and kept in session_state."""
+"""The Pairs table and the LoopState tables, drawn as Markdown tables.
+
+Plain tables, not st.dataframe: a grid costs the server a pandas-to-Arrow
+conversion (and a Styler for the id colours) and the browser a canvas, on every
+click, for a few dozen rows. A Markdown table is text the browser lays out
+once, readable on a projector and findable with Ctrl+F, and its ids are the
+very badges the history uses, so their colours match by construction.
+"""
 
 from __future__ import annotations
 
-import pandas as pd
+import re
+
 import streamlit as st
 
 from loop.trace import Trace
-from loop.views import id_style, mark, pairs_table, state_table, steps_table
+from loop.views import PAIR_COLUMNS, STEP_COLUMNS, pairs_rows, state_rows, step_row, steps_window
 
+from .blocks import id_badge
 from .i18n import t
 
 AROUND = 7  # LoopState rows drawn each side of the cursor in a long run (all of a run up to 15 steps)
-ROW = 35  # pixels a dataframe row takes: tall enough to show every row drawn, so ▶ is always in view
 RECENT = 40  # paired rows drawn in a long run; rows that break a rule are always drawn (up to PROBLEMS)
 PROBLEMS = 200
-STYLED = 500
+NOW = "▶"
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|:$~])")
 
 
-def _cached(key: str, trace: Trace, signature: tuple, build) -> pd.DataFrame:
+def cell(value: object) -> str:
+    """A table cell showing `value` as it is: Markdown, directives and LaTeX escaped, one line."""
+    if value is None or value != value:  # None or NaN
+        return ""
+    text = " ".join(str(value).split())
+    return _SPECIAL.sub(r"\\\1", text)
+
+
+def badge_cell(tool_use_id: object) -> str:
+    """An id as the history's badge, safe inside a table row."""
+    return " ".join(id_badge(tool_use_id).split()).replace("|", "\\|")
+
+
+def markdown_table(columns: list[str], rows: list[list[str]]) -> str:
+    """A GitHub-flavoured Markdown table of cells already made safe with `cell` (or badges)."""
+    lines = ["| " + " | ".join(cell(c) or " " for c in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(r or " " for r in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _cached(key: str, trace: Trace, signature: tuple, build):
     """`build()` once per trace and `signature` (the trace itself is kept: an id() can be reused)."""
     kept = st.session_state.get(key)
     if kept is None or kept[0] is not trace or kept[1] != signature:
@@ -26,49 +56,63 @@ def _cached(key: str, trace: Trace, signature: tuple, build) -> pd.DataFrame:
     return kept[2]
 
 
+def pairs_markdown(trace: Trace, cursor: int, everything: bool) -> tuple[str, int, int]:
+    """The Pairs table as Markdown, with the number of rows drawn and in all."""
+    found, total = pairs_rows(trace, cursor, recent=None if everything else RECENT, problems=PROBLEMS)
+    rows = [[
+        cell(row["turn"]), badge_cell(row["id"]), cell(row["colour"]), cell(row["tool"]), cell(row["input"]),
+        cell(row["result"]), ":red-badge[true]" if row["is_error"] else "false",
+        cell(row["status"]) if row["status"] == "paired" else f"**{cell(row['status'])}**",
+    ] for row in found]
+    return markdown_table(PAIR_COLUMNS, rows), len(found), total
+
+
 def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
     pending = len(trace.results_at(cursor)) if 0 <= cursor < len(trace) else 0
     n = trace.steps[cursor].n_messages if 0 <= cursor < len(trace) else 0
     everything = bool(st.session_state.get(f"{key}-all-pairs"))
-    table = _cached(f"{key}-pairs-table", trace, (n, pending, everything),
-                    lambda: pairs_table(trace, cursor, recent=None if everything else RECENT, problems=PROBLEMS))
-    total = table.attrs.get("total", len(table))
+    text, shown, total = _cached(f"{key}-pairs-table", trace, (n, pending, everything),
+                                 lambda: pairs_markdown(trace, cursor, everything))
     st.markdown(t("#### Pairs · tool_use ↔ tool_result"))
     st.caption(t("Every tool_use needs a tool_result with the same id in the very next (user) message. "
                  "The id's colour is the same here and in the history."))
     if not total:
         st.caption(t("No tool_use yet."))
         return
-    if len(table) < total or everything:
+    if shown < total or everything:
         left, right = st.columns([3, 1], vertical_alignment="center")
         left.caption(t("{hidden} older paired rows of {total} are not drawn; every waiting or orphan row is.",
-                       hidden=f"{total - len(table):,}", total=f"{total:,}") if len(table) < total
+                       hidden=f"{total - shown:,}", total=f"{total:,}") if shown < total
                      else t("All {total} rows.", total=f"{total:,}"))
         right.toggle(t("Show all pairs"), key=f"{key}-all-pairs")
-    # Colouring cells costs time a row: a very long table keeps only its colour column.
-    styled = table.style.map(id_style, subset=["id"]) if len(table) <= STYLED else table
-    st.dataframe(styled, hide_index=True, key=f"{key}-pairs", column_config={
-        "turn": st.column_config.NumberColumn("turn", width=50),
-        "id": st.column_config.TextColumn("id", width="medium"),
-        "colour": st.column_config.TextColumn("colour", width=70),
-        "is_error": st.column_config.CheckboxColumn("is_error", width="small"),
-    })
+    with st.container(key=f"{key}-pairs"):
+        st.markdown(text)
+
+
+def steps_markdown(trace: Trace, cursor: int) -> tuple[str, int, int]:
+    """The LoopState rows around `cursor` as Markdown (▶ marks the cursor), the first row's index and the row count."""
+    start, end = steps_window(trace, cursor, around=AROUND)
+    rows = []
+    for i in range(start, end):
+        values = [cell(v) for v in step_row(trace, i)]
+        if i == cursor:
+            values = [NOW] + [f"**{v}**" if v else v for v in values[1:]]
+        rows.append(values)
+    return markdown_table(STEP_COLUMNS, rows), start, end - start
 
 
 def draw_loop_state(trace: Trace, cursor: int, key: str) -> None:
     st.markdown(t("#### LoopState · after each step"))
-    left, right = st.columns([4, 1])
-    with right:
+    now = state_rows(trace, cursor)  # the chapter's three fields, as one row: the state the next stage starts from
+    with st.container(key=f"{key}-state-now"):
         st.caption(t("Now"))
-        st.dataframe(state_table(trace, cursor), hide_index=True, key=f"{key}-state-now")
-    with left:
-        if not len(trace):
-            st.caption(t("No steps yet."))
-            return
-        table = _cached(f"{key}-steps-table", trace, (len(trace),), lambda: steps_table(trace))
-        rows, start = mark(table, cursor, around=AROUND)
-        if start > 0 or len(rows) < len(table):
-            st.caption(t("Steps {a}–{b} of {n}, around the current one (▶).", a=start + 1, b=start + len(rows), n=f"{len(table):,}"))
-        st.dataframe(rows, hide_index=True, key=f"{key}-steps", height=ROW * (len(rows) + 1) + 3, column_config={
-            "now": st.column_config.TextColumn("", width=30),
-        })
+        st.markdown(markdown_table([f for f, _ in now], [[f"**{cell(v)}**" for _, v in now]]))
+    if not len(trace):
+        st.caption(t("No steps yet."))
+        return
+    text, start, shown = steps_markdown(trace, cursor)
+    if start > 0 or shown < len(trace):
+        st.caption(t("Steps {a}–{b} of {n}, around the current one (▶).", a=start + 1, b=start + shown,
+                     n=f"{len(trace):,}"))
+    with st.container(key=f"{key}-steps"):
+        st.markdown(text)
