@@ -1,9 +1,12 @@
-"""Languages: with ?lang=ja no English interface text is left on the Step through page, the stage note
-beside the diagram is the one of the stage just executed, and the sidebar switches the language."""
+"""Languages: with ?lang=ja no English interface text is left on the Step through page (its Saved runs panel
+too), the stage note beside the diagram is the one of the stage just executed, and the sidebar switches the
+language."""
 
+import json
 import re
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop.notes import note
@@ -41,9 +44,9 @@ def walk(node, skip):
 
 def texts_on_page(at: AppTest) -> list[str]:
     """Every label, header, caption, message and option the page shows, outside the history's data."""
-    def skip(node):  # the history's blocks, code and tables are data; saved runs are another module's
-        return (node.type in ("chat_message", "code", "arrow_data_frame", "json")
-                or (node.type == "expander" and str(getattr(node, "label", "")).startswith("Saved runs")))
+    def skip(node):  # the history's blocks, code and tables are data (a table's headers: see column_labels)
+        return node.type in ("chat_message", "code", "dataframe", "json") or (
+            node.type == "markdown" and node.value.startswith("| "))  # Pairs and LoopState: the chapter's fields
 
     out = []
     for root in (at.main, at.sidebar):
@@ -163,3 +166,79 @@ def test_the_diagram_on_step_through_speaks_chinese():
     at.button(key="live-step").click().run()
     assert not at.exception, at.exception
     assert "调用模型" in graphviz_source(at) and "call the model" not in graphviz_source(at)
+
+
+def column_labels(node) -> list[str]:
+    """The headers of the first table in `node`: its column_config labels, else its columns' names."""
+    table = next(el for el in walk(node, lambda n: False) if el.type == "dataframe")
+    config = json.loads(table.proto.columns or "{}")
+    return [(config.get(c) or config.get(f"col:name:{c}") or {}).get("label", c) for c in table.value.columns]
+
+
+def click(at: AppTest, key: str) -> AppTest:
+    at.button(key=key).click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.fixture
+def two_saved_runs(fake_api, no_key_in_environment):
+    """A browser's id with two saved runs: one on the offline model, then one on a real model (its key not saved)."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    click(at, "live-step")
+    first = at.session_state["live-run"]
+    at.radio(key="set-model").set_value("anthropic").run()
+    at.text_input(key="set-model-id").set_value("claude-test")
+    at.text_input(key="set-api-key").set_value("sk-ant-i18n-test")
+    at.text_input(key="set-base-url").set_value(fake_api.url)
+    click(at, "new-run")
+    for _ in range(3):
+        click(at, "live-step")
+    sid = at.query_params["session"]
+    return (sid[0] if isinstance(sid, list) else sid), [first.task, at.session_state["live-run"].task]
+
+
+def test_japanese_saved_runs_panel_with_runs_listed_has_no_english_label(two_saved_runs, fake_api):
+    sid, tasks = two_saved_runs
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"session": sid, "lang": "ja"})
+    at.run()
+    assert not at.exception, at.exception
+    labels = [e.label for e in at.expander]
+    assert "保存した実行 · 2" in labels, labels
+    panel = at.expander[labels.index("保存した実行 · 2")]
+    box = at.selectbox(key="saved-run")
+    assert len(box.options) == 2 and "3 ステップ" in box.options[0] and "未終了" in box.options[0]
+    assert at.text_input(key="resume-api-key").label == "この実行の API key"  # the newest run is on a real model
+    run = at.session_state["live-run"]
+    data = [*tasks, run.task, str(run.workspace), "claude-test", "loopscope-scripted", *SCENARIOS]
+    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
+    assert not left, left
+    headers = column_labels(panel)
+    assert headers == ["タスク", "model", "ステップ数", "終了", "保存日時"], headers
+
+    at.text_input(key="resume-api-key").set_value("sk-ant-i18n-again")
+    click(at, "resume-run")
+    resumed = at.session_state["live-run"]
+    notes = [m.value for m in at.success]
+    assert notes and notes[0].startswith("再開しました: 3 ステップ")
+    assert not [w for n in notes if (w := english_left(n, [str(resumed.workspace)]))]
+
+    click(at, "delete-run")  # the other run, the only one offered now
+    notes = [m.value for m in at.success]
+    assert notes and notes[0].startswith("保存した実行 ") and not english_left(notes[0], [])
+    assert "保存した実行 · 0" in [e.label for e in at.expander]
+
+
+def test_the_saved_runs_panel_speaks_chinese(two_saved_runs):
+    sid, _ = two_saved_runs
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"session": sid, "lang": "zh"})
+    at.run()
+    assert not at.exception, at.exception
+    assert "已保存的运行 · 2" in [e.label for e in at.expander]
+    assert (at.button(key="resume-run").label, at.button(key="delete-run").label) == ("恢复", "删除")
+    assert at.selectbox(key="saved-run").label == "已保存的运行"
+    assert "3 步" in at.selectbox(key="saved-run").options[0]
+    assert "API key" in at.text_input(key="resume-api-key").label and "从不" in at.text_input(key="resume-api-key").help

@@ -52,6 +52,43 @@ TEXT: dict[str, tuple[str, str]] = {  # English: (日本語, 中文)
     "Start again with these settings, in a fresh workspace.":
         ("この設定で、新しい workspace でやり直します。", "用这些设置在新的工作区重新开始。"),
     "Type a task first, or pick a scenario.": ("先にタスクを入力するか、シナリオを選んでください。", "请先输入任务，或选择一个场景。"),
+    # saved runs
+    "Saved runs · {n}": ("保存した実行 · {n}", "已保存的运行 · {n}"),
+    "Every step of a live run is saved on this server for this browser only (the link's `session` keeps it; "
+    "share the link and you share the runs). The API key is never saved.":
+        ("ライブ実行のステップはすべて、このブラウザ専用としてこの server に保存されます（リンクの `session` が覚えています。"
+         "リンクを共有すると実行も共有されます）。API key は保存しません。",
+         "实时运行的每一步都保存在这台服务器上，只属于这个浏览器（链接里的 `session` 记住它；分享链接就等于分享这些运行）。"
+         "API key 从不保存。"),
+    "No other saved runs yet.": ("ほかに保存した実行はまだありません。", "还没有其他已保存的运行。"),
+    "No saved runs yet: Step, and this run is saved.": ("保存した実行はまだありません。「進む」を押すと、この実行が保存されます。",
+                                                        "还没有已保存的运行：按“下一步”，这次运行就会被保存。"),
+    "task": ("タスク", "任务"),
+    "model": ("model", "模型"),
+    "steps": ("ステップ数", "步数"),
+    "ended": ("終了", "结束"),
+    "saved": ("保存日時", "保存时间"),
+    "Saved run": ("保存した実行", "已保存的运行"),
+    "{n} steps": ("{n} ステップ", "{n} 步"),
+    "ended: {reason}": ("終了: {reason}", "已结束：{reason}"),
+    "not ended": ("未終了", "未结束"),
+    "API key for this run": ("この実行の API key", "这次运行的 API key"),
+    "The key is never saved with a run: give it again to go on calling the model.":
+        ("key は実行と一緒には保存しません。model の呼び出しを続けるには、もう一度入力してください。",
+         "key 从不随运行一起保存：再输入一次，才能继续调用模型。"),
+    "Resume": ("再開", "恢复"),
+    "Delete": ("削除", "删除"),
+    "Bring this run back, live: the same trace and cursor; Step goes on.":
+        ("この実行をライブに戻します。trace もカーソルもそのままで、「進む」で続きを実行します。",
+         "把这次运行恢复为实时：trace 和光标不变；“下一步”接着执行。"),
+    "Resumed: {n} steps, at step {k}. The workspace is new (`{workspace}`); files the commands wrote earlier were "
+    "copied when still there.":
+        ("再開しました: {n} ステップ、ステップ {k} の位置です。workspace は新しいもの（`{workspace}`）です。以前にコマンドが"
+         "書いたファイルは、残っていればコピーしました。",
+         "已恢复：共 {n} 步，位于第 {k} 步。工作区是新的（`{workspace}`）；之前命令写入的文件如果还在，已复制过来。"),
+    "Deleted the saved run {run_id}.": ("保存した実行 {run_id} を削除しました。", "已删除保存的运行 {run_id}。"),
+    "The run {run_id} cannot be resumed: {error}": ("実行 {run_id} は再開できません: {error}", "运行 {run_id} 无法恢复：{error}"),
+    "This run could not be saved: {error}": ("この実行を保存できませんでした: {error}", "无法保存这次运行：{error}"),
     # scenarios (what each shows)
     "one tool call, then an answer built from its output":
         ("tool 呼び出し 1 回、その出力から答えを作る", "一次工具调用，然后根据输出作答"),

@@ -32,6 +32,7 @@ from loop.runs import RunsFolder, new_run_id
 from loop.scripted import MODEL_NAME
 from loop.tools import default_toolbox
 
+from .i18n import lang, t
 from .settings import RUN, _keep, default_key
 
 SESSION = "session"  # the query parameter, and the session_state key that keeps it between pages
@@ -92,7 +93,7 @@ def autosave(run: Run) -> None:
         elif run.trace.cursor != cursor:
             folder().save_cursor(run_id, run.trace.cursor)
     except OSError as exc:  # a full disk must not stop the lesson; say so once
-        st.toast(f"This run could not be saved: {exc}", icon=":material/warning:")
+        st.toast(t("This run could not be saved: {error}", error=exc), icon=":material/warning:")
     st.session_state[SAVED] = (run, run_id, run.trace.cursor, len(run.trace))
 
 
@@ -157,7 +158,7 @@ def _resume() -> None:
     try:
         run = resume(run_id, (s.get("resume-api-key") or "").strip() or None)
     except Exception as exc:  # a journal that cannot be read, a missing key
-        s["saved-runs-error"] = f"The run {run_id} cannot be resumed: {explain(exc)}"
+        s["saved-runs-error"] = t("The run {run_id} cannot be resumed: {error}", run_id=run_id, error=explain(exc))
         return
     s.pop("saved-runs-error", None)
     s.pop("live-error", None)
@@ -165,8 +166,9 @@ def _resume() -> None:
     _keep(run)
     folder().reopen(run_id)  # the resumed run goes on writing the same journal
     s[SAVED] = (run, run_id, run.trace.cursor, len(run.trace))  # go on writing the same journal
-    s["saved-runs-note"] = (f"Resumed: {len(run.trace)} steps, at step {run.trace.cursor + 1}. The workspace is "
-                            f"new (`{run.workspace}`); files the commands wrote earlier were copied when still there.")
+    s["saved-runs-note"] = t("Resumed: {n} steps, at step {k}. The workspace is new (`{workspace}`); files the "
+                             "commands wrote earlier were copied when still there.",
+                             n=len(run.trace), k=run.trace.cursor + 1, workspace=run.workspace)
 
 
 def _delete() -> None:
@@ -175,13 +177,14 @@ def _delete() -> None:
     if run_id:
         folder().delete(run_id)
         s.pop("saved-run", None)
-        s["saved-runs-note"] = f"Deleted the saved run {run_id}."
+        s["saved-runs-note"] = t("Deleted the saved run {run_id}.", run_id=run_id)
 
 
-def _label(saved) -> str:
+def _label(saved, now: str) -> str:
+    """A saved run in one line, in the language `now` (a format_func may be called outside the script run)."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(saved.modified))
-    ended = f"ended: {saved.ended}" if saved.ended else "not ended"
-    return f"{saved.task[:60]} · {saved.model} · {saved.steps} steps · {ended} · {when}"
+    ended = t("ended: {reason}", now, reason=saved.ended) if saved.ended else t("not ended", now)
+    return f"{saved.task[:60]} · {saved.model} · {t('{n} steps', now, n=saved.steps)} · {ended} · {when}"
 
 
 def draw_saved_runs(run: Run) -> None:
@@ -192,26 +195,28 @@ def draw_saved_runs(run: Run) -> None:
     note = st.session_state.pop("saved-runs-note", None)
     if note:  # outside the expander: a resumed run closes it
         st.success(note, icon=":material/check:")
-    with st.expander(f"Saved runs · {len(runs)}", icon=":material/folder_open:", expanded=expanded):
-        st.caption("Every step of a live run is saved on this server for this browser only (the link's "
-                   "`session` keeps it; share the link and you share the runs). The API key is never saved.")
+    now = lang()
+    with st.expander(t("Saved runs · {n}", n=len(runs)), icon=":material/folder_open:", expanded=expanded):
+        st.caption(t("Every step of a live run is saved on this server for this browser only (the link's "
+                     "`session` keeps it; share the link and you share the runs). The API key is never saved."))
         if st.session_state.get("saved-runs-error"):
             st.error(st.session_state["saved-runs-error"], icon=":material/error:")
         if not runs:
-            st.caption("No other saved runs yet." if this else "No saved runs yet: Step, and this run is saved.")
+            st.caption(t("No other saved runs yet.") if this else t("No saved runs yet: Step, and this run is saved."))
             return
         st.dataframe([{"task": r.task, "model": r.model, "steps": r.steps, "ended": r.ended or "",
                        "saved": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.modified))} for r in runs],
-                     hide_index=True, key="saved-runs-table")
+                     hide_index=True, key="saved-runs-table",
+                     column_config={c: st.column_config.Column(t(c)) for c in ("task", "model", "steps", "ended", "saved")})
         by_id = {r.id: r for r in runs}
         if st.session_state.get("saved-run") not in by_id:
             st.session_state["saved-run"] = runs[0].id
-        st.selectbox("Saved run", list(by_id), key="saved-run", format_func=lambda i: _label(by_id[i]))
+        st.selectbox(t("Saved run"), list(by_id), key="saved-run", format_func=lambda i: _label(by_id[i], now))
         chosen = by_id[st.session_state["saved-run"]]
         if chosen.model != MODEL_NAME and not (st.session_state.get("set-api-key") or default_key()[0]):
-            st.text_input("API key for this run", type="password", key="resume-api-key", autocomplete="off",
-                          help="The key is never saved with a run: give it again to go on calling the model.")
+            st.text_input(t("API key for this run"), type="password", key="resume-api-key", autocomplete="off",
+                          help=t("The key is never saved with a run: give it again to go on calling the model."))
         a, b = st.columns(2)
-        a.button("Resume", key="resume-run", type="primary", icon=":material/restore:", on_click=_resume,
-                 width="stretch", help="Bring this run back, live: the same trace and cursor; Step goes on.")
-        b.button("Delete", key="delete-run", icon=":material/delete:", on_click=_delete, width="stretch")
+        a.button(t("Resume"), key="resume-run", type="primary", icon=":material/restore:", on_click=_resume,
+                 width="stretch", help=t("Bring this run back, live: the same trace and cursor; Step goes on."))
+        b.button(t("Delete"), key="delete-run", icon=":material/delete:", on_click=_delete, width="stretch")

@@ -5,6 +5,12 @@ makes a temporary folder). The API key is read from the field, else from
 ANTHROPIC_API_KEY or .streamlit/secrets.toml; it is never drawn, logged or saved.
 A key from the environment is not put in the password field either: that would
 send it to the browser.
+
+Streamlit forgets a widget's value on a page that does not draw it, so each
+sidebar setting is also kept under `kept-<widget key>` and put back when Step
+through draws the sidebar again (the pattern of Streamlit's "Widget behavior:
+retain statefulness when changing pages"). A typed key is kept like the rest:
+in this session's memory, and only ever sent back to the field it was typed in.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from loop.runner import Run, start
 from loop.scripted import SCENARIOS
 from loop.tools import TOOLSETS
 
-from .gate import draw_toggle, model_changed
+from .gate import TOGGLE, default_on, draw_toggle, model_changed
 from .i18n import lang, t
 
 RUN = "live-run"
@@ -31,6 +37,7 @@ CLEANUP = "live-run-cleanup"
 FREE = "free task"
 DEFAULT_SCENARIO = "two-tools"
 DEFAULT_MODEL_ID = "claude-sonnet-4-5"
+KEPT = "kept-"  # + a sidebar widget's key: its value, which outlives the widget when another page is shown
 
 
 def _secret(name: str) -> str | None:
@@ -102,36 +109,52 @@ def _new_run() -> None:
     _keep(run)
 
 
+def _kept(key: str, default=None) -> str:
+    """`key`, for a sidebar widget drawn next: its value survives a visit to another page.
+
+    The widget's state is there when the last run drew it: remember it. It is gone after a page
+    without the sidebar: put back what was remembered. So the widget takes its value from
+    session_state and is never given a default of its own (Streamlit warns when it has both).
+    """
+    s = st.session_state
+    if key in s:
+        s[KEPT + key] = s[key]
+    else:
+        s[key] = s.get(KEPT + key, default)
+    return key
+
+
 def draw_sidebar() -> None:
     """Model, key, base URL, scenario or task, tool timeout, max turns, and New run."""
     now = lang()  # for the format_funcs, which may be called outside this run
     with st.sidebar:
         st.markdown(t("### Next run"))
-        st.radio(t("Model"), [SCRIPTED, "anthropic"], key="set-model", on_change=model_changed,
+        st.radio(t("Model"), [SCRIPTED, "anthropic"], key=_kept("set-model", SCRIPTED), on_change=model_changed,
                  format_func=lambda m: t("Scripted (offline, no key)", now) if m == SCRIPTED else t("An Anthropic model", now))
         if st.session_state.get("set-model") != SCRIPTED:
-            st.text_input(t("Model id"), value=DEFAULT_MODEL_ID, key="set-model-id")
+            st.text_input(t("Model id"), key=_kept("set-model-id", DEFAULT_MODEL_ID))
             _, source = default_key()
-            st.text_input(t("API key"), type="password", key="set-api-key", autocomplete="off",
+            st.text_input(t("API key"), type="password", key=_kept("set-api-key", ""), autocomplete="off",
                           placeholder=t("using {source}", source=source) if source else "sk-ant-…",
                           help=t("Kept in this session only; never shown, logged or saved.")
                           + (t(" Left empty, the key from {source} is used.", source=source) if source else ""))
-            st.text_input(t("Base URL"), key="set-base-url", value=os.environ.get("ANTHROPIC_BASE_URL", ""),
+            st.text_input(t("Base URL"), key=_kept("set-base-url", os.environ.get("ANTHROPIC_BASE_URL", "")),
                           placeholder="https://api.anthropic.com",
                           help=t("Leave empty for Anthropic's API, or give an Anthropic-compatible server."))
-            st.toggle(t("Stream the answer"), key="set-stream",
+            st.toggle(t("Stream the answer"), key=_kept("set-stream", False),
                       help=t("Show the model's text as it arrives (ModelConfig(stream=True))."))
-        options = [*SCENARIOS, FREE]
-        st.selectbox(t("Task"), options, key="set-scenario", index=options.index(DEFAULT_SCENARIO),
+        st.selectbox(t("Task"), [*SCENARIOS, FREE], key=_kept("set-scenario", DEFAULT_SCENARIO),
                      format_func=lambda n: t("A task of my own…", now) if n == FREE else f"{n}: {t(SCENARIOS[n].about, now)}")
         if st.session_state.get("set-scenario") == FREE:
-            st.text_area(t("Your task"), key="set-task", placeholder=t("What Python version is installed?"))
+            st.text_area(t("Your task"), key=_kept("set-task", ""), placeholder=t("What Python version is installed?"))
         else:
             st.caption(f"“{SCENARIOS[st.session_state.get('set-scenario', DEFAULT_SCENARIO)].task}”")
         a, b = st.columns(2)
-        a.number_input(t("Tool timeout (s)"), 1, 120, 30, key="set-tool-timeout")
-        b.number_input(t("Max turns"), 1, 100, 20, key="set-max-turns")
-        st.selectbox(t("Toolset"), list(TOOLSETS), key="set-toolset", format_func=lambda n: f"{n}: {t(TOOLSETS[n], now)}")
+        a.number_input(t("Tool timeout (s)"), 1, 120, key=_kept("set-tool-timeout", 30))
+        b.number_input(t("Max turns"), 1, 100, key=_kept("set-max-turns", 20))
+        st.selectbox(t("Toolset"), list(TOOLSETS), key=_kept("set-toolset", "s01"),
+                     format_func=lambda n: f"{n}: {t(TOOLSETS[n], now)}")
+        _kept(TOGGLE, default_on())  # the approval gate's toggle, drawn by gate.py
         draw_toggle()
         st.button(t("New run"), key="new-run", type="primary", on_click=_new_run, width="stretch",
                   icon=":material/restart_alt:", help=t("Start again with these settings, in a fresh workspace."))
