@@ -170,6 +170,102 @@ async def drive(url: str, sessions: int, max_steps: int, think_ms: int, time_lim
     return times, errors
 
 
+
+# -- one student whose browser is on another machine: Streamlit's own protocol --
+class Wire:
+    """One browser tab as the server sees it: a WebSocket speaking Streamlit's protobuf messages.
+
+    It sends what the page sends on a click (a rerun of the Step button's
+    fragment with the button's trigger set, the URL's query string and the
+    page), reads the deltas the server streams back, and keeps the widget ids
+    and the query string the server hands it, as the page does. Rendering is
+    left out: that is the work each student's own machine does.
+    """
+
+    def __init__(self, url: str):
+        self.url = url.replace("http", "ws", 1) + "/_stcore/stream"
+        self.query, self.page, self.fragment, self.widgets = "", "", "", {}
+        self.text: list[bytes] = []  # the raw deltas of the last run, searched for what the page would show
+        self.errors: list[str] = []
+
+    async def open(self) -> None:
+        import websockets
+
+        self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None, ping_interval=None)
+        await self.rerun()
+
+    async def rerun(self, widget: str | None = None) -> None:
+        """Send one rerun (a click on the widget with user key `widget`) and read until the script finishes."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        msg = BackMsg()
+        msg.rerun_script.query_string = self.query
+        msg.rerun_script.page_script_hash = self.page
+        if widget is not None:
+            msg.rerun_script.fragment_id = self.fragment
+            state = msg.rerun_script.widget_states.widgets.add()
+            state.id, state.trigger_value = self.widgets[widget], True
+        await self.ws.send(msg.SerializeToString())
+        self.text = []
+        while not await self._read():
+            pass
+
+    async def _read(self) -> bool:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        raw = await self.ws.recv()
+        msg = ForwardMsg()
+        msg.ParseFromString(raw)
+        kind = msg.WhichOneof("type")
+        if kind == "page_info_changed":
+            self.query = msg.page_info_changed.query_string
+        elif kind == "navigation" and msg.navigation.page_script_hash:
+            self.page = msg.navigation.page_script_hash
+        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            element = msg.delta.new_element
+            what = element.WhichOneof("type")
+            if what == "button" and "-" in element.button.id:
+                self.widgets[element.button.id.split("-", 2)[-1]] = element.button.id  # "$$ID-<hash>-<key>"
+                if msg.delta.fragment_id:
+                    self.fragment = msg.delta.fragment_id
+            elif what == "exception":
+                self.errors.append(f"exception: {element.exception.message[:200]}")
+            elif what == "alert" and element.alert.format == element.alert.ERROR:
+                self.errors.append(f"error shown: {element.alert.body[:200]}")
+            self.text.append(raw)
+        return kind == "script_finished"
+
+    def shows(self, text: str) -> bool:
+        needle = text.encode()
+        return any(needle in raw for raw in self.text)
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+async def wire_student(url: str, n: int, max_steps: int, think_ms: int, times: list[float], errors: list[str]):
+    wire = Wire(url)
+    try:
+        await wire.open()
+        if not wire.shows("Step 0 of 0"):
+            raise RuntimeError("the page did not open at step 0")
+        for k in range(1, max_steps + 1):
+            await asyncio.sleep(think_ms / 1000)
+            started = time.perf_counter()
+            await wire.rerun("live-step")
+            times.append(time.perf_counter() - started)
+            if not wire.shows(f"Step {k} of {k}"):
+                raise RuntimeError(f"after click {k} the page does not show step {k}")
+            if wire.shows(ENDED):
+                break
+        else:
+            errors.append(f"session {n}: the loop did not end within {max_steps} steps")
+        errors.extend(f"session {n}: {e}" for e in wire.errors)
+        await wire.close()
+    except Exception as exc:
+        errors.append(f"session {n}: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
+
+
 async def warm_up(url: str) -> None:
     """One visit first, so the server's one-time imports are not counted as the class's."""
     from playwright.async_api import async_playwright
@@ -187,47 +283,77 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", type=int, default=20, help=f"browsers at once (at most {MAX_SESSIONS})")
-    parser.add_argument("--max-steps", type=int, default=30, help="Step clicks a session at most")
-    parser.add_argument("--think-ms", type=int, default=300, help="pause between two clicks of one browser")
-    parser.add_argument("--time-limit", type=float, default=600, help="seconds for the whole run")
-    args = parser.parse_args(argv)
-    sessions = max(1, min(args.sessions, MAX_SESSIONS))
-    if not Path(CHROMIUM).exists():
-        raise SystemExit(f"{CHROMIUM} is missing (sudo apt-get install -y chromium).")
-    with tempfile.TemporaryDirectory(prefix="loopscope-load-runs-") as runs:
-        os.environ["LOOPSCOPE_RUNS"] = runs  # the server's saved runs go here, not into the project
-        with serve_app() as url:
-            asyncio.run(warm_up(url))
-            roots = server_pids()
-            sampler = Sampler(roots)
-            sampler.sample()
-            idle, server_cpu_before = sampler.peak, sampler.cpu_of("server")
-            sampler.start()
-            started = time.monotonic()
-            times, errors = asyncio.run(drive(url, sessions, args.max_steps, args.think_ms, args.time_limit))
-            took = time.monotonic() - started
-            sampler.stop.set()
-            sampler.join()
-            sampler.sample()
-    print(f"{sessions} browsers stepping the default scenario (two-tools) to its end · {os.cpu_count()} CPUs · "
-          f"{took:.0f} s · load average {os.getloadavg()[0]:.1f}")
+async def drive_wire(url: str, sessions: int, max_steps: int, think_ms: int, time_limit: float):
+    times: list[float] = []
+    errors: list[str] = []
+    jobs = [wire_student(url, n, max_steps, think_ms, times, errors) for n in range(sessions)]
+    try:
+        await asyncio.wait_for(asyncio.gather(*jobs), timeout=time_limit)
+    except asyncio.TimeoutError:
+        errors.append(f"the run did not finish within {time_limit:.0f} s")
+    return times, errors
+
+
+CLIENTS = {
+    "chromium": ("browsers: one headless Chromium with {n} contexts, on the server's cores", drive),
+    "wire": ("browsers on their own machines: {n} WebSocket clients speaking Streamlit's protocol, no rendering", drive_wire),
+}
+
+
+def measure(url: str, client: str, sessions: int, args) -> tuple[list[float], list[str]]:
+    roots = server_pids()
+    sampler = Sampler(roots)
+    sampler.sample()
+    idle, server_cpu_before = sampler.peak, sampler.cpu_of("server")
+    sampler.start()
+    started = time.monotonic()
+    what, driver = CLIENTS[client]
+    times, errors = asyncio.run(driver(url, sessions, args.max_steps, args.think_ms, args.time_limit))
+    took = time.monotonic() - started
+    sampler.stop.set()
+    sampler.join()
+    sampler.sample()
+    print(f"\n{sessions} students stepping two-tools to its end, {args.think_ms} ms between clicks · "
+          + what.format(n=sessions))
+    print(f"  {os.cpu_count()} CPUs · {took:.0f} s · load average {os.getloadavg()[0]:.1f}")
     if times:
-        print(f"click to update over {len(times)} clicks: p50 {percentile(times, 0.5) * 1000:.0f} ms · "
+        print(f"  click to update over {len(times)} clicks: p50 {percentile(times, 0.5) * 1000:.0f} ms · "
               f"p95 {percentile(times, 0.95) * 1000:.0f} ms · max {max(times) * 1000:.0f} ms · "
               f"mean {statistics.mean(times) * 1000:.0f} ms")
     server_cpu = sampler.cpu_of("server") - server_cpu_before
-    print(f"CPU time: server {server_cpu:.1f} s ({server_cpu / max(1, len(times)) * 1000:.0f} ms a click) · "
-          f"browser (Chromium, {sessions} contexts) {sampler.cpu_of('browser'):.1f} s · "
-          f"available {took * (os.cpu_count() or 1):.0f} s")
-    print(f"errors: {len(errors)}")
+    browser = f" · browser (Chromium) {sampler.cpu_of('browser'):.1f} s" if client == "chromium" else ""
+    print(f"  CPU time: server {server_cpu:.1f} s ({server_cpu / max(1, len(times)) * 1000:.0f} ms a click)"
+          f"{browser} · available {took * (os.cpu_count() or 1):.0f} s")
+    print(f"  errors: {len(errors)}")
     for e in errors[:20]:
-        print(f"  - {e}")
-    print(f"server memory (streamlit and its children, RSS): idle {idle / 2**20:.0f} MiB · "
+        print(f"    - {e}")
+    print(f"  server memory (streamlit and its children, RSS): idle {idle / 2**20:.0f} MiB · "
           f"peak {sampler.peak / 2**20:.0f} MiB")
-    return 1 if errors else 0
+    return times, errors
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=20, help=f"students at once (at most {MAX_SESSIONS})")
+    parser.add_argument("--client", choices=["both", *CLIENTS], default="both",
+                        help="chromium: real browsers on this machine; wire: the server's side alone; both (default)")
+    parser.add_argument("--max-steps", type=int, default=30, help="Step clicks a session at most")
+    parser.add_argument("--think-ms", type=int, default=300, help="pause between two clicks of one student")
+    parser.add_argument("--time-limit", type=float, default=600, help="seconds for each run")
+    args = parser.parse_args(argv)
+    sessions = max(1, min(args.sessions, MAX_SESSIONS))
+    clients = list(CLIENTS) if args.client == "both" else [args.client]
+    if "chromium" in clients and not Path(CHROMIUM).exists():
+        raise SystemExit(f"{CHROMIUM} is missing (sudo apt-get install -y chromium).")
+    failed = False
+    for client in clients:
+        with tempfile.TemporaryDirectory(prefix="loopscope-load-runs-") as runs:
+            os.environ["LOOPSCOPE_RUNS"] = runs  # the server's saved runs go here, not into the project
+            with serve_app() as url:  # a new server for each client: one run's memory is not the next one's
+                asyncio.run(warm_up(url))
+                _, errors = measure(url, client, sessions, args)
+                failed = failed or bool(errors)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
