@@ -78,6 +78,7 @@ def test_japanese_leaves_no_english_label_on_step_through():
         assert not at.exception, at.exception
         if k == 2:
             at.session_state["live-raw"] = True  # the raw view's captions too
+            at.session_state["live-exports"] = True  # and the export buttons
     assert run.done
     for response in (run.trace.response_at(i) for i in range(len(run.trace))):  # the model's words are data
         data += [b["text"] for b in (response or {}).get("content", []) if b.get("type") == "text"]

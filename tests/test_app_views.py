@@ -143,9 +143,26 @@ def test_context_growth_chart_and_exports_follow_the_cursor():
     at.toggle(key="live-growth").set_value(True).run()
     assert len(at.get("vega_lite_chart")) == 2
     assert "Every turn sends the whole history again" in " ".join(c.value for c in at.caption)
+    at.session_state["live-exports"] = True  # open "Export this step"
+    at.run()
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Save transcript", "Markdown", "LoopState CSV", "Pairs CSV"]
     at.slider(key="live-slider").set_value(2).run()  # after the first call only
     assert len(growth_table(run.trace, 1)) == 1
     assert "python3 hello.py" not in to_markdown(run.trace, 1)  # the export stops at the cursor
     assert "python3 hello.py" in to_markdown(run.trace)
+
+
+def test_exports_are_drawn_only_when_their_expander_is_open():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
+    at.run()
+    for _ in range(3):
+        at.button(key="live-step").click().run()
+    keys = ("live-export-md", "live-export-steps", "live-export-pairs")
+    drawn = lambda: {k for k in keys if any(getattr(b, "key", None) == k for b in at.get("download_button"))}  # noqa: E731
+    assert drawn() == set()  # closed: nothing registered with the server on a click
+    at.session_state["live-exports"] = True  # the learner opens "Export this step"
+    at.run()
+    assert not at.exception and drawn() == set(keys)

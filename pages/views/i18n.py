@@ -153,6 +153,7 @@ TEXT: dict[str, tuple[str, str]] = {  # English: (日本語, 中文)
     "Every turn sends the whole history again: the messages and the input tokens grow as tool_results are "
     "written back.": ("turn ごとに history 全体をもう一度送ります。tool_result を write-back するたびに messages と入力 token が増えます。",
                       "每一轮都会把整个历史再发送一次：随着 tool_result 写回，messages 和输入 token 不断增长。"),
+    "Export this step · Markdown, CSV": ("このステップを書き出す · Markdown, CSV", "导出这一步 · Markdown, CSV"),
     "Markdown": ("Markdown", "Markdown"),
     "LoopState CSV": ("LoopState CSV", "LoopState CSV"),
     "Pairs CSV": ("ペア CSV", "配对 CSV"),

@@ -36,10 +36,22 @@ def draw_growth(trace: Trace, cursor: int, key: str) -> None:
 
 
 def draw_exports(trace: Trace, cursor: int, key: str, name: str) -> None:
-    """Markdown of the history up to this step; the LoopState and Pairs tables as CSV. Made when pressed."""
+    """Markdown of the history up to this step; the LoopState and Pairs tables as CSV. Made when pressed.
+
+    The buttons are drawn only while their expander is open: each download
+    button registers its file with the server on every click of Step.
+    """
+    expander = st.expander(t("Export this step · Markdown, CSV"), key=f"{key}-exports", on_change="rerun",
+                           icon=":material/ios_share:")
+    with expander:
+        if expander.open:
+            _draw_export_buttons(trace, cursor, key, name)
+
+
+def _draw_export_buttons(trace: Trace, cursor: int, key: str, name: str) -> None:
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "run"
     empty = not 0 <= cursor < len(trace)
-    a, b, c, _ = st.columns([1, 1, 1, 1.5])
+    a, b, c = st.columns(3)
     a.download_button(t("Markdown"), data=lambda: to_markdown(trace, cursor), file_name=f"{slug}-step-{cursor + 1}.md",
                       mime="text/markdown", key=f"{key}-export-md", on_click="ignore", disabled=empty,
                       icon=":material/description:", width="stretch",
