@@ -3,8 +3,10 @@
 A run is a journal, `<id>.jsonl`: the first line holds the run's facts (meta,
 settings; never a key), then one line a step with the messages that step added.
 Appending a line a step keeps saving linear in the work, however long the run.
-The cursor sits in a small file beside it. Loading replays the journal into
-the same trace; `resume` (loop.fork.continue_from) goes on from its last step.
+A move of the cursor appends `{"cursor": k}`; the last one read wins. One
+append a click, nothing rewritten: a crash can cut only the line being written.
+Loading replays the journal into the same trace; `resume`
+(loop.fork.continue_from) goes on from its last step.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .redact import without_secrets
 from .trace import Trace
 
 ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+STEP_LINE = b'{"step"'  # how every step's line starts: json.dumps keeps the order of the keys
 
 
 @dataclass(frozen=True)
@@ -58,11 +61,10 @@ class RunsFolder:
         for step in trace.steps[have:]:
             before = trace.steps[step.index - 1].n_messages if step.index else 0
             lines.append({"step": transcript.step_dict(step), "messages": trace.messages[before: step.n_messages]})
-        if lines:
-            with path.open("a", encoding="utf-8") as f:
-                f.writelines(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        lines.append({"cursor": trace.cursor})
+        with path.open("a", encoding="utf-8") as f:  # one write a click: the new steps and where the cursor is
+            f.writelines(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
         self._counts[run_id] = len(trace.steps)
-        self.save_cursor(run_id, trace.cursor)
 
     def _count(self, run_id: str) -> int | None:
         if run_id in self._counts and self._path(run_id).exists():
@@ -71,12 +73,11 @@ class RunsFolder:
         if not path.exists():
             return None
         with path.open("rb") as f:  # bytes: a line cut mid-character by a crash must not stop the count
-            return max(0, sum(1 for _ in f) - 1)
+            return sum(1 for line in f if line.startswith(STEP_LINE))
 
     def save_cursor(self, run_id: str, cursor: int) -> None:
-        tmp = self._path(run_id, ".cursor.tmp")
-        tmp.write_text(str(cursor))
-        os.replace(tmp, self._path(run_id, ".cursor"))  # atomic: a crash leaves the old cursor
+        with self._path(run_id).open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"cursor": cursor}) + "\n")
 
     def load(self, run_id: str) -> tuple[Trace, dict]:
         """The trace of a saved run (cursor restored) and its settings.
@@ -89,6 +90,7 @@ class RunsFolder:
         messages: list = []
         steps: list = []
         head: dict = {}
+        cursor = None
         with path.open("rb") as f:  # bytes: a crash can cut a line in the middle of a character
             for n, line in enumerate(f, 1):
                 try:
@@ -102,6 +104,9 @@ class RunsFolder:
                         raise transcript.TranscriptError(f"{path.name}, line 1: not the facts of a saved run")
                     head = record
                     continue
+                if isinstance(record, dict) and set(record) == {"cursor"}:
+                    cursor = record["cursor"]
+                    continue
                 if not (isinstance(record, dict) and isinstance(record.get("step"), dict)
                         and isinstance(record.get("messages"), list)):
                     raise transcript.TranscriptError(f"{path.name}, line {n}: not a step of the run")
@@ -113,8 +118,10 @@ class RunsFolder:
                 "messages": messages, "steps": steps}
         trace = transcript.from_dict(data, strict=False)
         try:
-            trace.goto(int(self._path(run_id, ".cursor").read_text()))
-        except (OSError, ValueError):
+            if cursor is None:  # a journal from before the cursor lines: its cursor was a file beside it
+                cursor = self._path(run_id, ".cursor").read_text()
+            trace.goto(int(cursor))
+        except (OSError, ValueError, TypeError):
             trace.last()
         return trace, settings
 
@@ -128,8 +135,9 @@ class RunsFolder:
                     last = None
                     count = 0
                     for line in f:
-                        count += 1
-                        last = line
+                        if not line.startswith(b'{"cursor"'):
+                            count += 1
+                            last = line
                 try:
                     ended = json.loads(last)["step"].get("ended") if last else None
                 except ValueError:  # the last line was cut by a crash: the run is there, less that step

@@ -166,3 +166,36 @@ def test_reloading_a_permalink_does_not_save_the_same_run_again(runs_folder):
     assert len(list((runs_folder / sid).glob("*.jsonl"))) == 2
     box = again.selectbox(key="saved-run")
     assert len(box.options) == 1 and "3 steps" in box.format_func(box.value)
+
+
+def test_the_journal_keeps_the_last_cursor_and_a_cut_line_loses_only_itself(tmp_path):
+    from loop.runs import RunsFolder
+    from loop.transcript import loads
+
+    trace = loads((ROOT / "samples" / "two-tools.json").read_text())
+    folder = RunsFolder(tmp_path)
+    trace.goto(5)
+    folder.save_step("r1", trace)
+    for k in (2, 7, 3):  # Back and forth: one short line each, nothing rewritten
+        folder.save_cursor("r1", k)
+    assert folder.load("r1")[0].cursor == 3
+    assert [r.steps for r in folder.list()] == [len(trace)]  # cursor lines are not steps
+    path = tmp_path / "r1.jsonl"
+    path.write_bytes(path.read_bytes() + b'{"cursor": 8')  # a crash in the middle of the next move
+    loaded, _ = folder.load("r1")
+    assert (len(loaded), loaded.cursor) == (len(trace), 3)
+    assert [r.steps for r in RunsFolder(tmp_path).list()] == [len(trace)]
+
+
+def test_a_journal_saved_with_a_cursor_file_still_opens_at_its_cursor(tmp_path):
+    from loop.runs import RunsFolder
+    from loop.transcript import loads
+
+    trace = loads((ROOT / "samples" / "two-tools.json").read_text())
+    folder = RunsFolder(tmp_path)
+    folder.save_step("old", trace)
+    path = tmp_path / "old.jsonl"
+    path.write_bytes(b"".join(line for line in path.read_bytes().splitlines(keepends=True)
+                              if not line.startswith(b'{"cursor"')))  # as journals were written before
+    (tmp_path / "old.cursor").write_text("4")
+    assert RunsFolder(tmp_path).load("old")[0].cursor == 4
