@@ -181,20 +181,46 @@ def best_of(repeat: int, *fns) -> list[float]:
 
 
 def _clicks_at(page, n: int, k: int, clicks: int) -> list[float]:
-    """Step from step k and Back to it, `clicks` times each: the seconds each click took to show."""
+    """At step k (1-based): Step and Back (Back and Step at the last step), `clicks` times each; the seconds each took."""
     from bench.render import timed_click
 
+    there, away = (("replay-step", k + 1), ("replay-back", k)) if k < n else (("replay-back", k - 1), ("replay-step", k))
     times = []
     for _ in range(clicks):
-        times.append(timed_click(page, "replay-step", f"Step {k + 1} of {n}"))
-        times.append(timed_click(page, "replay-back", f"Step {k} of {n}"))
+        times.append(timed_click(page, there[0], f"Step {there[1]} of {n}"))
+        times.append(timed_click(page, away[0], f"Step {away[1]} of {n}"))
     return times
 
 
-def browser_clicks(data: bytes, clicks: int = 5) -> dict[str, list[float]]:
-    """Click-to-update on the Replay page for a 10-message session, then for `data`, at the first and the last step.
+SLIDER_TRACK = ".st-key-replay-slider [data-testid='stSlider'] [data-orientation='horizontal'] [data-orientation='horizontal']"
+SHOWN_STEP = """async ([before, idle, timeout]) => {
+    const started = performance.now();
+    const heading = () => [...document.querySelectorAll('h3')].map(h => h.textContent).find(t => /^Step \\d+ of/.test(t)) || '';
+    while (heading().startsWith(before) || document.querySelector(idle) === null) {
+        if (performance.now() - started > timeout) throw new Error(`still "${before}" after ${timeout} ms`);
+        await new Promise(requestAnimationFrame);
+    }
+    return heading();
+}"""
 
-    (The middle step is not measured: the slider is the only way there, and it is not driven here yet.)
+
+def to_middle(page, n: int) -> int:
+    """Drag nothing, click the slider's track at its middle, as a person would: the step it lands on (0-based)."""
+    from bench.render import IDLE
+
+    page.wait_for_selector(IDLE)
+    track = page.locator(SLIDER_TRACK).first
+    track.wait_for(timeout=60_000)
+    box = track.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    shown = page.evaluate(SHOWN_STEP, [f"Step {n} of {n}", IDLE, 60_000])
+    return int(shown.split()[1]) - 1
+
+
+def browser_clicks(data: bytes, clicks: int = 5) -> dict[str, list[float]]:
+    """Click-to-update on the Replay page for a 10-message session, then for `data`: first, middle and last step.
+
+    The middle is reached as a person would, with a click on the middle of the slider.
     """
     import tempfile
 
@@ -218,7 +244,9 @@ def browser_clicks(data: bytes, clicks: int = 5) -> dict[str, list[float]]:
             label = "10 messages" if path is small else f"{path.name}"
             found[f"{label}, first step"] = _clicks_at(page, n, 1, clicks)
             timed_click(page, "replay-to-end", f"Step {n} of {n}")
-            found[f"{label}, last step"] = _clicks_at(page, n, n - 1, clicks)
+            found[f"{label}, last step"] = _clicks_at(page, n, n, clicks)
+            middle = to_middle(page, n)
+            found[f"{label}, middle (step {middle + 1})"] = _clicks_at(page, n, middle + 1, clicks)
             page.close()
         browser.close()
     return found
@@ -230,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--out", help="also write the generated log to this file")
     parser.add_argument("--browser", action="store_true",
-                        help="also time clicks on the Replay page in Chromium: first and last step, "
+                        help="also time clicks on the Replay page in Chromium: first, middle and last step, "
                              "against a 10-message session")
     parser.add_argument("--clicks", type=int, default=5, help="with --browser: Step and Back clicks at each place")
     args = parser.parse_args(argv)

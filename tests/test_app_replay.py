@@ -131,3 +131,12 @@ def test_a_long_history_draws_a_bounded_window():
     # The LoopState table draws the rows around the cursor, not all of them.
     steps = table(at, "stage")
     assert len(steps) < len(trace) and steps.iloc[-1]["now"] == "▶" and steps.iloc[-1]["step"] == str(len(trace))
+    # The Pairs table draws the newest pairs; "Show all pairs" draws every one, in a grid.
+    pairs = table(at, "status")
+    total = 59  # one tool_use a turn: (120 messages - 1 request - 1 answer) / 2
+    assert len(pairs) == 12 and pairs["id"].iloc[-1] == "toolu_000059"
+    assert any("12 of 59 rows" in c.value for c in at.caption)
+    at.toggle(key="replay-all-pairs").set_value(True).run()
+    assert not at.exception
+    grid = [d.value for d in at.dataframe if "status" in d.value.columns]
+    assert len(grid) == 1 and len(grid[0]) == total and list(grid[0]["status"].unique()) == ["paired"]

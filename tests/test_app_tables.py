@@ -28,3 +28,18 @@ def test_an_id_with_a_pipe_keeps_the_row_whole():
     row = [badge_cell("toolu_1|2"), cell("x")]
     table = parse(markdown_table(["id", "tool"], [row]))
     assert list(table.iloc[0]) == ["toolu_1|2", "x"]
+
+
+def test_a_fence_left_open_by_the_model_does_not_swallow_the_blocks_after_it():
+    from markdown_it import MarkdownIt
+
+    from pages.views.blocks import content_markdown
+
+    content = [{"type": "text", "text": "Here is the start:\n```python\nprint(1)"},  # never closed
+               {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "echo ```; ls"}},
+               {"type": "tool_result", "tool_use_id": "toolu_1", "content": "````\nodd fences\n```"}]
+    tokens = MarkdownIt("commonmark").parse(content_markdown(content))  # a CommonMark parser, as the browser's
+    code = [tok.content for tok in tokens if tok.type == "fence"]
+    prose = " ".join(tok.content for tok in tokens if tok.type == "inline")
+    assert "**tool_use**" in prose and "**tool_result**" in prose  # both headings outside any code block
+    assert code == ["print(1)\n", '{\n  "command": "echo ```; ls"\n}\n', "````\nodd fences\n```\n"]  # unchanged

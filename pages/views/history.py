@@ -48,8 +48,7 @@ def draw_message(i: int, message: object, new: bool) -> None:
         if not isinstance(message, dict):
             draw_content(message)
             return
-        st.markdown(_label(i, message) + ("  " + new_mark() if new else ""))
-        draw_content(message.get("content"))
+        draw_content(message.get("content"), head=_label(i, message) + ("  " + new_mark() if new else ""))
 
 
 def draw_history(trace: Trace, cursor: int, key: str, height: int = HEIGHT) -> None:
@@ -93,7 +92,6 @@ def _draw_pending(trace: Trace, cursor: int) -> None:
         with st.container(border=True):
             st.markdown(t("**{n} tool_result(s) collected, not yet written back**", n=len(results)))
             st.caption(t("Stage 5 writes them back as ONE user message; until then the model cannot see them."))
-            for n, block in enumerate(results):
-                if n == len(results) - 1:
-                    st.markdown(new_mark())
-                draw_content([block])
+            if len(results) > 1:
+                draw_content(results[:-1])
+            draw_content(results[-1:], head=new_mark())  # the one this step collected

@@ -308,9 +308,8 @@ TEXT: dict[str, tuple[str, str]] = {  # English: (日本語, 中文)
         ("どの tool_use にも、すぐ次の（user）message に同じ id の tool_result が必要です。id の色はここと history で同じです。",
          "每个 tool_use 都需要在紧接着的（user）消息里有同一 id 的 tool_result。id 的颜色在这里和历史中一致。"),
     "No tool_use yet.": ("まだ tool_use はありません。", "还没有 tool_use。"),
-    "{hidden} older paired rows of {total} are not drawn; every waiting or orphan row is.":
-        ("{total} 行中、古い対応済みの {hidden} 行は省略。待ち・孤立の行はすべて表示します。",
-         "共 {total} 行，较早的 {hidden} 行已配对的未显示；所有等待中或孤立的行都会显示。"),
+    "{shown} of {total} rows: the newest, and those that break a rule.":
+        ("{total} 行中 {shown} 行：新しい行と、規則に反する行。", "共 {total} 行中的 {shown} 行：最新的行和违反规则的行。"),
     "All {total} rows.": ("全 {total} 行。", "全部 {total} 行。"),
     "Show all pairs": ("すべてのペアを表示", "显示全部配对"),
     "#### LoopState · after each step": ("#### LoopState · 各ステップのあと", "#### LoopState · 每一步之后"),

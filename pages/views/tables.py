@@ -14,14 +14,14 @@ import re
 import streamlit as st
 
 from loop.trace import Trace
-from loop.views import PAIR_COLUMNS, STEP_COLUMNS, pairs_rows, state_rows, step_row, steps_window
+from loop.views import PAIR_COLUMNS, STEP_COLUMNS, pairs_rows, pairs_table, state_rows, step_row, steps_window
 
 from .blocks import id_badge
 from .i18n import t
 
 AROUND = 7  # LoopState rows drawn each side of the cursor in a long run (all of a run up to 15 steps)
-RECENT = 40  # paired rows drawn in a long run; rows that break a rule are always drawn (up to PROBLEMS)
-PROBLEMS = 200
+RECENT = 12  # paired rows drawn in a long run, the newest; rows that break a rule come first (up to PROBLEMS)
+PROBLEMS = 20  # "Show all pairs" draws every row, in a grid that draws only the rows in view
 NOW = "▶"
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|:$~])")
@@ -56,9 +56,9 @@ def _cached(key: str, trace: Trace, signature: tuple, build):
     return kept[2]
 
 
-def pairs_markdown(trace: Trace, cursor: int, everything: bool) -> tuple[str, int, int]:
-    """The Pairs table as Markdown, with the number of rows drawn and in all."""
-    found, total = pairs_rows(trace, cursor, recent=None if everything else RECENT, problems=PROBLEMS)
+def pairs_markdown(trace: Trace, cursor: int) -> tuple[str, int, int]:
+    """The Pairs table as Markdown, with the number of rows drawn and in all (a long one: the newest rows)."""
+    found, total = pairs_rows(trace, cursor, recent=RECENT, problems=PROBLEMS)
     rows = [[
         cell(row["turn"]), badge_cell(row["id"]), cell(row["colour"]), cell(row["tool"]), cell(row["input"]),
         cell(row["result"]), ":red-badge[true]" if row["is_error"] else "false",
@@ -71,20 +71,24 @@ def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
     pending = len(trace.results_at(cursor)) if 0 <= cursor < len(trace) else 0
     n = trace.steps[cursor].n_messages if 0 <= cursor < len(trace) else 0
     everything = bool(st.session_state.get(f"{key}-all-pairs"))
-    text, shown, total = _cached(f"{key}-pairs-table", trace, (n, pending, everything),
-                                 lambda: pairs_markdown(trace, cursor, everything))
+    text, shown, total = _cached(f"{key}-pairs-table", trace, (n, pending),
+                                 lambda: pairs_markdown(trace, cursor))
     st.markdown(t("#### Pairs · tool_use ↔ tool_result"))
     st.caption(t("Every tool_use needs a tool_result with the same id in the very next (user) message. "
                  "The id's colour is the same here and in the history."))
     if not total:
         st.caption(t("No tool_use yet."))
         return
-    if shown < total or everything:
+    if shown < total:
         left, right = st.columns([3, 1], vertical_alignment="center")
-        left.caption(t("{hidden} older paired rows of {total} are not drawn; every waiting or orphan row is.",
-                       hidden=f"{total - shown:,}", total=f"{total:,}") if shown < total
-                     else t("All {total} rows.", total=f"{total:,}"))
+        left.caption(t("All {total} rows.", total=f"{total:,}") if everything else
+                     t("{shown} of {total} rows: the newest, and those that break a rule.", shown=shown,
+                       total=f"{total:,}"))
         right.toggle(t("Show all pairs"), key=f"{key}-all-pairs")
+    if everything and shown < total:  # thousands of rows: a grid that draws only what is in view
+        table = _cached(f"{key}-all-pairs-table", trace, (n, pending), lambda: pairs_table(trace, cursor))
+        st.dataframe(table, hide_index=True, key=f"{key}-pairs-all")
+        return
     with st.container(key=f"{key}-pairs"):
         st.markdown(text)
 
