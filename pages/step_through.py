@@ -7,12 +7,13 @@ from pages.views.forks import draw_branch_picker
 from pages.views.i18n import t
 from pages.views.nav import through_app
 from pages.views.permalink import open_scenario_link
-from pages.views.presenter import apply, draw_autoplay, draw_switch, presenting
+from pages.views.presenter import apply, draw_autoplay, draw_switch, keep_presenting, presenting
 from pages.views.runs import draw_saved_runs
 from pages.views.settings import RUN, _keep, draw_sidebar, live_run
 from pages.views.step import draw_step
 
 through_app()
+keep_presenting()
 
 draw_sidebar()
 open_scenario_link(st.session_state.get(RUN), keep=_keep)  # ?scenario=NAME&step=K

@@ -112,3 +112,11 @@ def test_the_first_visit_still_gets_the_defaults_without_a_warning(caplog):
     assert at.text_input(key="set-api-key").value == "" and at.text_input(key="set-base-url").value == ""
     assert at.toggle(key="set-approve").value is True  # a real model turns the gate on
     assert "created with a default value but also had its value set" not in caplog.text
+
+
+def test_presenter_mode_stays_on_after_a_look_at_another_page():
+    at = app()
+    at.toggle(key="present").set_value(True).run()
+    assert not at.title  # the presenter's layout: the task in large type, no page title
+    away_and_back(at)
+    assert at.toggle(key="present").value is True and not at.title

@@ -16,6 +16,7 @@ from loop.trace import Trace
 
 from .gate import waiting
 from .i18n import lang, t
+from .keep import kept
 
 PRESENTER_HEIGHT = 430  # pixels of history: with the rows above, one 1600×900 screen
 PRESENT = "present"
@@ -43,6 +44,11 @@ header[data-testid="stHeader"] { display: none !important; }
 
 def presenting() -> bool:
     return bool(st.session_state.get(PRESENT))
+
+
+def keep_presenting() -> None:
+    """Presenter mode stays on after a look at another page (call before `presenting`, on Step through)."""
+    kept(PRESENT, False)
 
 
 def _stop() -> None:

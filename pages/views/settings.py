@@ -31,13 +31,13 @@ from loop.tools import TOOLSETS
 
 from .gate import TOGGLE, default_on, draw_toggle, model_changed
 from .i18n import lang, t
+from .keep import kept as _kept
 
 RUN = "live-run"
 CLEANUP = "live-run-cleanup"
 FREE = "free task"
 DEFAULT_SCENARIO = "two-tools"
 DEFAULT_MODEL_ID = "claude-sonnet-4-5"
-KEPT = "kept-"  # + a sidebar widget's key: its value, which outlives the widget when another page is shown
 
 
 def _secret(name: str) -> str | None:
@@ -107,21 +107,6 @@ def _new_run() -> None:
     s.pop("live-setup-error", None)
     s.pop("live-error", None)
     _keep(run)
-
-
-def _kept(key: str, default=None) -> str:
-    """`key`, for a sidebar widget drawn next: its value survives a visit to another page.
-
-    The widget's state is there when the last run drew it: remember it. It is gone after a page
-    without the sidebar: put back what was remembered. So the widget takes its value from
-    session_state and is never given a default of its own (Streamlit warns when it has both).
-    """
-    s = st.session_state
-    if key in s:
-        s[KEPT + key] = s[key]
-    else:
-        s[key] = s.get(KEPT + key, default)
-    return key
 
 
 def draw_sidebar() -> None:
