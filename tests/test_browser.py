@@ -16,10 +16,10 @@ from bench.render import CHROMIUM, IDLE, launch, serve_app
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOT = ROOT / "docs" / "screenshot.png"
 
-# The blocks of the history, in page order: (kind, text) for each markdown and code element.
+# The blocks of the history, in page order: (kind, text) for each paragraph and code block of a message.
 READ_HISTORY = """() => {
     const out = [];
-    for (const el of document.querySelectorAll('[data-testid="stChatMessage"] [data-testid="stMarkdownContainer"], '
+    for (const el of document.querySelectorAll('[data-testid="stChatMessage"] [data-testid="stMarkdownContainer"] > p, '
                                               + '[data-testid="stChatMessage"] [data-testid="stCode"]')) {
         out.push([el.matches('[data-testid="stCode"]') ? 'code' : 'markdown', el.innerText]);
     }
