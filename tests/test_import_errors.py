@@ -181,3 +181,15 @@ def test_almost_valid_logs_and_histories_import_or_fail_clearly(data):
         return
     back = transcript.loads(transcript.dumps(imported.trace), strict=False)
     assert back.messages == imported.trace.messages
+
+
+def test_a_recorded_response_past_the_end_of_the_history_is_no_crash():
+    # found by the fuzz test: the second cycle's response belongs to a message the history does not have
+    data = (b'{"cycles": [{"elapsed_ms": null, "tool_executions": [], "response": {"content": []}},'
+            b' {"request": {"messages": []}, "response": {"content": ""}}]}')
+    try:
+        imported = import_bytes(data, "cycles.json")
+    except ImportFailed as exc:
+        assert "did not expect" not in str(exc), str(exc)
+    else:
+        assert imported.format

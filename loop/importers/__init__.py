@@ -300,7 +300,10 @@ def _unknown_blocks(parsed: Parsed, notes: Notes) -> None:
                 notes.count(f"kept blocks of type {kind!r}, which Loopscope shows raw", f"messages.{i}")
     for i, recorded in parsed.responses.items():
         content = recorded.get("content")
-        for block in content if isinstance(content, list) and content is not parsed.messages[i]["content"] else []:
+        # a response whose message is in the history was counted above; one never appended was not
+        message = parsed.messages[i] if 0 <= i < len(parsed.messages) else None
+        appended = isinstance(message, dict) and content is message.get("content")
+        for block in content if isinstance(content, list) and not appended else []:
             kind = block.get("type") if isinstance(block, dict) else None
             if not (isinstance(kind, str) and kind in KNOWN_BLOCKS):
                 notes.count(f"kept blocks of type {kind!r} in recorded responses, which Loopscope shows raw",
