@@ -39,6 +39,8 @@ def _run(args) -> int:
         return 2
     label = "scripted (offline, no key)" if config.scripted else config.model
     print(f"model: {label} · workspace: {run.workspace}")
+    for warning in run.tools.warnings:  # e.g. commands would run as root: said before anything runs
+        print(warning)
     try:
         run.run_to_end(on_step=lambda step: print(describe(run.trace, step.index), flush=True))
     except Exception as exc:  # an API error: say what to do, keep what was done

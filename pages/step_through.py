@@ -35,6 +35,8 @@ else:
     model = t("scripted model (offline, no key)") if run.model.config.model == SCRIPTED else t("model `{name}`", name=run.model.name)
     st.caption(t("Task: **{task}** · {model} · max turns {turns} · workspace `{workspace}`", task=run.task, model=model,
                  turns=run.max_turns, workspace=run.workspace))
+    for warning in run.tools.warnings:  # e.g. commands would run as root: the teacher must know before Step
+        st.warning(warning, icon=":material/shield:")
     draw_saved_runs(run)
     draw_branch_picker(run)
 draw_step(run.trace, "live", run, name=run.task)

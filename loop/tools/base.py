@@ -31,6 +31,10 @@ class Tool:
     def run(self, tool_input: dict, workspace: Path) -> ToolOutput:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def warnings(self, workspace: Path) -> list[str]:
+        """One-line warnings about running this tool in `workspace` (e.g. commands would run as root); none here."""
+        return []
+
     def spec(self) -> dict:
         """The tool as the Messages API's `tools` list wants it."""
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
@@ -45,6 +49,20 @@ class ToolBox:
 
     def specs(self) -> list[dict]:
         return [tool.spec() for tool in self.tools.values()]
+
+    @property
+    def warnings(self) -> list[str]:
+        """What a learner or teacher should be told about this box's sandbox, one line each; [] when all is well.
+
+        Checked when asked (cheap: a few stat calls), so a page can show it under the run's workspace.
+        """
+        found: list[str] = []
+        for tool in self.tools.values():
+            warnings = getattr(tool, "warnings", None)  # a stand-in tool (a test's) may not have it
+            for warning in warnings(self.workspace) if callable(warnings) else []:
+                if warning not in found:
+                    found.append(warning)
+        return found
 
     def run(self, name: str, tool_input: object) -> ToolOutput:
         """Run one `tool_use` block's tool; every failure becomes an error output, never an exception."""
