@@ -1,15 +1,24 @@
-"""A classroom on one server: N browsers step a scenario to its end at the same time.
+"""A classroom on one server: N students step the two-tools scenario to its end at the same time.
 
-    .venv/bin/python bench/load.py                       # 20 browsers, two-tools
-    .venv/bin/python bench/load.py --sessions 5 --scenario hello-py
+    .venv/bin/python bench/load.py                      # 20 students, both kinds of client below
+    .venv/bin/python bench/load.py --client wire        # the server's side only
+    .venv/bin/python bench/load.py --client chromium --sessions 5
 
-Serves `streamlit run app.py` on 127.0.0.1 (bench/render.py's helper), opens one
-headless Chromium with N contexts (N students: separate cookies, storage and
-WebSockets), and in each clicks Step until the loop ends. A click is timed in
-the page, from the click until the page shows the new "Step k of k", the
-script is idle and a frame is painted. Meanwhile the server's memory (RSS of
-the streamlit process and all its children, from /proc) is sampled every
-0.2 s. Prints p50, p95 and max click-to-update, the error count and the peak
+Serves `streamlit run app.py` on 127.0.0.1 (bench/render.py's helper); each
+student clicks Step until the loop ends, --think-ms apart. Two kinds of client:
+
+- chromium: one headless Chromium with N contexts (separate cookies, storage
+  and WebSockets). A click is timed in the page, from the click until the page
+  shows the new "Step k of k", the script is idle and a frame is painted. The
+  N pages are drawn on this machine's cores, beside the server.
+- wire: N WebSockets that speak Streamlit's own protocol, as N browsers on
+  their own machines would: a click is the message the page sends, timed until
+  the server says the script finished. Nothing is drawn here, so the figures
+  are the server's, as a class whose laptops do their own drawing sees it.
+
+Meanwhile the memory of the streamlit process and all its children (PSS, from
+/proc) is sampled every 0.2 s. Prints p50, p95 and max click-to-update, the
+CPU time of the server (and of the browser), the error count and the peak
 memory. Loopback only; bounded by --sessions (at most 50) and --time-limit.
 """
 
@@ -51,13 +60,19 @@ def _children() -> dict[int, list[int]]:
 
 
 def _rss(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
+    """The memory `pid` holds: its proportional set size (shared pages split among their users).
+
+    Plain RSS would count the server twice while a tool's command is between
+    fork and exec, and a forked child shares every page of the server.
+    """
+    for name, field in ((f"/proc/{pid}/smaps_rollup", "Pss:"), (f"/proc/{pid}/status", "VmRSS:")):
+        try:
+            with open(name) as f:
+                for line in f:
+                    if line.startswith(field):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
     return 0
 
 
@@ -85,11 +100,6 @@ def descendants(root: int, tree: dict[int, list[int]] | None = None) -> list[int
     return found
 
 
-def tree_rss(root: int) -> int:
-    """RSS of `root` and all its descendants (the commands the tools run included)."""
-    return sum(_rss(pid) for pid in descendants(root))
-
-
 def _cpu(pid: int) -> float:
     """CPU seconds `pid` used, its reaped children's included (the tools' commands)."""
     try:
@@ -101,7 +111,7 @@ def _cpu(pid: int) -> float:
 
 
 class Sampler(threading.Thread):
-    """Every 0.2 s: the server tree's RSS (kept: the peak), and the CPU time of the server and of the browser."""
+    """Every 0.2 s: the server tree's memory (kept: the peak), and the CPU time of the server and of the browser."""
 
     def __init__(self, server: list[int], every: float = 0.2):
         super().__init__(daemon=True)
@@ -327,7 +337,7 @@ def measure(url: str, client: str, sessions: int, args) -> tuple[list[float], li
     print(f"  errors: {len(errors)}")
     for e in errors[:20]:
         print(f"    - {e}")
-    print(f"  server memory (streamlit and its children, RSS): idle {idle / 2**20:.0f} MiB · "
+    print(f"  server memory (streamlit and its children, PSS): idle {idle / 2**20:.0f} MiB · "
           f"peak {sampler.peak / 2**20:.0f} MiB")
     return times, errors
 

@@ -89,8 +89,7 @@ def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
         table = _cached(f"{key}-all-pairs-table", trace, (n, pending), lambda: pairs_table(trace, cursor))
         st.dataframe(table, hide_index=True, key=f"{key}-pairs-all")
         return
-    with st.container(key=f"{key}-pairs"):
-        st.markdown(text)
+    st.markdown(text)
 
 
 def steps_markdown(trace: Trace, cursor: int) -> tuple[str, int, int]:
@@ -108,9 +107,8 @@ def steps_markdown(trace: Trace, cursor: int) -> tuple[str, int, int]:
 def draw_loop_state(trace: Trace, cursor: int, key: str) -> None:
     st.markdown(t("#### LoopState · after each step"))
     now = state_rows(trace, cursor)  # the chapter's three fields, as one row: the state the next stage starts from
-    with st.container(key=f"{key}-state-now"):
-        st.caption(t("Now"))
-        st.markdown(markdown_table([f for f, _ in now], [[f"**{cell(v)}**" for _, v in now]]))
+    st.caption(t("Now"))
+    st.markdown(markdown_table([f for f, _ in now], [[f"**{cell(v)}**" for _, v in now]]))
     if not len(trace):
         st.caption(t("No steps yet."))
         return
@@ -118,5 +116,4 @@ def draw_loop_state(trace: Trace, cursor: int, key: str) -> None:
     if start > 0 or shown < len(trace):
         st.caption(t("Steps {a}–{b} of {n}, around the current one (▶).", a=start + 1, b=start + shown,
                      n=f"{len(trace):,}"))
-    with st.container(key=f"{key}-steps"):
-        st.markdown(text)
+    st.markdown(text)
