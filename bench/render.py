@@ -148,14 +148,18 @@ def open_transcript(page, url: str, path: Path) -> None:
 
 CLICK_AND_WAIT = """async ([key, expect, idle, timeout]) => {
     const button = document.querySelector(`.st-key-${key} button`);
-    const started = performance.now();
-    button.click();
     const shown = () => [...document.querySelectorAll('h3')].some(h => h.textContent.startsWith(expect))
                         && document.querySelector(idle) !== null;
-    while (!shown()) {
-        if (performance.now() - started > timeout) throw new Error(`no "${expect}" after ${timeout} ms`);
-        await new Promise(requestAnimationFrame);
-    }
+    const started = performance.now();
+    // Checked when the page changes, not every frame: twenty pages polling at 60 fps would cost the
+    // machine more than the pages themselves.
+    await new Promise((resolve, reject) => {
+        const observer = new MutationObserver(() => { if (shown()) { observer.disconnect(); clearTimeout(timer); resolve(); } });
+        const timer = setTimeout(() => { observer.disconnect(); reject(new Error(`no "${expect}" after ${timeout} ms`)); }, timeout);
+        observer.observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true,
+                                         attributeFilter: ['data-test-script-state']});
+        button.click();
+    });
     await new Promise(requestAnimationFrame);  // and painted
     return performance.now() - started;
 }"""
