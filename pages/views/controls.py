@@ -7,6 +7,8 @@ leaves the trace as it was; the error says what to do and Retry repeats it.
 
 from __future__ import annotations
 
+import contextlib
+
 import streamlit as st
 
 from loop.errors import explain
@@ -42,7 +44,11 @@ def _step(run: Run | None, trace: Trace, key: str) -> None:
         return
     if waiting(run):  # the approval gate: Run or Deny executes this stage
         return
-    with st.spinner(t("Running {stage}…", stage=stage_title(run.next_stage()))):
+    stage = run.next_stage()
+    # A spinner costs the server a timer thread and two messages a click: only where a stage can take
+    # a while (a real command, a real model), not for the offline model's instant stages.
+    slow = stage == "run_tool" or not getattr(run.model.config, "scripted", False)
+    with st.spinner(t("Running {stage}…", stage=stage_title(stage))) if slow else contextlib.nullcontext():
         _execute(run, key, run.step)
 
 

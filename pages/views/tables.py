@@ -47,13 +47,21 @@ def markdown_table(columns: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _cached(key: str, trace: Trace, signature: tuple, build):
-    """`build()` once per trace and `signature` (the trace itself is kept: an id() can be reused)."""
+def _cached(key: str, trace: Trace, signature: tuple, build, keep: int = 4):
+    """`build()` once per trace and `signature`, the last `keep` kept (Back and Step alternate between two).
+
+    The trace itself is kept with them: an id() can be reused.
+    """
     kept = st.session_state.get(key)
-    if kept is None or kept[0] is not trace or kept[1] != signature:
-        kept = (trace, signature, build())
+    if kept is None or kept[0] is not trace:
+        kept = (trace, {})
         st.session_state[key] = kept
-    return kept[2]
+    built = kept[1]
+    if signature not in built:
+        if len(built) >= keep:
+            del built[next(iter(built))]  # the oldest
+        built[signature] = build()
+    return built[signature]
 
 
 def pairs_markdown(trace: Trace, cursor: int) -> tuple[str, int, int]:
