@@ -134,14 +134,37 @@ class Sampler(threading.Thread):
             self.stop.wait(self.every)
 
 
+class Bell:
+    """The class opens the page, then starts stepping together: the first clicks are a burst, as when a
+    teacher says "now press Step", and no click waits behind another student's page being built."""
+
+    def __init__(self, students: int):
+        self.left, self.rang = students, asyncio.Event()
+
+    def arrive(self) -> None:
+        self.left -= 1
+        if self.left <= 0:
+            self.rang.set()
+
+    async def ready(self) -> None:
+        self.arrive()
+        await self.rang.wait()
+
+
 # -- one student --
-async def student(browser, url: str, n: int, max_steps: int, think_ms: int, times: list[float], errors: list[str]):
+async def student(browser, url: str, n: int, max_steps: int, think_ms: int, times: list[float], errors: list[str],
+                  bell: Bell, opens: list[float]):
     context = await browser.new_context(viewport={"width": 1400, "height": 900})
+    ready = False
     try:
         page = await context.new_page()
+        started = time.perf_counter()
         await page.goto(url, timeout=120_000)
         await page.wait_for_selector(IDLE, timeout=120_000)
         await page.locator("h3", has_text="Step 0 of 0").first.wait_for(timeout=120_000)
+        opens.append(time.perf_counter() - started)
+        ready = True
+        await bell.ready()
         for k in range(1, max_steps + 1):
             await page.wait_for_selector(IDLE, timeout=120_000)
             await page.wait_for_selector(".st-key-live-step button:not([disabled])", timeout=120_000)
@@ -160,6 +183,8 @@ async def student(browser, url: str, n: int, max_steps: int, think_ms: int, time
     except Exception as exc:  # a timeout, a crash: counted, the others go on
         errors.append(f"session {n}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
     finally:
+        if not ready:
+            bell.arrive()  # the others do not wait for a student who could not open the page
         await context.close()
 
 
@@ -168,16 +193,18 @@ async def drive(url: str, sessions: int, max_steps: int, think_ms: int, time_lim
 
     times: list[float] = []
     errors: list[str] = []
+    opens: list[float] = []
+    bell = Bell(sessions)
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            jobs = [student(browser, url, n, max_steps, think_ms, times, errors) for n in range(sessions)]
+            jobs = [student(browser, url, n, max_steps, think_ms, times, errors, bell, opens) for n in range(sessions)]
             await asyncio.wait_for(asyncio.gather(*jobs), timeout=time_limit)
         except asyncio.TimeoutError:
             errors.append(f"the run did not finish within {time_limit:.0f} s")
         finally:
             await browser.close()
-    return times, errors
+    return times, errors, opens
 
 
 
@@ -253,12 +280,20 @@ class Wire:
         await self.ws.close()
 
 
-async def wire_student(url: str, n: int, max_steps: int, think_ms: int, times: list[float], errors: list[str]):
+async def wire_student(url: str, n: int, max_steps: int, think_ms: int, times: list[float], errors: list[str],
+                       bell: Bell | None = None, opens: list[float] | None = None):
     wire = Wire(url)
+    ready = False
     try:
+        started = time.perf_counter()
         await wire.open()
         if not wire.shows("Step 0 of 0"):
             raise RuntimeError("the page did not open at step 0")
+        if opens is not None:
+            opens.append(time.perf_counter() - started)
+        ready = True
+        if bell is not None:
+            await bell.ready()
         for k in range(1, max_steps + 1):
             await asyncio.sleep(think_ms / 1000)
             started = time.perf_counter()
@@ -274,6 +309,9 @@ async def wire_student(url: str, n: int, max_steps: int, think_ms: int, times: l
         await wire.close()
     except Exception as exc:
         errors.append(f"session {n}: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
+    finally:
+        if bell is not None and not ready:
+            bell.arrive()
 
 
 async def warm_up(url: str) -> None:
@@ -296,12 +334,14 @@ def percentile(values: list[float], q: float) -> float:
 async def drive_wire(url: str, sessions: int, max_steps: int, think_ms: int, time_limit: float):
     times: list[float] = []
     errors: list[str] = []
-    jobs = [wire_student(url, n, max_steps, think_ms, times, errors) for n in range(sessions)]
+    opens: list[float] = []
+    bell = Bell(sessions)
+    jobs = [wire_student(url, n, max_steps, think_ms, times, errors, bell, opens) for n in range(sessions)]
     try:
         await asyncio.wait_for(asyncio.gather(*jobs), timeout=time_limit)
     except asyncio.TimeoutError:
         errors.append(f"the run did not finish within {time_limit:.0f} s")
-    return times, errors
+    return times, errors, opens
 
 
 CLIENTS = {
@@ -318,7 +358,7 @@ def measure(url: str, client: str, sessions: int, args) -> tuple[list[float], li
     sampler.start()
     started = time.monotonic()
     what, driver = CLIENTS[client]
-    times, errors = asyncio.run(driver(url, sessions, args.max_steps, args.think_ms, args.time_limit))
+    times, errors, opens = asyncio.run(driver(url, sessions, args.max_steps, args.think_ms, args.time_limit))
     took = time.monotonic() - started
     sampler.stop.set()
     sampler.join()
@@ -326,6 +366,9 @@ def measure(url: str, client: str, sessions: int, args) -> tuple[list[float], li
     print(f"\n{sessions} students stepping two-tools to its end, {args.think_ms} ms between clicks · "
           + what.format(n=sessions))
     print(f"  {os.cpu_count()} CPUs · {took:.0f} s · load average {os.getloadavg()[0]:.1f}")
+    if opens:
+        print(f"  opening the page, all at once: p50 {percentile(opens, 0.5) * 1000:.0f} ms · "
+              f"max {max(opens) * 1000:.0f} ms; then they step together")
     if times:
         print(f"  click to update over {len(times)} clicks: p50 {percentile(times, 0.5) * 1000:.0f} ms · "
               f"p95 {percentile(times, 0.95) * 1000:.0f} ms · max {max(times) * 1000:.0f} ms · "

@@ -9,7 +9,7 @@ from bench.render import serve_app
 def test_two_students_over_the_wire_each_step_two_tools_to_its_end(tmp_path, monkeypatch):
     monkeypatch.setenv("LOOPSCOPE_RUNS", str(tmp_path))  # the server's saved runs go here
     with serve_app() as url:
-        times, errors = asyncio.run(drive_wire(url, sessions=2, max_steps=30, think_ms=0, time_limit=120))
+        times, errors, opens = asyncio.run(drive_wire(url, sessions=2, max_steps=30, think_ms=0, time_limit=120))
 
         async def one_more() -> Wire:  # a third student, read closely
             wire = Wire(url)
@@ -21,7 +21,7 @@ def test_two_students_over_the_wire_each_step_two_tools_to_its_end(tmp_path, mon
 
         wire = asyncio.run(one_more())
     assert errors == []
-    assert len(times) == 2 * 10  # two-tools ends at its tenth step, for each student
+    assert len(times) == 2 * 10 and len(opens) == 2  # two-tools ends at its tenth step, for each student
     assert wire.shows("Step 10 of 10") and wire.shows("The loop has ended")
     assert "session=" in wire.query and "step=10" in wire.query  # the URL the page would show
     assert len(list(tmp_path.iterdir())) == 3  # three browsers, three runs folders: nothing shared
