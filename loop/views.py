@@ -66,10 +66,17 @@ def what_happened(trace: Trace, cursor: int) -> str:
 
 
 # -- the history, a bounded window of it --
-def window(total: int, size: int, offset: int = 0) -> tuple[int, int]:
-    """[start, end) of the `size` messages shown, `offset` windows back from the newest."""
-    end = max(0, total - max(0, offset) * size)
-    end = max(end, min(total, size))  # never page past the oldest window
+def window(total: int, size: int, offset: int = 0, snap: int = 10) -> tuple[int, int]:
+    """[start, end) of the messages shown: the newest `size` or up to `snap` - 1 more, or `offset` windows back.
+
+    The newest window starts at a multiple of `snap`, so a step that adds a message
+    adds it below the ones already drawn instead of moving every one of them up a
+    place; the browser then redraws one message, not the whole window.
+    """
+    anchor = max(0, (total - size) // snap * snap)
+    if offset <= 0:
+        return anchor, total
+    end = max(anchor - (offset - 1) * size, min(total, size))  # never page past the oldest window
     return max(0, end - size), end
 
 

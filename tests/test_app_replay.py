@@ -118,13 +118,13 @@ def test_a_long_history_draws_a_bounded_window():
     trace = at.session_state["replay"]["trace"]
     assert len(trace.messages) == 120
     click(at, "replay-to-end")
-    assert len(at.chat_message) == 20
+    assert len(at.chat_message) == 12  # the newest dozen: 120 - 12 = 108, a multiple of the snap (4)
     shown = [m.value for m in at.markdown if m.value.startswith("`messages[")]
-    assert shown[0].startswith("`messages[100]`") and shown[-1].startswith("`messages[119]`")
-    assert any("100 earlier not drawn" in c.value for c in at.caption)
+    assert shown[0].startswith("`messages[108]`") and shown[-1].startswith("`messages[119]`")
+    assert any("108 earlier not drawn" in c.value for c in at.caption)
     click(at, "replay-earlier")
     shown = [m.value for m in at.markdown if m.value.startswith("`messages[")]
-    assert shown[0].startswith("`messages[80]`") and shown[-1].startswith("`messages[99]`")
+    assert shown[0].startswith("`messages[96]`") and shown[-1].startswith("`messages[107]`")
     click(at, "replay-later")
     shown = [m.value for m in at.markdown if m.value.startswith("`messages[")]
     assert shown[-1].startswith("`messages[119]`")

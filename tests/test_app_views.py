@@ -93,6 +93,13 @@ def test_window_pages_back_and_never_past_the_oldest():
     assert window(5000, 20, 1) == (4960, 4980)
     assert window(50, 20, 1) == (10, 30)
     assert window(50, 20, 2) == (0, 20)
+
+
+def test_the_newest_window_keeps_its_first_message_while_messages_are_added():
+    # Each step that adds a message adds it below the ones drawn; the window moves on only every `snap` messages.
+    starts = [window(total, 12, snap=4)[0] for total in range(120, 130)]
+    assert starts == [108, 108, 108, 108, 112, 112, 112, 112, 116, 116]
+    assert all(12 <= total - start < 16 for total, start in zip(range(120, 130), starts))  # 12 to 15 drawn
     assert window(50, 20, 9) == (0, 20)
 
 

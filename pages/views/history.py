@@ -1,7 +1,7 @@
 """The message history as the model will see it on its next call, a bounded window of it.
 
-Only the newest WINDOW messages are drawn, so a click stays fast at 5,000
-messages; "Show earlier" pages back. What a stage holds outside `messages`
+Only the newest WINDOW to WINDOW + SNAP - 1 messages are drawn, so a click at
+5,000 messages costs what it does at ten; "Show earlier" pages back. What a stage holds outside `messages`
 (a response not yet appended, tool_results not yet written back) is drawn
 after the history, apart from it: that gap is the lesson.
 """
@@ -16,7 +16,8 @@ from loop.views import pending_response, window
 from .blocks import draw_content
 from .i18n import t
 
-WINDOW = 20
+WINDOW = 12  # messages drawn at least; up to WINDOW + SNAP - 1 (see loop.views.window)
+SNAP = 4
 HEIGHT = 640  # pixels; the panel scrolls
 
 
@@ -57,7 +58,7 @@ def draw_history(trace: Trace, cursor: int, key: str, height: int = HEIGHT) -> N
     total = len(messages)
     first_new, n_new = trace.new_blocks_at(cursor) if 0 <= cursor < len(trace) else (0, 0)
     offset_key = f"{key}-history-offset"
-    start, end = window(total, WINDOW, _offset(offset_key, cursor))
+    start, end = window(total, WINDOW, _offset(offset_key, cursor), snap=SNAP)
 
     st.markdown(f"#### messages · {total}")
     st.caption(t("The history exactly as the model will see it on its next call."))
