@@ -10,18 +10,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.apptest import app, click
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")
-
-
-def app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def choose_server(at: AppTest, url: str, key: str = "sk-test-123") -> None:
@@ -38,11 +33,6 @@ def sent_key(headers: dict) -> str | None:
     """The key a request carried, in whichever header the SDK put it."""
     bearer = headers.get("authorization", "")
     return headers.get("x-api-key") or (bearer[7:] if bearer.startswith("Bearer ") else None)
-
-
-def click(at: AppTest, key: str) -> None:
-    at.button(key=key).click().run()
-    assert not at.exception, at.exception
 
 
 def test_401_shows_what_to_do_keeps_the_trace_and_retry_repeats_the_stage(fake_api):

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.apptest import click
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 FAST = {"retry-after-ms": "10"}  # the SDK waits what the server asks: 10 ms instead of its back-off
@@ -23,11 +25,6 @@ NO_ID = {"id": "msg_no_id", "type": "message", "role": "assistant", "model": "cl
 
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")
-
-
-def click(at: AppTest, key: str) -> None:
-    at.button(key=key).click().run()
-    assert not at.exception, at.exception
 
 
 def on_fake_server(url: str) -> AppTest:

@@ -7,14 +7,10 @@ from streamlit.testing.v1 import AppTest
 
 from loop import transcript
 from pages.views.forks import with_branches
+from tests.apptest import click
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-
-
-def click(at: AppTest, key: str) -> None:
-    at.button(key=key).click().run()
-    assert not at.exception, at.exception
 
 
 def status(at: AppTest) -> str:

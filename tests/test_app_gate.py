@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.apptest import click
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 
@@ -25,11 +27,6 @@ def on_server(url: str) -> AppTest:
     at.button(key="new-run").click().run()
     assert not at.exception, at.exception
     return at
-
-
-def click(at: AppTest, key: str) -> None:
-    at.button(key=key).click().run()
-    assert not at.exception, at.exception
 
 
 def test_deny_writes_back_an_error_and_the_loop_goes_on_without_a_400(fake_api):

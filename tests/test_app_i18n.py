@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from loop.notes import note
 from loop.scripted import SCENARIOS
+from tests.apptest import click
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -174,12 +175,6 @@ def column_labels(node) -> list[str]:
     table = next(el for el in walk(node, lambda n: False) if el.type == "dataframe")
     config = json.loads(table.proto.columns or "{}")
     return [(config.get(c) or config.get(f"col:name:{c}") or {}).get("label", c) for c in table.value.columns]
-
-
-def click(at: AppTest, key: str) -> AppTest:
-    at.button(key=key).click().run()
-    assert not at.exception, at.exception
-    return at
 
 
 @pytest.fixture

@@ -4,11 +4,11 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from tests.tables import table
-
 from bench.render import long_transcript
 from loop import transcript
 from loop.importers import Imported
+from tests.apptest import click
+from tests.tables import table
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -20,12 +20,6 @@ def replay_page() -> AppTest:
     at.switch_page("pages/replay.py").run()
     assert not at.exception, at.exception
     return at
-
-
-def click(at: AppTest, key: str) -> None:
-    at.button(key=key).click().run()
-    assert not at.exception, at.exception
-
 
 
 def upload(at: AppTest, name: str, data: bytes) -> None:

@@ -10,24 +10,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop.scripted import SCENARIOS
+from tests.apptest import app, click
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")
-
-
-def app(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update(query)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def click(at: AppTest, key: str) -> AppTest:
-    at.button(key=key).click().run()
-    assert not at.exception, at.exception
-    return at
 
 
 def away_and_back(at: AppTest) -> AppTest:

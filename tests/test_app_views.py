@@ -6,8 +6,19 @@ import pandas as pd
 
 from loop import transcript
 from loop.diagram import dot, dot_at
-from loop.views import (ID_COLOURS, id_colour, last_call_at, pairs_table, pending_response, short,
-                        state_rows, status_line, steps_table, steps_window, window)
+from loop.views import (
+    ID_COLOURS,
+    id_colour,
+    last_call_at,
+    pairs_table,
+    pending_response,
+    short,
+    state_rows,
+    status_line,
+    steps_table,
+    steps_window,
+    window,
+)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

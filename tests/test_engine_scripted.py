@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from loop import ModelConfig, start
+from loop import start
 from loop.rules import check, pairs
 from loop.scripted import SCENARIOS, free_command, respond
 

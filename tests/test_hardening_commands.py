@@ -284,7 +284,7 @@ def root_secret():
 def test_a_command_cannot_plant_a_way_out_for_the_file_tools(shared, root_secret):
     # bash runs as nobody but the file tools run as root, in the server: a link or a hard link
     # planted by a command must not let read_file fetch what nobody may not read.
-    planted = bash(shared, f"ln -s {root_secret} soft; ln {root_secret} hard; mkfifo pipe; ls")
+    bash(shared, f"ln -s {root_secret} soft; ln {root_secret} hard; mkfifo pipe; ls")
     assert (shared / "soft").is_symlink() and (shared / "pipe").exists()
     assert not (shared / "hard").exists()  # the kernel refuses hard links to root's files (protected_hardlinks)
     box = files(shared)

@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from bench.fuzz import (check_file, check_import, check_journal, check_loads, corrupted_journal, deep, huge, mutated,
+from bench.fuzz import (check_file, check_import, check_journal, corrupted_journal, deep, huge, mutated,
                         random_bytes, renderable, seeds, transcript_seeds, truncated)
 from loop import transcript, views
 from loop.importers import ImportFailed, import_bytes

@@ -11,26 +11,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.apptest import app, click
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")
-
-
-def app(session: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    if session:
-        at.query_params["session"] = session
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def click(at: AppTest, key: str) -> AppTest:
-    at.button(key=key).click().run()
-    assert not at.exception, at.exception
-    return at
 
 
 def sent_key(headers: dict) -> str | None:
@@ -55,7 +42,7 @@ def test_a_reload_resumes_the_same_trace_and_cursor_and_stepping_goes_on(runs_fo
     messages = json.dumps(before.trace.messages)
     assert list((runs_folder / sid).glob("*.jsonl")), "the run is saved under this browser's id"
 
-    again = app(sid)  # a reload: a new session, the same URL
+    again = app(session=sid)  # a reload: a new session, the same URL
     fresh = again.session_state["live-run"]
     assert fresh is not before and len(fresh.trace) == 0
     assert again.expander and "Saved runs · 1" in [e.label for e in again.expander]
@@ -76,7 +63,7 @@ def test_a_reload_resumes_the_same_trace_and_cursor_and_stepping_goes_on(runs_fo
     assert run.done and run.state.ended == "end_turn" and len(run.trace) == 10
 
     # The same journal went on: a second reload finds one run, ended, with all 10 steps.
-    third = app(sid)
+    third = app(session=sid)
     box = third.selectbox(key="saved-run")
     assert len(box.options) == 1
     assert "10 steps" in box.format_func(box.value) and "ended: end_turn" in box.format_func(box.value)
@@ -96,7 +83,7 @@ def test_another_browser_sees_none_of_these_runs():
 
 
 def test_a_malformed_session_id_in_the_url_is_replaced():
-    at = app("../../etc")
+    at = app(session="../../etc")
     sid = session_of(at)
     assert sid != "../../etc" and ".." not in sid
 
@@ -115,7 +102,7 @@ def test_delete_removes_a_saved_run(runs_folder):
     click(at, "delete-run")
     assert "Saved runs · 0" in [e.label for e in at.expander]
     assert any("Deleted the saved run" in s.value for s in at.success)
-    reload = app(sid)
+    reload = app(session=sid)
     box = reload.selectbox(key="saved-run")
     assert len(box.options) == 1 and "2 steps" in box.format_func(box.value)  # only the list-files run
     assert len(list((runs_folder / sid).glob("*.jsonl"))) == 1
@@ -135,7 +122,7 @@ def test_a_real_model_run_is_saved_without_its_key_and_asks_for_it_again(fake_ap
     assert "claude-test" in saved and fake_api.url in saved
     assert "sk-ant-secret-key-42" not in saved and "api_key" not in saved
 
-    again = app(sid)  # a reload: the key typed before is gone with the old session
+    again = app(session=sid)  # a reload: the key typed before is gone with the old session
     key_field = again.text_input(key="resume-api-key")
     assert key_field.value == "" and "never saved" in key_field.help
     key_field.set_value("sk-ant-typed-again-7")
