@@ -13,7 +13,7 @@ from pages.views.runs import browser_session
 
 # Every browser's script runs in a thread of this one process. Python hands the GIL between running threads
 # every 5 ms by default; with a class stepping at once, that switching cost more than the work (bench/load.py:
-# 20 students, 30 → 26 ms of CPU a click, p95 about 1.0 → 0.85 s). A thread still lets go at once when it waits.
+# 20 students, 30 → 27 ms of CPU a click, p95 about 1.0 → 0.9 s). A thread still lets go at once when it waits.
 sys.setswitchinterval(0.05)
 
 st.set_page_config(page_title="Loopscope", page_icon=":material/autorenew:", layout="wide")

@@ -24,6 +24,7 @@ from .trace import Trace
 
 ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 STEP_LINE = b'{"step"'  # how every step's line starts: json.dumps keeps the order of the keys
+CURSOR_LINE = b'{"cursor"'  # and every move of the cursor's
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ class RunsFolder:
                     last = None
                     count = 0
                     for line in f:
-                        if not line.startswith(b'{"cursor"'):
+                        if not line.startswith(CURSOR_LINE):
                             count += 1
                             last = line
                 try:

@@ -167,7 +167,7 @@ def steps_window(trace: Trace, cursor: int, around: int | None = None) -> tuple[
 
 
 def steps_table(trace: Trace) -> pd.DataFrame:
-    """One row per step: the LoopState after it (for the CSV export); mark rows with `mark`."""
+    """One row per step: the LoopState after it (for the CSV export)."""
     return pd.DataFrame([step_row(trace, i) for i in range(len(trace))], columns=STEP_COLUMNS)
 
 

@@ -22,3 +22,17 @@ def click(at: AppTest, key: str) -> AppTest:
     at.button(key=key).click().run()
     assert not at.exception, at.exception
     return at
+
+
+def choose_server(at: AppTest, url: str, key: str = "sk-test-123", *, gate: bool | None = False) -> AppTest:
+    """The sidebar set to a real model (`claude-test`) on the Anthropic-compatible server at `url`, then New run.
+
+    `gate` sets the approval gate's toggle; None leaves it as a real model has it by default (on).
+    """
+    at.radio(key="set-model").set_value("anthropic").run()
+    if gate is not None:
+        at.toggle(key="set-approve").set_value(gate)
+    at.text_input(key="set-model-id").set_value("claude-test")
+    at.text_input(key="set-api-key").set_value(key)
+    at.text_input(key="set-base-url").set_value(url)
+    return click(at, "new-run")

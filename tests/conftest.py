@@ -1,6 +1,9 @@
-"""Shared fixtures: a fake Anthropic-compatible server on 127.0.0.1."""
+"""Shared fixtures: a fake Anthropic-compatible server on 127.0.0.1, and workspaces for the bash tool."""
 
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -39,3 +42,33 @@ def no_key_in_environment(monkeypatch):
     """No key or base URL from the machine's environment: the test gives the page its own."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+
+
+def _shared_folder() -> Path:
+    """A new folder under /tmp, like a real run's workspace: as root, commands run there as `nobody`."""
+    from loop.tools.bash import unprivileged_user
+
+    folder = Path(tempfile.mkdtemp(prefix="loopscope-test-ws-"))
+    if os.geteuid() == 0:
+        assert unprivileged_user(folder) is not None, "a folder under /tmp must be reachable by nobody"
+    return folder
+
+
+@pytest.fixture
+def shared():
+    """A workspace under /tmp: as root, commands run there as nobody."""
+    folder = _shared_folder()
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(params=["private", "shared"])
+def workspace(request, tmp_path):
+    """Each test twice: in pytest's private tmp_path (mode 700 above it: as root, commands run there as root)
+    and in a folder under /tmp like a real run's (as root, commands run there as `nobody`)."""
+    if request.param == "private":
+        yield tmp_path
+        return
+    folder = _shared_folder()
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

@@ -5,28 +5,12 @@ chosen through the sidebar as a learner would.
 """
 
 import json
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from tests.apptest import app, click
-
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-
+from tests.apptest import app, choose_server, click
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")
-
-
-def choose_server(at: AppTest, url: str, key: str = "sk-test-123") -> None:
-    at.radio(key="set-model").set_value("anthropic").run()
-    at.toggle(key="set-approve").set_value(False)  # no approval gate: these tests are about the model's errors
-    at.text_input(key="set-model-id").set_value("claude-test")
-    at.text_input(key="set-api-key").set_value(key)
-    at.text_input(key="set-base-url").set_value(url)
-    at.button(key="new-run").click().run()
-    assert not at.exception, at.exception
 
 
 def sent_key(headers: dict) -> str | None:

@@ -8,15 +8,12 @@ keeps them fast here.
 """
 
 import json
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import click
+from tests.apptest import app, choose_server, click
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 FAST = {"retry-after-ms": "10"}  # the SDK waits what the server asks: 10 ms instead of its back-off
 NO_ID = {"id": "msg_no_id", "type": "message", "role": "assistant", "model": "claude-test",
          "content": [{"type": "text", "text": "Let me look."},
@@ -29,16 +26,9 @@ pytestmark = pytest.mark.usefixtures("no_key_in_environment")
 
 def on_fake_server(url: str) -> AppTest:
     """The app with the sidebar set to a real model on `url`, and stage 1 taken (it runs locally)."""
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.radio(key="set-model").set_value("anthropic").run()
-    at.toggle(key="set-approve").set_value(False)  # no approval gate: these tests are about the model's errors
-    at.text_input(key="set-model-id").set_value("claude-test")
-    at.text_input(key="set-api-key").set_value("sk-ant-fault-test-key")
-    at.text_input(key="set-base-url").set_value(url)
-    click(at, "new-run")
-    click(at, "live-step")
-    return at
+    at = app()
+    choose_server(at, url, "sk-ant-fault-test-key")  # no approval gate: these tests are about the model's errors
+    return click(at, "live-step")
 
 
 def snapshot(run) -> str:

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from loop.notes import note
 from loop.scripted import SCENARIOS
-from tests.apptest import click
+from tests.apptest import choose_server, click
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -184,11 +184,7 @@ def two_saved_runs(fake_api, no_key_in_environment):
     at.run()
     click(at, "live-step")
     first = at.session_state["live-run"]
-    at.radio(key="set-model").set_value("anthropic").run()
-    at.text_input(key="set-model-id").set_value("claude-test")
-    at.text_input(key="set-api-key").set_value("sk-ant-i18n-test")
-    at.text_input(key="set-base-url").set_value(fake_api.url)
-    click(at, "new-run")
+    choose_server(at, fake_api.url, "sk-ant-i18n-test", gate=None)
     for _ in range(3):
         click(at, "live-step")
     sid = at.query_params["session"]

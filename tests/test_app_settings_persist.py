@@ -4,15 +4,12 @@ Streamlit drops the state of widgets a page did not draw, and only Step through
 draws the sidebar's settings; the language picker is on every page.
 """
 
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop.scripted import SCENARIOS
 from tests.apptest import app, click
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")
 

@@ -1,16 +1,12 @@
 """The Step through page, driven through Streamlit's AppTest: pages load, a run steps to its end,
 moving the cursor runs nothing, and the tables say what happened."""
 
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.apptest import app, click
 from tests.tables import table
-
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 
 
 def step_to_end(at: AppTest, limit: int = 60) -> None:

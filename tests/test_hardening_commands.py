@@ -38,31 +38,6 @@ needs_nobody = pytest.mark.skipif(not AS_ROOT, reason="commands drop to nobody o
 
 # -- workspaces and helpers ---------------------------------------------------
 
-def _shared_folder(prefix: str) -> Path:
-    folder = Path(tempfile.mkdtemp(prefix=prefix))
-    if AS_ROOT:
-        assert unprivileged_user(folder) is not None, "a folder under /tmp must be reachable by nobody"
-    return folder
-
-
-@pytest.fixture
-def shared():
-    """A workspace under /tmp: as root, commands run there as nobody."""
-    folder = _shared_folder("loopscope-hardening-ws-")
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture(params=["private", "shared"])
-def workspace(request, tmp_path):
-    if request.param == "private":
-        yield tmp_path
-        return
-    folder = _shared_folder("loopscope-hardening-ws-")
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 @pytest.fixture
 def outside():
     """A folder beside the workspace, readable by everyone, holding a file the tools must not touch."""

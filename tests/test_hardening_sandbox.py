@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -46,24 +45,6 @@ ESCAPERS = {
     "holds-the-output": "setsid env -i sleep {arg} &",  # keeps the pipe open after the command ends
 }
 ENDINGS = {"times-out": "sleep 300", "returns": "echo started"}
-
-
-@pytest.fixture(params=["shared", "private"])
-def workspace(request, tmp_path):
-    """As root: "shared" (under /tmp) runs commands as nobody, "private" (pytest's, mode 700 above) as root."""
-    if request.param == "private":
-        yield tmp_path
-        return
-    folder = Path(tempfile.mkdtemp(prefix="loopscope-sandbox-ws-"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
-def shared():
-    folder = Path(tempfile.mkdtemp(prefix="loopscope-sandbox-ws-"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

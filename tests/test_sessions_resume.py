@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import app, click
+from tests.apptest import app, choose_server, click
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -111,11 +111,7 @@ def test_delete_removes_a_saved_run(runs_folder):
 def test_a_real_model_run_is_saved_without_its_key_and_asks_for_it_again(fake_api, runs_folder):
     at = app()
     sid = session_of(at)
-    at.radio(key="set-model").set_value("anthropic").run()
-    at.text_input(key="set-model-id").set_value("claude-test")
-    at.text_input(key="set-api-key").set_value("sk-ant-secret-key-42")
-    at.text_input(key="set-base-url").set_value(fake_api.url)
-    click(at, "new-run")
+    choose_server(at, fake_api.url, "sk-ant-secret-key-42", gate=None)
     for _ in range(3):
         click(at, "live-step")
     saved = "".join(p.read_text() for p in (runs_folder / sid).iterdir() if p.is_file())

@@ -381,7 +381,7 @@ class Bash(Tool):
         if user and os.stat(workspace).st_uid != user[0]:
             os.chown(workspace, *user)
             workspace.chmod(0o700)
-        for warning in self.warnings(workspace):
+        for warning in self.warnings(workspace) if user is None else []:  # as `nobody`, nothing to warn of
             if warning not in self._warned:  # in the server's log once; ToolBox.warnings is for the page
                 self._warned.add(warning)
                 log.warning("%s (workspace %s)", warning, workspace)

@@ -1,9 +1,10 @@
 """The message history as the model will see it on its next call, a bounded window of it.
 
 Only the newest WINDOW to WINDOW + SNAP - 1 messages are drawn, so a click at
-5,000 messages costs what it does at ten; "Show earlier" pages back. What a stage holds outside `messages`
-(a response not yet appended, tool_results not yet written back) is drawn
-after the history, apart from it: that gap is the lesson.
+5,000 messages costs what it does at ten; "Show earlier" pages back. What a
+stage holds outside `messages` (a response not yet appended, tool_results not
+yet written back) is drawn after the history, apart from it: that gap is the
+lesson.
 """
 
 from __future__ import annotations

@@ -333,7 +333,7 @@ TEXT: dict[str, tuple[str, str]] = {  # English: (日本語, 中文)
     "**Response**": ("**受け取った response**", "**回复**"),
     # the diagram's labels (loop/diagram.py)
     "1 · user request\ninto messages": ("1 · user request を\nmessages へ", "1 · 用户请求\n放入 messages"),
-    "2 · call the model": ("2 · model を呼ぶ", "2 · 调用模型"),
+    # "2 · call the model" is the stage's own title, under "# stages" above
     "3 · append the\nassistant response": ("3 · assistant response\nを append", "3 · 追加\nassistant 回复"),
     "4 · stop_reason\n== tool_use?": ("4 · stop_reason\n== tool_use?", "4 · stop_reason\n== tool_use?"),
     "4 · run each tool_use,\ncollect its tool_result": ("4 · tool_use を実行し\ntool_result を集める",

@@ -20,8 +20,8 @@ from .blocks import id_badge
 from .i18n import t
 
 AROUND = 7  # LoopState rows drawn each side of the cursor in a long run (all of a run up to 15 steps)
-RECENT = 12  # paired rows drawn in a long run, the newest; rows that break a rule come first (up to PROBLEMS)
-PROBLEMS = 20  # "Show all pairs" draws every row, in a grid that draws only the rows in view
+RECENT = 12  # paired rows drawn in a long run, the newest; "Show all pairs" draws every row, in a grid
+PROBLEMS = 20  # waiting or orphan rows drawn beside them, the first ones
 NOW = "▶"
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|:$~])")
