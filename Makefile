@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test chromium bench bench-long clean
+.PHONY: run test chromium bench bench-long clean messages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,15 @@ bench: $(VENV)/.test chromium
 bench-long: $(VENV)/.test chromium
 	$(BIN)/python bench/fuzz.py --cases 10000
 	$(BIN)/python bench/load.py
+
+# The interface's messages: extract them from the code into locales/loopscope.pot, then merge that into
+# every language's catalog, locales/<lang>/LC_MESSAGES/loopscope.po (new messages empty, changed ones fuzzy).
+# The catalogs are compiled when the app or the CLI starts: no .mo file is kept.
+messages: $(VENV)/.app
+	$(BIN)/pybabel -q extract -F locales/babel.cfg --ignore-dirs='.* ._ .venv tests bench' --sort-output \
+		--add-location=file --project=Loopscope --header-comment="# The messages of Loopscope, made by 'make messages': translate them in locales/<lang>/LC_MESSAGES/loopscope.po." \
+		-o locales/loopscope.pot .
+	$(BIN)/pybabel -q update -i locales/loopscope.pot -d locales -D loopscope --ignore-obsolete --width=100
 
 clean:
 	rm -rf $(VENV) .pytest_cache

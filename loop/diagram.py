@@ -10,27 +10,28 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .catalogs import N_
 from .trace import Trace
 
 NODES = {  # node: (label, the stage it stands for)
-    "user": ("1 · user request\ninto messages", "user_request"),
-    "model": ("2 · call the model", "call_model"),
-    "append": ("3 · append the\nassistant response", "append_assistant"),
-    "decide": ("4 · stop_reason\n== tool_use?", "decide"),
-    "tools": ("4 · run each tool_use,\ncollect its tool_result", "run_tool"),
-    "back": ("5 · write tool_results\nback into messages", "write_back"),
-    "done": ("the loop ends", "stop"),
+    "user": (N_("1 · user request\ninto messages"), "user_request"),
+    "model": (N_("2 · call the model"), "call_model"),
+    "append": (N_("3 · append the\nassistant response"), "append_assistant"),
+    "decide": (N_("4 · stop_reason\n== tool_use?"), "decide"),
+    "tools": (N_("4 · run each tool_use,\ncollect its tool_result"), "run_tool"),
+    "back": (N_("5 · write tool_results\nback into messages"), "write_back"),
+    "done": (N_("the loop ends"), "stop"),
 }
 EDGES = [  # (from, to, label)
     ("user", "model", ""),
     ("model", "append", ""),
     ("append", "decide", ""),
-    ("decide", "tools", "yes"),
-    ("decide", "done", "no"),
-    ("tools", "tools", "next tool_use"),
+    ("decide", "tools", N_("yes")),
+    ("decide", "done", N_("no")),
+    ("tools", "tools", N_("next tool_use")),
     ("tools", "back", ""),
-    ("back", "model", "next turn"),
-    ("back", "done", "max turns"),
+    ("back", "model", N_("next turn")),
+    ("back", "done", N_("max turns")),
 ]
 # (stage before, stage now) -> the edge that led here
 TAKEN = {

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import anthropic
 
 from .blocks import tool_result
+from .catalogs import N_
 from .model import Model, ModelConfig
 from .rules import tool_uses
 from .scripted import SCENARIOS
@@ -32,42 +33,46 @@ class Mistake:
 
 MISTAKES: dict[str, Mistake] = {m.name: m for m in [
     Mistake(
-        "no-assistant-append", "Not appending the assistant response to messages", "list-files",
-        "Append the assistant's response itself before running tools: the next call must see the tool_use it answers.",
+        "no-assistant-append", N_("Not appending the assistant response to messages"), "list-files",
+        N_("Append the assistant's response itself before running tools: the next call must see the tool_use it answers."),
         '# (nothing: "I only need the final answer")',
         'messages.append({"role": "assistant", "content": response.content})',
     ),
     Mistake(
-        "no-write-back", "Not writing the tool_result back (a terminal log)", "list-files",
-        "Write the results into messages as a user message; printing them tells the model nothing.",
+        "no-write-back", N_("Not writing the tool_result back (a terminal log)"), "list-files",
+        N_("Write the results into messages as a user message; printing them tells the model nothing."),
         'print(output)  # the result goes to the terminal only',
         'messages.append({"role": "user", "content": results})',
     ),
     Mistake(
-        "wrong-id", "Writing the result back with the wrong tool_use_id", "list-files",
-        "Answer each tool_use with its own id: tool_use_id=block.id.",
+        "wrong-id", N_("Writing the result back with the wrong tool_use_id"), "list-files",
+        N_("Answer each tool_use with its own id: tool_use_id=block.id."),
         '{"type": "tool_result", "tool_use_id": "toolu_" + str(n), "content": output}',
         '{"type": "tool_result", "tool_use_id": block.id, "content": output}',
     ),
     Mistake(
-        "text-first", "Putting text before the tool_result blocks", "list-files",
-        "Put the tool_result blocks first in the user message; any text goes after them.",
+        "text-first", N_("Putting text before the tool_result blocks"), "list-files",
+        N_("Put the tool_result blocks first in the user message; any text goes after them."),
         'messages.append({"role": "user", "content": [{"type": "text", "text": "Here are the results:"}] + results})',
         'messages.append({"role": "user", "content": results})',
     ),
     Mistake(
-        "max-tokens-go-on", "Treating max_tokens as \"go on\" like tool_use", "max-tokens",
-        "Only stop_reason == \"tool_use\" continues the loop; max_tokens ends it (the answer was cut).",
+        "max-tokens-go-on", N_("Treating max_tokens as \"go on\" like tool_use"), "max-tokens",
+        N_("Only stop_reason == \"tool_use\" continues the loop; max_tokens ends it (the answer was cut)."),
         'if response.stop_reason not in ("tool_use", "max_tokens"):\n    return',
         'if response.stop_reason != "tool_use":\n    return',
     ),
     Mistake(
-        "results-as-assistant", "Appending the results as an assistant message", "list-files",
-        "tool_results come from the user side: role \"user\", never \"assistant\".",
+        "results-as-assistant", N_("Appending the results as an assistant message"), "list-files",
+        N_("tool_results come from the user side: role \"user\", never \"assistant\"."),
         'messages.append({"role": "assistant", "content": results})',
         'messages.append({"role": "user", "content": results})',
     ),
 ]}
+
+COMMENTS = (  # the comments in the lines above, shown in the page's language
+    N_('(nothing: "I only need the final answer")'), N_("the result goes to the terminal only"),
+)
 
 
 @dataclass

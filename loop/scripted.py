@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import rules
+from .catalogs import N_
 
 MODEL_NAME = "loopscope-scripted"
 PLACEHOLDER_KEY = "scripted-offline-no-key"
@@ -171,15 +172,15 @@ def _free_form(task: str) -> Callable[[list[dict]], Reply]:
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("list-files", "List the files in the workspace.",
-             "one tool call, then an answer built from its output", _list_files),
+             N_("one tool call, then an answer built from its output"), _list_files),
     Scenario("hello-py", "Create hello.py that prints a greeting, then run it.",
-             "two turns: write a file, run it, report what it printed", _hello_py),
+             N_("two turns: write a file, run it, report what it printed"), _hello_py),
     Scenario("recover", "How many lines does notes.txt have?",
-             "a command fails; the model reads the error and recovers", _recover),
+             N_("a command fails; the model reads the error and recovers"), _recover),
     Scenario("two-tools", "What is the date, and how much disk does the workspace use?",
-             "two tool_use blocks in one response, answered by one user message", _two_tools),
+             N_("two tool_use blocks in one response, answered by one user message"), _two_tools),
     Scenario("max-tokens", "Look at the workspace, then explain the agent loop in full detail.",
-             "the answer is cut by max_tokens: the loop ends there and says so", _max_tokens, max_tokens=120),
+             N_("the answer is cut by max_tokens: the loop ends there and says so"), _max_tokens, max_tokens=120),
 ]}
 
 

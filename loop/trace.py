@@ -12,17 +12,18 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from .catalogs import N_
 from .rules import tool_uses
 
 STAGES = ("user_request", "call_model", "append_assistant", "decide", "run_tool", "write_back")
 STAGE_TITLES = {
-    "user_request": "1 · user request into messages",
-    "call_model": "2 · call the model",
-    "append_assistant": "3 · append the assistant response",
-    "decide": "4 · stop_reason: go on or end?",
-    "run_tool": "4 · run a tool_use",
-    "write_back": "5 · write tool_results back",
-    "stop": "stopped: max turns",
+    "user_request": N_("1 · user request into messages"),
+    "call_model": N_("2 · call the model"),
+    "append_assistant": N_("3 · append the assistant response"),
+    "decide": N_("4 · stop_reason: go on or end?"),
+    "run_tool": N_("4 · run a tool_use"),
+    "write_back": N_("5 · write tool_results back"),
+    "stop": N_("stopped: max turns"),
 }
 
 

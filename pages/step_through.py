@@ -22,7 +22,7 @@ run = live_run()
 if presenting():  # large type, no sidebar, one screen: the task, autoplay, then the step
     apply()
     task, play, switch = st.columns([3.2, 2.2, 1], vertical_alignment="center")
-    task.markdown(f"#### {t('Task')}: {run.task}")
+    task.markdown("#### " + t("Task") + f": {run.task}")
     with play:
         draw_autoplay(run.trace, run)
     with switch:

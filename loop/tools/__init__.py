@@ -1,5 +1,6 @@
 """Tools the loop can run, behind one interface (see `base.py`)."""
 
+from ..catalogs import N_
 from .base import Tool, ToolBox, ToolOutput
 from .bash import Bash
 from .files import EditFile, ReadFile, WriteFile
@@ -8,8 +9,8 @@ __all__ = ["Bash", "EditFile", "ReadFile", "Tool", "ToolBox", "ToolOutput", "Wri
            "TOOLSETS"]
 
 TOOLSETS = {
-    "s01": "bash (the chapter's one tool)",
-    "s02": "bash, read_file, write_file, edit_file (the next chapter's file tools)",
+    "s01": N_("bash (the chapter's one tool)"),
+    "s02": N_("bash, read_file, write_file, edit_file (the next chapter's file tools)"),
 }
 
 

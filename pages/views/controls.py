@@ -81,9 +81,11 @@ def _run_to_end(run: Run | None, trace: Trace, key: str) -> None:
 
         _execute(run, key, lambda: _until_gate(run, on_step))
         failed = f"{key}-error" in st.session_state
-        label = ("Stopped by an error after {n} steps" if failed else
-                 "Stopped before a tool, for your approval: {n} steps" if waiting(run) else "Ran to the end: {n} steps")
-        status.update(label=t(label, n=len(trace)),
+        n = len(trace)
+        label = (t("Stopped by an error after {n} steps", n=n) if failed else
+                 t("Stopped before a tool, for your approval: {n} steps", n=n) if waiting(run) else
+                 t("Ran to the end: {n} steps", n=n))
+        status.update(label=label,
                       state="error" if failed else "complete", expanded=False)
 
 

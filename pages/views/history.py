@@ -23,7 +23,7 @@ HEIGHT = 640  # pixels; the panel scrolls
 
 
 def new_mark() -> str:
-    return f":primary[:material/arrow_forward: **{t('added by this step')}**]"
+    return ":primary[:material/arrow_forward: **" + t("added by this step") + "**]"
 
 
 def _offset(key: str, cursor: int) -> int:

@@ -17,7 +17,7 @@ from loop.runner import new_workspace
 from loop.tools import default_toolbox
 
 from .history import draw_message
-from .i18n import t
+from .i18n import commented, t
 
 RUNS = "mistakes-runs"
 
@@ -48,7 +48,7 @@ def _outcome(call: Call) -> None:
     stop = response.get("stop_reason")
     texts = [b.get("text", "") for b in response.get("content", []) if b.get("type") == "text"]
     uses = [b for b in response.get("content", []) if b.get("type") == "tool_use"]
-    line = f":green-badge[{t('accepted')}] stop_reason `{stop}`"
+    line = ":green-badge[" + t("accepted") + f"] stop_reason `{stop}`"
     if uses:
         line += " · " + t("asks for") + " " + ", ".join(f"`{u['name']}` `{json.dumps(u['input'])}`" for u in uses)
     st.markdown(line)
@@ -79,10 +79,10 @@ def draw_lab(name: str) -> None:
     a, b = st.columns(2)
     with a:
         st.markdown(":red[:material/close:] " + t("**The broken loop has**"))
-        st.code(m.wrong, language="python", wrap_lines=True)
+        st.code(commented(m.wrong), language="python", wrap_lines=True)
     with b:
         st.markdown(":green[:material/check:] " + t("**The chapter's loop has**"))
-        st.code(m.right, language="python", wrap_lines=True)
+        st.code(commented(m.right), language="python", wrap_lines=True)
     st.caption(t("Scenario `{name}`: “{task}”.", name=m.scenario, task=right.calls[0].messages[0]["content"]) + " "
                + (t("The broken loop is refused at call {n}; the correct loop ends with `{ended}` after {calls} call(s).",
                     n=broke.number, ended=right.ended, calls=len(right.calls)) if broke else

@@ -184,7 +184,8 @@ def _label(saved, now: str) -> str:
     """A saved run in one line, in the language `now` (a format_func may be called outside the script run)."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(saved.modified))
     ended = t("ended: {reason}", now, reason=saved.ended) if saved.ended else t("not ended", now)
-    return f"{saved.task[:60]} · {saved.model} · {t('{n} steps', now, n=saved.steps)} · {ended} · {when}"
+    steps = t("{n} steps", now, n=saved.steps)
+    return f"{saved.task[:60]} · {saved.model} · {steps} · {ended} · {when}"
 
 
 def draw_saved_runs(run: Run) -> None:
@@ -207,7 +208,10 @@ def draw_saved_runs(run: Run) -> None:
         st.dataframe([{"task": r.task, "model": r.model, "steps": r.steps, "ended": r.ended or "",
                        "saved": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.modified))} for r in runs],
                      hide_index=True, key="saved-runs-table",
-                     column_config={c: st.column_config.Column(t(c)) for c in ("task", "model", "steps", "ended", "saved")})
+                     column_config={"task": st.column_config.Column(t("task")), "model": st.column_config.Column(t("model")),
+                                    "steps": st.column_config.Column(t("steps")),
+                                    "ended": st.column_config.Column(t("ended")),
+                                    "saved": st.column_config.Column(t("saved"))})
         by_id = {r.id: r for r in runs}
         if st.session_state.get("saved-run") not in by_id:
             st.session_state["saved-run"] = runs[0].id

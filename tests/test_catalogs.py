@@ -1,0 +1,125 @@
+"""The gettext catalogs: every message the code shows is translated in every language, none is left over,
+placeholders match, and a new language is one .po file."""
+
+import re
+import shutil
+import subprocess
+import sys
+import tokenize
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+
+from loop import catalogs
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCALES = ROOT / "locales"
+# As `make messages` extracts them (see the Makefile).
+EXTRACT = ["-q", "extract", "-F", "locales/babel.cfg", "--ignore-dirs=.* ._ .venv tests bench", "--sort-output",
+           "--add-location=file", "--project=Loopscope"]
+LANGS = sorted(p.parent.parent.name for p in LOCALES.glob("*/LC_MESSAGES/loopscope.po"))
+
+
+def key(message) -> str:
+    return message.id if isinstance(message.id, str) else message.id[0]
+
+
+@pytest.fixture(scope="module")
+def extracted(tmp_path_factory) -> dict:
+    """The messages in the code today, {msgid: message}, extracted by Babel."""
+    out = tmp_path_factory.mktemp("pot") / "loopscope.pot"
+    subprocess.run([sys.executable, "-m", "babel.messages.frontend", *EXTRACT, "-o", str(out), "."],
+                   cwd=ROOT, check=True)
+    with out.open("rb") as f:
+        return {key(m): m for m in read_po(f) if m.id}
+
+
+def catalog(lang: str):
+    with (LOCALES / lang / "LC_MESSAGES" / "loopscope.po").open("rb") as f:
+        return read_po(f, locale=lang)
+
+
+def test_there_are_catalogs_for_japanese_and_chinese():
+    assert {"ja", "zh"} <= set(LANGS)
+    assert list(catalogs.languages())[:1] == ["en"] and {"ja": "日本語", "zh": "中文"}.items() <= catalogs.languages().items()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_message_in_the_code_is_translated_and_no_entry_is_left_unused(lang, extracted):
+    entries = {key(m): m for m in catalog(lang) if m.id}
+    missing = [k for k in extracted if k not in entries]
+    untranslated = [k for k, m in entries.items() if k in extracted and (
+        m.fuzzy or not (m.string if isinstance(m.string, str) else all(m.string)))]
+    unused = [k for k in entries if k not in extracted]
+    assert not missing, f"{lang}: not in the catalog (run `make messages`, then translate):\n" + "\n".join(missing)
+    assert not untranslated, f"{lang}: empty or fuzzy (translate, then remove the fuzzy flag):\n" + "\n".join(untranslated)
+    assert not unused, f"{lang}: no longer in the code (run `make messages`):\n" + "\n".join(unused)
+
+
+def test_the_template_is_the_code_s_messages(extracted):
+    with (LOCALES / "loopscope.pot").open("rb") as f:
+        template = {key(m) for m in read_po(f) if m.id}
+    assert template == set(extracted), "locales/loopscope.pot is stale: run `make messages`"
+
+
+def placeholders(text: str) -> set[str]:
+    return set(re.findall(r"\{(\w*)\}", text))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_translations_keep_the_placeholders_of_their_message(lang):
+    wrong = []
+    for m in catalog(lang):
+        if not m.id:
+            continue
+        ids = [m.id] if isinstance(m.id, str) else list(m.id)
+        strings = [m.string] if isinstance(m.string, str) else list(m.string)
+        want = set().union(*(placeholders(i) for i in ids))
+        wrong += [f"{ids[0]!r} → {s!r}" for s in strings if s and placeholders(s) - want]
+        if isinstance(m.id, str) and m.string and placeholders(m.string) != want:
+            wrong.append(f"{m.id!r} → {m.string!r}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_message_hides_in_an_f_string_where_extraction_cannot_see_it():
+    """Python 3.11's tokenizer gives an f-string as one token, so Babel skips a t("…") inside one."""
+    hidden = []
+    for path in [ROOT / "app.py", *(ROOT / "pages").rglob("*.py"), *(ROOT / "loop").rglob("*.py")]:
+        with tokenize.open(path) as f:
+            for token in tokenize.generate_tokens(f.readline):
+                if token.type == tokenize.STRING and re.match(r"^[rbRB]*[fF]", token.string) and \
+                        re.search(r"\{[^{}]*\b(?:t|say|say_n)\(\s*['\"]", token.string):
+                    hidden.append(f"{path.relative_to(ROOT)}:{token.start[0]}: {token.string[:80]}")
+    assert not hidden, "\n".join(hidden)
+
+
+def test_a_new_language_is_one_po_file(tmp_path, monkeypatch):
+    """Copy a catalog under a new code, and the language is offered, named in itself, and spoken."""
+    japanese = catalogs.say("ja", "Step")
+    (tmp_path / "ko" / "LC_MESSAGES").mkdir(parents=True)
+    shutil.copy(LOCALES / "ja" / "LC_MESSAGES" / "loopscope.po", tmp_path / "ko" / "LC_MESSAGES" / "loopscope.po")
+    monkeypatch.setattr(catalogs, "LOCALES", tmp_path)
+    catalogs.languages.cache_clear()
+    catalogs.translations.cache_clear()
+    try:
+        assert catalogs.languages() == {"en": "English", "ko": "한국어"}
+        assert catalogs.say("ko", "Step") == japanese != "Step"
+        assert catalogs.say("fr", "Step") == "Step"  # no catalog: English
+    finally:
+        catalogs.languages.cache_clear()
+        catalogs.translations.cache_clear()
+
+
+def test_a_fuzzy_entry_is_not_shown(tmp_path, monkeypatch):
+    """An entry the update marked fuzzy (a guess from a similar message) shows as English until checked."""
+    (tmp_path / "ja" / "LC_MESSAGES").mkdir(parents=True)
+    text = (LOCALES / "ja" / "LC_MESSAGES" / "loopscope.po").read_text(encoding="utf-8")
+    text = text.replace('msgid "Step"\n', '#, fuzzy\nmsgid "Step"\n', 1)
+    (tmp_path / "ja" / "LC_MESSAGES" / "loopscope.po").write_text(text, encoding="utf-8")
+    monkeypatch.setattr(catalogs, "LOCALES", tmp_path)
+    catalogs.translations.cache_clear()
+    try:
+        assert catalogs.say("ja", "Step") == "Step" and catalogs.say("ja", "Back") != "Back"
+    finally:
+        catalogs.translations.cache_clear()
