@@ -159,10 +159,19 @@ class Model:
     def name(self) -> str:
         return scripted.MODEL_NAME if self.config.scripted else self.config.model
 
-    def create(self, messages: list, tools: list) -> Reply:
-        """One call with system, messages, tools and max_tokens, as the chapter makes it."""
-        kwargs = dict(model=self.name, system=self.config.system, messages=messages, tools=tools,
-                      max_tokens=self.config.max_tokens)
+    def create(self, messages: list, tools: list | None, *, system: str | None | object = ...,
+               max_tokens: int | None = None) -> Reply:
+        """One call with system, messages, tools and max_tokens, as the chapter makes it.
+
+        A sub-agent passes its own `system`; a summary call (compaction) passes none, no tools and a smaller
+        `max_tokens`, as the course's s06 does.
+        """
+        system = self.config.system if system is ... else system
+        kwargs = dict(model=self.name, messages=messages, max_tokens=max_tokens or self.config.max_tokens)
+        if system is not None:
+            kwargs["system"] = system
+        if tools is not None:
+            kwargs["tools"] = tools
         started = time.perf_counter()
         if self.config.stream:
             with self.client.messages.stream(**kwargs) as stream:

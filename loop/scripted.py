@@ -33,6 +33,8 @@ class Scenario:
     # (results so far: the tool_result blocks written back, in order) -> the next reply
     play: Callable[[list[dict]], "Reply"]
     max_tokens: int = 8000
+    toolset: str | None = None  # the tools it needs (None: any toolset)
+    compact_at: int | None = None  # its auto-compact threshold, with toolset s06
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,278 @@
+"""Threads and rewrites in the engine: sub-agents stepped like call frames, compaction as steps.
+
+The check that matters most: at every step, the history the trace gives back
+is exactly the one the live loop held at that moment, taken as a deep copy
+while the run went (a re-simulation of the run up to that step), and the
+history a call_model step shows is byte for byte what the model received.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import anthropic
+import httpx2
+import pytest
+
+from loop import Model, ModelConfig, Run
+from loop import compact, subagent
+from loop.compact import Compact, Compaction
+from loop.fork import continue_from, fork_tool_result
+from loop.history import History
+from loop.rules import check, tool_results
+from loop.tools import ToolBox, ToolOutput
+from loop.tools.base import Tool
+from loop.trace import MAIN
+
+LONG = "line of output " * 20  # 300 characters: micro-compact replaces it once it is old
+
+
+class Echo(Tool):
+    name = "bash"
+    description = "prints a long line"
+    input_schema = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
+
+    def run(self, tool_input, workspace):
+        return ToolOutput(f"{tool_input['command']}: {LONG}")
+
+
+def reply(content: list, stop_reason: str) -> dict:
+    return {"id": "msg_t", "type": "message", "role": "assistant", "model": "test-model", "content": content,
+            "stop_reason": stop_reason, "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 2}}
+
+
+def text(t: str) -> dict:
+    return {"type": "text", "text": t}
+
+
+def use(id_: str, name: str, tool_input: dict) -> dict:
+    return {"type": "tool_use", "id": id_, "name": name, "input": tool_input}
+
+
+def answer(body: dict) -> dict:
+    """A responder for the tests' tasks: it reads the request only, as a model would."""
+    messages = body["messages"]
+    first = messages[0]["content"] if isinstance(messages[0]["content"], str) else ""
+    results = [r for m in messages if m["role"] == "user" for r in tool_results(m)]
+    if first.startswith(compact.SUMMARY_PROMPT):
+        return reply([text("Task: read things. Done so far: many commands.")], "end_turn")
+    if first == "delegate":
+        if not results:
+            return reply([text("I'll ask a subagent."),
+                          use("toolu_task1", "task", {"prompt": "child job", "description": "search"})], "tool_use")
+        return reply([text(f"The subagent said: {results[-1]['content']}")], "end_turn")
+    if first == "child job":
+        assert body["system"] == subagent.SYSTEM and all(t["name"] != "task" for t in body["tools"])
+        if len(results) < 2:
+            return reply([use(f"toolu_c{len(results)}", "bash", {"command": f"look {len(results)}"})], "tool_use")
+        return reply([text("child found 2 things")], "end_turn")
+    # "work N": N turns of one long command each, then an answer; "manual" asks for compact at turn 2
+    if first.startswith(compact.COMPRESSED) or first.startswith("work") or first == "manual":
+        n = len(messages)
+        if first == "manual" and len(results) == 1:
+            return reply([use("toolu_m", "compact", {})], "tool_use")
+        if len(results) < 8 and not first.startswith(compact.COMPRESSED):
+            return reply([use(f"toolu_{n:03d}", "bash", {"command": f"cmd {n}"})], "tool_use")
+        return reply([text("finished")], "end_turn")
+    raise AssertionError(f"unexpected request {first!r}")
+
+
+def model_and_seen():
+    seen: list = []
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        seen.append(body)
+        return httpx2.Response(200, json=answer(body))
+
+    client = anthropic.Anthropic(api_key="k", base_url="http://t.invalid", max_retries=0,
+                                 http_client=httpx2.Client(transport=httpx2.MockTransport(handle)))
+    return Model(ModelConfig(model="test-model", api_key="k"), client=client), seen
+
+
+def make_run(task: str, tmp_path, *, with_task: bool = False, compaction: Compaction | None = None):
+    model, seen = model_and_seen()
+    tools = [Echo()] + ([subagent.Task()] if with_task else []) + ([Compact()] if compaction else [])
+    return Run(task, model, ToolBox(tools, tmp_path), compaction=compaction), seen
+
+
+def run_recording(run: Run) -> list[tuple[str, list]]:
+    """Run to the end, keeping a deep copy of the live history of each step's thread as the loop held it."""
+    held = []
+    while not run.done:
+        step = run.execute()
+        thread = run.trace.threads[step.thread]  # its `messages` is the live list of that loop's LoopState
+        held.append((step.thread, copy.deepcopy(thread.messages)))
+    return held
+
+
+def test_a_subagent_is_a_call_frame_inside_the_parents_run_tool(tmp_path):
+    run, seen = make_run("delegate", tmp_path, with_task=True)
+    held = run_recording(run)
+    trace = run.trace
+    child = trace.threads["task-toolu_task1"]
+    assert (child.parent, child.parent_tool_use_id, child.system) == (MAIN, "toolu_task1", subagent.SYSTEM)
+    assert [t["name"] for t in child.tools] == ["bash"]  # the tools minus task: no recursion
+    shape = [(s.thread == MAIN, s.stage) for s in trace.steps]
+    decide = shape.index((True, "decide"))
+    returned = trace.returned_at(child.id)
+    assert trace.opened_at(child.id) == decide + 1
+    assert all(not main for main, _ in shape[decide + 1: returned])  # every child step sits inside the frame
+    assert shape[returned] == (True, "run_tool") and shape[returned + 1] == (True, "write_back")
+    # The child's fresh history, its own turn_count, and only its final text returned.
+    assert trace.messages_at(decide + 1) == [{"role": "user", "content": "child job"}]
+    assert trace.steps[decide + 1].turn_count == 1 and trace.steps[returned - 1].ended == "end_turn"
+    assert trace.steps[returned].detail["output"] == "child found 2 things"
+    assert trace.steps[returned].detail["thread"] == child.id
+    assert "look 0" not in json.dumps(trace.messages)  # the child's commands never reach the parent's history
+    assert trace.messages[-1]["content"][0]["text"] == "The subagent said: child found 2 things"
+    # Every history, at every step, is what the loop held then; each request is what the model received.
+    for i, (thread, messages) in enumerate(held):
+        assert trace.steps[i].thread == thread and trace.messages_at(i) == messages
+    calls = [i for i, s in enumerate(trace.steps) if s.stage == "call_model"]
+    assert [trace.request_at(i) for i in calls] == seen
+    assert [b["system"] for b in seen] == [run.model.config.system, subagent.SYSTEM, subagent.SYSTEM,
+                                           subagent.SYSTEM, run.model.config.system]
+    assert [t.id for t in trace.path(decide + 2)] == [MAIN, child.id]
+
+
+def test_results_and_tool_uses_at_skip_the_child_steps(tmp_path):
+    run, _ = make_run("delegate", tmp_path, with_task=True)
+    run.run_to_end()
+    trace = run.trace
+    child = "task-toolu_task1"
+    returned = trace.returned_at(child)
+    inside = trace.opened_at(child) + 4  # the child's first run_tool
+    assert trace.steps[inside].stage == "run_tool" and trace.steps[inside].thread == child
+    assert [r["tool_use_id"] for r in trace.results_at(inside)] == ["toolu_c0"]
+    assert trace.tool_uses_at(returned)[0]["id"] == "toolu_task1"
+    assert [r["tool_use_id"] for r in trace.results_at(returned)] == ["toolu_task1"]
+    assert trace.tool_uses_at(inside)[0]["id"] == "toolu_c0"
+
+
+def test_the_loop_goes_on_inside_a_subagent_after_an_error(tmp_path):
+    """A failed call inside the child leaves everything as it was; the same stage runs again."""
+    run, _ = make_run("delegate", tmp_path, with_task=True)
+    while run.next_stage() != "call_model" or run.frame.thread.id == MAIN or run.frame.state.turn_count < 2:
+        run.execute()
+    before = (len(run.trace), len(run.frames), copy.deepcopy(run.frame.state.messages))
+    good = run.model.client
+    run.model.client = anthropic.Anthropic(api_key="k", base_url="http://t.invalid", max_retries=0,
+                                           http_client=httpx2.Client(transport=httpx2.MockTransport(
+                                               lambda r: httpx2.Response(529, json={"type": "error", "error": {
+                                                   "type": "overloaded_error", "message": "Overloaded"}}))))
+    with pytest.raises(anthropic.APIStatusError):
+        run.execute()
+    assert (len(run.trace), len(run.frames), run.frame.state.messages) == before
+    run.model.client = good
+    run.run_to_end()
+    assert run.state.ended == "end_turn"
+
+
+def test_micro_compaction_rewrites_old_results_and_keeps_what_was_sent(tmp_path):
+    run, seen = make_run("work", tmp_path, compaction=Compaction(threshold=10**9))
+    held = run_recording(run)
+    trace = run.trace
+    compacts = [s for s in trace.steps if s.stage == "compact"]
+    assert compacts and all(s.detail["kind"] == "micro" for s in compacts)
+    first = compacts[0]
+    assert trace.steps[first.index + 1].stage == "call_model"  # compaction comes right before a call
+    old = first.detail["replaced"][0]
+    assert LONG in old["message"]["content"][0]["content"]  # the full result stays in the trace
+    now = trace.messages_at(first.index)[old["index"]]["content"][0]["content"]
+    assert now == compact.placeholder("bash")
+    assert trace.history_before(first.index)[old["index"]] == old["message"]
+    assert first.detail["tokens_after"] < first.detail["tokens_before"]
+    for i, (thread, messages) in enumerate(held):
+        assert trace.messages_at(i) == messages, f"step {i}"
+    calls = [i for i, s in enumerate(trace.steps) if s.stage == "call_model"]
+    assert [trace.request_at(i) for i in calls] == seen
+    # The newest three results are never replaced; the final history keeps the API's rules.
+    last = [r for m in trace.messages for r in tool_results(m)]
+    assert all(LONG in r["content"] for r in last[-3:]) and all(r["content"] == compact.placeholder("bash")
+                                                                for r in last[:-3])
+    assert check(trace.messages, as_request=False) == []
+
+
+def test_auto_compaction_is_a_summary_call_then_a_rewrite(tmp_path):
+    run, seen = make_run("work", tmp_path, compaction=Compaction(threshold=400))
+    held = run_recording(run)
+    trace = run.trace
+    summaries = [s for s in trace.steps if s.stage == "summarize"]
+    assert len(summaries) == 1
+    summary = summaries[0]
+    rewrite = trace.steps[summary.index + 1]
+    assert rewrite.stage == "compact" and rewrite.detail["kind"] == "auto"
+    assert trace.steps[rewrite.index + 1].stage == "call_model"
+    assert summary.detail["request"]["messages"][0]["content"].startswith(compact.SUMMARY_PROMPT)
+    assert "system" not in summary.detail["request"] and "tools" not in summary.detail["request"]
+    assert trace.request_at(summary.index) in seen
+    assert trace.messages_at(rewrite.index) == compact.summarized(summary.detail["summary"])
+    assert rewrite.detail["history_before"] == held[rewrite.index - 1][1]  # the whole history, kept
+    assert rewrite.n_messages == 1 and trace.history_before(rewrite.index) == rewrite.detail["history_before"]
+    for i, (thread, messages) in enumerate(held):
+        assert trace.messages_at(i) == messages, f"step {i}"
+    assert run.state.ended == "end_turn"
+
+
+def test_the_compact_tool_asks_for_a_manual_compaction_after_the_write_back(tmp_path):
+    run, _ = make_run("manual", tmp_path, compaction=Compaction(threshold=10**9))
+    held = run_recording(run)
+    trace = run.trace
+    at = next(s for s in trace.steps if s.stage == "run_tool" and s.detail["name"] == "compact")
+    assert at.detail["output"] == "Compressing..."
+    after = [s.stage for s in trace.steps[at.index + 1: at.index + 5]]
+    assert after == ["write_back", "summarize", "compact", "call_model"]
+    assert trace.steps[at.index + 3].detail["kind"] == "manual"
+    for i, (thread, messages) in enumerate(held):
+        assert trace.messages_at(i) == messages
+
+
+def test_a_fork_inside_a_subagent_goes_on_there_and_returns_to_the_parent(tmp_path):
+    run, _ = make_run("delegate", tmp_path, with_task=True)
+    run.run_to_end()
+    child = "task-toolu_task1"
+    inside = run.trace.opened_at(child) + 4
+    branch = fork_tool_result(run, inside, "edited output")
+    assert branch.frame.thread.id == child and len(branch.frames) == 2
+    branch.run_to_end()
+    assert branch.trace.messages == run.trace.messages  # the responder's answer does not read the output
+    edited = branch.trace.messages_at(inside)
+    assert edited == run.trace.messages_at(inside - 1)  # run_tool does not change messages
+    assert branch.trace.results_at(inside)[0]["content"] == "edited output"
+    assert run.trace.results_at(inside)[0]["content"].startswith("look 0")  # the original is untouched
+    # Resuming from every step gives back the same run.
+    for index in range(len(run.trace) - 1):
+        again = continue_from(run.trace, index, run.model, run.tools)
+        again.run_to_end()
+        assert [s.stage for s in again.trace.steps] == [s.stage for s in run.trace.steps], index
+        assert again.trace.messages == run.trace.messages
+
+
+def test_a_fork_after_compaction_keeps_the_versions_before(tmp_path):
+    run, _ = make_run("work", tmp_path, compaction=Compaction(threshold=10**9))
+    run.run_to_end()
+    first = next(s for s in run.trace.steps if s.stage == "compact")
+    again = continue_from(run.trace, first.index, run.model, run.tools, compaction=run.compaction)
+    again.run_to_end()
+    for i in range(len(run.trace)):
+        assert again.trace.messages_at(i) == run.trace.messages_at(i)
+
+
+def test_history_keeps_every_version_once():
+    h = History()
+    a, b, c, d = ({"n": k} for k in "abcd")
+    h.record(0, [a])
+    h.record(1, [a, b])
+    h.record(2, [a, c], rewritten=[1])  # b replaced by c in place
+    h.record(3, [d], rewritten=[0])  # everything replaced by one summary
+    h.record(4, [d, a])
+    assert [h.at(v, n) for v, n in [(0, 1), (1, 2), (2, 2), (3, 1), (4, 2)]] == [
+        [a], [a, b], [a, c], [d], [d, a]]
+    assert h.window(1, 1, 2) == [b] and h.message(4, 1) is a
+    assert h.rewritten_since(1, 2, 2) == 1 and h.rewritten_since(0, 1, 1) is None
+    assert len(h.first) == 2  # two slots: a rewrite adds a version, not a copy of the list
+    fork = h.until(2, 2)
+    fork.record(3, [a, c, b])
+    assert fork.at(3, 3) == [a, c, b] and h.at(2, 2) == [a, c]
