@@ -21,13 +21,15 @@ from .model import SCRIPTED, MissingKey, ModelConfig
 from .narrate import describe
 from .runner import start
 from .scripted import SCENARIOS
+from .tools import TOOLSETS
 
 
 def _run(args) -> int:
     config = ModelConfig(model=args.model, stream=args.stream)
     try:
         run = start(args.task, scenario=args.scenario, config=config, workspace=args.workspace,
-                    tool_timeout=args.tool_timeout, max_turns=args.max_turns)
+                    tool_timeout=args.tool_timeout, max_turns=args.max_turns, toolset=args.toolset,
+                    compact_at=args.compact_at)
     except (KeyError, ValueError) as exc:
         print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
@@ -171,6 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--tool-timeout", type=float, default=30.0, help="seconds a command may run (default 30)")
     run.add_argument("--workspace", help="the folder commands run in (default: a new temporary one)")
     run.add_argument("--stream", action="store_true", help="stream the model's answer")
+    run.add_argument("--toolset", choices=list(TOOLSETS),
+                     help="the tools: " + "; ".join(f"{k}: {v}" for k, v in TOOLSETS.items())
+                          + " (default s01; a scenario made for s04 or s06 brings its own)")
+    run.add_argument("--compact-at", type=int, metavar="TOKENS",
+                     help="with s06: auto-compact when the history's estimated tokens pass this (default 50,000, "
+                          "or the scenario's)")
     run.set_defaults(func=_run)
 
     replay = sub.add_parser("replay", help="print the stages of a transcript, running nothing")
@@ -198,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "run" and not (args.task or args.scenario):
         parser.error("run needs a TASK or --scenario NAME")
+    if args.command == "run" and args.compact_at is not None and args.compact_at < 1:
+        parser.error("--compact-at needs a positive number of tokens")
     return args.func(args)
 
 

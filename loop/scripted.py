@@ -20,6 +20,7 @@ from typing import Callable
 
 from . import rules
 from .catalogs import N_
+from .compact import COMPRESSED, SUMMARY_PROMPT
 
 MODEL_NAME = "loopscope-scripted"
 PLACEHOLDER_KEY = "scripted-offline-no-key"
@@ -40,7 +41,15 @@ class Scenario:
 @dataclass(frozen=True)
 class Reply:
     text: str = ""
-    commands: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()  # bash commands, one tool_use each
+    calls: tuple[tuple[str, dict], ...] = ()  # other tool_use blocks: (tool name, input), after the commands
+
+
+class Seen(list):
+    """The tool_results written back so far, in order (a list, as every play reads it), and the summary a
+    compaction left at the start of the history, if any: after a compaction that is all the model knows."""
+
+    summary: str = ""
 
 
 def _out(result: dict) -> str:
@@ -172,6 +181,89 @@ def _free_form(task: str) -> Callable[[list[dict]], Reply]:
     return play
 
 
+# -- s04: a sub-agent searches, the parent answers from its summary only --
+PROJECT = ("mkdir -p src docs && printf 'def add(a, b):\\n    return a + b\\n' > src/maths.py && "
+           "printf 'def greet(name):\\n    return f\"Hello, {name}!\"\\n' > src/people.py && "
+           "printf '# Notes\\nThe greeting is somewhere in src.\\n' > docs/notes.md && ls -R")
+CHILD_PROMPT = ("Find which file under src/ defines the function greet, and what it returns. Search with commands, "
+                "read the file, then answer with the path, the line and the return value.")
+
+
+def _subagent(results: list[dict]) -> Reply:
+    if not results:
+        return Reply("First I'll write a small project to search.", (PROJECT,))
+    if len(results) == 1:
+        if results[0].get("is_error"):
+            return Reply(f"Writing the project failed:\n{_quote(_out(results[0]))}")
+        return Reply("Now I'll delegate the search to a subagent. It starts with a fresh history; only its final "
+                     "answer will come back to me.",
+                     calls=(("task", {"prompt": CHILD_PROMPT, "description": "find where greet is defined"}),))
+    answer = results[-1]
+    if answer.get("is_error"):
+        return Reply(f"The subagent could not do it:\n{_quote(_out(answer))}")
+    return Reply("The subagent answered:\n" + _quote(_out(answer)) + "\n\nThat summary is all I saw of its "
+                 "work: its commands and the file it read stayed in its own messages, not in mine.")
+
+
+def _search(results: list[dict]) -> Reply:
+    """The sub-agent's own loop: grep, read the file grep found, answer."""
+    if not results:
+        return Reply("I'll search the workspace for the definition.", ("grep -rn 'def greet' .",))
+    found = re.search(r"^\.?/?(\S+?):(\d+):", _out(results[0]), re.M)
+    if found is None:
+        return Reply(f"I could not find greet; grep printed:\n{_quote(_out(results[0]))}")
+    path, line = found.group(1), found.group(2)
+    if len(results) == 1:
+        return Reply(f"grep found it in {path}, line {line}. I'll read the file.", calls=(("read_file", {"path": path}),))
+    returns = next((ln.strip()[len("return "):] for ln in _lines(results[1]) if ln.strip().startswith("return ")), None)
+    if results[1].get("is_error") or returns is None:
+        return Reply(f"greet is defined in {path}, line {line}, but reading it failed:\n{_quote(_out(results[1]))}")
+    return Reply(f"greet is defined in `{path}` at line {line}. It returns `{returns}`. "
+                 "(I ran one command and read one file.)")
+
+
+# -- s06: reads files until micro-compact, then auto-compact, happen; finishes from the summary --
+PARTS = 5
+MAKE_PARTS = ("for i in 1 2 3 4 5; do for j in $(seq 1 16); do "
+              "echo \"part $i, line $j: the loop calls the model, runs each tool, writes the results back.\"; "
+              "done > part$i.txt; done; echo 'part 5, line 17: a falcon circles over the loop.' >> part5.txt; ls -l")
+NO_FALCON = "part{n}.txt does not mention the falcon."
+
+
+def _part_read(result: dict) -> int | None:
+    found = re.match(r"\s*(?:\d+\s+)?part (\d+), line", _out(result))
+    return int(found.group(1)) if found else None
+
+
+def _falcon(results: list[dict]) -> Reply:
+    summary = getattr(results, "summary", "")
+    known = {int(n) for n in re.findall(r"part(\d+)\.txt does not mention the falcon", summary)}
+    if not results and not summary:
+        return Reply("I'll write the five parts first.", (MAKE_PARTS,))
+    newest = summary.split("the newest said:\n", 1)[1] if "the newest said:\n" in summary else ""
+    if re.search(r"\n… \(\d+ more characters\)$", newest):
+        newest = ""  # cut short in the summary: that part must be read again
+    last = results[-1] if results else {"type": "tool_result", "content": newest} if newest else None
+    said = ""
+    if last is not None and _part_read(last):
+        n = _part_read(last)
+        line = next((ln for ln in _lines(last) if "falcon" in ln), None)
+        if line:
+            before = (f"\n\nMy history was compacted on the way: I know that "
+                      f"{', '.join(f'part{k}.txt' for k in sorted(known))} had no falcon only from the summary "
+                      "it left." if known else "")
+            return Reply(f"part{n}.txt mentions the falcon:\n    {line.strip()}{before}")
+        known.add(n)
+        said = NO_FALCON.format(n=n) + " "
+    elif last is not None and last.get("is_error"):
+        return Reply(f"That failed, so I stop here:\n{_quote(_out(last))}")
+    known |= {n for n in (_part_read(r) for r in results[:-1]) if n}
+    left = [n for n in range(1, PARTS + 1) if n not in known]
+    if not left:
+        return Reply(said + "No part mentions the falcon.")
+    return Reply(said + f"Next, part{left[0]}.txt.", calls=(("read_file", {"path": f"part{left[0]}.txt"}),))
+
+
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("list-files", "List the files in the workspace.",
              N_("one tool call, then an answer built from its output"), _list_files),
@@ -183,7 +275,15 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
              N_("two tool_use blocks in one response, answered by one user message"), _two_tools),
     Scenario("max-tokens", "Look at the workspace, then explain the agent loop in full detail.",
              N_("the answer is cut by max_tokens: the loop ends there and says so"), _max_tokens, max_tokens=120),
+    Scenario("subagent", "Which file in src/ defines greet, and what does it return? Delegate the search to a subagent.",
+             N_("s04: a task tool_use runs a sub-agent's loop with fresh messages; only its answer comes back"),
+             _subagent, toolset="s04"),
+    Scenario("compact", "Read part1.txt to part5.txt one by one (write them first) and tell me which one mentions "
+             "the falcon.",
+             N_("s06: old tool_results are micro-compacted, then the history is summarised; the loop goes on from "
+                "the summary"), _falcon, toolset="s06", compact_at=2100),
 ]}
+CHILDREN = {CHILD_PROMPT: _search}  # the sub-agents' tasks the scripted model knows, by their prompt
 
 
 def scenario_for_task(task: str) -> Scenario | None:
@@ -208,6 +308,56 @@ def error_body(message: str, kind: str = "invalid_request_error") -> dict:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
+LATEST_CHARS = 2000
+
+
+def summarize(conversation: str) -> str:
+    """The scripted model's summary for compaction: the task, what each turn said and did, where it stands.
+
+    It reads only what the summary call sent (the conversation's JSON, maybe cut at its start), so after a
+    compaction the model knows exactly this and nothing more.
+    """
+    try:
+        messages = json.loads(conversation)
+    except ValueError:  # cut at 80,000 characters: read what the messages' text fields still hold
+        messages = [{"role": "assistant", "content": [{"type": "text", "text": t}]}
+                    for t in re.findall(r'"text": "((?:[^"\\]|\\.)*)"', conversation)]
+    messages = [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+    first = _first_text(messages)
+    earlier = first.split("\n\n", 1)[1] if first.startswith(COMPRESSED) and "\n\n" in first else ""
+    task = next((line[len("Task: "):] for line in earlier.splitlines() if line.startswith("Task: ")), first)
+    done = [line for line in earlier.splitlines() if line.startswith("- ")]
+    calls = 0
+    for message in messages[1:] if first else messages:
+        for block in rules.blocks(message):
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and message.get("role") == "assistant" and block.get("text", "").strip():
+                done.append("- said: " + " ".join(str(block["text"]).split()))
+            elif block.get("type") == "tool_use":
+                calls += 1
+                done.append(f"- used {block.get('name')} {json.dumps(block.get('input'), ensure_ascii=False)}")
+    results = [b for m in messages for b in rules.tool_results(m)]
+    if results:  # the newest result in full (a summary keeps the critical details): nobody has read it yet
+        latest = _out(results[-1])
+        cut = f"\n… ({len(latest) - LATEST_CHARS} more characters)" if len(latest) > LATEST_CHARS else ""
+        state = [f"Current state: {len(results)} tool_result(s) since the last summary; the newest said:",
+                 latest[:LATEST_CHARS] + cut]
+    else:
+        state = ["Current state: no tool has run since the last summary."]
+    return "\n".join([f"Task: {task}", "What was done:", *(done or ["- nothing yet"]), *state])
+
+
+def _compacted(messages: list) -> tuple[str, str]:
+    """(the task, the summary) of a history that begins with a compaction's summary; ("", "") otherwise."""
+    first = _first_text(messages)
+    if not first.startswith(COMPRESSED):
+        return "", ""
+    summary = first.split("\n\n", 1)[1] if "\n\n" in first else ""
+    task = next((line[len("Task: "):] for line in summary.splitlines() if line.startswith("Task: ")), "")
+    return task, summary
+
+
 def respond(body: dict) -> tuple[int, dict]:
     """Answer one Messages API request body: (HTTP status, JSON body)."""
     messages = body.get("messages")
@@ -220,23 +370,28 @@ def respond(body: dict) -> tuple[int, dict]:
         return 400, error_body(str(broken[0]))
 
     task = _first_text(messages)
-    scenario = scenario_for_task(task)
-    play = scenario.play if scenario else _free_form(task)
     # The results written back so far, in order: what the model "can see" of its tools.
-    results = [b for m in messages if isinstance(m, dict) and m.get("role") == "user"
-               for b in rules.tool_results(m)]
-    reply = play(results)
+    results = Seen(b for m in messages if isinstance(m, dict) and m.get("role") == "user"
+                   for b in rules.tool_results(m))
+    if task.startswith(SUMMARY_PROMPT):  # compaction's summary call
+        reply = Reply(summarize(task[len(SUMMARY_PROMPT):]))
+    else:
+        summarized_task, results.summary = _compacted(messages)
+        task = summarized_task or task
+        scenario = scenario_for_task(task)
+        play = scenario.play if scenario else CHILDREN.get(task) or _free_form(task)
+        reply = play(results)
 
     seed = _digest(body.get("system"), messages)
     content: list[dict] = []
     if reply.text:
         content.append({"type": "text", "text": reply.text})
-    for n, command in enumerate(reply.commands):
-        content.append({"type": "tool_use", "id": f"toolu_{_digest(seed, n)[:24]}", "name": "bash",
-                        "input": {"command": command}})
-    stop_reason = "tool_use" if reply.commands else "end_turn"
+    calls = [("bash", {"command": command}) for command in reply.commands] + list(reply.calls)
+    for n, (name, tool_input) in enumerate(calls):
+        content.append({"type": "tool_use", "id": f"toolu_{_digest(seed, n)[:24]}", "name": name, "input": tool_input})
+    stop_reason = "tool_use" if calls else "end_turn"
     output_tokens = sum(_tokens(json.dumps(b)) for b in content)
-    if not reply.commands and output_tokens > body["max_tokens"]:
+    if not calls and output_tokens > body["max_tokens"]:
         # Cut the answer where a real model would stop: at max_tokens.
         content = [{"type": "text", "text": reply.text[: body["max_tokens"] * 4]}]
         output_tokens = body["max_tokens"]

@@ -12,7 +12,7 @@ import json
 import pandas as pd
 
 from . import rules
-from .narrate import describe
+from .narrate import describe, head
 from .trace import STAGE_TITLES, Trace
 
 # Red is kept for is_error, so an id's colour never reads as a failure.
@@ -59,10 +59,9 @@ def what_happened(trace: Trace, cursor: int) -> str:
     """What the step under the cursor did, in one line (the narration without its `[k] turn t · stage` head)."""
     if not 0 <= cursor < len(trace):
         return ""
-    step = trace.steps[cursor]
-    head = f"[{cursor + 1}] turn {step.turn_count} · {STAGE_TITLES.get(step.stage, step.stage)}: "
+    head_ = head(trace, cursor) + ": "
     text = describe(trace, cursor)
-    return text[len(head):] if text.startswith(head) else text
+    return text[len(head_):] if text.startswith(head_) else text
 
 
 # -- the history, a bounded window of it --

@@ -19,9 +19,9 @@ from loop.__main__ import main
 from loop.rules import check
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens"]
+SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "subagent", "compact"]
 ENDINGS = {"list-files": "end_turn", "hello-py": "end_turn", "recover": "end_turn", "two-tools": "end_turn",
-           "max-tokens": "max_tokens"}
+           "max-tokens": "max_tokens", "subagent": "end_turn", "compact": "end_turn"}
 
 
 def clean_env(**extra) -> dict:
@@ -162,7 +162,7 @@ def test_check_names_each_broken_pair_on_its_own_line(ran, tmp_path):
                                   "toolu_WRONG.")
 
 
-def test_scenarios_lists_all_five():
+def test_scenarios_lists_all_seven():
     (result,) = loop_cli(["scenarios"])
     assert result.returncode == 0
     listed = [line.split()[0] for line in result.stdout.splitlines() if line and not line[0].isspace()]

@@ -12,7 +12,7 @@ from loop.rules import check, pairs
 from loop.scripted import SCENARIOS, free_command, respond
 
 ENDINGS = {"list-files": "end_turn", "hello-py": "end_turn", "recover": "end_turn", "two-tools": "end_turn",
-           "max-tokens": "max_tokens"}
+           "max-tokens": "max_tokens", "subagent": "end_turn", "compact": "end_turn"}
 
 
 def final_text(run) -> str:
@@ -23,7 +23,7 @@ def outputs(run) -> list[str]:
     return [s.detail["output"] for s in run.trace.steps if s.stage == "run_tool"]
 
 
-def test_there_are_five_scenarios():
+def test_there_are_seven_scenarios():
     assert sorted(SCENARIOS) == sorted(ENDINGS)
 
 

@@ -20,7 +20,7 @@ from loop import compact, subagent
 from loop.compact import Compact, Compaction
 from loop.fork import continue_from, fork_tool_result
 from loop.history import History
-from loop.rules import check, tool_results
+from loop.rules import check, tool_results, tool_uses
 from loop.tools import ToolBox, ToolOutput
 from loop.tools.base import Tool
 from loop.trace import MAIN
@@ -276,3 +276,56 @@ def test_history_keeps_every_version_once():
     fork = h.until(2, 2)
     fork.record(3, [a, c, b])
     assert fork.at(3, 3) == [a, c, b] and h.at(2, 2) == [a, c]
+
+
+# -- the two built-in scenarios, on the scripted model behind the real SDK, with real tools --
+
+def test_the_subagent_scenario_answers_from_the_childs_summary_only(shared):
+    from loop.runner import start
+
+    run = start(scenario="subagent", workspace=shared)
+    assert "task" in run.tools.tools and run.trace.meta["toolset"] == "s04"
+    run.run_to_end()
+    trace = run.trace
+    assert run.state.ended == "end_turn"
+    (child,) = [t for t in trace.threads.values() if t.parent == MAIN]
+    child_steps = [trace.steps[i] for i in trace.steps_of(child.id)]
+    tools_used = [s.detail["name"] for s in child_steps if s.stage == "run_tool"]
+    assert tools_used == ["bash", "read_file"]  # the child runs a command and reads a file
+    assert child_steps[-1].ended == "end_turn"
+    returned = trace.steps[trace.returned_at(child.id)]
+    assert returned.detail["tool_use_id"] == child.parent_tool_use_id
+    assert "src/people.py" in returned.detail["output"] and 'Hello, {name}!' in returned.detail["output"]
+    final = trace.messages[-1]["content"][0]["text"]
+    assert returned.detail["output"] in final
+    # the parent's own history never held the child's commands or what they printed
+    parent = json.dumps(trace.messages)
+    assert "grep -rn" not in parent and ":1:def greet" not in parent
+    assert not any(u["id"] in parent for m in child.messages for u in tool_uses(m))
+    assert check(trace.messages, as_request=False) == [] and check(child.messages, as_request=False) == []
+
+
+def test_the_compact_scenario_micro_compacts_then_summarises_and_still_finishes(shared):
+    from loop.runner import start
+
+    run = start(scenario="compact", workspace=shared)
+    assert run.compaction is not None and run.compaction.threshold == 2100
+    run.run_to_end()
+    trace = run.trace
+    assert run.state.ended == "end_turn"
+    kinds = [(s.stage, s.detail.get("kind")) for s in trace.steps if s.stage in ("compact", "summarize")]
+    assert kinds[0] == ("compact", "micro") and ("summarize", "auto") in kinds and ("compact", "auto") in kinds
+    rewrite = next(s for s in trace.steps if s.stage == "compact" and s.detail["kind"] == "auto")
+    assert rewrite.detail["tokens_before"] > 2100 > rewrite.detail["tokens_after"]
+    # After the rewrite, the very next request sends the summary alone: that is all the model knows.
+    call = trace.steps[rewrite.index + 1]
+    sent = trace.request_at(call.index)["messages"]
+    assert len(sent) == 1 and sent[0]["content"].startswith(compact.COMPRESSED)
+    assert "part1.txt does not mention the falcon" in sent[0]["content"]
+    final = trace.messages[-1]["content"][0]["text"]
+    assert final.startswith("part5.txt mentions the falcon") and "only from the summary" in final
+    # The full history before the compaction is in the trace, the tool output micro-compact replaced too.
+    before = rewrite.detail["history_before"]
+    assert before == trace.history_before(rewrite.index) and len(before) > 5
+    micro = next(s for s in trace.steps if s.stage == "compact" and s.detail["kind"] == "micro")
+    assert "part1.txt" in micro.detail["replaced"][0]["message"]["content"][0]["content"]  # the ls -l output
