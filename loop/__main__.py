@@ -75,7 +75,7 @@ def _replay(args) -> int:
         if trace is None:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-        broken = len(rules.check(trace.messages, as_request=False))
+        broken = len(transcript.violations(trace))
         print(f"note: this imported history breaks the API's tool-use rules in {broken} place(s); "
               f"`python -m loop check {args.file}` lists them")
     print(f"model: {trace.meta.get('model')} · task: {trace.meta.get('task')} (replay: nothing is run)")
@@ -128,13 +128,23 @@ def _check(args) -> int:
     except transcript.TranscriptError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    broken = rules.check(trace.messages, as_request=False)
-    for violation in broken:
-        print(violation)
+    broken = transcript.violations(trace)
+    for where, violation in broken:
+        print(f"{where}: {violation}" if where else violation)
     if broken:
         return 1
     n = len(rules.pairs(trace.messages))
-    print(f"ok: {len(trace.messages)} messages, {n} tool_use/tool_result pair(s) hold the API's rules")
+    calls = sum(1 for s in trace.steps if s.stage == "call_model")
+    print(f"ok: {len(trace.messages)} messages, {n} tool_use/tool_result pair(s) hold the API's rules; "
+          f"so do the {calls} request(s) sent")
+    for thread in list(trace.threads.values())[1:]:
+        print(f"ok: thread {thread.id} (started by {thread.parent_tool_use_id}): {len(thread.messages)} messages, "
+              f"{len(rules.pairs(thread.messages))} pair(s)")
+    compactions = [s for s in trace.steps if s.stage == "compact"]
+    if compactions:
+        kinds = ", ".join(f"{k} ×{sum(1 for s in compactions if s.detail.get('kind') == k)}"
+                          for k in transcript.COMPACT_KINDS if any(s.detail.get("kind") == k for s in compactions))
+        print(f"ok: {len(compactions)} compaction(s) ({kinds}); every history before them is kept")
     return 0
 
 

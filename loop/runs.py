@@ -1,7 +1,8 @@
 """A local runs folder: every live run saved after every step, so nothing is lost.
 
 A run is a journal, `<id>.jsonl`: the first line holds the run's facts (meta,
-settings; never a key), then one line a step with the messages that step added.
+settings; never a key), then one line a step with what the step did to its
+thread's history (transcript.journal_line: the messages it added, or rewrote).
 Appending a line a step keeps saving linear in the work, however long the run.
 A move of the cursor appends `{"cursor": k}`; the last one read wins. One
 append a click, nothing rewritten: a crash can cut only the line being written.
@@ -60,8 +61,7 @@ class RunsFolder:
             lines.append({"meta": trace.meta, "settings": without_secrets(settings or {})})
             have = 0
         for step in trace.steps[have:]:
-            before = trace.steps[step.index - 1].n_messages if step.index else 0
-            lines.append({"step": transcript.step_dict(step), "messages": trace.messages[before: step.n_messages]})
+            lines.append(transcript.journal_line(trace, step))
         lines.append({"cursor": trace.cursor})
         with path.open("a", encoding="utf-8") as f:  # one write a click: the new steps and where the cursor is
             f.writelines(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
@@ -88,8 +88,7 @@ class RunsFolder:
         fit) raises `TranscriptError`, never anything else.
         """
         path = self._path(run_id)
-        messages: list = []
-        steps: list = []
+        journal = transcript.Journal()
         head: dict = {}
         cursor = None
         with path.open("rb") as f:  # bytes: a crash can cut a line in the middle of a character
@@ -108,16 +107,12 @@ class RunsFolder:
                 if isinstance(record, dict) and set(record) == {"cursor"}:
                     cursor = record["cursor"]
                     continue
-                if not (isinstance(record, dict) and isinstance(record.get("step"), dict)
-                        and isinstance(record.get("messages"), list)):
+                if not isinstance(record, dict):
                     raise transcript.TranscriptError(f"{path.name}, line {n}: not a step of the run")
-                messages.extend(record["messages"])
-                steps.append(dict(record["step"], n_messages=len(messages)))
+                journal.add(record, f"{path.name}, line {n}")
         meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}
         settings = head.get("settings") if isinstance(head.get("settings"), dict) else {}
-        data = {**meta, "format": transcript.FORMAT, "version": transcript.VERSION,
-                "messages": messages, "steps": steps}
-        trace = transcript.from_dict(data, strict=False)
+        trace = transcript.from_dict(journal.transcript(meta), strict=False)
         try:
             if cursor is None:  # a journal from before the cursor lines: its cursor was a file beside it
                 cursor = self._path(run_id, ".cursor").read_text()

@@ -329,3 +329,28 @@ def test_the_compact_scenario_micro_compacts_then_summarises_and_still_finishes(
     assert before == trace.history_before(rewrite.index) and len(before) > 5
     micro = next(s for s in trace.steps if s.stage == "compact" and s.detail["kind"] == "micro")
     assert "part1.txt" in micro.detail["replaced"][0]["message"]["content"][0]["content"]  # the ls -l output
+
+
+@pytest.mark.parametrize("scenario", ["subagent", "compact"])
+def test_a_journal_saved_step_by_step_loads_as_the_same_run_and_resumes_inside_it(scenario, shared, tmp_path):
+    from loop.runner import start
+    from loop.runs import RunsFolder
+
+    run = start(scenario=scenario, workspace=shared)
+    folder = RunsFolder(tmp_path / "runs")
+    while not run.done:
+        run.execute()
+        folder.save_step("r1", run.trace)  # as the page does after every click
+    loaded, _ = RunsFolder(tmp_path / "runs").load("r1")
+    assert list(loaded.threads) == list(run.trace.threads)
+    for i in range(len(run.trace)):
+        assert loaded.steps[i].to_dict() == run.trace.steps[i].to_dict()
+        assert loaded.messages_at(i) == run.trace.messages_at(i), i
+        assert loaded.results_at(i) == run.trace.results_at(i), i
+    # Resumed from the middle (inside the sub-agent, or between the two compactions), it ends as the run did.
+    middle = next(i for i, s in enumerate(run.trace.steps)
+                  if (s.thread != MAIN if scenario == "subagent" else s.stage == "compact")) + 2
+    again = continue_from(loaded, middle, run.model, run.tools, compaction=run.compaction)
+    again.run_to_end()
+    assert [s.stage for s in again.trace.steps] == [s.stage for s in run.trace.steps]
+    assert again.trace.messages == run.trace.messages

@@ -259,18 +259,16 @@ def _loopscope(data: dict, notes: Notes, fmt: str = "loopscope") -> Imported:
 def _journal(records: list, notes: Notes) -> Imported:
     """A run saved in the runs folder: the first line its facts, then a step and the messages it added a line."""
     head = records[0][1]
-    messages: list = []
-    steps: list = []
+    journal = transcript.Journal()
     for n, record in records[1:]:
-        if not (isinstance(record, dict) and isinstance(record.get("step"), dict)
-                and isinstance(record.get("messages"), list)):
-            notes.count("passed over lines that are not a step of the run", f"line {n}")
+        if isinstance(record, dict) and set(record) == {"cursor"}:
             continue
-        messages.extend(record["messages"])
-        steps.append(dict(record["step"], n_messages=len(messages)))
+        try:
+            journal.add(record if isinstance(record, dict) else {}, f"line {n}")
+        except transcript.TranscriptError:
+            notes.count("passed over lines that are not a step of the run", f"line {n}")
     meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}
-    data = {**meta, "format": transcript.FORMAT, "version": transcript.VERSION, "messages": messages, "steps": steps}
-    return _loopscope(data, notes, "loopscope-journal")
+    return _loopscope(journal.transcript(meta), notes, "loopscope-journal")
 
 
 def _located(text: str, origins: list) -> str:

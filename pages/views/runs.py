@@ -24,6 +24,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from loop.compact import Compaction
 from loop.errors import explain
 from loop.fork import continue_from
 from loop.model import Model, ModelConfig
@@ -71,8 +72,10 @@ def settings_of(run: Run) -> dict:
     """What it takes to go on with `run` later; never the key."""
     config = {k: v for k, v in asdict(run.model.config).items() if k != "api_key"}
     bash = run.tools.tools.get("bash")
+    toolset = run.trace.meta.get("toolset") or ("s02" if "write_file" in run.tools.tools else "s01")
     return {"config": config, "max_turns": run.max_turns, "tool_timeout": getattr(bash, "timeout", 30.0),
-            "toolset": "s02" if "write_file" in run.tools.tools else "s01", "workspace": str(run.workspace)}
+            "toolset": toolset, "workspace": str(run.workspace),
+            **({"compact_at": run.compaction.threshold} if run.compaction else {})}
 
 
 def autosave(run: Run) -> None:
@@ -132,10 +135,11 @@ def resume(run_id: str, api_key: str | None = None) -> Run:
     tools = default_toolbox(workspace, float(settings.get("tool_timeout", 30.0)), settings.get("toolset", "s01"))
     max_turns = int(settings.get("max_turns") or trace.meta.get("max_turns") or 20)
     cursor = trace.cursor
+    compaction = Compaction(int(settings["compact_at"])) if settings.get("compact_at") else None
     if len(trace):
-        run = continue_from(trace, len(trace) - 1, Model(config), tools, max_turns)
+        run = continue_from(trace, len(trace) - 1, Model(config), tools, max_turns, compaction)
     else:
-        run = Run(trace.meta.get("task", ""), Model(config), tools, max_turns)
+        run = Run(trace.meta.get("task", ""), Model(config), tools, max_turns, compaction=compaction)
     run.trace.goto(cursor)
     return run
 
