@@ -173,6 +173,73 @@ def _task(log: _Log, parent: str) -> tuple[str, list[str]]:
     return node, [tid]
 
 
+def _agent(log: _Log, parent: str, n: int, in_file: bool) -> tuple[str, str, _Log | None]:
+    """A Task call whose sub-agent works four turns: in the session's own file (a sidechain) or in a file of its own."""
+    log.n_ids += 1
+    tid = "toolu_task" + log.uuid().replace("-", "")[:18]
+    agent = f"{n:04d}{log.uuid()[:4]}"
+    prompt = f"Sub-task {n}: {log.words(6, 14)}"
+    node = log.record("assistant", parent, {
+        "id": f"msg_{log.n_ids:024d}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+        "content": [{"type": "tool_use", "id": tid, "name": "Task",
+                     "input": {"description": f"sub-task {n}", "prompt": prompt, "subagent_type": "general-purpose"}}],
+        "stop_reason": "tool_use", "stop_sequence": None, "usage": {"input_tokens": 9, "output_tokens": 40}})
+    side = _Log(log.rng, log.session) if in_file else log
+    side.clock, side.n_ids = log.clock, log.n_ids
+    sub = side.record("user", None, {"role": "user", "content": prompt}, agent)
+    for _ in range(4):
+        sub, _ = side.turn(sub, agent, 1)
+    side.answer(sub, agent)
+    log.clock, log.n_ids = side.clock, side.n_ids
+    node = log.record("user", node, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": tid, "content": [{"type": "text", "text": f"Sub-task {n} is done."}]}]},
+        toolUseResult={"status": "completed", "agentId": agent, "totalToolUseCount": 4})
+    return node, agent, side if in_file else None
+
+
+def _compaction(log: _Log, parent: str, n: int) -> str:
+    """A compact_boundary, then the summary the model sees from there on."""
+    boundary = log.uuid()
+    log.write({"parentUuid": None, "logicalParentUuid": parent, "isSidechain": False, "type": "system",
+               "subtype": "compact_boundary", "content": "Conversation compacted", "level": "info", "uuid": boundary,
+               "sessionId": log.session, "compactMetadata": {"trigger": "auto" if n % 2 else "manual",
+                                                              "preTokens": 150_000 + n}})
+    return log.record("user", boundary, {"role": "user", "content": f"This session is being continued from a previous "
+                                                                    f"conversation (compaction {n}). Summary: "
+                                                                    + log.words(40, 90)}, isCompactSummary=True)
+
+
+def claude_code_session(records: int = 5000, compactions: int = 5, agents: int = 20,
+                        seed: int = 2) -> tuple[bytes, dict[str, bytes]]:
+    """A Claude Code session of about `records` lines in all, with `compactions` compact boundaries and `agents`
+    sub-agents: half as sidechains in the session's file, half in `subagents/agent-<id>.jsonl` files of their own.
+    Returns (the session's log, {file name: a sub-agent's log})."""
+    rng = random.Random(seed)
+    log = _Log(rng, "5e6f7a8b-1c2d-4e3f-9a0b-1c2d3e4f5a6b")
+    files: dict[str, bytes] = {}
+    written = lambda: len(log.lines) + sum(f.count(b"\n") for f in files.values())  # noqa: E731
+    node = log.ask(None)
+    made_compactions = made_agents = 0
+    while written() < records - 40:
+        progress = written() / records
+        if made_compactions < compactions and progress > (made_compactions + 1) / (compactions + 1):
+            made_compactions += 1
+            node = _compaction(log, node, made_compactions)
+        elif made_agents < agents and progress > (made_agents + 0.5) / (agents + 1):
+            made_agents += 1
+            node, agent, side = _agent(log, node, made_agents, in_file=made_agents % 2 == 0)
+            if side is not None:
+                files[f"subagents/agent-{agent}.jsonl"] = ("\n".join(side.lines) + "\n").encode()
+        else:
+            node, _ = log.turn(node, None, rng.choice([1, 1, 1, 3]))
+            if rng.random() < 0.3:
+                node = log.noise(node)
+            if rng.random() < 0.2:
+                node = log.ask(log.answer(node))
+    log.answer(node)
+    return ("\n".join(log.lines) + "\n").encode(), files
+
+
 def best_of(repeat: int, *fns) -> list[float]:
     """The best time of each function over `repeat` rounds, run in turn so that a busy machine slows all alike."""
     best = [float("inf")] * len(fns)

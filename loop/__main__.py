@@ -5,6 +5,7 @@
     python -m loop replay t.json
     python -m loop check t.json
     python -m loop import session.jsonl --out t.json   # Claude Code, Anthropic, OpenAI, course traces
+    python -m loop import session/ --out t.json        # a Claude Code session with its subagents/ logs (or a .zip)
     python -m loop scenarios
     python -m loop serve --port 8765     # the scripted model as an Anthropic-compatible server
 """
@@ -95,18 +96,35 @@ def _imported_as_is(path: str):
 
 
 def _import(args) -> int:
-    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_file
+    from pathlib import Path
+
+    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_files, import_path
 
     max_bytes = int(args.max_mb * 1_000_000) if args.max_mb else DEFAULT_MAX_BYTES
     try:
-        imported = import_file(args.file, thread=args.thread, max_bytes=max_bytes)
+        if len(args.file) == 1:
+            imported = import_path(args.file[0], thread=args.thread, max_bytes=max_bytes)
+        else:  # a session's log and its sub-agents' logs, named one by one
+            files = []
+            for name in args.file:
+                try:
+                    files.append((Path(name).name, Path(name).read_bytes()))
+                except OSError as exc:
+                    raise ImportFailed(f"{name}: cannot read it ({exc.strerror})") from None
+            imported = import_files(files, thread=args.thread, max_bytes=max_bytes)
     except ImportFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"format: {imported.format}")
+    trace = imported.trace
     for thread in imported.threads:
         chosen = " (imported)" if thread.id == imported.thread else ""
-        print(f"thread: {thread.id}{chosen} · {thread.n_records} records · {thread.label}")
+        inside = trace.threads.get(thread.id)
+        linked = f" · started by {inside.parent_tool_use_id}" if inside is not None and inside.parent_tool_use_id else ""
+        print(f"thread: {thread.id}{chosen} · {thread.n_records} records · {thread.label}{linked}")
+    compactions = sum(1 for s in trace.steps if s.stage == "compact")
+    if compactions:
+        print(f"compactions: {compactions} (each a compact step; the history before it is kept)")
     for warning in imported.warnings:
         print(f"warning: {warning}")
     print(f"{len(imported.trace.messages)} messages, {len(imported.trace)} steps")
@@ -200,9 +218,12 @@ def main(argv: list[str] | None = None) -> int:
     check.set_defaults(func=_check)
 
     imp = sub.add_parser("import", help="import a Claude Code log, an Anthropic or OpenAI history, or a course trace")
-    imp.add_argument("file")
+    imp.add_argument("file", nargs="+",
+                     help="a file, or a Claude Code session's log with its sub-agents' logs (several files, the "
+                          "folder holding them, or a zip)")
     imp.add_argument("--out", help="write the Loopscope transcript to this file")
-    imp.add_argument("--thread", help="a Claude Code log's thread to import (default: the main conversation)")
+    imp.add_argument("--thread", help="import one thread of a Claude Code log alone (default: every thread, each "
+                                      "sub-agent inside the Task call that started it)")
     imp.add_argument("--max-mb", type=float, help="refuse files bigger than this many MB (default 100)")
     imp.set_defaults(func=_import)
 

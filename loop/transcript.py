@@ -295,7 +295,6 @@ def violations(trace: Trace) -> list[tuple[str, rules.Violation]]:
     pass over its messages.
     """
     found: list[tuple[str, rules.Violation]] = []
-    after_all = len(trace.steps)
     for tid, thread in trace.threads.items():
         final = rules.check(thread.messages, as_request=False)
         found += [("" if tid == MAIN else f"thread {tid}", v) for v in final]
@@ -312,14 +311,14 @@ def violations(trace: Trace) -> list[tuple[str, rules.Violation]]:
             if step.stage != "call_model":
                 continue
             n = step.n_messages
-            if thread.history.rewritten_since(i, after_all, n) is None and n <= len(thread.messages):
+            if thread.history.prefix_of_newest(i, n) and n <= len(thread.messages):
                 known, start = in_final, max(0, n - 1)  # a prefix of the final history: only its end is new
             elif previous is not None and n >= previous[1] \
                     and thread.history.rewritten_since(previous[0], i, previous[1]) is None:
                 known, start = seen, max(0, previous[1] - 1)  # continues the history sent before
             else:
                 seen, known, start = set(), set(), 0  # a history of its own (after a compaction)
-            for v in rules.check(trace.messages_at(i), as_request=True, start=start):
+            for v in rules.check(thread.history.view(i, n), as_request=True, start=start):
                 if (v.where, v.message) not in known and (v.where, v.message) not in seen:
                     seen.add((v.where, v.message))
                     found.append((f"steps[{i}]", v))

@@ -32,7 +32,7 @@ def test_each_scenario_runs_to_its_end(name, tmp_path):
     run = start(scenario=name, workspace=tmp_path, tool_timeout=10)
     run.run_to_end()
     assert run.state.ended == ENDINGS[name]
-    assert run.state.messages[0] == {"role": "user", "content": SCENARIOS[name].task}
+    assert run.trace.messages_at(0) == [{"role": "user", "content": SCENARIOS[name].task}]
     assert run.state.messages[-1]["role"] == "assistant"
     assert check(run.state.messages) == []
     assert all(p.status == "paired" for p in pairs(run.state.messages))

@@ -89,3 +89,21 @@ def test_what_cannot_be_imported_is_one_error_line(tmp_path):
     big.write_bytes(b" " * 2_000_000)
     done = loop("import", big, "--max-mb", "1")
     assert done.stderr.startswith("error: big.jsonl: the file is 2.0 MB, over the import limit of 1.0 MB")
+
+
+def test_import_a_session_folder_with_its_sub_agents_then_check_it(tmp_path):
+    from tests.test_import_threads import log_bytes, session_with_agent
+
+    main, side = session_with_agent(via_file=True)
+    (tmp_path / "sess" / "subagents").mkdir(parents=True)
+    (tmp_path / "sess.jsonl").write_bytes(log_bytes(main))
+    (tmp_path / "sess" / "subagents" / "agent-a9.jsonl").write_bytes(log_bytes(side))
+    out = tmp_path / "t.json"
+    done = loop("import", tmp_path / "sess.jsonl", "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert "thread: agent-a9 · 4 records · sub-agent a9: find the tests · started by toolu_task" in done.stdout.splitlines()
+    check = loop("check", out)
+    assert check.returncode == 0 and check.stdout.splitlines()[1] == \
+        "ok: thread agent-a9 (started by toolu_task): 4 messages, 1 pair(s)"
+    both = loop("import", tmp_path / "sess.jsonl", tmp_path / "sess" / "subagents" / "agent-a9.jsonl")
+    assert both.returncode == 0 and "started by toolu_task" in both.stdout
