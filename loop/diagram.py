@@ -50,18 +50,78 @@ LIT_FILL, LIT_LINE = "#ffe3c2", "#d9480f"  # the stage just executed, the edge t
 END_FILL, END_LINE = "#d3f9d8", "#2b8a3e"
 
 
+# Beyond the chapter, drawn only for a run that has them: compaction before the call (s06), and a
+# sub-agent's loop beside the tool stage (s04), lit while the cursor is inside it.
+COMPACT = ("compact", N_("compact messages\n(micro · summary)"))
+CHILD_NODES = {  # node: (label, the stage it stands for), a sub-agent's loop
+    "c_user": (N_("1 · the task's prompt\ninto its own messages"), "user_request"),
+    "c_model": (N_("2 · call the model"), "call_model"),
+    "c_append": (N_("3 · append"), "append_assistant"),
+    "c_decide": (N_("4 · tool_use?"), "decide"),
+    "c_tools": (N_("4 · run its tools"), "run_tool"),
+    "c_back": (N_("5 · write back"), "write_back"),
+    "c_done": (N_("its final text\ngoes back"), "stop"),
+}
+CHILD_EDGES = [(f"c_{a}", f"c_{b}", label) for a, b, label in EDGES]
+CHILD_TAKEN = {k: (f"c_{a}", f"c_{b}") for k, (a, b) in TAKEN.items()}
+CHILD_OF = {stage: node for node, (_, stage) in CHILD_NODES.items()}
+CHILD_LABEL = N_("a sub-agent's loop (its own messages)")
+BUSY = "#fff4e6"  # the tool stage waiting for its sub-agent
+
+
+def _node(name: str, label: str, translate, extra: list[str]) -> str:
+    attrs = ['label="' + translate(label).replace("\n", "\\n") + '"', *extra]
+    return f"  {name} [{', '.join(attrs)}];"
+
+
+def _loop(nodes: dict, edges: list, lit: str | None, taken: tuple | None, ended: bool, translate,
+          names=lambda n: n) -> list[str]:
+    """The DOT lines of one loop: its nodes, `lit` filled, `taken` drawn bold."""
+    lines = []
+    for node, (label, _) in nodes.items():
+        extra = []
+        if node.endswith("decide"):
+            extra.append("shape=diamond, margin=0.02")
+        if node.endswith("done"):
+            extra.append('shape=box, style="rounded,filled,dashed"')
+        if node == lit:
+            extra.append(f'fillcolor="{LIT_FILL}", color="{LIT_LINE}", penwidth=3')
+        elif node.endswith("done") and ended:
+            extra.append(f'fillcolor="{END_FILL}", color="{END_LINE}", penwidth=2, style="rounded,filled"')
+        lines.append(_node(node, label, translate, extra))
+    for a, b, label in edges:
+        attrs = [f'label=" {translate(label)} "'] if label else []
+        if (a, b) == taken:
+            attrs.append(f'color="{LIT_LINE}", fontcolor="{LIT_LINE}", penwidth=3.5')
+        if b.endswith("done") and a.endswith("back"):
+            attrs.append("style=dashed")
+        lines.append(f"  {a} -> {b}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
+    return lines
+
+
 def dot(stage: str | None = None, previous: str | None = None, *, continues: bool | None = None,
-        ended: bool = False, translate: Callable[[str], str] = str) -> str:
+        ended: bool = False, translate: Callable[[str], str] = str, compact: bool = False,
+        child: dict | None = None) -> str:
     """The loop with `stage` lit and the edge from `previous` drawn bold.
 
     At a `decide` step the edge drawn is the one it chose: to the tools when
     `continues`, to the end otherwise. `translate` turns each English label
-    into the page's language.
+    into the page's language. `compact` adds the compaction stage before the
+    call; `child` ({"stage", "previous", "continues", "ended", "returned"} of
+    a sub-agent's step, or {} when the cursor is not in one) adds a
+    sub-agent's loop beside the tool stage.
     """
-    lit = NODE_OF.get(stage or "")
-    taken = TAKEN.get((previous or "", stage or ""))
-    if stage == "decide" and continues is not None:
+    inside = bool(child and child.get("stage"))
+    lit = None if inside else NODE_OF.get(stage or "")
+    if stage in ("summarize", "compact") and not inside:
+        lit = COMPACT[0]
+    taken = None if inside else TAKEN.get((previous or "", stage or ""))
+    if stage == "decide" and continues is not None and not inside:
         taken = ("decide", "tools") if continues else ("decide", "done")
+    if not inside:
+        taken = {("write_back", "summarize"): ("back", "compact"), ("write_back", "compact"): ("back", "compact"),
+                 ("compact", "call_model"): ("compact", "model"), ("summarize", "compact"): ("compact", "compact"),
+                 ("compact", "summarize"): ("compact", "compact")}.get((previous or "", stage or ""), taken)
     lines = [
         "digraph loop {",
         '  graph [rankdir=TB, bgcolor="transparent", nodesep=0.2, ranksep=0.22, fontname="Helvetica"];',
@@ -69,34 +129,64 @@ def dot(stage: str | None = None, previous: str | None = None, *, continues: boo
         ' fontsize=10, fontcolor="#212529", margin="0.1,0.04"];',
         '  edge [color="#adb5bd", fontname="Helvetica", fontsize=9, fontcolor="#495057", arrowsize=0.6];',
     ]
-    for node, (label, _) in NODES.items():
-        attrs = ['label="' + translate(label).replace("\n", "\\n") + '"']
-        if node == "decide":
-            attrs.append("shape=diamond, margin=0.02")
-        if node == "done":
-            attrs.append("shape=box, style=\"rounded,filled,dashed\"")
-        if node == lit:
-            attrs.append(f'fillcolor="{LIT_FILL}", color="{LIT_LINE}", penwidth=3')
-        elif node == "done" and ended:
-            attrs.append(f'fillcolor="{END_FILL}", color="{END_LINE}", penwidth=2, style="rounded,filled"')
-        lines.append(f"  {node} [{', '.join(attrs)}];")
-    for a, b, label in EDGES:
-        attrs = [f'label=" {translate(label)} "'] if label else []
-        if (a, b) == taken:
-            attrs.append(f'color="{LIT_LINE}", fontcolor="{LIT_LINE}", penwidth=3.5')
-        if (a, b) == ("back", "done"):
-            attrs.append("style=dashed")
-        lines.append(f"  {a} -> {b}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
+    lines += _loop(NODES, EDGES, lit, taken, ended and not inside, translate)
+    if inside:  # the tool stage waits for the sub-agent's answer
+        lines.append(f'  tools [fillcolor="{BUSY}", color="{LIT_LINE}", penwidth=2, style="rounded,filled,dashed"];')
+    if compact:
+        extra = [f'fillcolor="{LIT_FILL}", color="{LIT_LINE}", penwidth=3'] if lit == COMPACT[0] else []
+        lines.append(_node(COMPACT[0], COMPACT[1], translate, extra))
+        for a, b, label in (("back", "compact", N_("before a call")), ("compact", "model", ""),
+                            ("compact", "compact", N_("summary call"))):
+            attrs = [f'label=" {translate(label)} "'] if label else []
+            attrs += [f'color="{LIT_LINE}", fontcolor="{LIT_LINE}", penwidth=3.5'] if (a, b) == taken else []
+            attrs += ["style=dashed"] if (a, b) == ("back", "compact") else []
+            lines.append(f"  {a} -> {b}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
+        lines.append("  { rank=same; model; compact; }")
+    if child is not None:
+        c_stage = child.get("stage")
+        c_lit = CHILD_OF.get(c_stage or "") if inside else None
+        c_taken = CHILD_TAKEN.get((child.get("previous") or "", c_stage or "")) if inside else None
+        if inside and c_stage == "decide" and child.get("continues") is not None:
+            c_taken = ("c_decide", "c_tools") if child["continues"] else ("c_decide", "c_done")
+        border = f'color="{LIT_LINE}"; penwidth=2.5' if inside else 'color="#ced4da"; style="dashed"'
+        title = translate(CHILD_LABEL)
+        lines.append(f'  subgraph cluster_child {{ label="{title}"; fontsize=10; fontcolor="#495057"; {border};')
+        lines += ["  " + line for line in _loop(CHILD_NODES, CHILD_EDGES, c_lit, c_taken,
+                                                inside and bool(child.get("ended")), translate)]
+        # Two rows, not seven: the call side and the tool side of the sub-agent's loop.
+        lines.append("    { rank=same; c_user; c_model; c_append; c_decide; }")
+        lines.append("    { rank=same; c_back; c_tools; c_done; }")
+        lines.append("  }")
+        start = inside and c_stage == "user_request" and not child.get("previous")
+        back = bool(child.get("returned"))
+        lines.append(f'  tools -> c_user [label=" task ", style=dashed'
+                     + (f', color="{LIT_LINE}", fontcolor="{LIT_LINE}", penwidth=3.5' if start else "") + "];")
+        lines.append('  c_done -> tools [label=" tool_result ", style=dashed, constraint=false'
+                     + (f', color="{LIT_LINE}", fontcolor="{LIT_LINE}", penwidth=3.5' if back else "") + "];")
     lines.append("  { rank=same; decide; done; }")
     lines.append("}")
     return "\n".join(lines)
 
 
 def dot_at(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> str:
-    """The diagram for step `cursor` of `trace` (nothing lit before the first step)."""
+    """The diagram for step `cursor` of `trace` (nothing lit before the first step).
+
+    A run with compaction draws its compact stage, one with sub-agents their loop beside the tool stage.
+    """
+    toolset = trace.meta.get("toolset")
+    compact = toolset == "s06" or trace.has_compaction
+    nested = toolset == "s04" or trace.has_threads
     if not 0 <= cursor < len(trace):
-        return dot(translate=translate)
+        return dot(translate=translate, compact=compact, child={} if nested else None)
     step = trace.steps[cursor]
-    previous = trace.steps[cursor - 1].stage if cursor > 0 else None
+    before = trace.previous_in_thread(cursor)
+    previous = trace.steps[before].stage if before is not None else None
+    child = {} if nested else None
+    if not trace.thread_of(cursor).is_main:  # inside a sub-agent: its loop is lit, the parent waits at its tools
+        child = {"stage": step.stage, "previous": previous, "continues": step.detail.get("continues"),
+                 "ended": step.ended is not None}
+        return dot(None, None, translate=translate, compact=compact, child=child)
+    if nested and step.stage == "run_tool" and step.detail.get("thread"):
+        child = {"returned": True}
     return dot(step.stage, previous, continues=step.detail.get("continues"), ended=step.ended is not None,
-               translate=translate)
+               translate=translate, compact=compact, child=child)

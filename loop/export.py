@@ -44,11 +44,16 @@ def to_markdown(trace: Trace, upto: int | None = None) -> str:
     out = [f"# {meta.get('task') or 'Agent loop transcript'}", "",
            f"- model: `{meta.get('model')}`" + (" (scripted, offline)" if meta.get("scripted") else ""),
            f"- steps: {index + 1} of {len(trace.steps)}"]
+    thread = trace.thread_of(index)
+    if trace.has_threads:  # whose history this is: the main loop's or a sub-agent's
+        started = f" (started by `{thread.parent_tool_use_id}`)" if thread.parent_tool_use_id else ""
+        out += [f"- thread: `{thread.id}`{started}"]
     if step:
         out += [f"- turn_count: {step.turn_count}", f"- transition_reason: {step.transition_reason}",
                 f"- stop_reason: {step.stop_reason}", f"- ended: {step.ended or 'not yet'}"]
-    if meta.get("system"):
-        out += ["", "## System prompt", "", _fenced(str(meta["system"]))]
+    system = meta.get("system") if thread.is_main else thread.system
+    if system:
+        out += ["", "## System prompt", "", _fenced(str(system))]
     out += ["", "## Messages", ""]
     for i, message in enumerate(messages):
         out += [f"### {i}. {message.get('role')}", ""]

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from bisect import bisect_right
 
 import pandas as pd
 
 from . import rules
 from .narrate import describe, head
-from .trace import STAGE_TITLES, Trace
+from .trace import MAIN, STAGE_TITLES, Thread, Trace
 
 # Red is kept for is_error, so an id's colour never reads as a failure.
 ID_COLOURS = ("blue", "green", "orange", "violet", "yellow", "gray")
@@ -21,6 +22,60 @@ ID_COLOURS = ("blue", "green", "orange", "violet", "yellow", "gray")
 PAIR_COLUMNS = ["turn", "id", "colour", "tool", "input", "result", "is_error", "status"]
 STEP_COLUMNS = ["now", "step", "stage", "turn_count", "transition_reason", "stop_reason", "messages",
                 "input tokens", "output tokens"]
+# A run with sub-agents adds a thread column to both (a run without keeps the chapter's columns).
+THREAD_COLUMN = "thread"
+
+
+def pair_columns(trace: Trace) -> list[str]:
+    return [THREAD_COLUMN, *PAIR_COLUMNS] if trace.has_threads else PAIR_COLUMNS
+
+
+def step_columns(trace: Trace) -> list[str]:
+    return [*STEP_COLUMNS[:2], THREAD_COLUMN, *STEP_COLUMNS[2:]] if trace.has_threads else STEP_COLUMNS
+
+
+def thread_name(thread: Thread) -> str:
+    """How a thread is named on a page: `main`, or `task toolu_…` after the tool_use that started it."""
+    if thread.is_main:
+        return MAIN
+    started = thread.parent_tool_use_id
+    if isinstance(started, str) and started:
+        return f"task {started if len(started) <= 16 else started[:15] + '…'}"
+    return thread.id if len(thread.id) <= 24 else thread.id[:23] + "…"
+
+
+def breadcrumb(trace: Trace, cursor: int) -> list[tuple[Thread, int | None]]:
+    """The threads from the main one down to the cursor's, each with the step that goes there.
+
+    Going up leads to the parent's run_tool step that took the sub-agent's
+    answer (or, while it runs, the parent's last step before it); the last
+    item is the cursor's own thread (its step: the cursor).
+    """
+    path = trace.path(cursor)
+    out = []
+    for thread, below in zip(path, path[1:]):
+        to = trace.returned_at(below.id)
+        if to is None:
+            first = trace.opened_at(below.id)
+            to = trace.last_in_thread(thread.id, first) if first is not None else None
+        out.append((thread, to))
+    out.append((path[-1], cursor if 0 <= cursor < len(trace) else None))
+    return out
+
+
+def sub_agent_at(trace: Trace, cursor: int) -> Thread | None:
+    """The sub-agent a step leads into: the one its run_tool took the answer of, or the one about to start."""
+    if not 0 <= cursor < len(trace):
+        return None
+    step = trace.steps[cursor]
+    if step.stage == "run_tool" and step.detail.get("thread") in trace.threads:
+        return trace.threads[step.detail["thread"]]
+    if cursor + 1 < len(trace):
+        after = trace.steps[cursor + 1]
+        thread = trace.threads.get(after.thread)
+        if thread is not None and thread.parent == step.thread and trace.opened_at(after.thread) == cursor + 1:
+            return thread
+    return None
 
 
 def id_colour(tool_use_id: object) -> str:
@@ -51,7 +106,9 @@ def status_line(trace: Trace, cursor: int) -> str:
     if not 0 <= cursor < len(trace):
         return f"Step 0 of {len(trace)} · not started"
     step = trace.steps[cursor]
-    return (f"Step {cursor + 1} of {len(trace)} · turn {step.turn_count} · "
+    thread = trace.thread_of(cursor)
+    where = "" if thread.is_main else f"{thread_name(thread)} · "
+    return (f"Step {cursor + 1} of {len(trace)} · {where}turn {step.turn_count} · "
             f"{STAGE_TITLES.get(step.stage, step.stage)}")
 
 
@@ -80,25 +137,55 @@ def window(total: int, size: int, offset: int = 0, snap: int = 10) -> tuple[int,
 
 
 def pending_response(trace: Trace, cursor: int) -> dict | None:
-    """At a call_model step: the response received but not yet appended to messages."""
-    if 0 <= cursor < len(trace) and trace.steps[cursor].stage == "call_model":
+    """At a call_model step: the response received but not yet appended to messages (at a summarize step: the
+    summary, not yet in place of the history)."""
+    if 0 <= cursor < len(trace) and trace.steps[cursor].stage in ("call_model", "summarize"):
         return trace.response_at(cursor)
     return None
 
 
 def last_call_at(trace: Trace, cursor: int) -> int | None:
-    """The index of the last call_model step at or before `cursor`."""
-    for i in range(min(cursor, len(trace) - 1), -1, -1):
-        if trace.steps[i].stage == "call_model":
+    """The index of the last call_model (or summarize) step of the cursor's thread at or before `cursor`."""
+    if not 0 <= cursor < len(trace):
+        return None
+    own = trace.steps_of(trace.steps[cursor].thread)
+    for i in reversed(own[: bisect_right(own, cursor)]):
+        if trace.steps[i].stage in ("call_model", "summarize"):
             return i
     return None
+
+
+def compaction_at(trace: Trace, cursor: int) -> dict | None:
+    """At a compact step, what it rewrote, as the page shows it side by side.
+
+    {"kind", "why", "before": {"messages", "tokens"}, "after": {...}, "pairs": [(index, old, new)] for messages
+    replaced in place, or "history_before" and "history_after" when the whole history was replaced}.
+    """
+    if not 0 <= cursor < len(trace) or trace.steps[cursor].stage != "compact":
+        return None
+    step = trace.steps[cursor]
+    d = step.detail
+    before_n = d.get("messages_before", len(trace.history_before(cursor)))
+    out = {"kind": d.get("kind"), "why": d.get("why", ""),
+           "before": {"messages": before_n, "tokens": d.get("tokens_before")},
+           "after": {"messages": step.n_messages, "tokens": d.get("tokens_after")}}
+    if "history_before" in d:
+        out["history_before"] = d["history_before"]
+        out["history_after"] = trace.messages_at(cursor)
+        out["summary"] = d.get("summary")
+    else:
+        slots = sorted({item.get("index") for item in d.get("replaced", []) if isinstance(item.get("index"), int)})
+        now = {slot: trace.window_at(cursor, slot, slot + 1) for slot in slots}
+        old = {item["index"]: item.get("message") for item in d.get("replaced", []) if isinstance(item.get("index"), int)}
+        out["pairs"] = [(slot, old[slot], (now[slot] or [None])[0]) for slot in slots]
+    return out
 
 
 # -- Pairs: one row per tool_use --
 def pairs_table(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> pd.DataFrame:
     """`pairs_rows` as a table (for the CSV export); `table.attrs["total"]` is the number of rows in all."""
     rows, total = pairs_rows(trace, cursor, recent=recent, problems=problems)
-    table = pd.DataFrame(rows, columns=PAIR_COLUMNS)
+    table = pd.DataFrame(rows, columns=pair_columns(trace))
     table.attrs["total"] = total
     return table
 
@@ -106,28 +193,35 @@ def pairs_table(trace: Trace, cursor: int, *, recent: int | None = None, problem
 def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> tuple[list[dict], int]:
     """The tool_use/tool_result pairs of the history at `cursor`, with results collected but not written back.
 
-    One dict a pair, keyed by PAIR_COLUMNS, and the number of pairs in all. With
+    One dict a pair, keyed by the pair columns, and the number of pairs in all.
+    A run with sub-agents has a row for each pair of every thread's history as
+    it stands at the cursor, the cursor's own thread last (newest). With
     `recent`, a long history keeps only its last `recent` paired rows and its
     first `problems` waiting or orphan rows (only those are formatted, so it
     stays cheap).
     """
-    messages = trace.messages_at(cursor)
-    # keyed like Pair.tool_use_id (a string): a broken file may hold an object or a list where an id belongs
-    pending = {str(b.get("tool_use_id")): b for b in trace.results_at(cursor)} if 0 <= cursor < len(trace) else {}
-    found = rules.pairs(messages)
+    here = trace.thread_of(cursor).id
+    found = []  # (thread, pair, turn of its message)
+    for thread in [t for t in trace.threads.values() if t.id != here] + [trace.threads[here]]:
+        at = cursor if thread.id == here else trace.last_in_thread(thread.id, cursor)
+        if at is None or not 0 <= at < len(trace):
+            continue
+        messages = trace.messages_at(at)
+        pending = {str(b.get("tool_use_id")): b for b in trace.results_at(at)}
+        turn_of: list[int] = []  # the turn a message belongs to: one assistant message a turn
+        turn = 0
+        for message in messages:
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                turn += 1
+            turn_of.append(max(turn, 1))
+        found += [(thread, pair, pending, turn_of) for pair in rules.pairs(messages)]
     chosen = range(len(found))
     if recent is not None and len(found) > recent + problems:
-        paired = [i for i, p in enumerate(found) if p.status == "paired"]
-        others = [i for i, p in enumerate(found) if p.status != "paired"]
+        paired = [i for i, (_, p, _, _) in enumerate(found) if p.status == "paired"]
+        others = [i for i, (_, p, _, _) in enumerate(found) if p.status != "paired"]
         chosen = sorted(others[:problems] + paired[-recent:] if recent else others[:problems])
-    turn_of: list[int] = []  # the turn a message belongs to: one assistant message a turn
-    turn = 0
-    for message in messages:
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            turn += 1
-        turn_of.append(max(turn, 1))
     rows = []
-    for pair in (found[i] for i in chosen):
+    for thread, pair, pending, turn_of in (found[i] for i in chosen):
         result, is_error = pair.result, pair.is_error
         shown = short(result_text(result)) if pair.result_index is not None or pair.status == "orphan" else ""
         if pair.status == "waiting" and pair.tool_use_id in pending:
@@ -135,7 +229,8 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
             is_error = bool(collected.get("is_error"))
             shown = "(collected, not yet written back) " + short(result_text(collected.get("content")), 60)
         where = pair.use_index if pair.use_index is not None else pair.result_index
-        rows.append({
+        row = {THREAD_COLUMN: thread_name(thread)} if trace.has_threads else {}
+        row.update({
             "turn": turn_of[where] if where is not None and where < len(turn_of) else None,
             "colour": id_colour(pair.tool_use_id),
             "id": pair.tool_use_id,
@@ -145,15 +240,17 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
             "is_error": is_error,
             "status": pair.status,
         })
+        rows.append(row)
     return rows, len(found)
 
 
 # -- LoopState: one row per step --
 def step_row(trace: Trace, i: int) -> list:
-    """Step i's row of the LoopState table (STEP_COLUMNS), "now" left empty: the LoopState after it."""
+    """Step i's row of the LoopState table (`step_columns`), "now" left empty: the LoopState of its thread after it."""
     step = trace.steps[i]
-    return ["", i + 1, step.stage, step.turn_count, step.transition_reason, step.stop_reason, step.n_messages,
-            step.input_tokens, step.output_tokens]
+    thread = [thread_name(trace.threads[step.thread])] if trace.has_threads else []
+    return ["", i + 1, *thread, step.stage, step.turn_count, step.transition_reason, step.stop_reason,
+            step.n_messages, step.input_tokens, step.output_tokens]
 
 
 def steps_window(trace: Trace, cursor: int, around: int | None = None) -> tuple[int, int]:
@@ -167,7 +264,7 @@ def steps_window(trace: Trace, cursor: int, around: int | None = None) -> tuple[
 
 def steps_table(trace: Trace) -> pd.DataFrame:
     """One row per step: the LoopState after it (for the CSV export)."""
-    return pd.DataFrame([step_row(trace, i) for i in range(len(trace))], columns=STEP_COLUMNS)
+    return pd.DataFrame([step_row(trace, i) for i in range(len(trace))], columns=step_columns(trace))
 
 
 def state_rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:
@@ -187,8 +284,9 @@ def growth_table(trace: Trace, cursor: int) -> pd.DataFrame:
     Indexed by turn, for a line chart of how the context grows as tool_results are written back.
     """
     rows = []
+    here = trace.thread_of(cursor).id  # the growth of the cursor's thread: each loop has its own context
     for step in trace.steps[: cursor + 1]:
-        if step.stage != "call_model":
+        if step.stage != "call_model" or step.thread != here:
             continue
         usage = (step.detail.get("response") or {}).get("usage") or {}
         rows.append({"turn": step.turn_count, "messages sent": step.n_messages,

@@ -6,7 +6,7 @@ from pages.views.forks import trace_label
 from pages.views.i18n import lang, t
 from pages.views.nav import through_app
 from pages.views.permalink import open_sample_link
-from pages.views.replay import _open_sample, draw_openers, draw_thread_picker, sample_names
+from pages.views.replay import _open_sample, draw_openers, sample_names
 from pages.views.step import draw_step
 
 through_app()
@@ -20,7 +20,6 @@ if replay is None:
     st.info(t("Open a transcript or choose a sample to replay."))
     st.stop()
 
-draw_thread_picker(replay)
 trace, meta = replay["trace"], replay["trace"].meta
 st.markdown(t("**Replaying {name}** · format `{format}` · model `{model}`", name=replay["name"], format=replay["format"],
               model=meta.get("model", "?")) + (" · " + t("task: {task}", task=meta["task"]) if meta.get("task") else ""))

@@ -15,7 +15,7 @@ from loop.errors import explain
 from loop.narrate import describe
 from loop.runner import DENIED, Run
 from loop.trace import Trace
-from loop.views import what_happened
+from loop.views import thread_name, what_happened
 
 from .gate import draw_gate, waiting
 from .i18n import lang, stage_title, t
@@ -101,6 +101,10 @@ def status(trace: Trace, cursor: int) -> str:
     if not 0 <= cursor < len(trace):
         return t("Step 0 of {n} · not started", n=len(trace))
     step = trace.steps[cursor]
+    thread = trace.thread_of(cursor)
+    if not thread.is_main:  # a sub-agent's step: its own turn_count, in its own thread
+        return t("Step {k} of {n} · {thread} · turn {turn} · {stage}", k=cursor + 1, n=len(trace),
+                 thread=thread_name(thread), turn=step.turn_count, stage=stage_title(step.stage))
     return t("Step {k} of {n} · turn {turn} · {stage}", k=cursor + 1, n=len(trace), turn=step.turn_count,
              stage=stage_title(step.stage))
 
@@ -172,8 +176,13 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> 
         with cols[4]:
             if run is not None and at_end:
                 nxt = run.next_stage()
+                frame = run.frames[-1]
                 st.markdown(t("The loop has ended: **{why}**.", why=run.state.ended) if nxt is None else
                             t("Next: **Run** or **Deny** the command above.") if gated else
+                            t("Next, **Step** starts the sub-agent's own loop: *{stage}*.", stage=stage_title(nxt))
+                            if nxt == "user_request" and frame.state.stage is not None else
+                            t("Next, **Step** goes back to the parent: *{stage}* takes the sub-agent's answer.",
+                              stage=stage_title(nxt)) if frame.state.ended else
                             t("Next, **Step** executes *{stage}*.", stage=stage_title(nxt)))
             elif not at_end:
                 st.markdown(t("Moving the cursor runs nothing: every step is already recorded."))

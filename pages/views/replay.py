@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from loop.importers import ImportFailed, import_bytes
+from loop.importers import ImportFailed, import_bytes, import_files
 
 from .i18n import t
 
@@ -22,34 +22,20 @@ def sample_names() -> list[str]:
     return sorted(p.stem for p in SAMPLES.glob("*.json"))
 
 
-def _open(data: bytes, name: str, source: str, thread: str | None = None) -> None:
-    imported = import_bytes(data, name, thread=thread)
-    many = len(imported.threads) > 1
+def _open(data: bytes, name: str, source: str) -> None:
+    _keep(import_bytes(data, name), name, source)
+
+
+def _open_many(files: list[tuple[str, bytes]]) -> None:
+    """A Claude Code session with its sub-agents' logs (several files, or a zip): one trace, every thread."""
+    imported = import_files(files)
+    name = imported.trace.meta.get("imported", {}).get("source") or files[0][0]
+    _keep(imported, name, "upload")
+
+
+def _keep(imported, name: str, source: str) -> None:
     st.session_state[REPLAY] = {"trace": imported.trace, "format": imported.format,
-                                "warnings": list(imported.warnings), "name": name, "source": source,
-                                "threads": imported.threads if many else [],
-                                "thread": imported.thread if many else None,
-                                # kept only when there is another thread to open from it
-                                "data": data if many else None}
-
-
-def draw_thread_picker(replay: dict) -> None:
-    """For a Claude Code log with sub-agents: which thread to replay (the main conversation first)."""
-    threads = replay.get("threads") or []
-    if not threads:
-        return
-    ids = [th.id for th in threads]
-    labels = {th.id: f"{th.label} ({th.n_records} records)" for th in threads}
-    current = replay.get("thread") if replay.get("thread") in ids else ids[0]
-    chosen = st.selectbox(t("Thread (sub-agents have threads of their own)"), ids, index=ids.index(current),
-                          format_func=labels.get, key=f"replay-thread-{replay['name']}")
-    if chosen != current:
-        try:
-            _open(replay["data"], replay["name"], replay["source"], thread=chosen)
-        except ImportFailed as exc:
-            st.error(str(exc))
-            return
-        st.rerun()
+                                "warnings": list(imported.warnings), "name": name, "source": source}
 
 
 def _open_sample() -> None:
@@ -76,21 +62,28 @@ def draw_openers() -> dict | None:
         st.selectbox(t("A built-in sample"), sample_names(), key="replay-sample", on_change=_open_sample,
                      index=None, placeholder=t("Choose a sample…"))
     with left:
-        upload = st.file_uploader(
-            t("Open a saved transcript"), key="replay-upload",
+        uploads = st.file_uploader(
+            t("Open a saved transcript"), key="replay-upload", accept_multiple_files=True,
             help=t("A Loopscope transcript (Save transcript), or a log the importers read: Claude Code .jsonl, "
-                   "an Anthropic messages list or request body, OpenAI chat, the course's traces."))
-    if upload is None:
+                   "an Anthropic messages list or request body, OpenAI chat, the course's traces. A Claude Code "
+                   "session's log can come with its sub-agents' logs (`subagents/agent-….jsonl`): drop them all "
+                   "together, or one `.zip` of them."))
+    ids = tuple(u.file_id for u in uploads or [])
+    if not ids:
         st.session_state.pop("replay-upload-id", None)
         st.session_state.pop("replay-upload-error", None)
-    elif st.session_state.get("replay-upload-id") != upload.file_id:
-        st.session_state["replay-upload-id"] = upload.file_id
+    elif st.session_state.get("replay-upload-id") != ids:
+        st.session_state["replay-upload-id"] = ids
+        named = ", ".join(u.name for u in uploads)
         try:
-            _open(upload.getvalue(), upload.name, "upload")
+            if len(uploads) == 1 and not uploads[0].name.lower().endswith(".zip"):
+                _open(uploads[0].getvalue(), uploads[0].name, "upload")
+            else:
+                _open_many([(u.name, u.getvalue()) for u in uploads])
         except ImportFailed as exc:
             st.session_state["replay-upload-error"] = str(exc)
         except Exception as exc:  # an importer's bug must not take the page down
-            st.session_state["replay-upload-error"] = f"{upload.name}: could not be read ({type(exc).__name__}: {exc})"
+            st.session_state["replay-upload-error"] = f"{named}: could not be read ({type(exc).__name__}: {exc})"
         else:
             st.session_state.pop("replay-upload-error", None)
     for key in ("replay-upload-error", "replay-error"):

@@ -54,10 +54,14 @@ def draw_note(trace: Trace, cursor: int) -> None:
     """The note of the stage just executed, in the chosen language."""
     if not 0 <= cursor < len(trace):
         return
-    stage = trace.steps[cursor].stage
+    step = trace.steps[cursor]
     with st.container(border=True, key="stage-note"):
-        st.markdown(f"**{stage_title(stage)}**")
-        st.markdown(note(stage, lang()))
+        st.markdown(f"**{stage_title(step.stage)}**")
+        st.markdown(note(step.stage, lang()))
+        if not trace.thread_of(cursor).is_main:  # where the learner is: inside a call frame
+            st.markdown(note("subagent", lang()))
+        elif step.stage == "run_tool" and step.detail.get("thread"):
+            st.markdown(note("subagent_returns", lang()))
 
 
 @st.fragment

@@ -14,7 +14,17 @@ import re
 import streamlit as st
 
 from loop.trace import Trace
-from loop.views import PAIR_COLUMNS, STEP_COLUMNS, pairs_rows, pairs_table, state_rows, step_row, steps_window
+from loop.views import (
+    THREAD_COLUMN,
+    pair_columns,
+    pairs_rows,
+    pairs_table,
+    state_rows,
+    step_columns,
+    step_row,
+    steps_window,
+    thread_name,
+)
 
 from .blocks import id_badge
 from .i18n import t
@@ -68,16 +78,19 @@ def pairs_markdown(trace: Trace, cursor: int) -> tuple[str, int, int]:
     """The Pairs table as Markdown, with the number of rows drawn and in all (a long one: the newest rows)."""
     found, total = pairs_rows(trace, cursor, recent=RECENT, problems=PROBLEMS)
     rows = [[
+        *([cell(row[THREAD_COLUMN])] if THREAD_COLUMN in row else []),
         cell(row["turn"]), badge_cell(row["id"]), cell(row["colour"]), cell(row["tool"]), cell(row["input"]),
         cell(row["result"]), ":red-badge[true]" if row["is_error"] else "false",
         cell(row["status"]) if row["status"] == "paired" else f"**{cell(row['status'])}**",
     ] for row in found]
-    return markdown_table(PAIR_COLUMNS, rows), len(found), total
+    return markdown_table(pair_columns(trace), rows), len(found), total
 
 
 def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
     pending = len(trace.results_at(cursor)) if 0 <= cursor < len(trace) else 0
     n = trace.steps[cursor].n_messages if 0 <= cursor < len(trace) else 0
+    if trace.has_threads or trace.has_compaction:  # what the table shows depends on more than one history
+        n = (n, cursor)
     everything = bool(st.session_state.get(f"{key}-all-pairs"))
     text, shown, total = _cached(f"{key}-pairs-table", trace, (n, pending),
                                  lambda: pairs_markdown(trace, cursor))
@@ -109,13 +122,16 @@ def steps_markdown(trace: Trace, cursor: int) -> tuple[str, int, int]:
         if i == cursor:
             values = [NOW] + [f"**{v}**" if v else v for v in values[1:]]
         rows.append(values)
-    return markdown_table(STEP_COLUMNS, rows), start, end - start
+    return markdown_table(step_columns(trace), rows), start, end - start
 
 
 def draw_loop_state(trace: Trace, cursor: int, key: str) -> None:
     st.markdown(t("#### LoopState · after each step"))
     now = state_rows(trace, cursor)  # the chapter's three fields, as one row: the state the next stage starts from
-    st.caption(t("Now"))
+    if trace.has_threads and 0 <= cursor < len(trace):  # each thread has its own LoopState: the cursor's
+        st.caption(t("Now, in thread {thread}", thread=f"`{thread_name(trace.thread_of(cursor))}`"))
+    else:
+        st.caption(t("Now"))
     st.markdown(markdown_table([f for f, _ in now], [[f"**{cell(v)}**" for _, v in now]]))
     if not len(trace):
         st.caption(t("No steps yet."))
