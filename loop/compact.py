@@ -19,7 +19,7 @@ nothing is truly lost. This module says *what* to rewrite; the runner
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .rules import tool_results, tool_uses
@@ -109,24 +109,41 @@ class Compact(Tool):
         return ToolOutput("Compressing...")
 
 
-@dataclass(frozen=True)
+@dataclass
 class Compaction:
     """A run's compaction settings: on when the toolset is s06."""
 
     threshold: int = THRESHOLD  # estimated tokens past which the history is summarised
+    # JSON length of each message seen, by identity (the message kept alive with it): the estimate before
+    # every call then costs a lookup a message, not a JSON dump of the whole history.
+    sizes: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def due(self, messages: list, done: str | None = None) -> str | None:
-        """The compaction the loop makes before its next call ("manual", "micro", "auto"), or None to call.
+    def estimate(self, messages: list) -> int:
+        """`estimate_tokens(messages)`, the same number, from the sizes already known."""
+        total = 2 + 2 * max(0, len(messages) - 1)  # "[" "]" and the ", " between messages
+        sizes = self.sizes
+        for message in messages:
+            known = sizes.get(id(message))
+            if known is None or known[0] is not message:
+                known = sizes[id(message)] = (message, len(json.dumps(message, default=str)))
+            total += known[1]
+        return total // 4
+
+    def due(self, messages: list, done: str | None = None) -> tuple[str | None, list]:
+        """The compaction the loop makes before its next call ("manual", "micro", "auto"), or None to call,
+        with micro-compact's changes when that is the one.
 
         `done` is the kind of compaction already made since the last call: after
         a summary the loop calls, even if the summary is long.
         """
         if done in ("auto", "manual"):
-            return None
+            return None, []
         if done is None and compact_requested(messages):
-            return "manual"
-        if done is None and micro_compact(messages):
-            return "micro"
-        if estimate_tokens(messages) > self.threshold:
-            return "auto"
-        return None
+            return "manual", []
+        if done is None:
+            changes = micro_compact(messages)
+            if changes:
+                return "micro", changes
+        if self.estimate(messages) > self.threshold:
+            return "auto", []
+        return None, []

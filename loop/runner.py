@@ -153,8 +153,12 @@ class Run:
         """The compaction the top loop makes before its next call, if any (loop/compact.py says which)."""
         if self.compaction is None:
             return None
+        return self._plan(frame)[0]
+
+    def _plan(self, frame: Frame) -> tuple[str | None, list]:
+        """(the compaction due, micro-compact's changes), worked out once a step: next_stage() is asked often."""
         key = (len(self.trace.steps), frame.thread.id)
-        if self._due_cache is None or self._due_cache[0] != key:  # next_stage() is asked often; scan once a step
+        if self._due_cache is None or self._due_cache[0] != key:
             done = [s.detail.get("kind") for s in self._compacted(frame) if s.stage == "compact"]
             kind = "auto" if {"auto", "manual"} & set(done) else "micro" if done else None
             self._due_cache = (key, self.compaction.due(frame.state.messages, kind))
@@ -274,7 +278,7 @@ class Run:
         usage = reply.response.get("usage") or {}
         s.input_tokens += usage.get("input_tokens") or 0
         s.output_tokens += usage.get("output_tokens") or 0
-        tokens = compact.estimate_tokens(s.messages)
+        tokens = self.compaction.estimate(s.messages)
         why = (f"the history is about {tokens:,} tokens, past the threshold of {self.compaction.threshold:,}"
                if kind == "auto" else "the model called the compact tool")
         return {"kind": kind, "why": why, "request": dict(reply.request, messages=sent), "response": reply.response,
@@ -286,9 +290,9 @@ class Run:
         s = frame.state
         made = self._compacted(frame)
         summary = made[-1].detail if made and made[-1].stage == "summarize" else None
-        tokens_before, n_before = compact.estimate_tokens(s.messages), len(s.messages)
+        tokens_before, n_before = self.compaction.estimate(s.messages), len(s.messages)
         if summary is None:
-            changes = compact.micro_compact(s.messages)
+            changes = self._plan(frame)[1]
             blocks = sum(a is not b for i, m in changes for a, b in zip(s.messages[i]["content"], m["content"]))
             detail = {"kind": "micro", "replaced": [{"index": i, "message": s.messages[i]} for i, _ in changes],
                       "why": f"{blocks} old tool_result(s) replaced by placeholders; the newest "
@@ -302,7 +306,7 @@ class Run:
             s.messages[:] = compact.summarized(summary["summary"])
             rewritten = list(range(len(s.messages)))
         detail.update(messages_before=n_before, messages_after=len(s.messages), tokens_before=tokens_before,
-                      tokens_after=compact.estimate_tokens(s.messages))
+                      tokens_after=self.compaction.estimate(s.messages))
         return detail, rewritten
 
 

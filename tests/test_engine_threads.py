@@ -354,3 +354,16 @@ def test_a_journal_saved_step_by_step_loads_as_the_same_run_and_resumes_inside_i
     again.run_to_end()
     assert [s.stage for s in again.trace.steps] == [s.stage for s in run.trace.steps]
     assert again.trace.messages == run.trace.messages
+
+
+def test_the_compaction_estimate_is_the_json_length_over_four_however_the_history_changed():
+    compaction = Compaction()
+    messages = [{"role": "user", "content": "héllo"}]
+    assert compaction.estimate([]) == compact.estimate_tokens([])
+    for n in range(30):
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": "x" * n}]})
+        if n % 7 == 3:
+            messages[1] = {"role": "assistant", "content": "rewritten " * n}
+        if n == 20:
+            messages[:] = [{"role": "user", "content": "summary"}]
+        assert compaction.estimate(messages) == compact.estimate_tokens(messages), n
