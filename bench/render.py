@@ -1,7 +1,8 @@
-"""Click-to-update in a real browser, for short and very long histories.
+"""Click-to-update in a real browser, for short and very long histories, and inside a sub-agent.
 
-    .venv/bin/python bench/render.py                 # 10, 200 and 5,000 messages
+    .venv/bin/python bench/render.py                 # 10, 200 and 5,000 messages, then main vs sub-agent
     .venv/bin/python bench/render.py --sizes 5 5000 --clicks 20
+    .venv/bin/python bench/render.py --sizes --threads-only
 
 For each size it writes a synthetic transcript (the real engine, a counting
 model and an echo tool: one tool_use a turn), serves `streamlit run app.py` on
@@ -11,6 +12,12 @@ again (every stage; the history window moves as messages come and go). A click
 is timed in the page, from the click until the page says the new step
 ("Step k of n"), the script state is `notRunning` and a frame is painted.
 It prints the median and the worst of each.
+
+Then one run with a sub-agent (a main thread of 2,000 messages whose last
+turns call a `task`, a sub-agent of 200 messages inside it): Back from the
+end, first through the main thread's last steps, then into the sub-agent's;
+Step forward again the same way. A click inside the sub-agent must be as fast
+as one in the main thread of the same run (median ratio <= 1.2).
 """
 
 from __future__ import annotations
@@ -77,6 +84,60 @@ def long_trace(n_messages: int):
     run = Run(f"Count to {turns} with one command a turn.", Counting(), ToolBox([Echo()], tempfile.gettempdir()),
               max_turns=turns + 1)
     run.run_to_end()
+    return run.trace
+
+
+def threaded_trace(main_messages: int = 2000, child_messages: int = 200, after: int = 3):
+    """A finished run whose main thread has about `main_messages` messages; `after` turns before its end it
+    calls `task`, and the sub-agent's loop has about `child_messages` of its own."""
+    from loop.model import ModelConfig, Reply
+    from loop.runner import Run
+    from loop.subagent import Task
+    from loop.tools import Tool, ToolBox, ToolOutput
+
+    main_turns, child_turns = max(after + 2, main_messages // 2), max(1, child_messages // 2)
+
+    class Echo(Tool):
+        name = "bash"
+        description = "Echo the command back (a stand-in that runs nothing)."
+        input_schema = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
+
+        def run(self, tool_input, workspace):
+            return ToolOutput(f"ran: {tool_input['command']}\nline 2 of its output")
+
+    class Counting:
+        config = ModelConfig()
+        name = "synthetic-counting-model"
+
+        def create(self, messages, tools, system=None, **settings):
+            child = messages[0]["content"] == "the sub-task"
+            turn = sum(1 for m in messages if m["role"] == "assistant") + 1
+            last = child_turns if child else main_turns
+            if child or turn != main_turns - after:
+                use = {"type": "tool_use", "id": f"toolu_{'c' if child else 'm'}{turn:06d}", "name": "bash",
+                       "input": {"command": f"echo {turn}"}}
+            else:
+                use = {"type": "tool_use", "id": "toolu_task", "name": "task",
+                       "input": {"prompt": "the sub-task", "description": "a long sub-task"}}
+            if turn < last:
+                content, stop = [{"type": "text", "text": f"Turn {turn}: one more."}, use], "tool_use"
+            else:
+                content, stop = [{"type": "text", "text": f"Done after {turn} turns."}], "end_turn"
+            response = {"id": f"msg_{turn:06d}", "type": "message", "role": "assistant", "model": self.name,
+                        "content": content, "stop_reason": stop, "stop_sequence": None,
+                        "usage": {"input_tokens": 10 * turn, "output_tokens": 20}}
+            return Reply(response=response, request={"model": self.name, "max_tokens": 8000}, duration_ms=0.0)
+
+    run = Run(f"Count to {main_turns}, with a sub-task near the end.", Counting(),
+              ToolBox([Echo(), Task()], tempfile.gettempdir()), max_turns=main_turns + 1)
+    run.frames[0].max_turns = main_turns + 1
+    import loop.subagent as subagent
+
+    limit, subagent.MAX_TURNS = subagent.MAX_TURNS, child_turns + 1  # a sub-agent longer than the course's 30 turns
+    try:
+        run.run_to_end()
+    finally:
+        subagent.MAX_TURNS = limit
     return run.trace
 
 
@@ -198,16 +259,59 @@ def measure(url: str, n_messages: int, clicks: int, folder: Path) -> dict:
     return {"messages": n_messages, "steps": n_steps, "bytes": path.stat().st_size, "back": back, "step": step}
 
 
+def measure_threads(url: str, clicks: int, folder: Path) -> dict:
+    """Back and Step clicks in the main thread's last steps and in the sub-agent's, in the same run."""
+    from playwright.sync_api import sync_playwright
+
+    from loop.transcript import dumps
+
+    trace = threaded_trace()
+    child = next(t for t in trace.threads.values() if not t.is_main)
+    n, returned = len(trace), trace.returned_at(child.id)
+    main_tail = n - 1 - returned  # main steps after the sub-agent's answer came back
+    clicks = min(clicks, main_tail, len(trace.steps_of(child.id)) - 1)
+    path = folder / "bench-threads.json"
+    path.write_text(dumps(trace), encoding="utf-8")
+    found = {"main": [], "sub-agent": []}
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        open_transcript(page, url, path)
+        timed_click(page, "replay-to-end", f"Step {n} of {n}")
+        for k in range(n - 1, n - 1 - clicks, -1):  # Back in the main thread
+            found["main"].append(timed_click(page, "replay-back", f"Step {k} of {n}"))
+        k = n - clicks  # where the cursor is now (1-based, as the page counts)
+        while k > returned + 1:  # on to the parent's run_tool that took the answer, untimed
+            k -= 1
+            timed_click(page, "replay-back", f"Step {k} of {n}")
+        for k in range(returned, returned - clicks, -1):  # Back in the sub-agent
+            found["sub-agent"].append(timed_click(page, "replay-back", f"Step {k} of {n} · task "))
+        for k in range(returned - clicks + 2, returned + 1):  # Step in the sub-agent
+            found["sub-agent"].append(timed_click(page, "replay-step", f"Step {k} of {n} · task "))
+        k = returned
+        while k < n - clicks:  # back to the main thread's last steps, untimed
+            k += 1
+            timed_click(page, "replay-step", f"Step {k} of {n}")
+        for k in range(n - clicks + 1, n + 1):  # Step in the main thread
+            found["main"].append(timed_click(page, "replay-step", f"Step {k} of {n}"))
+        browser.close()
+    return {"steps": n, "main messages": len(trace.messages), "sub-agent messages": len(child.messages),
+            "bytes": path.stat().st_size, **found}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 200, 5000], help="history lengths (messages)")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10, 200, 5000], help="history lengths (messages)")
     parser.add_argument("--clicks", type=int, default=10, help="Back clicks, then Step clicks, timed at each size")
+    parser.add_argument("--threads-only", action="store_true", help="only the main-thread/sub-agent comparison")
     args = parser.parse_args(argv)
     rows = []
+    threads = None
     with tempfile.TemporaryDirectory(prefix="loopscope-bench-") as folder, serve_app() as url:
-        for n in args.sizes:
+        for n in [] if args.threads_only else args.sizes:
             rows.append(measure(url, n, args.clicks, Path(folder)))
             print(f"measured {n} messages", file=sys.stderr, flush=True)
+        threads = measure_threads(url, args.clicks, Path(folder))
     print(f"click to update, {args.clicks} clicks each way · {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f} (the browser, the server and this script share them)")
     print(f"{'messages':>8} {'steps':>6} {'file':>9}  {'Back median':>11} {'Back worst':>10}  "
@@ -215,7 +319,19 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         print(f"{r['messages']:>8} {r['steps']:>6} {r['bytes'] / 1e6:>7.2f}MB  {_ms(statistics.median(r['back'])):>11} "
               f"{_ms(max(r['back'])):>10}  {_ms(statistics.median(r['step'])):>11} {_ms(max(r['step'])):>10}")
-    return 0
+    t = threads
+    main_med, sub_med = statistics.median(t["main"]), statistics.median(t["sub-agent"])
+    ratio = sub_med / main_med
+    print(f"one run with a sub-agent: {t['steps']:,} steps, {t['main messages']:,} main messages, "
+          f"{t['sub-agent messages']:,} in the sub-agent, {t['bytes'] / 1e6:.2f} MB; "
+          f"{len(t['main'])} clicks in each thread, Back and Step")
+    print(f"  main thread: median {_ms(main_med)}, worst {_ms(max(t['main']))} · inside the sub-agent: median "
+          f"{_ms(sub_med)}, worst {_ms(max(t['sub-agent']))} · ratio {ratio:.2f} "
+          f"(goal <= {GOAL_THREAD_RATIO}: {'met' if ratio <= GOAL_THREAD_RATIO else 'MISSED'})")
+    return 0 if ratio <= GOAL_THREAD_RATIO else 1
+
+
+GOAL_THREAD_RATIO = 1.2
 
 
 def _ms(seconds: float) -> str:
