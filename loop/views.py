@@ -288,8 +288,14 @@ def growth_table(trace: Trace, cursor: int) -> pd.DataFrame:
     for step in trace.steps[: cursor + 1]:
         if step.stage != "call_model" or step.thread != here:
             continue
-        usage = (step.detail.get("response") or {}).get("usage") or {}
+        response = step.detail.get("response")
+        usage = response.get("usage") if isinstance(response, dict) else None
+        usage = usage if isinstance(usage, dict) else {}  # a log may hold anything there
         rows.append({"turn": step.turn_count, "messages sent": step.n_messages,
-                     "input tokens": int(usage.get("input_tokens") or 0),
-                     "output tokens": int(usage.get("output_tokens") or 0)})
+                     "input tokens": _count(usage.get("input_tokens")),
+                     "output tokens": _count(usage.get("output_tokens"))})
     return pd.DataFrame(rows, columns=["turn", "messages sent", "input tokens", "output tokens"]).set_index("turn")
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

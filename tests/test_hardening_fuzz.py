@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from bench.fuzz import (check_file, check_import, check_journal, corrupted_journal, deep, huge, mutated,
-                        random_bytes, renderable, seeds, transcript_seeds, truncated)
+from bench.fuzz import (check_file, check_import, check_journal, check_session, corrupted_journal, deep, huge, mutated,
+                        random_bytes, renderable, seeds, session_files, transcript_seeds, truncated)
 from loop import transcript, views
 from loop.importers import ImportFailed, import_bytes
 from loop.runs import RunsFolder
@@ -46,6 +46,8 @@ def test_the_seeds_cover_every_format_and_each_imports_as_itself():
     assert set(kinds) == {"loopscope", "loopscope-journal", "claude-code", "course-trace", "anthropic-messages",
                           "anthropic-request", "anthropic-responses", "openai-chat"}
     assert kinds["claude-code"] >= 4 and kinds["loopscope"] >= 5
+    threaded = [import_bytes(data, "seed").trace for _, data in seeds()]
+    assert sum(t.has_threads for t in threaded) >= 4 and sum(t.has_compaction for t in threaded) >= 4
 
 
 # -- the strategies, a few hundred cases -----------------------------------------
@@ -91,6 +93,12 @@ def test_huge_strings(data):
 def test_a_corrupted_journal_of_a_saved_run(folder, data):
     check_journal(data, folder)
     check_import(data)
+
+
+@settings(max_examples=80, **FUZZ)
+@given(session_files())
+def test_a_sessions_files_changed_cut_dropped_or_zipped(files):
+    assert check_session(files) in ("imported", "failed")
 
 
 # -- what the fuzzing found, pinned ---------------------------------------------------
