@@ -367,3 +367,27 @@ def test_the_compaction_estimate_is_the_json_length_over_four_however_the_histor
         if n == 20:
             messages[:] = [{"role": "user", "content": "summary"}]
         assert compaction.estimate(messages) == compact.estimate_tokens(messages), n
+
+
+@pytest.mark.parametrize("scenario", ["subagent", "compact"])
+def test_a_real_model_over_http_runs_the_sub_agent_and_the_summary_call(fake_api, shared, scenario):
+    """The same loops with a model id and a base URL: every call, the sub-agent's and the summary's
+    included, goes over HTTP to an Anthropic-compatible server, which receives exactly what the trace shows."""
+    from loop.runner import start
+    from loop.scripted import SCENARIOS
+
+    chosen = SCENARIOS[scenario]
+    config = ModelConfig(model="claude-test", api_key="sk-test-http", base_url=fake_api.url, max_retries=0)
+    run = start(chosen.task, config=config, workspace=shared, toolset=chosen.toolset, compact_at=chosen.compact_at)
+    run.run_to_end()
+    assert run.state.ended == "end_turn"
+    trace = run.trace
+    sent = [trace.request_at(i) for i, s in enumerate(trace.steps) if s.stage in ("call_model", "summarize")]
+    assert [json.loads(json.dumps(r)) for r in sent] == fake_api.requests
+    if scenario == "subagent":
+        assert trace.has_threads and {r["system"] for r in fake_api.requests} == {config.system + subagent.PARENT_HINT,
+                                                                                   subagent.SYSTEM}
+    else:
+        summary = next(r for r in fake_api.requests if "system" not in r)
+        assert summary["messages"][0]["content"].startswith(compact.SUMMARY_PROMPT) and "tools" not in summary
+        assert summary["max_tokens"] == compact.SUMMARY_MAX_TOKENS
