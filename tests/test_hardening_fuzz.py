@@ -194,3 +194,19 @@ def test_an_id_of_the_wrong_type_does_not_break_the_pairs_table(tool_use_id):
     table = views.pairs_table(trace, at)
     assert list(table["status"]) == ["waiting"] and table["result"][0].startswith("(collected, not yet written back) ok")
     renderable(trace)
+
+
+def test_a_course_trace_whose_task_tool_use_id_is_not_a_string_imports():
+    # found by the fuzz test: a task tool_use with a list for its id, then the sub-agent's cycle
+    cycles = [
+        {"request": {"system": "parent", "messages": [{"role": "user", "content": "go"}]},
+         "response": {"stop_reason": "tool_use", "content": [
+             {"type": "tool_use", "id": [], "name": "task", "input": {"prompt": "look"}}]}, "tool_executions": []},
+        {"request": {"system": "child", "messages": [{"role": "user", "content": "look"}]},
+         "response": {"stop_reason": "end_turn", "content": [{"type": "text", "text": "found"}]}},
+        {"request": {"system": "child", "messages": [{"role": "user", "content": "look"}]},
+         "response": {"stop_reason": "end_turn", "content": [{"type": "text", "text": "again"}]}},
+    ]
+    imported = import_bytes(json.dumps({"prompt": "go", "cycles": cycles}).encode(), "odd.json")
+    assert check_import(json.dumps({"prompt": "go", "cycles": cycles}).encode()) == "imported"
+    assert len(imported.trace.threads) >= 2

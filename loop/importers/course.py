@@ -43,7 +43,7 @@ class _Thread:
         self.parsed = parsed
         self.system = system
         self.sent: list | None = None  # the last request's messages (None before its first cycle)
-        self.pending: dict = {}  # task tool_use id -> its prompt, from its last response
+        self.pending: dict = {}  # task tool_use id (common.id_key) -> (that id, its prompt), from its last response
 
     @property
     def segment(self) -> Segment:
@@ -134,8 +134,9 @@ def read(trace: dict, notes: Notes) -> Parsed:
         history.append({"role": "assistant", "content": content})
         segment.origins.append(f"{name}.response")
         uses = tool_uses(history[-1])
-        thread.pending = {use.get("id"): use["input"]["prompt"] for use in uses if use.get("name") == "task"
-                          and isinstance(use.get("input"), dict) and isinstance(use["input"].get("prompt"), str)}
+        thread.pending = {id_key(use.get("id")): (use.get("id"), use["input"]["prompt"]) for use in uses
+                          if use.get("name") == "task" and isinstance(use.get("input"), dict)
+                          and isinstance(use["input"].get("prompt"), str)}
         recorded_runs = cycle.get("tool_executions")
         executions = [e for e in recorded_runs if isinstance(e, dict)] if isinstance(recorded_runs, list) else []
         if len(executions) != len(uses) and not (thread.pending and len(executions) == len(uses) - len(thread.pending)):
@@ -143,7 +144,8 @@ def read(trace: dict, notes: Notes) -> Parsed:
         results = []
         ran = iter(executions)
         for use in uses:
-            execution = None if use.get("id") in thread.pending and len(executions) < len(uses) else next(ran, None)
+            execution = None if id_key(use.get("id")) in thread.pending and len(executions) < len(uses) \
+                else next(ran, None)
             if execution is None:
                 continue  # a sub-agent's answer: its parent's next request carries it
             if execution.get("name") != use.get("name"):
@@ -190,15 +192,15 @@ def _place(stack: list, threads: list, sent: list, request: dict, name: str, not
         return top
     prompt = _first_text(sent)
     for depth in range(len(stack) - 1, -1, -1):
-        started = next((use_id for use_id, asked in stack[depth].pending.items() if asked == prompt), None)
+        started = next((key for key, (_, asked) in stack[depth].pending.items() if asked == prompt), None)
         if started is not None:
             parent = stack[depth]
             del stack[depth + 1:]
+            use_id = parent.pending.pop(started)[0]
             child = _Thread(ParsedThread(f"task-{started}", [Segment([])], parent=parent.parsed.id,
-                                         parent_tool_use_id=started, system=request.get("system"),
+                                         parent_tool_use_id=use_id, system=request.get("system"),
                                          tools=request.get("tools"), label=" ".join(str(prompt).split())[:60]),
                             request.get("system"))
-            parent.pending.pop(started, None)
             threads.append(child)
             stack.append(child)
             return child

@@ -93,6 +93,13 @@ def trace_from_threads(threads: list[ParsedThread], meta: dict, tool_details: di
     notes = warnings if warnings is not None else []
     settings = {k: meta[k] for k in SETTINGS if meta.get(k) is not None}
     trace = Trace(meta=meta, threads={})
+    taken: set[str] = set()
+    for n, parsed in enumerate(threads):  # a log may give two threads one name: each keeps one of its own
+        if n == 0:
+            parsed.id = MAIN
+        while parsed.id in taken:
+            parsed.id = f"{parsed.id}#{n}"
+        taken.add(parsed.id)
     for parsed in threads:
         facts = dict(parsed.facts)
         trace.add_thread(Thread(parsed.id, parent=parsed.parent if parsed.id != MAIN else None,
