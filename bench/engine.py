@@ -256,7 +256,7 @@ def micro_bench(args, workspace: Path) -> bool:
     import multiprocessing
 
     turns = max(1, (args.steps - 4) // 6)
-    with multiprocessing.get_context("fork").Pool(1) as pool:
+    with multiprocessing.get_context("spawn").Pool(1) as pool:  # a fresh process: its memory is the run's and its imports'
         found = pool.apply(long_micro_run, (turns, str(workspace)))
     peak = found["peak_mb"]
     print(f"  one run: {found['steps']:,} steps, {turns:,} turns, {found['rewrites']:,} compact steps, "

@@ -190,6 +190,19 @@ def pairs_table(trace: Trace, cursor: int, *, recent: int | None = None, problem
     return table
 
 
+def pairs_signature(trace: Trace, cursor: int) -> tuple:
+    """What the Pairs table at `cursor` depends on: each thread's last step and version then. Two cursors with
+    the same signature show the same table (Back and Step often go between two such)."""
+    here = trace.thread_of(cursor).id
+    out = [here]
+    for tid, thread in trace.threads.items():
+        last = cursor if tid == here else trace.last_in_thread(tid, cursor)
+        if last is not None:
+            out += [tid, trace.steps[last].n_messages, bisect_right(thread.history.writes, last),
+                    len(trace.results_at(last))]
+    return tuple(out)
+
+
 def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> tuple[list[dict], int]:
     """The tool_use/tool_result pairs of the history at `cursor`, with results collected but not written back.
 

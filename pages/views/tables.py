@@ -18,6 +18,7 @@ from loop.views import (
     THREAD_COLUMN,
     pair_columns,
     pairs_rows,
+    pairs_signature,
     pairs_table,
     state_rows,
     step_columns,
@@ -89,8 +90,8 @@ def pairs_markdown(trace: Trace, cursor: int) -> tuple[str, int, int]:
 def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
     pending = len(trace.results_at(cursor)) if 0 <= cursor < len(trace) else 0
     n = trace.steps[cursor].n_messages if 0 <= cursor < len(trace) else 0
-    if trace.has_threads or trace.has_compaction:  # what the table shows depends on more than one history
-        n = (n, cursor)
+    if trace.has_threads or trace.has_compaction:  # the table shows every thread's history as it is at the cursor
+        n = (n, pairs_signature(trace, cursor))
     everything = bool(st.session_state.get(f"{key}-all-pairs"))
     text, shown, total = _cached(f"{key}-pairs-table", trace, (n, pending),
                                  lambda: pairs_markdown(trace, cursor))
