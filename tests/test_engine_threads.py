@@ -391,3 +391,19 @@ def test_a_real_model_over_http_runs_the_sub_agent_and_the_summary_call(fake_api
         summary = next(r for r in fake_api.requests if "system" not in r)
         assert summary["messages"][0]["content"].startswith(compact.SUMMARY_PROMPT) and "tools" not in summary
         assert summary["max_tokens"] == compact.SUMMARY_MAX_TOKENS
+
+
+@pytest.mark.parametrize("task, kwargs", [("delegate", {"with_task": True}),
+                                          ("work", {"compaction": Compaction(threshold=400)}),
+                                          ("manual", {"compaction": Compaction(threshold=10**9)})])
+def test_the_history_at_every_step_is_a_re_simulation_of_the_run_up_to_it(task, kwargs, tmp_path):
+    """Run the loop once; then, for every step i, run it again from nothing for i + 1 steps and compare."""
+    run, _ = make_run(task, tmp_path, **kwargs)
+    run.run_to_end()
+    for i in range(len(run.trace)):
+        again, _ = make_run(task, tmp_path, **kwargs)
+        for _ in range(i + 1):
+            again.execute()
+        thread = again.trace.steps[i].thread
+        assert thread == run.trace.steps[i].thread
+        assert run.trace.messages_at(i) == again.trace.threads[thread].messages, f"step {i}"
