@@ -97,4 +97,5 @@ class ThreadModel:
         return self.model.name
 
     def create(self, messages: list, tools: list | None = None, **settings):
-        return self.model.create(messages, tools, system=self.system, **settings)
+        settings.setdefault("system", self.system)  # a summary call (compaction) passes its own: none
+        return self.model.create(messages, tools, **settings)

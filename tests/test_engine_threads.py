@@ -407,3 +407,35 @@ def test_the_history_at_every_step_is_a_re_simulation_of_the_run_up_to_it(task, 
         thread = again.trace.steps[i].thread
         assert thread == run.trace.steps[i].thread
         assert run.trace.messages_at(i) == again.trace.threads[thread].messages, f"step {i}"
+
+
+def test_a_sub_agent_compacts_its_own_history_when_compaction_is_on(tmp_path):
+    """Toolsets can be combined: a sub-agent's loop is compacted like its parent's, in its own thread."""
+    model, seen = model_and_seen()
+
+    def answer_child(body):  # the child works long enough to be summarised
+        messages = body["messages"]
+        first = messages[0]["content"] if isinstance(messages[0]["content"], str) else ""
+        results = [r for m in messages if m["role"] == "user" for r in tool_results(m)]
+        if first.startswith(compact.SUMMARY_PROMPT):
+            return reply([text("child summary")], "end_turn")
+        if first == "child job" and len(results) < 12:
+            return reply([use(f"toolu_k{len(results)}", "bash", {"command": "x"})], "tool_use")
+        if first == "child job" or first.startswith(compact.COMPRESSED):
+            return reply([text("child done")], "end_turn")
+        return answer(body)
+
+    client = anthropic.Anthropic(api_key="k", base_url="http://t.invalid", max_retries=0,
+                                 http_client=httpx2.Client(transport=httpx2.MockTransport(
+                                     lambda r: httpx2.Response(200, json=answer_child(json.loads(r.content))))))
+    model = Model(ModelConfig(model="test-model", api_key="k"), client=client)
+    run = Run("delegate", model, ToolBox([Echo(), subagent.Task(), Compact()], tmp_path),
+              compaction=Compaction(threshold=600))
+    run.run_to_end()
+    child = "task-toolu_task1"
+    kinds = [(s.stage, s.detail.get("kind")) for i in run.trace.steps_of(child) for s in [run.trace.steps[i]]
+             if s.stage in ("summarize", "compact")]
+    assert ("summarize", "auto") in kinds and ("compact", "auto") in kinds
+    summary_step = next(s for s in run.trace.steps if s.stage == "summarize")
+    assert "system" not in summary_step.detail["request"]  # the summary call has no system prompt, a child's too
+    assert run.state.ended == "end_turn" and run.trace.steps[run.trace.returned_at(child)].detail["output"] == "child done"
