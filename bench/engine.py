@@ -83,7 +83,8 @@ class Responder:
     def reset(self) -> None:
         self.calls = 0
 
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+    def next_answer(self) -> dict:
+        """The next response body: a tool_use a turn for `turns` turns, then end_turn."""
         self.calls += 1
         n = self.calls
         if n <= self.turns:
@@ -92,9 +93,12 @@ class Responder:
             stop_reason = "tool_use"
         else:
             content, stop_reason = [{"type": "text", "text": "Done."}], "end_turn"
-        body = {"id": f"msg_{n:08d}", "type": "message", "role": "assistant", "model": MODEL, "content": content,
+        return {"id": f"msg_{n:08d}", "type": "message", "role": "assistant", "model": MODEL, "content": content,
                 "stop_reason": stop_reason, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
-        return httpx2.Response(200, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, content=json.dumps(self.next_answer()).encode(),
+                               headers={"content-type": "application/json"})
 
 
 def bare_loop(client: anthropic.Anthropic, tools: list[dict], as_dicts: bool = False) -> int:
@@ -205,23 +209,13 @@ class InProcessModel:
 
         self.config = ModelConfig(model=MODEL, api_key="bench", system=SYSTEM)
         self.name = MODEL
-        self.turns = turns
-        self.calls = 0
+        self.responder = Responder(turns)
 
     def create(self, messages, tools, **settings):
         from loop.model import Reply
 
-        self.calls += 1
-        n = self.calls
-        if n <= self.turns:
-            content = [{"type": "text", "text": f"Step {n}."},
-                       {"type": "tool_use", "id": f"toolu_{n:08d}", "name": "bash", "input": {"command": f"echo {n}"}}]
-            stop = "tool_use"
-        else:
-            content, stop = [{"type": "text", "text": "Done."}], "end_turn"
-        response = {"id": f"msg_{n:08d}", "type": "message", "role": "assistant", "model": MODEL, "content": content,
-                    "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
-        return Reply(response=response, request={"model": MODEL, "max_tokens": 8000}, duration_ms=0.0)
+        return Reply(response=self.responder.next_answer(), request={"model": MODEL, "max_tokens": 8000},
+                     duration_ms=0.0)
 
 
 def micro_bench(args, workspace: Path) -> bool:

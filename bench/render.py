@@ -44,13 +44,9 @@ IDLE = "[data-test-script-state='notRunning']"
 
 
 # -- a long trace, made by the real engine --
-def long_trace(n_messages: int):
-    """A finished run whose history has exactly `n_messages` messages (an odd count rounds up)."""
-    from loop.model import ModelConfig, Reply
-    from loop.runner import Run
-    from loop.tools import Tool, ToolBox, ToolOutput
-
-    turns = max(1, (n_messages + 1) // 2)  # each turn adds an assistant message and a user one; the last only one
+def echo_tool():
+    """`bash` by name and schema, echoing the command back: a stand-in that runs nothing."""
+    from loop.tools import Tool, ToolOutput
 
     class Echo(Tool):
         name = "bash"
@@ -59,6 +55,17 @@ def long_trace(n_messages: int):
 
         def run(self, tool_input, workspace):
             return ToolOutput(f"ran: {tool_input['command']}\nline 2 of its output")
+
+    return Echo()
+
+
+def long_trace(n_messages: int):
+    """A finished run whose history has exactly `n_messages` messages (an odd count rounds up)."""
+    from loop.model import ModelConfig, Reply
+    from loop.runner import Run
+    from loop.tools import ToolBox
+
+    turns = max(1, (n_messages + 1) // 2)  # each turn adds an assistant message and a user one; the last only one
 
     class Counting:
         """A model that asks for one command a turn, then answers."""
@@ -81,7 +88,7 @@ def long_trace(n_messages: int):
             request = {"model": self.name, "max_tokens": 8000, "system": self.config.system, "tools": tools}
             return Reply(response=response, request=request, duration_ms=0.0)
 
-    run = Run(f"Count to {turns} with one command a turn.", Counting(), ToolBox([Echo()], tempfile.gettempdir()),
+    run = Run(f"Count to {turns} with one command a turn.", Counting(), ToolBox([echo_tool()], tempfile.gettempdir()),
               max_turns=turns + 1)
     run.run_to_end()
     return run.trace
@@ -93,17 +100,9 @@ def threaded_trace(main_messages: int = 2000, child_messages: int = 200, after: 
     from loop.model import ModelConfig, Reply
     from loop.runner import Run
     from loop.subagent import Task
-    from loop.tools import Tool, ToolBox, ToolOutput
+    from loop.tools import ToolBox
 
     main_turns, child_turns = max(after + 2, main_messages // 2), max(1, child_messages // 2)
-
-    class Echo(Tool):
-        name = "bash"
-        description = "Echo the command back (a stand-in that runs nothing)."
-        input_schema = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
-
-        def run(self, tool_input, workspace):
-            return ToolOutput(f"ran: {tool_input['command']}\nline 2 of its output")
 
     class Counting:
         config = ModelConfig()
@@ -129,7 +128,7 @@ def threaded_trace(main_messages: int = 2000, child_messages: int = 200, after: 
             return Reply(response=response, request={"model": self.name, "max_tokens": 8000}, duration_ms=0.0)
 
     run = Run(f"Count to {main_turns}, with a sub-task near the end.", Counting(),
-              ToolBox([Echo(), Task()], tempfile.gettempdir()), max_turns=main_turns + 1)
+              ToolBox([echo_tool(), Task()], tempfile.gettempdir()), max_turns=main_turns + 1)
     run.frames[0].max_turns = main_turns + 1
     import loop.subagent as subagent
 

@@ -5,32 +5,11 @@ Saves docs/subagent.png and docs/compact.png, which the README shows.
 
 from pathlib import Path
 
-import pytest
-
-from bench.render import CHROMIUM, IDLE, launch, serve_app
+from bench.render import IDLE
 from loop.runner import start
-from tests.test_browser import status, wait_for_status
+from tests.test_browser import page, url, wait_for_status  # noqa: F401 (the browser and the app, as fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="module")
-def url():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (`make chromium`).")
-    with serve_app() as address:
-        yield address
-
-
-@pytest.fixture
-def page(url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page(viewport={"width": 1600, "height": 1100})
-        yield page
-        browser.close()
 
 
 def history_texts(page) -> list[str]:

@@ -24,6 +24,7 @@ from loop.rules import check, tool_results, tool_uses
 from loop.tools import ToolBox, ToolOutput
 from loop.tools.base import Tool
 from loop.trace import MAIN
+from tests.test_engine_stages import responder_model
 
 LONG = "line of output " * 20  # 300 characters: micro-compact replaces it once it is old
 
@@ -79,16 +80,7 @@ def answer(body: dict) -> dict:
 
 
 def model_and_seen():
-    seen: list = []
-
-    def handle(request: httpx2.Request) -> httpx2.Response:
-        body = json.loads(request.content)
-        seen.append(body)
-        return httpx2.Response(200, json=answer(body))
-
-    client = anthropic.Anthropic(api_key="k", base_url="http://t.invalid", max_retries=0,
-                                 http_client=httpx2.Client(transport=httpx2.MockTransport(handle)))
-    return Model(ModelConfig(model="test-model", api_key="k"), client=client), seen
+    return responder_model(answer)
 
 
 def make_run(task: str, tmp_path, *, with_task: bool = False, compaction: Compaction | None = None):

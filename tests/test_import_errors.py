@@ -188,11 +188,16 @@ def test_almost_valid_logs_and_histories_import_or_fail_clearly(data):
     except ImportFailed as exc:
         assert "did not expect" not in str(exc), str(exc)
         return
-    back = transcript.loads(transcript.dumps(imported.trace), strict=False)
-    assert back.messages == imported.trace.messages
-    for i in range(len(imported.trace)):  # every thread, every rewritten history, as it was
-        assert back.messages_at(i) == imported.trace.messages_at(i)
+    assert reads_back(imported.trace).messages == imported.trace.messages
+
+
+def reads_back(trace):
+    """The trace saved and loaded again: every thread's history at every step as it was (and checked)."""
+    back = transcript.loads(transcript.dumps(trace), strict=False)
+    for i in range(len(trace)):
+        assert back.messages_at(i) == trace.messages_at(i)
     transcript.violations(back)
+    return back
 
 
 def _zipped(files: list) -> list:
@@ -219,9 +224,7 @@ def test_a_session_given_as_several_files_or_a_zip_imports_or_fails_clearly(file
     except ImportFailed as exc:
         assert "did not expect" not in str(exc), str(exc)
         return
-    back = transcript.loads(transcript.dumps(imported.trace), strict=False)
-    for i in range(len(imported.trace)):
-        assert back.messages_at(i) == imported.trace.messages_at(i)
+    reads_back(imported.trace)
 
 
 def test_a_recorded_response_past_the_end_of_the_history_is_no_crash():
@@ -261,7 +264,4 @@ def test_a_session_with_compactions_and_sub_agents_with_any_field_changed_import
     except ImportFailed as exc:
         assert "did not expect" not in str(exc), str(exc)
         return
-    back = transcript.loads(transcript.dumps(imported.trace), strict=False)
-    for i in range(len(imported.trace)):
-        assert back.messages_at(i) == imported.trace.messages_at(i)
-    transcript.violations(back)
+    reads_back(imported.trace)
