@@ -93,6 +93,7 @@ class Trace:
         self.threads: dict[str, Thread] = threads
         self._by_thread: dict[str, list[int]] = {}
         self._indexed = 0
+        self._compactions = 0  # summarize and compact steps among those indexed
 
     # -- the main thread's history, as a v1 trace had it --
     @property
@@ -105,8 +106,7 @@ class Trace:
 
     def with_branches(self, branches: list) -> "Trace":
         """The same trace (steps, threads and cursor shared) saved with other `branches` beside it."""
-        copy = Trace(self.meta, steps=self.steps, cursor=self.cursor, branches=branches, threads=self.threads)
-        return copy
+        return Trace(self.meta, steps=self.steps, cursor=self.cursor, branches=branches, threads=self.threads)
 
     # -- the cursor (moving it never runs anything) --
     def __len__(self) -> int:
@@ -158,7 +158,8 @@ class Trace:
 
     @property
     def has_compaction(self) -> bool:
-        return any(s.stage in MORE_STAGES for s in self.steps)
+        self._index()
+        return self._compactions > 0
 
     def thread_of(self, index: int) -> Thread:
         """The thread of step `index` (the main thread before the first step)."""
@@ -178,9 +179,11 @@ class Trace:
 
     def _index(self) -> None:
         if self._indexed > len(self.steps):  # steps were taken away: index again
-            self._by_thread, self._indexed = {}, 0
+            self._by_thread, self._indexed, self._compactions = {}, 0, 0
         for i in range(self._indexed, len(self.steps)):
-            self._by_thread.setdefault(self.steps[i].thread, []).append(i)
+            step = self.steps[i]
+            self._by_thread.setdefault(step.thread, []).append(i)
+            self._compactions += step.stage in MORE_STAGES
         self._indexed = len(self.steps)
 
     def previous_in_thread(self, index: int) -> int | None:
