@@ -171,11 +171,14 @@ def dot(stage: str | None = None, previous: str | None = None, *, continues: boo
 def dot_at(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> str:
     """The diagram for step `cursor` of `trace` (nothing lit before the first step).
 
-    A run with compaction draws its compact stage, one with sub-agents their loop beside the tool stage.
+    A run with compaction draws its compact stage. The sub-agent's loop is drawn beside the tool stage in a
+    live run of toolset s04, and in any trace while the cursor is in a sub-agent or at the step that goes in
+    or takes its answer: elsewhere the chapter's loop stays as small as it is (a bigger drawing costs the
+    browser on every click of a long replay).
     """
     toolset = trace.meta.get("toolset")
     compact = toolset == "s06" or trace.has_compaction
-    nested = toolset == "s04" or trace.has_threads
+    nested = toolset == "s04" or (trace.has_threads and _near_a_sub_agent(trace, cursor))
     if not 0 <= cursor < len(trace):
         return dot(translate=translate, compact=compact, child={} if nested else None)
     step = trace.steps[cursor]
@@ -190,3 +193,14 @@ def dot_at(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> 
         child = {"returned": True}
     return dot(step.stage, previous, continues=step.detail.get("continues"), ended=step.ended is not None,
                translate=translate, compact=compact, child=child)
+
+
+def _near_a_sub_agent(trace: Trace, cursor: int) -> bool:
+    """In a sub-agent's thread, at the parent's step that takes a sub-agent's answer, or right before one starts."""
+    if not 0 <= cursor < len(trace):
+        return False
+    step = trace.steps[cursor]
+    if not trace.thread_of(cursor).is_main or (step.stage == "run_tool" and step.detail.get("thread")):
+        return True
+    return cursor + 1 < len(trace) and trace.opened_at(trace.steps[cursor + 1].thread) == cursor + 1 \
+        and trace.steps[cursor + 1].thread != step.thread

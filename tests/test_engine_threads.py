@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import anthropic
 import httpx2
@@ -431,3 +432,17 @@ def test_a_sub_agent_compacts_its_own_history_when_compaction_is_on(tmp_path):
     summary_step = next(s for s in run.trace.steps if s.stage == "summarize")
     assert "system" not in summary_step.detail["request"]  # the summary call has no system prompt, a child's too
     assert run.state.ended == "end_turn" and run.trace.steps[run.trace.returned_at(child)].detail["output"] == "child done"
+
+
+def test_a_replay_draws_the_sub_agents_loop_only_where_it_runs():
+    from loop import transcript
+    from loop.diagram import dot_at
+
+    trace = transcript.load(Path(__file__).resolve().parent.parent / "samples" / "subagent.json")
+    trace.meta.pop("toolset")  # as an imported log: no toolset to go by
+    child = next(t for t in trace.threads.values() if not t.is_main)
+    first, returned = trace.opened_at(child.id), trace.returned_at(child.id)
+    drawn = [i for i in range(len(trace)) if "cluster_child" in dot_at(trace, i)]
+    assert drawn == list(range(first - 1, returned + 1))  # the step before it, its own steps, the answer taken
+    assert "cluster_child" in dot_at(transcript.load(Path(__file__).resolve().parent.parent / "samples" /
+                                                     "subagent.json"), 0)  # a live s04 run shows it from the start
