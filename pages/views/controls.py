@@ -65,7 +65,7 @@ def _retry(run: Run, key: str) -> None:
         _execute(run, key, run.step)
 
 
-def _run_to_end(run: Run | None, trace: Trace, key: str) -> None:
+def _run_to_end(run: Run | None, trace: Trace, key: str, saved=None) -> None:
     if run is None:  # a replay runs nothing: jump to its last step
         trace.last()
         return
@@ -78,6 +78,8 @@ def _run_to_end(run: Run | None, trace: Trace, key: str) -> None:
                          text=t("step {k} · turn {turn} of at most {turns}", k=step.index + 1, turn=step.turn_count,
                                  turns=run.max_turns))
             line.caption(describe(trace, step.index))
+            if saved is not None:  # each step saved as it comes: one transaction a step
+                saved()
 
         _execute(run, key, lambda: _until_gate(run, on_step))
         failed = f"{key}-error" in st.session_state
@@ -113,8 +115,12 @@ def _ask(key: str, action: str) -> None:
     st.session_state[f"{key}-action"] = action  # done in the script body, where progress can be drawn
 
 
-def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> None:
-    """The buttons, the error and Retry (live only), the slider and the status line; `save()` draws beside it."""
+def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, saved=None) -> None:
+    """The buttons, the error and Retry (live only), the slider and the status line; `save()` draws beside it.
+
+    `saved()` is called once a click has changed the trace (and after each step of Run to end), before the page
+    shows the new step.
+    """
     bar = st.container()  # drawn after the click is handled, so enabled/disabled match the new cursor
     feedback = st.container()
     action = st.session_state.pop(f"{key}-action", None)
@@ -127,12 +133,14 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> 
         elif action == "step":
             _step(run, trace, key)
         elif action == "to_end":
-            _run_to_end(run, trace, key)
+            _run_to_end(run, trace, key, saved)
         elif action == "retry" and run is not None:
             _retry(run, key)
         elif action in ("approve", "deny") and waiting(run):
             with st.spinner(t("Running {stage}…", stage=stage_title("run_tool"))):
                 _execute(run, key, run.execute if action == "approve" else lambda: run.execute(given=DENIED))
+        if saved is not None:
+            saved()
         error = st.session_state.get(f"{key}-error") if run is not None else None
         if error:
             st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {error['message']}\n\n"

@@ -3,7 +3,7 @@
 `?scenario=NAME&step=K` on Step through runs the built-in scenario on the
 offline model up to step K (never a real model: a link must not spend anyone's
 key); `?sample=NAME&step=K` on Replay opens a built-in sample at step K; `lang`
-is kept by i18n. Other parameters (the saved runs' `session`) are left alone.
+is kept by i18n. Nothing else goes into the URL: a copied link is always safe to share.
 """
 
 from __future__ import annotations

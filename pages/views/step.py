@@ -13,6 +13,7 @@ from loop.trace import Trace
 from loop.transcript import dumps
 
 from .controls import draw_controls
+from .copylink import draw_copy_link
 from .forks import branches, draw_fork, with_branches
 from .history import HEIGHT as HISTORY_HEIGHT
 from .history import draw_history
@@ -66,10 +67,16 @@ def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run")
 
     A fragment: a click reruns only this, not the page around it. `name` names the saved file.
     """
-    draw_controls(trace, key, run, save=lambda: draw_save(trace, key, name, run))
-    keep_url(trace, key, run)
-    if run is not None:
-        autosave(run)  # journal the new steps and the cursor: a reload or a restart loses nothing
+    def changed() -> None:  # before the page shows the step: the URL names it, and a live run is saved
+        keep_url(trace, key, run)
+        if run is not None:
+            autosave(run)  # the new steps and the cursor: a reload or a restart loses nothing
+
+    def header() -> None:
+        draw_save(trace, key, name, run)
+        draw_copy_link(key)
+
+    draw_controls(trace, key, run, save=header, saved=changed)
     cursor = trace.cursor
     if presenting():  # the note, in large type, above the diagram
         draw_note(trace, cursor)
