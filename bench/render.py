@@ -94,8 +94,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(port: int | None = None):
-    """`streamlit run app.py` on 127.0.0.1; yields its URL and stops it (only it) afterwards."""
+def serve_app(port: int | None = None, started: list | None = None):
+    """`streamlit run app.py` on 127.0.0.1; yields its URL and stops it (only it) afterwards.
+
+    `started` receives the server's process, for a caller that kills it itself.
+    """
     port = port or free_port()
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen(
@@ -103,6 +106,8 @@ def serve_app(port: int | None = None):
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
+    if started is not None:
+        started.append(proc)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

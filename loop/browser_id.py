@@ -16,7 +16,7 @@ import secrets
 
 from .runs import owner_key
 
-SHAPE = re.compile(r"^([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$")
+SHAPE = re.compile(r"([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})")  # matched whole (fullmatch)
 
 
 def _signature(key: bytes, token: str) -> str:
@@ -34,7 +34,7 @@ def verify(key: bytes, value: object) -> str | None:
     """The token of `value` when `key` signed it, else None (whatever `value` is)."""
     if not isinstance(value, str) or len(value) > 200:
         return None
-    shape = SHAPE.match(value)
+    shape = SHAPE.fullmatch(value)
     if shape is None or not hmac.compare_digest(shape.group(2), _signature(key, shape.group(1))):
         return None
     return shape.group(1)

@@ -48,9 +48,9 @@ SCHEMA = 1
 FILE = "runs.sqlite3"
 IMPORTED = "journals-imported"
 BUSY = 15.0  # seconds a write waits for another process's transaction
-ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a run's id
-OWNER = re.compile(r"^[0-9a-f]{64}$")  # a hash
-LEGACY_BROWSER = re.compile(r"^[A-Za-z0-9_-]{16,64}$")  # an id older versions kept in the URL and as a folder name
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a run's id
+OWNER = re.compile(r"[0-9a-f]{64}")  # a hash
+LEGACY_BROWSER = re.compile(r"[A-Za-z0-9_-]{16,64}")  # an id older versions kept in the URL and as a folder name
 
 log = logging.getLogger(__name__)
 
@@ -109,11 +109,13 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(6)
 
 
-def _check(owner: str, run_id: str | None = None) -> None:
-    if not isinstance(owner, str) or not OWNER.match(owner):
+def _check(owner: str, *run_id: str) -> None:
+    """Refuse what is not an owner key or (when given) a run id: whatever the page or a crafted cookie hands in."""
+    if not isinstance(owner, str) or not OWNER.fullmatch(owner):
         raise ValueError("not an owner key")
-    if run_id is not None and not (isinstance(run_id, str) and ID.match(run_id)):
-        raise ValueError(f"not a run id: {run_id!r}"[:100])
+    for given in run_id:
+        if not (isinstance(given, str) and ID.fullmatch(given)):
+            raise ValueError(f"not a run id: {given!r}"[:100])
 
 
 # One connection a process and file, used by one thread at a time. Streamlit runs each script run
@@ -151,6 +153,13 @@ class RunsStore:
         connection = self._open()
         _connections[key] = (connection, os.stat(self.path).st_ino)
         return connection
+
+    def close(self) -> None:
+        """Close this process's connection to the store (it opens again when next used)."""
+        with _lock:
+            kept = _connections.pop((str(self.path), os.getpid()), None)
+            if kept is not None:
+                kept[0].close()
 
     def _open(self) -> sqlite3.Connection:
         _private_folder(self.root)
@@ -356,11 +365,11 @@ def _import_journals(db: sqlite3.Connection, root: Path) -> list[Path]:
     except OSError:
         return read
     for entry in entries:
-        if not (entry.is_dir(follow_symlinks=False) and LEGACY_BROWSER.match(entry.name)):
+        if entry.name == IMPORTED or not (entry.is_dir(follow_symlinks=False) and LEGACY_BROWSER.fullmatch(entry.name)):
             continue
         owner = owner_key(f"legacy:{entry.name}")
         for path in sorted(Path(entry.path).glob("*.jsonl")):
-            if path.is_symlink() or not path.is_file() or not ID.match(path.stem):
+            if path.is_symlink() or not path.is_file() or not ID.fullmatch(path.stem):
                 continue
             try:
                 _import_journal(db, owner, path)
