@@ -7,6 +7,7 @@
     python -m loop import session.jsonl --out t.json   # Claude Code, Anthropic, OpenAI, course traces
     python -m loop scenarios
     python -m loop serve --port 8765     # the scripted model as an Anthropic-compatible server
+    python -m loop runs list             # the saved runs of every browser (runs_cli.py)
 """
 
 from __future__ import annotations
@@ -194,6 +195,10 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="serve the scripted model over HTTP on 127.0.0.1")
     serve.add_argument("--port", type=int, default=8765)
     serve.set_defaults(func=_serve)
+
+    from .runs_cli import add_parser as add_runs
+
+    add_runs(sub)
 
     args = parser.parse_args(argv)
     if args.command == "run" and not (args.task or args.scenario):

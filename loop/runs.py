@@ -100,6 +100,11 @@ class SavedRun:
     modified: float  # seconds since the epoch
 
 
+def default_root() -> Path:
+    """Where the store lives: LOOPSCOPE_RUNS, else `runs/` beside app.py."""
+    return Path(os.environ.get("LOOPSCOPE_RUNS") or Path(__file__).resolve().parents[1] / "runs")
+
+
 def owner_key(name: str) -> str:
     """The key a browser's runs are filed under: a hash, so the store holds nothing usable as an id."""
     return hashlib.sha256(name.encode()).hexdigest()

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from loop.notes import note
 from loop.scripted import SCENARIOS
-from tests.apptest import choose_server, click
+from tests.apptest import COOKIE, app, choose_server, click, issued
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -187,16 +187,12 @@ def two_saved_runs(fake_api, no_key_in_environment):
     choose_server(at, fake_api.url, "sk-ant-i18n-test", gate=None)
     for _ in range(3):
         click(at, "live-step")
-    sid = at.query_params["session"]
-    return (sid[0] if isinstance(sid, list) else sid), [first.task, at.session_state["live-run"].task]
+    return {COOKIE: issued(at)}, [first.task, at.session_state["live-run"].task]
 
 
 def test_japanese_saved_runs_panel_with_runs_listed_has_no_english_label(two_saved_runs, fake_api):
-    sid, tasks = two_saved_runs
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update({"session": sid, "lang": "ja"})
-    at.run()
-    assert not at.exception, at.exception
+    cookies, tasks = two_saved_runs
+    at = app(cookies, lang="ja")  # the same browser, in Japanese
     labels = [e.label for e in at.expander]
     assert "保存した実行 · 2" in labels, labels
     panel = at.expander[labels.index("保存した実行 · 2")]
@@ -224,11 +220,8 @@ def test_japanese_saved_runs_panel_with_runs_listed_has_no_english_label(two_sav
 
 
 def test_the_saved_runs_panel_speaks_chinese(two_saved_runs):
-    sid, _ = two_saved_runs
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update({"session": sid, "lang": "zh"})
-    at.run()
-    assert not at.exception, at.exception
+    cookies, _ = two_saved_runs
+    at = app(cookies, lang="zh")
     assert "已保存的运行 · 2" in [e.label for e in at.expander]
     assert (at.button(key="resume-run").label, at.button(key="delete-run").label) == ("恢复", "删除")
     assert at.selectbox(key="saved-run").label == "已保存的运行"

@@ -384,3 +384,29 @@ def test_old_journals_are_imported_once_and_links_outside_the_folder_are_not_fol
 def test_a_journal_that_is_not_one_is_a_transcript_error_never_a_crash():
     with pytest.raises(TranscriptError):
         journal.read(b'{"meta": {}}\n{"step": 3, "messages": []}\n', "run.jsonl")
+
+
+def test_the_operator_lists_exports_and_prunes_saved_runs(tmp_path):
+    store = RunsStore(tmp_path)
+    store.save(OWNER, "r1", prefix(4), {"toolset": "s01"}, writer="tab")
+    store.save(owner_key("browser:other"), "r1", prefix(2), writer="tab")  # the same id in another browser
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "loop", "runs", "--store", str(tmp_path), *args],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+    listed = cli("list")
+    assert listed.returncode == 0 and listed.stdout.count(" r1 ") == 2 and "4 steps" in listed.stdout
+    assert cli("export", "r1").returncode == 1  # two runs have that id: which one?
+    out = tmp_path.parent / "r1.jsonl"
+    done = cli("export", "r1", "--owner", OWNER[:8], "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    lines = out.read_text().splitlines()
+    assert len(lines) == 5 and json.loads(lines[0])["settings"] == {"toolset": "s01"}
+    from loop.importers import import_bytes
+
+    imported = import_bytes(out.read_bytes(), "r1.jsonl")
+    assert imported.format == "loopscope-journal" and [s.stage for s in imported.trace.steps] == STAGES[:4]
+    assert "removed 0 saved run(s)" in cli("prune", "--days", "1").stdout
+    assert "removed 2 saved run(s)" in cli("prune", "--days", "0").stdout
+    assert cli("list").stdout == ""

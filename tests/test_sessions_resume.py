@@ -231,3 +231,18 @@ def test_two_tabs_that_resume_one_run_never_mix_their_steps(runs_folder):
         assert [s.stage for s in trace.steps] == stages  # each as one tab stepped it, never both mixed
     for tab in (first, second):
         assert [s.stage for s in tab.session_state["live-run"].trace.steps] == stages
+
+
+def test_a_store_that_cannot_be_opened_says_so_and_the_lesson_goes_on(tmp_path, monkeypatch):
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "runs.sqlite3")
+    db.execute("PRAGMA user_version=99")  # written by a newer Loopscope
+    db.close()
+    monkeypatch.setenv("LOOPSCOPE_RUNS", str(tmp_path))
+    at = app()
+    assert any("Saved runs are not available on this server" in e.value and "newer Loopscope" in e.value
+               for e in at.error)
+    for _ in range(2):
+        click(at, "live-step")
+    assert len(at.session_state["live-run"].trace) == 2

@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from .i18n import t
+from .presenter import presenting
 
 PERMALINK = ("scenario", "sample", "step", "lang")  # everything a permalink holds, in this order
 
@@ -38,6 +39,7 @@ export default function ({ data, parentElement }) {
   label.textContent = data.label;
   button.title = data.title;
   button.disabled = !data.query;
+  button.style.fontSize = data.size || "";  // presenter mode's large type
   button.onclick = async () => {
     const link = window.location.origin + window.location.pathname + "?" + data.query;
     button.dataset.link = link;
@@ -67,7 +69,7 @@ def draw_copy_link(key: str) -> None:
     query = permalink_query()
     _copy(key=f"{key}-copy-link", height="content", data={
         "query": query or "", "label": t("Copy link"), "copied": t("Link copied"),
-        "manual": t("Copy this link:"),
+        "manual": t("Copy this link:"), "size": "1.2rem" if presenting() else "",
         "title": t("Copy a link to this step: it opens this scenario or sample at this step, in this language, "
                    "and holds nothing of yours (no saved runs).") if query else
         t("No link can rebuild this run (a free task, a real model or an uploaded file): only built-in scenarios "

@@ -17,7 +17,6 @@ a run on a real model asks for it again when it is resumed.
 
 from __future__ import annotations
 
-import os
 import secrets
 import shutil
 import time
@@ -31,7 +30,7 @@ from loop.errors import explain
 from loop.fork import continue_from
 from loop.model import Model, ModelConfig
 from loop.runner import Run, new_workspace
-from loop.runs import RunsStore, StoreError, TakenOver, new_run_id
+from loop.runs import RunsStore, StoreError, TakenOver, default_root, new_run_id
 from loop.scripted import MODEL_NAME
 from loop.tools import default_toolbox
 
@@ -55,13 +54,9 @@ export default function ({ data }) {
 """)
 
 
-def runs_root() -> Path:
-    return Path(os.environ.get("LOOPSCOPE_RUNS") or Path(__file__).resolve().parents[2] / "runs")
-
-
 def store() -> RunsStore:
     """The runs store. Nothing is kept between calls: other processes may write it (replicas)."""
-    return RunsStore(runs_root())
+    return RunsStore(default_root())
 
 
 def browser_session() -> None:
@@ -99,10 +94,9 @@ def this_browser() -> str | None:
 
 def _draw_cookie(value: str) -> None:
     """Hand the browser its id: drawn on every run of a session that came without one (the same element each time)."""
-    st.html("<style>.st-key-browser-cookie { display: none; }</style>")
-    with st.container(key="browser-cookie"):
-        _set_cookie(key="browser-cookie-setter", height=0, data={
-            "cookie": f"{COOKIE}={value}; Path=/; Max-Age={COOKIE_DAYS * 86400}; SameSite=Lax"})
+    st.html("<style>.st-key-browser-cookie { display: none; }</style>")  # no room taken; its script still runs
+    _set_cookie(key="browser-cookie", height=0, data={
+        "cookie": f"{COOKIE}={value}; Path=/; Max-Age={COOKIE_DAYS * 86400}; SameSite=Lax"})
 
 
 def settings_of(run: Run) -> dict:
