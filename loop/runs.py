@@ -114,6 +114,11 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(6)
 
 
+def _text(value: object) -> str | None:
+    """A value for a text column: a step read from an old journal may hold anything where `ended` belongs."""
+    return None if value is None else value if isinstance(value, str) else json.dumps(value, default=str)[:200]
+
+
 def _check(owner: str, *run_id: str) -> None:
     """Refuse what is not an owner key or (when given) a run id: whatever the page or a crafted cookie hands in."""
     if not isinstance(owner, str) or not OWNER.fullmatch(owner):
@@ -254,7 +259,7 @@ class RunsStore:
                     raise TakenOver(run_id)
             db.executemany("INSERT INTO steps (run, idx, line) VALUES (?, ?, ?)",
                            ((n, i, journal.step_line(trace, i)) for i in range(have, len(trace))))
-            ended = trace.steps[-1].ended if len(trace) else None
+            ended = _text(trace.steps[-1].ended) if len(trace) else None
             db.execute("UPDATE runs SET steps=?, ended=?, cursor=?, modified=? WHERE n=?",
                        (max(have, len(trace)), ended, trace.cursor, now, n))
         return max(0, len(trace) - have)
@@ -376,10 +381,13 @@ def _import_journals(db: sqlite3.Connection, root: Path) -> list[Path]:
         for path in sorted(Path(entry.path).glob("*.jsonl")):
             if path.is_symlink() or not path.is_file() or not ID.fullmatch(path.stem):
                 continue
+            db.execute("SAVEPOINT journal")  # one journal that cannot be imported leaves the others be
             try:
                 _import_journal(db, owner, path)
-            except (OSError, transcript.TranscriptError) as exc:
+            except Exception as exc:  # whatever an old file holds, the store must open: keep the file, go on
+                db.execute("ROLLBACK TO journal")
                 log.warning("a saved run could not be imported and is left as it was: %s: %s", path.name, exc)
+            db.execute("RELEASE journal")
         read.append(Path(entry.path))
     return read
 
@@ -397,6 +405,6 @@ def _import_journal(db: sqlite3.Connection, owner: str, path: Path) -> None:
         " modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
         (owner, path.stem, str(meta.get("task", "")), str(meta.get("model", "")), json.dumps(meta, ensure_ascii=False),
          json.dumps(without_secrets(settings), ensure_ascii=False), len(records),
-         trace.steps[-1].ended if len(trace) else None, trace.cursor, modified, modified)).lastrowid
+         _text(trace.steps[-1].ended) if len(trace) else None, trace.cursor, modified, modified)).lastrowid
     db.executemany("INSERT INTO steps (run, idx, line) VALUES (?, ?, ?)",
                    ((n, i, json.dumps(r, ensure_ascii=False)) for i, r in enumerate(records)))

@@ -180,6 +180,18 @@ def test_a_journal_line_of_the_wrong_shape_is_a_transcript_error_and_the_journal
     assert kept.read_bytes() == b"\n".join(lines)
 
 
+def test_a_journal_whose_step_ended_with_an_object_is_imported_and_the_store_opens(tmp_path):
+    # Found by bench/fuzz.py: `ended` went into a text column as it was, the import failed whole,
+    # and with it the store: no browser could save a run.
+    head, *steps, cursor = _journal().rstrip(b"\n").split(b"\n")
+    last = json.loads(steps[-1])
+    last["step"]["ended"] = {"why": ["not", "text"]}
+    store, owner = import_journal(b"\n".join([head, *steps[:-1], json.dumps(last).encode(), cursor]), tmp_path)
+    [listed] = store.list(owner)
+    assert listed.steps == len(steps) and listed.ended == '{"why": ["not", "text"]}'
+    renderable(store.load(owner, LEGACY_RUN)[0])
+
+
 def test_a_journal_whose_facts_are_not_an_object_is_left_out_of_the_list(tmp_path):
     folder = tmp_path / LEGACY_BROWSER
     folder.mkdir()

@@ -265,6 +265,10 @@ def test_the_store_is_private_folder_0700_files_0600_and_the_umask_untouched(tmp
         for name in (FILE, f"{FILE}-wal", f"{FILE}-shm"):
             assert found[name] == 0o600, (name, oct(found[name]))
         assert found["journals-imported"] == 0o700
+        store.close()
+        os.chmod(root / FILE, 0o644)  # a store copied in with a wider mode is made private when opened
+        store.list(OWNER)
+        assert stat.S_IMODE((root / FILE).stat().st_mode) == 0o600
         assert not (root / old.name).exists()  # no folder or file is named by a usable id
         assert all(len(p.name) == 64 for p in (root / "journals-imported").iterdir())
         if os.geteuid() == 0:  # as root, a command runs as nobody: it cannot even list the store

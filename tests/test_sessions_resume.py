@@ -246,3 +246,21 @@ def test_a_store_that_cannot_be_opened_says_so_and_the_lesson_goes_on(tmp_path, 
     for _ in range(2):
         click(at, "live-step")
     assert len(at.session_state["live-run"].trace) == 2
+
+
+def test_copy_link_copies_only_what_a_permalink_holds():
+    at = app(scenario="two-tools", step="2", lang="ja", ref="slides")
+    assert copied_link(at) == "scenario=two-tools&step=2&lang=ja"  # in the permalink's order, nothing else
+    click(at, "live-step")
+    assert copied_link(at) == "scenario=two-tools&step=3&lang=ja"  # it follows the step
+    at.selectbox(key="set-scenario").set_value("free task").run()
+    at.text_area(key="set-task").set_value("What Python version is installed?")
+    click(at, "new-run")
+    assert copied_link(at) is None  # a free task: no link can rebuild it, and the button says so
+    from streamlit.testing.v1 import AppTest
+
+    replay = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    replay.switch_page("pages/replay.py")
+    replay.query_params.update({"sample": "two-tools", "step": "4"})
+    replay.run()
+    assert copied_link(replay) == "sample=two-tools&step=4"
