@@ -340,10 +340,13 @@ class RunsStore:
 
     def secret(self, name: str = "browser-id-key") -> bytes:
         """A random key made once and kept in the store (0600), the same for every process that shares it."""
-        with self._transaction(write=True) as db:
-            db.execute("INSERT OR IGNORE INTO server (name, value) VALUES (?, ?)", (name, secrets.token_bytes(32)))
-            (value,) = db.execute("SELECT value FROM server WHERE name=?", (name,)).fetchone()
-        return bytes(value)
+        with self._transaction(write=False) as db:  # read first: every new session asks, most find it made
+            row = db.execute("SELECT value FROM server WHERE name=?", (name,)).fetchone()
+        if row is None:
+            with self._transaction(write=True) as db:  # made once; another process may be making it too
+                db.execute("INSERT OR IGNORE INTO server (name, value) VALUES (?, ?)", (name, secrets.token_bytes(32)))
+                row = db.execute("SELECT value FROM server WHERE name=?", (name,)).fetchone()
+        return bytes(row[0])
 
 
 def _private_folder(folder: Path) -> None:

@@ -253,6 +253,9 @@ def test_copy_link_copies_only_what_a_permalink_holds():
     assert copied_link(at) == "scenario=two-tools&step=2&lang=ja"  # in the permalink's order, nothing else
     click(at, "live-step")
     assert copied_link(at) == "scenario=two-tools&step=3&lang=ja"  # it follows the step
+    at.toggle(key="present").set_value(True).run()
+    assert copied_link(at) == "scenario=two-tools&step=3&lang=ja"  # and presenter mode has it too
+    at.toggle(key="present").set_value(False).run()
     at.selectbox(key="set-scenario").set_value("free task").run()
     at.text_area(key="set-task").set_value("What Python version is installed?")
     click(at, "new-run")
