@@ -175,18 +175,22 @@ class RunsStore:
         _private_folder(self.root)
         with contextlib.suppress(FileExistsError):  # made with its mode: the -wal and -shm files copy it
             os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+        db = None
         try:
             db = sqlite3.connect(self.path, timeout=BUSY, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA synchronous=FULL")
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA:
-                db.close()
                 raise StoreError(f"{self.path} was written by a newer Loopscope (schema {version}; this one reads "
                                  f"{SCHEMA})")
             if version < SCHEMA:
                 self._migrate(db)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: {exc}") from exc
+        except BaseException as exc:
+            if db is not None:
+                db.close()
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"{self.path}: {exc}") from exc
+            raise
         for suffix in ("", "-wal", "-shm"):  # files an older version made, or a copy put here
             _private_file(Path(f"{self.path}{suffix}"))
         return db
@@ -220,7 +224,7 @@ class RunsStore:
             try:
                 db = self._connection()
                 db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            except sqlite3.Error as exc:
+            except (sqlite3.Error, OSError) as exc:  # a locked file past BUSY seconds, a folder we may not write
                 raise StoreError(f"the saved runs cannot be opened: {exc}") from exc
             try:
                 yield db

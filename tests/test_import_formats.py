@@ -6,7 +6,7 @@ from pathlib import Path
 from loop import rules, start, transcript
 from loop.importers import import_bytes
 from loop.narrate import describe
-from loop.runs import RunsFolder
+from loop.runs import RunsStore, owner_key
 
 DATA = Path(__file__).parent / "data"
 BASH = {"name": "bash", "description": "Run a shell command.",
@@ -234,9 +234,10 @@ def test_a_loopscope_transcript_comes_back_as_it_was(tmp_path):
 def test_a_saved_run_journal_imports_as_the_run(tmp_path):
     run = start(scenario="two-tools", workspace=tmp_path / "ws")
     run.run_to_end()
-    folder = RunsFolder(tmp_path / "runs")
-    folder.save_step("r1", run.trace)
-    imported = import_bytes((tmp_path / "runs" / "r1.jsonl").read_bytes(), "r1.jsonl")
+    store, owner = RunsStore(tmp_path / "runs"), owner_key("browser:import-test")
+    store.save(owner, "r1", run.trace, writer="tab")
+    exported = "\n".join(store.journal(owner, "r1")) + "\n"  # what `python -m loop runs export r1` writes
+    imported = import_bytes(exported.encode(), "r1.jsonl")
     assert imported.format == "loopscope-journal"
     assert imported.trace.messages == run.trace.messages
     assert [(s.stage, s.turn_count, s.n_messages) for s in imported.trace.steps] == \
