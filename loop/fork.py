@@ -29,7 +29,7 @@ def state_at(trace: Trace, index: int) -> LoopState:
 
 def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, max_turns: int = 20) -> Run:
     """A live run whose first `index + 1` steps are those of `trace`, ready to execute the next stage."""
-    run = Run(trace.meta.get("task", ""), model, tools, max_turns)
+    run = Run(trace.meta.get("task", ""), model, tools, max_turns, trace.meta.get("lang", "en"))
     run.state = state_at(trace, index)
     run.trace = Trace(meta=dict(trace.meta, tools=tools.specs()), messages=run.state.messages,
                       steps=list(trace.steps[: index + 1]))
@@ -52,7 +52,7 @@ def fork_task(run: Run, task: str) -> Run:
     """A new branch from the first step with another task."""
     if not task.strip():
         raise ValueError("the task is empty")
-    branch = Run(task, run.model, run.tools, run.max_turns)
+    branch = Run(task, run.model, run.tools, run.max_turns, run.lang)
     branch.trace.meta["forked_from"] = {"step": 0, "edit": "task"}
     branch.execute()
     return branch

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop.notes import note
+from loop.views import what_happened
 from loop.scripted import SCENARIOS
 from tests.apptest import choose_server, click
 
@@ -20,12 +21,13 @@ APP = str(ROOT / "app.py")
 KEPT = r"""messages?|tool_use_id|tool_use|text|tool_results?|turn_count|turn|transition_reason|stop_reason|write-back|loop|model|
 response|assistant|user|system|tools?|max_tokens|max|turns|bash|read_file|write_file|edit_file|block|context|
 append|budget|real|execution|id|ID|JSON|Raw|API|key|Base|URL|LoopState|workspace|Loopscope|transcript|
-Request|request|history|SDK|Messages|HTTP|Claude|Code|OpenAI|chat|jsonl|CSV|Markdown|tokens?|is_error|None|trace|header|body|end_turn|refusal|Model|Python|Anthropic|server|sk-ant|cm|s01|s02"""
+Request|request|history|SDK|Messages|HTTP|Claude|Code|OpenAI|chat|jsonl|CSV|Markdown|tokens?|is_error|None|trace|header|body|end_turn|refusal|Model|Python|Anthropic|server|sk-ant|cm|s01|s02|terminal|true|false"""
 KEPT_RE = re.compile(r"\b(?:" + KEPT.replace("\n", "") + r")\b")
 
 
 def english_left(text: str, data: list[str]) -> str:
     """What remains of `text` once data, code, icons and the chapter's Latin terms are taken out."""
+    text = re.sub(r"\\([\\`*_{}\[\]<>()#+\-.!|:$~])", r"\1", text)  # Markdown's escapes, as the reader sees them
     for d in data:
         text = text.replace(d, " ")
     text = re.sub(r"`[^`]*`", " ", text)  # code: commands, ids, JSON
@@ -83,6 +85,8 @@ def test_japanese_leaves_no_english_label_on_step_through():
     assert run.done
     for response in (run.trace.response_at(i) for i in range(len(run.trace))):  # the model's words are data
         data += [b["text"] for b in (response or {}).get("content", []) if b.get("type") == "text"]
+    # a tool step's one-line summary is all data: the tool, its input, its output and the id
+    data += [what_happened(run.trace, i, "ja") for i, step in enumerate(run.trace.steps) if step.stage == "run_tool"]
     leftovers = {s: english_left(s, data) for s in seen}
     left = {s: w for s, w in leftovers.items() if w}
     assert not left, "English left on the page:\n" + "\n".join(f"{w!r}  <=  {s[:120]!r}" for s, w in left.items())
@@ -132,7 +136,7 @@ def test_japanese_replay_page_has_no_english_label_either():
 
 def test_japanese_mistakes_lab_has_no_english_label_and_keeps_the_api_error_verbatim():
     at = open_in_japanese("pages/mistakes.py")
-    wrong, right = at.session_state["mistakes-runs"]["no-assistant-append"]
+    wrong, right = at.session_state["mistakes-runs"][("no-assistant-append", "ja")]
     assert wrong.broke_at.error in at.error[0].value  # the API's words stay as the API wrote them
     data = [wrong.broke_at.error, right.calls[0].messages[0]["content"], *SCENARIOS, "end_turn"]
     for run in (wrong, right):
@@ -214,7 +218,7 @@ def test_japanese_saved_runs_panel_with_runs_listed_has_no_english_label(two_sav
     click(at, "resume-run")
     resumed = at.session_state["live-run"]
     notes = [m.value for m in at.success]
-    assert notes and notes[0].startswith("再開しました: 3 ステップ")
+    assert notes and notes[0].startswith("再開しました: 全 3 ステップ")
     assert not [w for n in notes if (w := english_left(n, [str(resumed.workspace)]))]
 
     click(at, "delete-run")  # the other run, the only one offered now

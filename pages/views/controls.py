@@ -77,7 +77,7 @@ def _run_to_end(run: Run | None, trace: Trace, key: str) -> None:
             bar.progress(min(1.0, step.turn_count / max(1, run.max_turns)),
                          text=t("step {k} · turn {turn} of at most {turns}", k=step.index + 1, turn=step.turn_count,
                                  turns=run.max_turns))
-            line.caption(describe(trace, step.index))
+            line.caption(describe(trace, step.index, lang()))
 
         _execute(run, key, lambda: _until_gate(run, on_step))
         failed = f"{key}-error" in st.session_state
@@ -153,8 +153,8 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> 
         if save is not None:
             with right:
                 save()
-        happened = what_happened(trace, trace.cursor)
-        if happened and lang() == "en" and not presenting():  # the narration is English; the stage note says it in every language
+        happened = what_happened(trace, trace.cursor, lang())
+        if happened and not presenting():
             st.markdown(f":material/lightbulb: {_escape(happened)}")
         cols = st.columns([1, 1, 1, 1.2, 3.3], vertical_alignment="center")
         cols[0].button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0, width="stretch",

@@ -11,7 +11,7 @@ import streamlit as st
 
 from loop.importers import ImportFailed, import_bytes
 
-from .i18n import t
+from .i18n import lang, t
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 REPLAY = "replay"
@@ -20,6 +20,12 @@ DEFAULT_SAMPLE = "two-tools"
 
 def sample_names() -> list[str]:
     return sorted(p.stem for p in SAMPLES.glob("*.json"))
+
+
+def sample_path(name: str, language: str) -> Path:
+    """A sample recorded in `language` (samples/<lang>/), else the English one."""
+    recorded = SAMPLES / language / f"{name}.json"
+    return recorded if language != "en" and recorded.is_file() else SAMPLES / f"{name}.json"
 
 
 def _open(data: bytes, name: str, source: str, thread: str | None = None) -> None:
@@ -56,7 +62,7 @@ def _open_sample() -> None:
     name = st.session_state.get("replay-sample")
     if name:
         try:
-            _open((SAMPLES / f"{name}.json").read_bytes(), f"{name}.json", "sample")
+            _open(sample_path(name, lang()).read_bytes(), f"{name}.json", "sample")
         except (OSError, ImportFailed) as exc:
             st.session_state["replay-error"] = f"The sample {name} cannot be opened: {exc}"
         else:

@@ -108,9 +108,10 @@ def _from_link(run: Run) -> bool:
 
 
 def _scenario_tasks() -> set[str]:
+    from loop.catalogs import languages
     from loop.scripted import SCENARIOS
 
-    return {s.task for s in SCENARIOS.values()}
+    return {s.task_in(lang) for s in SCENARIOS.values() for lang in languages()}
 
 
 def current_run_id() -> str | None:
@@ -135,7 +136,7 @@ def resume(run_id: str, api_key: str | None = None) -> Run:
     if len(trace):
         run = continue_from(trace, len(trace) - 1, Model(config), tools, max_turns)
     else:
-        run = Run(trace.meta.get("task", ""), Model(config), tools, max_turns)
+        run = Run(trace.meta.get("task", ""), Model(config), tools, max_turns, trace.meta.get("lang", "en"))
     run.trace.goto(cursor)
     return run
 
