@@ -47,7 +47,7 @@ def _run(args) -> int:
     try:
         run.run_to_end(on_step=lambda step: print(describe(run.trace, step.index, lang), flush=True))
     except Exception as exc:  # an API error: say what to do, keep what was done
-        print(f"error: {explain(exc)}", file=sys.stderr)
+        print(f"error: {explain(exc, lang)}", file=sys.stderr)
         if args.out and _save(run, args.out):
             print(f"the steps so far are in {args.out}", file=sys.stderr)
         return 1

@@ -239,7 +239,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("hello-py", N_("Create hello.py that prints a greeting, then run it."),
              N_("two turns: write a file, run it, report what it printed"), _hello_py, creates=("hello.py",)),
     Scenario("recover", N_("How many lines does notes.txt have?"),
-             N_("a command fails; the model reads the error and recovers"), _recover),
+             N_("a command fails; the model reads the error, looks for the file, and reports only what it found"), _recover),
     Scenario("two-tools", N_("What is the date, and how much disk does the workspace use?"),
              N_("two tool_use blocks in one response, answered by one user message"), _two_tools),
     Scenario("max-tokens", N_("Look at the workspace, then explain the agent loop in full detail."),

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop.notes import note
-from loop.views import what_happened
+from loop.views import short, what_happened
 from loop.scripted import SCENARIOS
 from tests.apptest import choose_server, click
 
@@ -28,7 +28,7 @@ KEPT_RE = re.compile(r"\b(?:" + KEPT.replace("\n", "") + r")\b")
 def english_left(text: str, data: list[str]) -> str:
     """What remains of `text` once data, code, icons and the chapter's Latin terms are taken out."""
     text = re.sub(r"\\([\\`*_{}\[\]<>()#+\-.!|:$~])", r"\1", text)  # Markdown's escapes, as the reader sees them
-    for d in data:
+    for d in sorted(data, key=len, reverse=True):  # the longest first: a piece of data may hold another
         text = text.replace(d, " ")
     text = re.sub(r"`[^`]*`", " ", text)  # code: commands, ids, JSON
     text = re.sub(r":\w+-badge\[[^\]]*\]|:material/\w+:|:\w+\[", " ", text)  # icons and colours
@@ -45,11 +45,15 @@ def walk(node, skip):
         yield from walk(child, skip)
 
 
-def texts_on_page(at: AppTest) -> list[str]:
-    """Every label, header, caption, message and option the page shows, outside the history's data."""
-    def skip(node):  # the history's blocks, code and tables are data (a table's headers: see column_labels)
+def texts_on_page(at: AppTest, tables: bool = False) -> list[str]:
+    """Every label, header, caption, message and option the page shows, outside the history's data.
+
+    With `tables`, the Pairs and LoopState tables too (their headers, colours, statuses and stages).
+    """
+    def skip(node):  # the history's blocks and code are data (a grid's headers: see column_labels)
         return node.type in ("chat_message", "code", "dataframe", "json") or (
-            node.type == "markdown" and node.value.startswith("| "))  # Pairs and LoopState: the chapter's fields
+            node.type == "markdown" and (node.value.startswith("| ") and not tables
+                                         or node.value.lstrip().startswith("<style>")))  # CSS, not text
 
     out = []
     for root in (at.main, at.sidebar):
@@ -64,17 +68,26 @@ def texts_on_page(at: AppTest) -> list[str]:
     return out
 
 
-def test_japanese_leaves_no_english_label_on_step_through():
+PAGE = {  # the title, the four buttons, a header line at the end of two-tools, the Pairs title
+    "ja": ("loop をステップ実行", ["最初", "戻る", "進む", "最後まで"], "### ステップ 10 / 10 · turn 2",
+           "#### ペア · tool_use ↔ tool_result"),
+    "zh": ("单步执行循环", ["第一步", "上一步", "下一步", "运行到底"], "### 第 10 / 10 步 · 第 2 轮",
+           "#### 配对 · tool_use ↔ tool_result"),
+}
+
+
+@pytest.mark.parametrize("lang", list(PAGE))
+def test_no_english_is_left_on_step_through_its_tables_or_the_model_s_words(lang):
+    title, buttons, last_header, pairs_title = PAGE[lang]
     at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["lang"] = "ja"
+    at.query_params["lang"] = lang
     at.run()
-    assert at.title[0].value == "loop をステップ実行"
-    assert [b.label for b in at.button][:4] == ["最初", "戻る", "進む", "最後まで"]
+    assert at.title[0].value == title
+    assert [b.label for b in at.button][:4] == buttons
     run = at.session_state["live-run"]
-    data = [run.task, str(run.workspace), run.model.name, *SCENARIOS]
     seen = set()
     for k in range(12):  # every stage, the pending response and results, the end
-        seen.update(texts_on_page(at))
+        seen.update(texts_on_page(at, tables=True))
         if at.button(key="live-step").disabled:
             break
         at.button(key="live-step").click().run()
@@ -82,16 +95,20 @@ def test_japanese_leaves_no_english_label_on_step_through():
         if k == 2:
             at.session_state["live-raw"] = True  # the raw view's captions too
             at.session_state["live-exports"] = True  # and the export buttons
-    assert run.done
-    for response in (run.trace.response_at(i) for i in range(len(run.trace))):  # the model's words are data
-        data += [b["text"] for b in (response or {}).get("content", []) if b.get("type") == "text"]
-    # a tool step's one-line summary is all data: the tool, its input, its output and the id
-    data += [what_happened(run.trace, i, "ja") for i, step in enumerate(run.trace.steps) if step.stage == "run_tool"]
+    assert run.done and run.lang == lang
+    # Data, not words: the workspace, the tools' inputs and outputs (also as a step's one-line summary), the ids.
+    steps = [s for s in run.trace.steps if s.stage == "run_tool"]
+    data = [str(run.workspace), run.model.name, *SCENARIOS]
+    data += [s.detail["output"] for s in steps] + [short(s.detail["input"]) for s in steps]
+    data += [what_happened(run.trace, s.index, lang) for s in steps]
+    chats = [m.value for m in at.main.get("markdown") if m.value.startswith("`messages[")]
+    assert any("2 つをまとめて頼みます" in c or "我一次请求两个工具" in c for c in chats), "the model speaks " + lang
+    seen.update(chats)  # the history: the task and the model's words are in the page's language too
     leftovers = {s: english_left(s, data) for s in seen}
     left = {s: w for s, w in leftovers.items() if w}
     assert not left, "English left on the page:\n" + "\n".join(f"{w!r}  <=  {s[:120]!r}" for s, w in left.items())
-    assert any(s.startswith("### ステップ 10 / 10 · turn 2") for s in seen)
-    assert "#### ペア · tool_use ↔ tool_result" in seen
+    assert any(s.startswith(last_header) for s in seen)
+    assert pairs_title in seen
 
 
 def test_the_checker_does_find_english():

@@ -175,3 +175,25 @@ def test_presenter_mode_autoplays_pauses_and_fits_one_screen(page, url):
         assert box and box["y"] < 900 and box["y"] + 40 < 900, (testid, box)
     page.wait_for_timeout(600)
     page.screenshot(path=str(PRESENTER))
+
+
+UPLOADER_WORDS = """() => {
+    const zone = document.querySelector('[data-testid="stFileUploaderDropzone"]');
+    const shown = el => getComputedStyle(el).fontSize === '0px' ? getComputedStyle(el, '::after').content
+                                                                : el.innerText;
+    return [shown(zone.querySelector('button [data-testid="stMarkdownContainer"] p')),
+            shown(zone.querySelector('[data-testid="stFileUploaderDropzoneInstructions"] span'))];
+}"""
+
+
+@pytest.mark.parametrize("lang, words", [
+    ("en", ["Upload", "200MB per file"]),
+    ("ja", ['"ファイルを開く"', '"またはここにドロップ · 1 ファイル 200 MB まで"']),
+    ("zh", ['"打开文件"', '"或拖放到这里 · 每个文件最多 200 MB"']),
+])
+def test_the_uploader_speaks_the_page_s_language(page, url, lang, words):
+    """Streamlit writes "Upload" and "200MB per file" in English; in ja and zh the page shows its own words there."""
+    page.goto(f"{url}/replay?lang={lang}")
+    page.wait_for_selector('[data-testid="stFileUploaderDropzoneInstructions"]', timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    assert page.evaluate(UPLOADER_WORDS) == words

@@ -33,7 +33,7 @@ def _execute(run: Run, key: str, action) -> None:
         with attempts_shown(run) as seen, streamed(run):  # "attempt k of n" while the SDK retries; streamed text
             action()
     except Exception as exc:  # an API error, a missing key: say what to do, keep the trace
-        st.session_state[f"{key}-error"] = {"stage": stage, "message": explain(exc) + attempts_note(seen)}
+        st.session_state[f"{key}-error"] = {"stage": stage, "message": explain(exc, lang()) + attempts_note(seen)}
     else:
         st.session_state.pop(f"{key}-error", None)
 

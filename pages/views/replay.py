@@ -64,9 +64,34 @@ def _open_sample() -> None:
         try:
             _open(sample_path(name, lang()).read_bytes(), f"{name}.json", "sample")
         except (OSError, ImportFailed) as exc:
-            st.session_state["replay-error"] = f"The sample {name} cannot be opened: {exc}"
+            st.session_state["replay-error"] = t("The sample {name} cannot be opened: {error}", name=name, error=exc)
         else:
             st.session_state.pop("replay-error", None)
+
+
+def _css_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def draw_uploader_words() -> None:
+    """The file uploader's own words ("Upload", "200MB per file") in the page's language.
+
+    Streamlit writes them in English whatever the page's language, and has no
+    option to change them: the CSS hides its text and shows ours in its place.
+    """
+    if lang() == "en":
+        return
+    button = _css_string(t("Open a file"))
+    limit = _css_string(t("or drop one here · up to {mb} MB", mb=st.get_option("server.maxUploadSize")))
+    zone = '[data-testid="stFileUploaderDropzone"]'
+    st.markdown(f"""<style>
+{zone} button [data-testid="stMarkdownContainer"] p,
+{zone} [data-testid="stFileUploaderDropzoneInstructions"] span {{ font-size: 0 !important; }}
+{zone} button [data-testid="stMarkdownContainer"] p::after {{
+  content: {button}; font-size: 0.875rem; }}
+{zone} [data-testid="stFileUploaderDropzoneInstructions"] span::after {{
+  content: {limit}; font-size: 0.875rem; }}
+</style>""", unsafe_allow_html=True)
 
 
 def draw_openers() -> dict | None:
@@ -86,6 +111,7 @@ def draw_openers() -> dict | None:
             t("Open a saved transcript"), key="replay-upload",
             help=t("A Loopscope transcript (Save transcript), or a log the importers read: Claude Code .jsonl, "
                    "an Anthropic messages list or request body, OpenAI chat, the course's traces."))
+        draw_uploader_words()
     if upload is None:
         st.session_state.pop("replay-upload-id", None)
         st.session_state.pop("replay-upload-error", None)

@@ -159,7 +159,7 @@ def _resume() -> None:
     try:
         run = resume(run_id, (s.get("resume-api-key") or "").strip() or None)
     except Exception as exc:  # a journal that cannot be read, a missing key
-        s["saved-runs-error"] = t("The run {run_id} cannot be resumed: {error}", run_id=run_id, error=explain(exc))
+        s["saved-runs-error"] = t("The run {run_id} cannot be resumed: {error}", run_id=run_id, error=explain(exc, lang()))
         return
     s.pop("saved-runs-error", None)
     s.pop("live-error", None)

@@ -102,7 +102,7 @@ def _new_run() -> None:
                     config=config, tool_timeout=float(s.get("set-tool-timeout", 30)),
                     max_turns=int(s.get("set-max-turns", 20)), toolset=s.get("set-toolset") or "s01", lang=lang())
     except Exception as exc:  # a missing key, say: keep the current run and say what to do
-        s["live-setup-error"] = explain(exc)
+        s["live-setup-error"] = explain(exc, lang())
         return
     s.pop("live-setup-error", None)
     s.pop("live-error", None)
