@@ -19,7 +19,7 @@ APP = str(ROOT / "app.py")
 
 # The chapter's terms, kept in Latin letters in Japanese as the chapter does, and names that are data.
 KEPT = r"""messages?|tool_use_id|tool_use|text|tool_results?|turn_count|turn|transition_reason|stop_reason|write-back|loop|model|
-response|assistant|user|system|tools?|max_tokens|max|turns|bash|read_file|write_file|edit_file|block|context|
+response|assistant|user|system|tools?|max_tokens|state|bash|read_file|write_file|edit_file|block|context|
 append|budget|real|execution|id|ID|JSON|Raw|API|key|Base|URL|LoopState|workspace|Loopscope|transcript|
 Request|request|history|SDK|Messages|HTTP|Claude|Code|OpenAI|chat|jsonl|CSV|Markdown|tokens?|is_error|None|trace|header|body|end_turn|refusal|Model|Python|Anthropic|server|sk-ant|cm|s01|s02|terminal|true|false"""
 KEPT_RE = re.compile(r"\b(?:" + KEPT.replace("\n", "") + r")\b")
@@ -131,37 +131,49 @@ def test_the_stage_note_beside_the_diagram_follows_the_step_and_the_sidebar_lang
     assert note("append_assistant", "zh") in [m.value for m in at.markdown]
 
 
-def open_in_japanese(page: str) -> AppTest:
+def open_in(page: str, lang: str = "ja") -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.switch_page(page)
-    at.query_params["lang"] = "ja"
+    at.query_params["lang"] = lang
     at.run()
     assert not at.exception, at.exception
     return at
 
 
-def test_japanese_replay_page_has_no_english_label_either():
-    at = open_in_japanese("pages/replay.py")
-    assert at.title[0].value == "実行をリプレイ"
+def comments_left(at: AppTest, data: list[str] = ()) -> dict[str, str]:
+    """English in the comments of the code the page shows (the code itself is Python)."""
+    comments = [c for code in at.main.get("code") for c in re.findall(r"#\s*(.+)$", code.value, re.MULTILINE)]
+    return {c: w for c in comments if (w := english_left(c, list(data)))}
+
+
+@pytest.mark.parametrize("lang, title", [("ja", "実行をリプレイ"), ("zh", "回放一次运行")])
+def test_replay_page_has_no_english_left(lang, title):
+    at = open_in("pages/replay.py", lang)
+    assert at.title[0].value == title
     trace = at.session_state["replay"]["trace"]
-    data = [trace.meta.get("task", ""), str(trace.meta.get("model")), "two-tools.json", "loopscope", *SCENARIOS]
-    for response in (trace.response_at(i) for i in range(len(trace))):
-        data += [b["text"] for b in (response or {}).get("content", []) if b.get("type") == "text"]
-    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
+    assert trace.meta["lang"] == lang  # the sample recorded in the page's language
+    steps = [s for s in trace.steps if s.stage == "run_tool"]
+    data = [str(trace.meta.get("model")), "two-tools.json", "loopscope", *SCENARIOS]
+    data += [s.detail["output"] for s in steps] + [what_happened(trace, s.index, lang) for s in steps]
+    seen = texts_on_page(at, tables=True) + [m.value for m in at.main.get("markdown") if m.value.startswith("`messages[")]
+    left = {s: w for s in seen if (w := english_left(s, data))}
     assert not left, left
 
 
-def test_japanese_mistakes_lab_has_no_english_label_and_keeps_the_api_error_verbatim():
-    at = open_in_japanese("pages/mistakes.py")
-    wrong, right = at.session_state["mistakes-runs"][("no-assistant-append", "ja")]
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_mistakes_lab_has_no_english_left_and_keeps_the_api_error_verbatim(lang):
+    at = open_in("pages/mistakes.py", lang)
+    wrong, right = at.session_state["mistakes-runs"][("no-assistant-append", lang)]
     assert wrong.broke_at.error in at.error[0].value  # the API's words stay as the API wrote them
-    data = [wrong.broke_at.error, right.calls[0].messages[0]["content"], *SCENARIOS, "end_turn"]
+    data = [wrong.broke_at.error, *SCENARIOS, "end_turn"]
     for run in (wrong, right):
         for call in run.calls:
             data += call.tool_outputs
-            data += [b.get("text", "") for b in (call.response or {}).get("content", []) if b.get("type") == "text"]
     left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
     assert not left, left
+    assert right.calls[0].messages[0]["content"] == SCENARIOS["list-files"].task_in(lang)  # the task, in the language
+    at.radio(key="mistake-pick").set_value("no-write-back").run()
+    assert not comments_left(at) and len(at.main.get("code")) >= 2
 
 
 def graphviz_source(at: AppTest) -> str:
@@ -170,16 +182,18 @@ def graphviz_source(at: AppTest) -> str:
     return charts[0].proto.spec
 
 
-def test_japanese_about_page_and_its_diagram_have_no_english_label():
-    at = open_in_japanese("pages/about.py")
-    assert at.title[0].value == "loop について"
+@pytest.mark.parametrize("lang, title, node", [("ja", "loop について", "model を呼ぶ"), ("zh", "关于循环", "调用模型")])
+def test_about_page_its_diagram_and_its_code_s_comments_have_no_english_left(lang, title, node):
+    at = open_in("pages/about.py", lang)
+    assert at.title[0].value == title
     # The API's errors stay verbatim; the chapter itself writes terminal, code and agent in Latin letters.
     data = ["unexpected `tool_use_id` found in `tool_result` blocks",
             "`tool_use` ids were found without `tool_result` blocks immediately after", "terminal", "code", "agent"]
     left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
     assert not left, left
     labels = " ".join(re.findall(r'label="([^"]*)"', graphviz_source(at)))
-    assert "model を呼ぶ" in labels and not english_left(labels.replace("\\n", " "), [])
+    assert node in labels and not english_left(labels.replace("\\n", " "), [])
+    assert not comments_left(at)
 
 
 def test_the_diagram_on_step_through_speaks_chinese():
@@ -255,3 +269,31 @@ def test_the_saved_runs_panel_speaks_chinese(two_saved_runs):
     assert at.selectbox(key="saved-run").label == "已保存的运行"
     assert "3 步" in at.selectbox(key="saved-run").options[0]
     assert "API key" in at.text_input(key="resume-api-key").label and "从不" in at.text_input(key="resume-api-key").help
+
+
+def test_a_run_keeps_the_language_it_was_started_in():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["lang"] = "ja"
+    at.run()
+    run = at.session_state["live-run"]
+    assert run.lang == "ja" and run.task == SCENARIOS["two-tools"].task_in("ja")
+    at.segmented_control(key="lang").set_value("en").run()  # the page changes language; the run does not
+    for _ in range(3):
+        click(at, "live-step")
+    assert at.session_state["live-run"] is run and run.lang == "ja"
+    assert run.state.messages[1]["content"][0]["text"] == "2 つをまとめて頼みます。"
+    assert at.button(key="live-step").label == "Step"
+    click(at, "new-run")  # a new run starts in the page's language
+    assert at.session_state["live-run"].lang == "en"
+    assert at.session_state["live-run"].task == SCENARIOS["two-tools"].task
+
+
+def test_a_scenario_link_with_a_language_opens_the_run_in_it():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"scenario": "hello-py", "step": "3", "lang": "zh"})
+    at.run()
+    assert not at.exception, at.exception
+    run = at.session_state["live-run"]
+    assert run.lang == "zh" and run.trace.cursor == 2
+    assert run.state.messages[0]["content"] == "创建一个打印问候语的 hello.py，然后运行它。"
+    assert run.state.messages[1]["content"][0]["text"] == "我先创建 hello.py。"

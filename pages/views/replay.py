@@ -45,7 +45,7 @@ def draw_thread_picker(replay: dict) -> None:
     if not threads:
         return
     ids = [th.id for th in threads]
-    labels = {th.id: f"{th.label} ({th.n_records} records)" for th in threads}
+    labels = {th.id: t("{label} ({n} records)", label=th.label, n=th.n_records) for th in threads}
     current = replay.get("thread") if replay.get("thread") in ids else ids[0]
     chosen = st.selectbox(t("Thread (sub-agents have threads of their own)"), ids, index=ids.index(current),
                           format_func=labels.get, key=f"replay-thread-{replay['name']}")
