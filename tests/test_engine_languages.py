@@ -39,3 +39,16 @@ def test_the_narration_and_why_the_loop_ended_speak_chinese(tmp_path):
     assert lines[-1].endswith("循环结束：模型已答完（end_turn）")
     assert why_ended("max_tokens", "ja") == "答えが max_tokens で切れました。loop は続かず、ここで終わります"
     assert why_ended("weird", "zh") == "stop_reason 'weird' 不是 tool_use，所以循环结束"
+
+
+def test_the_markdown_export_is_in_the_learner_s_language(tmp_path):
+    from loop.export import to_markdown
+
+    run = start(scenario="recover", workspace=tmp_path, tool_timeout=10, lang="ja")
+    run.run_to_end()
+    text = to_markdown(run.trace, lang="ja")
+    assert text.startswith("# notes.txt は何行ありますか？\n")
+    assert "## tool_use / tool_result のペア" in text and "| 対応済み |" in text
+    assert "**tool_result** · `toolu_" in text and "No such file" in text  # tool output as it was
+    english = to_markdown(run.trace)
+    assert "## tool_use / tool_result pairs" in english and "| paired |" in english
