@@ -71,12 +71,12 @@ def _lines(result: dict) -> list[str]:
 
 
 def _quote(text: str, lang: str, limit: int = 12) -> str:
-    """A tool's output quoted as it is (indented), its first `limit` lines."""
+    """A tool's output quoted as it is, its first `limit` lines: an indented code block, blank lines around it."""
     lines = text.splitlines()
     shown = "\n".join(f"    {line}" for line in lines[:limit])
     more = "\n    " + say_n(lang, "… and {n} more line", "… and {n} more lines", len(lines) - limit) \
         if len(lines) > limit else ""
-    return shown + more
+    return "\n" + shown + more + "\n"
 
 
 def _names(results: list[dict]) -> list[str]:
@@ -328,7 +328,7 @@ def respond(body: dict) -> tuple[int, dict]:
     seed = _digest(body.get("system"), messages)
     content: list[dict] = []
     if reply.text:
-        content.append({"type": "text", "text": reply.text})
+        content.append({"type": "text", "text": reply.text.rstrip()})
     for n, command in enumerate(reply.commands):
         content.append({"type": "tool_use", "id": f"toolu_{_digest(seed, n)[:24]}", "name": "bash",
                         "input": {"command": command}})
