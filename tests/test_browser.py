@@ -197,3 +197,19 @@ def test_the_uploader_speaks_the_page_s_language(page, url, lang, words):
     page.wait_for_selector('[data-testid="stFileUploaderDropzoneInstructions"]', timeout=60_000)
     page.wait_for_selector(IDLE, timeout=60_000)
     assert page.evaluate(UPLOADER_WORDS) == words
+
+
+SLANTED = """() => [...document.querySelectorAll('[data-testid="stCode"] .token.comment, [data-testid="stMarkdownContainer"] em')]
+    .filter(el => /[\\u3040-\\u30ff\\u3400-\\u9fff]/.test(el.textContent) && getComputedStyle(el).fontStyle !== 'normal')
+    .map(el => el.textContent)"""
+
+
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_no_chinese_or_japanese_is_slanted_on_about(page, url, lang):
+    """The highlighter sets code comments in italics; in Chinese and Japanese they stay upright."""
+    page.goto(f"{url}/about?lang={lang}")
+    page.wait_for_selector('[data-testid="stCode"] .token.comment', timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    comments = page.locator('[data-testid="stCode"] .token.comment').all_text_contents()
+    assert any(re.search(r"[\u3040-\u30ff\u3400-\u9fff]", c) for c in comments), comments
+    assert page.evaluate(SLANTED) == []
