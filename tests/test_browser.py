@@ -184,19 +184,33 @@ UPLOADER_WORDS = """() => {
     return [shown(zone.querySelector('button [data-testid="stMarkdownContainer"] p')),
             shown(zone.querySelector('[data-testid="stFileUploaderDropzoneInstructions"] span'))];
 }"""
+DRAG_A_FILE = """() => {
+    const zone = document.querySelector('[data-testid="stFileUploaderDropzone"]');
+    const files = new DataTransfer();
+    files.items.add(new File(["{}"], "t.json"));
+    zone.dispatchEvent(new DragEvent('dragenter', {dataTransfer: files, bubbles: true}));
+}"""
+DRAG_WORDS = """() => {
+    const el = document.querySelector('[data-testid="stFileUploaderDropzone"] > div:not([data-testid]) > span');
+    return getComputedStyle(el).fontSize === '0px' ? getComputedStyle(el, '::after').content : el.innerText;
+}"""
 
 
 @pytest.mark.parametrize("lang, words", [
-    ("en", ["Upload", "200MB per file"]),
-    ("ja", ['"ファイルを開く"', '"またはここにドロップ · 1 ファイル 200 MB まで"']),
-    ("zh", ['"打开文件"', '"或拖放到这里 · 每个文件最多 200 MB"']),
+    ("en", ["Upload", "200MB per file", "Drag and drop a file here"]),
+    ("ja", ['"ファイルを開く"', '"またはここにドロップ · 1 ファイル 200 MB まで"', '"ここにファイルをドロップ"']),
+    ("zh", ['"打开文件"', '"或拖放到这里 · 每个文件最多 200 MB"', '"把文件拖放到这里"']),
 ])
 def test_the_uploader_speaks_the_page_s_language(page, url, lang, words):
-    """Streamlit writes "Upload" and "200MB per file" in English; in ja and zh the page shows its own words there."""
+    """Streamlit writes "Upload", "200MB per file" and, while a file is dragged over it, "Drag and drop a file
+    here" in English; in ja and zh the page shows its own words there."""
     page.goto(f"{url}/replay?lang={lang}")
     page.wait_for_selector('[data-testid="stFileUploaderDropzoneInstructions"]', timeout=60_000)
     page.wait_for_selector(IDLE, timeout=60_000)
-    assert page.evaluate(UPLOADER_WORDS) == words
+    assert page.evaluate(UPLOADER_WORDS) == words[:2]
+    page.evaluate(DRAG_A_FILE)
+    page.wait_for_selector('[data-testid="stFileUploaderDropzone"] > div:not([data-testid]) > span')
+    assert page.evaluate(DRAG_WORDS) == words[2]
 
 
 SLANTED = """() => [...document.querySelectorAll('[data-testid="stCode"] .token.comment, [data-testid="stMarkdownContainer"] em')]

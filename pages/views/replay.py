@@ -74,7 +74,7 @@ def _css_string(text: str) -> str:
 
 
 def draw_uploader_words() -> None:
-    """The file uploader's own words ("Upload", "200MB per file") in the page's language.
+    """The file uploader's own words ("Upload", "200MB per file", "Drag and drop a file here") in the page's language.
 
     Streamlit writes them in English whatever the page's language, and has no
     option to change them: the CSS hides its text and shows ours in its place.
@@ -82,11 +82,13 @@ def draw_uploader_words() -> None:
     if lang() == "en":
         return
     button = _css_string(t("Open a file"))
+    dragging = _css_string(t("Drop the file here"))
     limit = _css_string(t("or drop one here · up to {mb} MB", mb=st.get_option("server.maxUploadSize")))
     zone = '[data-testid="stFileUploaderDropzone"]'
     st.markdown(f"""<style>
-{zone} button [data-testid="stMarkdownContainer"] p,
+{zone} button [data-testid="stMarkdownContainer"] p, {zone} > div:not([data-testid]) > span,
 {zone} [data-testid="stFileUploaderDropzoneInstructions"] span {{ font-size: 0 !important; }}
+{zone} > div:not([data-testid]) > span::after {{ content: {dragging}; font-size: 1rem; }}
 {zone} button [data-testid="stMarkdownContainer"] p::after {{
   content: {button}; font-size: 0.875rem; }}
 {zone} [data-testid="stFileUploaderDropzoneInstructions"] span::after {{
