@@ -52,3 +52,17 @@ def test_the_markdown_export_is_in_the_learner_s_language(tmp_path):
     assert "**tool_result** · `toolu_" in text and "No such file" in text  # tool output as it was
     english = to_markdown(run.trace)
     assert "## tool_use / tool_result pairs" in english and "| paired |" in english
+
+
+def test_a_refused_fork_says_why_in_any_language(tmp_path):
+    from loop.catalogs import say
+    from loop.fork import ForkRefused, fork_task, fork_tool_result
+
+    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=10)
+    run.run_to_end()
+    with pytest.raises(ForkRefused) as empty:
+        fork_task(run, "  ")
+    assert str(empty.value) == "the task is empty" and say("ja", empty.value.message) == "タスクが空です"
+    with pytest.raises(ForkRefused) as wrong:
+        fork_tool_result(run, 1, "x")
+    assert say("zh", wrong.value.message, **wrong.value.values) == "第 2 步是 call_model 步；只能修改工具的结果"

@@ -124,7 +124,8 @@ def draw_openers() -> dict | None:
         except ImportFailed as exc:
             st.session_state["replay-upload-error"] = str(exc)
         except Exception as exc:  # an importer's bug must not take the page down
-            st.session_state["replay-upload-error"] = f"{upload.name}: could not be read ({type(exc).__name__}: {exc})"
+            st.session_state["replay-upload-error"] = t("{name}: could not be read ({error})", name=upload.name,
+                                                        error=f"{type(exc).__name__}: {exc}")
         else:
             st.session_state.pop("replay-upload-error", None)
     for key in ("replay-upload-error", "replay-error"):
