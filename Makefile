@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test chromium bench bench-long clean messages
+.PHONY: run test chromium bench bench-long clean messages samples
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,18 @@ messages: $(VENV)/.app
 		--add-location=file --project=Loopscope --header-comment="# The messages of Loopscope, made by 'make messages': translate them in locales/<lang>/LC_MESSAGES/loopscope.po." \
 		-o locales/loopscope.pot .
 	$(BIN)/pybabel -q update -i locales/loopscope.pot -d locales -D loopscope --ignore-obsolete --width=100
+
+# Replay's samples: every scenario run on the scripted model, in English (samples/NAME.json) and in each
+# language with a catalog (samples/LANG/NAME.json). Run it after a scenario or its words change.
+samples: $(VENV)/.app
+	@for lang in $$($(BIN)/python -c "from loop.catalogs import languages; print(*languages())"); do \
+		dir=samples; [ $$lang = en ] || dir=samples/$$lang; mkdir -p $$dir; \
+		for name in $$($(BIN)/python -c "from loop.scripted import SCENARIOS; print(*SCENARIOS)"); do \
+			ws=$$(mktemp -d /tmp/loopscope-sample-XXXXXX); \
+			$(BIN)/python -m loop run --scenario $$name --lang $$lang --workspace $$ws --out $$dir/$$name.json >/dev/null \
+				|| exit 1; rm -rf $$ws; echo "$$dir/$$name.json"; \
+		done; \
+	done
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -1,6 +1,7 @@
 """`python -m loop`: run, replay and check the loop from a terminal.
 
     python -m loop run --scenario hello-py --out t.json
+    python -m loop run --scenario hello-py --lang ja     # the task, the model's words and the lines in Japanese
     python -m loop run "What Python version is installed?" --model claude-sonnet-4-5
     python -m loop replay t.json
     python -m loop check t.json
@@ -17,6 +18,7 @@ import sys
 import time
 
 from . import rules, transcript
+from .catalogs import known, languages, say
 from .errors import explain
 from .model import SCRIPTED, MissingKey, ModelConfig
 from .narrate import describe
@@ -28,7 +30,7 @@ def _run(args) -> int:
     config = ModelConfig(model=args.model, stream=args.stream)
     try:
         run = start(args.task, scenario=args.scenario, config=config, workspace=args.workspace,
-                    tool_timeout=args.tool_timeout, max_turns=args.max_turns)
+                    tool_timeout=args.tool_timeout, max_turns=args.max_turns, lang=args.lang)
     except (KeyError, ValueError) as exc:
         print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
@@ -38,22 +40,24 @@ def _run(args) -> int:
     except OSError as exc:  # e.g. --workspace names a file
         print(f"error: workspace {exc.filename or args.workspace}: {exc.strerror}", file=sys.stderr)
         return 2
-    label = "scripted (offline, no key)" if config.scripted else config.model
-    print(f"model: {label} · workspace: {run.workspace}")
+    lang = args.lang
+    label = say(lang, "scripted (offline, no key)") if config.scripted else config.model
+    print(say(lang, "model: {model} · workspace: {workspace}", model=label, workspace=run.workspace))
     for warning in run.tools.warnings:  # e.g. commands would run as root: said before anything runs
         print(warning)
     try:
-        run.run_to_end(on_step=lambda step: print(describe(run.trace, step.index), flush=True))
+        run.run_to_end(on_step=lambda step: print(describe(run.trace, step.index, lang), flush=True))
     except Exception as exc:  # an API error: say what to do, keep what was done
-        print(f"error: {explain(exc)}", file=sys.stderr)
+        print(f"error: {explain(exc, lang)}", file=sys.stderr)
         if args.out and _save(run, args.out):
             print(f"the steps so far are in {args.out}", file=sys.stderr)
         return 1
-    print(f"ended: {run.state.ended} · turn_count {run.state.turn_count} · {len(run.trace)} steps")
+    print(say(lang, "ended: {ended} · turn_count {turn} · {n} steps", ended=run.state.ended,
+              turn=run.state.turn_count, n=len(run.trace)))
     if args.out:
         if not _save(run, args.out):
             return 1
-        print(f"transcript: {args.out}")
+        print(say(lang, "transcript: {path}", path=args.out))
     return 0
 
 
@@ -77,9 +81,11 @@ def _replay(args) -> int:
         broken = len(rules.check(trace.messages, as_request=False))
         print(f"note: this imported history breaks the API's tool-use rules in {broken} place(s); "
               f"`python -m loop check {args.file}` lists them")
-    print(f"model: {trace.meta.get('model')} · task: {trace.meta.get('task')} (replay: nothing is run)")
+    lang = known(args.lang or trace.meta.get("lang"))  # a run is replayed in the language it was made in
+    print(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model"),
+              task=trace.meta.get("task")))
     for i in range(len(trace)):
-        print(describe(trace, i))
+        print(describe(trace, i, lang))
     return 0
 
 
@@ -172,10 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--tool-timeout", type=float, default=30.0, help="seconds a command may run (default 30)")
     run.add_argument("--workspace", help="the folder commands run in (default: a new temporary one)")
     run.add_argument("--stream", action="store_true", help="stream the model's answer")
+    run.add_argument("--lang", choices=list(languages()), default="en",
+                     help="the learner's language: the scenario's task, the model's words and these lines")
     run.set_defaults(func=_run)
 
     replay = sub.add_parser("replay", help="print the stages of a transcript, running nothing")
     replay.add_argument("file")
+    replay.add_argument("--lang", choices=list(languages()), help="default: the language the run was made in")
     replay.set_defaults(func=_replay)
 
     check = sub.add_parser("check", help="check a transcript against the API's tool-use pairing rules")

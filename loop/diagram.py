@@ -8,6 +8,7 @@ No graphviz package is needed: the pages hand the string to st.graphviz_chart.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Callable
 
 from .catalogs import N_
@@ -50,6 +51,15 @@ LIT_FILL, LIT_LINE = "#ffe3c2", "#d9480f"  # the stage just executed, the edge t
 END_FILL, END_LINE = "#d3f9d8", "#2b8a3e"
 
 
+def _wide(label: str) -> int:
+    """The most full-width (CJK) characters on one line of `label`.
+
+    Graphviz sizes a box with Latin font metrics and counts such a character
+    about half as wide as it is drawn, so a box is widened by that much.
+    """
+    return max(sum(1 for c in line if unicodedata.east_asian_width(c) in "WF") for line in label.split("\n"))
+
+
 def dot(stage: str | None = None, previous: str | None = None, *, continues: bool | None = None,
         ended: bool = False, translate: Callable[[str], str] = str) -> str:
     """The loop with `stage` lit and the edge from `previous` drawn bold.
@@ -70,9 +80,12 @@ def dot(stage: str | None = None, previous: str | None = None, *, continues: boo
         '  edge [color="#adb5bd", fontname="Helvetica", fontsize=9, fontcolor="#495057", arrowsize=0.6];',
     ]
     for node, (label, _) in NODES.items():
-        attrs = ['label="' + translate(label).replace("\n", "\\n") + '"']
+        text = translate(label)
+        attrs = ['label="' + text.replace("\n", "\\n") + '"']
         if node == "decide":
             attrs.append("shape=diamond, margin=0.02")
+        elif _wide(text):
+            attrs.append(f'margin="{0.1 + 0.04 * _wide(text):.2f},0.04"')
         if node == "done":
             attrs.append("shape=box, style=\"rounded,filled,dashed\"")
         if node == lit:

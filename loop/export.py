@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from . import rules
+from .catalogs import say
 from .trace import Trace
 
 FENCE = "```"
@@ -17,7 +18,7 @@ def _fenced(text: str, lang: str = "") -> str:
     return f"{fence}{lang}\n{text}\n{fence}"
 
 
-def _block(block: object) -> str:
+def _block(block: object, lang: str = "en") -> str:
     if not isinstance(block, dict):
         return _fenced(json.dumps(block, ensure_ascii=False), "json")
     kind = block.get("type")
@@ -31,31 +32,36 @@ def _block(block: object) -> str:
         if isinstance(content, list):
             content = "\n".join(str(b.get("text", b)) if isinstance(b, dict) else str(b) for b in content)
         flag = " · **is_error**" if block.get("is_error") else ""
-        return f"**tool_result** for `{block.get('tool_use_id')}`{flag}\n\n" + _fenced(str(content or ""))
-    return f"**{kind}** (shown raw)\n\n" + _fenced(json.dumps(block, ensure_ascii=False, indent=1), "json")
+        head = say(lang, "**tool_result** for `{id}`", id=block.get("tool_use_id"))
+        return f"{head}{flag}\n\n" + _fenced(str(content or ""))
+    return say(lang, "**{kind}** (shown raw)", kind=kind) + "\n\n" + \
+        _fenced(json.dumps(block, ensure_ascii=False, indent=1), "json")
 
 
-def to_markdown(trace: Trace, upto: int | None = None) -> str:
-    """The history up to step `upto` (default: the whole trace) as Markdown."""
+def to_markdown(trace: Trace, upto: int | None = None, lang: str = "en") -> str:
+    """The history up to step `upto` (default: the whole trace) as Markdown, its headings in `lang`."""
     index = len(trace.steps) - 1 if upto is None else upto
     messages = trace.messages_at(index) if index >= 0 else []
     step = trace.steps[index] if index >= 0 else None
     meta = trace.meta
-    out = [f"# {meta.get('task') or 'Agent loop transcript'}", "",
-           f"- model: `{meta.get('model')}`" + (" (scripted, offline)" if meta.get("scripted") else ""),
-           f"- steps: {index + 1} of {len(trace.steps)}"]
+    scripted = " " + say(lang, "(scripted, offline)") if meta.get("scripted") else ""
+    out = ["# " + (meta.get("task") or say(lang, "Agent loop transcript")), "",
+           f"- model: `{meta.get('model')}`{scripted}",
+           "- " + say(lang, "steps: {k} of {n}", k=index + 1, n=len(trace.steps))]
     if step:
         out += [f"- turn_count: {step.turn_count}", f"- transition_reason: {step.transition_reason}",
-                f"- stop_reason: {step.stop_reason}", f"- ended: {step.ended or 'not yet'}"]
+                f"- stop_reason: {step.stop_reason}", "- " + say(lang, "ended: {reason}", reason=step.ended or
+                                                                     say(lang, "not yet"))]
     if meta.get("system"):
-        out += ["", "## System prompt", "", _fenced(str(meta["system"]))]
-    out += ["", "## Messages", ""]
+        out += ["", "## " + say(lang, "System prompt"), "", _fenced(str(meta["system"]))]
+    out += ["", "## messages", ""]
     for i, message in enumerate(messages):
         out += [f"### {i}. {message.get('role')}", ""]
         for block in rules.blocks(message):
-            out += [_block(block), ""]
+            out += [_block(block, lang), ""]
     pairs = rules.pairs(messages)
     if pairs:
-        out += ["## tool_use / tool_result pairs", "", "| id | tool | status | is_error |", "| --- | --- | --- | --- |"]
-        out += [f"| `{p.tool_use_id}` | {p.name or ''} | {p.status} | {p.is_error} |" for p in pairs]
+        out += ["## " + say(lang, "tool_use / tool_result pairs"), "",
+                "| id | " + say(lang, "tool") + " | " + say(lang, "status") + " | is_error |", "| --- | --- | --- | --- |"]
+        out += [f"| `{p.tool_use_id}` | {p.name or ''} | {say(lang, p.status)} | {p.is_error} |" for p in pairs]
     return "\n".join(out).rstrip() + "\n"

@@ -7,11 +7,20 @@ copy of the prefix), so the old branch is left exactly as it was.
 
 from __future__ import annotations
 
+from .catalogs import N_
 from .model import Model
 from .runner import Run
 from .state import LoopState
 from .tools import ToolBox, ToolOutput
 from .trace import Trace
+
+
+class ForkRefused(ValueError):
+    """A fork that cannot be made; `message` and `values` say why in any language (`str()` is English)."""
+
+    def __init__(self, message: str, **values):
+        self.message, self.values = message, values
+        super().__init__(message.format(**values))
 
 
 def state_at(trace: Trace, index: int) -> LoopState:
@@ -29,7 +38,7 @@ def state_at(trace: Trace, index: int) -> LoopState:
 
 def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, max_turns: int = 20) -> Run:
     """A live run whose first `index + 1` steps are those of `trace`, ready to execute the next stage."""
-    run = Run(trace.meta.get("task", ""), model, tools, max_turns)
+    run = Run(trace.meta.get("task", ""), model, tools, max_turns, trace.meta.get("lang", "en"))
     run.state = state_at(trace, index)
     run.trace = Trace(meta=dict(trace.meta, tools=tools.specs()), messages=run.state.messages,
                       steps=list(trace.steps[: index + 1]))
@@ -41,7 +50,8 @@ def fork_tool_result(run: Run, index: int, content: str, is_error: bool = False)
     """A new branch where the tool_use of run_tool step `index` got `content` as its result."""
     step = run.trace.steps[index]
     if step.stage != "run_tool":
-        raise ValueError(f"step {index + 1} is a {step.stage} step; only a tool's result can be edited")
+        raise ForkRefused(N_("step {k} is a {stage} step; only a tool's result can be edited"), k=index + 1,
+                          stage=step.stage)
     branch = continue_from(run.trace, index - 1, run.model, run.tools, run.max_turns)
     branch.trace.meta["forked_from"] = {"step": index, "edit": "tool_result"}
     branch.execute(given=ToolOutput(content, is_error))
@@ -51,8 +61,8 @@ def fork_tool_result(run: Run, index: int, content: str, is_error: bool = False)
 def fork_task(run: Run, task: str) -> Run:
     """A new branch from the first step with another task."""
     if not task.strip():
-        raise ValueError("the task is empty")
-    branch = Run(task, run.model, run.tools, run.max_turns)
+        raise ForkRefused(N_("the task is empty"))
+    branch = Run(task, run.model, run.tools, run.max_turns, run.lang)
     branch.trace.meta["forked_from"] = {"step": 0, "edit": "task"}
     branch.execute()
     return branch

@@ -17,6 +17,7 @@ import anthropic
 import httpx2
 
 from . import scripted
+from .catalogs import N_
 
 SCRIPTED = "scripted"
 SYSTEM = "You are a coding agent working in a workspace folder. Use bash to solve tasks. Act, don't explain."
@@ -52,8 +53,18 @@ class Reply:
     retries: int = 0
 
 
+NEEDS_KEY = N_("The model {model} needs an API key: set ANTHROPIC_API_KEY or enter one, or choose the scripted "
+                "model, which needs none.")
+NO_ID = N_("The response's content.{n} is a tool_use block without {missing}, so no tool_result could answer it; "
+           "the step was not taken. Retry, or try another model.")
+
+
 class MissingKey(RuntimeError):
     """A real model was chosen with no API key and no base URL."""
+
+    def __init__(self, model: str):
+        self.model = model
+        super().__init__(NEEDS_KEY.format(model=repr(model)))
 
 
 def scripted_transport() -> httpx2.MockTransport:
@@ -90,10 +101,7 @@ def make_client(config: ModelConfig, on_request: Callable | None = None) -> anth
     key = config.api_key or os.environ.get("ANTHROPIC_API_KEY")
     base_url = config.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
     if not key and not base_url:
-        raise MissingKey(
-            f"The model {config.model!r} needs an API key: set ANTHROPIC_API_KEY or enter one, "
-            "or choose the scripted model, which needs none."
-        )
+        raise MissingKey(config.model)
     # A local Anthropic-compatible server often needs no key, but the SDK wants one.
     hooks = {"request": [on_request] if on_request else [], "response": [_no_long_waits]}
     return anthropic.Anthropic(api_key=key or "no-key", base_url=base_url, timeout=config.timeout,
@@ -127,16 +135,17 @@ def _no_long_waits(response) -> None:
 class InvalidResponse(RuntimeError):
     """A 200 answer the loop cannot use, such as a tool_use block without an id."""
 
+    def __init__(self, n: int, missing: str):
+        self.n, self.missing = n, missing
+        super().__init__(NO_ID.format(n=n, missing=missing))
+
 
 def _check_tool_uses(response: dict) -> None:
     for n, block in enumerate(response["content"]):
         if isinstance(block, dict) and block.get("type") == "tool_use":
             missing = [k for k in ("id", "name") if not block.get(k)]
             if missing:
-                raise InvalidResponse(
-                    f"The response's content.{n} is a tool_use block without {' or '.join(missing)}, so no "
-                    "tool_result could answer it; the step was not taken. Retry, or try another model."
-                )
+                raise InvalidResponse(n, " or ".join(missing))
 
 
 class Model:

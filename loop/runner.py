@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import stages
+from .catalogs import N_, say
 from .model import Model
 from .rules import tool_uses
 from .state import LoopState
@@ -19,13 +20,16 @@ from .tools import ToolBox, ToolOutput, default_toolbox
 from .trace import Step, Trace
 
 END_WORDS = {
-    "end_turn": "the model finished its answer (end_turn)",
-    "max_tokens": "the answer was cut at max_tokens; the loop ends, it does not go on",
-    "stop_sequence": "the model hit a stop sequence",
-    "refusal": "the model refused",
-    "pause_turn": "the server paused a long turn; the s01 loop ends here",
-    "model_context_window_exceeded": "the context window is full",
+    "end_turn": N_("the model finished its answer (end_turn)"),
+    "max_tokens": N_("the answer was cut at max_tokens; the loop ends, it does not go on"),
+    "stop_sequence": N_("the model hit a stop sequence"),
+    "refusal": N_("the model refused"),
+    "pause_turn": N_("the server paused a long turn; the s01 loop ends here"),
+    "model_context_window_exceeded": N_("the context window is full"),
 }
+OTHER_END = N_("stop_reason {stop_reason} is not tool_use, so the loop ends")
+GO_ON = N_("stop_reason is tool_use: run the tools")
+MAX_TURNS = N_("max turns ({n}) reached: the loop was stopped before calling the model again")
 
 
 DENIED = ToolOutput("Error: denied by the user. The command was not run.", is_error=True)
@@ -41,15 +45,18 @@ class Given:
         return self.output
 
 
-def why_ended(stop_reason: str | None) -> str:
-    return END_WORDS.get(stop_reason or "", f"stop_reason {stop_reason!r} is not tool_use, so the loop ends")
+def why_ended(stop_reason: str | None, lang: str = "en") -> str:
+    """Why the loop ended, in `lang` (the trace keeps the English)."""
+    words = END_WORDS.get(stop_reason or "")
+    return say(lang, words) if words else say(lang, OTHER_END, stop_reason=repr(stop_reason))
 
 
 class Run:
     """One live run of the loop: its state, its model, its tools and its trace."""
 
-    def __init__(self, task: str, model: Model, tools: ToolBox, max_turns: int = 20):
+    def __init__(self, task: str, model: Model, tools: ToolBox, max_turns: int = 20, lang: str = "en"):
         self.task = task
+        self.lang = lang  # the language the run was started in: its task, the model's words, its notes
         self.model = model
         self.tools = tools
         self.max_turns = max_turns
@@ -62,6 +69,7 @@ class Run:
             "max_tokens": model.config.max_tokens,
             "task": task,
             "max_turns": max_turns,
+            "lang": lang,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }, messages=self.state.messages)
 
@@ -134,7 +142,7 @@ class Run:
         elif stage == "decide":
             stages.decide(s)
             detail = {"continues": not s.ended,
-                      "why": "stop_reason is tool_use: run the tools" if not s.ended else why_ended(s.stop_reason)}
+                      "why": GO_ON if not s.ended else why_ended(s.stop_reason)}
         elif stage == "run_tool":
             block = tool_uses(s.response)[len(s.results)]
             output = stages.run_tool(s, Given(given) if given else self.tools, block)
@@ -146,7 +154,7 @@ class Run:
             detail = {"results": len(s.messages[-1]["content"])}
         elif stage == "stop":
             s.ended = "max_turns"
-            detail = {"why": f"max turns ({self.max_turns}) reached: the loop was stopped before calling the model again"}
+            detail = {"why": MAX_TURNS.format(n=self.max_turns)}
         else:  # pragma: no cover - next_stage returns only the above
             raise RuntimeError("the loop has ended")
         s.stage = stage
@@ -162,23 +170,30 @@ class Run:
 
 
 def start(task: str | None = None, *, scenario: str | None = None, config=None, workspace: Path | str | None = None,
-          tool_timeout: float = 30.0, max_turns: int = 20, toolset: str = "s01") -> Run:
-    """A new run of a built-in scenario or a free task, with a workspace of its own."""
+          tool_timeout: float = 30.0, max_turns: int = 20, toolset: str = "s01", lang: str = "en") -> Run:
+    """A new run of a built-in scenario or a free task, with a workspace of its own.
+
+    `lang` is the learner's language: a scenario's task is given in it, and the
+    system prompt asks the model to write in it (the scripted model does).
+    """
     from dataclasses import replace
 
+    from .catalogs import known
     from .model import ModelConfig
-    from .scripted import SCENARIOS
+    from .scripted import SCENARIOS, system_prompt
 
+    lang = known(lang)
     config = config or ModelConfig()
+    config = replace(config, system=system_prompt(lang, config.system))
     if scenario is not None:
         if scenario not in SCENARIOS:
             raise KeyError(f"no scenario named {scenario!r}; try: {', '.join(SCENARIOS)}")
-        task = SCENARIOS[scenario].task
+        task = SCENARIOS[scenario].task_in(lang)
         if config.scripted:  # the scenario's budget, e.g. the one that ends on max_tokens
             config = replace(config, max_tokens=SCENARIOS[scenario].max_tokens)
     if not task:
         raise ValueError("a run needs a task or a scenario")
-    return Run(task, Model(config), default_toolbox(new_workspace(workspace), tool_timeout, toolset), max_turns)
+    return Run(task, Model(config), default_toolbox(new_workspace(workspace), tool_timeout, toolset), max_turns, lang)
 
 
 def new_workspace(path: Path | str | None = None) -> Path:

@@ -15,11 +15,12 @@ import hashlib
 import json
 import math
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Callable
 
 from . import rules
-from .catalogs import N_
+from .catalogs import N_, languages, say, say_n
 
 MODEL_NAME = "loopscope-scripted"
 PLACEHOLDER_KEY = "scripted-offline-no-key"
@@ -27,12 +28,24 @@ PLACEHOLDER_KEY = "scripted-offline-no-key"
 
 @dataclass(frozen=True)
 class Scenario:
+    """A built-in task and how the scripted model plays it.
+
+    `task` and `about` are English messages (marked with N_); the task is sent in
+    the run's language (`task_in`), and the model answers in the language whose
+    task it was given. `creates` names the files the task asks for: any other
+    change to the workspace would be the model making things up.
+    """
+
     name: str
     task: str
     about: str
-    # (results so far: the tool_result blocks written back, in order) -> the next reply
-    play: Callable[[list[dict]], "Reply"]
+    # (results so far: the tool_result blocks written back, in order; the language) -> the next reply
+    play: Callable[[list[dict], str], "Reply"]
     max_tokens: int = 8000
+    creates: tuple[str, ...] = ()
+
+    def task_in(self, lang: str) -> str:
+        return say(lang, self.task)
 
 
 @dataclass(frozen=True)
@@ -48,73 +61,116 @@ def _out(result: dict) -> str:
     return str(content or "")
 
 
+NO_OUTPUT = "(no output)"  # what the bash tool writes back for a command that printed nothing
+
+
 def _lines(result: dict) -> list[str]:
-    return [line for line in _out(result).splitlines() if line.strip()]
+    """The lines a tool printed (none when it printed nothing)."""
+    out = _out(result)
+    return [] if out.strip() == NO_OUTPUT else [line for line in out.splitlines() if line.strip()]
 
 
-def _quote(text: str, limit: int = 12) -> str:
+def _quote(text: str, lang: str, limit: int = 12) -> str:
+    """A tool's output quoted as it is, its first `limit` lines: an indented code block, blank lines around it."""
     lines = text.splitlines()
     shown = "\n".join(f"    {line}" for line in lines[:limit])
-    more = f"\n    … and {len(lines) - limit} more lines" if len(lines) > limit else ""
-    return shown + more
+    more = "\n    " + say_n(lang, "… and {n} more line", "… and {n} more lines", len(lines) - limit) \
+        if len(lines) > limit else ""
+    return "\n" + shown + more + "\n"
 
 
-def _list_files(results: list[dict]) -> Reply:
+def _names(results: list[dict]) -> list[str]:
+    """The entries a listing showed: the name field of `ls -l`'s lines (a name may hold spaces), or a plain
+    listing's lines as they are; without `total`, `.` and `..`."""
+    entries = []
+    for line in _lines(results[-1]):
+        fields = line.split(None, 8)
+        if line.startswith("total ") and len(fields) == 2:
+            continue
+        entries.append(fields[-1] if len(fields) == 9 else line.strip())
+    return [e for e in entries if e not in (".", "..")]
+
+
+def _list_files(results: list[dict], lang: str) -> Reply:
     if not results:
-        return Reply("I'll look at what is in the workspace.", ("ls -la",))
-    entries = [line.split()[-1] for line in _lines(results[-1]) if not line.startswith("total")]
-    entries = [e for e in entries if e not in (".", "..")]
+        return Reply(say(lang, "I'll look at what is in the workspace."), ("ls -la",))
     if results[-1].get("is_error"):
-        return Reply(f"`ls` failed:\n{_quote(_out(results[-1]))}")
+        return Reply(say(lang, "`ls` failed:") + "\n" + _quote(_out(results[-1]), lang))
+    entries = _names(results)
     if not entries:
-        return Reply("The workspace is empty: `ls -la` listed only `.` and `..`.")
-    return Reply(f"The workspace holds {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}: "
-                 + ", ".join(f"`{e}`" for e in entries) + ".")
+        return Reply(say(lang, "The workspace is empty: `ls -la` listed only `.` and `..`."))
+    return Reply(say_n(lang, "The workspace holds {n} entry: {names}.", "The workspace holds {n} entries: {names}.",
+                       len(entries), names=", ".join(f"`{e}`" for e in entries)))
 
 
 HELLO = "print('Hello from the agent loop!')"
 
 
-def _hello_py(results: list[dict]) -> Reply:
+def _hello_py(results: list[dict], lang: str) -> Reply:
     if not results:
-        return Reply("I'll create hello.py first.", (f"printf '%s\\n' \"{HELLO}\" > hello.py && cat hello.py",))
+        return Reply(say(lang, "I'll create hello.py first."),
+                     (f"printf '%s\\n' \"{HELLO}\" > hello.py && cat hello.py",))
     if len(results) == 1:
         if results[0].get("is_error"):
-            return Reply(f"Writing hello.py failed:\n{_quote(_out(results[0]))}")
-        return Reply("hello.py is written. Now I'll run it.", ("python3 hello.py",))
+            return Reply(say(lang, "Writing hello.py failed:") + "\n" + _quote(_out(results[0]), lang))
+        return Reply(say(lang, "hello.py is written. Now I'll run it."), ("python3 hello.py",))
     run = results[-1]
     if run.get("is_error"):
-        return Reply(f"Running hello.py failed; Python said:\n{_quote(_out(run))}")
-    return Reply(f"I created hello.py and ran it with `python3 hello.py`. It printed:\n{_quote(_out(run))}")
+        return Reply(say(lang, "Running hello.py failed; Python said:") + "\n" + _quote(_out(run), lang))
+    return Reply(say(lang, "I created hello.py and ran it with `python3 hello.py`. It printed:") + "\n"
+                 + _quote(_out(run), lang))
 
 
-def _recover(results: list[dict]) -> Reply:
+FIND_NOTES = "find . -name notes.txt -type f"
+
+
+def _recover(results: list[dict], lang: str) -> Reply:
+    """Count notes.txt; when it is not there, look for it and count what was found, or say it does not exist.
+
+    The answer uses only what the tools printed: the model never writes the
+    file it was asked about, so it cannot report lines it made up itself.
+    """
     if not results:
-        return Reply("I'll count the lines of notes.txt.", ("wc -l notes.txt",))
+        return Reply(say(lang, "I'll count the lines of notes.txt."), ("wc -l notes.txt",))
     last = results[-1]
     if len(results) == 1 and last.get("is_error"):
-        return Reply(
-            "That failed:\n" + _quote(_out(last)) + "\nnotes.txt does not exist yet, so I'll create it "
-            "with three lines and count again.",
-            ("printf 'milk\\neggs\\nbread\\n' > notes.txt && wc -l notes.txt",),
-        )
+        return Reply(say(lang, "That failed:") + "\n" + _quote(_out(last), lang) + "\n"
+                     + say(lang, "There is no notes.txt here. I will not guess what it holds: "
+                                 "I'll look for it elsewhere in the workspace."),
+                     (FIND_NOTES,))
+    if len(results) == 2 and not last.get("is_error"):  # what find printed: the files that really exist
+        found = _lines(last)
+        if not found:
+            return Reply(say(lang, "notes.txt does not exist in this workspace: `wc -l notes.txt` failed and "
+                                   "`{find}` found nothing. So I cannot tell how many lines it has, and I have "
+                                   "not created one: its lines would be made up. If the file has another name "
+                                   "or is somewhere else, tell me where.", find=FIND_NOTES))
+        return Reply(say(lang, "`find` found it:") + "\n" + _quote(_out(last), lang) + "\n"
+                     + say(lang, "I'll count the lines of what it found."),
+                     ("wc -l -- " + " ".join(shlex.quote(path) for path in found),))
     if last.get("is_error"):
-        return Reply(f"It failed again, so I'll stop here. The error was:\n{_quote(_out(last))}")
-    words = _out(last).split()
-    count = words[0] if words and words[0].isdigit() else "an unknown number of"
-    recovered = " after creating it" if len(results) > 1 else ""
-    return Reply(f"notes.txt has {count} lines{recovered} (`wc -l` printed `{_out(last).strip()}`).")
+        return Reply(say(lang, "It failed again, so I'll stop here. The error was:") + "\n"
+                     + _quote(_out(last), lang))
+    counted = _out(last).strip()
+    words = counted.split()
+    if len(_lines(last)) == 1 and words and words[0].isdigit():
+        where = " ".join(words[1:])
+        return Reply(say_n(lang, "{file} has {n} line (`wc -l` printed `{out}`).",
+                           "{file} has {n} lines (`wc -l` printed `{out}`).", int(words[0]),
+                           file=where, out=counted))
+    return Reply(say(lang, "`wc -l` counted them:") + "\n" + _quote(counted, lang))
 
 
-def _two_tools(results: list[dict]) -> Reply:
+def _two_tools(results: list[dict], lang: str) -> Reply:
     if not results:
-        return Reply("I'll ask for both at once.", ("date -u '+%Y-%m-%d %H:%M UTC'", "du -sh ."))
+        return Reply(say(lang, "I'll ask for both at once."), ("date -u '+%Y-%m-%d %H:%M UTC'", "du -sh ."))
     date, size = (_out(r).strip() for r in results[-2:]) if len(results) >= 2 else (_out(results[0]), "?")
-    return Reply(f"Two tool calls in one turn, answered by one message with two tool_results:\n"
-                 f"- the date is {date}\n- the workspace uses {size.split()[0] if size.split() else size}")
+    return Reply(say(lang, "Two tool calls in one turn, answered by one message with two tool_results:") + "\n"
+                 + say(lang, "- the date is {date}", date=date) + "\n"
+                 + say(lang, "- the workspace uses {size}", size=size.split()[0] if size.split() else size))
 
 
-ESSAY = (
+ESSAY = N_(
     "Here is everything the loop did, stage by stage. First, the request went into messages as a user "
     "message. Second, the model was called with the system prompt, the messages, the tools and max_tokens. "
     "Third, the assistant's response was appended to messages itself, because the next turn needs it. "
@@ -123,24 +179,26 @@ ESSAY = (
 )
 
 
-def _max_tokens(results: list[dict]) -> Reply:
+def _max_tokens(results: list[dict], lang: str) -> Reply:
     if not results:
-        return Reply("I'll look at the workspace first.", ("ls -la",))
+        return Reply(say(lang, "I'll look at the workspace first."), ("ls -la",))
     entries = len([line for line in _lines(results[-1]) if not line.startswith("total")])
-    return Reply(f"`ls -la` listed {entries} lines. " + ESSAY * 4)
+    return Reply(say_n(lang, "`ls -la` listed {n} line.", "`ls -la` listed {n} lines.", entries) + " "
+                 + say(lang, ESSAY) * 4)
 
 
 # Free-form tasks: the scripted model cannot understand them, so it picks a safe,
 # read-only command whose topic matches a word of the task and says so.
 FREE_COMMANDS = [
-    (("python", "version"), "python3 --version"),
-    (("date", "time", "day", "clock", "日付", "時間", "时间", "日期"), "date -u"),
-    (("disk", "size", "space", "usage", "容量"), "du -sh ."),
-    (("who", "user", "whoami"), "whoami"),
-    (("count", "lines", "wc"), "wc -l * 2>/dev/null || echo 'no files to count'"),
-    (("where", "directory", "folder", "pwd", "path"), "pwd"),
-    (("system", "kernel", "os", "uname", "machine"), "uname -a"),
+    (("python", "version", "バージョン", "版本"), "python3 --version"),
+    (("date", "time", "day", "clock", "日付", "時間", "时间", "日期", "今日", "今天"), "date -u"),
+    (("disk", "size", "space", "usage", "容量", "磁盘", "ディスク"), "du -sh ."),
+    (("who", "user", "whoami", "ユーザー", "用户"), "whoami"),
+    (("count", "lines", "wc", "行数"), "wc -l * 2>/dev/null || echo 'no files to count'"),
+    (("where", "directory", "folder", "pwd", "path", "フォルダ", "ディレクトリ", "目录", "文件夹"), "pwd"),
+    (("system", "kernel", "os", "uname", "machine", "システム", "系统"), "uname -a"),
 ]
+FALLBACK = "ls -la"
 
 
 def free_command(task: str) -> str:
@@ -149,43 +207,84 @@ def free_command(task: str) -> str:
     for keys, command in FREE_COMMANDS:
         if words & set(keys) or any(k in task for k in keys if not k.isascii()):
             return command
-    return "ls -la"
+    return FALLBACK
 
 
-def _free_form(task: str) -> Callable[[list[dict]], Reply]:
+def _free_form(task: str) -> Callable[[list[dict], str], Reply]:
     command = free_command(task)
+    matched = command != FALLBACK or bool(set(re.findall(r"\w+", task.lower())) & {"ls", "list", "files"})
 
-    def play(results: list[dict]) -> Reply:
+    def play(results: list[dict], lang: str) -> Reply:
         if not results:
-            return Reply(f"I am Loopscope's offline scripted model. I'll run `{command}`, a safe read-only "
-                         "command that matches your task.", (command,))
-        verdict = "It failed" if results[-1].get("is_error") else "It printed"
+            why = (say(lang, "I'll run `{command}`, a safe read-only command that matches a word of your task.",
+                       command=command) if matched else
+                   say(lang, "No word of your task matches one of my commands, so I'll list the workspace with "
+                             "`{command}`.", command=command))
+            return Reply(say(lang, "I am Loopscope's offline scripted model.") + " " + why, (command,))
+        verdict = say(lang, "It failed:") if results[-1].get("is_error") else say(lang, "It printed:")
         return Reply(
-            f"I ran `{command}`. {verdict}:\n{_quote(_out(results[-1]))}\n\n"
-            "I am the offline scripted model: I cannot read a free-form task, only match a few words of it to a "
-            "safe command. For a real answer, choose an Anthropic model and give an API key (sidebar, or "
-            "ANTHROPIC_API_KEY)."
+            say(lang, "I ran `{command}`.", command=command) + " " + verdict + "\n"
+            + _quote(_out(results[-1]), lang) + "\n\n"
+            + say(lang, "I am the offline scripted model: I cannot read a free-form task, only match a few words "
+                        "of it to a safe command. For a real answer, choose an Anthropic model and give an API key "
+                        "(sidebar, or ANTHROPIC_API_KEY).")
         )
 
     return play
 
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
-    Scenario("list-files", "List the files in the workspace.",
+    Scenario("list-files", N_("List the files in the workspace."),
              N_("one tool call, then an answer built from its output"), _list_files),
-    Scenario("hello-py", "Create hello.py that prints a greeting, then run it.",
-             N_("two turns: write a file, run it, report what it printed"), _hello_py),
-    Scenario("recover", "How many lines does notes.txt have?",
-             N_("a command fails; the model reads the error and recovers"), _recover),
-    Scenario("two-tools", "What is the date, and how much disk does the workspace use?",
+    Scenario("hello-py", N_("Create hello.py that prints a greeting, then run it."),
+             N_("two turns: write a file, run it, report what it printed"), _hello_py, creates=("hello.py",)),
+    Scenario("recover", N_("How many lines does notes.txt have?"),
+             N_("a command fails; the model reads the error, looks for the file, and reports only what it found"), _recover),
+    Scenario("two-tools", N_("What is the date, and how much disk does the workspace use?"),
              N_("two tool_use blocks in one response, answered by one user message"), _two_tools),
-    Scenario("max-tokens", "Look at the workspace, then explain the agent loop in full detail.",
+    Scenario("max-tokens", N_("Look at the workspace, then explain the agent loop in full detail."),
              N_("the answer is cut by max_tokens: the loop ends there and says so"), _max_tokens, max_tokens=120),
 ]}
 
 
+def find_scenario(task: str) -> tuple[Scenario, str] | None:
+    """(the built-in scenario whose task this is, in which language), or None for a free-form task."""
+    for scenario in SCENARIOS.values():
+        for lang in languages():
+            if scenario.task_in(lang) == task:
+                return scenario, lang
+    return None
+
+
 def scenario_for_task(task: str) -> Scenario | None:
-    return next((s for s in SCENARIOS.values() if s.task == task), None)
+    found = find_scenario(task)
+    return found[0] if found else None
+
+
+LANGUAGE_LINE = "The learner reads {name}: write your text in {name}."
+
+
+def english_name(lang: str) -> str:
+    from babel import Locale
+
+    return Locale.parse(lang).get_display_name("en")
+
+
+def system_prompt(lang: str, system: str) -> str:
+    """`system` with a line asking for the learner's language (none for English, the prompt's own language)."""
+    if lang == "en" or LANGUAGE_LINE.split("{")[0] in system:
+        return system
+    return f"{system} {LANGUAGE_LINE.format(name=english_name(lang))}"
+
+
+def language_of(system: object, task: str) -> str:
+    """The language to answer in: the one the system prompt asks for, else the task's, else English."""
+    if isinstance(system, str) and LANGUAGE_LINE.split("{")[0] in system:
+        for lang in languages():
+            if lang != "en" and LANGUAGE_LINE.format(name=english_name(lang)) in system:
+                return lang
+    found = find_scenario(task)
+    return found[1] if found else "en"
 
 
 def _first_text(messages: list) -> str:
@@ -220,15 +319,16 @@ def respond(body: dict) -> tuple[int, dict]:
     task = _first_text(messages)
     scenario = scenario_for_task(task)
     play = scenario.play if scenario else _free_form(task)
+    lang = language_of(body.get("system"), task)
     # The results written back so far, in order: what the model "can see" of its tools.
     results = [b for m in messages if isinstance(m, dict) and m.get("role") == "user"
                for b in rules.tool_results(m)]
-    reply = play(results)
+    reply = play(results, lang)
 
     seed = _digest(body.get("system"), messages)
     content: list[dict] = []
     if reply.text:
-        content.append({"type": "text", "text": reply.text})
+        content.append({"type": "text", "text": reply.text.rstrip()})
     for n, command in enumerate(reply.commands):
         content.append({"type": "tool_use", "id": f"toolu_{_digest(seed, n)[:24]}", "name": "bash",
                         "input": {"command": command}})

@@ -12,12 +12,14 @@ import json
 import pandas as pd
 
 from . import rules
-from .narrate import describe
+from .catalogs import N_
+from .narrate import what
 from .trace import STAGE_TITLES, Trace
 
 # Red is kept for is_error, so an id's colour never reads as a failure.
 ID_COLOURS = ("blue", "green", "orange", "violet", "yellow", "gray")
 
+COLLECTED = N_("(collected, not yet written back)")  # a result column's start, before the result is in messages
 PAIR_COLUMNS = ["turn", "id", "colour", "tool", "input", "result", "is_error", "status"]
 STEP_COLUMNS = ["now", "step", "stage", "turn_count", "transition_reason", "stop_reason", "messages",
                 "input tokens", "output tokens"]
@@ -55,14 +57,11 @@ def status_line(trace: Trace, cursor: int) -> str:
             f"{STAGE_TITLES.get(step.stage, step.stage)}")
 
 
-def what_happened(trace: Trace, cursor: int) -> str:
-    """What the step under the cursor did, in one line (the narration without its `[k] turn t · stage` head)."""
+def what_happened(trace: Trace, cursor: int, lang: str = "en") -> str:
+    """What the step under the cursor did, in one line of `lang` (the narration without its `[k] turn t · stage` head)."""
     if not 0 <= cursor < len(trace):
         return ""
-    step = trace.steps[cursor]
-    head = f"[{cursor + 1}] turn {step.turn_count} · {STAGE_TITLES.get(step.stage, step.stage)}: "
-    text = describe(trace, cursor)
-    return text[len(head):] if text.startswith(head) else text
+    return what(trace, cursor, lang)
 
 
 # -- the history, a bounded window of it --
@@ -134,7 +133,7 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
         if pair.status == "waiting" and pair.tool_use_id in pending:
             collected = pending[pair.tool_use_id]
             is_error = bool(collected.get("is_error"))
-            shown = "(collected, not yet written back) " + short(result_text(collected.get("content")), 60)
+            shown = COLLECTED + " " + short(result_text(collected.get("content")), 60)
         where = pair.use_index if pair.use_index is not None else pair.result_index
         rows.append({
             "turn": turn_of[where] if where is not None and where < len(turn_of) else None,

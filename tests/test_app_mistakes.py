@@ -40,7 +40,7 @@ def test_the_error_appears_at_the_call_that_breaks(lab, name):
     at = lab
     at.radio(key="mistake-pick").set_value(name).run()
     assert not at.exception, at.exception
-    wrong, right = at.session_state["mistakes-runs"][name]
+    wrong, right = at.session_state["mistakes-runs"][(name, "en")]
     number, words = EXPECTED[name]
     assert wrong.broke_at.number == number and words in wrong.broke_at.error
     errors = [e.value for e in at.error]

@@ -175,3 +175,55 @@ def test_presenter_mode_autoplays_pauses_and_fits_one_screen(page, url):
         assert box and box["y"] < 900 and box["y"] + 40 < 900, (testid, box)
     page.wait_for_timeout(600)
     page.screenshot(path=str(PRESENTER))
+
+
+UPLOADER_WORDS = """() => {
+    const zone = document.querySelector('[data-testid="stFileUploaderDropzone"]');
+    const shown = el => getComputedStyle(el).fontSize === '0px' ? getComputedStyle(el, '::after').content
+                                                                : el.innerText;
+    return [shown(zone.querySelector('button [data-testid="stMarkdownContainer"] p')),
+            shown(zone.querySelector('[data-testid="stFileUploaderDropzoneInstructions"] span'))];
+}"""
+DRAG_A_FILE = """() => {
+    const zone = document.querySelector('[data-testid="stFileUploaderDropzone"]');
+    const files = new DataTransfer();
+    files.items.add(new File(["{}"], "t.json"));
+    zone.dispatchEvent(new DragEvent('dragenter', {dataTransfer: files, bubbles: true}));
+}"""
+DRAG_WORDS = """() => {
+    const el = document.querySelector('[data-testid="stFileUploaderDropzone"] > div:not([data-testid]) > span');
+    return getComputedStyle(el).fontSize === '0px' ? getComputedStyle(el, '::after').content : el.innerText;
+}"""
+
+
+@pytest.mark.parametrize("lang, words", [
+    ("en", ["Upload", "200MB per file", "Drag and drop a file here"]),
+    ("ja", ['"ファイルを開く"', '"またはここにドロップ · 1 ファイル 200 MB まで"', '"ここにファイルをドロップ"']),
+    ("zh", ['"打开文件"', '"或拖放到这里 · 每个文件最多 200 MB"', '"把文件拖放到这里"']),
+])
+def test_the_uploader_speaks_the_page_s_language(page, url, lang, words):
+    """Streamlit writes "Upload", "200MB per file" and, while a file is dragged over it, "Drag and drop a file
+    here" in English; in ja and zh the page shows its own words there."""
+    page.goto(f"{url}/replay?lang={lang}")
+    page.wait_for_selector('[data-testid="stFileUploaderDropzoneInstructions"]', timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    assert page.evaluate(UPLOADER_WORDS) == words[:2]
+    page.evaluate(DRAG_A_FILE)
+    page.wait_for_selector('[data-testid="stFileUploaderDropzone"] > div:not([data-testid]) > span')
+    assert page.evaluate(DRAG_WORDS) == words[2]
+
+
+SLANTED = """() => [...document.querySelectorAll('[data-testid="stCode"] .token.comment, [data-testid="stMarkdownContainer"] em')]
+    .filter(el => /[\\u3040-\\u30ff\\u3400-\\u9fff]/.test(el.textContent) && getComputedStyle(el).fontStyle !== 'normal')
+    .map(el => el.textContent)"""
+
+
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_no_chinese_or_japanese_is_slanted_on_about(page, url, lang):
+    """The highlighter sets code comments in italics; in Chinese and Japanese they stay upright."""
+    page.goto(f"{url}/about?lang={lang}")
+    page.wait_for_selector('[data-testid="stCode"] .token.comment', timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    comments = page.locator('[data-testid="stCode"] .token.comment').all_text_contents()
+    assert any(re.search(r"[\u3040-\u30ff\u3400-\u9fff]", c) for c in comments), comments
+    assert page.evaluate(SLANTED) == []

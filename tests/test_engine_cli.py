@@ -223,3 +223,30 @@ def test_mistakes_on_the_command_line_are_errors_not_tracebacks(tmp_path, capsys
     out = capsys.readouterr()
     assert "ended: end_turn" in out.out
     assert out.err == f"error: cannot write {tmp_path / 'no' / 'such' / 't.json'}: No such file or directory\n"
+
+
+def test_run_in_japanese_is_japanese_from_task_to_answer_and_replays_so(tmp_path):
+    out = tmp_path / "ja.json"
+    (result,) = loop_cli(["run", "--scenario", "hello-py", "--lang", "ja", "--out", str(out),
+                          "--workspace", str(tmp_path / "ws")])
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("model: オフライン model（台本どおりに答える、key 不要）")
+    stages = stage_lines(result.stdout)
+    assert stages[0] == ("[1] turn 1 · 1 · user の依頼を messages へ: messages ← user: "
+                         "あいさつを表示する hello.py を作って、実行してください。")
+    assert stages[2].endswith("まず hello.py を作ります。")
+    assert "python3 hello.py" in stages[-2] and "出力は次のとおりです" in stages[-2]  # the answer
+    assert stages[-1].endswith("loop を終える: model が答えを終えました（end_turn）")
+    assert lines[-2].startswith("終了: end_turn")
+    trace = transcript.load(out)
+    assert trace.meta["lang"] == "ja" and "Japanese" in trace.meta["system"]
+    (replayed,) = loop_cli(["replay", str(out)])  # a run is replayed in the language it was made in
+    assert stage_lines(replayed.stdout) == stages
+    (english,) = loop_cli(["replay", str(out), "--lang", "en"])
+    assert stage_lines(english.stdout)[0].startswith("[1] turn 1 · 1 · user request into messages: ")
+
+
+def test_run_refuses_a_language_it_does_not_have():
+    (result,) = loop_cli(["run", "--scenario", "hello-py", "--lang", "xx"])
+    assert result.returncode == 2 and "invalid choice: 'xx'" in result.stderr

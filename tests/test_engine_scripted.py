@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import os
 
 import pytest
@@ -58,14 +59,38 @@ def test_hello_py_reports_what_python_printed(tmp_path):
     assert printed in final_text(run)
 
 
-def test_recover_counts_lines_after_creating_the_file(tmp_path):
+def test_recover_looks_for_the_missing_file_and_says_honestly_it_is_not_there(tmp_path):
     run = start(scenario="recover", workspace=tmp_path, tool_timeout=10)
     run.run_to_end()
-    failed, counted = outputs(run)
-    assert "No such file" in failed
-    assert counted.startswith("3 ")
-    assert "notes.txt has 3 lines after creating it" in final_text(run)
-    assert counted in final_text(run)
+    failed, found = outputs(run)
+    assert "No such file" in failed and found == "(no output)"
+    commands = [s.detail["input"]["command"] for s in run.trace.steps if s.stage == "run_tool"]
+    assert commands == ["wc -l notes.txt", "find . -name notes.txt -type f"]
+    text = final_text(run)
+    assert "notes.txt does not exist in this workspace" in text and "I have not created one" in text
+    assert not (tmp_path / "notes.txt").exists()  # nothing was made up
+
+
+def test_recover_counts_the_real_file_where_find_found_it(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.txt").write_text("one\ntwo\nthree\nfour\n")
+    run = start(scenario="recover", workspace=tmp_path, tool_timeout=10)
+    run.run_to_end()
+    failed, found, counted = outputs(run)
+    assert found == "./docs/notes.txt" and counted == "4 ./docs/notes.txt"
+    assert final_text(run) == "./docs/notes.txt has 4 lines (`wc -l` printed `4 ./docs/notes.txt`)."
+    assert not (tmp_path / "notes.txt").exists()
+
+
+def test_recover_counts_every_file_find_found(tmp_path):
+    for folder, lines in (("a", 2), ("b", 3)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "notes.txt").write_text("x\n" * lines)
+    run = start(scenario="recover", workspace=tmp_path, tool_timeout=10)
+    run.run_to_end()
+    counted = outputs(run)[-1]
+    assert "2 ./a/notes.txt" in counted and "3 ./b/notes.txt" in counted
+    assert final_text(run).startswith("`wc -l` counted them:") and "5 total" in final_text(run)
 
 
 def test_recover_needs_no_recovery_when_the_file_exists(tmp_path):
@@ -73,7 +98,7 @@ def test_recover_needs_no_recovery_when_the_file_exists(tmp_path):
     run = start(scenario="recover", workspace=tmp_path, tool_timeout=10)
     run.run_to_end()
     assert [s.stage for s in run.trace.steps].count("run_tool") == 1
-    assert "notes.txt has 5 lines" in final_text(run) and "after creating" not in final_text(run)
+    assert final_text(run) == "notes.txt has 5 lines (`wc -l` printed `5 notes.txt`)."
 
 
 def test_two_tools_quotes_both_outputs(tmp_path):
@@ -169,3 +194,72 @@ def test_missing_fields_are_refused_like_the_api():
     assert respond({"max_tokens": 10})[0] == 400
     assert respond({"max_tokens": 10})[1]["error"]["message"] == "messages: Field required"
     assert respond({"messages": [{"role": "user", "content": "hi"}]})[1]["error"]["message"] == "max_tokens: Field required"
+
+
+def test_a_free_form_task_no_word_of_which_matches_is_not_said_to_match(tmp_path):
+    run = start("Tell me a joke", workspace=tmp_path, tool_timeout=10)
+    run.run_to_end()
+    first = run.state.messages[1]["content"][0]["text"]
+    assert "No word of your task matches" in first and "matches a word of your task" not in first
+    matched = start("What Python version is installed?", workspace=tmp_path, tool_timeout=10)
+    matched.run_to_end()
+    assert "matches a word of your task" in matched.state.messages[1]["content"][0]["text"]
+
+
+JAPANESE = re.compile(r"[\u3040-\u30ff]")  # kana: only Japanese has them
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def model_words(run) -> list[str]:
+    """What the model wrote, without the output it quoted (indented) or the commands and names in backticks."""
+    texts = [b["text"] for m in run.state.messages if m["role"] == "assistant" for b in m["content"]
+             if b.get("type") == "text"]
+    return [re.sub(r"`[^`]*`", "", "\n".join(line for line in text.splitlines() if not line.startswith("    ")))
+            for text in texts]
+
+
+@pytest.mark.parametrize("name", sorted(ENDINGS))
+def test_a_scenario_run_in_japanese_is_japanese_from_task_to_answer(name, tmp_path):
+    run = start(scenario=name, workspace=tmp_path, tool_timeout=10, lang="ja")
+    run.run_to_end()
+    assert run.lang == "ja" and run.trace.meta["lang"] == "ja"
+    assert run.state.messages[0]["content"] == SCENARIOS[name].task_in("ja") != SCENARIOS[name].task
+    assert JAPANESE.search(run.state.messages[0]["content"])
+    for words in model_words(run):
+        assert JAPANESE.search(words), words
+        left = re.sub(r"\b(?:tool_use|tool_result|tools?|messag\w*|user|assistant|system|prompt|max_tokens|stop_reason|"
+                      r"model|response|block|turn|loop|agent|write-back|append|workspace|hello\.py|notes\.txt|"
+                      r"Python|UTC|wc|ls|find|README\.txt|API|key|Anthropic|ANTHROPIC_API_KEY|Loopscope)\b", "", words)
+        assert not re.search(r"[A-Za-z]{3,}", left), left
+
+
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_commands_tool_output_and_ids_are_the_same_in_every_language(lang, tmp_path):
+    runs = {}
+    for code in ("en", lang):
+        run = start(scenario="hello-py", workspace=tmp_path / code, tool_timeout=10, lang=code)
+        run.run_to_end()
+        runs[code] = run
+    assert outputs(runs["en"]) == outputs(runs[lang])
+    commands = [[s.detail["input"] for s in r.trace.steps if s.stage == "run_tool"] for r in runs.values()]
+    assert commands[0] == commands[1]
+    assert HAN.search(final_text(runs[lang])) and "Hello from the agent loop!" in final_text(runs[lang])
+
+
+def test_a_free_form_task_is_answered_in_the_language_the_run_was_started_in(tmp_path):
+    run = start("What Python version is installed?", workspace=tmp_path, tool_timeout=10, lang="zh")
+    assert "Chinese" in run.model.config.system  # a real model is asked for the learner's language too
+    run.run_to_end()
+    text = final_text(run)
+    assert HAN.search(text) and "python3 --version" in text and "API key" in text
+    english = start("What Python version is installed?", workspace=tmp_path / "en", tool_timeout=10)
+    assert english.model.config.system == "You are a coding agent working in a workspace folder. Use bash to solve " \
+                                          "tasks. Act, don't explain."
+
+
+def test_a_scenario_task_given_in_another_language_is_still_that_scenario():
+    from loop.scripted import find_scenario, language_of
+
+    assert find_scenario(SCENARIOS["recover"].task_in("zh")) == (SCENARIOS["recover"], "zh")
+    assert language_of("sys", SCENARIOS["recover"].task_in("ja")) == "ja"
+    assert language_of("sys", "anything else") == "en"

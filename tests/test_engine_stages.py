@@ -215,9 +215,10 @@ def test_a_failing_tool_gives_is_error_and_the_model_recovers(tmp_path):
     assert first.detail["tool_result"]["is_error"] is True
     assert "No such file" in first.detail["output"] and "exit status 1" in first.detail["output"]
     assert second.detail["is_error"] is False and "is_error" not in second.detail["tool_result"]
-    assert (tmp_path / "ws" / "notes.txt").read_text() == "milk\neggs\nbread\n"
+    assert second.detail["input"] == {"command": "find . -name notes.txt -type f"}  # it looks, it does not invent
+    assert not (tmp_path / "ws" / "notes.txt").exists()
     assert run.state.ended == "end_turn"
-    assert "3 lines" in run.state.messages[-1]["content"][0]["text"]
+    assert "does not exist" in run.state.messages[-1]["content"][0]["text"]
 
 
 def test_max_turns_stops_before_calling_again(tmp_path):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ..blocks import tool_result
 from ..rules import blocks, tool_results, tool_uses
-from ..runner import why_ended
+from ..runner import GO_ON, why_ended
 from ..tools import ToolOutput
 from ..trace import Step, Trace
 from .common import id_key
@@ -145,7 +145,7 @@ def trace_from_history(messages: list, meta: dict, responses: dict | None = None
                 transition_reason = None
                 ended = stop_reason if stop_reason != "tool_use" else "tool_use without a tool_use block"
             add("decide", i + 1, {"continues": continues,
-                                  "why": "stop_reason is tool_use: run the tools" if continues else why_ended(stop_reason)}, at)
+                                  "why": GO_ON if continues else why_ended(stop_reason)}, at)
             if uses and not continues:
                 notes.append(f"messages.{i}: stop_reason {stop_reason!r} ends the chapter's loop, yet the message has "
                              f"{len(uses)} tool_use block(s); they are shown as the log went on")

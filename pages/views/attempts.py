@@ -14,6 +14,8 @@ import streamlit as st
 
 from loop.runner import Run
 
+from .i18n import t
+
 
 @contextmanager
 def attempts_shown(run: Run | None):
@@ -30,9 +32,9 @@ def attempts_shown(run: Run | None):
     def on_attempt(k: int, n: int) -> None:
         seen.append((k, n))
         if k > 1:
-            slot.warning(f"**Attempt {k} of {n}.** The previous attempt failed; the SDK retries it by its rules "
-                         "(429, 5xx, 529, timeouts and dropped connections are retried, waiting as the server "
-                         "asks with `retry-after`).", icon=":material/autorenew:")
+            slot.warning(t("**Attempt {k} of {n}.** The previous attempt failed; the SDK retries it by its rules "
+                           "(429, 5xx, 529, timeouts and dropped connections are retried, waiting as the server "
+                           "asks with `retry-after`).", k=k, n=n), icon=":material/autorenew:")
 
     run.model.on_attempt = on_attempt
     failed = False
@@ -46,8 +48,11 @@ def attempts_shown(run: Run | None):
         retries = sum(1 for k, _ in seen if k > 1)  # Run to end makes many calls, each from attempt 1
         if retries:
             k, n = seen[-1]
-            slot.caption(f":material/autorenew: {retries} attempt(s) retried by the SDK; the last call took "
-                         f"{k} of at most {n} attempts" + (" and failed." if failed else " and succeeded."))
+            slot.caption(":material/autorenew: " + (
+                t("{retries} attempt(s) retried by the SDK; the last call took {k} of at most {n} attempts and failed.",
+                  retries=retries, k=k, n=n) if failed else
+                t("{retries} attempt(s) retried by the SDK; the last call took {k} of at most {n} attempts and "
+                  "succeeded.", retries=retries, k=k, n=n)))
         else:
             slot.empty()
 
@@ -57,4 +62,4 @@ def attempts_note(seen: list[tuple[int, int]]) -> str:
     if not seen or seen[-1][0] <= 1:
         return ""
     k, n = seen[-1]
-    return f" The call was tried {k} times (the SDK retries at most {n - 1} times)."
+    return " " + t("The call was tried {k} times (the SDK retries at most {n} times).", k=k, n=n - 1)

@@ -33,7 +33,7 @@ def _execute(run: Run, key: str, action) -> None:
         with attempts_shown(run) as seen, streamed(run):  # "attempt k of n" while the SDK retries; streamed text
             action()
     except Exception as exc:  # an API error, a missing key: say what to do, keep the trace
-        st.session_state[f"{key}-error"] = {"stage": stage, "message": explain(exc) + attempts_note(seen)}
+        st.session_state[f"{key}-error"] = {"stage": stage, "message": explain(exc, lang()) + attempts_note(seen)}
     else:
         st.session_state.pop(f"{key}-error", None)
 
@@ -77,7 +77,7 @@ def _run_to_end(run: Run | None, trace: Trace, key: str, saved=None) -> None:
             bar.progress(min(1.0, step.turn_count / max(1, run.max_turns)),
                          text=t("step {k} · turn {turn} of at most {turns}", k=step.index + 1, turn=step.turn_count,
                                  turns=run.max_turns))
-            line.caption(describe(trace, step.index))
+            line.caption(describe(trace, step.index, lang()))
             if saved is not None:  # each step saved as it comes: one transaction a step
                 saved()
 
@@ -161,8 +161,8 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, sav
         if save is not None:
             with right:
                 save()
-        happened = what_happened(trace, trace.cursor)
-        if happened and lang() == "en" and not presenting():  # the narration is English; the stage note says it in every language
+        happened = what_happened(trace, trace.cursor, lang())
+        if happened and not presenting():
             st.markdown(f":material/lightbulb: {_escape(happened)}")
         cols = st.columns([1, 1, 1, 1.2, 3.3], vertical_alignment="center")
         cols[0].button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0, width="stretch",

@@ -12,7 +12,7 @@ import dataclasses
 
 import streamlit as st
 
-from loop.fork import fork_task, fork_tool_result
+from loop.fork import ForkRefused, fork_task, fork_tool_result
 from loop.runner import Run
 from loop.trace import Trace
 from loop.views import result_text
@@ -105,8 +105,8 @@ def draw_fork(trace: Trace, cursor: int, run: Run | None, key: str) -> None:
             try:
                 branch = (fork_tool_result(run, cursor, text, is_error) if step.stage == "run_tool"
                           else fork_task(run, text))
-            except ValueError as exc:
-                st.error(str(exc), icon=":material/error:")
+            except ForkRefused as exc:
+                st.error(t(exc.message, **exc.values), icon=":material/error:")
                 return
             _adopt(run, branch)
             st.rerun()  # the whole page: its caption and the picker show the new branch

@@ -11,8 +11,10 @@ from __future__ import annotations
 import streamlit as st
 
 from loop.runner import Run, start
-from loop.scripted import SCENARIOS
+from loop.scripted import SCENARIOS, scenario_for_task
 from loop.trace import Trace
+
+from .i18n import lang
 
 SEEN = "permalink-seen"  # the link last opened or written: a link is opened once, not at every rerun
 
@@ -32,7 +34,8 @@ def scenario_of(run: Run) -> str | None:
     """The built-in scenario a run on the offline model plays, if it plays one."""
     if not run.model.config.scripted:
         return None
-    return next((n for n, s in SCENARIOS.items() if s.task == run.task), None)
+    found = scenario_for_task(run.task)
+    return found.name if found else None
 
 
 def _go(run: Run, k: int) -> None:
@@ -51,7 +54,7 @@ def open_scenario_link(current: Run | None, keep) -> None:
     name, k = wanted
     run = current
     if run is None or scenario_of(run) != name:
-        run = keep(start(scenario=name))
+        run = keep(start(scenario=name, lang=lang()))
     _go(run, k)
 
 

@@ -11,7 +11,7 @@ import streamlit as st
 
 from loop.importers import ImportFailed, import_bytes
 
-from .i18n import t
+from .i18n import lang, t
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 REPLAY = "replay"
@@ -20,6 +20,12 @@ DEFAULT_SAMPLE = "two-tools"
 
 def sample_names() -> list[str]:
     return sorted(p.stem for p in SAMPLES.glob("*.json"))
+
+
+def sample_path(name: str, language: str) -> Path:
+    """A sample recorded in `language` (samples/<lang>/), else the English one."""
+    recorded = SAMPLES / language / f"{name}.json"
+    return recorded if language != "en" and recorded.is_file() else SAMPLES / f"{name}.json"
 
 
 def _open(data: bytes, name: str, source: str, thread: str | None = None) -> None:
@@ -39,7 +45,7 @@ def draw_thread_picker(replay: dict) -> None:
     if not threads:
         return
     ids = [th.id for th in threads]
-    labels = {th.id: f"{th.label} ({th.n_records} records)" for th in threads}
+    labels = {th.id: t("{label} ({n} records)", label=th.label, n=th.n_records) for th in threads}
     current = replay.get("thread") if replay.get("thread") in ids else ids[0]
     chosen = st.selectbox(t("Thread (sub-agents have threads of their own)"), ids, index=ids.index(current),
                           format_func=labels.get, key=f"replay-thread-{replay['name']}")
@@ -56,11 +62,38 @@ def _open_sample() -> None:
     name = st.session_state.get("replay-sample")
     if name:
         try:
-            _open((SAMPLES / f"{name}.json").read_bytes(), f"{name}.json", "sample")
+            _open(sample_path(name, lang()).read_bytes(), f"{name}.json", "sample")
         except (OSError, ImportFailed) as exc:
-            st.session_state["replay-error"] = f"The sample {name} cannot be opened: {exc}"
+            st.session_state["replay-error"] = t("The sample {name} cannot be opened: {error}", name=name, error=exc)
         else:
             st.session_state.pop("replay-error", None)
+
+
+def _css_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def draw_uploader_words() -> None:
+    """The file uploader's own words ("Upload", "200MB per file", "Drag and drop a file here") in the page's language.
+
+    Streamlit writes them in English whatever the page's language, and has no
+    option to change them: the CSS hides its text and shows ours in its place.
+    """
+    if lang() == "en":
+        return
+    button = _css_string(t("Open a file"))
+    dragging = _css_string(t("Drop the file here"))
+    limit = _css_string(t("or drop one here · up to {mb} MB", mb=st.get_option("server.maxUploadSize")))
+    zone = '[data-testid="stFileUploaderDropzone"]'
+    st.markdown(f"""<style>
+{zone} button [data-testid="stMarkdownContainer"] p, {zone} > div:not([data-testid]) > span,
+{zone} [data-testid="stFileUploaderDropzoneInstructions"] span {{ font-size: 0 !important; }}
+{zone} > div:not([data-testid]) > span::after {{ content: {dragging}; font-size: 1rem; }}
+{zone} button [data-testid="stMarkdownContainer"] p::after {{
+  content: {button}; font-size: 0.875rem; }}
+{zone} [data-testid="stFileUploaderDropzoneInstructions"] span::after {{
+  content: {limit}; font-size: 0.875rem; }}
+</style>""", unsafe_allow_html=True)
 
 
 def draw_openers() -> dict | None:
@@ -80,6 +113,7 @@ def draw_openers() -> dict | None:
             t("Open a saved transcript"), key="replay-upload",
             help=t("A Loopscope transcript (Save transcript), or a log the importers read: Claude Code .jsonl, "
                    "an Anthropic messages list or request body, OpenAI chat, the course's traces."))
+        draw_uploader_words()
     if upload is None:
         st.session_state.pop("replay-upload-id", None)
         st.session_state.pop("replay-upload-error", None)
@@ -90,7 +124,8 @@ def draw_openers() -> dict | None:
         except ImportFailed as exc:
             st.session_state["replay-upload-error"] = str(exc)
         except Exception as exc:  # an importer's bug must not take the page down
-            st.session_state["replay-upload-error"] = f"{upload.name}: could not be read ({type(exc).__name__}: {exc})"
+            st.session_state["replay-upload-error"] = t("{name}: could not be read ({error})", name=upload.name,
+                                                        error=f"{type(exc).__name__}: {exc}")
         else:
             st.session_state.pop("replay-upload-error", None)
     for key in ("replay-upload-error", "replay-error"):

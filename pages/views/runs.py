@@ -154,9 +154,10 @@ def _from_link(run: Run) -> bool:
 
 
 def _scenario_tasks() -> set[str]:
+    from loop.catalogs import languages
     from loop.scripted import SCENARIOS
 
-    return {s.task for s in SCENARIOS.values()}
+    return {s.task_in(lang) for s in SCENARIOS.values() for lang in languages()}
 
 
 def current_run_id() -> str | None:
@@ -188,7 +189,7 @@ def _live(trace, settings: dict, api_key: str | None = None) -> Run:
     if len(trace):
         run = continue_from(trace, len(trace) - 1, Model(config), tools, max_turns)
     else:
-        run = Run(trace.meta.get("task", ""), Model(config), tools, max_turns)
+        run = Run(trace.meta.get("task", ""), Model(config), tools, max_turns, trace.meta.get("lang", "en"))
     run.trace.goto(cursor)
     return run
 
@@ -212,7 +213,7 @@ def _resume() -> None:
     try:
         run = resume(run_id, writer, (s.get("resume-api-key") or "").strip() or None)
     except Exception as exc:  # a run that cannot be read, a missing key, a locked store
-        s["saved-runs-error"] = t("The run {run_id} cannot be resumed: {error}", run_id=run_id, error=explain(exc))
+        s["saved-runs-error"] = t("The run {run_id} cannot be resumed: {error}", run_id=run_id, error=explain(exc, lang()))
         return
     s.pop("saved-runs-error", None)
     s.pop("live-error", None)

@@ -79,7 +79,7 @@ def _keep(run: Run) -> Run:
 def live_run() -> Run:
     """This session's run; the first visit gets the default scenario on the offline model."""
     if RUN not in st.session_state:
-        _keep(start(scenario=DEFAULT_SCENARIO))
+        _keep(start(scenario=DEFAULT_SCENARIO, lang=lang()))
     return st.session_state[RUN]
 
 
@@ -100,9 +100,9 @@ def _new_run() -> None:
     try:
         run = start(task if scenario == FREE else None, scenario=None if scenario == FREE else scenario,
                     config=config, tool_timeout=float(s.get("set-tool-timeout", 30)),
-                    max_turns=int(s.get("set-max-turns", 20)), toolset=s.get("set-toolset") or "s01")
+                    max_turns=int(s.get("set-max-turns", 20)), toolset=s.get("set-toolset") or "s01", lang=lang())
     except Exception as exc:  # a missing key, say: keep the current run and say what to do
-        s["live-setup-error"] = explain(exc)
+        s["live-setup-error"] = explain(exc, lang())
         return
     s.pop("live-setup-error", None)
     s.pop("live-error", None)
@@ -133,7 +133,7 @@ def draw_sidebar() -> None:
         if st.session_state.get("set-scenario") == FREE:
             st.text_area(t("Your task"), key=_kept("set-task", ""), placeholder=t("What Python version is installed?"))
         else:
-            st.caption(f"“{SCENARIOS[st.session_state.get('set-scenario', DEFAULT_SCENARIO)].task}”")
+            st.caption(f"“{SCENARIOS[st.session_state.get('set-scenario', DEFAULT_SCENARIO)].task_in(now)}”")
         a, b = st.columns(2)
         a.number_input(t("Tool timeout (s)"), 1, 120, key=_kept("set-tool-timeout", 30))
         b.number_input(t("Max turns"), 1, 100, key=_kept("set-max-turns", 20))
