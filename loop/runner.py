@@ -15,7 +15,7 @@ from . import stages
 from .model import Model
 from .rules import tool_uses
 from .state import LoopState
-from .tools import ToolBox, ToolOutput, default_toolbox
+from .tools import ToolBox, ToolOutput, Workspace, WorkspaceError, default_toolbox
 from .trace import Step, Trace
 
 END_WORDS = {
@@ -46,7 +46,12 @@ def why_ended(stop_reason: str | None) -> str:
 
 
 class Run:
-    """One live run of the loop: its state, its model, its tools and its trace."""
+    """One live run of the loop: its state, its model, its tools and its trace.
+
+    A run owns its tool box, and with it the workspace Loopscope made for it:
+    close() (or leaving a `with` block) removes them. A workspace the user
+    gave, or one made with keep_workspace=True, stays.
+    """
 
     def __init__(self, task: str, model: Model, tools: ToolBox, max_turns: int = 20):
         self.task = task
@@ -68,6 +73,18 @@ class Run:
     @property
     def workspace(self) -> Path:
         return self.tools.workspace
+
+    def close(self) -> None:
+        """Remove what the run made: its cgroups, and its workspace unless it was given or kept."""
+        close = getattr(self.tools, "close", None)  # a stand-in box (a test's) may have nothing to close
+        if callable(close):
+            close()
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     @property
     def done(self) -> bool:
@@ -162,8 +179,14 @@ class Run:
 
 
 def start(task: str | None = None, *, scenario: str | None = None, config=None, workspace: Path | str | None = None,
-          tool_timeout: float = 30.0, max_turns: int = 20, toolset: str = "s01") -> Run:
-    """A new run of a built-in scenario or a free task, with a workspace of its own."""
+          tool_timeout: float = 30.0, max_turns: int = 20, toolset: str = "s01", keep_workspace: bool = False) -> Run:
+    """A new run of a built-in scenario or a free task, with a workspace of its own (see `new_workspace`).
+
+    Close the run when done with it (`with start(...) as run:`): that removes the
+    workspace Loopscope made, unless `keep_workspace`. A `workspace` the user
+    gives is never changed or removed; WorkspaceError says when commands could
+    not run there, and what they would need.
+    """
     from dataclasses import replace
 
     from .model import ModelConfig
@@ -178,16 +201,21 @@ def start(task: str | None = None, *, scenario: str | None = None, config=None, 
             config = replace(config, max_tokens=SCENARIOS[scenario].max_tokens)
     if not task:
         raise ValueError("a run needs a task or a scenario")
-    return Run(task, Model(config), default_toolbox(new_workspace(workspace), tool_timeout, toolset), max_turns)
+    model = Model(config)
+    tools = default_toolbox(new_workspace(workspace, keep=keep_workspace), tool_timeout, toolset)
+    problem = tools.problem()
+    if problem:
+        tools.close()
+        raise WorkspaceError(f"commands cannot run in this workspace: {problem}")
+    return Run(task, model, tools, max_turns)
 
 
-def new_workspace(path: Path | str | None = None) -> Path:
-    """A folder for the tools of one run: `path`, or a new temporary one."""
-    import tempfile
+def new_workspace(path: Path | str | None = None, *, keep: bool = False) -> Workspace:
+    """The workspace of one run: the folder at `path` as the user gave it, or a new one Loopscope makes.
 
-    workspace = Path(path) if path else Path(tempfile.mkdtemp(prefix="loopscope-ws-"))
-    workspace.mkdir(parents=True, exist_ok=True)
-    if not any(workspace.iterdir()):  # something real for a first `ls` to find
-        (workspace / "README.txt").write_text(
-            "This folder is the agent's workspace. Every command the model asks for runs here.\n")
-    return workspace
+    A made one is removed when the tool box (or Run) that holds it is closed,
+    unless `keep`; a given one is left as it is. Either works as a path.
+    """
+    if path is not None:
+        return Workspace.given(path)
+    return Workspace.make(keep=keep)
