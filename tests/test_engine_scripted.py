@@ -28,8 +28,8 @@ def test_there_are_five_scenarios():
 
 
 @pytest.mark.parametrize("name", sorted(ENDINGS))
-def test_each_scenario_runs_to_its_end(name, tmp_path):
-    run = start(scenario=name, workspace=tmp_path, tool_timeout=10)
+def test_each_scenario_runs_to_its_end(name, shared):
+    run = start(scenario=name, workspace=shared, tool_timeout=10)
     run.run_to_end()
     assert run.state.ended == ENDINGS[name]
     assert run.state.messages[0] == {"role": "user", "content": SCENARIOS[name].task}
@@ -39,27 +39,27 @@ def test_each_scenario_runs_to_its_end(name, tmp_path):
     assert final_text(run).strip()
 
 
-def test_list_files_names_what_is_really_there(tmp_path):
-    (tmp_path / "alpha.txt").write_text("a")
-    (tmp_path / "beta-notes.md").write_text("b")
-    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=10)
+def test_list_files_names_what_is_really_there(shared):
+    (shared / "alpha.txt").write_text("a")
+    (shared / "beta-notes.md").write_text("b")
+    run = start(scenario="list-files", workspace=shared, tool_timeout=10)
     run.run_to_end()
     text = final_text(run)
     assert "`alpha.txt`" in text and "`beta-notes.md`" in text and "2 entries" in text
     assert "README.txt" not in text  # the workspace was not empty, so no README was added
 
 
-def test_hello_py_reports_what_python_printed(tmp_path):
-    run = start(scenario="hello-py", workspace=tmp_path, tool_timeout=10)
+def test_hello_py_reports_what_python_printed(shared):
+    run = start(scenario="hello-py", workspace=shared, tool_timeout=10)
     run.run_to_end()
     written, printed = outputs(run)
-    assert (tmp_path / "hello.py").read_text().strip() == written.strip()
+    assert (shared / "hello.py").read_text().strip() == written.strip()
     assert printed == "Hello from the agent loop!"
     assert printed in final_text(run)
 
 
-def test_recover_counts_lines_after_creating_the_file(tmp_path):
-    run = start(scenario="recover", workspace=tmp_path, tool_timeout=10)
+def test_recover_counts_lines_after_creating_the_file(shared):
+    run = start(scenario="recover", workspace=shared, tool_timeout=10)
     run.run_to_end()
     failed, counted = outputs(run)
     assert "No such file" in failed
@@ -68,24 +68,24 @@ def test_recover_counts_lines_after_creating_the_file(tmp_path):
     assert counted in final_text(run)
 
 
-def test_recover_needs_no_recovery_when_the_file_exists(tmp_path):
-    (tmp_path / "notes.txt").write_text("1\n2\n3\n4\n5\n")
-    run = start(scenario="recover", workspace=tmp_path, tool_timeout=10)
+def test_recover_needs_no_recovery_when_the_file_exists(shared):
+    (shared / "notes.txt").write_text("1\n2\n3\n4\n5\n")
+    run = start(scenario="recover", workspace=shared, tool_timeout=10)
     run.run_to_end()
     assert [s.stage for s in run.trace.steps].count("run_tool") == 1
     assert "notes.txt has 5 lines" in final_text(run) and "after creating" not in final_text(run)
 
 
-def test_two_tools_quotes_both_outputs(tmp_path):
-    run = start(scenario="two-tools", workspace=tmp_path, tool_timeout=10)
+def test_two_tools_quotes_both_outputs(shared):
+    run = start(scenario="two-tools", workspace=shared, tool_timeout=10)
     run.run_to_end()
     date, size = outputs(run)
     assert f"the date is {date}" in final_text(run)
     assert f"the workspace uses {size.split()[0]}" in final_text(run)
 
 
-def test_max_tokens_cuts_the_answer_at_the_budget(tmp_path):
-    run = start(scenario="max-tokens", workspace=tmp_path, tool_timeout=10)
+def test_max_tokens_cuts_the_answer_at_the_budget(shared):
+    run = start(scenario="max-tokens", workspace=shared, tool_timeout=10)
     run.run_to_end()
     response = run.trace.steps[-3].detail["response"]
     assert response["stop_reason"] == "max_tokens"
@@ -132,10 +132,10 @@ def test_same_request_same_response():
     assert other[1]["content"][-1]["id"] != first[1]["content"][-1]["id"]
 
 
-def test_two_runs_of_a_scenario_make_the_same_requests(tmp_path):
+def test_two_runs_of_a_scenario_make_the_same_requests(shared):
     traces = []
     for name in ("a", "b"):
-        run = start(scenario="hello-py", workspace=tmp_path / name, tool_timeout=10)
+        run = start(scenario="hello-py", workspace=shared / name, tool_timeout=10)
         run.run_to_end()
         traces.append([run.trace.request_at(s.index) for s in run.trace.steps if s.stage == "call_model"])
     assert traces[0] == traces[1] and len(traces[0]) == 3
@@ -152,17 +152,17 @@ def test_free_form_picks_a_fitting_command(task, command):
     assert free_command(task) == command
 
 
-def test_a_free_form_task_runs_a_safe_command_and_asks_for_a_real_model(tmp_path):
-    (tmp_path / "keep.txt").write_text("untouched")
-    before = sorted(os.listdir(tmp_path))
-    run = start("What Python version is installed?", workspace=tmp_path, tool_timeout=10)
+def test_a_free_form_task_runs_a_safe_command_and_asks_for_a_real_model(shared):
+    (shared / "keep.txt").write_text("untouched")
+    before = sorted(os.listdir(shared))
+    run = start("What Python version is installed?", workspace=shared, tool_timeout=10)
     run.run_to_end()
     (output,) = outputs(run)
     assert output.startswith("Python 3.")
     text = final_text(run)
     assert "python3 --version" in text and output in text
     assert "API key" in text and "scripted model" in text
-    assert sorted(os.listdir(tmp_path)) == before  # read-only: the workspace is as it was
+    assert sorted(os.listdir(shared)) == before  # read-only: the workspace is as it was
 
 
 def test_missing_fields_are_refused_like_the_api():

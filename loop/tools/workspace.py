@@ -244,6 +244,8 @@ class Workspace:
 
     def problem(self) -> str | None:
         """Why the sandbox's user cannot enter this folder (so no command can run here); None when it can."""
+        if self.path.exists() and not self.path.is_dir():
+            return f"{self.path} is a file, not a folder"
         if self.owned or os.geteuid() != 0:
             return None
         uid, gid = sandbox_user()
