@@ -29,7 +29,7 @@ from loop.blocks import tool_result
 from loop.tools import Bash, EditFile, ReadFile, ToolBox, WriteFile
 from loop.tools import Limits
 from loop.tools.bash import OUTPUT_LIMIT
-from tests.conftest import live_with, settle
+from tests.conftest import settle
 
 AS_ROOT = os.geteuid() == 0
 SLACK = 1.5  # seconds a call may take beyond its timeout

@@ -18,7 +18,6 @@ found in /proc by its command line, whatever its session, group or pid.
 
 from __future__ import annotations
 
-import logging
 import os
 import secrets
 import subprocess

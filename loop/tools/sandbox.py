@@ -44,6 +44,7 @@ BWRAP_VARIABLE = "LOOPSCOPE_BWRAP"  # the bubblewrap to use (default: `bwrap` on
 NETWORK_VARIABLE = "LOOPSCOPE_SANDBOX_NETWORK"  # "1": commands may use the network
 UNSANDBOXED_VARIABLE = "LOOPSCOPE_ALLOW_UNSANDBOXED"  # "1": real models on the page even without bubblewrap
 APP = Path(__file__).resolve().parents[2]
+NO_BUBBLEWRAP = "Warning: commands run without bubblewrap: "
 
 log = logging.getLogger("loopscope.tools.sandbox")
 log.addHandler(logging.NullHandler())
@@ -199,7 +200,7 @@ class Sandbox:
         found = []
         why_not = programs().why_not
         if why_not:
-            found.append(f"Warning: commands run without bubblewrap: {why_not}. They see the machine as "
+            found.append(f"{NO_BUBBLEWRAP}{why_not}. They see the machine as "
                          f"{'`nobody`' if os.geteuid() == 0 else 'the server’s user'} does, share its network "
                          "and /tmp, and runs are not isolated from each other (see docs/security.md).")
         return found + self.workspace.warnings()

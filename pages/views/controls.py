@@ -17,6 +17,7 @@ from loop.runner import DENIED, Run
 from loop.trace import Trace
 from loop.views import what_happened
 
+from .blocks import plain
 from .gate import draw_gate, waiting
 from .i18n import lang, stage_title, t
 from .presenter import presenting, stopped_by_click
@@ -77,7 +78,7 @@ def _run_to_end(run: Run | None, trace: Trace, key: str) -> None:
             bar.progress(min(1.0, step.turn_count / max(1, run.max_turns)),
                          text=t("step {k} · turn {turn} of at most {turns}", k=step.index + 1, turn=step.turn_count,
                                  turns=run.max_turns))
-            line.caption(describe(trace, step.index))
+            line.caption(plain(describe(trace, step.index)))
 
         _execute(run, key, lambda: _until_gate(run, on_step))
         failed = f"{key}-error" in st.session_state
@@ -87,13 +88,6 @@ def _run_to_end(run: Run | None, trace: Trace, key: str) -> None:
                  t("Ran to the end: {n} steps", n=n))
         status.update(label=label,
                       state="error" if failed else "complete", expanded=False)
-
-
-def _escape(text: str) -> str:
-    """Plain text in markdown: the narration quotes commands and JSON."""
-    for ch in "\\`*_[]<>$~:#|":
-        text = text.replace(ch, "\\" + ch)
-    return text
 
 
 def status(trace: Trace, cursor: int) -> str:
@@ -135,7 +129,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> 
                 _execute(run, key, run.execute if action == "approve" else lambda: run.execute(given=DENIED))
         error = st.session_state.get(f"{key}-error") if run is not None else None
         if error:
-            st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {error['message']}\n\n"
+            st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {plain(error['message'])}\n\n"
                      + t("The trace is unchanged: nothing was added. **Retry** repeats this stage."),
                      icon=":material/error:")
             st.button(t("Retry"), key=f"{key}-retry", icon=":material/replay:", on_click=_ask, args=(key, "retry"))
@@ -155,7 +149,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> 
                 save()
         happened = what_happened(trace, trace.cursor)
         if happened and lang() == "en" and not presenting():  # the narration is English; the stage note says it in every language
-            st.markdown(f":material/lightbulb: {_escape(happened)}")
+            st.markdown(f":material/lightbulb: {plain(happened)}")  # the narration quotes commands and JSON
         cols = st.columns([1, 1, 1, 1.2, 3.3], vertical_alignment="center")
         cols[0].button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0, width="stretch",
                        icon=":material/first_page:", shortcut="Home", on_click=_ask, args=(key, "first"))

@@ -11,6 +11,7 @@ import streamlit as st
 
 from loop.importers import ImportFailed, import_bytes
 
+from .blocks import plain
 from .i18n import t
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -47,7 +48,7 @@ def draw_thread_picker(replay: dict) -> None:
         try:
             _open(replay["data"], replay["name"], replay["source"], thread=chosen)
         except ImportFailed as exc:
-            st.error(str(exc))
+            st.error(plain(exc))
             return
         st.rerun()
 
@@ -95,6 +96,6 @@ def draw_openers() -> dict | None:
             st.session_state.pop("replay-upload-error", None)
     for key in ("replay-upload-error", "replay-error"):
         if st.session_state.get(key):
-            st.error(t("**This file cannot be replayed.**") + f" {st.session_state[key]}\n\n"
+            st.error(t("**This file cannot be replayed.**") + f" {plain(st.session_state[key])}\n\n"
                      + t("The replay below is unchanged."), icon=":material/error:")
     return st.session_state.get(REPLAY)

@@ -32,8 +32,9 @@ from loop.runs import RunsFolder, new_run_id
 from loop.scripted import MODEL_NAME
 from loop.tools import default_toolbox
 
+from .blocks import plain
 from .i18n import lang, t
-from .settings import RUN, _keep, default_key
+from .settings import RUN, _keep, default_key, unsandboxed_refusal
 
 SESSION = "session"  # the query parameter, and the session_state key that keeps it between pages
 SAVED = "live-run-saved"  # (the Run object, its run id, the cursor and the step count last saved)
@@ -125,6 +126,9 @@ def resume(run_id: str, api_key: str | None = None) -> Run:
     config = ModelConfig(**{k: v for k, v in (settings.get("config") or {}).items() if k in known and k != "api_key"})
     if not config.scripted:
         config = replace(config, api_key=api_key or st.session_state.get("set-api-key") or default_key()[0])
+    refusal = unsandboxed_refusal(config)  # a real model's commands need bubblewrap here (settings.py)
+    if refusal:
+        raise ValueError(refusal)
     workspace = new_workspace()
     old = Path(str(settings.get("workspace") or ""))
     if str(old) != "." and old.is_dir() and _size(old) <= COPY_LIMIT:  # the files the commands wrote, if still there
@@ -201,7 +205,7 @@ def draw_saved_runs(run: Run) -> None:
         st.caption(t("Every step of a live run is saved on this server for this browser only (the link's "
                      "`session` keeps it; share the link and you share the runs). The API key is never saved."))
         if st.session_state.get("saved-runs-error"):
-            st.error(st.session_state["saved-runs-error"], icon=":material/error:")
+            st.error(plain(st.session_state["saved-runs-error"]), icon=":material/error:")
         if not runs:
             st.caption(t("No other saved runs yet.") if this else t("No saved runs yet: Step, and this run is saved."))
             return

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+
 import streamlit as st
 
 from loop.trace import Trace
@@ -24,15 +25,14 @@ RECENT = 12  # paired rows drawn in a long run, the newest; "Show all pairs" dra
 PROBLEMS = 20  # waiting or orphan rows drawn beside them, the first ones
 NOW = "▶"
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|:$~])")
+_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|:$~])")  # more than blocks.plain: a cell is one line of a table
 
 
 def cell(value: object) -> str:
     """A table cell showing `value` as it is: Markdown, directives and LaTeX escaped, one line."""
     if value is None or value != value:  # None or NaN
         return ""
-    text = " ".join(str(value).split())
-    return _SPECIAL.sub(r"\\\1", text)
+    return _SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
 
 
 def badge_cell(tool_use_id: object) -> str:
