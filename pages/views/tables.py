@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-
 import streamlit as st
 
 from loop.trace import Trace
@@ -25,14 +24,15 @@ RECENT = 12  # paired rows drawn in a long run, the newest; "Show all pairs" dra
 PROBLEMS = 20  # waiting or orphan rows drawn beside them, the first ones
 NOW = "▶"
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|:$~])")  # more than blocks.plain: a cell is one line of a table
+_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|:$~])")
 
 
 def cell(value: object) -> str:
     """A table cell showing `value` as it is: Markdown, directives and LaTeX escaped, one line."""
     if value is None or value != value:  # None or NaN
         return ""
-    return _SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
+    text = " ".join(str(value).split())
+    return _SPECIAL.sub(r"\\\1", text)
 
 
 def badge_cell(tool_use_id: object) -> str:
