@@ -10,13 +10,16 @@ from __future__ import annotations
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import stages
-from .model import Model
 from .rules import tool_uses
 from .state import LoopState
 from .tools import ToolBox, ToolOutput, Workspace, WorkspaceError, default_toolbox
 from .trace import Step, Trace
+
+if TYPE_CHECKING:
+    from .model import Model
 
 END_WORDS = {
     "end_turn": "the model finished its answer (end_turn)",
@@ -189,7 +192,7 @@ def start(task: str | None = None, *, scenario: str | None = None, config=None, 
     """
     from dataclasses import replace
 
-    from .model import ModelConfig
+    from .model import Model, ModelConfig  # here, not above: importers use this module without the SDK
     from .scripted import SCENARIOS
 
     config = config or ModelConfig()

@@ -34,7 +34,8 @@ def _execute(run: Run, key: str, action) -> None:
         with attempts_shown(run) as seen, streamed(run):  # "attempt k of n" while the SDK retries; streamed text
             action()
     except Exception as exc:  # an API error, a missing key: say what to do, keep the trace
-        st.session_state[f"{key}-error"] = {"stage": stage, "message": explain(exc) + attempts_note(seen)}
+        said = explain(exc, run.model.config.api_key)  # the session's own key hidden, whatever its shape
+        st.session_state[f"{key}-error"] = {"stage": stage, "message": said + attempts_note(seen)}
     else:
         st.session_state.pop(f"{key}-error", None)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from loop.importers import ImportFailed, import_bytes
+from loop.importers.isolated import import_isolated
 
 from .blocks import plain
 from .i18n import t
@@ -23,8 +24,19 @@ def sample_names() -> list[str]:
     return sorted(p.stem for p in SAMPLES.glob("*.json"))
 
 
+def upload_limit() -> int:
+    """Bytes an upload may have: the server's own limit (server.maxUploadSize in .streamlit/config.toml, in MB)."""
+    try:
+        return int(float(st.get_option("server.maxUploadSize")) * 2**20)
+    except Exception:
+        return 50 * 2**20
+
+
 def _open(data: bytes, name: str, source: str, thread: str | None = None) -> None:
-    imported = import_bytes(data, name, thread=thread)
+    # A built-in sample is Loopscope's own; an upload is anyone's: it is read in a process of its own, bounded
+    # in memory and time, so one built to be costly cannot take the class server down.
+    imported = import_bytes(data, name, thread=thread) if source == "sample" else \
+        import_isolated(data, name, thread=thread, max_bytes=upload_limit())
     many = len(imported.threads) > 1
     st.session_state[REPLAY] = {"trace": imported.trace, "format": imported.format,
                                 "warnings": list(imported.warnings), "name": name, "source": source,
