@@ -136,9 +136,11 @@ def test_bad_input_is_an_error_not_an_exception(workspace, tool_input, words):
 
 def test_commands_never_run_as_root_and_cannot_read_the_servers_environment(workspace, monkeypatch):
     monkeypatch.setenv("LOOPSCOPE_PARENT_CANARY", "canary-in-the-parent")
-    out = bash(workspace, f"id -u; cat /proc/{os.getpid()}/environ")
+    out = bash(workspace, f"id -u; touch made-by-a-command; cat /proc/{os.getpid()}/environ")
     uid = out.content.splitlines()[0]
     assert uid == str(sandbox_user()[0]) and uid != "0"  # `nobody` when the server is root
+    # and so it is outside the sandbox's user namespace: what it makes is nobody's on the server too
+    assert os.stat(workspace / "made-by-a-command").st_uid == sandbox_user()[0]
     # the server is not in the command's PID namespace: its /proc has no such process
     assert "canary-in-the-parent" not in out.content and "No such file or directory" in out.content
 
