@@ -98,6 +98,8 @@ def import_bytes(data: bytes, name: str = "", *, thread: str | None = None,
         return _import(data if isinstance(data, bytes) else bytes(data), label, thread)
     except ImportFailed as exc:
         raise ImportFailed(f"{label}: {exc}") from None
+    except MemoryError:  # not a bug of ours: the caller's limit (importers/isolated.py) says what it was
+        raise
     except Exception as exc:  # never crash the page that called us; say what happened instead
         raise ImportFailed(f"{label}: the import failed on something Loopscope did not expect "
                            f"({type(exc).__name__}: {exc}); please report it with the file") from exc

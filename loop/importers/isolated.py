@@ -27,7 +27,8 @@ from . import DEFAULT_MAX_BYTES, ImportFailed, Imported, Thread, _too_big, impor
 MEMORY_BYTES = 1536 * 2**20  # the child's address space: Python, the file, and what parsing it makes
 CPU_SECONDS = 60
 SLOTS = 2  # imports at once on this server
-ANSWER_FACTOR = 8  # a trace may take this many times its file's size (steps repeat what the messages hold)
+ANSWER_FACTOR = 8  # a trace may take this many times its file's size (steps repeat what the messages hold) ...
+ANSWER_FLOOR = 64 * 2**20  # ... or this much: MAX_MESSAGES tiny messages make about 20 MB of steps
 
 _slots = threading.BoundedSemaphore(SLOTS)
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +50,7 @@ def import_isolated(data: bytes, name: str = "", *, thread: str | None = None, m
                                   capture_output=True, env=env, cwd=ROOT, timeout=cpu_seconds * 2)
         except subprocess.TimeoutExpired:
             raise ImportFailed(f"{label}: the import took longer than {cpu_seconds * 2} s and was stopped") from None
-    if len(done.stdout) > ANSWER_FACTOR * max(len(data), 2**20):  # what the server would then hold
+    if len(done.stdout) > max(ANSWER_FACTOR * len(data), ANSWER_FLOOR):  # what the server would then hold
         raise ImportFailed(f"{label}: it makes a trace {len(done.stdout) / max(len(data), 1):.0f} times its own "
                            "size, more than Loopscope keeps for one upload; nothing was read")
     try:
