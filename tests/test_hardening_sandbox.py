@@ -325,3 +325,72 @@ def test_the_cli_says_how_commands_run_and_refuses_a_folder_nobody_cannot_use(tm
         assert refused.returncode == 2 and refused.stdout == ""
         assert "cannot enter" in refused.stderr and "chown 65534:65534 FOLDER" in refused.stderr
         assert not (closed / "ws").exists()  # refused before anything was made
+
+
+# -- cgroup v2 machines ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("alone", [True, False])
+def test_on_cgroup_v2_a_server_alone_in_its_cgroup_moves_into_a_leaf_so_runs_get_limits(alone, tmp_path,
+                                                                                        monkeypatch):
+    # A folder stands in for the server's v2 cgroup, and `kernel` plays the rule a real one applies: a cgroup
+    # with processes of its own may not give controllers to its children. (This machine's v2 tree has no
+    # controllers to try it on: here they are v1's.)
+    import errno
+
+    folder = tmp_path / "loopscope.service"
+    folder.mkdir()
+    (folder / "cgroup.controllers").write_text("cpu io memory pids\n")
+    (folder / "cgroup.subtree_control").write_text("")
+    (folder / "cgroup.procs").write_text(f"{os.getpid()}\n" + ("" if alone else "1\n"))
+    real = cgroups._write
+
+    def kernel(path, value):
+        if path.name == "cgroup.procs" and path.parent.name == cgroups.SERVER_LEAF:
+            others = [p for p in (folder / "cgroup.procs").read_text().split() if p != value]
+            (folder / "cgroup.procs").write_text("\n".join(others))
+        if path.name == "cgroup.subtree_control" and (folder / "cgroup.procs").read_text().strip():
+            raise OSError(errno.EBUSY, "Device or resource busy")
+        real(path, value)
+
+    monkeypatch.setattr(cgroups, "_write", kernel)
+    cgroups._enable(folder, ["memory", "pids", "cpu"])
+    if alone:
+        assert (folder / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+        assert (folder / cgroups.SERVER_LEAF / "cgroup.procs").read_text() == str(os.getpid())
+    else:  # shared with another process: nothing is moved, and runs get no v2 limits
+        assert (folder / "cgroup.subtree_control").read_text() == ""
+        assert not (folder / cgroups.SERVER_LEAF).exists()
+
+
+# -- workspaces: removed with their run, or by the next server --------------------------------
+
+def test_a_workspace_a_crashed_server_left_is_removed_by_the_next_one(tmp_path):
+    from loop.tools import workspace as workspaces
+
+    crash = ("from loop.tools import Workspace\nimport os\nw = Workspace.make()\n"
+             "open(w.path / 'left.txt', 'w').write('x')\nprint(w.path, flush=True)\nos._exit(9)")
+    done = subprocess.run([sys.executable, "-c", crash], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    left = Path(done.stdout.strip())
+    assert done.returncode == 9 and (left / "left.txt").exists()  # the crash left it, mounted
+    workspaces._swept.discard(left.parent)  # this process has swept once already: as a new server would
+    with workspaces.Workspace.make() as fresh:
+        assert fresh.path.exists()
+        assert not left.exists() and not left.with_name(left.name + ".lock").exists()
+        assert str(left) not in Path("/proc/self/mountinfo").read_text()
+
+
+@needs_nobody
+def test_where_the_server_may_not_mount_a_workspace_is_a_plain_folder_and_still_goes(monkeypatch):
+    from loop.tools import workspace as workspaces
+
+    monkeypatch.setattr(workspaces, "_mount_tmpfs", lambda *args: "Operation not permitted")
+    box = default_toolbox(workspaces.Workspace.make())
+    assert box.sandbox.workspace.size is None and os.stat(box.workspace).st_uid == sandbox_user()[0]
+    assert "workspace: no size limit" in box.sandbox.describe()
+    # a tree deeper than Python's recursion goes does not keep it from going
+    out = box.run("bash", {"command": "python3 -c 'import os\nfor i in range(1100):\n    os.mkdir(\"d\"); "
+                                      "os.chdir(\"d\")' && echo made"})
+    assert out.content == "made"
+    path = box.workspace
+    box.close()
+    assert not path.exists()

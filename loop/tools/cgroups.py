@@ -225,10 +225,7 @@ def _find_layout() -> Layout:
         wanted = [c for c in CONTROLLERS if c in available]
         enabled = _words(found.steps / "cgroup.subtree_control")
         if "memory" in wanted and "pids" in wanted and not set(wanted) <= set(enabled):
-            try:  # allowed in a root cgroup or one with no processes of its own (a delegated subtree)
-                _write(found.steps / "cgroup.subtree_control", " ".join(f"+{c}" for c in wanted))
-            except OSError:
-                pass
+            _enable(found.steps, wanted)
         found.v2_limits = {"memory", "pids"} <= set(_words(found.steps / "cgroup.subtree_control"))
     if not found.v2_limits and v1:
         probe = RunCgroup(Layout(steps=None, v1=v1), Limits())
@@ -242,6 +239,37 @@ def _find_layout() -> Layout:
     if not found.limited:
         log.warning("no memory or pids cgroup for runs here: only per-process limits bound a run's commands")
     return found
+
+
+SERVER_LEAF = "loopscope-server"
+
+
+def _enable(folder: Path, controllers: list[str]) -> None:
+    """Enable `controllers` for the children of the server's own v2 cgroup, where the kernel lets it.
+
+    A cgroup with processes of its own may not give controllers to its children
+    (only the root may). A server alone in its cgroup (a systemd service with
+    Delegate=yes, a container of its own) first moves itself into a leaf,
+    `loopscope-server`, as cgroup v2 expects of a delegated subtree; a cgroup
+    shared with other processes is left as it is, and runs get no v2 limits.
+    """
+    wanted = " ".join(f"+{c}" for c in controllers)
+    try:
+        _write(folder / "cgroup.subtree_control", wanted)
+        return
+    except OSError:
+        pass
+    members = _words(folder / "cgroup.procs")
+    if members != [str(os.getpid())]:
+        return
+    try:
+        leaf = folder / SERVER_LEAF
+        leaf.mkdir(exist_ok=True)
+        _write(leaf / "cgroup.procs", str(os.getpid()))  # the whole process, every thread
+        _write(folder / "cgroup.subtree_control", wanted)
+        log.info("moved the server into %s, so that its runs' cgroups may have limits", leaf)
+    except OSError as exc:
+        log.warning("could not give controllers to the runs' cgroups in %s: %s", folder, exc)
 
 
 _layout: Layout | None = None
