@@ -97,6 +97,33 @@ def _kill_group(pgid: int, mark: str | None = None) -> None:
     log.warning("processes of the step %s were still alive 5 s after SIGKILL", pgid)
 
 
+def _namespace_init(info: int) -> int | None:
+    """A pidfd of the init of the step's PID namespace, whose pid bwrap writes to `info` once it made it."""
+    ready, _, _ = select.select([info], [], [], 5.0)
+    match = re.search(rb'"child-pid"\s*:\s*(\d+)', os.read(info, 4096) if ready else b"")
+    if not match:
+        return None  # bwrap ended before it made the namespace: nothing of it is left
+    try:
+        return os.pidfd_open(int(match.group(1)))
+    except ProcessLookupError:
+        return None
+
+
+def _end_namespace(init: int) -> None:
+    """Kill the init of the step's PID namespace and wait until it is gone.
+
+    Its end ends every process of the namespace: the kernel kills them all and
+    the init exits only when none is left. The mark alone cannot tell: a dying
+    process's environment reads empty while its namespace is still going.
+    """
+    try:
+        signal.pidfd_send_signal(init, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    if not select.select([init], [], [], 5.0)[0]:  # readable once the process has exited
+        log.warning("the PID namespace of a step was still there 5 s after SIGKILL")
+
+
 def _marked(pid: str, mark: str) -> bool:
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
@@ -187,26 +214,40 @@ class Bash(Tool):
 
     def _run(self, command: str, sandbox: Sandbox, step):
         mark = os.urandom(8).hex()  # in every process of this step's environment, for the final kill without a cgroup
-        proc = subprocess.Popen(
-            sandbox.argv(command, step, cpu_seconds=int(self.timeout) + 5),
-            cwd=sandbox.cwd(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=dict(sandbox.environment(), **{MARK_VARIABLE: mark}),
-            start_new_session=True,  # its own process group and session, for the kill without a cgroup
-        )
+        # Without a cgroup, under bubblewrap, the step ends with its PID namespace: bwrap says its init's pid.
+        info = os.pipe() if step is None and sandbox.mode == "bubblewrap" else None
+        try:
+            proc = subprocess.Popen(
+                sandbox.argv(command, step, cpu_seconds=int(self.timeout) + 5, info_fd=info[1] if info else None),
+                cwd=sandbox.cwd(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=dict(sandbox.environment(), **{MARK_VARIABLE: mark}),
+                start_new_session=True,  # its own process group and session, for the kill without a cgroup
+                pass_fds=(info[1],) if info else (),
+            )
+        finally:
+            if info:
+                os.close(info[1])
+        namespace = _namespace_init(info[0]) if info else None  # a pidfd: safe from the pid's reuse
 
         def kill():
-            """Every process of the step: its cgroup, or else its group, its session and its mark."""
+            """Every process of the step: its cgroup, or else its group, its session, its mark, its namespace."""
             if step:
                 step.kill()
-            else:
-                _kill_group(proc.pid, mark)
+                return
+            _kill_group(proc.pid, mark)
+            if namespace is not None:
+                _end_namespace(namespace)
 
-        data, timed_out, flooded = self._collect(proc, kill)
-        kill()  # nothing the command started outlives its step, whether it ended or timed out
-        proc.wait()
+        try:
+            data, timed_out, flooded = self._collect(proc, kill)
+            kill()  # nothing the command started outlives its step, whether it ended or timed out
+            proc.wait()
+        finally:
+            for fd in ([info[0]] if info else []) + ([namespace] if namespace is not None else []):
+                os.close(fd)
         text = data.decode("utf-8", errors="replace").strip()
         cut = flooded or len(text) > OUTPUT_LIMIT
         text = text[:OUTPUT_LIMIT]

@@ -214,8 +214,11 @@ class Sandbox:
                     self._cgroup = RunCgroup(where, self.limits)
             return self._cgroup
 
-    def argv(self, command: str, step: StepCgroup | None, cpu_seconds: int = 0) -> list[str]:
-        """The exec chain that runs `command` (joining `step` and the run's cgroups); CPU time per process."""
+    def argv(self, command: str, step: StepCgroup | None, cpu_seconds: int = 0, info_fd: int | None = None) -> list[str]:
+        """The exec chain that runs `command` (joining `step` and the run's cgroups); CPU time per process.
+
+        `info_fd`: where bwrap writes `{"child-pid": …}`, the pid of the namespace's init (see bash.py).
+        """
         found = programs()
         cgroup = self.cgroup()
         procs = cgroup.procs(step) if cgroup else ([step.procs] if step else [])
@@ -223,6 +226,8 @@ class Sandbox:
         head = found.head(self.limits, cpu_seconds, nproc=not pids_bounded)
         if found.bwrap:
             tail = bwrap_options(found.bwrap, self.workspace.path, self.network, self.limits)
+            if info_fd is not None:
+                tail[1:1] = ["--info-fd", str(info_fd)]
         else:
             tail = []
         return join_and_run(procs, head + tail + ["/bin/bash", "-c", command])
