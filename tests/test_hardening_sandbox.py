@@ -394,3 +394,26 @@ def test_where_the_server_may_not_mount_a_workspace_is_a_plain_folder_and_still_
     path = box.workspace
     box.close()
     assert not path.exists()
+
+
+def test_without_bubblewrap_the_page_says_so_and_refuses_real_models_unless_the_operator_opts_in(
+        fake_api, without_bubblewrap, monkeypatch, no_key_in_environment):
+    from tests.apptest import app, choose_server, click
+
+    at = app()
+    assert any(w.value.startswith("Commands run without bubblewrap on this server (LOOPSCOPE_BWRAP=/nonexistent/bwrap "
+                                  "is not a program)") for w in at.warning)
+    scripted = at.session_state["live-run"]
+    choose_server(at, fake_api.url)
+    (refusal,) = at.sidebar.error
+    assert refusal.value.startswith("A real model's commands need bubblewrap, which cannot run on this server")
+    assert "LOOPSCOPE_ALLOW_UNSANDBOXED=1" in refusal.value
+    assert at.session_state["live-run"] is scripted and fake_api.requests == []  # nothing was started
+    monkeypatch.setenv(sandbox.UNSANDBOXED_VARIABLE, "1")  # the operator accepts the risk
+    click(at, "new-run")
+    run = at.session_state["live-run"]
+    assert run is not scripted and run.model.name == "claude-test" and not at.sidebar.error
+    for _ in range(4):  # user_request, call_model, append_assistant, decide: then a command runs
+        click(at, "live-step")
+    click(at, "live-step")
+    assert run.trace.steps[-1].stage == "run_tool" and not run.trace.steps[-1].detail["is_error"]
