@@ -19,7 +19,6 @@ found in /proc by its command line, whatever its session, group or pid.
 from __future__ import annotations
 
 import os
-import secrets
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from loop.tools import cgroups, sandbox
 from loop.tools.cgroups import STEP_PREFIX, Layout, StepCgroup, layout
 from loop.tools.sandbox import INSIDE
 from loop.tools.workspace import sandbox_user
+from tests.conftest import live_with as holding  # live processes whose command line holds the argument
 
 AS_ROOT = os.geteuid() == 0
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,15 +57,9 @@ ENDINGS = {"times-out": "sleep 300", "returns": "echo started"}
 
 
 @pytest.fixture
-def arg():
-    """A sleep argument no other process has; whatever is left with it is killed after the test."""
-    value = f"313.7{secrets.randbelow(10**6):06d}"
-    yield value
-    for pid in holding(value):
-        try:
-            os.kill(pid, 9)
-        except ProcessLookupError:
-            pass
+def arg(tag):
+    """A sleep argument no other process has (conftest's `tag`: what holds it after the test is killed)."""
+    return tag
 
 
 @pytest.fixture
@@ -80,22 +74,6 @@ def without_bubblewrap(monkeypatch):
     monkeypatch.setenv(sandbox.BWRAP_VARIABLE, "/nonexistent/bwrap")
     monkeypatch.setattr(sandbox, "_programs", None)
     assert sandbox.programs().bwrap is None
-
-
-def holding(arg: str) -> list[int]:
-    """Live processes (zombies are dead) whose command line holds `arg`."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if arg.encode() in cmdline and state not in (b"Z", b"X"):
-            found.append(int(name))
-    return found
 
 
 def run(ws: Path, command: str, timeout: float = 1.0):
