@@ -263,6 +263,9 @@ def test_as_nobody_the_servers_environment_and_secret_files_are_out_of_reach(sha
     monkeypatch.setenv("ANTHROPIC_API_KEY", CANARY)
     monkeypatch.setenv("anthropic_api_key", CANARY)  # Streamlit copies secrets.toml keys into the environment
     try:
+        deadline = time.monotonic() + 5  # until `sleep` has exec'd, its environment reads empty
+        while CANARY not in Path(f"/proc/{server.pid}/environ").read_text() and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert CANARY in Path(f"/proc/{server.pid}/environ").read_text()  # it is there to be found
         out = bash(shared, f"cat /proc/{server.pid}/environ; cat /proc/{os.getpid()}/environ; "
                            f"cat /proc/1/environ; grep -rs CANARY /proc/[0-9]*/environ; env | grep -i key; "
