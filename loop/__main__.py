@@ -24,40 +24,54 @@ from .model import SCRIPTED, MissingKey, ModelConfig
 from .narrate import describe
 from .runner import start
 from .scripted import SCENARIOS
+from .terminal import printable
+
+
+def out(*parts: object, file=None, flush: bool = False) -> None:
+    """print(), with control characters from files, models and commands shown, not obeyed (terminal.py)."""
+    print(*(printable(p) for p in parts), file=file or sys.stdout, flush=flush)
 
 
 def _run(args) -> int:
     config = ModelConfig(model=args.model, stream=args.stream)
     try:
         run = start(args.task, scenario=args.scenario, config=config, workspace=args.workspace,
-                    tool_timeout=args.tool_timeout, max_turns=args.max_turns, lang=args.lang)
-    except (KeyError, ValueError) as exc:
-        print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+                    tool_timeout=args.tool_timeout, max_turns=args.max_turns, lang=args.lang,
+                    keep_workspace=args.keep_workspace)
+    except (KeyError, ValueError) as exc:  # a WorkspaceError too: what the folder would need
+        out(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
     except MissingKey as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        out(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # e.g. --workspace names a file
-        print(f"error: workspace {exc.filename or args.workspace}: {exc.strerror}", file=sys.stderr)
+        out(f"error: workspace {exc.filename or args.workspace}: {exc.strerror}", file=sys.stderr)
         return 2
+    with run:  # removes the workspace it made, unless --keep-workspace
+        return _run_to_end(run, args, config)
+
+
+def _run_to_end(run, args, config) -> int:
     lang = args.lang
     label = say(lang, "scripted (offline, no key)") if config.scripted else config.model
-    print(say(lang, "model: {model} · workspace: {workspace}", model=label, workspace=run.workspace))
-    for warning in run.tools.warnings:  # e.g. commands would run as root: said before anything runs
-        print(warning)
+    kept = " (kept after the run)" if args.keep_workspace and not args.workspace else ""
+    out(say(lang, "model: {model} · workspace: {workspace}", model=label, workspace=run.workspace) + kept)
+    out(run.tools.sandbox.describe())
+    for warning in run.tools.warnings:  # e.g. no bubblewrap here: said before anything runs
+        out(warning)
     try:
-        run.run_to_end(on_step=lambda step: print(describe(run.trace, step.index, lang), flush=True))
+        run.run_to_end(on_step=lambda step: out(describe(run.trace, step.index, lang), flush=True))
     except Exception as exc:  # an API error: say what to do, keep what was done
-        print(f"error: {explain(exc, lang)}", file=sys.stderr)
+        out(f"error: {explain(exc, lang)}", file=sys.stderr)
         if args.out and _save(run, args.out):
-            print(f"the steps so far are in {args.out}", file=sys.stderr)
+            out(f"the steps so far are in {args.out}", file=sys.stderr)
         return 1
-    print(say(lang, "ended: {ended} · turn_count {turn} · {n} steps", ended=run.state.ended,
-              turn=run.state.turn_count, n=len(run.trace)))
+    out(say(lang, "ended: {ended} · turn_count {turn} · {n} steps", ended=run.state.ended,
+            turn=run.state.turn_count, n=len(run.trace)))
     if args.out:
         if not _save(run, args.out):
             return 1
-        print(say(lang, "transcript: {path}", path=args.out))
+        out(say(lang, "transcript: {path}", path=args.out))
     return 0
 
 
@@ -65,7 +79,7 @@ def _save(run, path: str) -> bool:
     try:
         transcript.save(run.trace, path)
     except OSError as exc:
-        print(f"error: cannot write {path}: {exc.strerror}", file=sys.stderr)
+        out(f"error: cannot write {path}: {exc.strerror}", file=sys.stderr)
         return False
     return True
 
@@ -76,16 +90,16 @@ def _replay(args) -> int:
     except transcript.TranscriptError as exc:
         trace = _imported_as_is(args.file)  # an imported log keeps its broken pairs, to be seen
         if trace is None:
-            print(f"error: {exc}", file=sys.stderr)
+            out(f"error: {exc}", file=sys.stderr)
             return 1
         broken = len(rules.check(trace.messages, as_request=False))
-        print(f"note: this imported history breaks the API's tool-use rules in {broken} place(s); "
+        out(f"note: this imported history breaks the API's tool-use rules in {broken} place(s); "
               f"`python -m loop check {args.file}` lists them")
     lang = known(args.lang or trace.meta.get("lang"))  # a run is replayed in the language it was made in
-    print(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model"),
-              task=trace.meta.get("task")))
+    out(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model"),
+            task=trace.meta.get("task")))
     for i in range(len(trace)):
-        print(describe(trace, i, lang))
+        out(describe(trace, i, lang))
     return 0
 
 
@@ -106,46 +120,46 @@ def _import(args) -> int:
     try:
         imported = import_file(args.file, thread=args.thread, max_bytes=max_bytes)
     except ImportFailed as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        out(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"format: {imported.format}")
+    out(f"format: {imported.format}")
     for thread in imported.threads:
         chosen = " (imported)" if thread.id == imported.thread else ""
-        print(f"thread: {thread.id}{chosen} · {thread.n_records} records · {thread.label}")
+        out(f"thread: {thread.id}{chosen} · {thread.n_records} records · {thread.label}")
     for warning in imported.warnings:
-        print(f"warning: {warning}")
-    print(f"{len(imported.trace.messages)} messages, {len(imported.trace)} steps")
+        out(f"warning: {warning}")
+    out(f"{len(imported.trace.messages)} messages, {len(imported.trace)} steps")
     if args.out:
         try:
             transcript.save(imported.trace, args.out)
         except OSError as exc:
-            print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+            out(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
             return 1
-        print(f"transcript: {args.out}")
+        out(f"transcript: {args.out}")
     return 0
 
 def _check(args) -> int:
     try:
         trace = transcript.loads(open(args.file, "rb").read(), strict=False)
     except OSError as exc:
-        print(f"error: {args.file}: {exc.strerror}", file=sys.stderr)
+        out(f"error: {args.file}: {exc.strerror}", file=sys.stderr)
         return 1
     except transcript.TranscriptError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        out(f"error: {exc}", file=sys.stderr)
         return 1
     broken = rules.check(trace.messages, as_request=False)
     for violation in broken:
-        print(violation)
+        out(violation)
     if broken:
         return 1
     n = len(rules.pairs(trace.messages))
-    print(f"ok: {len(trace.messages)} messages, {n} tool_use/tool_result pair(s) hold the API's rules")
+    out(f"ok: {len(trace.messages)} messages, {n} tool_use/tool_result pair(s) hold the API's rules")
     return 0
 
 
 def _scenarios(args) -> int:
     for s in SCENARIOS.values():
-        print(f"{s.name:12} {s.task}\n{'':12} ({s.about})")
+        out(f"{s.name:12} {s.task}\n{'':12} ({s.about})")
     return 0
 
 
@@ -154,7 +168,7 @@ def _serve(args) -> int:
 
     server = serve(args.port)
     host, port = server.server_address[:2]
-    print(f"scripted Anthropic-compatible server on http://{host}:{port} (Ctrl-C stops it)", flush=True)
+    out(f"scripted Anthropic-compatible server on http://{host}:{port} (Ctrl-C stops it)", flush=True)
     try:
         while True:
             time.sleep(3600)
@@ -176,7 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--out", help="write the transcript to this file")
     run.add_argument("--max-turns", type=int, default=20)
     run.add_argument("--tool-timeout", type=float, default=30.0, help="seconds a command may run (default 30)")
-    run.add_argument("--workspace", help="the folder commands run in (default: a new temporary one)")
+    run.add_argument("--workspace", help="a folder of yours for the commands, left as it is (default: a new one, "
+                                         "removed at the end)")
+    run.add_argument("--keep-workspace", action="store_true",
+                     help="keep the workspace Loopscope makes after the run (it prints where)")
     run.add_argument("--stream", action="store_true", help="stream the model's answer")
     run.add_argument("--lang", choices=list(languages()), default="en",
                      help="the learner's language: the scenario's task, the model's words and these lines")

@@ -21,12 +21,24 @@ ADVICE = {
 }
 
 
-def explain(exc: BaseException, lang: str = "en") -> str:
-    """One or two sentences a learner can act on, in `lang`. Never includes a key, even one the server quoted.
+def explain(exc: BaseException, lang: str = "en", key: str | None = None) -> str:
+    """One or two sentences a learner can act on, in `lang`. Never includes a key, even one the server quoted:
+    the key the failed request carried is hidden whatever its shape, and so is `key` (the session's).
 
     What the API itself said is quoted as it said it.
     """
-    return redact(_explain(exc, lang))
+    return redact(_explain(exc, lang), [key, *sent_keys(exc)])
+
+
+def sent_keys(exc: BaseException) -> list[str]:
+    """The keys the failed request carried in its headers (Authorization: Bearer …, x-api-key)."""
+    request = getattr(exc, "request", None)
+    try:
+        headers = request.headers if request is not None else {}
+        found = [headers.get("x-api-key"), headers.get("authorization")]
+    except Exception:  # no request was made (e.g. a missing key): nothing was sent
+        return []
+    return [value.split(" ", 1)[1] if value.lower().startswith("bearer ") else value for value in found if value]
 
 
 def _explain(exc: BaseException, lang: str) -> str:

@@ -10,14 +10,17 @@ from __future__ import annotations
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import stages
 from .catalogs import N_, say
-from .model import Model
 from .rules import tool_uses
 from .state import LoopState
-from .tools import ToolBox, ToolOutput, default_toolbox
+from .tools import ToolBox, ToolOutput, Workspace, WorkspaceError, default_toolbox
 from .trace import Step, Trace
+
+if TYPE_CHECKING:
+    from .model import Model
 
 END_WORDS = {
     "end_turn": N_("the model finished its answer (end_turn)"),
@@ -52,7 +55,12 @@ def why_ended(stop_reason: str | None, lang: str = "en") -> str:
 
 
 class Run:
-    """One live run of the loop: its state, its model, its tools and its trace."""
+    """One live run of the loop: its state, its model, its tools and its trace.
+
+    A run owns its tool box, and with it the workspace Loopscope made for it:
+    close() (or leaving a `with` block) removes them. A workspace the user
+    gave, or one made with keep_workspace=True, stays.
+    """
 
     def __init__(self, task: str, model: Model, tools: ToolBox, max_turns: int = 20, lang: str = "en"):
         self.task = task
@@ -76,6 +84,18 @@ class Run:
     @property
     def workspace(self) -> Path:
         return self.tools.workspace
+
+    def close(self) -> None:
+        """Remove what the run made: its cgroups, and its workspace unless it was given or kept."""
+        close = getattr(self.tools, "close", None)  # a stand-in box (a test's) may have nothing to close
+        if callable(close):
+            close()
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     @property
     def done(self) -> bool:
@@ -170,16 +190,22 @@ class Run:
 
 
 def start(task: str | None = None, *, scenario: str | None = None, config=None, workspace: Path | str | None = None,
-          tool_timeout: float = 30.0, max_turns: int = 20, toolset: str = "s01", lang: str = "en") -> Run:
-    """A new run of a built-in scenario or a free task, with a workspace of its own.
+          tool_timeout: float = 30.0, max_turns: int = 20, toolset: str = "s01", lang: str = "en",
+          keep_workspace: bool = False) -> Run:
+    """A new run of a built-in scenario or a free task, with a workspace of its own (see `new_workspace`).
 
     `lang` is the learner's language: a scenario's task is given in it, and the
     system prompt asks the model to write in it (the scripted model does).
+
+    Close the run when done with it (`with start(...) as run:`): that removes the
+    workspace Loopscope made, unless `keep_workspace`. A `workspace` the user
+    gives is never changed or removed; WorkspaceError says when commands could
+    not run there, and what they would need.
     """
     from dataclasses import replace
 
     from .catalogs import known
-    from .model import ModelConfig
+    from .model import Model, ModelConfig  # here, not above: importers use this module without the SDK
     from .scripted import SCENARIOS, system_prompt
 
     lang = known(lang)
@@ -193,16 +219,21 @@ def start(task: str | None = None, *, scenario: str | None = None, config=None, 
             config = replace(config, max_tokens=SCENARIOS[scenario].max_tokens)
     if not task:
         raise ValueError("a run needs a task or a scenario")
-    return Run(task, Model(config), default_toolbox(new_workspace(workspace), tool_timeout, toolset), max_turns, lang)
+    model = Model(config)
+    tools = default_toolbox(new_workspace(workspace, keep=keep_workspace), tool_timeout, toolset)
+    problem = tools.problem()
+    if problem:
+        tools.close()
+        raise WorkspaceError(f"commands cannot run in this workspace: {problem}")
+    return Run(task, model, tools, max_turns, lang)
 
 
-def new_workspace(path: Path | str | None = None) -> Path:
-    """A folder for the tools of one run: `path`, or a new temporary one."""
-    import tempfile
+def new_workspace(path: Path | str | None = None, *, keep: bool = False) -> Workspace:
+    """The workspace of one run: the folder at `path` as the user gave it, or a new one Loopscope makes.
 
-    workspace = Path(path) if path else Path(tempfile.mkdtemp(prefix="loopscope-ws-"))
-    workspace.mkdir(parents=True, exist_ok=True)
-    if not any(workspace.iterdir()):  # something real for a first `ls` to find
-        (workspace / "README.txt").write_text(
-            "This folder is the agent's workspace. Every command the model asks for runs here.\n")
-    return workspace
+    A made one is removed when the tool box (or Run) that holds it is closed,
+    unless `keep`; a given one is left as it is. Either works as a path.
+    """
+    if path is not None:
+        return Workspace.given(path)
+    return Workspace.make(keep=keep)

@@ -96,7 +96,7 @@ def test_import_warnings_are_shown_above_the_replay(monkeypatch):
     import pages.views.replay as opener
 
     trace = transcript.load(ROOT / "samples" / "list-files.json")
-    monkeypatch.setattr(opener, "import_bytes", lambda data, name, **options: Imported(
+    monkeypatch.setattr(opener, "import_isolated", lambda data, name, **options: Imported(
         trace, "claude-code", [f"line {i}: a summary record was passed over" for i in range(12)]))
     at = replay_page()
     upload(at, "session.jsonl", b"{}")

@@ -31,8 +31,8 @@ def test_an_api_error_is_explained_in_japanese_and_the_api_s_own_words_stay_as_t
     assert text.endswith("quoted as the API said it")
 
 
-def test_the_narration_and_why_the_loop_ended_speak_chinese(tmp_path):
-    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=10, lang="zh")
+def test_the_narration_and_why_the_loop_ended_speak_chinese(shared):
+    run = start(scenario="list-files", workspace=shared, tool_timeout=10, lang="zh")
     run.run_to_end()
     lines = [describe(run.trace, i, "zh") for i in range(len(run.trace))]
     assert lines[0].startswith("[1] 第 1 轮 · 1 · 用户请求放进 messages: messages ← user：列出工作区里的文件。")
@@ -41,10 +41,10 @@ def test_the_narration_and_why_the_loop_ended_speak_chinese(tmp_path):
     assert why_ended("weird", "zh") == "stop_reason 'weird' 不是 tool_use，所以循环结束"
 
 
-def test_the_markdown_export_is_in_the_learner_s_language(tmp_path):
+def test_the_markdown_export_is_in_the_learner_s_language(shared):
     from loop.export import to_markdown
 
-    run = start(scenario="recover", workspace=tmp_path, tool_timeout=10, lang="ja")
+    run = start(scenario="recover", workspace=shared, tool_timeout=10, lang="ja")
     run.run_to_end()
     text = to_markdown(run.trace, lang="ja")
     assert text.startswith("# notes.txt は何行ありますか？\n")
@@ -54,11 +54,11 @@ def test_the_markdown_export_is_in_the_learner_s_language(tmp_path):
     assert "## tool_use / tool_result pairs" in english and "| paired |" in english
 
 
-def test_a_refused_fork_says_why_in_any_language(tmp_path):
+def test_a_refused_fork_says_why_in_any_language(shared):
     from loop.catalogs import say
     from loop.fork import ForkRefused, fork_task, fork_tool_result
 
-    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=10)
+    run = start(scenario="list-files", workspace=shared, tool_timeout=10)
     run.run_to_end()
     with pytest.raises(ForkRefused) as empty:
         fork_task(run, "  ")

@@ -47,7 +47,7 @@ def config(fake_api, **kw) -> ModelConfig:
 
 
 def test_tool_use_and_tool_result_round_trip(fake_api, tmp_path):
-    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=10, config=config(fake_api))
+    run = start(scenario="list-files", tool_timeout=10, config=config(fake_api))
     run.run_to_end()
     assert run.state.ended == "end_turn"
     first, second = fake_api.requests
@@ -79,7 +79,7 @@ def test_streaming_sends_text_as_it_comes_and_ends_with_the_same_response(fake_a
 
 def test_a_long_streamed_answer_arrives_in_several_chunks(fake_api, tmp_path):
     texts: list[str] = []
-    run = start(scenario="max-tokens", workspace=tmp_path, tool_timeout=10,
+    run = start(scenario="max-tokens", tool_timeout=10,
                 config=config(fake_api, stream=True, max_tokens=120))  # a real model keeps its own budget
     run.model.on_text = texts.append
     run.run_to_end()
@@ -103,7 +103,7 @@ STATUSES = [
 def test_each_error_status_raises_the_sdks_class_with_a_clear_explanation(fake_api, tmp_path, status, error, words):
     fake_api.fail(status, headers={"retry-after-ms": "1"}, body={
         "type": "error", "error": {"type": "x", "message": f"the server's own words {status}"}})
-    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=10, config=config(fake_api))
+    run = start(scenario="list-files", tool_timeout=10, config=config(fake_api))
     run.step()
     with pytest.raises(error) as caught:
         run.step()
@@ -143,7 +143,7 @@ def test_a_retry_after_a_500_is_counted(fake_api):
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 def test_an_answer_that_is_not_a_message_is_explained(fake_api, tmp_path, fault, stream):
     fake_api.fail(fault)
-    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=10, config=config(fake_api, stream=stream,
+    run = start(scenario="list-files", tool_timeout=10, config=config(fake_api, stream=stream,
                                                                                           timeout=5))
     run.step()
     with pytest.raises(anthropic.APIResponseValidationError) as caught:
@@ -155,7 +155,7 @@ def test_an_answer_that_is_not_a_message_is_explained(fake_api, tmp_path, fault,
 
 
 def test_the_api_key_is_never_saved(fake_api, tmp_path):
-    run = start(scenario="hello-py", workspace=tmp_path / "ws", tool_timeout=10,
+    run = start(scenario="hello-py", tool_timeout=10,
                 config=ModelConfig(model="claude-test", api_key=CANARY, base_url=fake_api.url, max_retries=0))
     run.run_to_end()
     assert all(h["authorization"] == f"Bearer {CANARY}" for h in fake_api.headers)  # it was really used
@@ -170,7 +170,7 @@ def test_the_api_key_is_never_saved(fake_api, tmp_path):
 
 def test_the_api_key_is_not_saved_after_an_error_either(fake_api, tmp_path):
     fake_api.fail(401, body={"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
-    run = start(scenario="list-files", workspace=tmp_path / "ws", tool_timeout=10,
+    run = start(scenario="list-files", tool_timeout=10,
                 config=ModelConfig(model="claude-test", api_key=CANARY, base_url=fake_api.url, max_retries=0))
     run.step()
     with pytest.raises(anthropic.AuthenticationError) as caught:

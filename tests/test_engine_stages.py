@@ -62,7 +62,7 @@ def responder_model(answer) -> tuple[Model, list]:
 
 
 def scripted_run(scenario: str, tmp_path, **kw) -> Run:
-    return start(scenario=scenario, workspace=tmp_path / "ws", tool_timeout=10, **kw)
+    return start(scenario=scenario, tool_timeout=10, **kw)
 
 
 def stages_of(run: Run) -> list[str]:
@@ -216,7 +216,7 @@ def test_a_failing_tool_gives_is_error_and_the_model_recovers(tmp_path):
     assert "No such file" in first.detail["output"] and "exit status 1" in first.detail["output"]
     assert second.detail["is_error"] is False and "is_error" not in second.detail["tool_result"]
     assert second.detail["input"] == {"command": "find . -name notes.txt -type f"}  # it looks, it does not invent
-    assert not (tmp_path / "ws" / "notes.txt").exists()
+    assert not (run.workspace / "notes.txt").exists()
     assert run.state.ended == "end_turn"
     assert "does not exist" in run.state.messages[-1]["content"][0]["text"]
 
@@ -275,7 +275,7 @@ def test_moving_the_cursor_never_executes(tmp_path):
 
 
 def test_an_api_error_at_call_model_changes_nothing_and_a_retry_succeeds(fake_api, tmp_path):
-    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=10,
+    run = start(scenario="list-files", tool_timeout=10,
                 config=ModelConfig(model="claude-test", api_key="sk-test", base_url=fake_api.url, max_retries=0))
     for _ in range(6):  # user_request .. write_back of turn 1
         run.step()
@@ -299,7 +299,7 @@ def test_an_api_error_at_call_model_changes_nothing_and_a_retry_succeeds(fake_ap
 
 
 def test_request_at_is_the_body_the_server_received(fake_api, tmp_path):
-    run = start(scenario="hello-py", workspace=tmp_path, tool_timeout=10,
+    run = start(scenario="hello-py", tool_timeout=10,
                 config=ModelConfig(model="claude-test", api_key="sk-test", base_url=fake_api.url, max_retries=0))
     run.run_to_end()
     calls = [s.index for s in run.trace.steps if s.stage == "call_model"]

@@ -19,7 +19,7 @@ def runs(tmp_path_factory):
     """Every scenario run once, to the end."""
     done = {}
     for name in ("list-files", "hello-py", "recover", "two-tools", "max-tokens"):
-        run = start(scenario=name, workspace=tmp_path_factory.mktemp(name), tool_timeout=10)
+        run = start(scenario=name, tool_timeout=10)
         run.run_to_end()
         done[name] = run
     return done
@@ -67,7 +67,7 @@ def test_the_file_is_the_documented_shape(runs):
 
 
 def test_the_text_is_utf8_not_escaped(tmp_path):
-    run = start("今日の日付は?", workspace=tmp_path / "ws", tool_timeout=10)
+    run = start("今日の日付は?", tool_timeout=10)
     run.run_to_end()
     transcript.save(run.trace, tmp_path / "t.json")
     raw = (tmp_path / "t.json").read_bytes()

@@ -55,10 +55,15 @@ def logs(caplog):
 
 @pytest.fixture
 def workspaces():
+    """Folders of the user's under /tmp, readied for commands (as root, given to `nobody`)."""
+    from loop.tools.workspace import sandbox_user
+
     made: list[Path] = []
 
     def new() -> Path:
         made.append(Path(tempfile.mkdtemp(prefix="loopscope-secrets-ws-")))
+        if os.geteuid() == 0:
+            os.chown(made[-1], *sandbox_user())
         return made[-1]
 
     yield new
@@ -211,7 +216,7 @@ def cli(fake_api, key: str, *args: str, tmp_path: Path) -> subprocess.CompletedP
     env.update(ANTHROPIC_API_KEY=key, ANTHROPIC_BASE_URL=fake_api.url, ANTHROPIC_LOG="debug",
                PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "loop", "run", "--scenario", "list-files", "--model", "claude-test",
-                           "--tool-timeout", "3", "--workspace", str(tmp_path / "ws"), "--out",
+                           "--tool-timeout", "3", "--out",
                            str(tmp_path / "t.json"), *args],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
 

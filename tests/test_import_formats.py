@@ -223,7 +223,7 @@ def test_a_course_trace_without_its_requests_is_rebuilt_from_responses_and_tool_
 # -- Loopscope's own ----------------------------------------------------------------------------------------------------
 
 def test_a_loopscope_transcript_comes_back_as_it_was(tmp_path):
-    run = start(scenario="list-files", workspace=tmp_path)
+    run = start(scenario="list-files")
     run.run_to_end()
     imported = import_bytes(transcript.dumps(run.trace).encode(), "run.json")
     assert (imported.format, imported.warnings) == ("loopscope", [])
@@ -232,7 +232,7 @@ def test_a_loopscope_transcript_comes_back_as_it_was(tmp_path):
 
 
 def test_a_saved_run_journal_imports_as_the_run(tmp_path):
-    run = start(scenario="two-tools", workspace=tmp_path / "ws")
+    run = start(scenario="two-tools")
     run.run_to_end()
     store, owner = RunsStore(tmp_path / "runs"), owner_key("browser:import-test")
     store.save(owner, "r1", run.trace, writer="tab")

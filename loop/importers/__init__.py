@@ -23,7 +23,6 @@ rule is a warning (the pairs view shows the orphans).
 
 from __future__ import annotations
 
-import gc
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,13 +36,15 @@ from .derive import trace_from_history
 from .notes import Notes
 
 DEFAULT_MAX_BYTES = 100_000_000  # 100 MB: a long Claude Code session is a few MB; this is far past any real one
+MAX_MESSAGES = 50_000  # ten times the longest log the benchmarks replay; a file of a million tiny messages is refused
+MAX_STEPS = 250_000  # about five steps a turn: what MAX_MESSAGES gives
 SHOWN_VIOLATIONS = 20
 KNOWN_BLOCKS = {"text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
 KNOWN_FORMATS = ("a Loopscope transcript, a Claude Code session log (.jsonl), an Anthropic messages list, request "
                  "body or list of responses, OpenAI chat messages or a request body, or a learn-claude-code trace")
 
-__all__ = ["DEFAULT_MAX_BYTES", "ImportFailed", "Imported", "Thread", "import_bytes", "import_file",
-           "trace_from_history"]
+__all__ = ["DEFAULT_MAX_BYTES", "MAX_MESSAGES", "MAX_STEPS", "ImportFailed", "Imported", "Thread", "import_bytes",
+           "import_file", "trace_from_history"]
 
 
 class ImportFailed(ValueError):
@@ -91,22 +92,17 @@ def import_bytes(data: bytes, name: str = "", *, thread: str | None = None,
     refused before it is parsed.
     """
     label = name or "the file"
-    # An import makes a few hundred thousand small objects at once, none of them garbage yet: pausing
-    # the cyclic collector meanwhile saves it re-scanning them all, about a quarter of the time.
-    collecting = gc.isenabled()
-    gc.disable()
     try:
         if len(data) > max_bytes:  # before anything else touches it
             raise ImportFailed(_too_big(len(data), max_bytes))
         return _import(data if isinstance(data, bytes) else bytes(data), label, thread)
     except ImportFailed as exc:
         raise ImportFailed(f"{label}: {exc}") from None
+    except MemoryError:  # not a bug of ours: the caller's limit (importers/isolated.py) says what it was
+        raise
     except Exception as exc:  # never crash the page that called us; say what happened instead
         raise ImportFailed(f"{label}: the import failed on something Loopscope did not expect "
                            f"({type(exc).__name__}: {exc}); please report it with the file") from exc
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _size(n: int) -> str:
@@ -155,10 +151,12 @@ def _import(data: bytes, name: str, thread: str | None) -> Imported:
     if not parsed.messages:
         said = "; ".join(notes.render()[:3])
         raise ImportFailed(f"read as {fmt}, but no message could be read" + (f": {said}" if said else ""))
+    _not_too_long(len(parsed.messages), 0)
     derived: list[str] = []
     meta = dict(parsed.meta)
     trace = trace_from_history(parsed.messages, meta, parsed.responses, parsed.tool_details,
                                times=parsed.times, warnings=derived)
+    _not_too_long(len(trace.messages), len(trace.steps))
     for line in derived:
         notes.warn(_located(line, parsed.origins))
     _broken_rules(parsed.messages, parsed.origins, notes)
@@ -247,7 +245,17 @@ def _claude_code(records: list, notes: Notes, thread: str | None) -> tuple[Parse
         raise ImportFailed(str(exc)) from None
 
 
+def _not_too_long(n_messages: int, n_steps: int) -> None:
+    """Refuse a history longer than any a person replays (MAX_MESSAGES, MAX_STEPS), before it costs more."""
+    if n_messages > MAX_MESSAGES:
+        raise ImportFailed(f"it holds {n_messages:,} messages, over the limit of {MAX_MESSAGES:,}; nothing was read")
+    if n_steps > MAX_STEPS:
+        raise ImportFailed(f"it makes {n_steps:,} steps, over the limit of {MAX_STEPS:,}; nothing was read")
+
+
 def _loopscope(data: dict, notes: Notes, fmt: str = "loopscope") -> Imported:
+    family = [data, *(b for b in data.get("branches") or [] if isinstance(b, dict))]  # a branch is a trace too
+    _not_too_long(*(sum(len(t.get(k)) for t in family if isinstance(t.get(k), list)) for k in ("messages", "steps")))
     try:
         trace = transcript.from_dict(data, strict=False)
     except transcript.TranscriptError as exc:

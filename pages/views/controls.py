@@ -17,6 +17,7 @@ from loop.runner import DENIED, Run
 from loop.trace import Trace
 from loop.views import what_happened
 
+from .blocks import plain
 from .gate import draw_gate, waiting
 from .i18n import lang, stage_title, t
 from .presenter import presenting, stopped_by_click
@@ -33,7 +34,8 @@ def _execute(run: Run, key: str, action) -> None:
         with attempts_shown(run) as seen, streamed(run):  # "attempt k of n" while the SDK retries; streamed text
             action()
     except Exception as exc:  # an API error, a missing key: say what to do, keep the trace
-        st.session_state[f"{key}-error"] = {"stage": stage, "message": explain(exc, lang()) + attempts_note(seen)}
+        said = explain(exc, lang(), run.model.config.api_key)  # the session's own key hidden, whatever its shape
+        st.session_state[f"{key}-error"] = {"stage": stage, "message": said + attempts_note(seen)}
     else:
         st.session_state.pop(f"{key}-error", None)
 
@@ -77,7 +79,7 @@ def _run_to_end(run: Run | None, trace: Trace, key: str, saved=None) -> None:
             bar.progress(min(1.0, step.turn_count / max(1, run.max_turns)),
                          text=t("step {k} · turn {turn} of at most {turns}", k=step.index + 1, turn=step.turn_count,
                                  turns=run.max_turns))
-            line.caption(describe(trace, step.index, lang()))
+            line.caption(plain(describe(trace, step.index, lang())))
             if saved is not None:  # each step saved as it comes: one transaction a step
                 saved()
 
@@ -89,13 +91,6 @@ def _run_to_end(run: Run | None, trace: Trace, key: str, saved=None) -> None:
                  t("Ran to the end: {n} steps", n=n))
         status.update(label=label,
                       state="error" if failed else "complete", expanded=False)
-
-
-def _escape(text: str) -> str:
-    """Plain text in markdown: the narration quotes commands and JSON."""
-    for ch in "\\`*_[]<>$~:#|":
-        text = text.replace(ch, "\\" + ch)
-    return text
 
 
 def status(trace: Trace, cursor: int) -> str:
@@ -143,7 +138,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, sav
             saved()
         error = st.session_state.get(f"{key}-error") if run is not None else None
         if error:
-            st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {error['message']}\n\n"
+            st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {plain(error['message'])}\n\n"
                      + t("The trace is unchanged: nothing was added. **Retry** repeats this stage."),
                      icon=":material/error:")
             st.button(t("Retry"), key=f"{key}-retry", icon=":material/replay:", on_click=_ask, args=(key, "retry"))
@@ -163,7 +158,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, sav
                 save()
         happened = what_happened(trace, trace.cursor, lang())
         if happened and not presenting():
-            st.markdown(f":material/lightbulb: {_escape(happened)}")
+            st.markdown(f":material/lightbulb: {plain(happened)}")  # the narration quotes commands and JSON
         cols = st.columns([1, 1, 1, 1.2, 3.3], vertical_alignment="center")
         cols[0].button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0, width="stretch",
                        icon=":material/first_page:", shortcut="Home", on_click=_ask, args=(key, "first"))

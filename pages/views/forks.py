@@ -17,6 +17,7 @@ from loop.runner import Run
 from loop.trace import Trace
 from loop.views import result_text
 
+from .blocks import plain
 from .i18n import t
 
 BRANCHES = "live-branches"
@@ -106,7 +107,9 @@ def draw_fork(trace: Trace, cursor: int, run: Run | None, key: str) -> None:
                 branch = (fork_tool_result(run, cursor, text, is_error) if step.stage == "run_tool"
                           else fork_task(run, text))
             except ForkRefused as exc:
-                st.error(t(exc.message, **exc.values), icon=":material/error:")
+                st.error(plain(t(exc.message, **exc.values)), icon=":material/error:")
+            except ValueError as exc:
+                st.error(plain(exc), icon=":material/error:")
                 return
             _adopt(run, branch)
             st.rerun()  # the whole page: its caption and the picker show the new branch

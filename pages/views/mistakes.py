@@ -8,7 +8,6 @@ afterwards. A session runs each mistake once and keeps the two runs.
 from __future__ import annotations
 
 import json
-import shutil
 
 import streamlit as st
 
@@ -23,11 +22,8 @@ RUNS = "mistakes-runs"
 
 
 def _run(mistake: str | None, scenario: str, language: str) -> LabRun:
-    workspace = new_workspace()
-    try:
-        return run_loop(mistake, default_toolbox(workspace), scenario=scenario, lang=language)
-    finally:
-        shutil.rmtree(workspace, ignore_errors=True)
+    with default_toolbox(new_workspace()) as tools:  # closing the box removes the workspace it made
+        return run_loop(mistake, tools, scenario=scenario, lang=language)
 
 
 def lab_runs(name: str) -> tuple[LabRun, LabRun]:

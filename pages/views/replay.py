@@ -10,7 +10,9 @@ from pathlib import Path
 import streamlit as st
 
 from loop.importers import ImportFailed, import_bytes
+from loop.importers.isolated import import_isolated
 
+from .blocks import plain
 from .i18n import lang, t
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -28,8 +30,19 @@ def sample_path(name: str, language: str) -> Path:
     return recorded if language != "en" and recorded.is_file() else SAMPLES / f"{name}.json"
 
 
+def upload_limit() -> int:
+    """Bytes an upload may have: the server's own limit (server.maxUploadSize in .streamlit/config.toml, in MB)."""
+    try:
+        return int(float(st.get_option("server.maxUploadSize")) * 2**20)
+    except Exception:
+        return 50 * 2**20
+
+
 def _open(data: bytes, name: str, source: str, thread: str | None = None) -> None:
-    imported = import_bytes(data, name, thread=thread)
+    # A built-in sample is Loopscope's own; an upload is anyone's: it is read in a process of its own, bounded
+    # in memory and time, so one built to be costly cannot take the class server down.
+    imported = import_bytes(data, name, thread=thread) if source == "sample" else \
+        import_isolated(data, name, thread=thread, max_bytes=upload_limit())
     many = len(imported.threads) > 1
     st.session_state[REPLAY] = {"trace": imported.trace, "format": imported.format,
                                 "warnings": list(imported.warnings), "name": name, "source": source,
@@ -53,7 +66,7 @@ def draw_thread_picker(replay: dict) -> None:
         try:
             _open(replay["data"], replay["name"], replay["source"], thread=chosen)
         except ImportFailed as exc:
-            st.error(str(exc))
+            st.error(plain(exc))
             return
         st.rerun()
 
@@ -130,6 +143,6 @@ def draw_openers() -> dict | None:
             st.session_state.pop("replay-upload-error", None)
     for key in ("replay-upload-error", "replay-error"):
         if st.session_state.get(key):
-            st.error(t("**This file cannot be replayed.**") + f" {st.session_state[key]}\n\n"
+            st.error(t("**This file cannot be replayed.**") + f" {plain(st.session_state[key])}\n\n"
                      + t("The replay below is unchanged."), icon=":material/error:")
     return st.session_state.get(REPLAY)

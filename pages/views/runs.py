@@ -34,8 +34,9 @@ from loop.runs import RunsStore, StoreError, TakenOver, default_root, new_run_id
 from loop.scripted import MODEL_NAME
 from loop.tools import default_toolbox
 
+from .blocks import plain
 from .i18n import lang, t
-from .settings import RUN, _keep, default_key
+from .settings import RUN, _keep, default_key, unsandboxed_refusal
 
 COOKIE = "loopscope_browser"
 COOKIE_DAYS = 400  # the longest a browser keeps a cookie (Chrome's limit)
@@ -179,6 +180,9 @@ def _live(trace, settings: dict, api_key: str | None = None) -> Run:
     config = ModelConfig(**{k: v for k, v in (settings.get("config") or {}).items() if k in known and k != "api_key"})
     if not config.scripted:
         config = replace(config, api_key=api_key or st.session_state.get("set-api-key") or default_key()[0])
+    refusal = unsandboxed_refusal(config)  # a real model's commands need bubblewrap here (settings.py)
+    if refusal:
+        raise ValueError(refusal)
     workspace = new_workspace()
     old = Path(str(settings.get("workspace") or ""))
     if str(old) != "." and old.is_dir() and _size(old) <= COPY_LIMIT:  # the files the commands wrote, if still there
@@ -268,7 +272,7 @@ def draw_saved_runs(run: Run) -> None:
         st.caption(t("Clearing this site's data (cookies) in the browser, or a private window, starts with no "
                      "saved runs: this browser can no longer reach the runs it saved before."))
         if st.session_state.get("saved-runs-error"):
-            st.error(st.session_state["saved-runs-error"], icon=":material/error:")
+            st.error(plain(st.session_state["saved-runs-error"]), icon=":material/error:")
         if not runs:
             st.caption(t("No other saved runs yet.") if this else t("No saved runs yet: Step, and this run is saved."))
             return

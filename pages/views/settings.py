@@ -16,8 +16,6 @@ in this session's memory, and only ever sent back to the field it was typed in.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import weakref
 from pathlib import Path
 
@@ -28,6 +26,7 @@ from loop.model import SCRIPTED, ModelConfig
 from loop.runner import Run, start
 from loop.scripted import SCENARIOS
 from loop.tools import TOOLSETS
+from loop.tools.sandbox import UNSANDBOXED_VARIABLE, programs, unsandboxed_allowed
 
 from .gate import TOGGLE, default_on, draw_toggle, model_changed
 from .i18n import lang, t
@@ -64,16 +63,26 @@ def default_key() -> tuple[str | None, str]:
 
 
 def _keep(run: Run) -> Run:
-    """Make `run` this session's run. Its temporary workspace goes when the run does:
-    at the next New run, or when the session ends and its state is dropped."""
+    """Make `run` this session's run. What it made (its workspace, its cgroups) goes when the run does:
+    at the next New run, or when the session ends and its state is dropped. The run's tool box knows
+    what is its own; nothing is guessed from a folder's name."""
     old = st.session_state.get(CLEANUP)
     if old is not None:
-        old()  # removes the previous run's workspace now
-    ws = Path(run.workspace)
-    if ws.parent == Path(tempfile.gettempdir()) and ws.name.startswith("loopscope-ws-"):  # one start() made
-        st.session_state[CLEANUP] = weakref.finalize(run, shutil.rmtree, str(ws), True)
+        old()  # closes the previous run's tool box now
+    close = getattr(run.tools, "close", None)  # the box holds no reference to the run: the run can still go
+    st.session_state[CLEANUP] = weakref.finalize(run, close) if callable(close) else None
     st.session_state[RUN] = run
     return run
+
+
+def unsandboxed_refusal(config: ModelConfig) -> str | None:
+    """Why a real model may not run commands on this server (no bubblewrap, and the operator did not opt in)."""
+    if config.scripted or programs().bwrap or unsandboxed_allowed():
+        return None
+    return t("A real model's commands need bubblewrap, which cannot run on this server ({why}). On a shared server "
+             "a model's commands could read other students' work and reach the network. Use the scripted model, or "
+             "ask the operator to install bubblewrap (or to set {variable}=1 to accept the risk).",
+             why=programs().why_not, variable=UNSANDBOXED_VARIABLE)
 
 
 def live_run() -> Run:
@@ -96,6 +105,10 @@ def _new_run() -> None:
     task = (s.get("set-task") or "").strip()
     if scenario == FREE and not task:
         s["live-setup-error"] = t("Type a task first, or pick a scenario.")
+        return
+    refusal = unsandboxed_refusal(config)
+    if refusal:
+        s["live-setup-error"] = refusal
         return
     try:
         run = start(task if scenario == FREE else None, scenario=None if scenario == FREE else scenario,
