@@ -24,6 +24,11 @@ def click(at: AppTest, key: str) -> AppTest:
     return at
 
 
+def slider(at: AppTest, key: str):
+    """The step slider of the `key` views (live or replay); it is a new widget at each cursor."""
+    return next(s for s in at.slider if (s.key or "").startswith(f"{key}-slider-"))
+
+
 def choose_server(at: AppTest, url: str, key: str = "sk-test-123", *, gate: bool | None = False) -> AppTest:
     """The sidebar set to a real model (`claude-test`) on the Anthropic-compatible server at `url`, then New run.
 

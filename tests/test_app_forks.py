@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from loop import transcript
 from pages.views.forks import with_branches
-from tests.apptest import click
+from tests.apptest import click, slider
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -23,7 +23,7 @@ def test_edit_a_tool_result_continue_switch_back_and_save_both():
     at.run()
     original = at.session_state["live-run"]
     assert original.done and "README.txt" in original.trace.messages[-1]["content"][0]["text"]
-    at.slider(key="live-slider").set_value(5).run()  # step 5 ran `ls -la`
+    slider(at, "live").set_value(5).run()  # step 5 ran `ls -la`
     assert status(at).endswith("4 · run a tool_use")
     at.text_area(key="live-fork-text-4").set_value("notes.md\nplan.txt")
     click(at, "live-fork-go-4")
@@ -80,6 +80,6 @@ def test_a_saved_run_with_branches_replays_each_branch():
     at.button(key="replay-to-end").click().run()
     final = [m for m in at.chat_message][-1]
     assert "only.txt" in " ".join(e.value for e in final.markdown)
-    picker.set_value(1).run()
+    at.selectbox(key="replay-branch").set_value(1).run()  # the page as it is now
     assert " of 5 · " in status(at)  # the original: the five steps it had when the fork was made
     assert "only.txt" not in " ".join(e.value for m in at.chat_message for e in m.markdown)

@@ -67,7 +67,7 @@ def test_japanese_leaves_no_english_label_on_step_through():
     at.query_params["lang"] = "ja"
     at.run()
     assert at.title[0].value == "loop をステップ実行"
-    assert [b.label for b in at.button][:4] == ["最初", "戻る", "進む", "最後まで"]
+    assert [b.label for b in at.button][:5] == ["最初", "戻る", "進む", "最終ステップ", "最後まで"]
     run = at.session_state["live-run"]
     data = [run.task, str(run.workspace), run.model.name, *SCENARIOS]
     seen = set()

@@ -5,7 +5,7 @@ moving the cursor runs nothing, and the tables say what happened."""
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import app, click
+from tests.apptest import app, click, slider
 from tests.tables import table
 
 
@@ -32,7 +32,7 @@ def test_first_page_is_step_through_on_the_offline_model_with_a_scenario():
     assert at.selectbox(key="set-scenario").value == "two-tools"
     run = at.session_state["live-run"]
     assert len(run.trace) == 0 and run.model.config.scripted
-    assert [b.label for b in at.button][:4] == ["First", "Back", "Step", "Run to end"]
+    assert [b.label for b in at.button][:5] == ["First", "Back", "Step", "Last", "Run to end"]
     click(at, "live-step")  # the first click works with no key
     assert len(run.trace) == 1 and run.trace.steps[0].stage == "user_request"
     assert "Step 1 of 1 · turn 1 · 1 · user request into messages" in [m.value.lstrip("# ") for m in at.markdown]
@@ -78,13 +78,13 @@ def test_back_first_and_the_slider_only_move_the_cursor():
     assert run.trace.cursor == 0
     assert at.button(key="live-first").disabled and at.button(key="live-back").disabled
     assert table(at, "stage").iloc[0]["now"] == "▶"
-    at.slider(key="live-slider").set_value(5).run()
+    slider(at, "live").set_value(5).run()
     assert run.trace.cursor == 4
     assert (len(run.trace), len(run.trace.messages)) == (n, messages)  # nothing ran
     # Step in the middle of the trace moves the cursor too, and runs nothing.
     click(at, "live-step")
     assert run.trace.cursor == 5 and len(run.trace) == n
-    assert at.slider(key="live-slider").value == 6
+    assert slider(at, "live").value == 6
 
 
 def test_run_to_end_shows_progress_and_stops_at_max_turns():

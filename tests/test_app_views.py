@@ -20,6 +20,8 @@ from loop.views import (
     window,
 )
 
+from tests.apptest import slider
+
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
@@ -165,7 +167,7 @@ def test_context_growth_chart_and_exports_follow_the_cursor():
     at.run()
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Save transcript", "Markdown", "LoopState CSV", "Pairs CSV"]
-    at.slider(key="live-slider").set_value(2).run()  # after the first call only
+    slider(at, "live").set_value(2).run()  # after the first call only
     assert len(growth_table(run.trace, 1)) == 1
     assert "python3 hello.py" not in to_markdown(run.trace, 1)  # the export stops at the cursor
     assert "python3 hello.py" in to_markdown(run.trace)

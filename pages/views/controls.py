@@ -1,8 +1,13 @@
 """Python Tutor's controls: First, Back, Step, Run to end, a slider, and the line saying where we are.
 
-First, Back and the slider only move the cursor. Step moves it too, and only
-at the end of a live trace does it execute the next stage. A stage that fails
-leaves the trace as it was; the error says what to do and Retry repeats it.
+First, Back, Last and the slider only move the cursor. Step moves it too, and
+only at the end of a live trace does it execute the next stage. A stage that
+fails leaves the trace as it was; the error says what to do and Retry repeats it.
+
+The keys Home, ←, → and End move the cursor over the recorded steps and never
+execute a stage: a key pressed by mistake in front of a class must not call a
+model or run a command. So → is Step's key only where Step just moves, and End
+is Last's key in a live run (in a replay, Run to end only jumps, and End is its).
 """
 
 from __future__ import annotations
@@ -126,6 +131,8 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> 
             trace.back()
         elif action == "step":
             _step(run, trace, key)
+        elif action == "last":
+            trace.last()
         elif action == "to_end":
             _run_to_end(run, trace, key)
         elif action == "retry" and run is not None:
@@ -156,31 +163,41 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> 
         happened = what_happened(trace, trace.cursor)
         if happened and lang() == "en" and not presenting():  # the narration is English; the stage note says it in every language
             st.markdown(f":material/lightbulb: {_escape(happened)}")
-        cols = st.columns([1, 1, 1, 1.2, 3.3], vertical_alignment="center")
+        live = run is not None
+        cols = st.columns([1, 1, 1, 1, 1.2, 2.3] if live else [1, 1, 1, 1.2, 3.3], vertical_alignment="center")
         cols[0].button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0, width="stretch",
                        icon=":material/first_page:", shortcut="Home", on_click=_ask, args=(key, "first"))
         cols[1].button(t("Back"), key=f"{key}-back", disabled=trace.cursor <= 0, width="stretch",
                        icon=":material/chevron_left:", shortcut="Left", on_click=_ask, args=(key, "back"))
         cols[2].button(t("Step"), key=f"{key}-step", type="primary", width="stretch", disabled=ended or bool(gated),
-                       icon=":material/chevron_right:", icon_position="right", shortcut="Right",
+                       icon=":material/chevron_right:", icon_position="right",
+                       shortcut=None if live and at_end else "Right",  # at the end it executes: a click only
                        on_click=_ask, args=(key, "step"))
-        cols[3].button(t("Run to end"), key=f"{key}-to-end", width="stretch", disabled=ended or bool(gated),
-                       icon=":material/last_page:", icon_position="right", shortcut="End",
-                       on_click=_ask, args=(key, "to_end"),
-                       help=t("Replay: jump to the last step.") if run is None else
-                       t("Execute stages until the loop ends or max turns stops it."))
-        with cols[4]:
+        if live:
+            cols[3].button(t("Last"), key=f"{key}-last", disabled=at_end, width="stretch",
+                           icon=":material/last_page:", icon_position="right", shortcut="End",
+                           on_click=_ask, args=(key, "last"), help=t("Jump to the last recorded step; nothing runs."))
+        cols[-2].button(t("Run to end"), key=f"{key}-to-end", width="stretch", disabled=ended or bool(gated),
+                        icon=":material/fast_forward:" if live else ":material/last_page:", icon_position="right",
+                        shortcut=None if live else "End", on_click=_ask, args=(key, "to_end"),
+                        help=t("Execute stages until the loop ends or max turns stops it.") if live else
+                        t("Replay: jump to the last step."))
+        with cols[-1]:
             if run is not None and at_end:
                 nxt = run.next_stage()
                 st.markdown(t("The loop has ended: **{why}**.", why=run.state.ended) if nxt is None else
                             t("Next: **Run** or **Deny** the command above.") if gated else
-                            t("Next, **Step** executes *{stage}*.", stage=stage_title(nxt)))
+                            t("Next, a click on **Step** executes *{stage}*; the keys only move over recorded steps.",
+                              stage=stage_title(nxt)))
             elif not at_end:
                 st.markdown(t("Moving the cursor runs nothing: every step is already recorded."))
             else:
                 st.markdown(t("The last recorded step."))
         if len(trace) >= 2 and not presenting():  # the presenter has no use for it, and needs the room
-            slider_key = f"{key}-slider"
-            st.session_state[slider_key] = trace.cursor + 1
-            st.slider(t("Step"), 1, len(trace), key=slider_key, on_change=_goto, args=(trace, slider_key),
-                      label_visibility="collapsed")
+            # A new slider for each cursor, drawn at its value. One slider whose value the script set at
+            # every click lagged in the browser on some page loads: it kept the value of the click before
+            # and sent it back with the next click as if dragged there, and the cursor jumped back.
+            slider_key = f"{key}-slider-{trace.cursor}"
+            with st.container(key=f"{key}-slider"):
+                st.slider(t("Step"), 1, len(trace), value=trace.cursor + 1, key=slider_key, on_change=_goto,
+                          args=(trace, slider_key), label_visibility="collapsed")
