@@ -124,6 +124,19 @@ def _no_long_waits(response) -> None:
         headers["x-should-retry"] = "false"
 
 
+def retries_of(request: httpx2.Request) -> int:
+    """How many times the SDK had retried before sending `request`.
+
+    The SDK retries by its own rules (429, 5xx, timeouts; retry-after; backoff) and
+    numbers every attempt in this header: reading it makes the retries visible
+    without redoing them.
+    """
+    try:
+        return max(0, int(request.headers.get("x-stainless-retry-count") or 0))
+    except ValueError:
+        return 0
+
+
 class InvalidResponse(RuntimeError):
     """A 200 answer the loop cannot use, such as a tool_use block without an id."""
 
@@ -149,11 +162,8 @@ class Model:
         self.on_attempt: Callable[[int, int], None] | None = None  # (attempt k, of at most n), retries included
 
     def _attempt(self, request) -> None:
-        # The SDK retries by its own rules (429, 5xx, timeouts; retry-after; backoff) and numbers
-        # every attempt in this header: reading it makes the retries visible without redoing them.
         if self.on_attempt:
-            retry = int(request.headers.get("x-stainless-retry-count") or 0)
-            self.on_attempt(retry + 1, self.config.max_retries + 1)
+            self.on_attempt(retries_of(request) + 1, self.config.max_retries + 1)
 
     @property
     def name(self) -> str:
@@ -175,7 +185,7 @@ class Model:
                     raise _bad_answer(stream.response, "the stream ended before message_stop")
                 message = stream.get_final_message()
                 answer = stream.response
-            retries = 0
+            retries = retries_of(answer.request)  # a stream reports no retries_taken: its last request says
         else:
             raw = self.client.messages.with_raw_response.create(**kwargs)
             try:

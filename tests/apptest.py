@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -41,3 +43,35 @@ def choose_server(at: AppTest, url: str, key: str = "sk-test-123", *, gate: bool
     at.text_input(key="set-api-key").set_value(key)
     at.text_input(key="set-base-url").set_value(url)
     return click(at, "new-run")
+
+
+# -- what a download button gives the browser --
+# AppTest gives each run a media file manager of its own and drops it after the run. Keeping the last
+# one (per thread) lets a test click a download button as the browser does: Streamlit runs the
+# button's callable and stores the file, and the test reads the stored bytes.
+_managers = threading.local()
+_init = MediaFileManager.__init__
+
+
+def _keep_manager(self, *args, **kwargs):
+    _init(self, *args, **kwargs)
+    _managers.last = self
+
+
+MediaFileManager.__init__ = _keep_manager
+
+
+def download(at: AppTest, key: str) -> tuple[str, bytes]:
+    """(file name, bytes) that a click on the download button `key` sends to the browser, as the last run drew it."""
+    buttons = [b for b in at.get("download_button") if b.proto.id.endswith(f"-{key}")]
+    assert len(buttons) == 1, f"no download button {key!r} on the page"
+    proto = buttons[0].proto
+    assert not proto.disabled, f"the download button {key!r} is disabled"
+    manager = _managers.last
+    if proto.HasField("deferred_file_id"):  # data made on click: what the browser's request to the server gets
+        url = manager.execute_deferred(proto.deferred_file_id)
+    else:
+        url = proto.url
+    stored = manager.read_file(url.rsplit("/", 1)[-1])
+    assert stored is not None, f"{key!r}: the server holds no file at {url}"
+    return stored.filename or "", stored.content

@@ -6,8 +6,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from loop import transcript
-from pages.views.forks import with_branches
-from tests.apptest import click, slider
+from tests.apptest import click, download, slider
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -41,9 +40,11 @@ def test_edit_a_tool_result_continue_switch_back_and_save_both():
     picker.set_value(0).run()
     assert at.session_state["live-run"] is original and status(at).startswith("Step 5 of 9")  # where we forked
 
-    family = at.session_state["live-branches"]
-    saved = transcript.loads(transcript.dumps(with_branches(original.trace, family)))  # what Save writes
-    assert len(saved) == 9 and len(saved.branches) == 1
+    name, data = download(at, "live-save")  # what Save sends: the branch shown, the other one beside it
+    saved = transcript.loads(data)
+    assert name.endswith(".json") and len(saved) == 9 and len(saved.branches) == 1
+    assert "README.txt" in saved.messages[-1]["content"][0]["text"]
+    assert len(saved.branches[0]) == 9 and saved.branches[0].steps[4].detail["given_by_user"]
     assert "`notes.md`, `plan.txt`" in saved.branches[0].messages[-1]["content"][0]["text"]
     assert not original.trace.branches  # saving changed nothing in the session
 
@@ -69,8 +70,7 @@ def test_a_saved_run_with_branches_replays_each_branch():
     at.text_area(key="live-fork-text-4").set_value("only.txt")
     click(at, "live-fork-go-4")
     click(at, "live-to-end")
-    branch = at.session_state["live-run"]
-    data = transcript.dumps(with_branches(branch.trace, at.session_state["live-branches"])).encode()
+    _, data = download(at, "live-save")
 
     at.switch_page("pages/replay.py").run()
     at.file_uploader(key="replay-upload").upload("forked.json", data, "application/json").run()

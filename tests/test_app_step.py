@@ -5,7 +5,8 @@ moving the cursor runs nothing, and the tables say what happened."""
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import app, click, slider
+from loop import transcript
+from tests.apptest import app, click, download, slider
 from tests.tables import table
 
 
@@ -136,14 +137,18 @@ def test_raw_json_is_drawn_when_opened_and_holds_no_key():
     assert not any("scripted-offline-no-key" in c for c in codes)  # the SDK's key is a header, never drawn
 
 
-def test_save_offers_the_transcript():
+def test_save_sends_the_whole_run_as_a_transcript():
     at = app()
     assert at.get("download_button")[0].proto.disabled  # nothing to save yet
     click(at, "live-to-end")
+    click(at, "live-first")  # Save writes the whole run wherever the cursor is
     button = at.get("download_button")[0]
-    assert not button.proto.disabled and button.proto.label == "Save transcript"
-    from loop import transcript
-
+    assert button.proto.label == "Save transcript"
+    name, data = download(at, "live-save")
+    saved = transcript.loads(data)  # the file reads back, strictly
     run = at.session_state["live-run"]
-    again = transcript.loads(transcript.dumps(run.trace))  # what the callable returns, read back
-    assert len(again) == len(run.trace)
+    assert name == "loopscope-what-is-the-date-and-how-much-disk-does.json"
+    assert [s.stage for s in saved.steps] == [s.stage for s in run.trace.steps] and len(saved) == 10
+    assert saved.messages == run.trace.messages and saved.meta["task"] == run.task
+    assert "Two tool calls in one turn" in saved.messages[-1]["content"][0]["text"]
+    assert not saved.branches

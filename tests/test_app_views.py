@@ -1,5 +1,11 @@
 """The plain-data views the pages draw: tables, colours, windows, the diagram."""
 
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -8,6 +14,7 @@ from loop import transcript
 from loop.diagram import dot, dot_at
 from loop.views import (
     ID_COLOURS,
+    PAIR_COLUMNS,
     id_colour,
     last_call_at,
     pairs_table,
@@ -20,7 +27,7 @@ from loop.views import (
     window,
 )
 
-from tests.apptest import slider
+from tests.apptest import download, slider
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -38,8 +45,19 @@ def test_every_scenario_has_a_sample_that_loads_strictly():
         assert "killed by signal" not in transcript.dumps(trace), f"{name}: a flaky tool run was recorded"
 
 
-def test_id_colour_is_stable_and_never_red():
-    assert id_colour("toolu_abc") == id_colour("toolu_abc")
+# Colours worked out once: a replay tomorrow, in another process, must paint these ids the same.
+KNOWN_COLOURS = {"toolu_01667544294d325c0a45aec8": "blue", "toolu_6bfab06bb066e2c02c3950f2": "violet",
+                 "toolu_abc": "green", "call_1": "orange", "toolu_03": "blue", "toolu_04": "gray",
+                 "toolu_06": "violet", "toolu_11": "yellow"}
+
+
+def test_id_colour_is_the_same_in_every_process_and_never_red():
+    assert {i: id_colour(i) for i in KNOWN_COLOURS} == KNOWN_COLOURS
+    other = subprocess.run(  # a fresh interpreter with another hash seed
+        [sys.executable, "-c", "import json, sys; from loop.views import id_colour; "
+         "print(json.dumps({i: id_colour(i) for i in json.loads(sys.argv[1])}))", json.dumps(list(KNOWN_COLOURS))],
+        capture_output=True, text=True, check=True, cwd=SAMPLES.parent, env={**os.environ, "PYTHONHASHSEED": "12345"})
+    assert json.loads(other.stdout) == KNOWN_COLOURS
     assert {id_colour(f"toolu_{i}") for i in range(200)} == set(ID_COLOURS)
     assert "red" not in ID_COLOURS  # red means is_error
 
@@ -167,10 +185,20 @@ def test_context_growth_chart_and_exports_follow_the_cursor():
     at.run()
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Save transcript", "Markdown", "LoopState CSV", "Pairs CSV"]
+    _, markdown = download(at, "live-export-md")
+    assert "python3 hello.py" in markdown.decode() and "- steps: 14 of 14" in markdown.decode()
     slider(at, "live").set_value(2).run()  # after the first call only
-    assert len(growth_table(run.trace, 1)) == 1
-    assert "python3 hello.py" not in to_markdown(run.trace, 1)  # the export stops at the cursor
-    assert "python3 hello.py" in to_markdown(run.trace)
+    assert len(at.get("vega_lite_chart")) == 2
+    name, markdown = download(at, "live-export-md")  # what the learner gets: the history up to the cursor
+    assert name == "create-hello-py-that-prints-a-greeting-t-step-2.md"
+    text = markdown.decode()
+    assert "- steps: 2 of 14" in text and "### 0. user" in text and "### 1." not in text
+    assert "python3 hello.py" not in text
+    name, pairs = download(at, "live-export-pairs")
+    assert name.endswith("pairs-step-2.csv") and pairs.decode().splitlines() == [",".join(PAIR_COLUMNS)]  # no pair yet
+    _, steps = download(at, "live-export-steps")  # the LoopState of every step, whatever the cursor
+    rows = list(csv.DictReader(io.StringIO(steps.decode())))
+    assert len(rows) == 14 and rows[1]["stage"] == "call_model" and rows[-1]["stop_reason"] == "end_turn"
 
 
 def test_exports_are_drawn_only_when_their_expander_is_open():

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from loop import transcript
 from bench.render import CHROMIUM, IDLE, launch, serve_app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,6 +98,14 @@ def test_step_to_the_end_shows_every_tool_use_with_its_result(page):
     assert re.search(r"^\S+\s+\.", size), size  # du -sh . prints "<size>\t."
     final = page.locator('[data-testid="stChatMessage"]').last.inner_text()
     assert "Two tool calls in one turn" in final
+
+    # Save transcript: the file the browser downloads is the run on the page.
+    with page.expect_download() as saving:
+        page.get_by_role("button", name="Save transcript").click()
+    saved = transcript.loads(Path(saving.value.path()).read_bytes())
+    assert saving.value.suggested_filename.startswith("loopscope-what-is-the-date") and len(saved) == 10
+    assert [b["id"] for b in saved.messages[1]["content"] if b["type"] == "tool_use"] == uses
+    assert {b["tool_use_id"]: b["content"].strip() for b in saved.messages[2]["content"]} == {u: results[u] for u in uses}
 
     # Back moves the cursor; the history is the one of that step, and nothing runs.
     for k in (9, 8, 7):

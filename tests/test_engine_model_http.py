@@ -6,6 +6,7 @@ import socket
 import sys
 
 import anthropic
+import httpx2
 import pytest
 
 from loop import Model, ModelConfig, start, transcript
@@ -132,11 +133,37 @@ def test_timeout(fake_api):
     assert "did not answer in time" in explain(caught.value)
 
 
-def test_a_retry_after_a_500_is_counted(fake_api):
-    fake_api.fail(500, headers={"retry-after-ms": "1"})
-    reply = Model(config(fake_api, max_retries=1)).create(messages=TASK, tools=[])
-    assert reply.retries == 1 and reply.response["stop_reason"] == "tool_use"
-    assert len(fake_api.requests) == 2
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+def test_retries_after_500s_are_counted(fake_api, stream):
+    fake_api.fail(500, times=2, headers={"retry-after-ms": "1"})
+    reply = Model(config(fake_api, max_retries=2, stream=stream)).create(messages=TASK, tools=[])
+    assert reply.retries == 2 and reply.response["stop_reason"] == "tool_use"
+    assert len(fake_api.requests) == 3
+
+
+@pytest.mark.parametrize("body, words", [
+    (b"[]", "Input should be a valid dictionary"),
+    (b"5", "Input should be a valid dictionary"),
+    (b'{"max_tokens": 10, "messages": [{"role": "user", "content": [5]}]}',
+     "messages.0.content.0: Input should be a valid dictionary"),
+    (b'{"max_tokens": 10, "messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]}',
+     "messages.0.content.0.text: Input should be a valid string"),
+    (b'{"max_tokens": 0, "messages": [{"role": "user", "content": "hi"}]}', "max_tokens: Input should be"),
+    (b"not json", "the request body is not JSON"),
+])
+def test_the_scripted_server_answers_a_malformed_body_with_a_400(body, words):
+    from loop.server import serve
+
+    server = serve(0)
+    try:
+        host, port = server.server_address[:2]
+        reply = httpx2.post(f"http://{host}:{port}/v1/messages", content=body, headers={"content-type": "application/json"})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert reply.status_code == 400, reply.text
+    error = reply.json()["error"]
+    assert error["type"] == "invalid_request_error" and words in error["message"]
 
 
 @pytest.mark.parametrize("fault", ["drop", "not-json"])

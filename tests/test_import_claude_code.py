@@ -15,7 +15,7 @@ from loop.fork import state_at
 from loop.importers import ImportFailed, Thread, import_bytes
 from tests.test_import_roundtrip import histories
 
-FIXTURES = Path("/work/shared/fixtures/claude-code")
+FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "claude-code"
 REAL_LOGS = sorted(FIXTURES.glob("*.jsonl"))
 
 

@@ -183,9 +183,11 @@ def _decode(data: bytes) -> str:
 def _parse(text: str, notes: Notes) -> tuple[object, list | None]:
     """(the JSON value, None), or (None, [(line number, value), ...]) for JSON Lines."""
     try:
-        value = json.loads(text)
+        value = transcript.parse_json(text)
     except json.JSONDecodeError as exc:
         whole = exc
+    except transcript.NumberTooLong as exc:
+        raise ImportFailed(str(exc)) from None
     except RecursionError:
         raise ImportFailed("its JSON is nested too deeply to read") from None
     else:
@@ -198,9 +200,11 @@ def _parse(text: str, notes: Notes) -> tuple[object, list | None]:
         if not raw.strip():
             continue
         try:
-            records.append((n, json.loads(raw)))
+            records.append((n, transcript.parse_json(raw)))
         except json.JSONDecodeError as exc:
             bad.append((n, exc))
+        except transcript.NumberTooLong as exc:
+            raise ImportFailed(f"line {n}: {exc}") from None
         except RecursionError:
             raise ImportFailed(f"line {n}: its JSON is nested too deeply to read") from None
         if records and records[-1][0] == n and transcript.too_deep(records[-1][1]):
