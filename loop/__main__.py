@@ -76,6 +76,11 @@ def _replay(args) -> int:
         broken = len(rules.check(trace.messages, as_request=False))
         print(f"note: this imported history breaks the API's tool-use rules in {broken} place(s); "
               f"`python -m loop check {args.file}` lists them")
+    from .importers.derive import cover_the_rest
+
+    rest = cover_the_rest(trace)
+    if rest:
+        print(f"note: {rest}")
     print(f"model: {trace.meta.get('model')} · task: {trace.meta.get('task')} (replay: nothing is run)")
     for i in range(len(trace)):
         print(describe(trace, i))

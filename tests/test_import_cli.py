@@ -126,3 +126,15 @@ def test_an_openai_tool_argument_too_long_to_read_is_kept_as_raw_text(tmp_path):
     saved = json.loads((tmp_path / "t.json").read_text())
     (use,) = [b for b in saved["messages"][1]["content"] if b["type"] == "tool_use"]
     assert use["input"] == arguments and use["id"] == "call_1"
+
+
+def test_replay_says_when_it_derived_the_steps_a_file_lacks(tmp_path):
+    whole = json.loads((ROOT / "samples" / "two-tools.json").read_text())
+    cut = tmp_path / "cut.json"
+    cut.write_text(json.dumps(dict(whole, steps=whole["steps"][:6])))
+    done = loop("replay", cut)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == ("note: the last 2 message(s) (messages.2 to messages.3) had no step in the file: steps 7 to 10 "
+                        "were derived from the history by the chapter's rules")
+    assert len(lines) == 12 and lines[-1].startswith("[10] turn 2 · 4 · stop_reason: go on or end?: the loop ends")

@@ -33,7 +33,7 @@ from .. import rules, transcript
 from ..trace import Trace
 from . import anthropic_api, claude_code, course, openai_chat
 from .common import Parsed, describe_json
-from .derive import trace_from_history
+from .derive import cover_the_rest, trace_from_history
 from .notes import Notes
 
 DEFAULT_MAX_BYTES = 100_000_000  # 100 MB: a long Claude Code session is a few MB; this is far past any real one
@@ -256,6 +256,10 @@ def _loopscope(data: dict, notes: Notes, fmt: str = "loopscope") -> Imported:
         trace = transcript.from_dict(data, strict=False)
     except transcript.TranscriptError as exc:
         raise ImportFailed(f"a Loopscope transcript that cannot be loaded: {exc}") from None
+    for trace_or_branch in (trace, *trace.branches):
+        rest = cover_the_rest(trace_or_branch)
+        if rest:
+            notes.warn(rest if trace_or_branch is trace else f"a branch: {rest}")
     _broken_rules(trace.messages, [], notes)
     return Imported(trace, fmt, notes.render())
 
