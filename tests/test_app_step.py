@@ -2,12 +2,16 @@
 moving the cursor runs nothing, and the tables say what happened."""
 
 
+from pathlib import Path
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop import transcript
 from tests.apptest import app, click, download, slider
 from tests.tables import table
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def step_to_end(at: AppTest, limit: int = 60) -> None:
@@ -152,3 +156,26 @@ def test_save_sends_the_whole_run_as_a_transcript():
     assert saved.messages == run.trace.messages and saved.meta["task"] == run.task
     assert "Two tool calls in one turn" in saved.messages[-1]["content"][0]["text"]
     assert not saved.branches
+
+
+def shortcuts(at: AppTest) -> dict[str, str]:
+    """The key each button of the controls answers to ("" for none), as Streamlit binds it in the browser."""
+    return {b.key.removeprefix("live-"): b.proto.shortcut for b in at.button if b.key.startswith("live-")}
+
+
+def test_keys_only_move_the_cursor_as_the_page_and_the_readme_say():
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert ("The keys only move the cursor and never execute anything: Home is First, ← is Back, → is Step while a "
+            "recorded step follows (at the end of the trace → does nothing: a stage runs only at a click), End is "
+            "Last.") in readme
+    at = app(scenario="two-tools", step="3")
+    run = at.session_state["live-run"]
+    # At the end of the trace Step executes, so no key is bound to it; nor to Run to end.
+    assert shortcuts(at) == {"first": "home", "back": "left", "step": "", "last": "end", "to-end": ""}
+    assert any("Next, a click on **Step** executes *4 · stop_reason: go on or end?*; the keys only move over recorded steps."
+               in m.value for m in at.markdown)
+    click(at, "live-back")
+    assert shortcuts(at) == {"first": "home", "back": "left", "step": "right", "last": "end", "to-end": ""}
+    assert any("Moving the cursor runs nothing" in m.value for m in at.markdown)
+    click(at, "live-last")  # End: the last recorded step, nothing executed
+    assert run.trace.cursor == 2 and len(run.trace) == 3 and at.button(key="live-last").disabled
