@@ -8,7 +8,7 @@ copy of the prefix), so the old branch is left exactly as it was.
 from __future__ import annotations
 
 from .model import Model
-from .runner import Run
+from .runner import Run, Settings
 from .state import LoopState
 from .tools import ToolBox, ToolOutput
 from .trace import Trace
@@ -27,9 +27,9 @@ def state_at(trace: Trace, index: int) -> LoopState:
     )
 
 
-def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, max_turns: int = 20) -> Run:
+def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, settings: Settings | None = None) -> Run:
     """A live run whose first `index + 1` steps are those of `trace`, ready to execute the next stage."""
-    run = Run(trace.meta.get("task", ""), model, tools, max_turns)
+    run = Run(trace.meta.get("task", ""), model, tools, settings=settings)
     run.state = state_at(trace, index)
     run.trace = Trace(meta=dict(trace.meta, tools=tools.specs()), messages=run.state.messages,
                       steps=list(trace.steps[: index + 1]))
@@ -42,7 +42,7 @@ def fork_tool_result(run: Run, index: int, content: str, is_error: bool = False)
     step = run.trace.steps[index]
     if step.stage != "run_tool":
         raise ValueError(f"step {index + 1} is a {step.stage} step; only a tool's result can be edited")
-    branch = continue_from(run.trace, index - 1, run.model, run.tools, run.max_turns)
+    branch = continue_from(run.trace, index - 1, run.model, run.tools, run.settings)
     branch.trace.meta["forked_from"] = {"step": index, "edit": "tool_result"}
     branch.execute(given=ToolOutput(content, is_error))
     return branch
@@ -52,7 +52,7 @@ def fork_task(run: Run, task: str) -> Run:
     """A new branch from the first step with another task."""
     if not task.strip():
         raise ValueError("the task is empty")
-    branch = Run(task, run.model, run.tools, run.max_turns)
+    branch = Run(task, run.model, run.tools, settings=run.settings)
     branch.trace.meta["forked_from"] = {"step": 0, "edit": "task"}
     branch.execute()
     return branch

@@ -52,6 +52,21 @@ class Reply:
     retries: int = 0
 
 
+@dataclass(frozen=True)
+class Observer:
+    """Who watches one model call as it happens: the text as it streams in, and every attempt the SDK makes.
+
+    A page passes one to `Run.step` / `Run.execute` for the call it draws; the
+    command line passes none. Attempts are numbered from 1, retries included.
+    """
+
+    on_text: Callable[[str], None] | None = None
+    on_attempt: Callable[[int, int], None] | None = None  # (attempt k, of at most n)
+
+
+NOBODY = Observer()
+
+
 class MissingKey(RuntimeError):
     """A real model was chosen with no API key and no base URL."""
 
@@ -158,28 +173,35 @@ class Model:
     def __init__(self, config: ModelConfig, client: anthropic.Anthropic | None = None):
         self.config = config
         self.client = client or make_client(config, on_request=self._attempt)
-        self.on_text: Callable[[str], None] | None = None  # streamed text, as it arrives
-        self.on_attempt: Callable[[int, int], None] | None = None  # (attempt k, of at most n), retries included
+        self._observer = NOBODY  # the observer of the call under way
 
     def _attempt(self, request) -> None:
-        if self.on_attempt:
-            self.on_attempt(retries_of(request) + 1, self.config.max_retries + 1)
+        if self._observer.on_attempt:
+            self._observer.on_attempt(retries_of(request) + 1, self.config.max_retries + 1)
 
     @property
     def name(self) -> str:
         return scripted.MODEL_NAME if self.config.scripted else self.config.model
 
-    def create(self, messages: list, tools: list) -> Reply:
-        """One call with system, messages, tools and max_tokens, as the chapter makes it."""
+    def create(self, messages: list, tools: list, observer: Observer | None = None) -> Reply:
+        """One call with system, messages, tools and max_tokens, as the chapter makes it; `observer` watches it."""
+        self._observer = observer or NOBODY
+        try:
+            return self._create(messages, tools)
+        finally:
+            self._observer = NOBODY
+
+    def _create(self, messages: list, tools: list) -> Reply:
         kwargs = dict(model=self.name, system=self.config.system, messages=messages, tools=tools,
                       max_tokens=self.config.max_tokens)
         started = time.perf_counter()
+        on_text = self._observer.on_text
         if self.config.stream:
             with self.client.messages.stream(**kwargs) as stream:
                 complete = False
                 for event in stream:
-                    if event.type == "text" and self.on_text:
-                        self.on_text(event.text)
+                    if event.type == "text" and on_text:
+                        on_text(event.text)
                     complete = complete or event.type == "message_stop"
                 if not complete:  # the connection closed mid-answer
                     raise _bad_answer(stream.response, "the stream ended before message_stop")

@@ -8,11 +8,12 @@ state and the trace exactly as they were, so the same step can be retried.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from . import stages
-from .model import Model
+from .model import Model, Observer
 from .rules import tool_uses
 from .state import LoopState
 from .tools import ToolBox, ToolOutput, default_toolbox
@@ -45,14 +46,28 @@ def why_ended(stop_reason: str | None) -> str:
     return END_WORDS.get(stop_reason or "", f"stop_reason {stop_reason!r} is not tool_use, so the loop ends")
 
 
-class Run:
-    """One live run of the loop: its state, its model, its tools and its trace."""
+@dataclass(frozen=True)
+class Settings:
+    """How a run was set up, besides its task and model: what a fork or a resumed run takes over.
 
-    def __init__(self, task: str, model: Model, tools: ToolBox, max_turns: int = 20):
+    `toolset` names the built-in toolset (tools/TOOLSETS) the run's tools are; None for tools of one's own.
+    """
+
+    max_turns: int = 20
+    tool_timeout: float = 30.0
+    toolset: str | None = None
+
+
+class Run:
+    """One live run of the loop: its state, its model, its tools, its settings and its trace."""
+
+    def __init__(self, task: str, model: Model, tools: ToolBox, max_turns: int = 20, *,
+                 settings: Settings | None = None):
         self.task = task
         self.model = model
         self.tools = tools
-        self.max_turns = max_turns
+        self.settings = settings or Settings(max_turns=max_turns)
+        self.max_turns = self.settings.max_turns
         self.state = LoopState()
         self.trace = Trace(meta={
             "model": model.name,
@@ -61,7 +76,7 @@ class Run:
             "tools": tools.specs(),
             "max_tokens": model.config.max_tokens,
             "task": task,
-            "max_turns": max_turns,
+            "max_turns": self.max_turns,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }, messages=self.state.messages)
 
@@ -88,20 +103,20 @@ class Run:
             return "decide"
         return "run_tool" if len(s.results) < len(tool_uses(s.response)) else "write_back"
 
-    def step(self) -> Step | None:
-        """Forward one step: move the cursor, or at the end execute the next stage."""
+    def step(self, observer: Observer | None = None) -> Step | None:
+        """Forward one step: move the cursor, or at the end execute the next stage (`observer` watches a model call)."""
         if not self.trace.at_end:
             self.trace.forward()
             return self.trace.current
         if self.done:
             return None
-        return self.execute()
+        return self.execute(observer=observer)
 
-    def run_to_end(self, on_step=None) -> None:
-        """Execute stages until the loop ends (or max turns stops it)."""
+    def run_to_end(self, on_step=None, observer: Observer | None = None) -> None:
+        """Execute stages until the loop ends (or max turns stops it); `on_step(step)` after each."""
         self.trace.last()
         while not self.done:
-            step = self.execute()
+            step = self.execute(observer=observer)
             if on_step:
                 on_step(step)
 
@@ -112,12 +127,13 @@ class Run:
             return None
         return tool_uses(self.state.response)[len(self.state.results)]
 
-    def execute(self, given: ToolOutput | None = None) -> Step:
+    def execute(self, given: ToolOutput | None = None, observer: Observer | None = None) -> Step:
         """Execute the next stage, append its step and put the cursor on it.
 
         On a run_tool stage, `given` answers the tool_use with that output
         instead of running the tool (`DENIED` at the approval gate, an edited
-        result in a fork), so the history stays valid either way.
+        result in a fork), so the history stays valid either way. On a
+        call_model stage, `observer` sees the text stream in and each attempt.
         """
         s = self.state
         stage = self.next_stage()
@@ -126,7 +142,7 @@ class Run:
             stages.user_request(s, self.task)
             detail = {"task": self.task}
         elif stage == "call_model":
-            reply = stages.call_model(s, self.model, self.tools)
+            reply = stages.call_model(s, self.model, self.tools, observer)
             detail = {"request": reply.request, "response": reply.response,
                       "duration_ms": reply.duration_ms, "retries": reply.retries}
         elif stage == "append_assistant":
@@ -178,7 +194,8 @@ def start(task: str | None = None, *, scenario: str | None = None, config=None, 
             config = replace(config, max_tokens=SCENARIOS[scenario].max_tokens)
     if not task:
         raise ValueError("a run needs a task or a scenario")
-    return Run(task, Model(config), default_toolbox(new_workspace(workspace), tool_timeout, toolset), max_turns)
+    return Run(task, Model(config), default_toolbox(new_workspace(workspace), tool_timeout, toolset),
+               settings=Settings(max_turns=max_turns, tool_timeout=tool_timeout, toolset=toolset))
 
 
 def new_workspace(path: Path | str | None = None) -> Path:

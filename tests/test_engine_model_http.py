@@ -11,7 +11,7 @@ import pytest
 
 from loop import Model, ModelConfig, start, transcript
 from loop.errors import explain
-from loop.model import MissingKey
+from loop.model import MissingKey, Observer
 from tests.fake_server import FakeAnthropic
 
 CANARY = "sk-ant-CANARY-123"
@@ -68,8 +68,7 @@ def test_streaming_sends_text_as_it_comes_and_ends_with_the_same_response(fake_a
     plain = Model(config(fake_api)).create(messages=TASK, tools=[])
     model = Model(config(fake_api, stream=True))
     chunks: list[str] = []
-    model.on_text = chunks.append
-    streamed = model.create(messages=TASK, tools=[])
+    streamed = model.create(messages=TASK, tools=[], observer=Observer(on_text=chunks.append))
     assert fake_api.requests[1]["stream"] is True and "stream" not in fake_api.requests[0]
     assert "".join(chunks) == streamed.response["content"][0]["text"] == "I'll ask for both at once."
     # Same answer; the SDK's stream accumulator may add keys, but only empty ones.
@@ -82,8 +81,7 @@ def test_a_long_streamed_answer_arrives_in_several_chunks(fake_api, tmp_path):
     texts: list[str] = []
     run = start(scenario="max-tokens", workspace=tmp_path, tool_timeout=10,
                 config=config(fake_api, stream=True, max_tokens=120))  # a real model keeps its own budget
-    run.model.on_text = texts.append
-    run.run_to_end()
+    run.run_to_end(observer=Observer(on_text=texts.append))
     final = run.state.messages[-1]["content"][0]["text"]
     assert run.state.ended == "max_tokens"
     assert len(texts) > 5 and "".join(texts).endswith(final)

@@ -17,6 +17,7 @@ import contextlib
 import streamlit as st
 
 from loop.errors import explain
+from loop.model import Observer
 from loop.narrate import describe
 from loop.runner import DENIED, Run
 from loop.trace import Trace
@@ -31,12 +32,13 @@ from .attempts import attempts_note, attempts_shown
 
 
 def _execute(run: Run, key: str, action) -> None:
-    """Run `action` (which may call the model or a tool); keep its error for the page to show."""
+    """Run `action(observer)` (which may call the model or a tool); keep its error for the page to show."""
     stage = run.next_stage()
     seen: list = []
     try:
-        with attempts_shown(run) as seen, streamed(run):  # "attempt k of n" while the SDK retries; streamed text
-            action()
+        # "attempt k of n" while the SDK retries; the text as it streams in
+        with attempts_shown(run) as (seen, on_attempt), streamed(run) as on_text:
+            action(Observer(on_text=on_text, on_attempt=on_attempt))
     except Exception as exc:  # an API error, a missing key: say what to do, keep the trace
         st.session_state[f"{key}-error"] = {"stage": stage, "message": explain(exc) + attempts_note(seen)}
     else:
@@ -54,20 +56,20 @@ def _step(run: Run | None, trace: Trace, key: str) -> None:
     # a while (a real command, a real model), not for the offline model's instant stages.
     slow = stage == "run_tool" or not getattr(run.model.config, "scripted", False)
     with st.spinner(t("Running {stage}…", stage=stage_title(stage))) if slow else contextlib.nullcontext():
-        _execute(run, key, run.step)
+        _execute(run, key, lambda observer: run.step(observer))
 
 
-def _until_gate(run: Run, on_step) -> None:
+def _until_gate(run: Run, on_step, observer: Observer) -> None:
     """Run to the end, or to the next tool that waits for approval."""
     run.trace.last()
     while not run.done and not waiting(run):
-        on_step(run.execute())
+        on_step(run.execute(observer=observer))
 
 
 def _retry(run: Run, key: str) -> None:
     run.trace.last()
     with st.spinner(t("Retrying {stage}…", stage=stage_title(run.next_stage()))):
-        _execute(run, key, run.step)
+        _execute(run, key, lambda observer: run.step(observer))
 
 
 def _run_to_end(run: Run | None, trace: Trace, key: str) -> None:
@@ -84,7 +86,7 @@ def _run_to_end(run: Run | None, trace: Trace, key: str) -> None:
                                  turns=run.max_turns))
             line.caption(describe(trace, step.index))
 
-        _execute(run, key, lambda: _until_gate(run, on_step))
+        _execute(run, key, lambda observer: _until_gate(run, on_step, observer))
         failed = f"{key}-error" in st.session_state
         n = len(trace)
         label = (t("Stopped by an error after {n} steps", n=n) if failed else
@@ -139,7 +141,8 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> 
             _retry(run, key)
         elif action in ("approve", "deny") and waiting(run):
             with st.spinner(t("Running {stage}…", stage=stage_title("run_tool"))):
-                _execute(run, key, run.execute if action == "approve" else lambda: run.execute(given=DENIED))
+                given = None if action == "approve" else DENIED
+                _execute(run, key, lambda observer: run.execute(given=given, observer=observer))
         error = st.session_state.get(f"{key}-error") if run is not None else None
         if error:
             st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {error['message']}\n\n"
