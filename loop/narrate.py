@@ -8,8 +8,9 @@ from . import rules
 from .trace import STAGE_TITLES, Trace
 
 
-def _short(value: object, width: int = 100) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+def short(value: object, width: int = 80) -> str:
+    """One line of at most `width` characters; JSON for anything that is not a string."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -20,7 +21,7 @@ def describe(trace: Trace, index: int) -> str:
     d = step.detail
     head = f"[{index + 1}] turn {step.turn_count} · {STAGE_TITLES.get(step.stage, step.stage)}"
     if step.stage == "user_request":
-        what = f"messages ← user: {_short(d.get('task', ''))}"
+        what = f"messages ← user: {short(d.get('task', ''), 100)}"
     elif step.stage == "call_model":
         response = d.get("response", {})
         content = response.get("content") if isinstance(response.get("content"), list) else []
@@ -31,12 +32,12 @@ def describe(trace: Trace, index: int) -> str:
     elif step.stage == "append_assistant":
         message = trace.messages[step.n_messages - 1] if step.n_messages else {}
         texts = [str(b.get("text", "")) for b in rules.blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
-        what = f"messages ← assistant ({step.n_messages} messages)" + (f": {_short(' '.join(texts))}" if texts else "")
+        what = f"messages ← assistant ({step.n_messages} messages)" + (f": {short(' '.join(texts), 100)}" if texts else "")
     elif step.stage == "decide":
         what = ("go on: " if d.get("continues") else "the loop ends: ") + str(d.get("why", ""))
     elif step.stage == "run_tool":
         flag = " [is_error]" if d.get("is_error") else ""
-        what = f"{d.get('name')} {_short(d.get('input'), 60)} → {_short(d.get('output', ''), 80)}{flag} ({d.get('tool_use_id')})"
+        what = f"{d.get('name')} {short(d.get('input'), 60)} → {short(d.get('output', ''), 80)}{flag} ({d.get('tool_use_id')})"
     elif step.stage == "write_back":
         what = (f"messages ← user: {d.get('results')} tool_result block(s); turn_count={step.turn_count}, "
                 f"transition_reason={step.transition_reason}")

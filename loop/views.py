@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Callable
 
 import pandas as pd
 
 from . import rules
-from .narrate import describe
+from .narrate import describe, short
 from .trace import STAGE_TITLES, Trace
 
 # Red is kept for is_error, so an id's colour never reads as a failure.
@@ -29,13 +30,6 @@ def id_colour(tool_use_id: object) -> str:
     return ID_COLOURS[digest[0] % len(ID_COLOURS)]
 
 
-def short(value: object, width: int = 80) -> str:
-    """One line of at most `width` characters; JSON for anything that is not a string."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def result_text(content: object) -> str:
     """A tool_result's content as text: a string as it is, a list of blocks by their text."""
     if isinstance(content, str):
@@ -46,13 +40,14 @@ def result_text(content: object) -> str:
 
 
 # -- the line over the views --
-def status_line(trace: Trace, cursor: int) -> str:
-    """`Step k of n · turn t · stage` for the step under the cursor."""
+def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> str:
+    """`Step k of n · turn t · stage` for the step under the cursor; `translate` puts each English phrase into
+    the page's language (the diagram's labels are translated the same way)."""
     if not 0 <= cursor < len(trace):
-        return f"Step 0 of {len(trace)} · not started"
+        return translate("Step 0 of {n} · not started").format(n=len(trace))
     step = trace.steps[cursor]
-    return (f"Step {cursor + 1} of {len(trace)} · turn {step.turn_count} · "
-            f"{STAGE_TITLES.get(step.stage, step.stage)}")
+    return translate("Step {k} of {n} · turn {turn} · {stage}").format(
+        k=cursor + 1, n=len(trace), turn=step.turn_count, stage=translate(STAGE_TITLES.get(step.stage, step.stage)))
 
 
 def what_happened(trace: Trace, cursor: int) -> str:

@@ -11,9 +11,14 @@ from streamlit.testing.v1 import AppTest
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
-def app(**query: str | None) -> AppTest:
-    """The app opened at a URL with `query` (None leaves a parameter out), after its first run."""
+def app(page: str | None = None, **query: str | None) -> AppTest:
+    """The app opened at a URL with `query` (None leaves a parameter out), after its first run.
+
+    `page` ("pages/replay.py") opens that page, as a link to it does; the default is Step through.
+    """
     at = AppTest.from_file(APP, default_timeout=60)
+    if page is not None:
+        at.switch_page(page)
     at.query_params.update({k: v for k, v in query.items() if v is not None})
     at.run()
     assert not at.exception, at.exception

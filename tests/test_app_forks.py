@@ -1,15 +1,10 @@
 """Forks: edit a past tool_result (or the task) and continue in a new branch; the old branch is kept,
 can be switched back to, and Save writes both."""
 
-from pathlib import Path
-
 from streamlit.testing.v1 import AppTest
 
 from loop import transcript
-from tests.apptest import click, download, slider
-
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
+from tests.apptest import app, click, download, slider
 
 
 def status(at: AppTest) -> str:
@@ -17,9 +12,7 @@ def status(at: AppTest) -> str:
 
 
 def test_edit_a_tool_result_continue_switch_back_and_save_both():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["scenario"], at.query_params["step"] = "list-files", "9"
-    at.run()
+    at = app(scenario="list-files", step="9")
     original = at.session_state["live-run"]
     assert original.done and "README.txt" in original.trace.messages[-1]["content"][0]["text"]
     slider(at, "live").set_value(5).run()  # step 5 ran `ls -la`
@@ -50,8 +43,7 @@ def test_edit_a_tool_result_continue_switch_back_and_save_both():
 
 
 def test_edit_the_task_at_step_one():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
+    at = app()
     click(at, "live-step")
     at.text_area(key="live-fork-task").set_value("What Python version is installed?")
     click(at, "live-fork-go-0")
@@ -64,9 +56,7 @@ def test_edit_the_task_at_step_one():
 
 
 def test_a_saved_run_with_branches_replays_each_branch():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["scenario"], at.query_params["step"] = "list-files", "5"
-    at.run()
+    at = app(scenario="list-files", step="5")
     at.text_area(key="live-fork-text-4").set_value("only.txt")
     click(at, "live-fork-go-4")
     click(at, "live-to-end")

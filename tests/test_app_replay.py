@@ -4,22 +4,17 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from bench.render import long_transcript
 from loop import transcript
 from loop.importers import Imported
-from tests.apptest import click
+from tests.apptest import app, click
+from tests.synthetic import long_transcript
 from tests.tables import table
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 
 
 def replay_page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.switch_page("pages/replay.py").run()
-    assert not at.exception, at.exception
-    return at
+    return app("pages/replay.py")
 
 
 def upload(at: AppTest, name: str, data: bytes) -> None:
@@ -70,9 +65,8 @@ def test_an_uploaded_transcript_replays_and_nothing_runs():
 
 
 def test_a_broken_upload_says_why_and_keeps_the_replay_and_the_session():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.button(key="live-step").click().run()
+    at = app()
+    click(at, "live-step")
     live = at.session_state["live-run"]
     at.switch_page("pages/replay.py").run()
     before = at.session_state["replay"]

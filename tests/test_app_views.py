@@ -27,7 +27,7 @@ from loop.views import (
     window,
 )
 
-from tests.apptest import download, slider
+from tests.apptest import app, click, download, slider
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -163,16 +163,17 @@ def test_diagram_lights_the_stage_and_the_edge_taken():
     assert 'done [label="the loop ends", shape=box, style="rounded,filled,dashed", fillcolor="#d3f9d8"' in end
 
 
-def test_context_growth_chart_and_exports_follow_the_cursor():
-    from streamlit.testing.v1 import AppTest
+def chart_rows(at) -> pd.DataFrame:
+    """The rows the first chart on the page draws (Streamlit sends them to the browser as Arrow)."""
+    import pyarrow
 
-    from loop.export import to_markdown
+    return pyarrow.ipc.open_stream(at.get("vega_lite_chart")[0].proto.datasets[0].data.data).read_all().to_pandas()
+
+
+def test_context_growth_chart_and_exports_follow_the_cursor():
     from loop.views import growth_table
 
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
-    at.query_params["scenario"], at.query_params["step"] = "hello-py", "99"
-    at.run()
-    assert not at.exception, at.exception
+    at = app(scenario="hello-py", step="99")
     run = at.session_state["live-run"]
     growth = growth_table(run.trace, run.trace.cursor)
     assert list(growth.index) == [1, 2, 3] and list(growth["messages sent"]) == [1, 3, 5]  # the context grows
@@ -180,6 +181,7 @@ def test_context_growth_chart_and_exports_follow_the_cursor():
     assert len(at.get("vega_lite_chart")) == 0  # drawn only when asked for
     at.toggle(key="live-growth").set_value(True).run()
     assert len(at.get("vega_lite_chart")) == 2
+    assert chart_rows(at)["messages sent"].tolist() == [1, 3, 5]  # what the chart draws
     assert "Every turn sends the whole history again" in " ".join(c.value for c in at.caption)
     at.session_state["live-exports"] = True  # open "Export this step"
     at.run()
@@ -188,7 +190,7 @@ def test_context_growth_chart_and_exports_follow_the_cursor():
     _, markdown = download(at, "live-export-md")
     assert "python3 hello.py" in markdown.decode() and "- steps: 14 of 14" in markdown.decode()
     slider(at, "live").set_value(2).run()  # after the first call only
-    assert len(at.get("vega_lite_chart")) == 2
+    assert chart_rows(at)["messages sent"].tolist() == [1]  # the chart follows the cursor
     name, markdown = download(at, "live-export-md")  # what the learner gets: the history up to the cursor
     assert name == "create-hello-py-that-prints-a-greeting-t-step-2.md"
     text = markdown.decode()
@@ -202,12 +204,9 @@ def test_context_growth_chart_and_exports_follow_the_cursor():
 
 
 def test_exports_are_drawn_only_when_their_expander_is_open():
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
-    at.run()
+    at = app()
     for _ in range(3):
-        at.button(key="live-step").click().run()
+        click(at, "live-step")
     keys = ("live-export-md", "live-export-steps", "live-export-pairs")
     drawn = lambda: {k for k in keys if any(getattr(b, "key", None) == k for b in at.get("download_button"))}  # noqa: E731
     assert drawn() == set()  # closed: nothing registered with the server on a click

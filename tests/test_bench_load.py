@@ -3,7 +3,7 @@
 import asyncio
 
 from bench.load import Wire, drive_wire
-from bench.render import serve_app
+from tests.browser import serve_app
 
 
 def test_two_students_over_the_wire_each_step_two_tools_to_its_end(tmp_path, monkeypatch):

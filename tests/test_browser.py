@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from loop import transcript
-from bench.render import CHROMIUM, IDLE, launch, serve_app
+from tests.browser import CHROMIUM, IDLE, launch, serve_app
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOT = ROOT / "docs" / "screenshot.png"

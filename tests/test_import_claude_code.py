@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.replay import claude_code_log
+from tests.synthetic import claude_code_log
 from loop import rules, transcript
 from loop.fork import state_at
 from loop.importers import ImportFailed, Thread, import_bytes

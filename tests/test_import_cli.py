@@ -69,7 +69,7 @@ def test_a_native_transcript_with_broken_pairs_is_still_refused_by_replay(tmp_pa
 
 
 def test_import_a_chosen_thread(tmp_path):
-    from bench.replay import claude_code_log
+    from tests.synthetic import claude_code_log
 
     log = tmp_path / "long.jsonl"
     log.write_bytes(claude_code_log(400, seed=5))

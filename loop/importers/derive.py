@@ -32,10 +32,9 @@ from ..rules import blocks, tool_results, tool_uses
 from ..runner import why_ended
 from ..tools import ToolOutput
 from ..trace import Step, Trace
-from .common import id_key
+from .common import SETTINGS, id_key
 
 NOT_RECORDED = "(no tool_result was recorded for this tool_use)"
-SETTINGS = ("model", "system", "tools", "max_tokens")
 
 
 def message_text(message: dict) -> str:

@@ -7,6 +7,7 @@ import re
 
 import streamlit as st
 
+from loop.export import fenced
 from loop.views import id_colour, result_text
 
 from .i18n import t
@@ -30,13 +31,6 @@ def id_badge(tool_use_id: object) -> str:
 def _markdown_text(text: str) -> str:
     # A "$" in a model's answer is money, not LaTeX.
     return _cut(text).replace("$", "\\$")
-
-
-def fenced(text: str, language: str = "") -> str:
-    """`text` as a fenced code block whose fence no line of it can close."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{text}\n{fence}"
 
 
 def _closed(markdown: str) -> str:

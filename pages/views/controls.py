@@ -21,7 +21,7 @@ from loop.model import Observer
 from loop.narrate import describe
 from loop.runner import DENIED, Run
 from loop.trace import Trace
-from loop.views import what_happened
+from loop.views import status_line, what_happened
 
 from .gate import draw_gate, waiting
 from .i18n import lang, stage_title, t
@@ -103,15 +103,6 @@ def _escape(text: str) -> str:
     return text
 
 
-def status(trace: Trace, cursor: int) -> str:
-    """`Step k of n · turn t · stage` in the chosen language."""
-    if not 0 <= cursor < len(trace):
-        return t("Step 0 of {n} · not started", n=len(trace))
-    step = trace.steps[cursor]
-    return t("Step {k} of {n} · turn {turn} · {stage}", k=cursor + 1, n=len(trace), turn=step.turn_count,
-             stage=stage_title(step.stage))
-
-
 def _goto(trace: Trace, slider_key: str) -> None:
     trace.goto(st.session_state[slider_key] - 1)
 
@@ -159,7 +150,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> 
             draw_gate(gated, key, _ask)
     with bar:
         line, right = st.columns([5, 1], vertical_alignment="center")
-        line.markdown(f"### {status(trace, trace.cursor)}")
+        line.markdown(f"### {status_line(trace, trace.cursor, t)}")
         if save is not None:
             with right:
                 save()

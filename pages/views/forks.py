@@ -18,9 +18,9 @@ from loop.trace import Trace
 from loop.views import result_text
 
 from .i18n import t
+from .settings import RUN
 
 BRANCHES = "live-branches"
-RUN = "live-run"
 
 
 def branches(run: Run) -> list[Run]:
