@@ -13,6 +13,7 @@ from typing import Callable
 import pandas as pd
 
 from . import rules
+from .catalogs import N_
 from .narrate import describe, short
 from .trace import STAGE_TITLES, Trace
 
@@ -44,9 +45,9 @@ def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str
     """`Step k of n · turn t · stage` for the step under the cursor; `translate` puts each English phrase into
     the page's language (the diagram's labels are translated the same way)."""
     if not 0 <= cursor < len(trace):
-        return translate("Step 0 of {n} · not started").format(n=len(trace))
+        return translate(N_("Step 0 of {n} · not started")).format(n=len(trace))
     step = trace.steps[cursor]
-    return translate("Step {k} of {n} · turn {turn} · {stage}").format(
+    return translate(N_("Step {k} of {n} · turn {turn} · {stage}")).format(
         k=cursor + 1, n=len(trace), turn=step.turn_count, stage=translate(STAGE_TITLES.get(step.stage, step.stage)))
 
 
