@@ -12,6 +12,7 @@ import pandas as pd
 
 from loop import transcript
 from loop.diagram import dot, dot_at
+from loop.narrate import describe
 from loop.views import (
     ID_COLOURS,
     PAIR_COLUMNS,
@@ -24,6 +25,7 @@ from loop.views import (
     status_line,
     steps_table,
     steps_window,
+    what_happened,
     window,
 )
 
@@ -80,6 +82,24 @@ def test_pairs_table_shows_results_collected_but_not_written_back():
     assert list(table["status"]) == ["waiting", "waiting"]
     assert table["result"][0].startswith("(collected, not yet written back)")
     assert table["result"][1] == ""
+
+
+def test_a_collected_result_shows_its_is_error_before_it_is_written_back():
+    trace = sample("recover")
+    first_run = next(i for i, s in enumerate(trace.steps) if s.stage == "run_tool")
+    assert trace.steps[first_run].detail["is_error"]  # `cat` of a file that is not there yet
+    table = pairs_table(trace, first_run)
+    assert list(table["status"]) == ["waiting"] and list(table["is_error"]) == [True]
+
+
+def test_the_narration_says_what_each_stage_did():
+    trace = sample("two-tools")
+    run_tool = describe(trace, 4)
+    assert run_tool.startswith("[5] turn 1 · 4 · run a tool_use: bash {\"command\": \"date -u '+%Y-%m-%d %H:%M UTC'\"} → ")
+    assert trace.steps[4].detail["output"].strip() in run_tool and trace.steps[4].detail["tool_use_id"] in run_tool
+    assert describe(trace, 6) == ("[7] turn 2 · 5 · write tool_results back: messages ← user: 2 tool_result block(s); "
+                                  "turn_count=2, transition_reason=tool_result")
+    assert what_happened(trace, 9) == "the loop ends: the model finished its answer (end_turn)"
 
 
 def test_pairs_table_marks_errors_from_the_recover_sample():
@@ -156,8 +176,9 @@ def test_diagram_lights_the_stage_and_the_edge_taken():
     stages = [s.stage for s in trace.steps]
     second_tool = len(stages) - 1 - stages[::-1].index("run_tool")
     lit = dot_at(trace, second_tool)
-    assert 'tools [label="4 · run each tool_use,\\ncollect its tool_result", fillcolor="#ffe3c2"' in lit
-    assert "tools -> tools [label=\" next tool_use \", color=\"#d9480f\"" in lit
+    assert ('  tools [label="4 · run each tool_use,\\ncollect its tool_result", fillcolor="#ffe3c2", color="#d9480f", '
+            'penwidth=3];') in lit.splitlines()
+    assert '  tools -> tools [label=" next tool_use ", color="#d9480f", fontcolor="#d9480f", penwidth=3.5];' in lit.splitlines()
     end = dot_at(trace, len(trace) - 1)  # decide, ending: the edge to the end is drawn, the end is green
     assert 'decide -> done [label=" no ", color="#d9480f"' in end
     assert 'done [label="the loop ends", shape=box, style="rounded,filled,dashed", fillcolor="#d3f9d8"' in end
@@ -189,6 +210,8 @@ def test_context_growth_chart_and_exports_follow_the_cursor():
     assert labels == ["Save transcript", "Markdown", "LoopState CSV", "Pairs CSV"]
     _, markdown = download(at, "live-export-md")
     assert "python3 hello.py" in markdown.decode() and "- steps: 14 of 14" in markdown.decode()
+    uses = [b["id"] for m in run.trace.messages for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+    assert [f"| `{u}` | bash | paired | False |" in markdown.decode() for u in uses] == [True, True]  # the pairs
     slider(at, "live").set_value(2).run()  # after the first call only
     assert chart_rows(at)["messages sent"].tolist() == [1]  # the chart follows the cursor
     name, markdown = download(at, "live-export-md")  # what the learner gets: the history up to the cursor

@@ -343,3 +343,16 @@ def test_a_run_records_its_settings_and_its_forks_keep_them(tmp_path):
     tool_step = next(i for i, s in enumerate(run.trace.steps) if s.stage == "run_tool")
     for branch in (fork_tool_result(run, tool_step, "a.txt"), fork_task(run, "What Python version is installed?")):
         assert branch.settings == run.settings and branch.trace.meta["max_turns"] == 7
+
+
+def test_a_fork_between_two_tools_keeps_the_result_already_collected(tmp_path):
+    from loop.fork import fork_tool_result
+
+    run = start(scenario="two-tools", workspace=tmp_path)
+    run.run_to_end()
+    second = [i for i, s in enumerate(run.trace.steps) if s.stage == "run_tool"][1]
+    branch = fork_tool_result(run, second, "12K\t.")
+    branch.run_to_end()  # a result lost on the way would be a 400 at the next call
+    assert branch.state.ended == "end_turn"
+    written = branch.trace.messages[2]["content"]
+    assert [b["content"] for b in written] == [run.trace.messages[2]["content"][0]["content"], "12K\t."]
