@@ -16,6 +16,7 @@ from . import rules
 from .catalogs import N_
 from .narrate import describe, short
 from .trace import STAGE_TITLES, Trace
+from .transcript import MAX_COUNT
 
 # Red is kept for is_error, so an id's colour never reads as a failure.
 ID_COLOURS = ("blue", "green", "orange", "violet", "yellow", "gray")
@@ -178,6 +179,12 @@ def state_rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:
 
 
 # -- context growth: one row per model call --
+def _count(value: object) -> int | None:
+    """A token count as recorded, or None (a gap in the chart) for one that is no count: a hostile file's
+    400-digit number would stop the chart's drawing."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_COUNT else None
+
+
 def growth_table(trace: Trace, cursor: int) -> pd.DataFrame:
     """Per model call up to `cursor`: the turn, the messages sent, and the call's input and output tokens.
 
@@ -189,6 +196,6 @@ def growth_table(trace: Trace, cursor: int) -> pd.DataFrame:
             continue
         usage = (step.detail.get("response") or {}).get("usage") or {}
         rows.append({"turn": step.turn_count, "messages sent": step.n_messages,
-                     "input tokens": int(usage.get("input_tokens") or 0),
-                     "output tokens": int(usage.get("output_tokens") or 0)})
+                     "input tokens": _count(usage.get("input_tokens")),
+                     "output tokens": _count(usage.get("output_tokens"))})
     return pd.DataFrame(rows, columns=["turn", "messages sent", "input tokens", "output tokens"]).set_index("turn")

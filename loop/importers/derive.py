@@ -32,6 +32,7 @@ from ..rules import blocks, tool_results, tool_uses
 from ..runner import why_ended
 from ..tools import ToolOutput
 from ..trace import Step, Trace
+from ..transcript import MAX_COUNT
 from .common import SETTINGS, id_key
 
 NOT_RECORDED = "(no tool_result was recorded for this tool_use)"
@@ -197,4 +198,5 @@ def cover_the_rest(trace: Trace) -> str | None:
 
 
 def _tokens(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    """A recorded token count, or 0 for one that is no count (a string, a 400-digit number)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_COUNT else 0
