@@ -4,7 +4,7 @@
     .venv/bin/python bench/load.py --client wire        # the server's side only
     .venv/bin/python bench/load.py --client chromium --sessions 5
 
-Serves `streamlit run app.py` on 127.0.0.1 (bench/render.py's helper); each
+Serves `streamlit run app.py` on 127.0.0.1 (tests/browser.py's helper); each
 student clicks Step until the loop ends, --think-ms apart. Two kinds of client:
 
 - chromium: one headless Chromium with N contexts (separate cookies, storage
@@ -40,7 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.render import CHROMIUM, CHROMIUM_ARGS, CLICK_AND_WAIT, IDLE, serve_app  # noqa: E402
+from bench.render import CLICK_AND_WAIT  # noqa: E402
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, IDLE, serve_app  # noqa: E402
 
 MAX_SESSIONS = 50
 ENDED = "The loop has ended"

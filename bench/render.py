@@ -3,8 +3,8 @@
     .venv/bin/python bench/render.py                 # 10, 200 and 5,000 messages
     .venv/bin/python bench/render.py --sizes 5 5000 --clicks 20
 
-For each size it writes a synthetic transcript (the real engine, a counting
-model and an echo tool: one tool_use a turn), serves `streamlit run app.py` on
+For each size it writes a synthetic transcript (tests/synthetic.py: the real
+engine, a counting model and an echo tool: one tool_use a turn), serves `streamlit run app.py` on
 127.0.0.1, opens the transcript on the Replay page with Debian's chromium,
 jumps to the end, then clicks Back through the last steps and Step forward
 again (every stage; the history window moves as messages come and go). A click
@@ -16,125 +16,18 @@ It prints the median and the worst of each.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-IDLE = "[data-test-script-state='notRunning']"
-
-
-# -- a long trace, made by the real engine --
-def long_trace(n_messages: int):
-    """A finished run whose history has exactly `n_messages` messages (an odd count rounds up)."""
-    from loop.model import ModelConfig, Reply
-    from loop.runner import Run
-    from loop.tools import Tool, ToolBox, ToolOutput
-
-    turns = max(1, (n_messages + 1) // 2)  # each turn adds an assistant message and a user one; the last only one
-
-    class Echo(Tool):
-        name = "bash"
-        description = "Echo the command back (a stand-in that runs nothing)."
-        input_schema = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
-
-        def run(self, tool_input, workspace):
-            return ToolOutput(f"ran: {tool_input['command']}\nline 2 of its output")
-
-    class Counting:
-        """A model that asks for one command a turn, then answers."""
-
-        config = ModelConfig()
-        name = "synthetic-counting-model"
-
-        def create(self, messages, tools):
-            turn = sum(1 for m in messages if m["role"] == "assistant") + 1
-            if turn < turns:
-                content = [{"type": "text", "text": f"Turn {turn}: one more command."},
-                           {"type": "tool_use", "id": f"toolu_{turn:06d}", "name": "bash",
-                            "input": {"command": f"echo {turn}"}}]
-                stop = "tool_use"
-            else:
-                content, stop = [{"type": "text", "text": f"Done after {turn} turns."}], "end_turn"
-            response = {"id": f"msg_{turn:06d}", "type": "message", "role": "assistant", "model": self.name,
-                        "content": content, "stop_reason": stop, "stop_sequence": None,
-                        "usage": {"input_tokens": 10 * turn, "output_tokens": 20}}
-            request = {"model": self.name, "max_tokens": 8000, "system": self.config.system, "tools": tools}
-            return Reply(response=response, request=request, duration_ms=0.0)
-
-    run = Run(f"Count to {turns} with one command a turn.", Counting(), ToolBox([Echo()], tempfile.gettempdir()),
-              max_turns=turns + 1)
-    run.run_to_end()
-    return run.trace
-
-
-def long_transcript(n_messages: int) -> str:
-    from loop.transcript import dumps
-
-    return dumps(long_trace(n_messages))
-
-
-# -- the app in a real browser --
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def serve_app(port: int | None = None, started: list | None = None):
-    """`streamlit run app.py` on 127.0.0.1; yields its URL and stops it (only it) afterwards.
-
-    `started` receives the server's process, for a caller that kills it itself.
-    """
-    port = port or free_port()
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    if started is not None:
-        started.append(proc)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"streamlit exited: {log.read().decode(errors='replace')[-2000:]}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-            time.sleep(0.2)
-        else:
-            raise RuntimeError("streamlit did not start within 60 s")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-
-
-def launch(playwright):
-    if not Path(CHROMIUM).exists():
-        raise SystemExit(f"{CHROMIUM} is missing. Install Debian's chromium: sudo apt-get install -y chromium "
-                         "(or `make chromium`).")
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+from tests.browser import IDLE, launch, serve_app  # noqa: E402  (the browser tests use them too)
+from tests.synthetic import long_transcript  # noqa: E402
 
 
 def wait_idle(page, timeout: float = 120_000) -> None:

@@ -95,6 +95,11 @@ def _replay(args) -> int:
         broken = len(rules.check(trace.messages, as_request=False))
         out(f"note: this imported history breaks the API's tool-use rules in {broken} place(s); "
               f"`python -m loop check {args.file}` lists them")
+    from .importers.derive import cover_the_rest
+
+    rest = cover_the_rest(trace)
+    if rest:
+        out(f"note: {rest}")
     lang = known(args.lang or trace.meta.get("lang"))  # a run is replayed in the language it was made in
     out(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model"),
             task=trace.meta.get("task")))

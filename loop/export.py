@@ -3,39 +3,38 @@
 from __future__ import annotations
 
 import json
+import re
 
 from . import rules
 from .catalogs import say
 from .trace import Trace
 
-FENCE = "```"
 
-
-def _fenced(text: str, lang: str = "") -> str:
-    fence = FENCE
-    while fence in text:  # a longer fence when the text holds one
-        fence += "`"
-    return f"{fence}{lang}\n{text}\n{fence}"
+def fenced(text: str, language: str = "") -> str:
+    """`text` as a fenced code block whose fence no line of it can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text}\n{fence}"
 
 
 def _block(block: object, lang: str = "en") -> str:
     if not isinstance(block, dict):
-        return _fenced(json.dumps(block, ensure_ascii=False), "json")
+        return fenced(json.dumps(block, ensure_ascii=False), "json")
     kind = block.get("type")
     if kind == "text":
         return str(block.get("text", ""))
     if kind == "tool_use":
         return (f"**tool_use** `{block.get('name')}` · id `{block.get('id')}`\n\n"
-                + _fenced(json.dumps(block.get("input"), ensure_ascii=False, indent=1), "json"))
+                + fenced(json.dumps(block.get("input"), ensure_ascii=False, indent=1), "json"))
     if kind == "tool_result":
         content = block.get("content")
         if isinstance(content, list):
             content = "\n".join(str(b.get("text", b)) if isinstance(b, dict) else str(b) for b in content)
         flag = " · **is_error**" if block.get("is_error") else ""
         head = say(lang, "**tool_result** for `{id}`", id=block.get("tool_use_id"))
-        return f"{head}{flag}\n\n" + _fenced(str(content or ""))
+        return f"{head}{flag}\n\n" + fenced(str(content or ""))
     return say(lang, "**{kind}** (shown raw)", kind=kind) + "\n\n" + \
-        _fenced(json.dumps(block, ensure_ascii=False, indent=1), "json")
+        fenced(json.dumps(block, ensure_ascii=False, indent=1), "json")
 
 
 def to_markdown(trace: Trace, upto: int | None = None, lang: str = "en") -> str:
@@ -53,7 +52,7 @@ def to_markdown(trace: Trace, upto: int | None = None, lang: str = "en") -> str:
                 f"- stop_reason: {step.stop_reason}", "- " + say(lang, "ended: {reason}", reason=step.ended or
                                                                      say(lang, "not yet"))]
     if meta.get("system"):
-        out += ["", "## " + say(lang, "System prompt"), "", _fenced(str(meta["system"]))]
+        out += ["", "## " + say(lang, "System prompt"), "", fenced(str(meta["system"]))]
     out += ["", "## messages", ""]
     for i, message in enumerate(messages):
         out += [f"### {i}. {message.get('role')}", ""]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .catalogs import N_
 from .model import Model
-from .runner import Run
+from .runner import Run, Settings
 from .state import LoopState
 from .tools import ToolBox, ToolOutput
 from .trace import Trace
@@ -36,9 +36,10 @@ def state_at(trace: Trace, index: int) -> LoopState:
     )
 
 
-def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, max_turns: int = 20) -> Run:
+def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, settings: Settings | None = None) -> Run:
     """A live run whose first `index + 1` steps are those of `trace`, ready to execute the next stage."""
-    run = Run(trace.meta.get("task", ""), model, tools, max_turns, trace.meta.get("lang", "en"))
+    settings = settings or Settings(lang=str(trace.meta.get("lang") or "en"))  # a run keeps its language
+    run = Run(trace.meta.get("task", ""), model, tools, settings=settings)
     run.state = state_at(trace, index)
     run.trace = Trace(meta=dict(trace.meta, tools=tools.specs()), messages=run.state.messages,
                       steps=list(trace.steps[: index + 1]))
@@ -52,7 +53,7 @@ def fork_tool_result(run: Run, index: int, content: str, is_error: bool = False)
     if step.stage != "run_tool":
         raise ForkRefused(N_("step {k} is a {stage} step; only a tool's result can be edited"), k=index + 1,
                           stage=step.stage)
-    branch = continue_from(run.trace, index - 1, run.model, run.tools, run.max_turns)
+    branch = continue_from(run.trace, index - 1, run.model, run.tools, run.settings)
     branch.trace.meta["forked_from"] = {"step": index, "edit": "tool_result"}
     branch.execute(given=ToolOutput(content, is_error))
     return branch
@@ -62,7 +63,7 @@ def fork_task(run: Run, task: str) -> Run:
     """A new branch from the first step with another task."""
     if not task.strip():
         raise ForkRefused(N_("the task is empty"))
-    branch = Run(task, run.model, run.tools, run.max_turns, run.lang)
+    branch = Run(task, run.model, run.tools, settings=run.settings)
     branch.trace.meta["forked_from"] = {"step": 0, "edit": "task"}
     branch.execute()
     return branch

@@ -96,11 +96,6 @@ class LabRun:
     def broke_at(self) -> Call | None:
         return next((c for c in self.calls if c.error), None)
 
-    @property
-    def final_text(self) -> str:
-        last = self.calls[-1].response if self.calls and self.calls[-1].response else {}
-        return "\n".join(b.get("text", "") for b in last.get("content", []) if b.get("type") == "text")
-
 
 def run_loop(mistake: str | None, tools: ToolBox, scenario: str | None = None, max_calls: int = 6,
              lang: str = "en") -> LabRun:

@@ -59,6 +59,21 @@ NO_ID = N_("The response's content.{n} is a tool_use block without {missing}, so
            "the step was not taken. Retry, or try another model.")
 
 
+@dataclass(frozen=True)
+class Observer:
+    """Who watches one model call as it happens: the text as it streams in, and every attempt the SDK makes.
+
+    A page passes one to `Run.step` / `Run.execute` for the call it draws; the
+    command line passes none. Attempts are numbered from 1, retries included.
+    """
+
+    on_text: Callable[[str], None] | None = None
+    on_attempt: Callable[[int, int], None] | None = None  # (attempt k, of at most n)
+
+
+NOBODY = Observer()
+
+
 class MissingKey(RuntimeError):
     """A real model was chosen with no API key and no base URL."""
 
@@ -132,6 +147,19 @@ def _no_long_waits(response) -> None:
         headers["x-should-retry"] = "false"
 
 
+def retries_of(request: httpx2.Request) -> int:
+    """How many times the SDK had retried before sending `request`.
+
+    The SDK retries by its own rules (429, 5xx, timeouts; retry-after; backoff) and
+    numbers every attempt in this header: reading it makes the retries visible
+    without redoing them.
+    """
+    try:
+        return max(0, int(request.headers.get("x-stainless-retry-count") or 0))
+    except ValueError:
+        return 0
+
+
 class InvalidResponse(RuntimeError):
     """A 200 answer the loop cannot use, such as a tool_use block without an id."""
 
@@ -154,37 +182,41 @@ class Model:
     def __init__(self, config: ModelConfig, client: anthropic.Anthropic | None = None):
         self.config = config
         self.client = client or make_client(config, on_request=self._attempt)
-        self.on_text: Callable[[str], None] | None = None  # streamed text, as it arrives
-        self.on_attempt: Callable[[int, int], None] | None = None  # (attempt k, of at most n), retries included
+        self._observer = NOBODY  # the observer of the call under way
 
     def _attempt(self, request) -> None:
-        # The SDK retries by its own rules (429, 5xx, timeouts; retry-after; backoff) and numbers
-        # every attempt in this header: reading it makes the retries visible without redoing them.
-        if self.on_attempt:
-            retry = int(request.headers.get("x-stainless-retry-count") or 0)
-            self.on_attempt(retry + 1, self.config.max_retries + 1)
+        if self._observer.on_attempt:
+            self._observer.on_attempt(retries_of(request) + 1, self.config.max_retries + 1)
 
     @property
     def name(self) -> str:
         return scripted.MODEL_NAME if self.config.scripted else self.config.model
 
-    def create(self, messages: list, tools: list) -> Reply:
-        """One call with system, messages, tools and max_tokens, as the chapter makes it."""
+    def create(self, messages: list, tools: list, observer: Observer | None = None) -> Reply:
+        """One call with system, messages, tools and max_tokens, as the chapter makes it; `observer` watches it."""
+        self._observer = observer or NOBODY
+        try:
+            return self._create(messages, tools)
+        finally:
+            self._observer = NOBODY
+
+    def _create(self, messages: list, tools: list) -> Reply:
         kwargs = dict(model=self.name, system=self.config.system, messages=messages, tools=tools,
                       max_tokens=self.config.max_tokens)
         started = time.perf_counter()
+        on_text = self._observer.on_text
         if self.config.stream:
             with self.client.messages.stream(**kwargs) as stream:
                 complete = False
                 for event in stream:
-                    if event.type == "text" and self.on_text:
-                        self.on_text(event.text)
+                    if event.type == "text" and on_text:
+                        on_text(event.text)
                     complete = complete or event.type == "message_stop"
                 if not complete:  # the connection closed mid-answer
                     raise _bad_answer(stream.response, "the stream ended before message_stop")
                 message = stream.get_final_message()
                 answer = stream.response
-            retries = 0
+            retries = retries_of(answer.request)  # a stream reports no retries_taken: its last request says
         else:
             raw = self.client.messages.with_raw_response.create(**kwargs)
             try:

@@ -12,8 +12,9 @@ from .runner import GO_ON, MAX_TURNS, why_ended
 from .trace import STAGE_TITLES, Trace
 
 
-def _short(value: object, width: int = 100) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+def short(value: object, width: int = 80) -> str:
+    """One line of at most `width` characters; JSON for anything that is not a string."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -47,7 +48,7 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
     step = trace.steps[index]
     d = step.detail
     if step.stage == "user_request":
-        return say(lang, "messages ← user: {task}", task=_short(d.get("task", "")))
+        return say(lang, "messages ← user: {task}", task=short(d.get("task", ""), 100))
     if step.stage == "call_model":
         response = d.get("response", {})
         content = response.get("content") if isinstance(response.get("content"), list) else []
@@ -60,14 +61,14 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         message = trace.messages[step.n_messages - 1] if step.n_messages else {}
         texts = [str(b.get("text", "")) for b in rules.blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
         line = say(lang, "messages ← assistant ({n} messages)", n=step.n_messages)
-        return line + (f": {_short(' '.join(texts))}" if texts else "")
+        return line + (f": {short(' '.join(texts), 100)}" if texts else "")
     if step.stage == "decide":
         if d.get("continues"):
             return say(lang, "go on: {why}", why=_why(step, lang))
         return say(lang, "the loop ends: {why}", why=_why(step, lang))
     if step.stage == "run_tool":
         flag = " [is_error]" if d.get("is_error") else ""
-        return (f"{d.get('name')} {_short(d.get('input'), 60)} → {_short(d.get('output', ''), 80)}{flag} "
+        return (f"{d.get('name')} {short(d.get('input'), 60)} → {short(d.get('output', ''), 80)}{flag} "
                 f"({d.get('tool_use_id')})")
     if step.stage == "write_back":
         return say(lang, "messages ← user: {n} tool_result block(s); turn_count={turn}, transition_reason={reason}",

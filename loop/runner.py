@@ -8,6 +8,7 @@ state and the trace exactly as they were, so the same step can be retried.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +21,7 @@ from .tools import ToolBox, ToolOutput, Workspace, WorkspaceError, default_toolb
 from .trace import Step, Trace
 
 if TYPE_CHECKING:
-    from .model import Model
+    from .model import Model, Observer
 
 END_WORDS = {
     "end_turn": N_("the model finished its answer (end_turn)"),
@@ -54,20 +55,36 @@ def why_ended(stop_reason: str | None, lang: str = "en") -> str:
     return say(lang, words) if words else say(lang, OTHER_END, stop_reason=repr(stop_reason))
 
 
+@dataclass(frozen=True)
+class Settings:
+    """How a run was set up, besides its task and model: what a fork or a resumed run takes over.
+
+    `toolset` names the built-in toolset (tools/TOOLSETS) the run's tools are; None for tools of one's own.
+    `lang` is the language the run was started in: its task, the model's words, its notes.
+    """
+
+    max_turns: int = 20
+    tool_timeout: float = 30.0
+    toolset: str | None = None
+    lang: str = "en"
+
+
 class Run:
-    """One live run of the loop: its state, its model, its tools and its trace.
+    """One live run of the loop: its state, its model, its tools, its settings and its trace.
 
     A run owns its tool box, and with it the workspace Loopscope made for it:
     close() (or leaving a `with` block) removes them. A workspace the user
     gave, or one made with keep_workspace=True, stays.
     """
 
-    def __init__(self, task: str, model: Model, tools: ToolBox, max_turns: int = 20, lang: str = "en"):
+    def __init__(self, task: str, model: Model, tools: ToolBox, max_turns: int = 20, *,
+                 settings: Settings | None = None):
         self.task = task
-        self.lang = lang  # the language the run was started in: its task, the model's words, its notes
         self.model = model
         self.tools = tools
-        self.max_turns = max_turns
+        self.settings = settings or Settings(max_turns=max_turns)
+        self.max_turns = self.settings.max_turns
+        self.lang = self.settings.lang  # the language the run was started in: its task, the model's words, its notes
         self.state = LoopState()
         self.trace = Trace(meta={
             "model": model.name,
@@ -76,8 +93,8 @@ class Run:
             "tools": tools.specs(),
             "max_tokens": model.config.max_tokens,
             "task": task,
-            "max_turns": max_turns,
-            "lang": lang,
+            "max_turns": self.max_turns,
+            "lang": self.lang,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }, messages=self.state.messages)
 
@@ -116,20 +133,20 @@ class Run:
             return "decide"
         return "run_tool" if len(s.results) < len(tool_uses(s.response)) else "write_back"
 
-    def step(self) -> Step | None:
-        """Forward one step: move the cursor, or at the end execute the next stage."""
+    def step(self, observer: Observer | None = None) -> Step | None:
+        """Forward one step: move the cursor, or at the end execute the next stage (`observer` watches a model call)."""
         if not self.trace.at_end:
             self.trace.forward()
             return self.trace.current
         if self.done:
             return None
-        return self.execute()
+        return self.execute(observer=observer)
 
-    def run_to_end(self, on_step=None) -> None:
-        """Execute stages until the loop ends (or max turns stops it)."""
+    def run_to_end(self, on_step=None, observer: Observer | None = None) -> None:
+        """Execute stages until the loop ends (or max turns stops it); `on_step(step)` after each."""
         self.trace.last()
         while not self.done:
-            step = self.execute()
+            step = self.execute(observer=observer)
             if on_step:
                 on_step(step)
 
@@ -140,12 +157,13 @@ class Run:
             return None
         return tool_uses(self.state.response)[len(self.state.results)]
 
-    def execute(self, given: ToolOutput | None = None) -> Step:
+    def execute(self, given: ToolOutput | None = None, observer: Observer | None = None) -> Step:
         """Execute the next stage, append its step and put the cursor on it.
 
         On a run_tool stage, `given` answers the tool_use with that output
         instead of running the tool (`DENIED` at the approval gate, an edited
-        result in a fork), so the history stays valid either way.
+        result in a fork), so the history stays valid either way. On a
+        call_model stage, `observer` sees the text stream in and each attempt.
         """
         s = self.state
         stage = self.next_stage()
@@ -154,7 +172,7 @@ class Run:
             stages.user_request(s, self.task)
             detail = {"task": self.task}
         elif stage == "call_model":
-            reply = stages.call_model(s, self.model, self.tools)
+            reply = stages.call_model(s, self.model, self.tools, observer)
             detail = {"request": reply.request, "response": reply.response,
                       "duration_ms": reply.duration_ms, "retries": reply.retries}
         elif stage == "append_assistant":
@@ -219,13 +237,13 @@ def start(task: str | None = None, *, scenario: str | None = None, config=None, 
             config = replace(config, max_tokens=SCENARIOS[scenario].max_tokens)
     if not task:
         raise ValueError("a run needs a task or a scenario")
-    model = Model(config)
     tools = default_toolbox(new_workspace(workspace, keep=keep_workspace), tool_timeout, toolset)
     problem = tools.problem()
     if problem:
         tools.close()
         raise WorkspaceError(f"commands cannot run in this workspace: {problem}")
-    return Run(task, model, tools, max_turns, lang)
+    return Run(task, Model(config), tools,
+               settings=Settings(max_turns=max_turns, tool_timeout=tool_timeout, toolset=toolset, lang=lang))
 
 
 def new_workspace(path: Path | str | None = None, *, keep: bool = False) -> Workspace:

@@ -305,13 +305,48 @@ def error_body(message: str, kind: str = "invalid_request_error") -> dict:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-def respond(body: dict) -> tuple[int, dict]:
-    """Answer one Messages API request body: (HTTP status, JSON body)."""
+NOT_AN_OBJECT = "Input should be a valid dictionary or object to extract fields from"
+
+
+def _malformed(body: object) -> str | None:
+    """What makes `body` no Messages API request at all, in the API's words; None when its shape is right.
+
+    The API checks the shape before the tool-use rules: a list for a body, a number
+    for a block or a text that is not a string is a 400, never a dropped connection.
+    """
+    if not isinstance(body, dict):
+        return NOT_AN_OBJECT
     messages = body.get("messages")
+    if messages is None:
+        return "messages: Field required"
     if not isinstance(messages, list) or not messages:
-        return 400, error_body("messages: Field required" if messages is None else "messages: at least one message is required")
-    if not isinstance(body.get("max_tokens"), int):
-        return 400, error_body("max_tokens: Field required")
+        return "messages: at least one message is required"
+    max_tokens = body.get("max_tokens")
+    if max_tokens is None:
+        return "max_tokens: Field required"
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        return "max_tokens: Input should be a valid integer greater than or equal to 1"
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue  # rules.check says it in its words
+        content = message.get("content")
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            where = f"messages.{i}.content.{j}"
+            if not isinstance(block, dict):
+                return f"{where}: {NOT_AN_OBJECT}"
+            if not isinstance(block.get("type"), str):
+                return f"{where}.type: Field required"
+            if block["type"] == "text" and not isinstance(block.get("text"), str):
+                return f"{where}.text: Input should be a valid string"
+    return None
+
+
+def respond(body: object) -> tuple[int, dict]:
+    """Answer one Messages API request body: (HTTP status, JSON body)."""
+    malformed = _malformed(body)
+    if malformed:
+        return 400, error_body(malformed)
+    messages = body["messages"]
     broken = rules.check(messages, as_request=True)
     if broken:
         return 400, error_body(str(broken[0]))

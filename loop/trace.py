@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from .catalogs import N_
-from .rules import tool_uses
 
 STAGES = ("user_request", "call_model", "append_assistant", "decide", "run_tool", "write_back")
 STAGE_TITLES = {
@@ -109,13 +108,6 @@ class Trace:
     def response_at(self, index: int) -> dict | None:
         step = self.steps[index]
         return step.detail.get("response") if step.stage == "call_model" else None
-
-    def tool_uses_at(self, index: int) -> list[dict]:
-        """The tool_use blocks of the response the step is working through."""
-        for step in reversed(self.steps[: index + 1]):
-            if step.stage == "call_model":
-                return tool_uses(step.detail["response"])
-        return []
 
     def new_blocks_at(self, index: int) -> tuple[int, int]:
         """(first message index, count) of the messages step `index` added."""

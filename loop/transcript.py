@@ -33,6 +33,44 @@ class TranscriptError(ValueError):
     """A transcript that cannot be loaded; the message says what is wrong and where."""
 
 
+class NumberTooLong(ValueError):
+    """JSON holding a whole number longer than Python reads (4,300 digits), as a hostile file may."""
+
+
+def parse_json(text: str | bytes) -> object:
+    """`json.loads`, where a number too long to read is a `NumberTooLong` that says so.
+
+    Python refuses to read an int of more than 4,300 digits with a bare ValueError
+    that names no place in the file; every reader of files goes through here.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        if "digits" not in str(exc):
+            raise
+        raise NumberTooLong("it holds a whole number too long to read (over 4,300 digits)") from None
+
+
+# The numbers of a step: whole counts of at most 15 digits, and a time a float can hold.
+MAX_COUNT = 10**15
+COUNT = "a whole number of at most 15 digits"
+
+
+def _count_ok(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_COUNT
+
+
+def _time_ok(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an int too big for a float
+        return False
+
+
 def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
     """True when lists and objects in `value` nest more than `limit` levels (walked without recursion)."""
     stack = [(value, 1)] if isinstance(value, (dict, list)) else []
@@ -71,6 +109,17 @@ def save(trace: Trace, path: str | Path) -> None:
     Path(path).write_text(dumps(trace), encoding="utf-8")
 
 
+def _shown(value: object) -> str:
+    """A value for an error message: a hostile number is cut, not printed whole."""
+    if isinstance(value, int) and value.bit_length() > 200:  # a hostile number: say its size, not its digits
+        try:
+            return f"a number of {len(str(abs(value))):,} digits"
+        except ValueError:  # over 4,300 digits: str() refuses
+            return f"a number of about {int(value.bit_length() * 0.30103):,} digits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
 def _need(condition: bool, where: str, what: str) -> None:
     if not condition:
         raise TranscriptError(f"{where}: {what}")
@@ -105,11 +154,11 @@ def from_dict(data: object, *, strict: bool = True) -> Trace:
         missing = [k for k in ("stage", "turn_count", "n_messages") if k not in raw]
         _need(not missing, where, f"missing {', '.join(missing)}")
         _need(isinstance(raw["stage"], str) and raw["stage"] in KNOWN_STAGES, f"{where}.stage",
-              f"unknown stage {raw['stage']!r}")
+              f"unknown stage {_shown(raw['stage'])}")
         n = raw["n_messages"]
         _need(isinstance(n, int) and previous <= n <= len(messages), f"{where}.n_messages",
-              f"{n!r} does not fit a history of {len(messages)} messages (after {previous})")
-        _need(isinstance(raw["turn_count"], int), f"{where}.turn_count", "not a whole number")
+              f"{_shown(n)} does not fit a history of {len(messages)} messages (after {previous})")
+        _need(_count_ok(raw["turn_count"]), f"{where}.turn_count", f"not {COUNT}: {_shown(raw['turn_count'])}")
         detail = raw.get("detail") or {}
         _need(isinstance(detail, dict), f"{where}.detail", "not an object")
         if raw["stage"] == "call_model":
@@ -117,10 +166,10 @@ def from_dict(data: object, *, strict: bool = True) -> Trace:
                   f"{where}.detail", "a call_model step needs its request and response")
         if raw["stage"] == "run_tool":
             _need(isinstance(detail.get("tool_result"), dict), f"{where}.detail", "a run_tool step needs its tool_result")
-        for key, kinds in (("input_tokens", int), ("output_tokens", int), ("time", (int, float))):
+        for key, ok, what in (("input_tokens", _count_ok, COUNT), ("output_tokens", _count_ok, COUNT),
+                              ("time", _time_ok, "a number of seconds")):
             value = raw.get(key)
-            _need(value is None or (isinstance(value, kinds) and not isinstance(value, bool) and math.isfinite(value)),
-                  f"{where}.{key}", f"not a {'whole ' if kinds is int else ''}number: {value!r}")
+            _need(value is None or ok(value), f"{where}.{key}", f"not {what}: {_shown(value)}")
         previous = n
         steps.append(Step(
             index=i, stage=raw["stage"], turn_count=raw["turn_count"],
@@ -149,11 +198,13 @@ def from_dict(data: object, *, strict: bool = True) -> Trace:
 def loads(text: str | bytes, *, strict: bool = True) -> Trace:
     """Parse and check a transcript; any problem is a `TranscriptError` naming what and where."""
     try:
-        data = json.loads(text)
+        data = parse_json(text)
     except UnicodeDecodeError as exc:
         raise TranscriptError(f"not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise TranscriptError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except NumberTooLong as exc:
+        raise TranscriptError(f"not a transcript: {exc}") from None
     except RecursionError:
         raise TranscriptError("not a transcript: its JSON is nested too deeply to read") from None
     if too_deep(data):

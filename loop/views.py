@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Callable
 
 import pandas as pd
 
 from . import rules
 from .catalogs import N_
-from .narrate import what
+from .narrate import short, what
 from .trace import STAGE_TITLES, Trace
+from .transcript import MAX_COUNT
 
 # Red is kept for is_error, so an id's colour never reads as a failure.
 ID_COLOURS = ("blue", "green", "orange", "violet", "yellow", "gray")
@@ -31,13 +33,6 @@ def id_colour(tool_use_id: object) -> str:
     return ID_COLOURS[digest[0] % len(ID_COLOURS)]
 
 
-def short(value: object, width: int = 80) -> str:
-    """One line of at most `width` characters; JSON for anything that is not a string."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def result_text(content: object) -> str:
     """A tool_result's content as text: a string as it is, a list of blocks by their text."""
     if isinstance(content, str):
@@ -48,13 +43,14 @@ def result_text(content: object) -> str:
 
 
 # -- the line over the views --
-def status_line(trace: Trace, cursor: int) -> str:
-    """`Step k of n · turn t · stage` for the step under the cursor."""
+def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> str:
+    """`Step k of n · turn t · stage` for the step under the cursor; `translate` puts each English phrase into
+    the page's language (the diagram's labels are translated the same way)."""
     if not 0 <= cursor < len(trace):
-        return f"Step 0 of {len(trace)} · not started"
+        return translate(N_("Step 0 of {n} · not started")).format(n=len(trace))
     step = trace.steps[cursor]
-    return (f"Step {cursor + 1} of {len(trace)} · turn {step.turn_count} · "
-            f"{STAGE_TITLES.get(step.stage, step.stage)}")
+    return translate(N_("Step {k} of {n} · turn {turn} · {stage}")).format(
+        k=cursor + 1, n=len(trace), turn=step.turn_count, stage=translate(STAGE_TITLES.get(step.stage, step.stage)))
 
 
 def what_happened(trace: Trace, cursor: int, lang: str = "en") -> str:
@@ -181,6 +177,12 @@ def state_rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:
 
 
 # -- context growth: one row per model call --
+def _count(value: object) -> int | None:
+    """A token count as recorded, or None (a gap in the chart) for one that is no count: a hostile file's
+    400-digit number would stop the chart's drawing."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_COUNT else None
+
+
 def growth_table(trace: Trace, cursor: int) -> pd.DataFrame:
     """Per model call up to `cursor`: the turn, the messages sent, and the call's input and output tokens.
 
@@ -192,6 +194,6 @@ def growth_table(trace: Trace, cursor: int) -> pd.DataFrame:
             continue
         usage = (step.detail.get("response") or {}).get("usage") or {}
         rows.append({"turn": step.turn_count, "messages sent": step.n_messages,
-                     "input tokens": int(usage.get("input_tokens") or 0),
-                     "output tokens": int(usage.get("output_tokens") or 0)})
+                     "input tokens": _count(usage.get("input_tokens")),
+                     "output tokens": _count(usage.get("output_tokens"))})
     return pd.DataFrame(rows, columns=["turn", "messages sent", "input tokens", "output tokens"]).set_index("turn")

@@ -68,10 +68,10 @@ def texts_on_page(at: AppTest, tables: bool = False) -> list[str]:
     return out
 
 
-PAGE = {  # the title, the four buttons, a header line at the end of two-tools, the Pairs title
-    "ja": ("loop をステップ実行", ["最初", "戻る", "進む", "最後まで"], "### ステップ 10 / 10 · turn 2",
+PAGE = {  # the title, the five buttons, a header line at the end of two-tools, the Pairs title
+    "ja": ("loop をステップ実行", ["最初", "戻る", "進む", "最終ステップ", "最後まで"], "### ステップ 10 / 10 · turn 2",
            "#### ペア · tool_use ↔ tool_result"),
-    "zh": ("单步执行循环", ["第一步", "上一步", "下一步", "运行到底"], "### 第 10 / 10 步 · 第 2 轮",
+    "zh": ("单步执行循环", ["第一步", "上一步", "下一步", "最后一步", "运行到底"], "### 第 10 / 10 步 · 第 2 轮",
            "#### 配对 · tool_use ↔ tool_result"),
 }
 
@@ -83,7 +83,7 @@ def test_no_english_is_left_on_step_through_its_tables_or_the_model_s_words(lang
     at.query_params["lang"] = lang
     at.run()
     assert at.title[0].value == title
-    assert [b.label for b in at.button][:4] == buttons
+    assert [b.label for b in at.button][:5] == buttons
     run = at.session_state["live-run"]
     seen = set()
     for k in range(12):  # every stage, the pending response and results, the end

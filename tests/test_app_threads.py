@@ -1,6 +1,6 @@
 """Replay of a Claude Code log with a sub-agent: the user picks which thread to step through."""
 
-from bench.replay import claude_code_log
+from tests.synthetic import claude_code_log
 from loop.importers import import_bytes
 from tests.test_app_replay import replay_page, upload
 

@@ -3,7 +3,7 @@
 import asyncio
 
 from bench.load import Wire, drive_wire
-from bench.render import serve_app
+from tests.browser import serve_app
 from loop.runs import RunsStore
 
 

@@ -330,5 +330,30 @@ def test_messages_results_and_new_blocks_at_each_step(tmp_path):
     assert trace.results_at(6) == []  # written back: now they are in messages
     assert trace.messages_at(6)[-1]["content"] == [r1, r2]
     assert trace.messages_at(99) == [] and trace.messages_at(-1) == []
-    assert [u["id"] for u in trace.tool_uses_at(5)] == [r1["tool_use_id"], r2["tool_use_id"]]
     assert trace.response_at(1)["stop_reason"] == "tool_use" and trace.response_at(2) is None
+
+
+def test_a_run_records_its_settings_and_its_forks_keep_them(tmp_path):
+    from loop.fork import fork_task, fork_tool_result
+    from loop.runner import Settings
+
+    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=12, max_turns=7, toolset="s02")
+    assert run.settings == Settings(max_turns=7, tool_timeout=12, toolset="s02")
+    assert run.tools.tools["bash"].timeout == 12 and "write_file" in run.tools.tools
+    run.run_to_end()
+    tool_step = next(i for i, s in enumerate(run.trace.steps) if s.stage == "run_tool")
+    for branch in (fork_tool_result(run, tool_step, "a.txt"), fork_task(run, "What Python version is installed?")):
+        assert branch.settings == run.settings and branch.trace.meta["max_turns"] == 7
+
+
+def test_a_fork_between_two_tools_keeps_the_result_already_collected(tmp_path):
+    from loop.fork import fork_tool_result
+
+    run = start(scenario="two-tools", workspace=tmp_path)
+    run.run_to_end()
+    second = [i for i, s in enumerate(run.trace.steps) if s.stage == "run_tool"][1]
+    branch = fork_tool_result(run, second, "12K\t.")
+    branch.run_to_end()  # a result lost on the way would be a 400 at the next call
+    assert branch.state.ended == "end_turn"
+    written = branch.trace.messages[2]["content"]
+    assert [b["content"] for b in written] == [run.trace.messages[2]["content"][0]["content"], "12K\t."]

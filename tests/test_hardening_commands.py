@@ -239,7 +239,7 @@ def test_what_the_file_tools_write_the_commands_can_change(shared):
 def test_as_nobody_a_command_cannot_write_or_read_outside_its_workspace(shared, outside):
     (outside / "secret.txt").chmod(0o600)
     target = Path("/root") / f"loopscope-hardening-{os.getpid()}"
-    app_file = Path(__file__).resolve().parent.parent / f".loopscope-hardening-{os.getpid()}"
+    app_file = Path(__file__).resolve().parent.parent / f".loopscope-hardening-{os.getpid()}"  # the app's own folder
     try:
         out = bash(shared, f"touch {target}; echo x > {app_file}; echo x > {outside}/new.txt; "
                            f"cat {outside}/secret.txt; ls /root; rm -f {outside}/secret.txt; touch /usr/x /etc/x")

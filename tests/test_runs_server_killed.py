@@ -17,7 +17,7 @@ import signal
 from dataclasses import dataclass, field
 
 from bench.load import Wire
-from bench.render import serve_app
+from tests.browser import serve_app
 from loop import browser_id
 from loop.runs import RunsStore
 from tests.test_runs_store import FULL  # samples/two-tools.json: the run every student makes

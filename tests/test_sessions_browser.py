@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from bench.render import CHROMIUM, IDLE, launch, serve_app
+from tests.browser import CHROMIUM, IDLE, launch, serve_app
 
 KEY = "sk-ant-api03-student-A-secret-0123456789"
 

@@ -128,11 +128,11 @@ def test_a_made_up_browser_id_gets_nothing(made_up):
     click(owner, "live-step")
     real = issued(owner)
     for cookie in (made_up, real[:-1] + ("A" if real[-1] != "A" else "B"), real.split(".")[0] + "." + real.split(".")[0]):
-        at = app({COOKIE: cookie})
+        at = app(cookies={COOKIE: cookie})
         assert "Saved runs · 0" in labels(at)
         new = issued(at)
         assert new is not None and new != cookie  # the page hands out an id of its own instead
-    assert "Saved runs · 1" not in labels(app({COOKIE: made_up}))
+    assert "Saved runs · 1" not in labels(app(cookies={COOKIE: made_up}))
     again = reload(owner)
     assert "Saved runs · 1" in labels(again)  # the real id still has its run
 

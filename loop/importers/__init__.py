@@ -32,7 +32,7 @@ from .. import rules, transcript
 from ..trace import Trace
 from . import anthropic_api, claude_code, course, openai_chat
 from .common import Parsed, describe_json
-from .derive import trace_from_history
+from .derive import cover_the_rest, trace_from_history
 from .notes import Notes
 
 DEFAULT_MAX_BYTES = 100_000_000  # 100 MB: a long Claude Code session is a few MB; this is far past any real one
@@ -181,9 +181,11 @@ def _decode(data: bytes) -> str:
 def _parse(text: str, notes: Notes) -> tuple[object, list | None]:
     """(the JSON value, None), or (None, [(line number, value), ...]) for JSON Lines."""
     try:
-        value = json.loads(text)
+        value = transcript.parse_json(text)
     except json.JSONDecodeError as exc:
         whole = exc
+    except transcript.NumberTooLong as exc:
+        raise ImportFailed(str(exc)) from None
     except RecursionError:
         raise ImportFailed("its JSON is nested too deeply to read") from None
     else:
@@ -196,9 +198,11 @@ def _parse(text: str, notes: Notes) -> tuple[object, list | None]:
         if not raw.strip():
             continue
         try:
-            records.append((n, json.loads(raw)))
+            records.append((n, transcript.parse_json(raw)))
         except json.JSONDecodeError as exc:
             bad.append((n, exc))
+        except transcript.NumberTooLong as exc:
+            raise ImportFailed(f"line {n}: {exc}") from None
         except RecursionError:
             raise ImportFailed(f"line {n}: its JSON is nested too deeply to read") from None
         if records and records[-1][0] == n and transcript.too_deep(records[-1][1]):
@@ -260,6 +264,10 @@ def _loopscope(data: dict, notes: Notes, fmt: str = "loopscope") -> Imported:
         trace = transcript.from_dict(data, strict=False)
     except transcript.TranscriptError as exc:
         raise ImportFailed(f"a Loopscope transcript that cannot be loaded: {exc}") from None
+    for trace_or_branch in (trace, *trace.branches):
+        rest = cover_the_rest(trace_or_branch)
+        if rest:
+            notes.warn(rest if trace_or_branch is trace else f"a branch: {rest}")
     _broken_rules(trace.messages, [], notes)
     return Imported(trace, fmt, notes.render())
 

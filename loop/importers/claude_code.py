@@ -26,6 +26,7 @@ import heapq
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..narrate import short
 from ..rules import tool_results
 from .common import Parsed, clean_content, id_key
 from .derive import message_text
@@ -66,11 +67,6 @@ class ThreadInfo:
     n_records: int  # its user and assistant records
     first_line: int
     forest: list  # its chains, see _forest
-
-
-def _short(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = None) -> tuple[Parsed, list, str]:
@@ -209,7 +205,7 @@ def _thread(key: str, forest: list) -> ThreadInfo:
     nodes = sorted((n for _, members in forest for n in members), key=lambda n: n.line)
     messages = [n for n in nodes if n.record is not None]
     first_user = next((n.record for n in messages if n.record.get("type") == "user"), None)
-    said = _short(message_text(first_user["message"])) if first_user else "(no user message)"
+    said = short(message_text(first_user["message"]), 60) if first_user else "(no user message)"
     if key == MAIN:
         label = f"main conversation: {said}"
     else:

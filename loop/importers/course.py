@@ -18,10 +18,8 @@ from __future__ import annotations
 from ..blocks import tool_result
 from ..rules import tool_uses
 from ..tools import ToolOutput
-from .common import Parsed, clean_content, id_key
+from .common import SETTINGS, Parsed, clean_content, id_key
 from .notes import Notes
-
-SETTINGS = ("model", "system", "tools", "max_tokens")
 
 
 def looks_like(value: object) -> bool:

@@ -32,10 +32,10 @@ from ..rules import blocks, tool_results, tool_uses
 from ..runner import GO_ON, why_ended
 from ..tools import ToolOutput
 from ..trace import Step, Trace
-from .common import id_key
+from ..transcript import MAX_COUNT
+from .common import SETTINGS, id_key
 
 NOT_RECORDED = "(no tool_result was recorded for this tool_use)"
-SETTINGS = ("model", "system", "tools", "max_tokens")
 
 
 def message_text(message: dict) -> str:
@@ -174,5 +174,29 @@ def trace_from_history(messages: list, meta: dict, responses: dict | None = None
     return trace
 
 
+def cover_the_rest(trace: Trace) -> str | None:
+    """Steps for the messages a transcript holds past its last step; what was done, said in one line (None: nothing).
+
+    A transcript cut after its history was written (by hand, or by a tool that
+    kept `messages` and dropped steps) would replay without its last messages and
+    say nothing. When its steps are the ones the chapter's rules give for the
+    history, the missing ones are derived here; otherwise the warning says where
+    the replay stops.
+    """
+    covered = trace.steps[-1].n_messages if trace.steps else 0
+    total = len(trace.messages)
+    if covered >= total:
+        return None
+    which = f"the last {total - covered} message(s) (messages.{covered} to messages.{total - 1})"
+    derived = trace_from_history(trace.messages, trace.meta, warnings=[]).steps
+    k = len(trace.steps)
+    if k < len(derived) and [(s.stage, s.n_messages) for s in trace.steps] == [(s.stage, s.n_messages) for s in derived[:k]]:
+        trace.steps.extend(derived[k:])
+        return (f"{which} had no step in the file: steps {k + 1} to {len(trace.steps)} were derived from the "
+                "history by the chapter's rules")
+    return f"{which} are in the file, but no step reaches them and none could be derived: the replay ends before them"
+
+
 def _tokens(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    """A recorded token count, or 0 for one that is no count (a string, a 400-digit number)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_COUNT else 0

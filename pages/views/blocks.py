@@ -7,6 +7,7 @@ import re
 
 import streamlit as st
 
+from loop.export import fenced
 from loop.views import id_colour, result_text
 
 from .i18n import t
@@ -82,13 +83,6 @@ def _no_images(markdown: str) -> str:
 def _markdown_text(text: str) -> str:
     # A "$" in a model's answer is money, not LaTeX; an image is a link, never fetched.
     return _no_images(_cut(text).replace("$", "\\$"))
-
-
-def fenced(text: str, language: str = "") -> str:
-    """`text` as a fenced code block whose fence no line of it can close."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{text}\n{fence}"
 
 
 def _closed(markdown: str) -> str:

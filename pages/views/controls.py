@@ -1,8 +1,13 @@
 """Python Tutor's controls: First, Back, Step, Run to end, a slider, and the line saying where we are.
 
-First, Back and the slider only move the cursor. Step moves it too, and only
-at the end of a live trace does it execute the next stage. A stage that fails
-leaves the trace as it was; the error says what to do and Retry repeats it.
+First, Back, Last and the slider only move the cursor. Step moves it too, and
+only at the end of a live trace does it execute the next stage. A stage that
+fails leaves the trace as it was; the error says what to do and Retry repeats it.
+
+The keys Home, ←, → and End move the cursor over the recorded steps and never
+execute a stage: a key pressed by mistake in front of a class must not call a
+model or run a command. So → is Step's key only where Step just moves, and End
+is Last's key in a live run (in a replay, Run to end only jumps, and End is its).
 """
 
 from __future__ import annotations
@@ -12,10 +17,11 @@ import contextlib
 import streamlit as st
 
 from loop.errors import explain
+from loop.model import Observer
 from loop.narrate import describe
 from loop.runner import DENIED, Run
 from loop.trace import Trace
-from loop.views import what_happened
+from loop.views import status_line, what_happened
 
 from .blocks import plain
 from .gate import draw_gate, waiting
@@ -27,12 +33,13 @@ from .attempts import attempts_note, attempts_shown
 
 
 def _execute(run: Run, key: str, action) -> None:
-    """Run `action` (which may call the model or a tool); keep its error for the page to show."""
+    """Run `action(observer)` (which may call the model or a tool); keep its error for the page to show."""
     stage = run.next_stage()
     seen: list = []
     try:
-        with attempts_shown(run) as seen, streamed(run):  # "attempt k of n" while the SDK retries; streamed text
-            action()
+        # "attempt k of n" while the SDK retries; the text as it streams in
+        with attempts_shown(run) as (seen, on_attempt), streamed(run) as on_text:
+            action(Observer(on_text=on_text, on_attempt=on_attempt))
     except Exception as exc:  # an API error, a missing key: say what to do, keep the trace
         said = explain(exc, lang(), run.model.config.api_key)  # the session's own key hidden, whatever its shape
         st.session_state[f"{key}-error"] = {"stage": stage, "message": said + attempts_note(seen)}
@@ -51,20 +58,20 @@ def _step(run: Run | None, trace: Trace, key: str) -> None:
     # a while (a real command, a real model), not for the offline model's instant stages.
     slow = stage == "run_tool" or not getattr(run.model.config, "scripted", False)
     with st.spinner(t("Running {stage}…", stage=stage_title(stage))) if slow else contextlib.nullcontext():
-        _execute(run, key, run.step)
+        _execute(run, key, lambda observer: run.step(observer))
 
 
-def _until_gate(run: Run, on_step) -> None:
+def _until_gate(run: Run, on_step, observer: Observer) -> None:
     """Run to the end, or to the next tool that waits for approval."""
     run.trace.last()
     while not run.done and not waiting(run):
-        on_step(run.execute())
+        on_step(run.execute(observer=observer))
 
 
 def _retry(run: Run, key: str) -> None:
     run.trace.last()
     with st.spinner(t("Retrying {stage}…", stage=stage_title(run.next_stage()))):
-        _execute(run, key, run.step)
+        _execute(run, key, lambda observer: run.step(observer))
 
 
 def _run_to_end(run: Run | None, trace: Trace, key: str, saved=None) -> None:
@@ -83,7 +90,7 @@ def _run_to_end(run: Run | None, trace: Trace, key: str, saved=None) -> None:
             if saved is not None:  # each step saved as it comes: one transaction a step
                 saved()
 
-        _execute(run, key, lambda: _until_gate(run, on_step))
+        _execute(run, key, lambda observer: _until_gate(run, on_step, observer))
         failed = f"{key}-error" in st.session_state
         n = len(trace)
         label = (t("Stopped by an error after {n} steps", n=n) if failed else
@@ -91,15 +98,6 @@ def _run_to_end(run: Run | None, trace: Trace, key: str, saved=None) -> None:
                  t("Ran to the end: {n} steps", n=n))
         status.update(label=label,
                       state="error" if failed else "complete", expanded=False)
-
-
-def status(trace: Trace, cursor: int) -> str:
-    """`Step k of n · turn t · stage` in the chosen language."""
-    if not 0 <= cursor < len(trace):
-        return t("Step 0 of {n} · not started", n=len(trace))
-    step = trace.steps[cursor]
-    return t("Step {k} of {n} · turn {turn} · {stage}", k=cursor + 1, n=len(trace), turn=step.turn_count,
-             stage=stage_title(step.stage))
 
 
 def _goto(trace: Trace, slider_key: str) -> None:
@@ -127,13 +125,16 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, sav
             trace.back()
         elif action == "step":
             _step(run, trace, key)
+        elif action == "last":
+            trace.last()
         elif action == "to_end":
             _run_to_end(run, trace, key, saved)
         elif action == "retry" and run is not None:
             _retry(run, key)
         elif action in ("approve", "deny") and waiting(run):
             with st.spinner(t("Running {stage}…", stage=stage_title("run_tool"))):
-                _execute(run, key, run.execute if action == "approve" else lambda: run.execute(given=DENIED))
+                given = None if action == "approve" else DENIED
+                _execute(run, key, lambda observer: run.execute(given=given, observer=observer))
         if saved is not None:
             saved()
         error = st.session_state.get(f"{key}-error") if run is not None else None
@@ -152,38 +153,48 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, sav
             draw_gate(gated, key, _ask)
     with bar:
         line, right = st.columns([5, 1], vertical_alignment="center")
-        line.markdown(f"### {status(trace, trace.cursor)}")
+        line.markdown(f"### {status_line(trace, trace.cursor, t)}")
         if save is not None:
             with right:
                 save()
         happened = what_happened(trace, trace.cursor, lang())
         if happened and not presenting():
             st.markdown(f":material/lightbulb: {plain(happened)}")  # the narration quotes commands and JSON
-        cols = st.columns([1, 1, 1, 1.2, 3.3], vertical_alignment="center")
+        live = run is not None
+        cols = st.columns([1, 1, 1, 1, 1.2, 2.3] if live else [1, 1, 1, 1.2, 3.3], vertical_alignment="center")
         cols[0].button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0, width="stretch",
                        icon=":material/first_page:", shortcut="Home", on_click=_ask, args=(key, "first"))
         cols[1].button(t("Back"), key=f"{key}-back", disabled=trace.cursor <= 0, width="stretch",
                        icon=":material/chevron_left:", shortcut="Left", on_click=_ask, args=(key, "back"))
         cols[2].button(t("Step"), key=f"{key}-step", type="primary", width="stretch", disabled=ended or bool(gated),
-                       icon=":material/chevron_right:", icon_position="right", shortcut="Right",
+                       icon=":material/chevron_right:", icon_position="right",
+                       shortcut=None if live and at_end else "Right",  # at the end it executes: a click only
                        on_click=_ask, args=(key, "step"))
-        cols[3].button(t("Run to end"), key=f"{key}-to-end", width="stretch", disabled=ended or bool(gated),
-                       icon=":material/last_page:", icon_position="right", shortcut="End",
-                       on_click=_ask, args=(key, "to_end"),
-                       help=t("Replay: jump to the last step.") if run is None else
-                       t("Execute stages until the loop ends or max turns stops it."))
-        with cols[4]:
+        if live:
+            cols[3].button(t("Last"), key=f"{key}-last", disabled=at_end, width="stretch",
+                           icon=":material/last_page:", icon_position="right", shortcut="End",
+                           on_click=_ask, args=(key, "last"), help=t("Jump to the last recorded step; nothing runs."))
+        cols[-2].button(t("Run to end"), key=f"{key}-to-end", width="stretch", disabled=ended or bool(gated),
+                        icon=":material/fast_forward:" if live else ":material/last_page:", icon_position="right",
+                        shortcut=None if live else "End", on_click=_ask, args=(key, "to_end"),
+                        help=t("Execute stages until the loop ends or max turns stops it.") if live else
+                        t("Replay: jump to the last step."))
+        with cols[-1]:
             if run is not None and at_end:
                 nxt = run.next_stage()
                 st.markdown(t("The loop has ended: **{why}**.", why=run.state.ended) if nxt is None else
                             t("Next: **Run** or **Deny** the command above.") if gated else
-                            t("Next, **Step** executes *{stage}*.", stage=stage_title(nxt)))
+                            t("Next, a click on **Step** executes *{stage}*; the keys only move over recorded steps.",
+                              stage=stage_title(nxt)))
             elif not at_end:
                 st.markdown(t("Moving the cursor runs nothing: every step is already recorded."))
             else:
                 st.markdown(t("The last recorded step."))
         if len(trace) >= 2 and not presenting():  # the presenter has no use for it, and needs the room
-            slider_key = f"{key}-slider"
-            st.session_state[slider_key] = trace.cursor + 1
-            st.slider(t("Step"), 1, len(trace), key=slider_key, on_change=_goto, args=(trace, slider_key),
-                      label_visibility="collapsed")
+            # A new slider for each cursor, drawn at its value. One slider whose value the script set at
+            # every click lagged in the browser on some page loads: it kept the value of the click before
+            # and sent it back with the next click as if dragged there, and the cursor jumped back.
+            slider_key = f"{key}-slider-{trace.cursor}"
+            with st.container(key=f"{key}-slider"):
+                st.slider(t("Step"), 1, len(trace), value=trace.cursor + 1, key=slider_key, on_change=_goto,
+                          args=(trace, slider_key), label_visibility="collapsed")

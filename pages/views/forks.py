@@ -19,9 +19,9 @@ from loop.views import result_text
 
 from .blocks import plain
 from .i18n import t
+from .settings import RUN
 
 BRANCHES = "live-branches"
-RUN = "live-run"
 
 
 def branches(run: Run) -> list[Run]:

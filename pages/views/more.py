@@ -13,6 +13,11 @@ from loop.views import growth_table, pairs_table, steps_table
 from .i18n import lang, t
 
 
+def file_stem(name: str) -> str:
+    """A file name's stem from a task or file name: lower-case words joined by hyphens, at most 40 characters."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower())[:40].strip("-") or "run"
+
+
 def draw_growth(trace: Trace, cursor: int, key: str) -> None:
     """Two line charts, one point a model call: the messages sent, and the tokens in and out.
 
@@ -51,7 +56,7 @@ def draw_exports(trace: Trace, cursor: int, key: str, name: str) -> None:
 
 
 def _draw_export_buttons(trace: Trace, cursor: int, key: str, name: str) -> None:
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "run"
+    slug = file_stem(name)
     empty = not 0 <= cursor < len(trace)
     a, b, c = st.columns(3)
     a.download_button(t("Markdown"), data=lambda: to_markdown(trace, cursor, lang()), file_name=f"{slug}-step-{cursor + 1}.md",

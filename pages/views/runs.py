@@ -29,7 +29,7 @@ from loop import browser_id
 from loop.errors import explain
 from loop.fork import continue_from
 from loop.model import Model, ModelConfig
-from loop.runner import Run, new_workspace
+from loop.runner import Run, Settings, new_workspace
 from loop.runs import RunsStore, StoreError, TakenOver, default_root, new_run_id
 from loop.scripted import MODEL_NAME
 from loop.tools import default_toolbox
@@ -103,9 +103,8 @@ def _draw_cookie(value: str) -> None:
 def settings_of(run: Run) -> dict:
     """What it takes to go on with `run` later; never the key."""
     config = {k: v for k, v in asdict(run.model.config).items() if k != "api_key"}
-    bash = run.tools.tools.get("bash")
-    return {"config": config, "max_turns": run.max_turns, "tool_timeout": getattr(bash, "timeout", 30.0),
-            "toolset": "s02" if "write_file" in run.tools.tools else "s01", "workspace": str(run.workspace)}
+    return {"config": config, **asdict(run.settings), "toolset": run.settings.toolset or "s01",
+            "workspace": str(run.workspace)}
 
 
 def autosave(run: Run) -> None:
@@ -187,13 +186,15 @@ def _live(trace, settings: dict, api_key: str | None = None) -> Run:
     old = Path(str(settings.get("workspace") or ""))
     if str(old) != "." and old.is_dir() and _size(old) <= COPY_LIMIT:  # the files the commands wrote, if still there
         shutil.copytree(old, workspace, dirs_exist_ok=True, symlinks=True)
-    tools = default_toolbox(workspace, float(settings.get("tool_timeout", 30.0)), settings.get("toolset", "s01"))
-    max_turns = int(settings.get("max_turns") or trace.meta.get("max_turns") or 20)
+    kept = Settings(max_turns=int(settings.get("max_turns") or trace.meta.get("max_turns") or 20),
+                    tool_timeout=float(settings.get("tool_timeout", 30.0)), toolset=settings.get("toolset", "s01"),
+                    lang=str(settings.get("lang") or trace.meta.get("lang") or "en"))
+    tools = default_toolbox(workspace, kept.tool_timeout, kept.toolset)
     cursor = trace.cursor
     if len(trace):
-        run = continue_from(trace, len(trace) - 1, Model(config), tools, max_turns)
+        run = continue_from(trace, len(trace) - 1, Model(config), tools, kept)
     else:
-        run = Run(trace.meta.get("task", ""), Model(config), tools, max_turns, trace.meta.get("lang", "en"))
+        run = Run(trace.meta.get("task", ""), Model(config), tools, settings=kept)
     run.trace.goto(cursor)
     return run
 

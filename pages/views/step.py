@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from loop.diagram import dot_at
@@ -17,7 +15,7 @@ from .copylink import draw_copy_link
 from .forks import branches, draw_fork, with_branches
 from .history import HEIGHT as HISTORY_HEIGHT
 from .history import draw_history
-from .more import draw_exports, draw_growth
+from .more import draw_exports, draw_growth, file_stem
 from .i18n import lang, stage_title, t
 from .permalink import keep_url
 from .presenter import PRESENTER_HEIGHT, presenting
@@ -29,8 +27,8 @@ from .tables import draw_loop_state, draw_pairs
 def draw_save(trace: Trace, key: str, name: str, run: Run | None = None) -> None:
     """Save the transcript; the JSON is made only when the button is pressed."""
     family = branches(run) if run is not None else []  # read now: the data is made when the button is pressed
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "run"
-    st.download_button(t("Save transcript"), data=lambda: dumps(with_branches(trace, family)), file_name=f"loopscope-{slug}.json",
+    st.download_button(t("Save transcript"), data=lambda: dumps(with_branches(trace, family)),
+                       file_name=f"loopscope-{file_stem(name)}.json",
                        mime="application/json", key=f"{key}-save", disabled=not len(trace),
                        icon=":material/download:", on_click="ignore", width="stretch",
                        help=t("Loopscope's transcript format: open it again on the Replay page."))
