@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test chromium bench bench-long clean messages
+.PHONY: run test chromium bubblewrap bench bench-long clean messages samples
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,20 @@ $(VENV)/.test: requirements-test.txt $(VENV)/.app
 	$(BIN)/python -m pip install -q -r requirements-test.txt
 	touch $@
 
-run: $(VENV)/.app
+run: $(VENV)/.app bubblewrap
 	$(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true
+
+# Commands run under Debian's bubblewrap (docs/security.md): install it when it is missing and we can.
+# Without it they still run, with weaker isolation, and the page and the CLI say so.
+bubblewrap:
+	@if command -v bwrap >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's bubblewrap for the sandbox…"; \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap) >/tmp/loopscope-apt-bwrap.log 2>&1 \
+		|| { echo "could not install bubblewrap (see /tmp/loopscope-apt-bwrap.log)"; exit 1; }; \
+	else \
+		echo "bubblewrap is missing: commands will run without it (install it with: sudo apt-get install -y bubblewrap)"; \
+	fi
 
 # The browser tests drive Debian's chromium: install it when it is missing and we can.
 chromium:
@@ -33,12 +45,13 @@ chromium:
 		echo "The browser tests need /usr/bin/chromium. Install it with: sudo apt-get install -y chromium"; exit 1; \
 	fi
 
-test: $(VENV)/.test chromium
+test: $(VENV)/.test chromium bubblewrap
 	$(BIN)/python -m pytest -q
 
 # Benchmarks print figures; they are run by hand, not by `make test`.
-bench: $(VENV)/.test chromium
+bench: $(VENV)/.test chromium bubblewrap
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/replay.py
 	$(BIN)/python bench/render.py
 
@@ -54,6 +67,17 @@ messages: $(VENV)/.app
 		--add-location=file --project=Loopscope --header-comment="# The messages of Loopscope, made by 'make messages': translate them in locales/<lang>/LC_MESSAGES/loopscope.po." \
 		-o locales/loopscope.pot .
 	$(BIN)/pybabel -q update -i locales/loopscope.pot -d locales -D loopscope --ignore-obsolete --width=100
+
+# Replay's samples: every scenario run on the scripted model, in English (samples/NAME.json) and in each
+# language with a catalog (samples/LANG/NAME.json). Run it after a scenario or its words change.
+samples: $(VENV)/.app
+	@for lang in $$($(BIN)/python -c "from loop.catalogs import languages; print(*languages())"); do \
+		dir=samples; [ $$lang = en ] || dir=samples/$$lang; mkdir -p $$dir; \
+		for name in $$($(BIN)/python -c "from loop.scripted import SCENARIOS; print(*SCENARIOS)"); do \
+			$(BIN)/python -m loop run --scenario $$name --lang $$lang --out $$dir/$$name.json >/dev/null \
+				|| exit 1; echo "$$dir/$$name.json"; \
+		done; \
+	done
 
 clean:
 	rm -rf $(VENV) .pytest_cache

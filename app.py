@@ -17,5 +17,5 @@ from pages.views.runs import browser_session
 sys.setswitchinterval(0.05)
 
 st.set_page_config(page_title="Loopscope", page_icon=":material/autorenew:", layout="wide")
-browser_session()  # this browser's id in the URL, on every page: its saved runs are its own
+browser_session()  # this browser's id, from its cookie or issued now (never in the URL): its saved runs are its own
 run_app()

@@ -1,14 +1,15 @@
-"""Hostile files against every reader: the importers, the transcript loader and the runs folder.
+"""Hostile files against every reader: the importers, the transcript loader and the runs store's journal import.
 
     .venv/bin/python bench/fuzz.py                 # 10,000 cases
     .venv/bin/python bench/fuzz.py --cases 500 --seed 7
 
 Each case is a file a user could hand Loopscope: random bytes, a real file cut
 at a random point, deep nesting, a huge string, or a real file with a field's
-value replaced by any JSON value (a wrong type); a saved run's journal
-corrupted the same ways; and a Claude Code session given as several files (its
-log and its sub-agents' logs) or a zip of them, any of them changed. The real
-files include runs and logs with sub-agents and compactions. Every reader must either read it or refuse it with its
+value replaced by any JSON value (a wrong type); a saved run's journal, as
+older versions kept them in the runs folder, corrupted the same ways (the runs
+store imports them); and a Claude Code session given as several files (its log
+and its sub-agents' logs) or a zip of them, any of them changed. The real files
+include runs and logs with sub-agents and compactions. Every reader must either read it or refuse it with its
 own error (`ImportFailed`, `TranscriptError`); anything else is a crash. What
 it reads must be renderable, under a page's depth of stack: the history, the
 pending results and the pairs at every step, the Markdown export, the
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import shutil
 import sys
 import tempfile
@@ -41,7 +43,8 @@ from loop import export, rules, transcript, views  # noqa: E402
 from loop.diagram import dot_at  # noqa: E402
 from loop.importers import ImportFailed, import_bytes, import_files  # noqa: E402
 from loop.narrate import describe  # noqa: E402
-from loop.runs import RunsFolder  # noqa: E402
+from loop import journal  # noqa: E402
+from loop.runs import RunsStore, owner_key  # noqa: E402
 
 CLAUDE_CODE = Path("/work/shared/fixtures/claude-code")
 UNEXPECTED = "did not expect"  # import_bytes' words when it caught a crash of its own
@@ -74,13 +77,24 @@ def _openai_body(messages: list, system: str) -> dict:
             "tools": [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]}
 
 
+LEGACY_BROWSER = "OldBrowserId-0123456789"  # a folder name older versions gave a browser's journals
+LEGACY_RUN = "run"
+
+
 def _journal_bytes(trace) -> bytes:
-    folder = Path(tempfile.mkdtemp(prefix="loopscope-fuzz-seed-"))
-    try:
-        RunsFolder(folder).save_step("seed", trace, {"model": trace.meta.get("model"), "tool_timeout": 30})
-        return (folder / "seed.jsonl").read_bytes()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    """A journal as older versions wrote them: the run's facts, a line a step, and where the cursor was."""
+    lines = [journal.head_line(trace.meta, {"model": trace.meta.get("model"), "tool_timeout": 30}),
+             *(journal.step_line(trace, i) for i in range(len(trace))), json.dumps({"cursor": len(trace) // 2})]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def import_journal(data: bytes, folder: Path) -> tuple[RunsStore, str]:
+    """A runs folder an older version left with this journal in it, opened as a store (which imports it)."""
+    (folder / LEGACY_BROWSER).mkdir(parents=True, exist_ok=True)
+    (folder / LEGACY_BROWSER / f"{LEGACY_RUN}.jsonl").write_bytes(data)
+    store = RunsStore(folder)
+    store.everyone()
+    return store, owner_key(f"legacy:{LEGACY_BROWSER}")
 
 
 def _course_with_threads() -> list[bytes]:
@@ -123,7 +137,7 @@ def _course_with_threads() -> list[bytes]:
 @lru_cache(maxsize=1)
 def sessions() -> tuple[tuple[tuple[str, bytes], ...], ...]:
     """Claude Code sessions with compactions and sub-agents: (file name, bytes) of each session's files."""
-    from bench.replay import claude_code_session
+    from tests.synthetic import claude_code_session
 
     out = []
     for seed in range(3):
@@ -436,22 +450,27 @@ def check_loads(data: bytes, strict: bool) -> str:
 
 
 def check_journal(data: bytes, folder: Path) -> str:
-    """RunsFolder.load and .list of a journal holding `data`."""
-    (folder / "run.jsonl").write_bytes(data)
-    runs = RunsFolder(folder)
+    """The runs store's import of an old journal holding `data`, then its list and load."""
+    case = Path(tempfile.mkdtemp(dir=folder))
     try:
-        runs.list()
-        trace, settings = runs.load("run")
-    except transcript.TranscriptError:
-        return "failed"
-    except Exception as exc:
-        raise _crash("RunsFolder.load", data, exc) from exc
-    try:
-        assert isinstance(settings, dict)
-        renderable(trace)
-    except Exception as exc:
-        raise _crash("rendering a loaded run", data, exc) from exc
-    return "imported"
+        try:
+            store, owner = import_journal(data, case)
+            listed = store.list(owner)
+            if not listed:
+                return "failed"  # refused whole, and left where it was
+            trace, settings = store.load(owner, LEGACY_RUN)
+        except transcript.TranscriptError:
+            return "failed"
+        except Exception as exc:
+            raise _crash("RunsStore import and load", data, exc) from exc
+        try:
+            assert isinstance(settings, dict) and listed[0].steps == len(trace)
+            renderable(trace)
+        except Exception as exc:
+            raise _crash("rendering a loaded run", data, exc) from exc
+        return "imported"
+    finally:
+        shutil.rmtree(case, ignore_errors=True)
 
 
 def check_session(files: list[tuple[str, bytes]]) -> str:
@@ -482,6 +501,8 @@ def check_file(data: bytes) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     from hypothesis import HealthCheck, Phase, given, seed, settings
+
+    logging.getLogger("loop.runs").setLevel(logging.ERROR)  # each journal refused would say so
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=10_000, help="hostile files to try (default 10,000)")
@@ -522,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
     @given(corrupted_journal())
     def journal_case(data):
         kinds["journal"] += 1
-        record("RunsFolder.load", lambda: check_journal(data, folder))
+        record("RunsStore import", lambda: check_journal(data, folder))
         record("import_bytes", lambda: check_import(data))
 
     @seed(args.seed)
@@ -545,7 +566,7 @@ def main(argv: list[str] | None = None) -> int:
 
     total = sum(kinds.values())
     print(f"{total:,} cases in {took:.1f} s ({', '.join(f'{k} {v:,}' for k, v in sorted(kinds.items()))})")
-    for reader in ("import_bytes", "transcript.loads", "transcript.loads(strict=False)", "RunsFolder.load",
+    for reader in ("import_bytes", "transcript.loads", "transcript.loads(strict=False)", "RunsStore import",
                    "import_files"):
         calls = sum(v for (r, _), v in outcomes.items() if r == reader)
         if calls:

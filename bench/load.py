@@ -4,7 +4,7 @@
     .venv/bin/python bench/load.py --client wire        # the server's side only
     .venv/bin/python bench/load.py --client chromium --sessions 5
 
-Serves `streamlit run app.py` on 127.0.0.1 (bench/render.py's helper); each
+Serves `streamlit run app.py` on 127.0.0.1 (tests/browser.py's helper); each
 student clicks Step until the loop ends, --think-ms apart. Two kinds of client:
 
 - chromium: one headless Chromium with N contexts (separate cookies, storage
@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -38,7 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.render import CHROMIUM, CHROMIUM_ARGS, CLICK_AND_WAIT, IDLE, serve_app  # noqa: E402
+from bench.render import CLICK_AND_WAIT  # noqa: E402
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, IDLE, serve_app  # noqa: E402
 
 MAX_SESSIONS = 50
 ENDED = "The loop has ended"
@@ -212,23 +215,29 @@ async def drive(url: str, sessions: int, max_steps: int, think_ms: int, time_lim
 class Wire:
     """One browser tab as the server sees it: a WebSocket speaking Streamlit's protobuf messages.
 
-    It sends what the page sends on a click (a rerun of the Step button's
-    fragment with the button's trigger set, the URL's query string and the
+    It sends what the page sends on a click (a rerun with the button's trigger
+    set, in the fragment the button is drawn in, the URL's query string and the
     page), reads the deltas the server streams back, and keeps the widget ids
-    and the query string the server hands it, as the page does. Rendering is
-    left out: that is the work each student's own machine does.
+    and the query string the server hands it, as the page does. It keeps the
+    cookie the page sets (the browser's id, handed out by a component whose
+    script sets `document.cookie`) and sends it when it connects, as a browser
+    does: pass `cookies` from an earlier Wire to come back as the same browser.
+    Rendering is left out: that is the work each student's own machine does.
     """
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, cookies: dict[str, str] | None = None):
         self.url = url.replace("http", "ws", 1) + "/_stcore/stream"
-        self.query, self.page, self.fragment, self.widgets = "", "", "", {}
+        self.query, self.page, self.widgets, self.fragments = "", "", {}, {}
+        self.cookies = dict(cookies or {})
         self.text: list[bytes] = []  # the raw deltas of the last run, searched for what the page would show
         self.errors: list[str] = []
 
     async def open(self) -> None:
         import websockets
 
-        self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None, ping_interval=None)
+        cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None, ping_interval=None,
+                                           additional_headers={"Cookie": cookie} if cookie else None)
         await self.rerun()
 
     async def rerun(self, widget: str | None = None) -> None:
@@ -239,11 +248,15 @@ class Wire:
         msg.rerun_script.query_string = self.query
         msg.rerun_script.page_script_hash = self.page
         if widget is not None:
-            msg.rerun_script.fragment_id = self.fragment
+            msg.rerun_script.fragment_id = self.fragments.get(widget, "")
             state = msg.rerun_script.widget_states.widgets.add()
             state.id, state.trigger_value = self.widgets[widget], True
         await self.ws.send(msg.SerializeToString())
         self.text = []
+        await self.finished()
+
+    async def finished(self) -> None:
+        """Read what the server sends until the script run finishes."""
         while not await self._read():
             pass
 
@@ -258,23 +271,35 @@ class Wire:
             self.query = msg.page_info_changed.query_string
         elif kind == "navigation" and msg.navigation.page_script_hash:
             self.page = msg.navigation.page_script_hash
-        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-            element = msg.delta.new_element
-            what = element.WhichOneof("type")
-            if what == "button" and "-" in element.button.id:
-                self.widgets[element.button.id.split("-", 2)[-1]] = element.button.id  # "$$ID-<hash>-<key>"
-                if msg.delta.fragment_id:
-                    self.fragment = msg.delta.fragment_id
-            elif what == "exception":
-                self.errors.append(f"exception: {element.exception.message[:200]}")
-            elif what == "alert" and element.alert.format == element.alert.ERROR:
-                self.errors.append(f"error shown: {element.alert.body[:200]}")
+        elif kind == "delta":
             self.text.append(raw)
+            if msg.delta.WhichOneof("type") == "new_element":
+                self._element(msg.delta.new_element, msg.delta.fragment_id)
         return kind == "script_finished"
+
+    def _element(self, element, fragment: str) -> None:
+        what = element.WhichOneof("type")
+        if what == "button" and "-" in element.button.id:
+            key = element.button.id.split("-", 2)[-1]  # "$$ID-<hash>-<key>"
+            self.widgets[key], self.fragments[key] = element.button.id, fragment
+        elif what == "bidi_component" and element.bidi_component.WhichOneof("data") == "json":
+            data = json.loads(element.bidi_component.json)
+            if isinstance(data, dict) and isinstance(data.get("cookie"), str):  # what its script does in a browser
+                name, _, value = data["cookie"].split(";")[0].partition("=")
+                self.cookies[name.strip()] = value.strip()
+        elif what == "exception":
+            self.errors.append(f"exception: {element.exception.message[:200]}")
+        elif what == "alert" and element.alert.format == element.alert.ERROR:
+            self.errors.append(f"error shown: {element.alert.body[:200]}")
 
     def shows(self, text: str) -> bool:
         needle = text.encode()
         return any(needle in raw for raw in self.text)
+
+    def status(self) -> tuple[int, int] | None:
+        """(k, n) of the last "Step k of n" the page was sent, even in a run cut short."""
+        found = [m for raw in self.text for m in re.finditer(rb"Step (\d+) of (\d+)", raw)]
+        return (int(found[-1].group(1)), int(found[-1].group(2))) if found else None
 
     async def close(self) -> None:
         await self.ws.close()

@@ -4,8 +4,8 @@
     .venv/bin/python bench/render.py --sizes 5 5000 --clicks 20
     .venv/bin/python bench/render.py --sizes --threads-only
 
-For each size it writes a synthetic transcript (the real engine, a counting
-model and an echo tool: one tool_use a turn), serves `streamlit run app.py` on
+For each size it writes a synthetic transcript (tests/synthetic.py: the real
+engine, a counting model and an echo tool: one tool_use a turn), serves `streamlit run app.py` on
 127.0.0.1, opens the transcript on the Replay page with Debian's chromium,
 jumps to the end, then clicks Back through the last steps and Step forward
 again (every stage; the history window moves as messages come and go). A click
@@ -23,173 +23,18 @@ as one in the main thread of the same run (median ratio <= 1.2).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-IDLE = "[data-test-script-state='notRunning']"
-
-
-# -- a long trace, made by the real engine --
-def echo_tool():
-    """`bash` by name and schema, echoing the command back: a stand-in that runs nothing."""
-    from loop.tools import Tool, ToolOutput
-
-    class Echo(Tool):
-        name = "bash"
-        description = "Echo the command back (a stand-in that runs nothing)."
-        input_schema = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
-
-        def run(self, tool_input, workspace):
-            return ToolOutput(f"ran: {tool_input['command']}\nline 2 of its output")
-
-    return Echo()
-
-
-def long_trace(n_messages: int):
-    """A finished run whose history has exactly `n_messages` messages (an odd count rounds up)."""
-    from loop.model import ModelConfig, Reply
-    from loop.runner import Run
-    from loop.tools import ToolBox
-
-    turns = max(1, (n_messages + 1) // 2)  # each turn adds an assistant message and a user one; the last only one
-
-    class Counting:
-        """A model that asks for one command a turn, then answers."""
-
-        config = ModelConfig()
-        name = "synthetic-counting-model"
-
-        def create(self, messages, tools):
-            turn = sum(1 for m in messages if m["role"] == "assistant") + 1
-            if turn < turns:
-                content = [{"type": "text", "text": f"Turn {turn}: one more command."},
-                           {"type": "tool_use", "id": f"toolu_{turn:06d}", "name": "bash",
-                            "input": {"command": f"echo {turn}"}}]
-                stop = "tool_use"
-            else:
-                content, stop = [{"type": "text", "text": f"Done after {turn} turns."}], "end_turn"
-            response = {"id": f"msg_{turn:06d}", "type": "message", "role": "assistant", "model": self.name,
-                        "content": content, "stop_reason": stop, "stop_sequence": None,
-                        "usage": {"input_tokens": 10 * turn, "output_tokens": 20}}
-            request = {"model": self.name, "max_tokens": 8000, "system": self.config.system, "tools": tools}
-            return Reply(response=response, request=request, duration_ms=0.0)
-
-    run = Run(f"Count to {turns} with one command a turn.", Counting(), ToolBox([echo_tool()], tempfile.gettempdir()),
-              max_turns=turns + 1)
-    run.run_to_end()
-    return run.trace
-
-
-def threaded_trace(main_messages: int = 2000, child_messages: int = 200, after: int = 3):
-    """A finished run whose main thread has about `main_messages` messages; `after` turns before its end it
-    calls `task`, and the sub-agent's loop has about `child_messages` of its own."""
-    from loop.model import ModelConfig, Reply
-    from loop.runner import Run
-    from loop.subagent import Task
-    from loop.tools import ToolBox
-
-    main_turns, child_turns = max(after + 2, main_messages // 2), max(1, child_messages // 2)
-
-    class Counting:
-        config = ModelConfig()
-        name = "synthetic-counting-model"
-
-        def create(self, messages, tools, system=None, **settings):
-            child = messages[0]["content"] == "the sub-task"
-            turn = sum(1 for m in messages if m["role"] == "assistant") + 1
-            last = child_turns if child else main_turns
-            if child or turn != main_turns - after:
-                use = {"type": "tool_use", "id": f"toolu_{'c' if child else 'm'}{turn:06d}", "name": "bash",
-                       "input": {"command": f"echo {turn}"}}
-            else:
-                use = {"type": "tool_use", "id": "toolu_task", "name": "task",
-                       "input": {"prompt": "the sub-task", "description": "a long sub-task"}}
-            if turn < last:
-                content, stop = [{"type": "text", "text": f"Turn {turn}: one more."}, use], "tool_use"
-            else:
-                content, stop = [{"type": "text", "text": f"Done after {turn} turns."}], "end_turn"
-            response = {"id": f"msg_{turn:06d}", "type": "message", "role": "assistant", "model": self.name,
-                        "content": content, "stop_reason": stop, "stop_sequence": None,
-                        "usage": {"input_tokens": 10 * turn, "output_tokens": 20}}
-            return Reply(response=response, request={"model": self.name, "max_tokens": 8000}, duration_ms=0.0)
-
-    run = Run(f"Count to {main_turns}, with a sub-task near the end.", Counting(),
-              ToolBox([echo_tool(), Task()], tempfile.gettempdir()), max_turns=main_turns + 1)
-    run.frames[0].max_turns = main_turns + 1
-    import loop.subagent as subagent
-
-    limit, subagent.MAX_TURNS = subagent.MAX_TURNS, child_turns + 1  # a sub-agent longer than the course's 30 turns
-    try:
-        run.run_to_end()
-    finally:
-        subagent.MAX_TURNS = limit
-    return run.trace
-
-
-def long_transcript(n_messages: int) -> str:
-    from loop.transcript import dumps
-
-    return dumps(long_trace(n_messages))
-
-
-# -- the app in a real browser --
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def serve_app(port: int | None = None):
-    """`streamlit run app.py` on 127.0.0.1; yields its URL and stops it (only it) afterwards."""
-    port = port or free_port()
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"streamlit exited: {log.read().decode(errors='replace')[-2000:]}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-            time.sleep(0.2)
-        else:
-            raise RuntimeError("streamlit did not start within 60 s")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-
-
-def launch(playwright):
-    if not Path(CHROMIUM).exists():
-        raise SystemExit(f"{CHROMIUM} is missing. Install Debian's chromium: sudo apt-get install -y chromium "
-                         "(or `make chromium`).")
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+from tests.browser import IDLE, launch, serve_app  # noqa: E402  (the browser tests use them too)
+from tests.synthetic import long_transcript, threaded_trace  # noqa: E402
 
 
 def wait_idle(page, timeout: float = 120_000) -> None:

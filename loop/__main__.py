@@ -1,6 +1,7 @@
 """`python -m loop`: run, replay and check the loop from a terminal.
 
     python -m loop run --scenario hello-py --out t.json
+    python -m loop run --scenario hello-py --lang ja     # the task, the model's words and the lines in Japanese
     python -m loop run "What Python version is installed?" --model claude-sonnet-4-5
     python -m loop replay t.json
     python -m loop check t.json
@@ -8,6 +9,7 @@
     python -m loop import session/ --out t.json        # a Claude Code session with its subagents/ logs (or a .zip)
     python -m loop scenarios
     python -m loop serve --port 8765     # the scripted model as an Anthropic-compatible server
+    python -m loop runs list             # the saved runs of every browser (runs_cli.py)
 """
 
 from __future__ import annotations
@@ -17,45 +19,61 @@ import sys
 import time
 
 from . import rules, transcript
+from .catalogs import known, languages, say
 from .errors import explain
 from .model import SCRIPTED, MissingKey, ModelConfig
 from .narrate import describe
 from .runner import start
 from .scripted import SCENARIOS
+from .terminal import printable
 from .tools import TOOLSETS
+
+
+def out(*parts: object, file=None, flush: bool = False) -> None:
+    """print(), with control characters from files, models and commands shown, not obeyed (terminal.py)."""
+    print(*(printable(p) for p in parts), file=file or sys.stdout, flush=flush)
 
 
 def _run(args) -> int:
     config = ModelConfig(model=args.model, stream=args.stream)
     try:
         run = start(args.task, scenario=args.scenario, config=config, workspace=args.workspace,
-                    tool_timeout=args.tool_timeout, max_turns=args.max_turns, toolset=args.toolset,
-                    compact_at=args.compact_at)
-    except (KeyError, ValueError) as exc:
-        print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+                    tool_timeout=args.tool_timeout, max_turns=args.max_turns, lang=args.lang,
+                    keep_workspace=args.keep_workspace, toolset=args.toolset, compact_at=args.compact_at)
+    except (KeyError, ValueError) as exc:  # a WorkspaceError too: what the folder would need
+        out(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
     except MissingKey as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        out(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # e.g. --workspace names a file
-        print(f"error: workspace {exc.filename or args.workspace}: {exc.strerror}", file=sys.stderr)
+        out(f"error: workspace {exc.filename or args.workspace}: {exc.strerror}", file=sys.stderr)
         return 2
-    label = "scripted (offline, no key)" if config.scripted else config.model
-    print(f"model: {label} · workspace: {run.workspace}")
-    for warning in run.tools.warnings:  # e.g. commands would run as root: said before anything runs
-        print(warning)
+    with run:  # removes the workspace it made, unless --keep-workspace
+        return _run_to_end(run, args, config)
+
+
+def _run_to_end(run, args, config) -> int:
+    lang = args.lang
+    label = say(lang, "scripted (offline, no key)") if config.scripted else config.model
+    kept = " (kept after the run)" if args.keep_workspace and not args.workspace else ""
+    out(say(lang, "model: {model} · workspace: {workspace}", model=label, workspace=run.workspace) + kept)
+    out(run.tools.sandbox.describe())
+    for warning in run.tools.warnings:  # e.g. no bubblewrap here: said before anything runs
+        out(warning)
     try:
-        run.run_to_end(on_step=lambda step: print(describe(run.trace, step.index), flush=True))
+        run.run_to_end(on_step=lambda step: out(describe(run.trace, step.index, lang), flush=True))
     except Exception as exc:  # an API error: say what to do, keep what was done
-        print(f"error: {explain(exc)}", file=sys.stderr)
+        out(f"error: {explain(exc, lang)}", file=sys.stderr)
         if args.out and _save(run, args.out):
-            print(f"the steps so far are in {args.out}", file=sys.stderr)
+            out(f"the steps so far are in {args.out}", file=sys.stderr)
         return 1
-    print(f"ended: {run.state.ended} · turn_count {run.state.turn_count} · {len(run.trace)} steps")
+    out(say(lang, "ended: {ended} · turn_count {turn} · {n} steps", ended=run.state.ended,
+            turn=run.state.turn_count, n=len(run.trace)))
     if args.out:
         if not _save(run, args.out):
             return 1
-        print(f"transcript: {args.out}")
+        out(say(lang, "transcript: {path}", path=args.out))
     return 0
 
 
@@ -63,7 +81,7 @@ def _save(run, path: str) -> bool:
     try:
         transcript.save(run.trace, path)
     except OSError as exc:
-        print(f"error: cannot write {path}: {exc.strerror}", file=sys.stderr)
+        out(f"error: cannot write {path}: {exc.strerror}", file=sys.stderr)
         return False
     return True
 
@@ -74,14 +92,21 @@ def _replay(args) -> int:
     except transcript.TranscriptError as exc:
         trace = _imported_as_is(args.file)  # an imported log keeps its broken pairs, to be seen
         if trace is None:
-            print(f"error: {exc}", file=sys.stderr)
+            out(f"error: {exc}", file=sys.stderr)
             return 1
         broken = len(transcript.violations(trace))
-        print(f"note: this imported history breaks the API's tool-use rules in {broken} place(s); "
+        out(f"note: this imported history breaks the API's tool-use rules in {broken} place(s); "
               f"`python -m loop check {args.file}` lists them")
-    print(f"model: {trace.meta.get('model')} · task: {trace.meta.get('task')} (replay: nothing is run)")
+    from .importers.derive import cover_the_rest
+
+    rest = cover_the_rest(trace)
+    if rest:
+        out(f"note: {rest}")
+    lang = known(args.lang or trace.meta.get("lang"))  # a run is replayed in the language it was made in
+    out(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model"),
+            task=trace.meta.get("task")))
     for i in range(len(trace)):
-        print(describe(trace, i))
+        out(describe(trace, i, lang))
     return 0
 
 
@@ -113,62 +138,62 @@ def _import(args) -> int:
                     raise ImportFailed(f"{name}: cannot read it ({exc.strerror})") from None
             imported = import_files(files, thread=args.thread, max_bytes=max_bytes)
     except ImportFailed as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        out(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"format: {imported.format}")
+    out(f"format: {imported.format}")
     trace = imported.trace
     for thread in imported.threads:
         chosen = " (imported)" if thread.id == imported.thread else ""
         inside = trace.threads.get(thread.id)
         linked = f" · started by {inside.parent_tool_use_id}" if inside is not None and inside.parent_tool_use_id else ""
-        print(f"thread: {thread.id}{chosen} · {thread.n_records} records · {thread.label}{linked}")
+        out(f"thread: {thread.id}{chosen} · {thread.n_records} records · {thread.label}{linked}")
     compactions = sum(1 for s in trace.steps if s.stage == "compact")
     if compactions:
-        print(f"compactions: {compactions} (each a compact step; the history before it is kept)")
+        out(f"compactions: {compactions} (each a compact step; the history before it is kept)")
     for warning in imported.warnings:
-        print(f"warning: {warning}")
-    print(f"{len(imported.trace.messages)} messages, {len(imported.trace)} steps")
+        out(f"warning: {warning}")
+    out(f"{len(imported.trace.messages)} messages, {len(imported.trace)} steps")
     if args.out:
         try:
             transcript.save(imported.trace, args.out)
         except OSError as exc:
-            print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+            out(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
             return 1
-        print(f"transcript: {args.out}")
+        out(f"transcript: {args.out}")
     return 0
 
 def _check(args) -> int:
     try:
         trace = transcript.loads(open(args.file, "rb").read(), strict=False)
     except OSError as exc:
-        print(f"error: {args.file}: {exc.strerror}", file=sys.stderr)
+        out(f"error: {args.file}: {exc.strerror}", file=sys.stderr)
         return 1
     except transcript.TranscriptError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        out(f"error: {exc}", file=sys.stderr)
         return 1
     broken = transcript.violations(trace)
     for where, violation in broken:
-        print(f"{where}: {violation}" if where else violation)
+        out(f"{where}: {violation}" if where else violation)
     if broken:
         return 1
     n = len(rules.pairs(trace.messages))
     calls = sum(1 for s in trace.steps if s.stage == "call_model")
-    print(f"ok: {len(trace.messages)} messages, {n} tool_use/tool_result pair(s) hold the API's rules; "
+    out(f"ok: {len(trace.messages)} messages, {n} tool_use/tool_result pair(s) hold the API's rules; "
           f"so do the {calls} request(s) sent")
     for thread in list(trace.threads.values())[1:]:
-        print(f"ok: thread {thread.id} (started by {thread.parent_tool_use_id}): {len(thread.messages)} messages, "
+        out(f"ok: thread {thread.id} (started by {thread.parent_tool_use_id}): {len(thread.messages)} messages, "
               f"{len(rules.pairs(thread.messages))} pair(s)")
     compactions = [s for s in trace.steps if s.stage == "compact"]
     if compactions:
         kinds = ", ".join(f"{k} ×{sum(1 for s in compactions if s.detail.get('kind') == k)}"
                           for k in transcript.COMPACT_KINDS if any(s.detail.get("kind") == k for s in compactions))
-        print(f"ok: {len(compactions)} compaction(s) ({kinds}); every history before them is kept")
+        out(f"ok: {len(compactions)} compaction(s) ({kinds}); every history before them is kept")
     return 0
 
 
 def _scenarios(args) -> int:
     for s in SCENARIOS.values():
-        print(f"{s.name:12} {s.task}\n{'':12} ({s.about})")
+        out(f"{s.name:12} {s.task}\n{'':12} ({s.about})")
     return 0
 
 
@@ -177,7 +202,7 @@ def _serve(args) -> int:
 
     server = serve(args.port)
     host, port = server.server_address[:2]
-    print(f"scripted Anthropic-compatible server on http://{host}:{port} (Ctrl-C stops it)", flush=True)
+    out(f"scripted Anthropic-compatible server on http://{host}:{port} (Ctrl-C stops it)", flush=True)
     try:
         while True:
             time.sleep(3600)
@@ -199,7 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--out", help="write the transcript to this file")
     run.add_argument("--max-turns", type=int, default=20)
     run.add_argument("--tool-timeout", type=float, default=30.0, help="seconds a command may run (default 30)")
-    run.add_argument("--workspace", help="the folder commands run in (default: a new temporary one)")
+    run.add_argument("--workspace", help="a folder of yours for the commands, left as it is (default: a new one, "
+                                         "removed at the end)")
+    run.add_argument("--keep-workspace", action="store_true",
+                     help="keep the workspace Loopscope makes after the run (it prints where)")
     run.add_argument("--stream", action="store_true", help="stream the model's answer")
     run.add_argument("--toolset", choices=list(TOOLSETS),
                      help="the tools: " + "; ".join(f"{k}: {v}" for k, v in TOOLSETS.items())
@@ -207,10 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--compact-at", type=int, metavar="TOKENS",
                      help="with s06: auto-compact when the history's estimated tokens pass this (default 50,000, "
                           "or the scenario's)")
+    run.add_argument("--lang", choices=list(languages()), default="en",
+                     help="the learner's language: the scenario's task, the model's words and these lines")
     run.set_defaults(func=_run)
 
     replay = sub.add_parser("replay", help="print the stages of a transcript, running nothing")
     replay.add_argument("file")
+    replay.add_argument("--lang", choices=list(languages()), help="default: the language the run was made in")
     replay.set_defaults(func=_replay)
 
     check = sub.add_parser("check", help="check a transcript against the API's tool-use pairing rules")
@@ -233,6 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="serve the scripted model over HTTP on 127.0.0.1")
     serve.add_argument("--port", type=int, default=8765)
     serve.set_defaults(func=_serve)
+
+    from .runs_cli import add_parser as add_runs
+
+    add_runs(sub)
 
     args = parser.parse_args(argv)
     if args.command == "run" and not (args.task or args.scenario):

@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .catalogs import N_
 from .rules import tool_results, tool_uses
 from .tools import Tool, ToolOutput
 
@@ -34,6 +35,11 @@ SUMMARY_PROMPT = ("Summarize this conversation for continuity. Include: 1) What 
                   "3) Key decisions made. Be concise but preserve critical details.\n\n")
 SUMMARY_CHARS = 80_000  # the end of the conversation the summary call sees, as in the course
 COMPRESSED = "[Conversation compressed. The full history before this point is kept in the trace.]"
+# Why each compaction happened, as a step's detail says it (in English; narrate.py says it again in any language)
+MICRO_WHY = N_("{n} old tool_result(s) replaced by placeholders; the newest {keep} are kept")
+AUTO_WHY = N_("the history is about {tokens} tokens, past the threshold of {threshold}")
+MANUAL_WHY = N_("the model called the compact tool")
+SUMMARY_WHY = N_("the history is replaced by the summary the model just wrote")
 
 
 def placeholder(name: str) -> str:

@@ -8,6 +8,7 @@ No graphviz package is needed: the pages hand the string to st.graphviz_chart.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Callable
 
 from .catalogs import N_
@@ -50,6 +51,13 @@ LIT_FILL, LIT_LINE = "#ffe3c2", "#d9480f"  # the stage just executed, the edge t
 END_FILL, END_LINE = "#d3f9d8", "#2b8a3e"
 
 
+def _wide(label: str) -> int:
+    """The most full-width (CJK) characters on one line of `label`.
+
+    Graphviz sizes a box with Latin font metrics and counts such a character
+    about half as wide as it is drawn, so a box is widened by that much.
+    """
+    return max(sum(1 for c in line if unicodedata.east_asian_width(c) in "WF") for line in label.split("\n"))
 # Beyond the chapter, drawn only for a run that has them: compaction before the call (s06), and a
 # sub-agent's loop beside the tool stage (s04), lit while the cursor is inside it.
 COMPACT = ("compact", N_("compact messages\n(micro · summary)"))
@@ -70,7 +78,10 @@ BUSY = "#fff4e6"  # the tool stage waiting for its sub-agent
 
 
 def _node(name: str, label: str, translate, extra: list[str]) -> str:
-    attrs = ['label="' + translate(label).replace("\n", "\\n") + '"', *extra]
+    text = translate(label)
+    attrs = ['label="' + text.replace("\n", "\\n") + '"', *extra]
+    if _wide(text) and not any(a.startswith("shape=diamond") for a in extra):
+        attrs.append(f'margin="{0.1 + 0.04 * _wide(text):.2f},0.04"')
     return f"  {name} [{', '.join(attrs)}];"
 
 

@@ -9,12 +9,20 @@ left exactly as it was.
 from __future__ import annotations
 
 from . import subagent
-from .compact import Compaction
+from .catalogs import N_
 from .model import Model
-from .runner import Frame, Run
+from .runner import Frame, Run, Settings
 from .state import LoopState
 from .tools import ToolBox, ToolOutput
 from .trace import MAIN, Thread, Trace
+
+
+class ForkRefused(ValueError):
+    """A fork that cannot be made; `message` and `values` say why in any language (`str()` is English)."""
+
+    def __init__(self, message: str, **values):
+        self.message, self.values = message, values
+        super().__init__(message.format(**values))
 
 
 def state_at(trace: Trace, index: int, thread_id: str | None = None) -> LoopState:
@@ -36,14 +44,15 @@ def state_at(trace: Trace, index: int, thread_id: str | None = None) -> LoopStat
     )
 
 
-def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, max_turns: int = 20,
-                  compaction: Compaction | None = None) -> Run:
+def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, settings: Settings | None = None) -> Run:
     """A live run whose first `index + 1` steps are those of `trace`, ready to execute the next stage.
 
     Inside a sub-agent, its loop and its parent's are both rebuilt, so the run
     goes on in the sub-agent and returns to the parent when it ends.
     """
-    run = Run(trace.meta.get("task", ""), model, tools, max_turns, compaction=compaction)
+    settings = settings or Settings(lang=str(trace.meta.get("lang") or "en"))  # a run keeps its language
+    run = Run(trace.meta.get("task", ""), model, tools, settings=settings)
+    max_turns = run.max_turns
     threads: dict[str, Thread] = {}
     states: dict[str, LoopState] = {}
     for tid, thread in trace.threads.items():
@@ -64,7 +73,8 @@ def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, max_tu
             continue
         first = trace.steps[trace.opened_at(thread.id)]
         child_tools = subagent.child_tools(tools)
-        run.frames.append(Frame(mine, states[thread.id], subagent.ThreadModel(model, thread.system or subagent.SYSTEM),
+        run.frames.append(Frame(mine, states[thread.id], subagent.ThreadModel(model, thread.system or
+                                                                              subagent.system(run.lang)),
                                 child_tools, str(first.detail.get("task", "")), subagent.MAX_TURNS))
     run.trace.last()
     return run
@@ -74,8 +84,9 @@ def fork_tool_result(run: Run, index: int, content: str, is_error: bool = False)
     """A new branch where the tool_use of run_tool step `index` got `content` as its result."""
     step = run.trace.steps[index]
     if step.stage != "run_tool":
-        raise ValueError(f"step {index + 1} is a {step.stage} step; only a tool's result can be edited")
-    branch = continue_from(run.trace, index - 1, run.model, run.tools, run.max_turns, run.compaction)
+        raise ForkRefused(N_("step {k} is a {stage} step; only a tool's result can be edited"), k=index + 1,
+                          stage=step.stage)
+    branch = continue_from(run.trace, index - 1, run.model, run.tools, run.settings)
     branch.trace.meta["forked_from"] = {"step": index, "edit": "tool_result"}
     branch.execute(given=ToolOutput(content, is_error))
     return branch
@@ -84,10 +95,8 @@ def fork_tool_result(run: Run, index: int, content: str, is_error: bool = False)
 def fork_task(run: Run, task: str) -> Run:
     """A new branch from the first step with another task."""
     if not task.strip():
-        raise ValueError("the task is empty")
-    branch = Run(task, run.model, run.tools, run.max_turns, compaction=run.compaction)
+        raise ForkRefused(N_("the task is empty"))
+    branch = Run(task, run.model, run.tools, settings=run.settings)
     branch.trace.meta["forked_from"] = {"step": 0, "edit": "task"}
-    if run.trace.meta.get("toolset"):
-        branch.trace.meta["toolset"] = run.trace.meta["toolset"]
     branch.execute()
     return branch

@@ -15,9 +15,9 @@ import anthropic
 
 from .blocks import tool_result
 from .catalogs import N_
-from .model import Model, ModelConfig
+from .model import SYSTEM, Model, ModelConfig
 from .rules import tool_uses
-from .scripted import SCENARIOS
+from .scripted import SCENARIOS, system_prompt
 from .tools import ToolBox
 
 
@@ -96,18 +96,14 @@ class LabRun:
     def broke_at(self) -> Call | None:
         return next((c for c in self.calls if c.error), None)
 
-    @property
-    def final_text(self) -> str:
-        last = self.calls[-1].response if self.calls and self.calls[-1].response else {}
-        return "\n".join(b.get("text", "") for b in last.get("content", []) if b.get("type") == "text")
 
-
-def run_loop(mistake: str | None, tools: ToolBox, scenario: str | None = None, max_calls: int = 6) -> LabRun:
-    """The chapter's `agent_loop`, with `mistake` (or none) applied, recorded call by call."""
+def run_loop(mistake: str | None, tools: ToolBox, scenario: str | None = None, max_calls: int = 6,
+             lang: str = "en") -> LabRun:
+    """The chapter's `agent_loop`, with `mistake` (or none) applied, recorded call by call, in `lang`."""
     m = MISTAKES.get(mistake) if mistake else None
     scenario = scenario or (m.scenario if m else "list-files")
-    model = Model(ModelConfig(max_tokens=SCENARIOS[scenario].max_tokens))
-    messages: list = [{"role": "user", "content": SCENARIOS[scenario].task}]
+    model = Model(ModelConfig(max_tokens=SCENARIOS[scenario].max_tokens, system=system_prompt(lang, SYSTEM)))
+    messages: list = [{"role": "user", "content": SCENARIOS[scenario].task_in(lang)}]
     calls: list[Call] = []
     while len(calls) < max_calls:
         call = Call(len(calls) + 1, copy.deepcopy(messages))

@@ -17,6 +17,7 @@ import anthropic
 import httpx2
 
 from . import scripted
+from .catalogs import N_
 
 SCRIPTED = "scripted"
 SYSTEM = "You are a coding agent working in a workspace folder. Use bash to solve tasks. Act, don't explain."
@@ -52,8 +53,33 @@ class Reply:
     retries: int = 0
 
 
+NEEDS_KEY = N_("The model {model} needs an API key: set ANTHROPIC_API_KEY or enter one, or choose the scripted "
+                "model, which needs none.")
+NO_ID = N_("The response's content.{n} is a tool_use block without {missing}, so no tool_result could answer it; "
+           "the step was not taken. Retry, or try another model.")
+
+
+@dataclass(frozen=True)
+class Observer:
+    """Who watches one model call as it happens: the text as it streams in, and every attempt the SDK makes.
+
+    A page passes one to `Run.step` / `Run.execute` for the call it draws; the
+    command line passes none. Attempts are numbered from 1, retries included.
+    """
+
+    on_text: Callable[[str], None] | None = None
+    on_attempt: Callable[[int, int], None] | None = None  # (attempt k, of at most n)
+
+
+NOBODY = Observer()
+
+
 class MissingKey(RuntimeError):
     """A real model was chosen with no API key and no base URL."""
+
+    def __init__(self, model: str):
+        self.model = model
+        super().__init__(NEEDS_KEY.format(model=repr(model)))
 
 
 def scripted_transport() -> httpx2.MockTransport:
@@ -90,10 +116,7 @@ def make_client(config: ModelConfig, on_request: Callable | None = None) -> anth
     key = config.api_key or os.environ.get("ANTHROPIC_API_KEY")
     base_url = config.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
     if not key and not base_url:
-        raise MissingKey(
-            f"The model {config.model!r} needs an API key: set ANTHROPIC_API_KEY or enter one, "
-            "or choose the scripted model, which needs none."
-        )
+        raise MissingKey(config.model)
     # A local Anthropic-compatible server often needs no key, but the SDK wants one.
     hooks = {"request": [on_request] if on_request else [], "response": [_no_long_waits]}
     return anthropic.Anthropic(api_key=key or "no-key", base_url=base_url, timeout=config.timeout,
@@ -124,8 +147,25 @@ def _no_long_waits(response) -> None:
         headers["x-should-retry"] = "false"
 
 
+def retries_of(request: httpx2.Request) -> int:
+    """How many times the SDK had retried before sending `request`.
+
+    The SDK retries by its own rules (429, 5xx, timeouts; retry-after; backoff) and
+    numbers every attempt in this header: reading it makes the retries visible
+    without redoing them.
+    """
+    try:
+        return max(0, int(request.headers.get("x-stainless-retry-count") or 0))
+    except ValueError:
+        return 0
+
+
 class InvalidResponse(RuntimeError):
     """A 200 answer the loop cannot use, such as a tool_use block without an id."""
+
+    def __init__(self, n: int, missing: str):
+        self.n, self.missing = n, missing
+        super().__init__(NO_ID.format(n=n, missing=missing))
 
 
 def _check_tool_uses(response: dict) -> None:
@@ -133,10 +173,7 @@ def _check_tool_uses(response: dict) -> None:
         if isinstance(block, dict) and block.get("type") == "tool_use":
             missing = [k for k in ("id", "name") if not block.get(k)]
             if missing:
-                raise InvalidResponse(
-                    f"The response's content.{n} is a tool_use block without {' or '.join(missing)}, so no "
-                    "tool_result could answer it; the step was not taken. Retry, or try another model."
-                )
+                raise InvalidResponse(n, " or ".join(missing))
 
 
 class Model:
@@ -145,46 +182,50 @@ class Model:
     def __init__(self, config: ModelConfig, client: anthropic.Anthropic | None = None):
         self.config = config
         self.client = client or make_client(config, on_request=self._attempt)
-        self.on_text: Callable[[str], None] | None = None  # streamed text, as it arrives
-        self.on_attempt: Callable[[int, int], None] | None = None  # (attempt k, of at most n), retries included
+        self._observer = NOBODY  # the observer of the call under way
 
     def _attempt(self, request) -> None:
-        # The SDK retries by its own rules (429, 5xx, timeouts; retry-after; backoff) and numbers
-        # every attempt in this header: reading it makes the retries visible without redoing them.
-        if self.on_attempt:
-            retry = int(request.headers.get("x-stainless-retry-count") or 0)
-            self.on_attempt(retry + 1, self.config.max_retries + 1)
+        if self._observer.on_attempt:
+            self._observer.on_attempt(retries_of(request) + 1, self.config.max_retries + 1)
 
     @property
     def name(self) -> str:
         return scripted.MODEL_NAME if self.config.scripted else self.config.model
 
-    def create(self, messages: list, tools: list | None, *, system: str | None | object = ...,
-               max_tokens: int | None = None) -> Reply:
-        """One call with system, messages, tools and max_tokens, as the chapter makes it.
+    def create(self, messages: list, tools: list | None, observer: Observer | None = None, *,
+               system: str | None | object = ..., max_tokens: int | None = None) -> Reply:
+        """One call with system, messages, tools and max_tokens, as the chapter makes it; `observer` watches it.
 
         A sub-agent passes its own `system`; a summary call (compaction) passes none, no tools and a smaller
         `max_tokens`, as the course's s06 does.
         """
-        system = self.config.system if system is ... else system
-        kwargs = dict(model=self.name, messages=messages, max_tokens=max_tokens or self.config.max_tokens)
+        self._observer = observer or NOBODY
+        try:
+            return self._create(messages, tools, self.config.system if system is ... else system,
+                                max_tokens or self.config.max_tokens)
+        finally:
+            self._observer = NOBODY
+
+    def _create(self, messages: list, tools: list | None, system: str | None, max_tokens: int) -> Reply:
+        kwargs = dict(model=self.name, messages=messages, max_tokens=max_tokens)
         if system is not None:
             kwargs["system"] = system
         if tools is not None:
             kwargs["tools"] = tools
         started = time.perf_counter()
+        on_text = self._observer.on_text
         if self.config.stream:
             with self.client.messages.stream(**kwargs) as stream:
                 complete = False
                 for event in stream:
-                    if event.type == "text" and self.on_text:
-                        self.on_text(event.text)
+                    if event.type == "text" and on_text:
+                        on_text(event.text)
                     complete = complete or event.type == "message_stop"
                 if not complete:  # the connection closed mid-answer
                     raise _bad_answer(stream.response, "the stream ended before message_stop")
                 message = stream.get_final_message()
                 answer = stream.response
-            retries = 0
+            retries = retries_of(answer.request)  # a stream reports no retries_taken: its last request says
         else:
             raw = self.client.messages.with_raw_response.create(**kwargs)
             try:

@@ -1,57 +1,98 @@
-"""One line of plain text a step: what the stage did. The CLI prints these, live and in replay."""
+"""One line of plain text a step: what the stage did. The CLI prints these, live and in replay; the page shows
+the same line under the step's header, in the learner's language."""
 
 from __future__ import annotations
 
 import json
+import re
 
 from . import rules
+from .catalogs import say
+from .compact import AUTO_WHY, MICRO_WHY
+from .runner import GO_ON, MAX_TURNS, why_ended
 from .trace import MAIN, STAGE_TITLES, Trace
 
 
-def _short(value: object, width: int = 100) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+def short(value: object, width: int = 80) -> str:
+    """One line of at most `width` characters; JSON for anything that is not a string."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def head(trace: Trace, index: int) -> str:
-    """`[k] turn t · stage`, with the sub-agent's thread before the turn when the step is one of its."""
+def head(trace: Trace, index: int, lang: str = "en") -> str:
+    """`[k] turn t · stage`, the start of step `index`'s line; a sub-agent's thread before the turn."""
     step = trace.steps[index]
-    where = "" if step.thread == MAIN else f"{step.thread} · "
-    return f"[{index + 1}] {where}turn {step.turn_count} · {STAGE_TITLES.get(step.stage, step.stage)}"
+    title = STAGE_TITLES.get(step.stage)
+    stage = say(lang, title) if title else step.stage
+    if step.thread != MAIN:
+        return say(lang, "[{k}] {thread} · turn {turn} · {stage}", k=index + 1, thread=step.thread,
+                   turn=step.turn_count, stage=stage)
+    return say(lang, "[{k}] turn {turn} · {stage}", k=index + 1, turn=step.turn_count, stage=stage)
 
 
-def describe(trace: Trace, index: int) -> str:
-    """`[k] turn t · stage: what happened` for step `index`."""
+def _why(step, lang: str) -> str:
+    """The trace keeps why in English; the words are the runner's, so they are said again in `lang`."""
+    why = str(step.detail.get("why", ""))
+    if lang == "en" or not why:
+        return why
+    if step.stage == "decide":
+        if step.detail.get("continues") and why == GO_ON:
+            return say(lang, GO_ON)
+        if why == why_ended(step.stop_reason):
+            return why_ended(step.stop_reason, lang)
+    for template in (MAX_TURNS, MICRO_WHY, AUTO_WHY):  # the words with numbers in them: matched, said again
+        names = re.findall(r"\{(\w+)\}", template)
+        pattern = re.escape(template)
+        for name in names:
+            pattern = pattern.replace(re.escape("{" + name + "}"), r"(\d+)", 1)
+        found = re.fullmatch(pattern, why)
+        if found:
+            return say(lang, template, **dict(zip(names, found.groups())))
+    return say(lang, why)
+
+
+def what(trace: Trace, index: int, lang: str = "en") -> str:
+    """What step `index` did, in one line of `lang` (commands, outputs and ids as they are)."""
     step = trace.steps[index]
     d = step.detail
-    head_ = head(trace, index)
     if step.stage == "user_request":
-        what = f"messages ← user: {_short(d.get('task', ''))}"
-    elif step.stage == "call_model":
+        return say(lang, "messages ← user: {task}", task=short(d.get("task", ""), 100))
+    if step.stage == "call_model":
         response = d.get("response", {})
         content = response.get("content") if isinstance(response.get("content"), list) else []
         kinds = [b.get("type") if isinstance(b, dict) else type(b).__name__ for b in content]
         usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-        what = (f"stop_reason={response.get('stop_reason')} · content {kinds} · "
-                f"tokens in {usage.get('input_tokens')} out {usage.get('output_tokens')}")
-    elif step.stage == "append_assistant":
+        return say(lang, "stop_reason={stop} · content {kinds} · tokens in {input} out {output}",
+                   stop=response.get("stop_reason"), kinds=kinds, input=usage.get("input_tokens"),
+                   output=usage.get("output_tokens"))
+    if step.stage == "append_assistant":
         message = (trace.window_at(index, step.n_messages - 1, step.n_messages) or [{}])[0]
         texts = [str(b.get("text", "")) for b in rules.blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
-        what = f"messages ← assistant ({step.n_messages} messages)" + (f": {_short(' '.join(texts))}" if texts else "")
-    elif step.stage == "decide":
-        what = ("go on: " if d.get("continues") else "the loop ends: ") + str(d.get("why", ""))
-    elif step.stage == "run_tool" and d.get("thread"):
-        what = f"{d.get('name')} → the subagent's answer ({d.get('thread')}): {_short(d.get('output', ''), 80)}"
-    elif step.stage == "run_tool":
+        line = say(lang, "messages ← assistant ({n} messages)", n=step.n_messages)
+        return line + (f": {short(' '.join(texts), 100)}" if texts else "")
+    if step.stage == "decide":
+        if d.get("continues"):
+            return say(lang, "go on: {why}", why=_why(step, lang))
+        return say(lang, "the loop ends: {why}", why=_why(step, lang))
+    if step.stage == "run_tool" and d.get("thread"):
+        return say(lang, "{tool} → the subagent's answer ({thread}): {output}", tool=d.get("name"),
+                   thread=d.get("thread"), output=short(d.get("output", ""), 80))
+    if step.stage == "run_tool":
         flag = " [is_error]" if d.get("is_error") else ""
-        what = f"{d.get('name')} {_short(d.get('input'), 60)} → {_short(d.get('output', ''), 80)}{flag} ({d.get('tool_use_id')})"
-    elif step.stage == "write_back":
-        what = (f"messages ← user: {d.get('results')} tool_result block(s); turn_count={step.turn_count}, "
-                f"transition_reason={step.transition_reason}")
-    elif step.stage == "compact":
-        what = (f"{d.get('kind')}: {d.get('why', '')} · messages {d.get('messages_before')} → "
-                f"{d.get('messages_after')} · about {d.get('tokens_before')} → {d.get('tokens_after')} tokens")
-    else:
-        what = str(d.get("why", ""))
-    return f"{head_}: {what}"
+        return (f"{d.get('name')} {short(d.get('input'), 60)} → {short(d.get('output', ''), 80)}{flag} "
+                f"({d.get('tool_use_id')})")
+    if step.stage == "write_back":
+        return say(lang, "messages ← user: {n} tool_result block(s); turn_count={turn}, transition_reason={reason}",
+                   n=d.get("results"), turn=step.turn_count, reason=step.transition_reason)
+    if step.stage == "compact":
+        return say(lang, "{kind}: {why} · messages {before} → {after} · about {tokens_before} → {tokens_after} tokens",
+                   kind=d.get("kind"), why=_why(step, lang), before=d.get("messages_before"),
+                   after=d.get("messages_after"), tokens_before=d.get("tokens_before"),
+                   tokens_after=d.get("tokens_after"))
+    return _why(step, lang)
+
+
+def describe(trace: Trace, index: int, lang: str = "en") -> str:
+    """`[k] turn t · stage: what happened` for step `index`, in `lang`."""
+    return f"{head(trace, index, lang)}: {what(trace, index, lang)}"

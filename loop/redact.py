@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 # Names are upper-cased first: Streamlit copies secrets.toml's top-level keys into the
 # environment as they are written there, often in lower case (`db_password`).
@@ -26,6 +27,13 @@ def without_secrets(value: object) -> object:
     return value
 
 
-def redact(text: str) -> str:
-    """`text` with any API key in it cut to its first characters (a server may quote the key it refused)."""
-    return KEY_PATTERN.sub(lambda m: m.group()[:7] + "…", text)
+HIDDEN = "[API key]"
+
+
+def redact(text: str, keys: Iterable[str | None] = ()) -> str:
+    """`text` with any API key in it cut to its first characters (a server may quote the key it refused), and
+    each of `keys` (the exact keys in use, whatever their shape: a proxy's need not start with `sk-`) hidden."""
+    text = KEY_PATTERN.sub(lambda m: m.group()[:7] + "…", text)
+    for key in sorted({k for k in keys if k and len(k) >= 4}, key=len, reverse=True):
+        text = text.replace(key, HIDDEN)
+    return text

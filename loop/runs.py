@@ -1,31 +1,93 @@
-"""A local runs folder: every live run saved after every step, so nothing is lost.
+"""Saved runs in one SQLite file: every step of a live run is written before the page answers.
 
-A run is a journal, `<id>.jsonl`: the first line holds the run's facts (meta,
-settings; never a key), then one line a step with what the step did to its
-thread's history (transcript.journal_line: the messages it added, or rewrote).
-Appending a line a step keeps saving linear in the work, however long the run.
-A move of the cursor appends `{"cursor": k}`; the last one read wins. One
-append a click, nothing rewritten: a crash can cut only the line being written.
-Loading replays the journal into the same trace; `resume`
-(loop.fork.continue_from) goes on from its last step.
+`<runs folder>/runs.sqlite3` holds the runs of every browser. A run is a row of
+facts (meta and settings, never a key) and one row a step, whose `line` is the
+step with the messages it added, as one JSON line (loop/journal.py), so a
+person or `jq` can read it: `python -m loop runs export ID`.
+
+- One transaction a step, in WAL mode with synchronous=FULL: a killed server
+  (or a power cut) leaves a run as it was before the step or after it, never
+  in between. Several processes may share the file (replicas on one machine,
+  never over a network file system): a writer waits up to `BUSY` seconds for
+  another's transaction, and nothing read is kept between calls; only the
+  connection is kept, one a process.
+- One tab writes a run at a time: the one that made it or last resumed it (its
+  `writer`). A tab whose run was resumed elsewhere gets `TakenOver` at its
+  next write; it then saves on under a new run id, so the two never mix.
+- The store knows a browser only as its owner key, a hash of the browser's id
+  (loop/browser_id.py): nothing in the store can be used as an id.
+- Private: the folder is 0700 and every file in it 0600 (made so, not by
+  changing the process's umask, which would change the mode of the files the
+  tools' commands write in other threads).
+- `PRAGMA user_version` is the schema's version. Journals that older versions
+  kept as files (`<folder>/<browser id>/<run id>.jsonl`) are imported when the
+  store is made, then moved to `journals-imported/`, under a hash of their id.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import logging
 import os
 import re
+import secrets
+import sqlite3
+import stat
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import transcript
+from . import journal, transcript
 from .redact import without_secrets
 from .trace import Trace
 
-ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-STEP_LINE = b'{"step"'  # how every step's line starts: json.dumps keeps the order of the keys
-CURSOR_LINE = b'{"cursor"'  # and every move of the cursor's
+SCHEMA = 1
+FILE = "runs.sqlite3"
+IMPORTED = "journals-imported"
+BUSY = 15.0  # seconds a write waits for another process's transaction
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a run's id
+OWNER = re.compile(r"[0-9a-f]{64}")  # a hash
+LEGACY_BROWSER = re.compile(r"[A-Za-z0-9_-]{16,64}")  # an id older versions kept in the URL and as a folder name
+
+log = logging.getLogger(__name__)
+
+_CREATE = """
+CREATE TABLE runs (
+    n        INTEGER PRIMARY KEY,
+    owner    TEXT NOT NULL,     -- a hash of the browser's id, never the id
+    id       TEXT NOT NULL,     -- the run's id, as the page names it
+    task     TEXT NOT NULL,
+    model    TEXT NOT NULL,
+    meta     TEXT NOT NULL,     -- JSON: the trace's facts
+    settings TEXT NOT NULL,     -- JSON: what it takes to go on; never a key
+    steps    INTEGER NOT NULL,  -- rows in `steps` for this run
+    ended    TEXT,
+    cursor   INTEGER NOT NULL,
+    writer   TEXT,              -- the tab that may write it
+    created  REAL NOT NULL,
+    modified REAL NOT NULL,
+    UNIQUE (owner, id)
+);
+CREATE INDEX runs_by_owner ON runs (owner, modified);
+CREATE TABLE steps (
+    run  INTEGER NOT NULL,      -- runs.n
+    idx  INTEGER NOT NULL,
+    line TEXT NOT NULL,         -- {"step": {...}, "messages": [...]}: the journal line
+    PRIMARY KEY (run, idx)
+) WITHOUT ROWID;
+CREATE TABLE server (name TEXT PRIMARY KEY, value BLOB NOT NULL);
+"""
+
+
+class StoreError(Exception):
+    """The store cannot be used (a full disk, a file of a newer version, a locked database)."""
+
+
+class TakenOver(StoreError):
+    """Another tab resumed this run: this tab's steps must go to a new run."""
 
 
 @dataclass(frozen=True)
@@ -38,122 +100,318 @@ class SavedRun:
     modified: float  # seconds since the epoch
 
 
-class RunsFolder:
-    """The runs of one browser session (or one user): a folder of journals."""
+def default_root() -> Path:
+    """Where the store lives: LOOPSCOPE_RUNS, else `runs/` beside app.py."""
+    return Path(os.environ.get("LOOPSCOPE_RUNS") or Path(__file__).resolve().parents[1] / "runs")
 
-    def __init__(self, root: str | Path):
-        self.root = Path(root)
-        self._counts: dict[str, int] = {}  # steps already in each journal, to skip re-reading it
 
-    def _path(self, run_id: str, suffix: str = ".jsonl") -> Path:
-        if not ID.match(run_id):
-            raise ValueError(f"not a run id: {run_id!r}")
-        return self.root / f"{run_id}{suffix}"
-
-    def save_step(self, run_id: str, trace: Trace, settings: dict | None = None) -> None:
-        """Append the steps of `trace` the journal does not have yet (all of them for a new run)."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        path = self._path(run_id)
-        have = self._count(run_id)
-        lines = []
-        if have is None:
-            # never a key, even when the caller's settings hold one (dataclasses.asdict of a ModelConfig)
-            lines.append({"meta": trace.meta, "settings": without_secrets(settings or {})})
-            have = 0
-        for step in trace.steps[have:]:
-            lines.append(transcript.journal_line(trace, step))
-        lines.append({"cursor": trace.cursor})
-        with path.open("a", encoding="utf-8") as f:  # one write a click: the new steps and where the cursor is
-            f.writelines(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-        self._counts[run_id] = len(trace.steps)
-
-    def _count(self, run_id: str) -> int | None:
-        if run_id in self._counts and self._path(run_id).exists():
-            return self._counts[run_id]
-        path = self._path(run_id)
-        if not path.exists():
-            return None
-        with path.open("rb") as f:  # bytes: a line cut mid-character by a crash must not stop the count
-            return sum(1 for line in f if line.startswith(STEP_LINE))
-
-    def save_cursor(self, run_id: str, cursor: int) -> None:
-        with self._path(run_id).open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"cursor": cursor}) + "\n")
-
-    def load(self, run_id: str) -> tuple[Trace, dict]:
-        """The trace of a saved run (cursor restored) and its settings.
-
-        A line cut by a crash ends the journal: the steps before it are kept. A
-        journal that is not one (a line of another shape, steps that do not
-        fit) raises `TranscriptError`, never anything else.
-        """
-        path = self._path(run_id)
-        journal = transcript.Journal()
-        head: dict = {}
-        cursor = None
-        with path.open("rb") as f:  # bytes: a crash can cut a line in the middle of a character
-            for n, line in enumerate(f, 1):
-                try:
-                    record = json.loads(line)
-                except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past reading
-                    break  # a line cut by a crash: keep what came before it
-                if transcript.too_deep(record):
-                    raise transcript.TranscriptError(f"{path.name}, line {n}: nested too deeply to read")
-                if n == 1:
-                    if not isinstance(record, dict):
-                        raise transcript.TranscriptError(f"{path.name}, line 1: not the facts of a saved run")
-                    head = record
-                    continue
-                if isinstance(record, dict) and set(record) == {"cursor"}:
-                    cursor = record["cursor"]
-                    continue
-                if not isinstance(record, dict):
-                    raise transcript.TranscriptError(f"{path.name}, line {n}: not a step of the run")
-                journal.add(record, f"{path.name}, line {n}")
-        meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}
-        settings = head.get("settings") if isinstance(head.get("settings"), dict) else {}
-        trace = transcript.from_dict(journal.transcript(meta), strict=False)
-        try:
-            if cursor is None:  # a journal from before the cursor lines: its cursor was a file beside it
-                cursor = self._path(run_id, ".cursor").read_text()
-            trace.goto(int(cursor))
-        except (OSError, ValueError, TypeError):
-            trace.last()
-        return trace, settings
-
-    def list(self) -> list[SavedRun]:
-        """Saved runs, newest first."""
-        found = []
-        for path in self.root.glob("*.jsonl") if self.root.exists() else []:
-            try:
-                with path.open("rb") as f:
-                    head = json.loads(f.readline())
-                    last = None
-                    count = 0
-                    for line in f:
-                        if not line.startswith(CURSOR_LINE):
-                            count += 1
-                            last = line
-                try:
-                    ended = json.loads(last)["step"].get("ended") if last else None
-                except ValueError:  # the last line was cut by a crash: the run is there, less that step
-                    count, ended = count - 1, None
-                meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}
-            except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError):
-                continue  # not a journal this Loopscope can list
-            found.append(SavedRun(path.stem, str(meta.get("task", "")), str(meta.get("model", "")), count, ended,
-                                  path.stat().st_mtime))
-        return sorted(found, key=lambda r: r.modified, reverse=True)
-
-    def reopen(self, run_id: str) -> None:
-        """Forget what was counted of `run_id`'s journal: a resumed run goes on writing it."""
-        self._counts.pop(run_id, None)
-
-    def delete(self, run_id: str) -> None:
-        for suffix in (".jsonl", ".cursor"):
-            self._path(run_id, suffix).unlink(missing_ok=True)
-        self._counts.pop(run_id, None)
+def owner_key(name: str) -> str:
+    """The key a browser's runs are filed under: a hash, so the store holds nothing usable as an id."""
+    return hashlib.sha256(name.encode()).hexdigest()
 
 
 def new_run_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
+    return time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(6)
+
+
+def _text(value: object) -> str | None:
+    """A value for a text column: a step read from an old journal may hold anything where `ended` belongs."""
+    return None if value is None else value if isinstance(value, str) else json.dumps(value, default=str)[:200]
+
+
+def _check(owner: str, *run_id: str) -> None:
+    """Refuse what is not an owner key or (when given) a run id: whatever the page or a crafted cookie hands in."""
+    if not isinstance(owner, str) or not OWNER.fullmatch(owner):
+        raise ValueError("not an owner key")
+    for given in run_id:
+        if not (isinstance(given, str) and ID.fullmatch(given)):
+            raise ValueError(f"not a run id: {given!r}"[:100])
+
+
+# One connection a process and file, used by one thread at a time. Streamlit runs each script run
+# in a new thread, so a connection per thread would be opened at every click; closing the last
+# connection of a WAL file also checkpoints it, so one per operation costs a few ms instead of 0.2.
+# A child made by fork() must not use its parent's connection (SQLite's rule): connections are kept by process.
+_connections: dict[tuple[str, int], tuple[sqlite3.Connection, int]] = {}
+_inherited: list[sqlite3.Connection] = []  # a parent's, never used nor closed here
+_lock = threading.Lock()
+
+
+class RunsStore:
+    """Every browser's saved runs, in `<root>/runs.sqlite3`."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root).absolute()
+        self.path = self.root / FILE
+
+    # -- the connection, the schema and the files' modes --
+    def _connection(self) -> sqlite3.Connection:
+        key = (str(self.path), os.getpid())
+        if not _connections.keys() or next(iter(_connections))[1] != key[1]:  # forked: the parent's are not ours
+            _inherited.extend(c for c, _ in _connections.values())
+            _connections.clear()
+        try:
+            inode = os.stat(self.path).st_ino
+        except FileNotFoundError:
+            inode = None
+        kept = _connections.get(key)
+        if kept is not None and kept[1] == inode:
+            return kept[0]
+        if kept is not None:  # the file was removed or replaced: its old connection writes nowhere
+            kept[0].close()
+            del _connections[key]
+        connection = self._open()
+        _connections[key] = (connection, os.stat(self.path).st_ino)
+        return connection
+
+    def close(self) -> None:
+        """Close this process's connection to the store (it opens again when next used)."""
+        with _lock:
+            kept = _connections.pop((str(self.path), os.getpid()), None)
+            if kept is not None:
+                kept[0].close()
+
+    def _open(self) -> sqlite3.Connection:
+        _private_folder(self.root)
+        with contextlib.suppress(FileExistsError):  # made with its mode: the -wal and -shm files copy it
+            os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+        db = None
+        try:
+            db = sqlite3.connect(self.path, timeout=BUSY, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA synchronous=FULL")
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA:
+                raise StoreError(f"{self.path} was written by a newer Loopscope (schema {version}; this one reads "
+                                 f"{SCHEMA})")
+            if version < SCHEMA:
+                self._migrate(db)
+        except BaseException as exc:
+            if db is not None:
+                db.close()
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"{self.path}: {exc}") from exc
+            raise
+        for suffix in ("", "-wal", "-shm"):  # files an older version made, or a copy put here
+            _private_file(Path(f"{self.path}{suffix}"))
+        return db
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("BEGIN EXCLUSIVE")  # another replica may be making it too: one does, the other finds it made
+        moved = []
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                for statement in _CREATE.split(";\n"):
+                    if statement.strip():
+                        db.execute(statement)
+                moved = _import_journals(db, self.root)
+            db.execute(f"PRAGMA user_version={SCHEMA}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        for folder in moved:  # imported: out of the way, so they are not imported again
+            target = self.root / IMPORTED / owner_key(f"legacy:{folder.name}")
+            _private_folder(target.parent)
+            with contextlib.suppress(OSError):
+                folder.rename(target)
+
+    @contextlib.contextmanager
+    def _transaction(self, write: bool):
+        """A transaction: IMMEDIATE takes the write lock at once (waiting up to BUSY s); a read one sees a snapshot."""
+        with _lock:
+            try:
+                db = self._connection()
+                db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            except (sqlite3.Error, OSError) as exc:  # a locked file past BUSY seconds, a folder we may not write
+                raise StoreError(f"the saved runs cannot be opened: {exc}") from exc
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"the saved runs: {exc}") from exc
+                raise
+
+    # -- the runs --
+    def save(self, owner: str, run_id: str, trace: Trace, settings: dict | None = None, *, writer: str) -> int:
+        """Write the steps of `trace` the store does not have yet and its cursor, in one transaction.
+
+        A new run id starts a run, written by `writer` from now on. Raises
+        `TakenOver` when another writer resumed the run since. Returns the
+        number of steps written.
+        """
+        _check(owner, run_id)
+        now = time.time()
+        with self._transaction(write=True) as db:
+            row = db.execute("SELECT n, steps, writer FROM runs WHERE owner=? AND id=?", (owner, run_id)).fetchone()
+            if row is None:
+                meta = trace.meta
+                n = db.execute(
+                    "INSERT INTO runs (owner, id, task, model, meta, settings, steps, ended, cursor, writer, created,"
+                    " modified) VALUES (?, ?, ?, ?, ?, ?, 0, NULL, -1, ?, ?, ?)",
+                    (owner, run_id, str(meta.get("task", "")), str(meta.get("model", "")),
+                     json.dumps(meta, ensure_ascii=False),
+                     json.dumps(without_secrets(settings or {}), ensure_ascii=False), writer, now, now)).lastrowid
+                have = 0
+            else:
+                n, have, current = row
+                if current != writer:
+                    raise TakenOver(run_id)
+            db.executemany("INSERT INTO steps (run, idx, line) VALUES (?, ?, ?)",
+                           ((n, i, journal.step_line(trace, i)) for i in range(have, len(trace))))
+            ended = _text(trace.steps[-1].ended) if len(trace) else None
+            db.execute("UPDATE runs SET steps=?, ended=?, cursor=?, modified=? WHERE n=?",
+                       (max(have, len(trace)), ended, trace.cursor, now, n))
+        return max(0, len(trace) - have)
+
+    def load(self, owner: str, run_id: str, *, writer: str | None = None) -> tuple[Trace, dict]:
+        """The trace of a saved run (cursor restored) and its settings; KeyError when this owner has no such run.
+
+        With `writer`, the run is also taken over by it, in the same
+        transaction: this is Resume, and the tab that wrote it before gets
+        `TakenOver` at its next write. A run that cannot be read raises
+        `TranscriptError`.
+        """
+        _check(owner, run_id)
+        with self._transaction(write=writer is not None) as db:
+            row = db.execute("SELECT n, meta, settings, cursor FROM runs WHERE owner=? AND id=?",
+                             (owner, run_id)).fetchone()
+            if row is None:
+                raise KeyError(run_id)
+            n, meta, settings, cursor = row
+            lines = [line for (line,) in db.execute("SELECT line FROM steps WHERE run=? ORDER BY idx", (n,))]
+            if writer is not None:
+                db.execute("UPDATE runs SET writer=?, modified=? WHERE n=?", (writer, time.time(), n))
+        try:
+            head = {"meta": json.loads(meta), "settings": json.loads(settings)}
+            records = [json.loads(line) for line in lines]
+        except (ValueError, RecursionError) as exc:
+            raise transcript.TranscriptError(f"the saved run {run_id} cannot be read: {exc}") from None
+        if not all(journal.is_step(r) for r in records):
+            raise transcript.TranscriptError(f"the saved run {run_id} holds a step of the wrong shape")
+        return journal.to_trace(head, records, cursor)
+
+    def list(self, owner: str) -> list[SavedRun]:
+        """This owner's saved runs, newest first."""
+        _check(owner)
+        with self._transaction(write=False) as db:
+            rows = db.execute("SELECT id, task, model, steps, ended, modified FROM runs WHERE owner=? "
+                              "ORDER BY modified DESC", (owner,)).fetchall()
+        return [SavedRun(*row) for row in rows]
+
+    def delete(self, owner: str, run_id: str) -> bool:
+        """Remove a saved run of this owner; False when it has none of that id."""
+        _check(owner, run_id)
+        with self._transaction(write=True) as db:
+            row = db.execute("SELECT n FROM runs WHERE owner=? AND id=?", (owner, run_id)).fetchone()
+            if row is None:
+                return False
+            db.execute("DELETE FROM steps WHERE run=?", row)
+            db.execute("DELETE FROM runs WHERE n=?", row)
+        return True
+
+    def journal(self, owner: str, run_id: str) -> list[str]:
+        """The run as JSON lines: its facts, then one line a step (loop/journal.py)."""
+        _check(owner, run_id)
+        with self._transaction(write=False) as db:
+            row = db.execute("SELECT n, meta, settings FROM runs WHERE owner=? AND id=?", (owner, run_id)).fetchone()
+            if row is None:
+                raise KeyError(run_id)
+            lines = [line for (line,) in db.execute("SELECT line FROM steps WHERE run=? ORDER BY idx", (row[0],))]
+        head = json.dumps({"meta": json.loads(row[1]), "settings": json.loads(row[2])}, ensure_ascii=False)
+        return [head, *lines]
+
+    # -- for the operator (python -m loop runs) --
+    def everyone(self) -> list[tuple[str, SavedRun]]:
+        """(owner, run) of every saved run, newest first."""
+        with self._transaction(write=False) as db:
+            rows = db.execute("SELECT owner, id, task, model, steps, ended, modified FROM runs "
+                              "ORDER BY modified DESC").fetchall()
+        return [(row[0], SavedRun(*row[1:])) for row in rows]
+
+    def prune(self, older_than_days: float) -> int:
+        """Remove the runs not written for `older_than_days` days; returns how many."""
+        cutoff = time.time() - older_than_days * 86400
+        with self._transaction(write=True) as db:
+            old = db.execute("SELECT n FROM runs WHERE modified < ?", (cutoff,)).fetchall()
+            db.executemany("DELETE FROM steps WHERE run=?", old)
+            db.executemany("DELETE FROM runs WHERE n=?", old)
+        return len(old)
+
+    def secret(self, name: str = "browser-id-key") -> bytes:
+        """A random key made once and kept in the store (0600), the same for every process that shares it."""
+        with self._transaction(write=False) as db:  # read first: every new session asks, most find it made
+            row = db.execute("SELECT value FROM server WHERE name=?", (name,)).fetchone()
+        if row is None:
+            with self._transaction(write=True) as db:  # made once; another process may be making it too
+                db.execute("INSERT OR IGNORE INTO server (name, value) VALUES (?, ?)", (name, secrets.token_bytes(32)))
+                row = db.execute("SELECT value FROM server WHERE name=?", (name,)).fetchone()
+        return bytes(row[0])
+
+
+def _private_folder(folder: Path) -> None:
+    """`folder`, made 0700 (and made so if it exists with a wider mode)."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.stat(folder)
+    if stat.S_IMODE(info.st_mode) != 0o700 and info.st_uid == os.geteuid():
+        os.chmod(folder, 0o700)
+
+
+def _private_file(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        info = os.lstat(path)
+        if stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) & 0o077 and info.st_uid == os.geteuid():
+            os.chmod(path, 0o600)
+
+
+def _import_journals(db: sqlite3.Connection, root: Path) -> list[Path]:
+    """Put the journals older versions kept as files into the store (in the caller's transaction).
+
+    Each browser folder's runs are filed under a hash of its old id. That id was a
+    link's `session=` parameter, which anyone with the link had: no browser can
+    prove it is the one that made them, so none is given them; the operator can
+    export them (`python -m loop runs list` and `export`). Returns the folders read.
+    """
+    read = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return read
+    for entry in entries:
+        if entry.name == IMPORTED or not (entry.is_dir(follow_symlinks=False) and LEGACY_BROWSER.fullmatch(entry.name)):
+            continue
+        owner = owner_key(f"legacy:{entry.name}")
+        for path in sorted(Path(entry.path).glob("*.jsonl")):
+            if path.is_symlink() or not path.is_file() or not ID.fullmatch(path.stem):
+                continue
+            db.execute("SAVEPOINT journal")  # one journal that cannot be imported leaves the others be
+            try:
+                _import_journal(db, owner, path)
+            except Exception as exc:  # whatever an old file holds, the store must open: keep the file, go on
+                db.execute("ROLLBACK TO journal")
+                log.warning("a saved run could not be imported and is left as it was: %s: %s", path.name, exc)
+            db.execute("RELEASE journal")
+        read.append(Path(entry.path))
+    return read
+
+
+def _import_journal(db: sqlite3.Connection, owner: str, path: Path) -> None:
+    head, records, cursor = journal.read(path.read_bytes(), path.name)
+    if cursor is None:  # a journal from before the cursor lines: its cursor was a file beside it
+        with contextlib.suppress(OSError, ValueError):
+            cursor = int(path.with_suffix(".cursor").read_text())
+    trace, settings = journal.to_trace(head, records, cursor)  # read as the page will, so it opens
+    meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}
+    modified = path.stat().st_mtime
+    n = db.execute(
+        "INSERT INTO runs (owner, id, task, model, meta, settings, steps, ended, cursor, writer, created,"
+        " modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+        (owner, path.stem, str(meta.get("task", "")), str(meta.get("model", "")), json.dumps(meta, ensure_ascii=False),
+         json.dumps(without_secrets(settings), ensure_ascii=False), len(records),
+         _text(trace.steps[-1].ended) if len(trace) else None, trace.cursor, modified, modified)).lastrowid
+    db.executemany("INSERT INTO steps (run, idx, line) VALUES (?, ?, ?)",
+                   ((n, i, json.dumps(r, ensure_ascii=False)) for i, r in enumerate(records)))

@@ -15,11 +15,12 @@ import hashlib
 import json
 import math
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Callable
 
 from . import rules
-from .catalogs import N_
+from .catalogs import N_, languages, say, say_n
 from .compact import COMPRESSED, SUMMARY_PROMPT
 
 MODEL_NAME = "loopscope-scripted"
@@ -28,14 +29,26 @@ PLACEHOLDER_KEY = "scripted-offline-no-key"
 
 @dataclass(frozen=True)
 class Scenario:
+    """A built-in task and how the scripted model plays it.
+
+    `task` and `about` are English messages (marked with N_); the task is sent in
+    the run's language (`task_in`), and the model answers in the language whose
+    task it was given. `creates` names the files the task asks for: any other
+    change to the workspace would be the model making things up.
+    """
+
     name: str
     task: str
     about: str
-    # (results so far: the tool_result blocks written back, in order) -> the next reply
-    play: Callable[[list[dict]], "Reply"]
+    # (results so far: the tool_result blocks written back, in order; the language) -> the next reply
+    play: Callable[[list[dict], str], "Reply"]
     max_tokens: int = 8000
+    creates: tuple[str, ...] = ()
     toolset: str | None = None  # the tools it needs (None: any toolset)
     compact_at: int | None = None  # its auto-compact threshold, with toolset s06
+
+    def task_in(self, lang: str) -> str:
+        return say(lang, self.task)
 
 
 @dataclass(frozen=True)
@@ -59,73 +72,116 @@ def _out(result: dict) -> str:
     return str(content or "")
 
 
+NO_OUTPUT = "(no output)"  # what the bash tool writes back for a command that printed nothing
+
+
 def _lines(result: dict) -> list[str]:
-    return [line for line in _out(result).splitlines() if line.strip()]
+    """The lines a tool printed (none when it printed nothing)."""
+    out = _out(result)
+    return [] if out.strip() == NO_OUTPUT else [line for line in out.splitlines() if line.strip()]
 
 
-def _quote(text: str, limit: int = 12) -> str:
+def _quote(text: str, lang: str, limit: int = 12) -> str:
+    """A tool's output quoted as it is, its first `limit` lines: an indented code block, blank lines around it."""
     lines = text.splitlines()
     shown = "\n".join(f"    {line}" for line in lines[:limit])
-    more = f"\n    … and {len(lines) - limit} more lines" if len(lines) > limit else ""
-    return shown + more
+    more = "\n    " + say_n(lang, "… and {n} more line", "… and {n} more lines", len(lines) - limit) \
+        if len(lines) > limit else ""
+    return "\n" + shown + more + "\n"
 
 
-def _list_files(results: list[dict]) -> Reply:
+def _names(results: list[dict]) -> list[str]:
+    """The entries a listing showed: the name field of `ls -l`'s lines (a name may hold spaces), or a plain
+    listing's lines as they are; without `total`, `.` and `..`."""
+    entries = []
+    for line in _lines(results[-1]):
+        fields = line.split(None, 8)
+        if line.startswith("total ") and len(fields) == 2:
+            continue
+        entries.append(fields[-1] if len(fields) == 9 else line.strip())
+    return [e for e in entries if e not in (".", "..")]
+
+
+def _list_files(results: list[dict], lang: str) -> Reply:
     if not results:
-        return Reply("I'll look at what is in the workspace.", ("ls -la",))
-    entries = [line.split()[-1] for line in _lines(results[-1]) if not line.startswith("total")]
-    entries = [e for e in entries if e not in (".", "..")]
+        return Reply(say(lang, "I'll look at what is in the workspace."), ("ls -la",))
     if results[-1].get("is_error"):
-        return Reply(f"`ls` failed:\n{_quote(_out(results[-1]))}")
+        return Reply(say(lang, "`ls` failed:") + "\n" + _quote(_out(results[-1]), lang))
+    entries = _names(results)
     if not entries:
-        return Reply("The workspace is empty: `ls -la` listed only `.` and `..`.")
-    return Reply(f"The workspace holds {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}: "
-                 + ", ".join(f"`{e}`" for e in entries) + ".")
+        return Reply(say(lang, "The workspace is empty: `ls -la` listed only `.` and `..`."))
+    return Reply(say_n(lang, "The workspace holds {n} entry: {names}.", "The workspace holds {n} entries: {names}.",
+                       len(entries), names=", ".join(f"`{e}`" for e in entries)))
 
 
 HELLO = "print('Hello from the agent loop!')"
 
 
-def _hello_py(results: list[dict]) -> Reply:
+def _hello_py(results: list[dict], lang: str) -> Reply:
     if not results:
-        return Reply("I'll create hello.py first.", (f"printf '%s\\n' \"{HELLO}\" > hello.py && cat hello.py",))
+        return Reply(say(lang, "I'll create hello.py first."),
+                     (f"printf '%s\\n' \"{HELLO}\" > hello.py && cat hello.py",))
     if len(results) == 1:
         if results[0].get("is_error"):
-            return Reply(f"Writing hello.py failed:\n{_quote(_out(results[0]))}")
-        return Reply("hello.py is written. Now I'll run it.", ("python3 hello.py",))
+            return Reply(say(lang, "Writing hello.py failed:") + "\n" + _quote(_out(results[0]), lang))
+        return Reply(say(lang, "hello.py is written. Now I'll run it."), ("python3 hello.py",))
     run = results[-1]
     if run.get("is_error"):
-        return Reply(f"Running hello.py failed; Python said:\n{_quote(_out(run))}")
-    return Reply(f"I created hello.py and ran it with `python3 hello.py`. It printed:\n{_quote(_out(run))}")
+        return Reply(say(lang, "Running hello.py failed; Python said:") + "\n" + _quote(_out(run), lang))
+    return Reply(say(lang, "I created hello.py and ran it with `python3 hello.py`. It printed:") + "\n"
+                 + _quote(_out(run), lang))
 
 
-def _recover(results: list[dict]) -> Reply:
+FIND_NOTES = "find . -name notes.txt -type f"
+
+
+def _recover(results: list[dict], lang: str) -> Reply:
+    """Count notes.txt; when it is not there, look for it and count what was found, or say it does not exist.
+
+    The answer uses only what the tools printed: the model never writes the
+    file it was asked about, so it cannot report lines it made up itself.
+    """
     if not results:
-        return Reply("I'll count the lines of notes.txt.", ("wc -l notes.txt",))
+        return Reply(say(lang, "I'll count the lines of notes.txt."), ("wc -l notes.txt",))
     last = results[-1]
     if len(results) == 1 and last.get("is_error"):
-        return Reply(
-            "That failed:\n" + _quote(_out(last)) + "\nnotes.txt does not exist yet, so I'll create it "
-            "with three lines and count again.",
-            ("printf 'milk\\neggs\\nbread\\n' > notes.txt && wc -l notes.txt",),
-        )
+        return Reply(say(lang, "That failed:") + "\n" + _quote(_out(last), lang) + "\n"
+                     + say(lang, "There is no notes.txt here. I will not guess what it holds: "
+                                 "I'll look for it elsewhere in the workspace."),
+                     (FIND_NOTES,))
+    if len(results) == 2 and not last.get("is_error"):  # what find printed: the files that really exist
+        found = _lines(last)
+        if not found:
+            return Reply(say(lang, "notes.txt does not exist in this workspace: `wc -l notes.txt` failed and "
+                                   "`{find}` found nothing. So I cannot tell how many lines it has, and I have "
+                                   "not created one: its lines would be made up. If the file has another name "
+                                   "or is somewhere else, tell me where.", find=FIND_NOTES))
+        return Reply(say(lang, "`find` found it:") + "\n" + _quote(_out(last), lang) + "\n"
+                     + say(lang, "I'll count the lines of what it found."),
+                     ("wc -l -- " + " ".join(shlex.quote(path) for path in found),))
     if last.get("is_error"):
-        return Reply(f"It failed again, so I'll stop here. The error was:\n{_quote(_out(last))}")
-    words = _out(last).split()
-    count = words[0] if words and words[0].isdigit() else "an unknown number of"
-    recovered = " after creating it" if len(results) > 1 else ""
-    return Reply(f"notes.txt has {count} lines{recovered} (`wc -l` printed `{_out(last).strip()}`).")
+        return Reply(say(lang, "It failed again, so I'll stop here. The error was:") + "\n"
+                     + _quote(_out(last), lang))
+    counted = _out(last).strip()
+    words = counted.split()
+    if len(_lines(last)) == 1 and words and words[0].isdigit():
+        where = " ".join(words[1:])
+        return Reply(say_n(lang, "{file} has {n} line (`wc -l` printed `{out}`).",
+                           "{file} has {n} lines (`wc -l` printed `{out}`).", int(words[0]),
+                           file=where, out=counted))
+    return Reply(say(lang, "`wc -l` counted them:") + "\n" + _quote(counted, lang))
 
 
-def _two_tools(results: list[dict]) -> Reply:
+def _two_tools(results: list[dict], lang: str) -> Reply:
     if not results:
-        return Reply("I'll ask for both at once.", ("date -u '+%Y-%m-%d %H:%M UTC'", "du -sh ."))
+        return Reply(say(lang, "I'll ask for both at once."), ("date -u '+%Y-%m-%d %H:%M UTC'", "du -sh ."))
     date, size = (_out(r).strip() for r in results[-2:]) if len(results) >= 2 else (_out(results[0]), "?")
-    return Reply(f"Two tool calls in one turn, answered by one message with two tool_results:\n"
-                 f"- the date is {date}\n- the workspace uses {size.split()[0] if size.split() else size}")
+    return Reply(say(lang, "Two tool calls in one turn, answered by one message with two tool_results:") + "\n"
+                 + say(lang, "- the date is {date}", date=date) + "\n"
+                 + say(lang, "- the workspace uses {size}", size=size.split()[0] if size.split() else size))
 
 
-ESSAY = (
+ESSAY = N_(
     "Here is everything the loop did, stage by stage. First, the request went into messages as a user "
     "message. Second, the model was called with the system prompt, the messages, the tools and max_tokens. "
     "Third, the assistant's response was appended to messages itself, because the next turn needs it. "
@@ -134,24 +190,26 @@ ESSAY = (
 )
 
 
-def _max_tokens(results: list[dict]) -> Reply:
+def _max_tokens(results: list[dict], lang: str) -> Reply:
     if not results:
-        return Reply("I'll look at the workspace first.", ("ls -la",))
+        return Reply(say(lang, "I'll look at the workspace first."), ("ls -la",))
     entries = len([line for line in _lines(results[-1]) if not line.startswith("total")])
-    return Reply(f"`ls -la` listed {entries} lines. " + ESSAY * 4)
+    return Reply(say_n(lang, "`ls -la` listed {n} line.", "`ls -la` listed {n} lines.", entries) + " "
+                 + say(lang, ESSAY) * 4)
 
 
 # Free-form tasks: the scripted model cannot understand them, so it picks a safe,
 # read-only command whose topic matches a word of the task and says so.
 FREE_COMMANDS = [
-    (("python", "version"), "python3 --version"),
-    (("date", "time", "day", "clock", "日付", "時間", "时间", "日期"), "date -u"),
-    (("disk", "size", "space", "usage", "容量"), "du -sh ."),
-    (("who", "user", "whoami"), "whoami"),
-    (("count", "lines", "wc"), "wc -l * 2>/dev/null || echo 'no files to count'"),
-    (("where", "directory", "folder", "pwd", "path"), "pwd"),
-    (("system", "kernel", "os", "uname", "machine"), "uname -a"),
+    (("python", "version", "バージョン", "版本"), "python3 --version"),
+    (("date", "time", "day", "clock", "日付", "時間", "时间", "日期", "今日", "今天"), "date -u"),
+    (("disk", "size", "space", "usage", "容量", "磁盘", "ディスク"), "du -sh ."),
+    (("who", "user", "whoami", "ユーザー", "用户"), "whoami"),
+    (("count", "lines", "wc", "行数"), "wc -l * 2>/dev/null || echo 'no files to count'"),
+    (("where", "directory", "folder", "pwd", "path", "フォルダ", "ディレクトリ", "目录", "文件夹"), "pwd"),
+    (("system", "kernel", "os", "uname", "machine", "システム", "系统"), "uname -a"),
 ]
+FALLBACK = "ls -la"
 
 
 def free_command(task: str) -> str:
@@ -160,22 +218,27 @@ def free_command(task: str) -> str:
     for keys, command in FREE_COMMANDS:
         if words & set(keys) or any(k in task for k in keys if not k.isascii()):
             return command
-    return "ls -la"
+    return FALLBACK
 
 
-def _free_form(task: str) -> Callable[[list[dict]], Reply]:
+def _free_form(task: str) -> Callable[[list[dict], str], Reply]:
     command = free_command(task)
+    matched = command != FALLBACK or bool(set(re.findall(r"\w+", task.lower())) & {"ls", "list", "files"})
 
-    def play(results: list[dict]) -> Reply:
+    def play(results: list[dict], lang: str) -> Reply:
         if not results:
-            return Reply(f"I am Loopscope's offline scripted model. I'll run `{command}`, a safe read-only "
-                         "command that matches your task.", (command,))
-        verdict = "It failed" if results[-1].get("is_error") else "It printed"
+            why = (say(lang, "I'll run `{command}`, a safe read-only command that matches a word of your task.",
+                       command=command) if matched else
+                   say(lang, "No word of your task matches one of my commands, so I'll list the workspace with "
+                             "`{command}`.", command=command))
+            return Reply(say(lang, "I am Loopscope's offline scripted model.") + " " + why, (command,))
+        verdict = say(lang, "It failed:") if results[-1].get("is_error") else say(lang, "It printed:")
         return Reply(
-            f"I ran `{command}`. {verdict}:\n{_quote(_out(results[-1]))}\n\n"
-            "I am the offline scripted model: I cannot read a free-form task, only match a few words of it to a "
-            "safe command. For a real answer, choose an Anthropic model and give an API key (sidebar, or "
-            "ANTHROPIC_API_KEY)."
+            say(lang, "I ran `{command}`.", command=command) + " " + verdict + "\n"
+            + _quote(_out(results[-1]), lang) + "\n\n"
+            + say(lang, "I am the offline scripted model: I cannot read a free-form task, only match a few words "
+                        "of it to a safe command. For a real answer, choose an Anthropic model and give an API key "
+                        "(sidebar, or ANTHROPIC_API_KEY).")
         )
 
     return play
@@ -185,41 +248,47 @@ def _free_form(task: str) -> Callable[[list[dict]], Reply]:
 PROJECT = ("mkdir -p src docs && printf 'def add(a, b):\\n    return a + b\\n' > src/maths.py && "
            "printf 'def greet(name):\\n    return f\"Hello, {name}!\"\\n' > src/people.py && "
            "printf '# Notes\\nThe greeting is somewhere in src.\\n' > docs/notes.md && ls -R")
-CHILD_PROMPT = ("Find which file under src/ defines the function greet, and what it returns. Search with commands, "
-                "read the file, then answer with the path, the line and the return value.")
+CHILD_PROMPT = N_("Find which file under src/ defines the function greet, and what it returns. Search with "
+                  "commands, read the file, then answer with the path, the line and the return value.")
+SEARCH = "grep -rn 'def greet' ."
 
 
-def _subagent(results: list[dict]) -> Reply:
+def _subagent(results: list[dict], lang: str) -> Reply:
     if not results:
-        return Reply("First I'll write a small project to search.", (PROJECT,))
+        return Reply(say(lang, "First I'll write a small project to search."), (PROJECT,))
     if len(results) == 1:
         if results[0].get("is_error"):
-            return Reply(f"Writing the project failed:\n{_quote(_out(results[0]))}")
-        return Reply("Now I'll delegate the search to a subagent. It starts with a fresh history; only its final "
-                     "answer will come back to me.",
-                     calls=(("task", {"prompt": CHILD_PROMPT, "description": "find where greet is defined"}),))
+            return Reply(say(lang, "Writing the project failed:") + "\n" + _quote(_out(results[0]), lang))
+        return Reply(say(lang, "Now I'll delegate the search to a subagent. It starts with a fresh history; only "
+                               "its final answer will come back to me."),
+                     calls=(("task", {"prompt": say(lang, CHILD_PROMPT),
+                                      "description": say(lang, "find where greet is defined")}),))
     answer = results[-1]
     if answer.get("is_error"):
-        return Reply(f"The subagent could not do it:\n{_quote(_out(answer))}")
-    return Reply("The subagent answered:\n" + _quote(_out(answer)) + "\n\nThat summary is all I saw of its "
-                 "work: its commands and the file it read stayed in its own messages, not in mine.")
+        return Reply(say(lang, "The subagent could not do it:") + "\n" + _quote(_out(answer), lang))
+    return Reply(say(lang, "The subagent answered:") + "\n" + _quote(_out(answer), lang) + "\n"
+                 + say(lang, "That summary is all I saw of its work: its commands and the file it read stayed in "
+                             "its own messages, not in mine."))
 
 
-def _search(results: list[dict]) -> Reply:
+def _search(results: list[dict], lang: str) -> Reply:
     """The sub-agent's own loop: grep, read the file grep found, answer."""
     if not results:
-        return Reply("I'll search the workspace for the definition.", ("grep -rn 'def greet' .",))
+        return Reply(say(lang, "I'll search the workspace for the definition."), (SEARCH,))
     found = re.search(r"^\.?/?(\S+?):(\d+):", _out(results[0]), re.M)
     if found is None:
-        return Reply(f"I could not find greet; grep printed:\n{_quote(_out(results[0]))}")
+        return Reply(say(lang, "I could not find greet; grep printed:") + "\n" + _quote(_out(results[0]), lang))
     path, line = found.group(1), found.group(2)
     if len(results) == 1:
-        return Reply(f"grep found it in {path}, line {line}. I'll read the file.", calls=(("read_file", {"path": path}),))
-    returns = next((ln.strip()[len("return "):] for ln in _lines(results[1]) if ln.strip().startswith("return ")), None)
+        return Reply(say(lang, "grep found it in {path}, line {line}. I'll read the file.", path=path, line=line),
+                     calls=(("read_file", {"path": path}),))
+    returns = next((ln.strip()[len("return "):] for ln in _lines(results[1]) if ln.strip().startswith("return ")),
+                   None)
     if results[1].get("is_error") or returns is None:
-        return Reply(f"greet is defined in {path}, line {line}, but reading it failed:\n{_quote(_out(results[1]))}")
-    return Reply(f"greet is defined in `{path}` at line {line}. It returns `{returns}`. "
-                 "(I ran one command and read one file.)")
+        return Reply(say(lang, "greet is defined in {path}, line {line}, but reading it failed:", path=path,
+                         line=line) + "\n" + _quote(_out(results[1]), lang))
+    return Reply(say(lang, "greet is defined in `{path}` at line {line}. It returns `{returns}`.", path=path,
+                     line=line, returns=returns))
 
 
 # -- s06: reads files until micro-compact, then auto-compact, happen; finishes from the summary --
@@ -227,7 +296,7 @@ PARTS = 5
 MAKE_PARTS = ("for i in 1 2 3 4 5; do for j in $(seq 1 16); do "
               "echo \"part $i, line $j: the loop calls the model, runs each tool, writes the results back.\"; "
               "done > part$i.txt; done; echo 'part 5, line 17: a falcon circles over the loop.' >> part5.txt; ls -l")
-NO_FALCON = "part{n}.txt does not mention the falcon."
+NO_FALCON = N_("{name} does not mention the falcon.")
 
 
 def _part_read(result: dict) -> int | None:
@@ -235,59 +304,113 @@ def _part_read(result: dict) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def _falcon(results: list[dict]) -> Reply:
+def _said_no_falcon(text: str, lang: str) -> set[int]:
+    """The parts the model said had no falcon, in `text` (a summary of its earlier turns)."""
+    pattern = re.escape(say(lang, NO_FALCON)).replace(re.escape("{name}"), r"part(\d+)\.txt")
+    return {int(n) for n in re.findall(pattern, text)}
+
+
+def _falcon(results: list[dict], lang: str) -> Reply:
     summary = getattr(results, "summary", "")
-    known = {int(n) for n in re.findall(r"part(\d+)\.txt does not mention the falcon", summary)}
+    known = _said_no_falcon(summary, lang)
     if not results and not summary:
-        return Reply("I'll write the five parts first.", (MAKE_PARTS,))
-    newest = summary.split("the newest said:\n", 1)[1] if "the newest said:\n" in summary else ""
-    if re.search(r"\n… \(\d+ more characters\)$", newest):
-        newest = ""  # cut short in the summary: that part must be read again
+        return Reply(say(lang, "I'll write the five parts first."), (MAKE_PARTS,))
+    newest = _newest_in(summary, lang)
     last = results[-1] if results else {"type": "tool_result", "content": newest} if newest else None
     said = ""
     if last is not None and _part_read(last):
         n = _part_read(last)
         line = next((ln for ln in _lines(last) if "falcon" in ln), None)
         if line:
-            before = (f"\n\nMy history was compacted on the way: I know that "
-                      f"{', '.join(f'part{k}.txt' for k in sorted(known))} had no falcon only from the summary "
-                      "it left." if known else "")
-            return Reply(f"part{n}.txt mentions the falcon:\n    {line.strip()}{before}")
+            text = say(lang, "{name} mentions the falcon:", name=f"part{n}.txt") + "\n" + _quote(line.strip(), lang)
+            if known:
+                text += "\n" + say(lang, "My history was compacted on the way: I know that {parts} had no falcon "
+                                         "only from the summary it left.",
+                                   parts=", ".join(f"part{k}.txt" for k in sorted(known)))
+            return Reply(text)
         known.add(n)
-        said = NO_FALCON.format(n=n) + " "
+        said = say(lang, NO_FALCON, name=f"part{n}.txt") + " "
     elif last is not None and last.get("is_error"):
-        return Reply(f"That failed, so I stop here:\n{_quote(_out(last))}")
+        return Reply(say(lang, "That failed, so I stop here:") + "\n" + _quote(_out(last), lang))
     known |= {n for n in (_part_read(r) for r in results[:-1]) if n}
     left = [n for n in range(1, PARTS + 1) if n not in known]
     if not left:
-        return Reply(said + "No part mentions the falcon.")
-    return Reply(said + f"Next, part{left[0]}.txt.", calls=(("read_file", {"path": f"part{left[0]}.txt"}),))
+        return Reply(said + say(lang, "No part mentions the falcon."))
+    name = f"part{left[0]}.txt"
+    return Reply(said + say(lang, "Next, {name}.", name=name), calls=(("read_file", {"path": name}),))
 
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
-    Scenario("list-files", "List the files in the workspace.",
+    Scenario("list-files", N_("List the files in the workspace."),
              N_("one tool call, then an answer built from its output"), _list_files),
-    Scenario("hello-py", "Create hello.py that prints a greeting, then run it.",
-             N_("two turns: write a file, run it, report what it printed"), _hello_py),
-    Scenario("recover", "How many lines does notes.txt have?",
-             N_("a command fails; the model reads the error and recovers"), _recover),
-    Scenario("two-tools", "What is the date, and how much disk does the workspace use?",
+    Scenario("hello-py", N_("Create hello.py that prints a greeting, then run it."),
+             N_("two turns: write a file, run it, report what it printed"), _hello_py, creates=("hello.py",)),
+    Scenario("recover", N_("How many lines does notes.txt have?"),
+             N_("a command fails; the model reads the error, looks for the file, and reports only what it found"), _recover),
+    Scenario("two-tools", N_("What is the date, and how much disk does the workspace use?"),
              N_("two tool_use blocks in one response, answered by one user message"), _two_tools),
-    Scenario("max-tokens", "Look at the workspace, then explain the agent loop in full detail.",
+    Scenario("max-tokens", N_("Look at the workspace, then explain the agent loop in full detail."),
              N_("the answer is cut by max_tokens: the loop ends there and says so"), _max_tokens, max_tokens=120),
-    Scenario("subagent", "Which file in src/ defines greet, and what does it return? Delegate the search to a subagent.",
+    Scenario("subagent", N_("Which file in src/ defines greet, and what does it return? Delegate the search to a "
+                            "subagent."),
              N_("s04: a task tool_use runs a sub-agent's loop with fresh messages; only its answer comes back"),
-             _subagent, toolset="s04"),
-    Scenario("compact", "Read part1.txt to part5.txt one by one (write them first) and tell me which one mentions "
-             "the falcon.",
+             _subagent, toolset="s04", creates=("src/maths.py", "src/people.py", "docs/notes.md")),
+    Scenario("compact", N_("Read part1.txt to part5.txt one by one (write them first) and tell me which one mentions "
+                           "the falcon."),
              N_("s06: old tool_results are micro-compacted, then the history is summarised; the loop goes on from "
-                "the summary"), _falcon, toolset="s06", compact_at=2100),
+                "the summary"), _falcon, toolset="s06", compact_at=2100,
+             creates=tuple(f"part{n}.txt" for n in range(1, PARTS + 1))),
 ]}
-CHILDREN = {CHILD_PROMPT: _search}  # the sub-agents' tasks the scripted model knows, by their prompt
+CHILDREN = {CHILD_PROMPT: _search}  # the sub-agents' tasks the scripted model knows (English messages)
+
+
+def find_child(task: str) -> tuple[Callable[[list[dict], str], Reply], str] | None:
+    """(how the sub-agent given this task plays, in which language), or None."""
+    for prompt, play in CHILDREN.items():
+        for lang in languages():
+            if say(lang, prompt) == task:
+                return play, lang
+    return None
+
+
+def find_scenario(task: str) -> tuple[Scenario, str] | None:
+    """(the built-in scenario whose task this is, in which language), or None for a free-form task."""
+    for scenario in SCENARIOS.values():
+        for lang in languages():
+            if scenario.task_in(lang) == task:
+                return scenario, lang
+    return None
 
 
 def scenario_for_task(task: str) -> Scenario | None:
-    return next((s for s in SCENARIOS.values() if s.task == task), None)
+    found = find_scenario(task)
+    return found[0] if found else None
+
+
+LANGUAGE_LINE = "The learner reads {name}: write your text in {name}."
+
+
+def english_name(lang: str) -> str:
+    from babel import Locale
+
+    return Locale.parse(lang).get_display_name("en")
+
+
+def system_prompt(lang: str, system: str) -> str:
+    """`system` with a line asking for the learner's language (none for English, the prompt's own language)."""
+    if lang == "en" or LANGUAGE_LINE.split("{")[0] in system:
+        return system
+    return f"{system} {LANGUAGE_LINE.format(name=english_name(lang))}"
+
+
+def language_of(system: object, task: str) -> str:
+    """The language to answer in: the one the system prompt asks for, else the task's, else English."""
+    if isinstance(system, str) and LANGUAGE_LINE.split("{")[0] in system:
+        for lang in languages():
+            if lang != "en" and LANGUAGE_LINE.format(name=english_name(lang)) in system:
+                return lang
+    found = find_scenario(task) or find_child(task)
+    return found[1] if found else "en"
 
 
 def _first_text(messages: list) -> str:
@@ -309,13 +432,41 @@ def error_body(message: str, kind: str = "invalid_request_error") -> dict:
 
 
 LATEST_CHARS = 2000
+TASK_LABEL = N_("Task:")
+DONE_LABEL = N_("What was done:")
+SAID = N_("- said: {said}")
+USED = N_("- used {tool} {input}")
+NOTHING_YET = N_("- nothing yet")
+NEWEST = N_("Current state: {n} tool_result(s) since the last summary; the newest said:")
+NOTHING_RAN = N_("Current state: no tool has run since the last summary.")
+MORE_CHARS = N_("… ({n} more characters)")
+
+
+def _summary_parts(summary: str) -> tuple[str, str]:
+    """(the task, its language) a summary states, in whichever language it was written; ("", "en") when none."""
+    for lang in languages():
+        label = say(lang, TASK_LABEL) + " "
+        for line in summary.splitlines():
+            if line.startswith(label):
+                return line[len(label):], lang
+    return "", "en"
+
+
+def _newest_in(summary: str, lang: str) -> str:
+    """The newest tool output a summary quotes in full ("" when none, or when it was cut short)."""
+    marker = say(lang, NEWEST, n=0).split("0")[-1].strip()  # the label's end, before the output
+    if not summary or marker not in summary:
+        return ""
+    newest = summary.rsplit(marker, 1)[1].removeprefix("\n")
+    cut = re.escape(say(lang, MORE_CHARS, n=0)).replace("0", r"\d+")
+    return "" if re.search(r"\n" + cut + "$", newest) else newest
 
 
 def summarize(conversation: str) -> str:
     """The scripted model's summary for compaction: the task, what each turn said and did, where it stands.
 
     It reads only what the summary call sent (the conversation's JSON, maybe cut at its start), so after a
-    compaction the model knows exactly this and nothing more.
+    compaction the model knows exactly this and nothing more. It writes in the task's language.
     """
     try:
         messages = json.loads(conversation)
@@ -325,27 +476,26 @@ def summarize(conversation: str) -> str:
     messages = [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
     first = _first_text(messages)
     earlier = first.split("\n\n", 1)[1] if first.startswith(COMPRESSED) and "\n\n" in first else ""
-    task = next((line[len("Task: "):] for line in earlier.splitlines() if line.startswith("Task: ")), first)
+    task, lang = _summary_parts(earlier) if earlier else (first, language_of(None, first))
     done = [line for line in earlier.splitlines() if line.startswith("- ")]
-    calls = 0
     for message in messages[1:] if first else messages:
         for block in rules.blocks(message):
             if not isinstance(block, dict):
                 continue
-            if block.get("type") == "text" and message.get("role") == "assistant" and block.get("text", "").strip():
-                done.append("- said: " + " ".join(str(block["text"]).split()))
+            if block.get("type") == "text" and message.get("role") == "assistant" and str(block.get("text", "")).strip():
+                done.append(say(lang, SAID, said=" ".join(str(block["text"]).split())))
             elif block.get("type") == "tool_use":
-                calls += 1
-                done.append(f"- used {block.get('name')} {json.dumps(block.get('input'), ensure_ascii=False)}")
+                done.append(say(lang, USED, tool=block.get("name"),
+                                input=json.dumps(block.get("input"), ensure_ascii=False)))
     results = [b for m in messages for b in rules.tool_results(m)]
     if results:  # the newest result in full (a summary keeps the critical details): nobody has read it yet
         latest = _out(results[-1])
-        cut = f"\n… ({len(latest) - LATEST_CHARS} more characters)" if len(latest) > LATEST_CHARS else ""
-        state = [f"Current state: {len(results)} tool_result(s) since the last summary; the newest said:",
-                 latest[:LATEST_CHARS] + cut]
+        cut = "\n" + say(lang, MORE_CHARS, n=len(latest) - LATEST_CHARS) if len(latest) > LATEST_CHARS else ""
+        state = [say(lang, NEWEST, n=len(results)), latest[:LATEST_CHARS] + cut]
     else:
-        state = ["Current state: no tool has run since the last summary."]
-    return "\n".join([f"Task: {task}", "What was done:", *(done or ["- nothing yet"]), *state])
+        state = [say(lang, NOTHING_RAN)]
+    return "\n".join([f"{say(lang, TASK_LABEL)} {task}", say(lang, DONE_LABEL), *(done or [say(lang, NOTHING_YET)]),
+                      *state])
 
 
 def _compacted(messages: list) -> tuple[str, str]:
@@ -354,17 +504,51 @@ def _compacted(messages: list) -> tuple[str, str]:
     if not first.startswith(COMPRESSED):
         return "", ""
     summary = first.split("\n\n", 1)[1] if "\n\n" in first else ""
-    task = next((line[len("Task: "):] for line in summary.splitlines() if line.startswith("Task: ")), "")
-    return task, summary
+    return _summary_parts(summary)[0], summary
 
 
-def respond(body: dict) -> tuple[int, dict]:
-    """Answer one Messages API request body: (HTTP status, JSON body)."""
+NOT_AN_OBJECT = "Input should be a valid dictionary or object to extract fields from"
+
+
+def _malformed(body: object) -> str | None:
+    """What makes `body` no Messages API request at all, in the API's words; None when its shape is right.
+
+    The API checks the shape before the tool-use rules: a list for a body, a number
+    for a block or a text that is not a string is a 400, never a dropped connection.
+    """
+    if not isinstance(body, dict):
+        return NOT_AN_OBJECT
     messages = body.get("messages")
+    if messages is None:
+        return "messages: Field required"
     if not isinstance(messages, list) or not messages:
-        return 400, error_body("messages: Field required" if messages is None else "messages: at least one message is required")
-    if not isinstance(body.get("max_tokens"), int):
-        return 400, error_body("max_tokens: Field required")
+        return "messages: at least one message is required"
+    max_tokens = body.get("max_tokens")
+    if max_tokens is None:
+        return "max_tokens: Field required"
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        return "max_tokens: Input should be a valid integer greater than or equal to 1"
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue  # rules.check says it in its words
+        content = message.get("content")
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            where = f"messages.{i}.content.{j}"
+            if not isinstance(block, dict):
+                return f"{where}: {NOT_AN_OBJECT}"
+            if not isinstance(block.get("type"), str):
+                return f"{where}.type: Field required"
+            if block["type"] == "text" and not isinstance(block.get("text"), str):
+                return f"{where}.text: Input should be a valid string"
+    return None
+
+
+def respond(body: object) -> tuple[int, dict]:
+    """Answer one Messages API request body: (HTTP status, JSON body)."""
+    malformed = _malformed(body)
+    if malformed:
+        return 400, error_body(malformed)
+    messages = body["messages"]
     broken = rules.check(messages, as_request=True)
     if broken:
         return 400, error_body(str(broken[0]))
@@ -379,13 +563,14 @@ def respond(body: dict) -> tuple[int, dict]:
         summarized_task, results.summary = _compacted(messages)
         task = summarized_task or task
         scenario = scenario_for_task(task)
-        play = scenario.play if scenario else CHILDREN.get(task) or _free_form(task)
-        reply = play(results)
+        child = None if scenario else find_child(task)
+        play = scenario.play if scenario else child[0] if child else _free_form(task)
+        reply = play(results, language_of(body.get("system"), task))
 
     seed = _digest(body.get("system"), messages)
     content: list[dict] = []
     if reply.text:
-        content.append({"type": "text", "text": reply.text})
+        content.append({"type": "text", "text": reply.text.rstrip()})
     calls = [("bash", {"command": command}) for command in reply.commands] + list(reply.calls)
     for n, (name, tool_input) in enumerate(calls):
         content.append({"type": "tool_use", "id": f"toolu_{_digest(seed, n)[:24]}", "name": name, "input": tool_input})

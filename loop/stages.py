@@ -21,9 +21,9 @@ def user_request(state: LoopState, query: str) -> None:
     state.messages.append({"role": "user", "content": query})
 
 
-def call_model(state: LoopState, model, tools) -> object:
-    """Stage 2: call the model with system, messages, tools and max_tokens."""
-    reply = model.create(messages=state.messages, tools=tools.specs())
+def call_model(state: LoopState, model, tools, observer=None) -> object:
+    """Stage 2: call the model with system, messages, tools and max_tokens (`observer` may watch the call)."""
+    reply = model.create(messages=state.messages, tools=tools.specs(), observer=observer)
     state.response = reply.response
     state.stop_reason = reply.response.get("stop_reason")
     usage = reply.response.get("usage") or {}

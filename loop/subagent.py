@@ -47,6 +47,13 @@ class Task(Tool):
         return ToolOutput("Error: task needs a text `prompt` for the subagent.", is_error=True)
 
 
+def system(lang: str = "en") -> str:
+    """A sub-agent's system prompt, asking for the learner's language as the parent's does."""
+    from .scripted import system_prompt
+
+    return system_prompt(lang, SYSTEM)
+
+
 def starts_child(tools: ToolBox, block: dict) -> bool:
     """Does this tool_use start a sub-agent's loop? (a `task` with a text prompt)"""
     tool = tools.tools.get(block.get("name"))
@@ -96,6 +103,6 @@ class ThreadModel:
     def name(self) -> str:
         return self.model.name
 
-    def create(self, messages: list, tools: list | None = None, **settings):
+    def create(self, messages: list, tools: list | None = None, observer=None, **settings):
         settings.setdefault("system", self.system)  # a summary call (compaction) passes its own: none
-        return self.model.create(messages, tools, **settings)
+        return self.model.create(messages, tools, observer, **settings)

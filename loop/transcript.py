@@ -41,6 +41,44 @@ class TranscriptError(ValueError):
     """A transcript that cannot be loaded; the message says what is wrong and where."""
 
 
+class NumberTooLong(ValueError):
+    """JSON holding a whole number longer than Python reads (4,300 digits), as a hostile file may."""
+
+
+def parse_json(text: str | bytes) -> object:
+    """`json.loads`, where a number too long to read is a `NumberTooLong` that says so.
+
+    Python refuses to read an int of more than 4,300 digits with a bare ValueError
+    that names no place in the file; every reader of files goes through here.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        if "digits" not in str(exc):
+            raise
+        raise NumberTooLong("it holds a whole number too long to read (over 4,300 digits)") from None
+
+
+# The numbers of a step: whole counts of at most 15 digits, and a time a float can hold.
+MAX_COUNT = 10**15
+COUNT = "a whole number of at most 15 digits"
+
+
+def _count_ok(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_COUNT
+
+
+def _time_ok(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an int too big for a float
+        return False
+
+
 def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
     """True when lists and objects in `value` nest more than `limit` levels (walked without recursion)."""
     stack = [(value, 1)] if isinstance(value, (dict, list)) else []
@@ -87,6 +125,17 @@ def dumps(trace: Trace) -> str:
 
 def save(trace: Trace, path: str | Path) -> None:
     Path(path).write_text(dumps(trace), encoding="utf-8")
+
+
+def _shown(value: object) -> str:
+    """A value for an error message: a hostile number is cut, not printed whole."""
+    if isinstance(value, int) and value.bit_length() > 200:  # a hostile number: say its size, not its digits
+        try:
+            return f"a number of {len(str(abs(value))):,} digits"
+        except ValueError:  # over 4,300 digits: str() refuses
+            return f"a number of about {int(value.bit_length() * 0.30103):,} digits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def _need(condition: bool, where: str, what: str) -> None:
@@ -149,12 +198,13 @@ def _step(raw: object, i: int, threads: dict) -> Step:
     missing = [k for k in ("stage", "turn_count", "n_messages") if k not in raw]
     _need(not missing, where, f"missing {', '.join(missing)}")
     _need(isinstance(raw["stage"], str) and raw["stage"] in KNOWN_STAGES, f"{where}.stage",
-          f"unknown stage {raw['stage']!r}")
+          f"unknown stage {_shown(raw['stage'])}")
     thread = raw.get("thread", MAIN)
-    _need(isinstance(thread, str) and thread in threads, f"{where}.thread", f"names no thread of this transcript: {thread!r}")
+    _need(isinstance(thread, str) and thread in threads, f"{where}.thread",
+          f"names no thread of this transcript: {_shown(thread)}")
     _need(isinstance(raw["n_messages"], int) and not isinstance(raw["n_messages"], bool) and raw["n_messages"] >= 0,
-          f"{where}.n_messages", f"not a count of messages: {raw['n_messages']!r}")
-    _need(isinstance(raw["turn_count"], int), f"{where}.turn_count", "not a whole number")
+          f"{where}.n_messages", f"not a count of messages: {_shown(raw['n_messages'])}")
+    _need(_count_ok(raw["turn_count"]), f"{where}.turn_count", f"not {COUNT}: {_shown(raw['turn_count'])}")
     detail = raw.get("detail") or {}
     _need(isinstance(detail, dict), f"{where}.detail", "not an object")
     stage = raw["stage"]
@@ -165,7 +215,7 @@ def _step(raw: object, i: int, threads: dict) -> Step:
         _need(isinstance(detail.get("tool_result"), dict), f"{where}.detail", "a run_tool step needs its tool_result")
     if stage == "compact":
         _need(detail.get("kind") in COMPACT_KINDS, f"{where}.detail.kind",
-              f"one of {', '.join(COMPACT_KINDS)}, found {detail.get('kind')!r}")
+              f"one of {', '.join(COMPACT_KINDS)}, found {_shown(detail.get('kind'))}")
         if "history_before" in detail:
             _messages(detail["history_before"], f"{where}.detail.history_before")
         else:
@@ -177,10 +227,10 @@ def _step(raw: object, i: int, threads: dict) -> Step:
                       and not isinstance(item.get("index"), bool), f"{where}.detail.replaced[{k}]",
                       "needs an `index` and the `message` it held")
                 _messages([item.get("message")], f"{where}.detail.replaced[{k}].message")
-    for key, kinds in (("input_tokens", int), ("output_tokens", int), ("time", (int, float))):
+    for key, ok, what in (("input_tokens", _count_ok, COUNT), ("output_tokens", _count_ok, COUNT),
+                          ("time", _time_ok, "a number of seconds")):
         value = raw.get(key)
-        _need(value is None or (isinstance(value, kinds) and not isinstance(value, bool) and math.isfinite(value)),
-              f"{where}.{key}", f"not a {'whole ' if kinds is int else ''}number: {value!r}")
+        _need(value is None or ok(value), f"{where}.{key}", f"not {what}: {_shown(value)}")
     return Step(
         index=i, stage=stage, turn_count=raw["turn_count"],
         transition_reason=raw.get("transition_reason"), stop_reason=raw.get("stop_reason"),
@@ -202,12 +252,12 @@ def _history(thread: Thread, steps: list[Step], own: list[int]) -> History:
         for i in own:
             n = steps[i].n_messages
             _need(previous <= n <= len(final), f"steps[{i}].n_messages",
-                  f"{n!r} does not fit a history of {len(final)} messages (after {previous})")
+                  f"{_shown(n)} does not fit a history of {len(final)} messages (after {previous})")
             previous = n
         return History(final)
     last = steps[own[-1]].n_messages
     _need(last <= len(final), f"steps[{own[-1]}].n_messages",
-          f"{last} does not fit the thread's final history of {len(final)} messages")
+          f"{_shown(last)} does not fit the thread's final history of {len(final)} messages")
     held = list(final[:last])  # the history after the step being undone
     timelines: dict[int, list] = {}
     for k in range(len(own) - 1, -1, -1):
@@ -216,7 +266,7 @@ def _history(thread: Thread, steps: list[Step], own: list[int]) -> History:
         before = steps[own[k - 1]].n_messages if k else 0
         where = f"steps[{i}].n_messages"
         _need(len(held) == step.n_messages, where,
-              f"{step.n_messages} does not fit: the thread's history then holds {len(held)} messages")
+              f"{_shown(step.n_messages)} does not fit: the thread's history then holds {len(held)} messages")
         if step.stage != "compact":
             _need(before <= step.n_messages, where, f"{step.n_messages} is fewer than the {before} of the thread's "
                   "step before it; only a compact step may shorten a history")
@@ -383,11 +433,13 @@ class Journal:
 def loads(text: str | bytes, *, strict: bool = True) -> Trace:
     """Parse and check a transcript; any problem is a `TranscriptError` naming what and where."""
     try:
-        data = json.loads(text)
+        data = parse_json(text)
     except UnicodeDecodeError as exc:
         raise TranscriptError(f"not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise TranscriptError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except NumberTooLong as exc:
+        raise TranscriptError(f"not a transcript: {exc}") from None
     except RecursionError:
         raise TranscriptError("not a transcript: its JSON is nested too deeply to read") from None
     if too_deep(data):

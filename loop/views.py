@@ -9,16 +9,20 @@ from __future__ import annotations
 import hashlib
 import json
 from bisect import bisect_right
+from typing import Callable
 
 import pandas as pd
 
 from . import rules
-from .narrate import describe, head
+from .catalogs import N_
+from .narrate import short, what
 from .trace import MAIN, STAGE_TITLES, Thread, Trace
+from .transcript import MAX_COUNT
 
 # Red is kept for is_error, so an id's colour never reads as a failure.
 ID_COLOURS = ("blue", "green", "orange", "violet", "yellow", "gray")
 
+COLLECTED = N_("(collected, not yet written back)")  # a result column's start, before the result is in messages
 PAIR_COLUMNS = ["turn", "id", "colour", "tool", "input", "result", "is_error", "status"]
 STEP_COLUMNS = ["now", "step", "stage", "turn_count", "transition_reason", "stop_reason", "messages",
                 "input tokens", "output tokens"]
@@ -84,13 +88,6 @@ def id_colour(tool_use_id: object) -> str:
     return ID_COLOURS[digest[0] % len(ID_COLOURS)]
 
 
-def short(value: object, width: int = 80) -> str:
-    """One line of at most `width` characters; JSON for anything that is not a string."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def result_text(content: object) -> str:
     """A tool_result's content as text: a string as it is, a list of blocks by their text."""
     if isinstance(content, str):
@@ -101,24 +98,26 @@ def result_text(content: object) -> str:
 
 
 # -- the line over the views --
-def status_line(trace: Trace, cursor: int) -> str:
-    """`Step k of n · turn t · stage` for the step under the cursor."""
+def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> str:
+    """`Step k of n · turn t · stage` for the step under the cursor; `translate` puts each English phrase into
+    the page's language (the diagram's labels are translated the same way)."""
     if not 0 <= cursor < len(trace):
-        return f"Step 0 of {len(trace)} · not started"
+        return translate(N_("Step 0 of {n} · not started")).format(n=len(trace))
     step = trace.steps[cursor]
+    stage = translate(STAGE_TITLES.get(step.stage, step.stage))
     thread = trace.thread_of(cursor)
-    where = "" if thread.is_main else f"{thread_name(thread)} · "
-    return (f"Step {cursor + 1} of {len(trace)} · {where}turn {step.turn_count} · "
-            f"{STAGE_TITLES.get(step.stage, step.stage)}")
+    if not thread.is_main:  # a sub-agent's step: its own turn_count, in its own thread
+        return translate(N_("Step {k} of {n} · {thread} · turn {turn} · {stage}")).format(
+            k=cursor + 1, n=len(trace), thread=thread_name(thread), turn=step.turn_count, stage=stage)
+    return translate(N_("Step {k} of {n} · turn {turn} · {stage}")).format(
+        k=cursor + 1, n=len(trace), turn=step.turn_count, stage=stage)
 
 
-def what_happened(trace: Trace, cursor: int) -> str:
-    """What the step under the cursor did, in one line (the narration without its `[k] turn t · stage` head)."""
+def what_happened(trace: Trace, cursor: int, lang: str = "en") -> str:
+    """What the step under the cursor did, in one line of `lang` (the narration without its `[k] turn t · stage` head)."""
     if not 0 <= cursor < len(trace):
         return ""
-    head_ = head(trace, cursor) + ": "
-    text = describe(trace, cursor)
-    return text[len(head_):] if text.startswith(head_) else text
+    return what(trace, cursor, lang)
 
 
 # -- the history, a bounded window of it --
@@ -240,7 +239,7 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
         if pair.status == "waiting" and pair.tool_use_id in pending:
             collected = pending[pair.tool_use_id]
             is_error = bool(collected.get("is_error"))
-            shown = "(collected, not yet written back) " + short(result_text(collected.get("content")), 60)
+            shown = COLLECTED + " " + short(result_text(collected.get("content")), 60)
         where = pair.use_index if pair.use_index is not None else pair.result_index
         row = {THREAD_COLUMN: thread_name(thread)} if trace.has_threads else {}
         row.update({
@@ -291,6 +290,12 @@ def state_rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:
 
 
 # -- context growth: one row per model call --
+def _count(value: object) -> int | None:
+    """A token count as recorded, or None (a gap in the chart) for one that is no count: a hostile file's
+    400-digit number would stop the chart's drawing."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_COUNT else None
+
+
 def growth_table(trace: Trace, cursor: int) -> pd.DataFrame:
     """Per model call up to `cursor`: the turn, the messages sent, and the call's input and output tokens.
 
@@ -308,7 +313,3 @@ def growth_table(trace: Trace, cursor: int) -> pd.DataFrame:
                      "input tokens": _count(usage.get("input_tokens")),
                      "output tokens": _count(usage.get("output_tokens"))})
     return pd.DataFrame(rows, columns=["turn", "messages sent", "input tokens", "output tokens"]).set_index("turn")
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from pages.views.blocks import in_code, plain
 from pages.views.forks import trace_label
 from pages.views.i18n import lang, t
 from pages.views.nav import through_app
@@ -21,11 +22,13 @@ if replay is None:
     st.stop()
 
 trace, meta = replay["trace"], replay["trace"].meta
-st.markdown(t("**Replaying {name}** · format `{format}` · model `{model}`", name=replay["name"], format=replay["format"],
-              model=meta.get("model", "?")) + (" · " + t("task: {task}", task=meta["task"]) if meta.get("task") else ""))
+# The file's name, model and task are the file's: shown as text, never as Markdown (an image there would be fetched).
+st.markdown(t("**Replaying {name}** · format `{format}` · model `{model}`", name=plain(replay["name"]),
+              format=replay["format"], model=in_code(meta.get("model", "?")))
+            + (" · " + t("task: {task}", task=plain(meta["task"])) if meta.get("task") else ""))
 warnings = replay["warnings"]
 if warnings:
-    shown = "\n".join(f"- {w}" for w in warnings[:10])
+    shown = "\n".join(f"- {plain(w)}" for w in warnings[:10])
     more = f"\n- … and {len(warnings) - 10} more" if len(warnings) > 10 else ""
     st.warning(t("**{n} warning(s) while importing:**", n=len(warnings)) + f"\n{shown}{more}", icon=":material/warning:")
 if trace.branches:  # a saved run with forks: every branch can be replayed

@@ -3,6 +3,8 @@
 import streamlit as st
 
 from loop.model import SCRIPTED
+from pages.views.blocks import in_code, plain
+from loop.tools.sandbox import NO_BUBBLEWRAP, programs
 from pages.views.forks import draw_branch_picker
 from pages.views.i18n import t
 from pages.views.nav import through_app
@@ -22,7 +24,7 @@ run = live_run()
 if presenting():  # large type, no sidebar, one screen: the task, autoplay, then the step
     apply()
     task, play, switch = st.columns([3.2, 2.2, 1], vertical_alignment="center")
-    task.markdown("#### " + t("Task") + f": {run.task}")
+    task.markdown("#### " + t("Task") + f": {plain(run.task)}")
     with play:
         draw_autoplay(run.trace, run)
     with switch:
@@ -32,11 +34,18 @@ else:
     title.title(t("Step through the loop"))
     with switch:
         draw_switch()
-    model = t("scripted model (offline, no key)") if run.model.config.model == SCRIPTED else t("model `{name}`", name=run.model.name)
-    st.caption(t("Task: **{task}** · {model} · max turns {turns} · workspace `{workspace}`", task=run.task, model=model,
-                 turns=run.max_turns, workspace=run.workspace))
-    for warning in run.tools.warnings:  # e.g. commands would run as root: the teacher must know before Step
-        st.warning(warning, icon=":material/shield:")
+    model = t("scripted model (offline, no key)") if run.model.config.model == SCRIPTED else \
+        t("model `{name}`", name=in_code(run.model.name))
+    st.caption(t("Task: **{task}** · {model} · max turns {turns} · workspace `{workspace}`", task=plain(run.task),
+                 model=model, turns=run.max_turns, workspace=in_code(run.workspace)))
+    sandbox = getattr(run.tools, "sandbox", None)
+    if sandbox is not None and sandbox.mode != "bubblewrap":  # the teacher must know before Step
+        st.warning(t("Commands run without bubblewrap on this server ({why}): they see the machine as `nobody` does, "
+                     "share its network and /tmp, and runs are not isolated from each other. See docs/security.md.",
+                     why=programs().why_not), icon=":material/shield:")
+    for warning in run.tools.warnings:  # e.g. a folder commands cannot write in
+        if not warning.startswith(NO_BUBBLEWRAP):  # said above, in the page's language
+            st.warning(warning, icon=":material/shield:")
     draw_saved_runs(run)
     draw_branch_picker(run)
 draw_step(run.trace, "live", run, name=run.task)

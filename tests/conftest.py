@@ -44,31 +44,87 @@ def no_key_in_environment(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
 
 
-def _shared_folder() -> Path:
-    """A new folder under /tmp, like a real run's workspace: as root, commands run there as `nobody`."""
-    from loop.tools.bash import unprivileged_user
+def _given_folder() -> Path:
+    """A folder under /tmp that an operator readied for commands: as root, given to `nobody` (uid 65534).
+
+    Loopscope changes no folder it is given, so the test does what docs/security.md asks of a user.
+    """
+    from loop.tools.workspace import sandbox_user
 
     folder = Path(tempfile.mkdtemp(prefix="loopscope-test-ws-"))
     if os.geteuid() == 0:
-        assert unprivileged_user(folder) is not None, "a folder under /tmp must be reachable by nobody"
+        os.chown(folder, *sandbox_user())
     return folder
 
 
 @pytest.fixture
 def shared():
-    """A workspace under /tmp: as root, commands run there as nobody."""
-    folder = _shared_folder()
+    """A workspace the user gives: a folder under /tmp that commands (as `nobody`, when root) may write."""
+    folder = _given_folder()
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture(params=["private", "shared"])
-def workspace(request, tmp_path):
-    """Each test twice: in pytest's private tmp_path (mode 700 above it: as root, commands run there as root)
-    and in a folder under /tmp like a real run's (as root, commands run there as `nobody`)."""
-    if request.param == "private":
-        yield tmp_path
+@pytest.fixture(params=["made", "given"])
+def workspace(request):
+    """Each test twice: in a workspace Loopscope makes for a run (as root, a tmpfs under a folder only root may
+    list), and in a folder the user gives (on disk, under /tmp)."""
+    if request.param == "made":
+        from loop.tools import Workspace
+
+        with Workspace.make() as made:
+            yield made
         return
-    folder = _shared_folder()
+    folder = _given_folder()
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def live_with(tag: str) -> list[int]:
+    """Live processes (zombies are dead: PID 1 here may reap late) whose command line or environment holds `tag`.
+
+    A command's own pids mean nothing outside its PID namespace, so what it started is found by a tag it
+    carries: an argument (`sleep {tag}`) or a variable (`export LOOPSCOPE_TEST_TAG={tag}`).
+    """
+    found = []
+    needle = tag.encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                held = needle in f.read()
+            if not held:
+                with open(f"/proc/{name}/environ", "rb") as f:
+                    held = needle in f.read()
+        except (OSError, IndexError):
+            continue
+        if held and state not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
+
+
+def settle(tag: str, seconds: float = 2.0) -> list[int]:
+    """What still carries `tag` after giving SIGKILL a moment to land."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while (left := live_with(tag)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return left
+
+
+@pytest.fixture
+def tag():
+    """A string no other process holds (also a valid `sleep` argument); whatever holds it after the test is killed."""
+    import secrets
+
+    value = f"313.7{secrets.randbelow(10**6):06d}"
+    yield value
+    for pid in live_with(value):
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass

@@ -4,6 +4,9 @@ It answers like the scripted model (loop/server.py) and can be told to fail:
 `server.fail(status, times=1, headers=..., body=...)` queues HTTP errors,
 `server.fail("timeout")` sleeps past the client's timeout, `server.fail("drop")`
 closes the connection mid-stream, `server.fail("not-json")` sends garbage.
+`server.ask("cmd", ["a", "b"], {"name": "read_file", "input": {...}})` makes it a
+model that asks for chosen tool calls, one turn each (a list: several at once),
+then ends its turn: a hostile model, as a steered one would be.
 Every request body it received is kept in `server.requests`, and every
 request's headers in `server.headers`.
 """
@@ -24,6 +27,7 @@ class FakeAnthropic:
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self.faults: deque = deque()
+        self.asks: deque | None = None  # turns of tool calls to ask for (see ask)
         self.lock = threading.Lock()
         self.server = None
 
@@ -34,6 +38,11 @@ class FakeAnthropic:
         with self.lock:
             for _ in range(times):
                 self.faults.append((kind, headers or {}, body, delay))
+
+    def ask(self, *turns) -> None:
+        """Answer the next calls with these tool calls, one turn each, then with end_turn."""
+        with self.lock:
+            self.asks = deque(turns)
 
     def recover(self) -> None:
         with self.lock:
@@ -54,6 +63,10 @@ class FakeAnthropic:
                     fake.requests.append(body)
                     fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                     fault = fake.faults.popleft() if fake.faults else None
+                    asks = fake.asks
+                    turn = asks.popleft() if fault is None and asks else None
+                if fault is None and asks is not None:
+                    return self.send_json(200, _asking(body, turn, len(fake.requests)))
                 if fault is None:
                     return super().answer(body)
                 kind, headers, error, delay = fault
@@ -89,6 +102,17 @@ class FakeAnthropic:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def _asking(body: dict, turn, n: int) -> dict:
+    """A Messages API response asking for `turn`'s tool calls (None: the turn ends)."""
+    calls = [] if turn is None else turn if isinstance(turn, list) else [turn]
+    content = [{"type": "tool_use", "id": f"toolu_probe_{n}_{i}", "name": c.get("name", "bash") if isinstance(c, dict)
+                else "bash", "input": c.get("input", {}) if isinstance(c, dict) else {"command": c}}
+               for i, c in enumerate(calls)] or [{"type": "text", "text": "done"}]
+    return {"id": f"msg_probe_{n}", "type": "message", "role": "assistant", "model": body.get("model", "probe"),
+            "content": content, "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1}}
 
 
 def last_json(server: FakeAnthropic) -> dict:

@@ -103,19 +103,21 @@ def test_a_fault_says_what_to_do_keeps_the_trace_and_retry_works_after_recovery(
     assert run.done and run.state.ended == "end_turn"
 
 
-def test_a_529_then_success_shows_the_attempts_and_the_step_records_the_retry(fake_api):
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+def test_529s_then_success_show_the_attempts_and_the_step_records_the_retries(fake_api, stream):
     at = on_fake_server(fake_api.url)
     run = at.session_state["live-run"]
+    run.model.config.stream = stream
     assert run.model.config.max_retries == 2
-    fake_api.fail(529, times=1, headers=FAST)
+    fake_api.fail(529, times=2, headers=FAST)
     click(at, "live-step")
-    assert not at.error  # the SDK's retry got through
-    assert len(fake_api.requests) == 2
-    assert [h["x-stainless-retry-count"] for h in fake_api.headers] == ["0", "1"]
+    assert not at.error  # the SDK's retries got through
+    assert len(fake_api.requests) == 3 and fake_api.requests[-1].get("stream", False) is stream
+    assert [h["x-stainless-retry-count"] for h in fake_api.headers] == ["0", "1", "2"]
     step = run.trace.steps[-1]
-    assert step.stage == "call_model" and step.detail["retries"] == 1
+    assert step.stage == "call_model" and step.detail["retries"] == 2
     captions = [c.value for c in at.caption]
-    assert any("1 attempt(s) retried by the SDK; the last call took 2 of at most 3 attempts and succeeded." in c
+    assert any("2 attempt(s) retried by the SDK; the last call took 3 of at most 3 attempts and succeeded." in c
                for c in captions), captions
 
     # A call that needs no retry leaves no such line.
@@ -147,12 +149,11 @@ def test_attempts_are_shown_while_the_sdk_retries():
     original = attempts.st.empty
     attempts.st.empty = lambda: Slot()
     try:
-        with attempts.attempts_shown(FakeRun) as seen:
+        with attempts.attempts_shown(FakeRun) as (seen, on_attempt):
             for k in (1, 2, 3):
-                FakeRun.model.on_attempt(k, 3)
+                on_attempt(k, 3)
     finally:
         attempts.st.empty = original
     assert seen == [(1, 3), (2, 3), (3, 3)]
     assert shown[0].startswith("**Attempt 2 of 3.**") and shown[1].startswith("**Attempt 3 of 3.**")
     assert "2 attempt(s) retried by the SDK" in shown[2]
-    assert FakeRun.model.on_attempt is None  # unhooked afterwards

@@ -1,16 +1,10 @@
 """Forks: edit a past tool_result (or the task) and continue in a new branch; the old branch is kept,
 can be switched back to, and Save writes both."""
 
-from pathlib import Path
-
 from streamlit.testing.v1 import AppTest
 
 from loop import transcript
-from pages.views.forks import with_branches
-from tests.apptest import click
-
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
+from tests.apptest import app, click, download, slider
 
 
 def status(at: AppTest) -> str:
@@ -18,12 +12,10 @@ def status(at: AppTest) -> str:
 
 
 def test_edit_a_tool_result_continue_switch_back_and_save_both():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["scenario"], at.query_params["step"] = "list-files", "9"
-    at.run()
+    at = app(scenario="list-files", step="9")
     original = at.session_state["live-run"]
     assert original.done and "README.txt" in original.trace.messages[-1]["content"][0]["text"]
-    at.slider(key="live-slider").set_value(5).run()  # step 5 ran `ls -la`
+    slider(at, "live").set_value(5).run()  # step 5 ran `ls -la`
     assert status(at).endswith("4 · run a tool_use")
     at.text_area(key="live-fork-text-4").set_value("notes.md\nplan.txt")
     click(at, "live-fork-go-4")
@@ -41,16 +33,17 @@ def test_edit_a_tool_result_continue_switch_back_and_save_both():
     picker.set_value(0).run()
     assert at.session_state["live-run"] is original and status(at).startswith("Step 5 of 9")  # where we forked
 
-    family = at.session_state["live-branches"]
-    saved = transcript.loads(transcript.dumps(with_branches(original.trace, family)))  # what Save writes
-    assert len(saved) == 9 and len(saved.branches) == 1
+    name, data = download(at, "live-save")  # what Save sends: the branch shown, the other one beside it
+    saved = transcript.loads(data)
+    assert name.endswith(".json") and len(saved) == 9 and len(saved.branches) == 1
+    assert "README.txt" in saved.messages[-1]["content"][0]["text"]
+    assert len(saved.branches[0]) == 9 and saved.branches[0].steps[4].detail["given_by_user"]
     assert "`notes.md`, `plan.txt`" in saved.branches[0].messages[-1]["content"][0]["text"]
     assert not original.trace.branches  # saving changed nothing in the session
 
 
 def test_edit_the_task_at_step_one():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
+    at = app()
     click(at, "live-step")
     at.text_area(key="live-fork-task").set_value("What Python version is installed?")
     click(at, "live-fork-go-0")
@@ -63,14 +56,11 @@ def test_edit_the_task_at_step_one():
 
 
 def test_a_saved_run_with_branches_replays_each_branch():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["scenario"], at.query_params["step"] = "list-files", "5"
-    at.run()
+    at = app(scenario="list-files", step="5")
     at.text_area(key="live-fork-text-4").set_value("only.txt")
     click(at, "live-fork-go-4")
     click(at, "live-to-end")
-    branch = at.session_state["live-run"]
-    data = transcript.dumps(with_branches(branch.trace, at.session_state["live-branches"])).encode()
+    _, data = download(at, "live-save")
 
     at.switch_page("pages/replay.py").run()
     at.file_uploader(key="replay-upload").upload("forked.json", data, "application/json").run()
@@ -80,6 +70,6 @@ def test_a_saved_run_with_branches_replays_each_branch():
     at.button(key="replay-to-end").click().run()
     final = [m for m in at.chat_message][-1]
     assert "only.txt" in " ".join(e.value for e in final.markdown)
-    picker.set_value(1).run()
+    at.selectbox(key="replay-branch").set_value(1).run()  # the page as it is now
     assert " of 5 · " in status(at)  # the original: the five steps it had when the fork was made
     assert "only.txt" not in " ".join(e.value for m in at.chat_message for e in m.markdown)

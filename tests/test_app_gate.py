@@ -1,23 +1,17 @@
 """The approval gate, with a real model (the fake Anthropic server): the command is shown before it runs,
 Deny writes the "denied by the user" is_error tool_result back, and the next model call is valid."""
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import click
-
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
+from tests.apptest import app, click
 
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")
 
 
 def on_server(url: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
+    at = app()
     at.selectbox(key="set-scenario").set_value("list-files")
     at.radio(key="set-model").set_value("anthropic").run()
     assert at.toggle(key="set-approve").value  # on by default with a real model
@@ -68,16 +62,14 @@ def test_run_really_runs_the_tool_and_the_toggle_turns_the_gate_off(fake_api):
 
 
 def test_the_offline_model_has_no_gate_by_default():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
+    at = app()
     assert at.toggle(key="set-approve").value is False
-    at.button(key="live-to-end").click().run()
+    click(at, "live-to-end")
     assert at.session_state["live-run"].done
 
 
 def test_streaming_with_a_real_model_and_the_s02_toolset(fake_api):
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
+    at = app()
     at.radio(key="set-model").set_value("anthropic").run()
     at.toggle(key="set-stream").set_value(True)
     at.toggle(key="set-approve").set_value(False)

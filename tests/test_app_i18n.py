@@ -10,24 +10,26 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop.notes import note
+from loop.views import short, what_happened
 from loop.scripted import SCENARIOS
-from tests.apptest import choose_server, click
+from tests.apptest import COOKIE, app, choose_server, click, issued
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 
 # The chapter's terms, kept in Latin letters in Japanese as the chapter does, and names that are data.
 KEPT = r"""messages?|tool_use_id|tool_use|text|tool_results?|turn_count|turn|transition_reason|stop_reason|write-back|loop|model|
-response|assistant|user|system|tools?|max_tokens|max|turns|bash|read_file|write_file|edit_file|block|context|
+response|assistant|user|system|tools?|max_tokens|state|bash|read_file|write_file|edit_file|block|context|
 append|budget|real|execution|id|ID|JSON|Raw|API|key|Base|URL|LoopState|workspace|Loopscope|transcript|
-Request|request|history|SDK|Messages|HTTP|Claude|Code|OpenAI|chat|jsonl|CSV|Markdown|tokens?|is_error|None|trace|header|body|end_turn|refusal|Model|Python|Anthropic|server|sk-ant|cm|s01|s02|
+Request|request|history|SDK|Messages|HTTP|Claude|Code|OpenAI|chat|jsonl|CSV|Markdown|tokens?|is_error|None|trace|header|body|end_turn|refusal|Model|Python|Anthropic|server|sk-ant|cm|s01|s02|terminal|true|false|
 s04|s06|task|compact|micro|auto|manual|sub-agent|subagent|main|toolu_\w*"""
 KEPT_RE = re.compile(r"\b(?:" + KEPT.replace("\n", "") + r")\b")
 
 
 def english_left(text: str, data: list[str]) -> str:
     """What remains of `text` once data, code, icons and the chapter's Latin terms are taken out."""
-    for d in data:
+    text = re.sub(r"\\([\\`*_{}\[\]<>()#+\-.!|:$~])", r"\1", text)  # Markdown's escapes, as the reader sees them
+    for d in sorted(data, key=len, reverse=True):  # the longest first: a piece of data may hold another
         text = text.replace(d, " ")
     text = re.sub(r"`[^`]*`", " ", text)  # code: commands, ids, JSON
     text = re.sub(r":\w+-badge\[[^\]]*\]|:material/\w+:|:\w+\[", " ", text)  # icons and colours
@@ -44,11 +46,15 @@ def walk(node, skip):
         yield from walk(child, skip)
 
 
-def texts_on_page(at: AppTest) -> list[str]:
-    """Every label, header, caption, message and option the page shows, outside the history's data."""
-    def skip(node):  # the history's blocks, code and tables are data (a table's headers: see column_labels)
+def texts_on_page(at: AppTest, tables: bool = False) -> list[str]:
+    """Every label, header, caption, message and option the page shows, outside the history's data.
+
+    With `tables`, the Pairs and LoopState tables too (their headers, colours, statuses and stages).
+    """
+    def skip(node):  # the history's blocks and code are data (a grid's headers: see column_labels)
         return node.type in ("chat_message", "code", "dataframe", "json") or (
-            node.type == "markdown" and node.value.startswith("| "))  # Pairs and LoopState: the chapter's fields
+            node.type == "markdown" and (node.value.startswith("| ") and not tables
+                                         or node.value.lstrip().startswith("<style>")))  # CSS, not text
 
     out = []
     for root in (at.main, at.sidebar):
@@ -63,17 +69,26 @@ def texts_on_page(at: AppTest) -> list[str]:
     return out
 
 
-def test_japanese_leaves_no_english_label_on_step_through():
+PAGE = {  # the title, the five buttons, a header line at the end of two-tools, the Pairs title
+    "ja": ("loop をステップ実行", ["最初", "戻る", "進む", "最終ステップ", "最後まで"], "### ステップ 10 / 10 · turn 2",
+           "#### ペア · tool_use ↔ tool_result"),
+    "zh": ("单步执行循环", ["第一步", "上一步", "下一步", "最后一步", "运行到底"], "### 第 10 / 10 步 · 第 2 轮",
+           "#### 配对 · tool_use ↔ tool_result"),
+}
+
+
+@pytest.mark.parametrize("lang", list(PAGE))
+def test_no_english_is_left_on_step_through_its_tables_or_the_model_s_words(lang):
+    title, buttons, last_header, pairs_title = PAGE[lang]
     at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["lang"] = "ja"
+    at.query_params["lang"] = lang
     at.run()
-    assert at.title[0].value == "loop をステップ実行"
-    assert [b.label for b in at.button][:4] == ["最初", "戻る", "進む", "最後まで"]
+    assert at.title[0].value == title
+    assert [b.label for b in at.button][:5] == buttons
     run = at.session_state["live-run"]
-    data = [run.task, str(run.workspace), run.model.name, *SCENARIOS]
     seen = set()
     for k in range(12):  # every stage, the pending response and results, the end
-        seen.update(texts_on_page(at))
+        seen.update(texts_on_page(at, tables=True))
         if at.button(key="live-step").disabled:
             break
         at.button(key="live-step").click().run()
@@ -81,14 +96,20 @@ def test_japanese_leaves_no_english_label_on_step_through():
         if k == 2:
             at.session_state["live-raw"] = True  # the raw view's captions too
             at.session_state["live-exports"] = True  # and the export buttons
-    assert run.done
-    for response in (run.trace.response_at(i) for i in range(len(run.trace))):  # the model's words are data
-        data += [b["text"] for b in (response or {}).get("content", []) if b.get("type") == "text"]
+    assert run.done and run.lang == lang
+    # Data, not words: the workspace, the tools' inputs and outputs (also as a step's one-line summary), the ids.
+    steps = [s for s in run.trace.steps if s.stage == "run_tool"]
+    data = [str(run.workspace), run.model.name, *SCENARIOS]
+    data += [s.detail["output"] for s in steps] + [short(s.detail["input"]) for s in steps]
+    data += [what_happened(run.trace, s.index, lang) for s in steps]
+    chats = [m.value for m in at.main.get("markdown") if m.value.startswith("`messages[")]
+    assert any("2 つをまとめて頼みます" in c or "我一次请求两个工具" in c for c in chats), "the model speaks " + lang
+    seen.update(chats)  # the history: the task and the model's words are in the page's language too
     leftovers = {s: english_left(s, data) for s in seen}
     left = {s: w for s, w in leftovers.items() if w}
     assert not left, "English left on the page:\n" + "\n".join(f"{w!r}  <=  {s[:120]!r}" for s, w in left.items())
-    assert any(s.startswith("### ステップ 10 / 10 · turn 2") for s in seen)
-    assert "#### ペア · tool_use ↔ tool_result" in seen
+    assert any(s.startswith(last_header) for s in seen)
+    assert pairs_title in seen
 
 
 def test_the_checker_does_find_english():
@@ -111,37 +132,49 @@ def test_the_stage_note_beside_the_diagram_follows_the_step_and_the_sidebar_lang
     assert note("append_assistant", "zh") in [m.value for m in at.markdown]
 
 
-def open_in_japanese(page: str) -> AppTest:
+def open_in(page: str, lang: str = "ja") -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.switch_page(page)
-    at.query_params["lang"] = "ja"
+    at.query_params["lang"] = lang
     at.run()
     assert not at.exception, at.exception
     return at
 
 
-def test_japanese_replay_page_has_no_english_label_either():
-    at = open_in_japanese("pages/replay.py")
-    assert at.title[0].value == "実行をリプレイ"
+def comments_left(at: AppTest, data: list[str] = ()) -> dict[str, str]:
+    """English in the comments of the code the page shows (the code itself is Python)."""
+    comments = [c for code in at.main.get("code") for c in re.findall(r"#\s*(.+)$", code.value, re.MULTILINE)]
+    return {c: w for c in comments if (w := english_left(c, list(data)))}
+
+
+@pytest.mark.parametrize("lang, title", [("ja", "実行をリプレイ"), ("zh", "回放一次运行")])
+def test_replay_page_has_no_english_left(lang, title):
+    at = open_in("pages/replay.py", lang)
+    assert at.title[0].value == title
     trace = at.session_state["replay"]["trace"]
-    data = [trace.meta.get("task", ""), str(trace.meta.get("model")), "two-tools.json", "loopscope", *SCENARIOS]
-    for response in (trace.response_at(i) for i in range(len(trace))):
-        data += [b["text"] for b in (response or {}).get("content", []) if b.get("type") == "text"]
-    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
+    assert trace.meta["lang"] == lang  # the sample recorded in the page's language
+    steps = [s for s in trace.steps if s.stage == "run_tool"]
+    data = [str(trace.meta.get("model")), "two-tools.json", "loopscope", *SCENARIOS]
+    data += [s.detail["output"] for s in steps] + [what_happened(trace, s.index, lang) for s in steps]
+    seen = texts_on_page(at, tables=True) + [m.value for m in at.main.get("markdown") if m.value.startswith("`messages[")]
+    left = {s: w for s in seen if (w := english_left(s, data))}
     assert not left, left
 
 
-def test_japanese_mistakes_lab_has_no_english_label_and_keeps_the_api_error_verbatim():
-    at = open_in_japanese("pages/mistakes.py")
-    wrong, right = at.session_state["mistakes-runs"]["no-assistant-append"]
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_mistakes_lab_has_no_english_left_and_keeps_the_api_error_verbatim(lang):
+    at = open_in("pages/mistakes.py", lang)
+    wrong, right = at.session_state["mistakes-runs"][("no-assistant-append", lang)]
     assert wrong.broke_at.error in at.error[0].value  # the API's words stay as the API wrote them
-    data = [wrong.broke_at.error, right.calls[0].messages[0]["content"], *SCENARIOS, "end_turn"]
+    data = [wrong.broke_at.error, *SCENARIOS, "end_turn"]
     for run in (wrong, right):
         for call in run.calls:
             data += call.tool_outputs
-            data += [b.get("text", "") for b in (call.response or {}).get("content", []) if b.get("type") == "text"]
     left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
     assert not left, left
+    assert right.calls[0].messages[0]["content"] == SCENARIOS["list-files"].task_in(lang)  # the task, in the language
+    at.radio(key="mistake-pick").set_value("no-write-back").run()
+    assert not comments_left(at) and len(at.main.get("code")) >= 2
 
 
 def graphviz_source(at: AppTest) -> str:
@@ -150,16 +183,18 @@ def graphviz_source(at: AppTest) -> str:
     return charts[0].proto.spec
 
 
-def test_japanese_about_page_and_its_diagram_have_no_english_label():
-    at = open_in_japanese("pages/about.py")
-    assert at.title[0].value == "loop について"
+@pytest.mark.parametrize("lang, title, node", [("ja", "loop について", "model を呼ぶ"), ("zh", "关于循环", "调用模型")])
+def test_about_page_its_diagram_and_its_code_s_comments_have_no_english_left(lang, title, node):
+    at = open_in("pages/about.py", lang)
+    assert at.title[0].value == title
     # The API's errors stay verbatim; the chapter itself writes terminal, code and agent in Latin letters.
     data = ["unexpected `tool_use_id` found in `tool_result` blocks",
             "`tool_use` ids were found without `tool_result` blocks immediately after", "terminal", "code", "agent"]
     left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
     assert not left, left
     labels = " ".join(re.findall(r'label="([^"]*)"', graphviz_source(at)))
-    assert "model を呼ぶ" in labels and not english_left(labels.replace("\\n", " "), [])
+    assert node in labels and not english_left(labels.replace("\\n", " "), [])
+    assert not comments_left(at)
 
 
 def test_the_diagram_on_step_through_speaks_chinese():
@@ -188,16 +223,12 @@ def two_saved_runs(fake_api, no_key_in_environment):
     choose_server(at, fake_api.url, "sk-ant-i18n-test", gate=None)
     for _ in range(3):
         click(at, "live-step")
-    sid = at.query_params["session"]
-    return (sid[0] if isinstance(sid, list) else sid), [first.task, at.session_state["live-run"].task]
+    return {COOKIE: issued(at)}, [first.task, at.session_state["live-run"].task]
 
 
 def test_japanese_saved_runs_panel_with_runs_listed_has_no_english_label(two_saved_runs, fake_api):
-    sid, tasks = two_saved_runs
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update({"session": sid, "lang": "ja"})
-    at.run()
-    assert not at.exception, at.exception
+    cookies, tasks = two_saved_runs
+    at = app(cookies, lang="ja")  # the same browser, in Japanese
     labels = [e.label for e in at.expander]
     assert "保存した実行 · 2" in labels, labels
     panel = at.expander[labels.index("保存した実行 · 2")]
@@ -215,7 +246,7 @@ def test_japanese_saved_runs_panel_with_runs_listed_has_no_english_label(two_sav
     click(at, "resume-run")
     resumed = at.session_state["live-run"]
     notes = [m.value for m in at.success]
-    assert notes and notes[0].startswith("再開しました: 3 ステップ")
+    assert notes and notes[0].startswith("再開しました: 全 3 ステップ")
     assert not [w for n in notes if (w := english_left(n, [str(resumed.workspace)]))]
 
     click(at, "delete-run")  # the other run, the only one offered now
@@ -225,13 +256,38 @@ def test_japanese_saved_runs_panel_with_runs_listed_has_no_english_label(two_sav
 
 
 def test_the_saved_runs_panel_speaks_chinese(two_saved_runs):
-    sid, _ = two_saved_runs
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update({"session": sid, "lang": "zh"})
-    at.run()
-    assert not at.exception, at.exception
+    cookies, _ = two_saved_runs
+    at = app(cookies, lang="zh")
     assert "已保存的运行 · 2" in [e.label for e in at.expander]
     assert (at.button(key="resume-run").label, at.button(key="delete-run").label) == ("恢复", "删除")
     assert at.selectbox(key="saved-run").label == "已保存的运行"
     assert "3 步" in at.selectbox(key="saved-run").options[0]
     assert "API key" in at.text_input(key="resume-api-key").label and "从不" in at.text_input(key="resume-api-key").help
+
+
+def test_a_run_keeps_the_language_it_was_started_in():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["lang"] = "ja"
+    at.run()
+    run = at.session_state["live-run"]
+    assert run.lang == "ja" and run.task == SCENARIOS["two-tools"].task_in("ja")
+    at.segmented_control(key="lang").set_value("en").run()  # the page changes language; the run does not
+    for _ in range(3):
+        click(at, "live-step")
+    assert at.session_state["live-run"] is run and run.lang == "ja"
+    assert run.state.messages[1]["content"][0]["text"] == "2 つをまとめて頼みます。"
+    assert at.button(key="live-step").label == "Step"
+    click(at, "new-run")  # a new run starts in the page's language
+    assert at.session_state["live-run"].lang == "en"
+    assert at.session_state["live-run"].task == SCENARIOS["two-tools"].task
+
+
+def test_a_scenario_link_with_a_language_opens_the_run_in_it():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"scenario": "hello-py", "step": "3", "lang": "zh"})
+    at.run()
+    assert not at.exception, at.exception
+    run = at.session_state["live-run"]
+    assert run.lang == "zh" and run.trace.cursor == 2
+    assert run.state.messages[0]["content"] == "创建一个打印问候语的 hello.py，然后运行它。"
+    assert run.state.messages[1]["content"][0]["text"] == "我先创建 hello.py。"

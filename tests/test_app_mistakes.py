@@ -1,15 +1,11 @@
 """The Mistakes lab: each of the six mistakes really runs and breaks at the call where the API refuses it,
 with the API's 400 text verbatim, beside the correct loop on the same scenario."""
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop.mistakes import MISTAKES
-
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
+from tests.apptest import app
 
 # (the call refused, words of the API's error) for each mistake, as the API words them
 EXPECTED = {
@@ -24,11 +20,7 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def lab() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.switch_page("pages/mistakes.py").run()
-    assert not at.exception, at.exception
-    return at
+    return app("pages/mistakes.py")
 
 
 def test_every_mistake_is_in_the_lab():
@@ -40,7 +32,7 @@ def test_the_error_appears_at_the_call_that_breaks(lab, name):
     at = lab
     at.radio(key="mistake-pick").set_value(name).run()
     assert not at.exception, at.exception
-    wrong, right = at.session_state["mistakes-runs"][name]
+    wrong, right = at.session_state["mistakes-runs"][(name, "en")]
     number, words = EXPECTED[name]
     assert wrong.broke_at.number == number and words in wrong.broke_at.error
     errors = [e.value for e in at.error]

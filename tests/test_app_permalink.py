@@ -1,21 +1,9 @@
 """Permalinks: ?scenario=NAME&step=K opens Step through at step K of that scenario, ?sample=NAME&step=K opens
 a sample on Replay, and the URL follows the cursor."""
 
-from pathlib import Path
-
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-
-
-def opened(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for name, value in params.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+from tests.apptest import app as opened
 
 
 def status(at: AppTest) -> str:
@@ -56,11 +44,7 @@ def test_a_link_past_the_end_stops_at_the_end_and_a_bad_link_is_ignored():
 
 
 def test_a_sample_link_opens_the_sample_on_replay_at_that_step():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page("pages/replay.py")
-    at.query_params["sample"], at.query_params["step"] = "two-tools", "4"
-    at.run()
-    assert not at.exception, at.exception
+    at = opened("pages/replay.py", sample="two-tools", step="4")
     assert at.session_state["replay"]["name"] == "two-tools.json"
     assert status(at) == "Step 4 of 10 · turn 1 · 4 · stop_reason: go on or end?"
     at.button(key="replay-step").click().run()

@@ -1,25 +1,21 @@
 """The Replay page through AppTest: samples, uploads, warnings, a broken file, a long history."""
 
+import json
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from bench.render import long_transcript
 from loop import transcript
 from loop.importers import Imported
-from tests.apptest import click
+from tests.apptest import app, click, download
+from tests.synthetic import long_transcript
 from tests.tables import table
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 
 
 def replay_page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.switch_page("pages/replay.py").run()
-    assert not at.exception, at.exception
-    return at
+    return app("pages/replay.py")
 
 
 def upload(at: AppTest, name: str, data: bytes) -> None:
@@ -70,9 +66,8 @@ def test_an_uploaded_transcript_replays_and_nothing_runs():
 
 
 def test_a_broken_upload_says_why_and_keeps_the_replay_and_the_session():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.button(key="live-step").click().run()
+    at = app()
+    click(at, "live-step")
     live = at.session_state["live-run"]
     at.switch_page("pages/replay.py").run()
     before = at.session_state["replay"]
@@ -96,7 +91,7 @@ def test_import_warnings_are_shown_above_the_replay(monkeypatch):
     import pages.views.replay as opener
 
     trace = transcript.load(ROOT / "samples" / "list-files.json")
-    monkeypatch.setattr(opener, "import_bytes", lambda data, name, **options: Imported(
+    monkeypatch.setattr(opener, "import_isolated", lambda data, name, **options: Imported(
         trace, "claude-code", [f"line {i}: a summary record was passed over" for i in range(12)]))
     at = replay_page()
     upload(at, "session.jsonl", b"{}")
@@ -134,3 +129,27 @@ def test_a_long_history_draws_a_bounded_window():
     assert not at.exception
     grid = [d.value for d in at.dataframe if "status" in d.value.columns]
     assert len(grid) == 1 and len(grid[0]) == total and list(grid[0]["status"].unique()) == ["paired"]
+
+
+def test_a_transcript_with_huge_numbers_where_the_loader_allows_them_replays_every_view():
+    # Only a step's own counts are checked on loading; a response's usage, a duration or a count in a
+    # step's detail may hold any number. 400 digits: more than any C integer or float holds.
+    saved = json.loads((ROOT / "samples" / "two-tools.json").read_text())
+    big = 10**399
+    for i in (1, 7):  # the two calls
+        saved["steps"][i]["detail"].update(duration_ms=big, retries=big)
+        saved["steps"][i]["detail"]["response"]["usage"].update(input_tokens=big, output_tokens=-big)
+    saved["steps"][4]["detail"]["duration_ms"] = big
+    saved["steps"][6]["detail"]["results"] = big
+    at = replay_page()
+    upload(at, "huge.json", json.dumps(saved).encode())
+    at.toggle(key="replay-growth").set_value(True)
+    at.session_state["replay-raw"] = True
+    at.session_state["replay-exports"] = True
+    at.run()
+    for _ in range(9):
+        click(at, "replay-step")  # click() fails on any exception the page shows
+    assert "Step 10 of 10" in " ".join(m.value for m in at.markdown)
+    for key in ("replay-export-md", "replay-export-steps", "replay-export-pairs", "replay-save"):
+        assert download(at, key)[1]
+    assert transcript.loads(download(at, "replay-save")[1]).steps[1].detail["duration_ms"] == big

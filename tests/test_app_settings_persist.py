@@ -8,6 +8,7 @@ draws the sidebar's settings; the language picker is on every page.
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from loop.runner import Settings
 from loop.scripted import SCENARIOS
 from tests.apptest import app, click
 
@@ -38,7 +39,8 @@ def test_the_offline_settings_survive_a_visit_to_other_pages():
     assert at.toggle(key="set-approve").value is True
     click(at, "new-run")  # and New run uses them
     run = at.session_state["live-run"]
-    assert run.max_turns == 7 and "write_file" in run.tools.tools and run.tools.tools["bash"].timeout == 12
+    assert run.settings == Settings(max_turns=7, tool_timeout=12, toolset="s02")  # what the run says it is …
+    assert run.max_turns == 7 and "write_file" in run.tools.tools and run.tools.tools["bash"].timeout == 12  # … is
     assert run.task == SCENARIOS["list-files"].task and at.selectbox(key="set-scenario").value == "list-files"
 
 

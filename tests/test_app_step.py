@@ -2,11 +2,16 @@
 moving the cursor runs nothing, and the tables say what happened."""
 
 
+from pathlib import Path
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import app, click
+from loop import transcript
+from tests.apptest import app, click, download, slider
 from tests.tables import table
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def step_to_end(at: AppTest, limit: int = 60) -> None:
@@ -32,7 +37,7 @@ def test_first_page_is_step_through_on_the_offline_model_with_a_scenario():
     assert at.selectbox(key="set-scenario").value == "two-tools"
     run = at.session_state["live-run"]
     assert len(run.trace) == 0 and run.model.config.scripted
-    assert [b.label for b in at.button][:4] == ["First", "Back", "Step", "Run to end"]
+    assert [b.label for b in at.button][:5] == ["First", "Back", "Step", "Last", "Run to end"]
     click(at, "live-step")  # the first click works with no key
     assert len(run.trace) == 1 and run.trace.steps[0].stage == "user_request"
     assert "Step 1 of 1 · turn 1 · 1 · user request into messages" in [m.value.lstrip("# ") for m in at.markdown]
@@ -78,13 +83,13 @@ def test_back_first_and_the_slider_only_move_the_cursor():
     assert run.trace.cursor == 0
     assert at.button(key="live-first").disabled and at.button(key="live-back").disabled
     assert table(at, "stage").iloc[0]["now"] == "▶"
-    at.slider(key="live-slider").set_value(5).run()
+    slider(at, "live").set_value(5).run()
     assert run.trace.cursor == 4
     assert (len(run.trace), len(run.trace.messages)) == (n, messages)  # nothing ran
     # Step in the middle of the trace moves the cursor too, and runs nothing.
     click(at, "live-step")
     assert run.trace.cursor == 5 and len(run.trace) == n
-    assert at.slider(key="live-slider").value == 6
+    assert slider(at, "live").value == 6
 
 
 def test_run_to_end_shows_progress_and_stops_at_max_turns():
@@ -136,14 +141,41 @@ def test_raw_json_is_drawn_when_opened_and_holds_no_key():
     assert not any("scripted-offline-no-key" in c for c in codes)  # the SDK's key is a header, never drawn
 
 
-def test_save_offers_the_transcript():
+def test_save_sends_the_whole_run_as_a_transcript():
     at = app()
     assert at.get("download_button")[0].proto.disabled  # nothing to save yet
     click(at, "live-to-end")
+    click(at, "live-first")  # Save writes the whole run wherever the cursor is
     button = at.get("download_button")[0]
-    assert not button.proto.disabled and button.proto.label == "Save transcript"
-    from loop import transcript
-
+    assert button.proto.label == "Save transcript"
+    name, data = download(at, "live-save")
+    saved = transcript.loads(data)  # the file reads back, strictly
     run = at.session_state["live-run"]
-    again = transcript.loads(transcript.dumps(run.trace))  # what the callable returns, read back
-    assert len(again) == len(run.trace)
+    assert name == "loopscope-what-is-the-date-and-how-much-disk-does.json"
+    assert [s.stage for s in saved.steps] == [s.stage for s in run.trace.steps] and len(saved) == 10
+    assert saved.messages == run.trace.messages and saved.meta["task"] == run.task
+    assert "Two tool calls in one turn" in saved.messages[-1]["content"][0]["text"]
+    assert not saved.branches
+
+
+def shortcuts(at: AppTest) -> dict[str, str]:
+    """The key each button of the controls answers to ("" for none), as Streamlit binds it in the browser."""
+    return {b.key.removeprefix("live-"): b.proto.shortcut for b in at.button if b.key.startswith("live-")}
+
+
+def test_keys_only_move_the_cursor_as_the_page_and_the_readme_say():
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert ("The keys only move the cursor and never execute anything: Home is First, ← is Back, → is Step while a "
+            "recorded step follows (at the end of the trace → does nothing: a stage runs only at a click), End is "
+            "Last.") in readme
+    at = app(scenario="two-tools", step="3")
+    run = at.session_state["live-run"]
+    # At the end of the trace Step executes, so no key is bound to it; nor to Run to end.
+    assert shortcuts(at) == {"first": "home", "back": "left", "step": "", "last": "end", "to-end": ""}
+    assert any("Next, a click on **Step** executes *4 · stop_reason: go on or end?*; the keys only move over recorded steps."
+               in m.value for m in at.markdown)
+    click(at, "live-back")
+    assert shortcuts(at) == {"first": "home", "back": "left", "step": "right", "last": "end", "to-end": ""}
+    assert any("Moving the cursor runs nothing" in m.value for m in at.markdown)
+    click(at, "live-last")  # End: the last recorded step, nothing executed
+    assert run.trace.cursor == 2 and len(run.trace) == 3 and at.button(key="live-last").disabled

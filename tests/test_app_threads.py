@@ -131,7 +131,7 @@ def test_replay_a_session_with_its_sub_agent_file_and_a_compaction(tmp_path):
 
 
 def test_many_sub_agents_can_be_reached_from_a_thread_picker():
-    from bench.replay import claude_code_session
+    from tests.synthetic import claude_code_session
 
     main, files = claude_code_session(records=600, compactions=1, agents=4, seed=4)
     data = [("session.jsonl", main), *files.items()]

@@ -1,13 +1,21 @@
 """The plain-data views the pages draw: tables, colours, windows, the diagram."""
 
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 
 from loop import transcript
 from loop.diagram import dot, dot_at
+from loop.narrate import describe
 from loop.views import (
     ID_COLOURS,
+    PAIR_COLUMNS,
     id_colour,
     last_call_at,
     pairs_table,
@@ -17,8 +25,11 @@ from loop.views import (
     status_line,
     steps_table,
     steps_window,
+    what_happened,
     window,
 )
+
+from tests.apptest import app, click, download, slider
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -36,8 +47,19 @@ def test_every_scenario_has_a_sample_that_loads_strictly():
         assert "killed by signal" not in transcript.dumps(trace), f"{name}: a flaky tool run was recorded"
 
 
-def test_id_colour_is_stable_and_never_red():
-    assert id_colour("toolu_abc") == id_colour("toolu_abc")
+# Colours worked out once: a replay tomorrow, in another process, must paint these ids the same.
+KNOWN_COLOURS = {"toolu_01667544294d325c0a45aec8": "blue", "toolu_6bfab06bb066e2c02c3950f2": "violet",
+                 "toolu_abc": "green", "call_1": "orange", "toolu_03": "blue", "toolu_04": "gray",
+                 "toolu_06": "violet", "toolu_11": "yellow"}
+
+
+def test_id_colour_is_the_same_in_every_process_and_never_red():
+    assert {i: id_colour(i) for i in KNOWN_COLOURS} == KNOWN_COLOURS
+    other = subprocess.run(  # a fresh interpreter with another hash seed
+        [sys.executable, "-c", "import json, sys; from loop.views import id_colour; "
+         "print(json.dumps({i: id_colour(i) for i in json.loads(sys.argv[1])}))", json.dumps(list(KNOWN_COLOURS))],
+        capture_output=True, text=True, check=True, cwd=SAMPLES.parent, env={**os.environ, "PYTHONHASHSEED": "12345"})
+    assert json.loads(other.stdout) == KNOWN_COLOURS
     assert {id_colour(f"toolu_{i}") for i in range(200)} == set(ID_COLOURS)
     assert "red" not in ID_COLOURS  # red means is_error
 
@@ -60,6 +82,24 @@ def test_pairs_table_shows_results_collected_but_not_written_back():
     assert list(table["status"]) == ["waiting", "waiting"]
     assert table["result"][0].startswith("(collected, not yet written back)")
     assert table["result"][1] == ""
+
+
+def test_a_collected_result_shows_its_is_error_before_it_is_written_back():
+    trace = sample("recover")
+    first_run = next(i for i, s in enumerate(trace.steps) if s.stage == "run_tool")
+    assert trace.steps[first_run].detail["is_error"]  # `cat` of a file that is not there yet
+    table = pairs_table(trace, first_run)
+    assert list(table["status"]) == ["waiting"] and list(table["is_error"]) == [True]
+
+
+def test_the_narration_says_what_each_stage_did():
+    trace = sample("two-tools")
+    run_tool = describe(trace, 4)
+    assert run_tool.startswith("[5] turn 1 · 4 · run a tool_use: bash {\"command\": \"date -u '+%Y-%m-%d %H:%M UTC'\"} → ")
+    assert trace.steps[4].detail["output"].strip() in run_tool and trace.steps[4].detail["tool_use_id"] in run_tool
+    assert describe(trace, 6) == ("[7] turn 2 · 5 · write tool_results back: messages ← user: 2 tool_result block(s); "
+                                  "turn_count=2, transition_reason=tool_result")
+    assert what_happened(trace, 9) == "the loop ends: the model finished its answer (end_turn)"
 
 
 def test_pairs_table_marks_errors_from_the_recover_sample():
@@ -136,23 +176,25 @@ def test_diagram_lights_the_stage_and_the_edge_taken():
     stages = [s.stage for s in trace.steps]
     second_tool = len(stages) - 1 - stages[::-1].index("run_tool")
     lit = dot_at(trace, second_tool)
-    assert 'tools [label="4 · run each tool_use,\\ncollect its tool_result", fillcolor="#ffe3c2"' in lit
-    assert "tools -> tools [label=\" next tool_use \", color=\"#d9480f\"" in lit
+    assert ('  tools [label="4 · run each tool_use,\\ncollect its tool_result", fillcolor="#ffe3c2", color="#d9480f", '
+            'penwidth=3];') in lit.splitlines()
+    assert '  tools -> tools [label=" next tool_use ", color="#d9480f", fontcolor="#d9480f", penwidth=3.5];' in lit.splitlines()
     end = dot_at(trace, len(trace) - 1)  # decide, ending: the edge to the end is drawn, the end is green
     assert 'decide -> done [label=" no ", color="#d9480f"' in end
     assert 'done [label="the loop ends", shape=box, style="rounded,filled,dashed", fillcolor="#d3f9d8"' in end
 
 
-def test_context_growth_chart_and_exports_follow_the_cursor():
-    from streamlit.testing.v1 import AppTest
+def chart_rows(at) -> pd.DataFrame:
+    """The rows the first chart on the page draws (Streamlit sends them to the browser as Arrow)."""
+    import pyarrow
 
-    from loop.export import to_markdown
+    return pyarrow.ipc.open_stream(at.get("vega_lite_chart")[0].proto.datasets[0].data.data).read_all().to_pandas()
+
+
+def test_context_growth_chart_and_exports_follow_the_cursor():
     from loop.views import growth_table
 
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
-    at.query_params["scenario"], at.query_params["step"] = "hello-py", "99"
-    at.run()
-    assert not at.exception, at.exception
+    at = app(scenario="hello-py", step="99")
     run = at.session_state["live-run"]
     growth = growth_table(run.trace, run.trace.cursor)
     assert list(growth.index) == [1, 2, 3] and list(growth["messages sent"]) == [1, 3, 5]  # the context grows
@@ -160,24 +202,34 @@ def test_context_growth_chart_and_exports_follow_the_cursor():
     assert len(at.get("vega_lite_chart")) == 0  # drawn only when asked for
     at.toggle(key="live-growth").set_value(True).run()
     assert len(at.get("vega_lite_chart")) == 2
+    assert chart_rows(at)["messages sent"].tolist() == [1, 3, 5]  # what the chart draws
     assert "Every turn sends the whole history again" in " ".join(c.value for c in at.caption)
     at.session_state["live-exports"] = True  # open "Export this step"
     at.run()
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Save transcript", "Markdown", "LoopState CSV", "Pairs CSV"]
-    at.slider(key="live-slider").set_value(2).run()  # after the first call only
-    assert len(growth_table(run.trace, 1)) == 1
-    assert "python3 hello.py" not in to_markdown(run.trace, 1)  # the export stops at the cursor
-    assert "python3 hello.py" in to_markdown(run.trace)
+    _, markdown = download(at, "live-export-md")
+    assert "python3 hello.py" in markdown.decode() and "- steps: 14 of 14" in markdown.decode()
+    uses = [b["id"] for m in run.trace.messages for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+    assert [f"| `{u}` | bash | paired | False |" in markdown.decode() for u in uses] == [True, True]  # the pairs
+    slider(at, "live").set_value(2).run()  # after the first call only
+    assert chart_rows(at)["messages sent"].tolist() == [1]  # the chart follows the cursor
+    name, markdown = download(at, "live-export-md")  # what the learner gets: the history up to the cursor
+    assert name == "create-hello-py-that-prints-a-greeting-t-step-2.md"
+    text = markdown.decode()
+    assert "- steps: 2 of 14" in text and "### 0. user" in text and "### 1." not in text
+    assert "python3 hello.py" not in text
+    name, pairs = download(at, "live-export-pairs")
+    assert name.endswith("pairs-step-2.csv") and pairs.decode().splitlines() == [",".join(PAIR_COLUMNS)]  # no pair yet
+    _, steps = download(at, "live-export-steps")  # the LoopState of every step, whatever the cursor
+    rows = list(csv.DictReader(io.StringIO(steps.decode())))
+    assert len(rows) == 14 and rows[1]["stage"] == "call_model" and rows[-1]["stop_reason"] == "end_turn"
 
 
 def test_exports_are_drawn_only_when_their_expander_is_open():
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
-    at.run()
+    at = app()
     for _ in range(3):
-        at.button(key="live-step").click().run()
+        click(at, "live-step")
     keys = ("live-export-md", "live-export-steps", "live-export-pairs")
     drawn = lambda: {k for k in keys if any(getattr(b, "key", None) == k for b in at.get("download_button"))}  # noqa: E731
     assert drawn() == set()  # closed: nothing registered with the server on a click

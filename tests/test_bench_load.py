@@ -3,7 +3,8 @@
 import asyncio
 
 from bench.load import Wire, drive_wire
-from bench.render import serve_app
+from tests.browser import serve_app
+from loop.runs import RunsStore
 
 
 def test_two_students_over_the_wire_each_step_two_tools_to_its_end(tmp_path, monkeypatch):
@@ -20,8 +21,19 @@ def test_two_students_over_the_wire_each_step_two_tools_to_its_end(tmp_path, mon
             return wire
 
         wire = asyncio.run(one_more())
+
+        async def back_again() -> Wire:  # the third student reloads: the same browser, its cookie sent
+            again = Wire(url, wire.cookies)
+            await again.open()
+            await again.close()
+            return again
+
+        again = asyncio.run(back_again())
     assert errors == []
     assert len(times) == 2 * 10 and len(opens) == 2  # two-tools ends at its tenth step, for each student
     assert wire.shows("Step 10 of 10") and wire.shows("The loop has ended")
-    assert "session=" in wire.query and "step=10" in wire.query  # the URL the page would show
-    assert len(list(tmp_path.iterdir())) == 3  # three browsers, three runs folders: nothing shared
+    assert "step=10" in wire.query and "session" not in wire.query  # the URL the page would show: no id in it
+    assert set(wire.cookies) == {"loopscope_browser"} and again.cookies == wire.cookies
+    assert again.shows("Saved runs · 1")  # its run, found by its cookie
+    owners = {owner for owner, _ in RunsStore(tmp_path).everyone()}
+    assert len(owners) == 3  # three browsers, three owners: nothing shared

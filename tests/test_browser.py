@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from bench.render import CHROMIUM, IDLE, launch, serve_app
+from loop import transcript
+from tests.browser import CHROMIUM, IDLE, launch, serve_app
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOT = ROOT / "docs" / "screenshot.png"
@@ -99,6 +99,14 @@ def test_step_to_the_end_shows_every_tool_use_with_its_result(page):
     final = page.locator('[data-testid="stChatMessage"]').last.inner_text()
     assert "Two tool calls in one turn" in final
 
+    # Save transcript: the file the browser downloads is the run on the page.
+    with page.expect_download() as saving:
+        page.get_by_role("button", name="Save transcript").click()
+    saved = transcript.loads(Path(saving.value.path()).read_bytes())
+    assert saving.value.suggested_filename.startswith("loopscope-what-is-the-date") and len(saved) == 10
+    assert [b["id"] for b in saved.messages[1]["content"] if b["type"] == "tool_use"] == uses
+    assert {b["tool_use_id"]: b["content"].strip() for b in saved.messages[2]["content"]} == {u: results[u] for u in uses}
+
     # Back moves the cursor; the history is the one of that step, and nothing runs.
     for k in (9, 8, 7):
         page.get_by_role("button", name="Back", exact=False).first.click()
@@ -111,29 +119,50 @@ def test_step_to_the_end_shows_every_tool_use_with_its_result(page):
     page.screenshot(path=str(SCREENSHOT))
 
 
-@pytest.mark.xfail(strict=False, reason="known regression of this change: on some page loads every shortcut "
-                   "press is lost (about 1 in 6 runs); to be bisected and fixed in the page, see the closing note")
+def wait_for_controls(page, key: str) -> None:
+    """Until First, Back, Step and the others are drawn as buttons (not yet loading placeholders): a key
+    pressed before a button is drawn has no button to press, for a person as for the test."""
+    for name in ("first", "back", "step", "to-end") + (("last",) if key == "live" else ()):
+        page.locator(f".st-key-{key}-{name} button").first.wait_for()
+    page.wait_for_selector(IDLE)
+
+
+def shortcut_of(page, key: str, name: str) -> str | None:
+    """The key a button shows it answers to (Streamlit draws it on the button), or None."""
+    hint = page.locator(f'.st-key-{key}-{name} button [aria-label^="Shortcut"]').first
+    return hint.get_attribute("aria-label").removeprefix("Shortcut ") if hint.count() else None
+
+
 def test_keyboard_shortcuts_move_the_cursor(page, url):
     page.goto(f"{url}/replay")
     wait_for_status(page, "Step 1 of 10")
-    page.wait_for_load_state("networkidle")  # the shortcuts are bound once the page's scripts have loaded
+    wait_for_controls(page, "replay")
     page.get_by_role("heading", name="Replay a run").click()  # the focus on the page, as a person's click puts it
-    # The first press can come before the buttons have bound their shortcuts on a busy machine;
-    # a person would press again, and so does the test (at most three times).
-    for attempt in range(3):
-        page.keyboard.press("ArrowRight")
-        try:
-            wait_for_status(page, "Step 2 of 10", timeout=5_000)
-            break
-        except PlaywrightTimeout:
-            if attempt == 2:
-                raise
-    page.keyboard.press("End")
-    wait_for_status(page, "Step 10 of 10")
+    for key, now in (("ArrowRight", "Step 2 of 10"), ("End", "Step 10 of 10"), ("ArrowLeft", "Step 9 of 10"),
+                     ("Home", "Step 1 of 10")):
+        page.keyboard.press(key)
+        wait_for_status(page, now, timeout=15_000)
+
+
+def test_keyboard_never_executes_a_stage_in_a_live_run(page, url):
+    page.goto(f"{url}/?scenario=two-tools&step=3")
+    wait_for_status(page, "Step 3 of 3")
+    wait_for_controls(page, "live")
+    # At the end of the trace Step executes, so it answers no key; Last answers End, Run to end none.
+    assert (shortcut_of(page, "live", "step"), shortcut_of(page, "live", "last")) == (None, "End")
+    assert shortcut_of(page, "live", "to-end") is None
+    page.get_by_role("heading", name="Step through the loop").click()
+    page.keyboard.press("ArrowRight")  # at the end: nothing runs
     page.keyboard.press("ArrowLeft")
-    wait_for_status(page, "Step 9 of 10")
+    wait_for_status(page, "Step 2 of 3", timeout=15_000)  # still three steps: → ran no stage
+    assert shortcut_of(page, "live", "step") == "→"  # in the middle, Step only moves, so → is its key
     page.keyboard.press("Home")
-    wait_for_status(page, "Step 1 of 10")
+    wait_for_status(page, "Step 1 of 3", timeout=15_000)
+    page.keyboard.press("End")  # the last recorded step, not the end of the loop
+    wait_for_status(page, "Step 3 of 3", timeout=15_000)
+    page.keyboard.press("End")
+    page.keyboard.press("ArrowLeft")
+    wait_for_status(page, "Step 2 of 3", timeout=15_000)
 
 
 def test_about_opened_first_still_gets_the_app_menu(page, url):
@@ -175,3 +204,55 @@ def test_presenter_mode_autoplays_pauses_and_fits_one_screen(page, url):
         assert box and box["y"] < 900 and box["y"] + 40 < 900, (testid, box)
     page.wait_for_timeout(600)
     page.screenshot(path=str(PRESENTER))
+
+
+UPLOADER_WORDS = """() => {
+    const zone = document.querySelector('[data-testid="stFileUploaderDropzone"]');
+    const shown = el => getComputedStyle(el).fontSize === '0px' ? getComputedStyle(el, '::after').content
+                                                                : el.innerText;
+    return [shown(zone.querySelector('button [data-testid="stMarkdownContainer"] p')),
+            shown(zone.querySelector('[data-testid="stFileUploaderDropzoneInstructions"] span'))];
+}"""
+DRAG_A_FILE = """() => {
+    const zone = document.querySelector('[data-testid="stFileUploaderDropzone"]');
+    const files = new DataTransfer();
+    files.items.add(new File(["{}"], "t.json"));
+    zone.dispatchEvent(new DragEvent('dragenter', {dataTransfer: files, bubbles: true}));
+}"""
+DRAG_WORDS = """() => {
+    const el = document.querySelector('[data-testid="stFileUploaderDropzone"] > div:not([data-testid]) > span');
+    return getComputedStyle(el).fontSize === '0px' ? getComputedStyle(el, '::after').content : el.innerText;
+}"""
+
+
+@pytest.mark.parametrize("lang, words", [
+    ("en", ["Upload", "200MB per file", "Drag and drop a file here"]),
+    ("ja", ['"ファイルを開く"', '"またはここにドロップ · 1 ファイル 200 MB まで"', '"ここにファイルをドロップ"']),
+    ("zh", ['"打开文件"', '"或拖放到这里 · 每个文件最多 200 MB"', '"把文件拖放到这里"']),
+])
+def test_the_uploader_speaks_the_page_s_language(page, url, lang, words):
+    """Streamlit writes "Upload", "200MB per file" and, while a file is dragged over it, "Drag and drop a file
+    here" in English; in ja and zh the page shows its own words there."""
+    page.goto(f"{url}/replay?lang={lang}")
+    page.wait_for_selector('[data-testid="stFileUploaderDropzoneInstructions"]', timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    assert page.evaluate(UPLOADER_WORDS) == words[:2]
+    page.evaluate(DRAG_A_FILE)
+    page.wait_for_selector('[data-testid="stFileUploaderDropzone"] > div:not([data-testid]) > span')
+    assert page.evaluate(DRAG_WORDS) == words[2]
+
+
+SLANTED = """() => [...document.querySelectorAll('[data-testid="stCode"] .token.comment, [data-testid="stMarkdownContainer"] em')]
+    .filter(el => /[\\u3040-\\u30ff\\u3400-\\u9fff]/.test(el.textContent) && getComputedStyle(el).fontStyle !== 'normal')
+    .map(el => el.textContent)"""
+
+
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_no_chinese_or_japanese_is_slanted_on_about(page, url, lang):
+    """The highlighter sets code comments in italics; in Chinese and Japanese they stay upright."""
+    page.goto(f"{url}/about?lang={lang}")
+    page.wait_for_selector('[data-testid="stCode"] .token.comment', timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    comments = page.locator('[data-testid="stCode"] .token.comment').all_text_contents()
+    assert any(re.search(r"[\u3040-\u30ff\u3400-\u9fff]", c) for c in comments), comments
+    assert page.evaluate(SLANTED) == []

@@ -123,3 +123,39 @@ def test_a_fuzzy_entry_is_not_shown(tmp_path, monkeypatch):
         assert catalogs.say("ja", "Step") == "Step" and catalogs.say("ja", "Back") != "Back"
     finally:
         catalogs.translations.cache_clear()
+
+
+CJK = "\u3040-\u30ff\u3400-\u9fff"
+ITALIC = re.compile(rf"(?<![*\w])([*_])(?![*_\s])[^*_\n]*[{CJK}][^*_\n]*(?<![\s*_])\1(?![*\w])")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_cjk_text_is_set_in_italics(lang):
+    """Chinese and Japanese have no italic: a browser slants the glyphs instead."""
+    slanted = [f"{key(m)!r} → {s!r}" for m in catalog(lang) if m.id
+               for s in ([m.string] if isinstance(m.string, str) else m.string) if ITALIC.search(s)]
+    assert not slanted, "\n".join(slanted)
+
+
+def test_the_italics_check_finds_italic_cjk():
+    assert ITALIC.search("次に *model を呼ぶ* を実行します") and ITALIC.search("将执行 _调用模型_")
+    assert not ITALIC.search("**進む** を押す") and not ITALIC.search("*unexpected `tool_use_id` found*")
+
+
+# One word a concept, the chapter's own (s01): a variant here is a second name for the same thing.
+GLOSSARY = {
+    "ja": {"write-back": ["書き込", "書き戻", "書き出して戻"], "the scripted model": ["台本 model"],
+           "stage (段階) is not step (ステップ)": ["段階 1", "段階 3", "段階 5", "ステップ 1 で", "第 1 ステップ"],
+           "the Mistakes lab": ["よくある間違い"], "replay": ["再生する"]},
+    "zh": {"write-back (写回)": ["写入 messages", "写进 messages"], "the scripted model": ["脚本模型"],
+           "stage (阶段) is not step (步)": ["第 2 步。", "回到第 2 步", "跳过了第 3 步"],
+           "the Step button": ["下一次 **下一步**"], "the Mistakes lab": ["常见错误"]},
+}
+
+
+@pytest.mark.parametrize("lang", sorted(GLOSSARY))
+def test_one_term_a_concept(lang):
+    strings = [s for m in catalog(lang) if m.id for s in ([m.string] if isinstance(m.string, str) else m.string)]
+    found = [f"{concept}: {variant!r} in {s!r}" for concept, variants in GLOSSARY[lang].items()
+             for variant in variants for s in strings if variant in s]
+    assert not found, "\n".join(found)

@@ -3,61 +3,32 @@
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
 from loop.tools import Bash, ToolBox, default_toolbox
-from loop.tools.bash import OUTPUT_LIMIT, unprivileged_user
+from loop.tools.bash import OUTPUT_LIMIT
+from loop.tools.sandbox import INSIDE
+from loop.tools.workspace import sandbox_user
+from tests.conftest import settle
 
 
 def bash(workspace, command: str, timeout: float = 10.0):
     return ToolBox([Bash(timeout=timeout)], workspace).run("bash", {"command": command})
 
 
-def gone(pid: int) -> bool:
-    """True once `pid` is dead.
-
-    A killed background child is reparented to PID 1; where PID 1 does not reap
-    (a bare container's init), it stays a zombie: dead, holding nothing but its
-    pid, and os.kill(pid, 0) still succeeds on it. So a zombie counts as gone.
-    """
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return True
-    return state in ("Z", "X")
-
-
-def test_timeout_kills_the_whole_process_group(workspace):
-    pid_file = workspace / "child.pid"
-    out = bash(workspace, f"sleep 300 & echo $! > {pid_file}; echo started; sleep 300", timeout=1)
+def test_timeout_kills_the_whole_process_group(workspace, tag):
+    out = bash(workspace, f"sleep {tag} & pgrep -f {tag} > /dev/null && echo started; sleep 300", timeout=1)
     assert out.is_error
     assert out.content.startswith("Error: Timeout (1 s)")
-    assert "started" in out.content  # what it printed before the timeout is kept
-    child = int(pid_file.read_text())
-    for _ in range(50):  # SIGKILL is delivered at once, but give the kernel a moment
-        if gone(child):
-            break
-        time.sleep(0.02)
-    assert gone(child), f"the background child {child} outlived its step"
+    assert "started" in out.content  # what it printed before the timeout is kept, and the child did run
+    assert settle(tag) == [], "the background child outlived its step"
 
 
-def test_a_background_child_does_not_outlive_a_command_that_finished(workspace):
-    pid_file = workspace / "child.pid"
-    out = bash(workspace, f"(sleep 300 &  echo $! > {pid_file}); echo done")
+def test_a_background_child_does_not_outlive_a_command_that_finished(workspace, tag):
+    out = bash(workspace, f"(sleep {tag} &); pgrep -f {tag} > /dev/null && echo done")
     assert out.content == "done" and not out.is_error
-    child = int(pid_file.read_text())
-    for _ in range(50):
-        if gone(child):
-            break
-        time.sleep(0.02)
-    assert gone(child)
+    assert settle(tag) == []
 
 
 def test_output_is_cut_at_50000_characters_with_a_note(workspace):
@@ -123,13 +94,13 @@ def test_the_environment_holds_no_secrets(workspace, monkeypatch):
     assert "LOOPSCOPE_HARMLESS=visible-value" in out.content  # the environment is there, minus secrets
     for name, value in canaries.items():
         assert value not in out.content and f"{name}=" not in out.content
-    assert f"HOME={workspace}" in out.content
+    assert f"HOME={INSIDE}" in out.content  # the workspace as the command sees it, under bubblewrap
 
 
 def test_it_runs_in_the_workspace(workspace):
     inner = workspace / "ws"
     out = default_toolbox(inner).run("bash", {"command": "pwd; echo hi > made.txt"})
-    assert out.content == str(inner)
+    assert out.content == INSIDE  # bound there: the server's path of it is not the command's business
     assert (inner / "made.txt").read_text() == "hi\n"
     assert not (workspace / "made.txt").exists()
 
@@ -163,17 +134,15 @@ def test_bad_input_is_an_error_not_an_exception(workspace, tool_input, words):
     assert out.is_error and words in out.content
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="only a server running as root drops to nobody")
-def test_as_root_commands_run_as_nobody_and_cannot_read_the_servers_environment(workspace, monkeypatch):
+def test_commands_never_run_as_root_and_cannot_read_the_servers_environment(workspace, monkeypatch):
     monkeypatch.setenv("LOOPSCOPE_PARENT_CANARY", "canary-in-the-parent")
-    user = unprivileged_user(workspace)
-    out = bash(workspace, f"id -u; cat /proc/{os.getpid()}/environ")
+    out = bash(workspace, f"id -u; touch made-by-a-command; cat /proc/{os.getpid()}/environ")
     uid = out.content.splitlines()[0]
-    if user is None:  # pytest's own tmp folder is private to root: nobody could not enter it
-        assert uid == "0"
-    else:
-        assert uid == str(user[0])
-        assert "canary-in-the-parent" not in out.content and "Permission denied" in out.content
+    assert uid == str(sandbox_user()[0]) and uid != "0"  # `nobody` when the server is root
+    # and so it is outside the sandbox's user namespace: what it makes is nobody's on the server too
+    assert os.stat(workspace / "made-by-a-command").st_uid == sandbox_user()[0]
+    # the server is not in the command's PID namespace: its /proc has no such process
+    assert "canary-in-the-parent" not in out.content and "No such file or directory" in out.content
 
 
 def test_a_command_that_closes_its_output_before_it_exits_is_not_killed(workspace):

@@ -46,21 +46,25 @@ def stage_lines(text: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory):
-    """Every scenario run from the CLI into its own transcript: {name: (result, path, workspace)}."""
+    """Every scenario run from the CLI into its own transcript: {name: (result, path)}."""
     base = tmp_path_factory.mktemp("cli")
-    commands = [["run", "--scenario", name, "--out", str(base / f"{name}.json"), "--workspace", str(base / name)]
-                for name in SCENARIOS]
-    return {name: (result, base / f"{name}.json", base / name)
-            for name, result in zip(SCENARIOS, loop_cli(*commands))}
+    commands = [["run", "--scenario", name, "--out", str(base / f"{name}.json")] for name in SCENARIOS]
+    return {name: (result, base / f"{name}.json") for name, result in zip(SCENARIOS, loop_cli(*commands))}
+
+
+def workspace_of(result: subprocess.CompletedProcess) -> Path:
+    """The workspace a `run` printed on its first line."""
+    return Path(result.stdout.splitlines()[0].split(" · workspace: ", 1)[1].removesuffix(" (kept after the run)"))
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_run_each_scenario_prints_each_stage_and_saves_it(ran, name):
-    result, path, workspace = ran[name]
+    result, path = ran[name]
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     lines = result.stdout.splitlines()
-    assert lines[0] == f"model: scripted (offline, no key) · workspace: {workspace}"
+    assert lines[0].startswith("model: scripted (offline, no key) · workspace: ")
+    assert lines[1].startswith("sandbox: ")  # how commands run here, before any of them does
     trace = transcript.load(path)
     assert lines[-2] == f"ended: {ENDINGS[name]} · turn_count {trace.steps[-1].turn_count} · {len(trace)} steps"
     assert lines[-1] == f"transcript: {path}"
@@ -204,10 +208,9 @@ def test_a_model_id_goes_to_the_server_in_the_environment(fake_api, tmp_path):
     key = "sk-ant-CANARY-123"
     out = tmp_path / "t.json"
     env = clean_env(ANTHROPIC_BASE_URL=fake_api.url, ANTHROPIC_API_KEY=key)
-    (result,) = loop_cli(["run", "--scenario", "hello-py", "--model", "some-id", "--out", str(out),
-                          "--workspace", str(tmp_path / "ws")], env=env)
+    (result,) = loop_cli(["run", "--scenario", "hello-py", "--model", "some-id", "--out", str(out)], env=env)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith(f"model: some-id · workspace: {tmp_path / 'ws'}")
+    assert result.stdout.startswith("model: some-id · workspace: ")
     assert [r["model"] for r in fake_api.requests] == ["some-id"] * 3
     assert fake_api.headers[0]["authorization"] == f"Bearer {key}"
     assert "ended: end_turn" in result.stdout
@@ -220,8 +223,7 @@ def test_an_api_error_is_explained_and_the_steps_so_far_are_kept(fake_api, tmp_p
                                                                   "message": "invalid x-api-key"}})
     out = tmp_path / "t.json"
     env = clean_env(ANTHROPIC_BASE_URL=fake_api.url, ANTHROPIC_API_KEY="sk-ant-CANARY-123")
-    (result,) = loop_cli(["run", "--scenario", "list-files", "--model", "some-id", "--out", str(out),
-                          "--workspace", str(tmp_path / "ws")], env=env)
+    (result,) = loop_cli(["run", "--scenario", "list-files", "--model", "some-id", "--out", str(out)], env=env)
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
         "error: The API key was refused (401 authentication error). Check the key, then retry. invalid x-api-key",
@@ -239,18 +241,69 @@ def test_a_real_model_without_a_key_is_an_error_not_a_traceback():
                              "or choose the scripted model, which needs none.\n")
 
 
-def test_mistakes_on_the_command_line_are_errors_not_tracebacks(tmp_path, capsys):
+def test_mistakes_on_the_command_line_are_errors_not_tracebacks(tmp_path, shared, capsys):
     for args, words in [(["run"], "run needs a TASK or --scenario NAME"),
                         (["run", "--scenario", "nope"], "invalid choice: 'nope'")]:
         with pytest.raises(SystemExit) as caught:  # argparse's usage error
             main(args)
         assert caught.value.code == 2 and words in capsys.readouterr().err
-    not_a_folder = tmp_path / "file"
+    not_a_folder = shared / "file"
     not_a_folder.write_text("x")
     assert main(["run", "--scenario", "list-files", "--workspace", str(not_a_folder)]) == 2
-    assert capsys.readouterr().err == f"error: workspace {not_a_folder}: File exists\n"
-    assert main(["run", "--scenario", "list-files", "--workspace", str(tmp_path / "ws"),
+    assert capsys.readouterr().err == (f"error: commands cannot run in this workspace: {not_a_folder} is a file, "
+                                       "not a folder\n")
+    assert main(["run", "--scenario", "list-files", "--workspace", str(shared / "ws"),
                  "--out", str(tmp_path / "no" / "such" / "t.json")]) == 1
     out = capsys.readouterr()
     assert "ended: end_turn" in out.out
     assert out.err == f"error: cannot write {tmp_path / 'no' / 'such' / 't.json'}: No such file or directory\n"
+
+
+def test_run_in_japanese_is_japanese_from_task_to_answer_and_replays_so(tmp_path, shared):
+    out = tmp_path / "ja.json"
+    (result,) = loop_cli(["run", "--scenario", "hello-py", "--lang", "ja", "--out", str(out),
+                          "--workspace", str(shared)])
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("model: オフライン model（台本どおりに答える、key 不要）")
+    stages = stage_lines(result.stdout)
+    assert stages[0] == ("[1] turn 1 · 1 · user の依頼を messages へ: messages ← user: "
+                         "あいさつを表示する hello.py を作って、実行してください。")
+    assert stages[2].endswith("まず hello.py を作ります。")
+    assert "python3 hello.py" in stages[-2] and "出力は次のとおりです" in stages[-2]  # the answer
+    assert stages[-1].endswith("loop を終える: model が答えを終えました（end_turn）")
+    assert lines[-2].startswith("終了: end_turn")
+    trace = transcript.load(out)
+    assert trace.meta["lang"] == "ja" and "Japanese" in trace.meta["system"]
+    (replayed,) = loop_cli(["replay", str(out)])  # a run is replayed in the language it was made in
+    assert stage_lines(replayed.stdout) == stages
+    (english,) = loop_cli(["replay", str(out), "--lang", "en"])
+    assert stage_lines(english.stdout)[0].startswith("[1] turn 1 · 1 · user request into messages: ")
+
+
+def test_run_refuses_a_language_it_does_not_have():
+    (result,) = loop_cli(["run", "--scenario", "hello-py", "--lang", "xx"])
+    assert result.returncode == 2 and "invalid choice: 'xx'" in result.stderr
+
+
+def test_a_run_leaves_no_workspace_behind_unless_it_is_kept(tmp_path):
+    done, kept = loop_cli(["run", "--scenario", "hello-py"], ["run", "--scenario", "hello-py", "--keep-workspace"])
+    assert done.returncode == 0 and kept.returncode == 0, done.stderr + kept.stderr
+    made = workspace_of(done)
+    assert made.parent == workspace_of(kept).parent  # both were made in the same place
+    assert not made.exists()  # removed at the end of the run
+    assert not made.with_name(made.name + ".lock").exists()
+    assert workspace_of(kept).is_dir() and kept.stdout.splitlines()[0].endswith(" (kept after the run)")
+    assert (workspace_of(kept) / "hello.py").read_text() == "print('Hello from the agent loop!')\n"
+    subprocess.run(["rm", "-rf", str(workspace_of(kept))], check=True)
+
+
+def test_a_workspace_the_user_gives_is_left_as_it_was(shared):
+    (shared / "mine.txt").write_text("mine")
+    before = os.stat(shared)
+    (result,) = loop_cli(["run", "--scenario", "hello-py", "--workspace", str(shared)])
+    assert result.returncode == 0, result.stderr
+    assert workspace_of(result) == shared
+    after = os.stat(shared)
+    assert (after.st_uid, after.st_gid, after.st_mode) == (before.st_uid, before.st_gid, before.st_mode)
+    assert sorted(p.name for p in shared.iterdir()) == ["hello.py", "mine.txt"]  # what the run wrote stays

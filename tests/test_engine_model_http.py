@@ -6,11 +6,12 @@ import socket
 import sys
 
 import anthropic
+import httpx2
 import pytest
 
 from loop import Model, ModelConfig, start, transcript
 from loop.errors import explain
-from loop.model import MissingKey
+from loop.model import MissingKey, Observer
 from tests.fake_server import FakeAnthropic
 
 CANARY = "sk-ant-CANARY-123"
@@ -47,7 +48,7 @@ def config(fake_api, **kw) -> ModelConfig:
 
 
 def test_tool_use_and_tool_result_round_trip(fake_api, tmp_path):
-    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=10, config=config(fake_api))
+    run = start(scenario="list-files", tool_timeout=10, config=config(fake_api))
     run.run_to_end()
     assert run.state.ended == "end_turn"
     first, second = fake_api.requests
@@ -67,8 +68,7 @@ def test_streaming_sends_text_as_it_comes_and_ends_with_the_same_response(fake_a
     plain = Model(config(fake_api)).create(messages=TASK, tools=[])
     model = Model(config(fake_api, stream=True))
     chunks: list[str] = []
-    model.on_text = chunks.append
-    streamed = model.create(messages=TASK, tools=[])
+    streamed = model.create(messages=TASK, tools=[], observer=Observer(on_text=chunks.append))
     assert fake_api.requests[1]["stream"] is True and "stream" not in fake_api.requests[0]
     assert "".join(chunks) == streamed.response["content"][0]["text"] == "I'll ask for both at once."
     # Same answer; the SDK's stream accumulator may add keys, but only empty ones.
@@ -79,10 +79,9 @@ def test_streaming_sends_text_as_it_comes_and_ends_with_the_same_response(fake_a
 
 def test_a_long_streamed_answer_arrives_in_several_chunks(fake_api, tmp_path):
     texts: list[str] = []
-    run = start(scenario="max-tokens", workspace=tmp_path, tool_timeout=10,
+    run = start(scenario="max-tokens", tool_timeout=10,
                 config=config(fake_api, stream=True, max_tokens=120))  # a real model keeps its own budget
-    run.model.on_text = texts.append
-    run.run_to_end()
+    run.run_to_end(observer=Observer(on_text=texts.append))
     final = run.state.messages[-1]["content"][0]["text"]
     assert run.state.ended == "max_tokens"
     assert len(texts) > 5 and "".join(texts).endswith(final)
@@ -103,7 +102,7 @@ STATUSES = [
 def test_each_error_status_raises_the_sdks_class_with_a_clear_explanation(fake_api, tmp_path, status, error, words):
     fake_api.fail(status, headers={"retry-after-ms": "1"}, body={
         "type": "error", "error": {"type": "x", "message": f"the server's own words {status}"}})
-    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=10, config=config(fake_api))
+    run = start(scenario="list-files", tool_timeout=10, config=config(fake_api))
     run.step()
     with pytest.raises(error) as caught:
         run.step()
@@ -132,18 +131,44 @@ def test_timeout(fake_api):
     assert "did not answer in time" in explain(caught.value)
 
 
-def test_a_retry_after_a_500_is_counted(fake_api):
-    fake_api.fail(500, headers={"retry-after-ms": "1"})
-    reply = Model(config(fake_api, max_retries=1)).create(messages=TASK, tools=[])
-    assert reply.retries == 1 and reply.response["stop_reason"] == "tool_use"
-    assert len(fake_api.requests) == 2
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+def test_retries_after_500s_are_counted(fake_api, stream):
+    fake_api.fail(500, times=2, headers={"retry-after-ms": "1"})
+    reply = Model(config(fake_api, max_retries=2, stream=stream)).create(messages=TASK, tools=[])
+    assert reply.retries == 2 and reply.response["stop_reason"] == "tool_use"
+    assert len(fake_api.requests) == 3
+
+
+@pytest.mark.parametrize("body, words", [
+    (b"[]", "Input should be a valid dictionary"),
+    (b"5", "Input should be a valid dictionary"),
+    (b'{"max_tokens": 10, "messages": [{"role": "user", "content": [5]}]}',
+     "messages.0.content.0: Input should be a valid dictionary"),
+    (b'{"max_tokens": 10, "messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]}',
+     "messages.0.content.0.text: Input should be a valid string"),
+    (b'{"max_tokens": 0, "messages": [{"role": "user", "content": "hi"}]}', "max_tokens: Input should be"),
+    (b"not json", "the request body is not JSON"),
+])
+def test_the_scripted_server_answers_a_malformed_body_with_a_400(body, words):
+    from loop.server import serve
+
+    server = serve(0)
+    try:
+        host, port = server.server_address[:2]
+        reply = httpx2.post(f"http://{host}:{port}/v1/messages", content=body, headers={"content-type": "application/json"})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert reply.status_code == 400, reply.text
+    error = reply.json()["error"]
+    assert error["type"] == "invalid_request_error" and words in error["message"]
 
 
 @pytest.mark.parametrize("fault", ["drop", "not-json"])
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 def test_an_answer_that_is_not_a_message_is_explained(fake_api, tmp_path, fault, stream):
     fake_api.fail(fault)
-    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=10, config=config(fake_api, stream=stream,
+    run = start(scenario="list-files", tool_timeout=10, config=config(fake_api, stream=stream,
                                                                                           timeout=5))
     run.step()
     with pytest.raises(anthropic.APIResponseValidationError) as caught:
@@ -155,7 +180,7 @@ def test_an_answer_that_is_not_a_message_is_explained(fake_api, tmp_path, fault,
 
 
 def test_the_api_key_is_never_saved(fake_api, tmp_path):
-    run = start(scenario="hello-py", workspace=tmp_path / "ws", tool_timeout=10,
+    run = start(scenario="hello-py", tool_timeout=10,
                 config=ModelConfig(model="claude-test", api_key=CANARY, base_url=fake_api.url, max_retries=0))
     run.run_to_end()
     assert all(h["authorization"] == f"Bearer {CANARY}" for h in fake_api.headers)  # it was really used
@@ -170,7 +195,7 @@ def test_the_api_key_is_never_saved(fake_api, tmp_path):
 
 def test_the_api_key_is_not_saved_after_an_error_either(fake_api, tmp_path):
     fake_api.fail(401, body={"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
-    run = start(scenario="list-files", workspace=tmp_path / "ws", tool_timeout=10,
+    run = start(scenario="list-files", tool_timeout=10,
                 config=ModelConfig(model="claude-test", api_key=CANARY, base_url=fake_api.url, max_retries=0))
     run.step()
     with pytest.raises(anthropic.AuthenticationError) as caught:

@@ -132,7 +132,7 @@ def test_pairs_paired_waiting_and_orphan():
 def test_pairs_of_a_real_run_are_all_paired(tmp_path):
     from loop import start
 
-    run = start(scenario="two-tools", workspace=tmp_path, tool_timeout=10)
+    run = start(scenario="two-tools", tool_timeout=10)
     run.run_to_end()
     rows = pairs(run.state.messages)
     assert [p.status for p in rows] == ["paired", "paired"]

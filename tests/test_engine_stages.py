@@ -62,7 +62,7 @@ def responder_model(answer) -> tuple[Model, list]:
 
 
 def scripted_run(scenario: str, tmp_path, **kw) -> Run:
-    return start(scenario=scenario, workspace=tmp_path / "ws", tool_timeout=10, **kw)
+    return start(scenario=scenario, tool_timeout=10, **kw)
 
 
 def stages_of(run: Run) -> list[str]:
@@ -215,9 +215,10 @@ def test_a_failing_tool_gives_is_error_and_the_model_recovers(tmp_path):
     assert first.detail["tool_result"]["is_error"] is True
     assert "No such file" in first.detail["output"] and "exit status 1" in first.detail["output"]
     assert second.detail["is_error"] is False and "is_error" not in second.detail["tool_result"]
-    assert (tmp_path / "ws" / "notes.txt").read_text() == "milk\neggs\nbread\n"
+    assert second.detail["input"] == {"command": "find . -name notes.txt -type f"}  # it looks, it does not invent
+    assert not (run.workspace / "notes.txt").exists()
     assert run.state.ended == "end_turn"
-    assert "3 lines" in run.state.messages[-1]["content"][0]["text"]
+    assert "does not exist" in run.state.messages[-1]["content"][0]["text"]
 
 
 def test_max_turns_stops_before_calling_again(tmp_path):
@@ -274,7 +275,7 @@ def test_moving_the_cursor_never_executes(tmp_path):
 
 
 def test_an_api_error_at_call_model_changes_nothing_and_a_retry_succeeds(fake_api, tmp_path):
-    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=10,
+    run = start(scenario="list-files", tool_timeout=10,
                 config=ModelConfig(model="claude-test", api_key="sk-test", base_url=fake_api.url, max_retries=0))
     for _ in range(6):  # user_request .. write_back of turn 1
         run.step()
@@ -298,7 +299,7 @@ def test_an_api_error_at_call_model_changes_nothing_and_a_retry_succeeds(fake_ap
 
 
 def test_request_at_is_the_body_the_server_received(fake_api, tmp_path):
-    run = start(scenario="hello-py", workspace=tmp_path, tool_timeout=10,
+    run = start(scenario="hello-py", tool_timeout=10,
                 config=ModelConfig(model="claude-test", api_key="sk-test", base_url=fake_api.url, max_retries=0))
     run.run_to_end()
     calls = [s.index for s in run.trace.steps if s.stage == "call_model"]
@@ -329,5 +330,30 @@ def test_messages_results_and_new_blocks_at_each_step(tmp_path):
     assert trace.results_at(6) == []  # written back: now they are in messages
     assert trace.messages_at(6)[-1]["content"] == [r1, r2]
     assert trace.messages_at(99) == [] and trace.messages_at(-1) == []
-    assert [u["id"] for u in trace.tool_uses_at(5)] == [r1["tool_use_id"], r2["tool_use_id"]]
     assert trace.response_at(1)["stop_reason"] == "tool_use" and trace.response_at(2) is None
+
+
+def test_a_run_records_its_settings_and_its_forks_keep_them(tmp_path):
+    from loop.fork import fork_task, fork_tool_result
+    from loop.runner import Settings
+
+    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=12, max_turns=7, toolset="s02")
+    assert run.settings == Settings(max_turns=7, tool_timeout=12, toolset="s02")
+    assert run.tools.tools["bash"].timeout == 12 and "write_file" in run.tools.tools
+    run.run_to_end()
+    tool_step = next(i for i, s in enumerate(run.trace.steps) if s.stage == "run_tool")
+    for branch in (fork_tool_result(run, tool_step, "a.txt"), fork_task(run, "What Python version is installed?")):
+        assert branch.settings == run.settings and branch.trace.meta["max_turns"] == 7
+
+
+def test_a_fork_between_two_tools_keeps_the_result_already_collected(tmp_path):
+    from loop.fork import fork_tool_result
+
+    run = start(scenario="two-tools", workspace=tmp_path)
+    run.run_to_end()
+    second = [i for i, s in enumerate(run.trace.steps) if s.stage == "run_tool"][1]
+    branch = fork_tool_result(run, second, "12K\t.")
+    branch.run_to_end()  # a result lost on the way would be a 400 at the next call
+    assert branch.state.ended == "end_turn"
+    written = branch.trace.messages[2]["content"]
+    assert [b["content"] for b in written] == [run.trace.messages[2]["content"][0]["content"], "12K\t."]

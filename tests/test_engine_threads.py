@@ -21,6 +21,7 @@ from loop import compact, subagent
 from loop.compact import Compact, Compaction
 from loop.fork import continue_from, fork_tool_result
 from loop.history import History
+from loop.runner import Settings
 from loop.rules import check, tool_results, tool_uses
 from loop.tools import ToolBox, ToolOutput
 from loop.tools.base import Tool
@@ -84,10 +85,12 @@ def model_and_seen():
     return responder_model(answer)
 
 
-def make_run(task: str, tmp_path, *, with_task: bool = False, compaction: Compaction | None = None):
+def make_run(task: str, tmp_path, *, with_task: bool = False, compact_at: int | None = None):
+    """A run of the tests' model; with `compact_at`, s06's compaction at that threshold."""
     model, seen = model_and_seen()
-    tools = [Echo()] + ([subagent.Task()] if with_task else []) + ([Compact()] if compaction else [])
-    return Run(task, model, ToolBox(tools, tmp_path), compaction=compaction), seen
+    tools = [Echo()] + ([subagent.Task()] if with_task else []) + ([Compact()] if compact_at else [])
+    settings = Settings(toolset="s06", compact_at=compact_at) if compact_at else None
+    return Run(task, model, ToolBox(tools, tmp_path), settings=settings), seen
 
 
 def run_recording(run: Run) -> list[tuple[str, list]]:
@@ -164,7 +167,7 @@ def test_the_loop_goes_on_inside_a_subagent_after_an_error(tmp_path):
 
 
 def test_micro_compaction_rewrites_old_results_and_keeps_what_was_sent(tmp_path):
-    run, seen = make_run("work", tmp_path, compaction=Compaction(threshold=10**9))
+    run, seen = make_run("work", tmp_path, compact_at=10**9)
     held = run_recording(run)
     trace = run.trace
     compacts = [s for s in trace.steps if s.stage == "compact"]
@@ -189,7 +192,7 @@ def test_micro_compaction_rewrites_old_results_and_keeps_what_was_sent(tmp_path)
 
 
 def test_auto_compaction_is_a_summary_call_then_a_rewrite(tmp_path):
-    run, seen = make_run("work", tmp_path, compaction=Compaction(threshold=400))
+    run, seen = make_run("work", tmp_path, compact_at=400)
     held = run_recording(run)
     trace = run.trace
     summaries = [s for s in trace.steps if s.stage == "summarize"]
@@ -210,7 +213,7 @@ def test_auto_compaction_is_a_summary_call_then_a_rewrite(tmp_path):
 
 
 def test_the_compact_tool_asks_for_a_manual_compaction_after_the_write_back(tmp_path):
-    run, _ = make_run("manual", tmp_path, compaction=Compaction(threshold=10**9))
+    run, _ = make_run("manual", tmp_path, compact_at=10**9)
     held = run_recording(run)
     trace = run.trace
     at = next(s for s in trace.steps if s.stage == "run_tool" and s.detail["name"] == "compact")
@@ -244,10 +247,10 @@ def test_a_fork_inside_a_subagent_goes_on_there_and_returns_to_the_parent(tmp_pa
 
 
 def test_a_fork_after_compaction_keeps_the_versions_before(tmp_path):
-    run, _ = make_run("work", tmp_path, compaction=Compaction(threshold=10**9))
+    run, _ = make_run("work", tmp_path, compact_at=10**9)
     run.run_to_end()
     first = next(s for s in run.trace.steps if s.stage == "compact")
-    again = continue_from(run.trace, first.index, run.model, run.tools, compaction=run.compaction)
+    again = continue_from(run.trace, first.index, run.model, run.tools, settings=run.settings)
     again.run_to_end()
     for i in range(len(run.trace)):
         assert again.trace.messages_at(i) == run.trace.messages_at(i)
@@ -327,14 +330,14 @@ def test_the_compact_scenario_micro_compacts_then_summarises_and_still_finishes(
 @pytest.mark.parametrize("scenario", ["subagent", "compact"])
 def test_a_journal_saved_step_by_step_loads_as_the_same_run_and_resumes_inside_it(scenario, shared, tmp_path):
     from loop.runner import start
-    from loop.runs import RunsFolder
+    from loop.runs import RunsStore, owner_key
 
     run = start(scenario=scenario, workspace=shared)
-    folder = RunsFolder(tmp_path / "runs")
+    store, owner = RunsStore(tmp_path / "runs"), owner_key("browser:threads-test")
     while not run.done:
         run.execute()
-        folder.save_step("r1", run.trace)  # as the page does after every click
-    loaded, _ = RunsFolder(tmp_path / "runs").load("r1")
+        store.save(owner, "r1", run.trace, writer="tab")  # as the page does after every click
+    loaded, _ = RunsStore(tmp_path / "runs").load(owner, "r1")
     assert list(loaded.threads) == list(run.trace.threads)
     for i in range(len(run.trace)):
         assert loaded.steps[i].to_dict() == run.trace.steps[i].to_dict()
@@ -343,7 +346,7 @@ def test_a_journal_saved_step_by_step_loads_as_the_same_run_and_resumes_inside_i
     # Resumed from the middle (inside the sub-agent, or between the two compactions), it ends as the run did.
     middle = next(i for i, s in enumerate(run.trace.steps)
                   if (s.thread != MAIN if scenario == "subagent" else s.stage == "compact")) + 2
-    again = continue_from(loaded, middle, run.model, run.tools, compaction=run.compaction)
+    again = continue_from(loaded, middle, run.model, run.tools, settings=run.settings)
     again.run_to_end()
     assert [s.stage for s in again.trace.steps] == [s.stage for s in run.trace.steps]
     assert again.trace.messages == run.trace.messages
@@ -387,8 +390,8 @@ def test_a_real_model_over_http_runs_the_sub_agent_and_the_summary_call(fake_api
 
 
 @pytest.mark.parametrize("task, kwargs", [("delegate", {"with_task": True}),
-                                          ("work", {"compaction": Compaction(threshold=400)}),
-                                          ("manual", {"compaction": Compaction(threshold=10**9)})])
+                                          ("work", {"compact_at": 400}),
+                                          ("manual", {"compact_at": 10**9})])
 def test_the_history_at_every_step_is_a_re_simulation_of_the_run_up_to_it(task, kwargs, tmp_path):
     """Run the loop once; then, for every step i, run it again from nothing for i + 1 steps and compare."""
     run, _ = make_run(task, tmp_path, **kwargs)
@@ -423,7 +426,7 @@ def test_a_sub_agent_compacts_its_own_history_when_compaction_is_on(tmp_path):
                                      lambda r: httpx2.Response(200, json=answer_child(json.loads(r.content))))))
     model = Model(ModelConfig(model="test-model", api_key="k"), client=client)
     run = Run("delegate", model, ToolBox([Echo(), subagent.Task(), Compact()], tmp_path),
-              compaction=Compaction(threshold=600))
+              settings=Settings(toolset="s06", compact_at=600))
     run.run_to_end()
     child = "task-toolu_task1"
     kinds = [(s.stage, s.detail.get("kind")) for i in run.trace.steps_of(child) for s in [run.trace.steps[i]]

@@ -20,7 +20,7 @@ def runs(tmp_path_factory):
     """Every scenario run once, to the end."""
     done = {}
     for name in SCENARIOS:
-        run = start(scenario=name, workspace=tmp_path_factory.mktemp(name), tool_timeout=10)
+        run = start(scenario=name, tool_timeout=10)
         run.run_to_end()
         done[name] = run
     return done
@@ -76,7 +76,7 @@ def test_the_file_is_the_documented_shape(runs):
 
 
 def test_the_text_is_utf8_not_escaped(tmp_path):
-    run = start("今日の日付は?", workspace=tmp_path / "ws", tool_timeout=10)
+    run = start("今日の日付は?", tool_timeout=10)
     run.run_to_end()
     transcript.save(run.trace, tmp_path / "t.json")
     raw = (tmp_path / "t.json").read_bytes()
@@ -140,9 +140,16 @@ def test_several_missing_fields_are_all_named(saved):
     (lambda d: d["steps"][2].update(stage=["decide"]), "steps[2].stage: unknown stage ['decide']"),
     (lambda d: d["steps"][4].update(n_messages=1), "steps[4].n_messages: 1 does not fit a history of 4 messages (after 2)"),
     (lambda d: d["steps"][9].update(n_messages=5), "steps[9].n_messages: 5 does not fit a history of 4 messages (after 4)"),
-    (lambda d: d["steps"][1].update(turn_count="one"), "steps[1].turn_count: not a whole number"),
-    (lambda d: d["steps"][1].update(input_tokens="many"), "steps[1].input_tokens: not a whole number: 'many'"),
-    (lambda d: d["steps"][1].update(time=[1]), "steps[1].time: not a number: [1]"),
+    (lambda d: d["steps"][1].update(turn_count="one"), "steps[1].turn_count: not a whole number of at most 15 digits: 'one'"),
+    (lambda d: d["steps"][1].update(turn_count=10**400),
+     "steps[1].turn_count: not a whole number of at most 15 digits: a number of 401 digits"),
+    (lambda d: d["steps"][1].update(input_tokens="many"),
+     "steps[1].input_tokens: not a whole number of at most 15 digits: 'many'"),
+    (lambda d: d["steps"][1].update(output_tokens=-1), "steps[1].output_tokens: not a whole number of at most 15 digits: -1"),
+    (lambda d: d["steps"][1].update(input_tokens=10**399),
+     "steps[1].input_tokens: not a whole number of at most 15 digits: a number of 400 digits"),
+    (lambda d: d["steps"][1].update(time=[1]), "steps[1].time: not a number of seconds: [1]"),
+    (lambda d: d["steps"][1].update(time=10**399), "steps[1].time: not a number of seconds: a number of 400 digits"),
     (lambda d: d["steps"][1].update(detail="x"), "steps[1].detail: not an object"),
     (lambda d: d["steps"][1]["detail"].pop("request"), "steps[1].detail: a call_model step needs its request and response"),
     (lambda d: d["steps"][4]["detail"].pop("tool_result"), "steps[4].detail: a run_tool step needs its tool_result"),

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from bench.fuzz import (check_file, check_import, check_journal, check_session, corrupted_journal, deep, huge, mutated,
-                        random_bytes, renderable, seeds, session_files, transcript_seeds, truncated)
+from bench.fuzz import (LEGACY_BROWSER, LEGACY_RUN, check_file, check_import, check_journal, check_session,
+                        corrupted_journal, deep, huge, import_journal, mutated, random_bytes, renderable, seeds,
+                        session_files, transcript_seeds, truncated)
 from loop import transcript, views
 from loop.importers import ImportFailed, import_bytes
-from loop.runs import RunsFolder
 
 FUZZ = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
@@ -139,26 +139,34 @@ def test_openai_arguments_nested_too_deeply_are_kept_as_the_raw_string():
     renderable(imported.trace)
 
 
-def _journal(folder: Path) -> bytes:
-    data = next(d for kind, d in seeds() if kind == "loopscope-journal")
-    (folder / "run.jsonl").write_bytes(data)
-    return data
+def _journal() -> bytes:
+    return next(d for kind, d in seeds() if kind == "loopscope-journal")
 
 
-def test_a_journal_cut_in_the_middle_of_a_character_keeps_the_steps_before_it(tmp_path):
+def test_a_journal_cut_in_the_middle_of_a_character_keeps_the_steps_before_it_and_resume_loses_none(tmp_path):
     # A crash while appending can cut a line inside a multi-byte character; reading the
     # journal as text then raised UnicodeDecodeError instead of keeping what came before.
-    data = _journal(tmp_path)
-    lines = data.rstrip(b"\n").split(b"\n")
-    cut = b"\n".join(lines[:-1]) + b"\n" + lines[-1][:40] + "é".encode()[:1]
-    (tmp_path / "run.jsonl").write_bytes(cut)
-    runs = RunsFolder(tmp_path)
-    trace, settings = runs.load("run")
-    assert len(trace.steps) == len(lines) - 2  # the first line is the run's facts; the cut one is left out
-    assert settings["tool_timeout"] == 30
-    [listed] = runs.list()  # still listed, so it can be found and resumed
-    assert listed.steps == len(lines) - 2
-    runs.save_step("run", trace)  # counting the journal's lines does not trip on it either
+    # And the cut line was counted as a step, so the first step after a Resume was skipped.
+    head, *steps, _cursor = _journal().rstrip(b"\n").split(b"\n")
+    cut = b"\n".join([head, *steps[:-1], steps[-1][:40] + "é".encode()[:1]])
+    store, owner = import_journal(cut, tmp_path)
+    [listed] = store.list(owner)  # still listed, so it can be found and resumed
+    assert listed.steps == len(steps) - 1
+    trace, settings = store.load(owner, LEGACY_RUN, writer="tab")
+    assert len(trace.steps) == len(steps) - 1 and settings["tool_timeout"] == 30
+    full = loads_journal(_journal())
+    trace.steps.append(full.steps[len(steps) - 1])  # the step the crash cut, taken again after Resume
+    trace.messages[:] = full.messages[: trace.steps[-1].n_messages]
+    store.save(owner, LEGACY_RUN, trace, writer="tab")
+    again, _ = store.load(owner, LEGACY_RUN)
+    assert [s.stage for s in again.steps] == [s.stage for s in full.steps]
+    assert again.messages == full.messages
+
+
+def loads_journal(data: bytes):
+    from loop import journal
+
+    return journal.to_trace(*journal.read(data))[0]
 
 
 @pytest.mark.parametrize("line, said", [
@@ -166,20 +174,39 @@ def test_a_journal_cut_in_the_middle_of_a_character_keeps_the_steps_before_it(tm
     (b'{"step": 3, "messages": []}', "run.jsonl, line 3: not a step of the run"),
     (b'{"step": {"stage": "user_request"}, "messages": "abc"}', "run.jsonl, line 3: not a step of the run"),
 ])
-def test_a_journal_line_of_the_wrong_shape_is_a_transcript_error(tmp_path, line, said):
-    lines = _journal(tmp_path).split(b"\n")
+def test_a_journal_line_of_the_wrong_shape_is_a_transcript_error_and_the_journal_is_kept(tmp_path, line, said):
+    from loop import journal
+
+    lines = _journal().split(b"\n")
     lines[0 if said.endswith("saved run") else 2] = line
-    (tmp_path / "run.jsonl").write_bytes(b"\n".join(lines))
     with pytest.raises(transcript.TranscriptError) as failed:
-        RunsFolder(tmp_path).load("run")
+        journal.read(b"\n".join(lines), "run.jsonl")
     assert str(failed.value) == said
+    store, owner = import_journal(b"\n".join(lines), tmp_path)
+    assert store.list(owner) == []  # not imported; the file is kept, moved with its folder
+    [kept] = (tmp_path / "journals-imported").rglob("run.jsonl")
+    assert kept.read_bytes() == b"\n".join(lines)
+
+
+def test_a_journal_whose_step_ended_with_an_object_is_imported_and_the_store_opens(tmp_path):
+    # Found by bench/fuzz.py: `ended` went into a text column as it was, the import failed whole,
+    # and with it the store: no browser could save a run.
+    head, *steps, cursor = _journal().rstrip(b"\n").split(b"\n")
+    last = json.loads(steps[-1])
+    last["step"]["ended"] = {"why": ["not", "text"]}
+    store, owner = import_journal(b"\n".join([head, *steps[:-1], json.dumps(last).encode(), cursor]), tmp_path)
+    [listed] = store.list(owner)
+    assert listed.steps == len(steps) and listed.ended == '{"why": ["not", "text"]}'
+    renderable(store.load(owner, LEGACY_RUN)[0])
 
 
 def test_a_journal_whose_facts_are_not_an_object_is_left_out_of_the_list(tmp_path):
-    (tmp_path / "bad.jsonl").write_bytes(b'["not", "facts"]\n')
-    (tmp_path / "worse.jsonl").write_bytes(b'{"meta": 5}\n\xff\xfe\n')
-    _journal(tmp_path)
-    assert sorted(r.id for r in RunsFolder(tmp_path).list()) == ["run", "worse"]
+    folder = tmp_path / LEGACY_BROWSER
+    folder.mkdir()
+    (folder / "bad.jsonl").write_bytes(b'["not", "facts"]\n')
+    (folder / "worse.jsonl").write_bytes(b'{"meta": 5}\n\xff\xfe\n')
+    store, owner = import_journal(_journal(), tmp_path)
+    assert sorted(r.id for r in store.list(owner)) == ["run", "worse"]
 
 
 @pytest.mark.parametrize("tool_use_id", [{"a": 1}, [1], 5, None])

@@ -29,7 +29,7 @@ import pytest
 from loop import errors, export, transcript, views
 from loop.model import MissingKey, Model, ModelConfig
 from loop.narrate import describe
-from loop.runs import RunsFolder
+from loop.runs import RunsStore, owner_key
 from loop.runner import start
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,10 +55,15 @@ def logs(caplog):
 
 @pytest.fixture
 def workspaces():
+    """Folders of the user's under /tmp, readied for commands (as root, given to `nobody`)."""
+    from loop.tools.workspace import sandbox_user
+
     made: list[Path] = []
 
     def new() -> Path:
         made.append(Path(tempfile.mkdtemp(prefix="loopscope-secrets-ws-")))
+        if os.geteuid() == 0:
+            os.chown(made[-1], *sandbox_user())
         return made[-1]
 
     yield new
@@ -91,12 +96,13 @@ def everything_shown_or_saved(trace, tmp_path: Path, settings: dict) -> dict[str
         shown[f"state {i}"] = json.dumps(views.state_rows(trace, i))
     steps = views.steps_table(trace)
     shown["steps table"] = steps.to_csv() + steps.to_json()
-    folder = RunsFolder(tmp_path / "runs")
-    folder.save_step("run-1", trace, settings)
-    shown["runs folder"] = "".join(p.read_text() for p in sorted((tmp_path / "runs").iterdir()))
-    loaded, kept = folder.load("run-1")
+    store, owner = RunsStore(tmp_path / "runs"), owner_key("browser:secrets-test")
+    store.save(owner, "run-1", trace, settings, writer="tab")
+    shown["runs store"] = "".join(p.read_bytes().decode("latin-1") for p in sorted((tmp_path / "runs").iterdir()))
+    shown["runs store, as JSON lines"] = "\n".join(store.journal(owner, "run-1"))
+    loaded, kept = store.load(owner, "run-1")
     shown["resumed run"] = transcript.dumps(loaded) + json.dumps(kept, default=str)
-    shown["listing"] = repr(folder.list())
+    shown["listing"] = repr(store.list(owner))
     return shown
 
 
@@ -210,7 +216,7 @@ def cli(fake_api, key: str, *args: str, tmp_path: Path) -> subprocess.CompletedP
     env.update(ANTHROPIC_API_KEY=key, ANTHROPIC_BASE_URL=fake_api.url, ANTHROPIC_LOG="debug",
                PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "loop", "run", "--scenario", "list-files", "--model", "claude-test",
-                           "--tool-timeout", "3", "--workspace", str(tmp_path / "ws"), "--out",
+                           "--tool-timeout", "3", "--out",
                            str(tmp_path / "t.json"), *args],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
 

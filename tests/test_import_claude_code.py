@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.replay import claude_code_log
+from tests.synthetic import claude_code_log
 from loop import rules, transcript
 from loop.fork import state_at
 from loop.importers import ImportFailed, Thread, import_bytes
 from tests.test_import_roundtrip import histories
 
-FIXTURES = Path("/work/shared/fixtures/claude-code")
+FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "claude-code"
 REAL_LOGS = sorted(FIXTURES.glob("*.jsonl"))
 
 

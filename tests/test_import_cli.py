@@ -5,8 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path("/work/shared/fixtures/claude-code")
+FIXTURES = ROOT.parent / "shared" / "fixtures" / "claude-code"
 
 
 def loop(*args) -> subprocess.CompletedProcess:
@@ -68,7 +70,7 @@ def test_a_native_transcript_with_broken_pairs_is_still_refused_by_replay(tmp_pa
 
 
 def test_import_a_chosen_thread(tmp_path):
-    from bench.replay import claude_code_log
+    from tests.synthetic import claude_code_log
 
     log = tmp_path / "long.jsonl"
     log.write_bytes(claude_code_log(400, seed=5))
@@ -107,3 +109,49 @@ def test_import_a_session_folder_with_its_sub_agents_then_check_it(tmp_path):
         "ok: thread agent-a9 (started by toolu_task): 4 messages, 1 pair(s)"
     both = loop("import", tmp_path / "sess.jsonl", tmp_path / "sess" / "subagents" / "agent-a9.jsonl")
     assert both.returncode == 0 and "started by toolu_task" in both.stdout
+@pytest.mark.parametrize("field, digits", [("time", 400), ("input_tokens", 400), ("turn_count", 400), ("time", 5000)])
+def test_a_hostile_number_is_one_error_line_for_check_and_import(tmp_path, field, digits):
+    saved = json.loads((ROOT / "samples" / "two-tools.json").read_text())
+    saved["steps"][1][field] = 123456789
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps(saved).replace("123456789", "9" * digits))
+    commands = [subprocess.Popen([sys.executable, "-m", "loop", command, str(hostile)], cwd=ROOT, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE) for command in ("check", "import", "replay")]
+    for proc in commands:  # started together: each is a second of Python and SDK start-up
+        out, err = proc.communicate(timeout=120)
+        done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        (line,) = done.stderr.splitlines()
+        if digits > 4300:  # more than Python reads: refused where the JSON is read
+            assert line.endswith("it holds a whole number too long to read (over 4,300 digits)"), line
+        else:
+            assert f"steps[1].{field}: not " in line and line.endswith(f": a number of {digits} digits"), line
+
+
+def test_an_openai_tool_argument_too_long_to_read_is_kept_as_raw_text(tmp_path):
+    arguments = '{"n": ' + "7" * 5000 + "}"
+    chat = {"messages": [{"role": "user", "content": "Count."},
+                         {"role": "assistant", "content": None, "tool_calls": [
+                             {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": arguments}}]},
+                         {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]}
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(chat))
+    done = loop("import", source, "--out", tmp_path / "t.json")
+    assert done.returncode == 0, done.stderr
+    assert "warning: messages[1].tool_calls[0]: the arguments of 'bash' cannot be read (it holds a whole number too " \
+           "long to read (over 4,300 digits)); kept as the raw string" in done.stdout
+    saved = json.loads((tmp_path / "t.json").read_text())
+    (use,) = [b for b in saved["messages"][1]["content"] if b["type"] == "tool_use"]
+    assert use["input"] == arguments and use["id"] == "call_1"
+
+
+def test_replay_says_when_it_derived_the_steps_a_file_lacks(tmp_path):
+    whole = json.loads((ROOT / "samples" / "two-tools.json").read_text())
+    cut = tmp_path / "cut.json"
+    cut.write_text(json.dumps(dict(whole, steps=whole["steps"][:6])))
+    done = loop("replay", cut)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == ("note: the last 2 message(s) (messages.2 to messages.3) had no step in the file: steps 7 to 10 "
+                        "were derived from the history by the chapter's rules")
+    assert len(lines) == 12 and lines[-1].startswith("[10] turn 2 · 4 · stop_reason: go on or end?: the loop ends")

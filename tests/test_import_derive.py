@@ -19,7 +19,7 @@ def live(tmp_path_factory):
     """Every built-in scenario, run live once with the scripted model."""
     traces = {}
     for name in SCENARIOS:
-        run = start(scenario=name, workspace=tmp_path_factory.mktemp(name))
+        run = start(scenario=name)
         run.run_to_end()
         traces[name] = run.trace
     return traces

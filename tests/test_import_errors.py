@@ -241,7 +241,7 @@ def test_a_recorded_response_past_the_end_of_the_history_is_no_crash():
 
 def _sessions() -> list[bytes]:
     """Small sessions with compactions and sub-agents (sidechains in the file), to change a field of."""
-    from bench.replay import claude_code_session
+    from tests.synthetic import claude_code_session
 
     out = []
     for seed in range(3):

@@ -6,7 +6,7 @@ from pathlib import Path
 from loop import rules, start, transcript
 from loop.importers import import_bytes
 from loop.narrate import describe
-from loop.runs import RunsFolder
+from loop.runs import RunsStore, owner_key
 
 DATA = Path(__file__).parent / "data"
 BASH = {"name": "bash", "description": "Run a shell command.",
@@ -223,7 +223,7 @@ def test_a_course_trace_without_its_requests_is_rebuilt_from_responses_and_tool_
 # -- Loopscope's own ----------------------------------------------------------------------------------------------------
 
 def test_a_loopscope_transcript_comes_back_as_it_was(tmp_path):
-    run = start(scenario="list-files", workspace=tmp_path)
+    run = start(scenario="list-files")
     run.run_to_end()
     imported = import_bytes(transcript.dumps(run.trace).encode(), "run.json")
     assert (imported.format, imported.warnings) == ("loopscope", [])
@@ -231,12 +231,32 @@ def test_a_loopscope_transcript_comes_back_as_it_was(tmp_path):
     assert [s.to_dict() for s in imported.trace.steps] == json.loads(json.dumps([s.to_dict() for s in run.trace.steps]))
 
 
-def test_a_saved_run_journal_imports_as_the_run(tmp_path):
-    run = start(scenario="two-tools", workspace=tmp_path / "ws")
+def test_messages_past_the_last_step_are_derived_or_said_never_dropped(tmp_path):
+    run = start(scenario="two-tools", workspace=tmp_path)
     run.run_to_end()
-    folder = RunsFolder(tmp_path / "runs")
-    folder.save_step("r1", run.trace)
-    imported = import_bytes((tmp_path / "runs" / "r1.jsonl").read_bytes(), "r1.jsonl")
+    whole = json.loads(transcript.dumps(run.trace))
+    cut = dict(whole, steps=whole["steps"][:6])  # the two tools ran; the write-back and the answer have no step
+    imported = import_bytes(json.dumps(cut).encode(), "cut.json")
+    assert imported.warnings == ["the last 2 message(s) (messages.2 to messages.3) had no step in the file: steps 7 "
+                                 "to 10 were derived from the history by the chapter's rules"]
+    assert [(s.stage, s.turn_count, s.n_messages, s.ended) for s in imported.trace.steps] == \
+           [(s.stage, s.turn_count, s.n_messages, s.ended) for s in run.trace.steps]
+    assert imported.trace.steps[6].detail == {"results": 2}
+    # Steps the chapter's rules would not give: nothing is made up, the warning says where the replay ends.
+    odd = dict(whole, steps=[dict(whole["steps"][0], stage="decide")])
+    imported = import_bytes(json.dumps(odd).encode(), "odd.json")
+    assert len(imported.trace) == 1 and imported.warnings == [
+        "the last 3 message(s) (messages.1 to messages.3) are in the file, but no step reaches them and none could be "
+        "derived: the replay ends before them"]
+
+
+def test_a_saved_run_journal_imports_as_the_run(tmp_path):
+    run = start(scenario="two-tools")
+    run.run_to_end()
+    store, owner = RunsStore(tmp_path / "runs"), owner_key("browser:import-test")
+    store.save(owner, "r1", run.trace, writer="tab")
+    exported = "\n".join(store.journal(owner, "r1")) + "\n"  # what `python -m loop runs export r1` writes
+    imported = import_bytes(exported.encode(), "r1.jsonl")
     assert imported.format == "loopscope-journal"
     assert imported.trace.messages == run.trace.messages
     assert [(s.stage, s.turn_count, s.n_messages) for s in imported.trace.steps] == \

@@ -1,16 +1,17 @@
 """Two browsers on one server never see each other's trace, workspace, key or saved runs.
 
 Two Playwright browser contexts (separate cookies, storage and connections: two
-students) against one `streamlit run app.py`.
+students, or a teacher and a student) against one `streamlit run app.py`.
 """
 
 import re
+import time
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from bench.render import CHROMIUM, IDLE, launch, serve_app
+from tests.browser import CHROMIUM, IDLE, launch, serve_app
 
 KEY = "sk-ant-api03-student-A-secret-0123456789"
 
@@ -45,13 +46,66 @@ def workspace(page) -> str:
     return re.search(r"workspace\s+(/\S+)", caption).group(1)
 
 
-def open_app(browser, url: str):
+def open_app(browser, url: str, status: str = "Step 0 of 0"):
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     page.goto(url)
     page.wait_for_selector(IDLE, timeout=60_000)
-    wait_for_status(page, "Step 0 of 0")
+    wait_for_status(page, status)
     return context, page
+
+
+def browser_cookie(context) -> str:
+    """The browser id the page set in this browser (waiting a moment for its script to run)."""
+    for _ in range(50):
+        found = [c for c in context.cookies() if c["name"] == "loopscope_browser"]
+        if found:
+            return found[0]["value"]
+        time.sleep(0.1)
+    raise AssertionError("the page set no loopscope_browser cookie")
+
+
+def test_a_copied_address_bar_opens_the_step_and_hands_over_no_saved_run(url):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        # The teacher steps, starts a new run, steps again, and copies the address bar for a slide.
+        t_context, teacher = open_app(browser, url)
+        t_context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
+        for k in (1, 2, 3):
+            step(teacher, k)
+        teacher.wait_for_selector(IDLE)
+        teacher.get_by_role("button", name="New run").first.click()
+        wait_for_status(teacher, "Step 0 of 0")
+        for k in (1, 2):
+            step(teacher, k)
+        teacher.wait_for_function("() => location.search.includes('step=2')", timeout=30_000)
+        link = teacher.url
+        assert "scenario=two-tools" in link and "session" not in link
+        teacher_id = browser_cookie(t_context)
+        assert teacher_id.split(".")[0] not in link
+        # "Copy link" copies the same clean link
+        teacher.get_by_role("button", name="Copy link").first.click()
+        teacher.get_by_role("button", name="Link copied").first.wait_for(timeout=10_000)
+        assert teacher.evaluate("navigator.clipboard.readText()") == link
+
+        # A student opens the link in another browser: the step, and no saved run of the teacher's.
+        s_context, student = open_app(browser, link, status="Step 2 of 2")
+        student.get_by_text("Saved runs · 0").wait_for(timeout=30_000)
+        assert student.get_by_text("Saved runs · 1").count() == 0 and student.get_by_text("Saved runs · 2").count() == 0
+        assert browser_cookie(s_context) != teacher_id
+        assert "session" not in student.url
+
+        # The teacher reloads: both runs are still there, in the teacher's browser only.
+        teacher.reload()
+        teacher.wait_for_selector(IDLE, timeout=60_000)
+        wait_for_status(teacher, "Step 2 of 2")
+        teacher.get_by_text("Saved runs · 2").wait_for(timeout=30_000)
+        assert browser_cookie(t_context) == teacher_id
+        t_context.close()
+        s_context.close()
+        browser.close()
 
 
 def test_two_browsers_keep_their_own_trace_workspace_key_and_runs(url):
@@ -69,12 +123,12 @@ def test_two_browsers_keep_their_own_trace_workspace_key_and_runs(url):
         key_field.press("Enter")
         a.wait_for_timeout(500)
         a.wait_for_selector(IDLE)
-        assert "session=" in a.url
+        assert "session" not in a.url  # the browser's id is in a cookie, never in the address bar
 
         b_context, b = open_app(browser, url)
         assert status(b).startswith("Step 0 of 0")  # its own fresh trace, not A's three steps
         assert workspace(b) != workspace(a), (workspace(a), workspace(b))
-        assert re.search(r"session=([\w-]+)", b.url).group(1) != re.search(r"session=([\w-]+)", a.url).group(1)
+        assert browser_cookie(b_context) != browser_cookie(a_context)
         assert b.get_by_text("Saved runs · 0").count() == 1  # A's saved run is not listed
         html = b.content()
         assert KEY not in html and "student-A" not in html

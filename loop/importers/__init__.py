@@ -23,7 +23,6 @@ rule is a warning (the pairs view shows the orphans).
 
 from __future__ import annotations
 
-import gc
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,17 +32,19 @@ from .. import rules, transcript
 from ..trace import Trace
 from . import anthropic_api, claude_code, course, openai_chat
 from .common import Parsed, describe_json
-from .derive import trace_from_history, trace_from_threads
+from .derive import cover_the_rest, trace_from_history, trace_from_threads
 from .notes import Notes
 
 DEFAULT_MAX_BYTES = 100_000_000  # 100 MB: a long Claude Code session is a few MB; this is far past any real one
+MAX_MESSAGES = 50_000  # ten times the longest log the benchmarks replay; a file of a million tiny messages is refused
+MAX_STEPS = 250_000  # about five steps a turn: what MAX_MESSAGES gives
 SHOWN_VIOLATIONS = 20
 KNOWN_BLOCKS = {"text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
 KNOWN_FORMATS = ("a Loopscope transcript, a Claude Code session log (.jsonl), an Anthropic messages list, request "
                  "body or list of responses, OpenAI chat messages or a request body, or a learn-claude-code trace")
 
-__all__ = ["DEFAULT_MAX_BYTES", "ImportFailed", "Imported", "Thread", "import_bytes", "import_file", "import_files",
-           "import_path", "trace_from_history"]
+__all__ = ["DEFAULT_MAX_BYTES", "MAX_MESSAGES", "MAX_STEPS", "ImportFailed", "Imported", "Thread", "import_bytes",
+           "import_file", "import_files", "import_path", "trace_from_history"]
 
 
 class ImportFailed(ValueError):
@@ -89,8 +90,6 @@ def import_files(files: list[tuple[str, bytes]], *, thread: str | None = None,
                  max_bytes: int = DEFAULT_MAX_BYTES) -> Imported:
     """Several files as one: a Claude Code session log with its sub-agents' logs (`subagents/agent-<id>.jsonl`),
     given as the files themselves, or as a zip of them. A single file that is not a zip is `import_bytes`."""
-    collecting = gc.isenabled()
-    gc.disable()
     label = ", ".join(name for name, _ in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
     try:
         entries = _unzipped(files, max_bytes)
@@ -102,12 +101,11 @@ def import_files(files: list[tuple[str, bytes]], *, thread: str | None = None,
         said = str(exc)
         named = any(said.startswith(f"{name}:") or said.startswith(f"{name} ") for name, _ in files)
         raise ImportFailed(said if named else f"{label or 'the files'}: {said}") from None
+    except MemoryError:  # not a bug of ours: the caller's limit (importers/isolated.py) says what it was
+        raise
     except Exception as exc:  # never crash the page that called us
         raise ImportFailed(f"{label}: the import failed on something Loopscope did not expect "
                            f"({type(exc).__name__}: {exc}); please report it with the files") from exc
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def import_path(path: str | Path, *, thread: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Imported:
@@ -239,22 +237,17 @@ def import_bytes(data: bytes, name: str = "", *, thread: str | None = None,
     refused before it is parsed.
     """
     label = name or "the file"
-    # An import makes a few hundred thousand small objects at once, none of them garbage yet: pausing
-    # the cyclic collector meanwhile saves it re-scanning them all, about a quarter of the time.
-    collecting = gc.isenabled()
-    gc.disable()
     try:
         if len(data) > max_bytes:  # before anything else touches it
             raise ImportFailed(_too_big(len(data), max_bytes))
         return _import(data if isinstance(data, bytes) else bytes(data), label, thread)
     except ImportFailed as exc:
         raise ImportFailed(f"{label}: {exc}") from None
+    except MemoryError:  # not a bug of ours: the caller's limit (importers/isolated.py) says what it was
+        raise
     except Exception as exc:  # never crash the page that called us; say what happened instead
         raise ImportFailed(f"{label}: the import failed on something Loopscope did not expect "
                            f"({type(exc).__name__}: {exc}); please report it with the file") from exc
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _size(n: int) -> str:
@@ -308,6 +301,7 @@ def _finish(parsed: Parsed, fmt: str, notes: Notes, name: str, threads: list, ch
     if not parsed.messages:
         said = "; ".join(notes.render()[:3])
         raise ImportFailed(f"read as {fmt}, but no message could be read" + (f": {said}" if said else ""))
+    _not_too_long(len(parsed.messages), 0)
     derived: list[str] = []
     meta = dict(parsed.meta)
     if parsed.threads:  # sub-agents, or a history rewritten on the way: every thread, every stretch
@@ -315,6 +309,7 @@ def _finish(parsed: Parsed, fmt: str, notes: Notes, name: str, threads: list, ch
     else:
         trace = trace_from_history(parsed.messages, meta, parsed.responses, parsed.tool_details,
                                    times=parsed.times, warnings=derived)
+    _not_too_long(sum(len(t.messages) for t in trace.threads.values()), len(trace.steps))
     for line in derived:
         notes.warn(_located(line, parsed.origins))
     if parsed.threads:
@@ -342,9 +337,11 @@ def _decode(data: bytes) -> str:
 def _parse(text: str, notes: Notes) -> tuple[object, list | None]:
     """(the JSON value, None), or (None, [(line number, value), ...]) for JSON Lines."""
     try:
-        value = json.loads(text)
+        value = transcript.parse_json(text)
     except json.JSONDecodeError as exc:
         whole = exc
+    except transcript.NumberTooLong as exc:
+        raise ImportFailed(str(exc)) from None
     except RecursionError:
         raise ImportFailed("its JSON is nested too deeply to read") from None
     else:
@@ -357,9 +354,11 @@ def _parse(text: str, notes: Notes) -> tuple[object, list | None]:
         if not raw.strip():
             continue
         try:
-            records.append((n, json.loads(raw)))
+            records.append((n, transcript.parse_json(raw)))
         except json.JSONDecodeError as exc:
             bad.append((n, exc))
+        except transcript.NumberTooLong as exc:
+            raise ImportFailed(f"line {n}: {exc}") from None
         except RecursionError:
             raise ImportFailed(f"line {n}: its JSON is nested too deeply to read") from None
         if records and records[-1][0] == n and transcript.too_deep(records[-1][1]):
@@ -406,11 +405,25 @@ def _claude_code(records: list, notes: Notes, thread: str | None) -> tuple[Parse
         raise ImportFailed(str(exc)) from None
 
 
+def _not_too_long(n_messages: int, n_steps: int) -> None:
+    """Refuse a history longer than any a person replays (MAX_MESSAGES, MAX_STEPS), before it costs more."""
+    if n_messages > MAX_MESSAGES:
+        raise ImportFailed(f"it holds {n_messages:,} messages, over the limit of {MAX_MESSAGES:,}; nothing was read")
+    if n_steps > MAX_STEPS:
+        raise ImportFailed(f"it makes {n_steps:,} steps, over the limit of {MAX_STEPS:,}; nothing was read")
+
+
 def _loopscope(data: dict, notes: Notes, fmt: str = "loopscope") -> Imported:
+    family = [data, *(b for b in data.get("branches") or [] if isinstance(b, dict))]  # a branch is a trace too
+    _not_too_long(*(sum(len(t.get(k)) for t in family if isinstance(t.get(k), list)) for k in ("messages", "steps")))
     try:
         trace = transcript.from_dict(data, strict=False)
     except transcript.TranscriptError as exc:
         raise ImportFailed(f"a Loopscope transcript that cannot be loaded: {exc}") from None
+    for trace_or_branch in (trace, *trace.branches):
+        rest = cover_the_rest(trace_or_branch)
+        if rest:
+            notes.warn(rest if trace_or_branch is trace else f"a branch: {rest}")
     _broken_rules(trace.messages, [], notes)
     return Imported(trace, fmt, notes.render())
 

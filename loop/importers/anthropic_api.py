@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from ..rules import tool_uses
-from .common import Parsed, clean_content
+from .common import SETTINGS, Parsed, clean_content
 from .derive import message_text
 from .notes import Notes
 
-SETTINGS = ("model", "system", "tools", "max_tokens")
 RESPONSE_KEYS = ("id", "type", "model", "stop_reason", "stop_sequence", "usage")  # a Message object beside role/content
 
 

@@ -42,6 +42,7 @@ from datetime import datetime
 
 from typing import Callable
 
+from ..narrate import short
 from ..rules import tool_results, tool_uses
 from .common import Parsed, ParsedThread, Segment, clean_content, id_key
 from .derive import message_text
@@ -84,11 +85,6 @@ class ThreadInfo:
     n_records: int  # its user and assistant records
     first_line: int
     forest: list  # its chains, see _forest
-
-
-def _short(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _line(n: int) -> str:
@@ -264,7 +260,7 @@ def _link(threads: list[ParsedThread], tool_details: dict, notes: Notes) -> None
         child.parent, child.parent_tool_use_id = parent.id, use.get("id")
         tool_input = use.get("input") if isinstance(use.get("input"), dict) else {}
         said = tool_input.get("description") or child.label
-        child.label = _short(str(said)) if said else child.label
+        child.label = short(str(said), 60) if said else child.label
         child.facts["started_by"] = {"tool": use.get("name"), "subagent_type": tool_input.get("subagent_type")}
 
 
@@ -338,7 +334,7 @@ def _thread(key: str, forest: list) -> ThreadInfo:
     nodes = sorted((n for _, members in forest for n in members), key=lambda n: n.line)
     messages = [n for n in nodes if n.record is not None]
     first_user = next((n.record for n in messages if n.record.get("type") == "user"), None)
-    said = _short(message_text(first_user["message"])) if first_user else "(no user message)"
+    said = short(message_text(first_user["message"]), 60) if first_user else "(no user message)"
     if key == MAIN:
         label = f"main conversation: {said}"
     else:

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 
 from .notes import Notes
 
+# The settings of a model call that a trace keeps in its meta (and each call_model step in its request).
+SETTINGS = ("model", "system", "tools", "max_tokens")
+
 
 @dataclass
 class Parsed:

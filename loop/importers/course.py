@@ -26,10 +26,8 @@ from ..blocks import tool_result
 from ..rules import tool_uses
 from ..tools import ToolOutput
 from ..trace import MAIN
-from .common import Parsed, ParsedThread, Segment, clean_content, id_key
+from .common import SETTINGS, Parsed, ParsedThread, Segment, clean_content, id_key
 from .notes import Notes
-
-SETTINGS = ("model", "system", "tools", "max_tokens")
 
 
 def looks_like(value: object) -> bool:

@@ -37,13 +37,13 @@ from __future__ import annotations
 
 from ..blocks import tool_result
 from ..rules import blocks, tool_results, tool_uses
-from ..runner import why_ended
+from ..runner import GO_ON, why_ended
 from ..tools import ToolOutput
 from ..trace import MAIN, Step, Thread, Trace
-from .common import ParsedThread, Segment, id_key
+from ..transcript import MAX_COUNT
+from .common import SETTINGS, ParsedThread, Segment, id_key
 
 NOT_RECORDED = "(no tool_result was recorded for this tool_use)"
-SETTINGS = ("model", "system", "tools", "max_tokens")
 
 
 def message_text(message: dict) -> str:
@@ -258,8 +258,9 @@ class _Walk:
         if not continues:
             state["transition_reason"] = None
             state["ended"] = stop_reason if stop_reason != "tool_use" else "tool_use without a tool_use block"
-        self.add(parsed, "decide", i + 1, {"continues": continues, "why": "stop_reason is tool_use: run the tools"
-                                           if continues else why_ended(stop_reason)}, at, state, segment, held)
+        self.add(parsed, "decide", i + 1, {"continues": continues,
+                                           "why": GO_ON if continues else why_ended(stop_reason)},
+                 at, state, segment, held)
         if uses and not continues:
             notes.append(f"{self.where(parsed, k, i, segment)}: stop_reason {stop_reason!r} ends the chapter's "
                          f"loop, yet the message has {len(uses)} tool_use block(s); they are shown as the log went on")
@@ -299,7 +300,32 @@ def _estimate(messages: list) -> int:
         return estimate_tokens(messages)
     except (TypeError, ValueError, RecursionError):  # a hostile log's oddities: no estimate, no crash
         return 0
+def cover_the_rest(trace: Trace) -> str | None:
+    """Steps for the messages a transcript holds past its last step; what was done, said in one line (None: nothing).
+
+    A transcript cut after its history was written (by hand, or by a tool that
+    kept `messages` and dropped steps) would replay without its last messages and
+    say nothing. When its steps are the ones the chapter's rules give for the
+    history, the missing ones are derived here; otherwise the warning says where
+    the replay stops.
+    """
+    last = trace.last_in_thread(MAIN, len(trace.steps) - 1) if trace.steps else None
+    covered = trace.steps[last].n_messages if last is not None else 0
+    total = len(trace.messages)
+    if covered >= total:
+        return None
+    which = f"the last {total - covered} message(s) (messages.{covered} to messages.{total - 1})"
+    if trace.has_threads or trace.has_compaction:  # the chapter's rules derive one thread whose history only grew
+        return f"{which} are in the file, but no step reaches them: the replay ends before them"
+    derived = trace_from_history(trace.messages, trace.meta, warnings=[]).steps
+    k = len(trace.steps)
+    if k < len(derived) and [(s.stage, s.n_messages) for s in trace.steps] == [(s.stage, s.n_messages) for s in derived[:k]]:
+        trace.steps.extend(derived[k:])
+        return (f"{which} had no step in the file: steps {k + 1} to {len(trace.steps)} were derived from the "
+                "history by the chapter's rules")
+    return f"{which} are in the file, but no step reaches them and none could be derived: the replay ends before them"
 
 
 def _tokens(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    """A recorded token count, or 0 for one that is no count (a string, a 400-digit number)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_COUNT else 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from ..blocks import tool_result
-from ..transcript import too_deep
+from ..transcript import NumberTooLong, parse_json, too_deep
 from ..tools import ToolOutput
 from .common import Parsed
 from .derive import message_text
@@ -76,12 +76,15 @@ def _tool_use(call: object, where: str, notes: Notes) -> dict:
     tool_input: object = arguments
     if isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments) if arguments.strip() else {}
+            parsed = parse_json(arguments) if arguments.strip() else {}
             if too_deep(parsed):  # it would not render: see transcript.MAX_DEPTH
                 raise RecursionError
             tool_input = parsed
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             notes.warn(f"{where}: the arguments of {function.get('name')!r} are not valid JSON ({exc.msg}); "
+                       "kept as the raw string")
+        except NumberTooLong as exc:
+            notes.warn(f"{where}: the arguments of {function.get('name')!r} cannot be read ({exc}); "
                        "kept as the raw string")
         except RecursionError:
             notes.warn(f"{where}: the arguments of {function.get('name')!r} nest too deeply to read; "

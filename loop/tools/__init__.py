@@ -1,12 +1,15 @@
-"""Tools the loop can run, behind one interface (see `base.py`)."""
+"""Tools the loop can run, behind one interface (see `base.py`), in a sandbox (see `sandbox.py`)."""
 
 from ..catalogs import N_
 from .base import Tool, ToolBox, ToolOutput
 from .bash import Bash
+from .cgroups import Limits
 from .files import EditFile, ReadFile, WriteFile
+from .sandbox import Sandbox
+from .workspace import Workspace, WorkspaceError
 
-__all__ = ["Bash", "EditFile", "ReadFile", "Tool", "ToolBox", "ToolOutput", "WriteFile", "default_toolbox",
-           "TOOLSETS"]
+__all__ = ["Bash", "EditFile", "Limits", "ReadFile", "Sandbox", "Tool", "ToolBox", "ToolOutput", "Workspace",
+           "WorkspaceError", "WriteFile", "default_toolbox", "TOOLSETS"]
 
 TOOLSETS = {
     "s01": N_("bash (the chapter's one tool)"),
@@ -17,7 +20,8 @@ TOOLSETS = {
 
 
 def default_toolbox(workspace, timeout: float = 30.0, toolset: str = "s01") -> ToolBox:
-    """The tools of a run in `workspace`: the chapter's `bash`, with s02's file tools, s04's task or s06's compact."""
+    """The tools of a run in `workspace` (a path, or a Workspace the box then owns): the chapter's `bash`, with
+    s02's file tools, s04's task or s06's compact."""
     tools = [Bash(timeout=timeout)]
     if toolset in ("s02", "s04", "s06"):
         tools += [ReadFile(), WriteFile(), EditFile()]

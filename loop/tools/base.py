@@ -11,6 +11,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cgroups import Limits
+from .sandbox import Sandbox
+from .workspace import Workspace
+
 
 @dataclass(frozen=True)
 class ToolOutput:
@@ -41,11 +45,19 @@ class Tool:
 
 
 class ToolBox:
-    """The tools of one run, all working inside the same workspace."""
+    """The tools of one run, all working inside the same workspace, and the sandbox its commands run in.
 
-    def __init__(self, tools: list[Tool], workspace: Path):
+    The box owns what the run made: its sandbox's cgroups, and its workspace if
+    Loopscope made it (`Workspace.make`). close() removes them; a `Run` closes its box.
+    """
+
+    def __init__(self, tools: list[Tool], workspace: Path | Workspace, limits: Limits | None = None):
         self.tools = {tool.name: tool for tool in tools}
-        self.workspace = Path(workspace)
+        self.space = workspace if isinstance(workspace, Workspace) else Workspace.given(workspace)
+        self.workspace = self.space.path
+        bash = next((t for t in tools if getattr(t, "sandboxed", False) and hasattr(t, "limits")), None)
+        self.sandbox = Sandbox(self.space, limits or (bash.limits if bash else Limits()),
+                               getattr(bash, "network", None))
 
     def specs(self) -> list[dict]:
         return [tool.spec() for tool in self.tools.values()]
@@ -56,13 +68,20 @@ class ToolBox:
 
         Checked when asked (cheap: a few stat calls), so a page can show it under the run's workspace.
         """
-        found: list[str] = []
+        found: list[str] = list(self.sandbox.warnings()) if any(
+            getattr(t, "sandboxed", False) for t in self.tools.values()) else []
         for tool in self.tools.values():
+            if getattr(tool, "sandboxed", False):
+                continue
             warnings = getattr(tool, "warnings", None)  # a stand-in tool (a test's) may not have it
             for warning in warnings(self.workspace) if callable(warnings) else []:
                 if warning not in found:
                     found.append(warning)
         return found
+
+    def problem(self) -> str | None:
+        """Why no command of this box can run (e.g. `nobody` cannot enter a given folder); None when they can."""
+        return self.sandbox.problem() if any(getattr(t, "sandboxed", False) for t in self.tools.values()) else None
 
     def run(self, name: str, tool_input: object) -> ToolOutput:
         """Run one `tool_use` block's tool; every failure becomes an error output, never an exception."""
@@ -78,8 +97,22 @@ class ToolBox:
                 output = ToolOutput(f"Error: {name} needs {', '.join(missing)} in its input.", True)
             else:
                 try:
-                    output = tool.run(tool_input, self.workspace)
+                    if getattr(tool, "sandboxed", False):
+                        output = tool.run_in(self.sandbox, tool_input)
+                    else:
+                        output = tool.run(tool_input, self.workspace)
                 except Exception as exc:  # a tool bug must not end the lesson
                     output = ToolOutput(f"Error: {name} failed: {type(exc).__name__}: {exc}", True)
         took = (time.perf_counter() - started) * 1000
         return ToolOutput(output.content, output.is_error, round(took, 3))
+
+    def close(self) -> None:
+        """Remove the run's cgroups, and its workspace if Loopscope made it (and it is not kept)."""
+        self.sandbox.close()
+        self.space.close()
+
+    def __enter__(self) -> ToolBox:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

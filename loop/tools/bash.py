@@ -1,17 +1,17 @@
-"""The chapter's `bash` tool, made safe enough for a classroom.
+"""The chapter's `bash` tool, in a sandbox that holds against a hostile model.
 
 Same schema and the same output rules as the course's `run_bash` (stdout and
 stderr together, stripped, cut to 50,000 characters, "(no output)" when empty,
-dangerous commands refused). What it adds, and why:
-- it runs in the run's own workspace, never the app's folder;
-- every process the command starts is killed at the timeout and when the
-  command ends, so nothing started by the model outlives its step (a cgroup of
-  the step's own where the machine allows it, else its session and a mark);
+dangerous commands refused). What it adds, and why (sandbox.py has the rest):
+- each command runs under bubblewrap: the system read-only, the run's
+  workspace the only folder it may write, no network, its own processes only;
+- as a user that is never root (`nobody` when the server is root);
+- in its run's cgroup (memory, processes, CPU weight for the whole run) and a
+  cgroup of the step's own, so every process the command starts is killed at
+  the timeout and when the command ends;
 - the child's environment holds no API key or other secret;
-- resource limits bound memory, file size and CPU time;
-- when the server runs as root, commands run as `nobody` (and `warnings` says
-  so when they cannot).
-It is not a container: see docs/security.md.
+- per-process limits bound address space, file size and CPU time.
+See docs/security.md for what each mode promises.
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ import re
 import select
 import signal
 import subprocess
-import threading
 import time
 from pathlib import Path
 
-from ..redact import secret_name
 from .base import Tool, ToolOutput
+from .cgroups import Limits
+from .sandbox import Sandbox
+from .workspace import Workspace
 
 OUTPUT_LIMIT = 50_000
 
@@ -49,24 +50,10 @@ DENIED = [
 ]
 
 MARK_VARIABLE = "LOOPSCOPE_STEP"
-NPROC_LIMIT = 256  # processes of the unprivileged user, all runs together
-CGROUP_PREFIX = "loopscope-step-"
 
 log = logging.getLogger("loopscope.tools.bash")
 # Shown where the app configures logging; never Python's bare fallback to stderr, which the CLI keeps for errors.
 log.addHandler(logging.NullHandler())
-
-
-def child_environment(workspace: Path) -> dict[str, str]:
-    """The parent's environment less every secret, with HOME in the workspace."""
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if not secret_name(name)
-    }
-    # HOME in the workspace keeps tools from reading the server user's dot-files.
-    env.update(HOME=str(workspace), PWD=str(workspace))
-    return env
 
 
 def refused(command: str) -> str | None:
@@ -77,216 +64,6 @@ def refused(command: str) -> str | None:
     return None
 
 
-def unprivileged_user(workspace: Path) -> tuple[int, int] | None:
-    """(uid, gid) of `nobody` when the server runs as root and nobody can work in `workspace`.
-
-    Commands then run as nobody: they cannot read the server's environment in
-    /proc or its private files, and the process limit bounds a fork bomb (the
-    kernel does not apply that limit to root). `root_warning` says why not.
-    """
-    return None if _why_root(workspace) else _nobody()
-
-
-def _nobody() -> tuple[int, int] | None:
-    if os.geteuid() != 0:
-        return None
-    import pwd
-
-    try:
-        nobody = pwd.getpwnam("nobody")
-    except KeyError:
-        return None
-    return nobody.pw_uid, nobody.pw_gid
-
-
-def _why_root(workspace: Path) -> str | None:
-    """Why commands in `workspace` would run as root, the server's user; None when they would not."""
-    if os.geteuid() != 0:
-        return None
-    if _nobody() is None:
-        return "this machine has no user `nobody`"
-    # Every folder above the workspace must let others pass, or nobody cannot reach it.
-    # A folder not made yet is made by the tool with the usual mode (others may pass).
-    for parent in Path(workspace).resolve().parents:
-        try:
-            mode = os.stat(parent).st_mode
-        except FileNotFoundError:
-            continue
-        if not mode & 0o001:
-            return f"`nobody` cannot reach the workspace: {parent} is closed to other users"
-    return None
-
-
-def root_warning(workspace: Path, drop_privileges: bool = True) -> str | None:
-    """One line for the learner or teacher when commands in `workspace` would run as root, else None.
-
-    As root, none of the `nobody` measures of docs/security.md hold: a command can
-    read the server's environment (the API key) and files, and kill the server.
-    """
-    if os.geteuid() != 0:
-        return None
-    why = "the bash tool was made with drop_privileges=False" if not drop_privileges else _why_root(workspace)
-    if why is None:
-        return None
-    return (f"Warning: commands run as root, not as `nobody`: {why}. They can read the server's files and "
-            "environment (the API key) and stop the server; use a workspace under /tmp (see docs/security.md).")
-
-
-def _join(cgroup_procs: bytes) -> None:
-    """Move the calling process into the cgroup whose cgroup.procs is given; its descendants are born there."""
-    fd = os.open(cgroup_procs, os.O_WRONLY)
-    try:
-        os.write(fd, b"0")
-    finally:
-        os.close(fd)
-
-
-def _prepare_child(memory_bytes: int, cpu_seconds: int, user: tuple[int, int] | None, cgroup_procs: bytes | None):
-    """In the child, before the command: join the step's cgroup (still as root), set limits, drop to `user`."""
-    if cgroup_procs:
-        _join(cgroup_procs)
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 2**20, 64 * 2**20))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if user:
-        resource.setrlimit(resource.RLIMIT_NPROC, (NPROC_LIMIT, NPROC_LIMIT))
-        os.setgroups([])
-        os.setgid(user[1])
-        os.setuid(user[0])
-
-
-class StepCgroup:
-    """A cgroup (v2) of one step's own, made in the server's cgroup.
-
-    The command joins it before it starts, so every process it ever starts is
-    born in it, whatever it does with sessions, process groups or its
-    environment, and cannot leave it: moving a process needs write access to
-    cgroup files that belong to root. `kill` writes cgroup.kill, which the
-    kernel applies to every member at once, forks in flight included. (A PID
-    namespace would do as much, but the command would see itself as PID 1.)
-    """
-
-    kill_file = True  # use cgroup.kill where the kernel has it (5.14+); tests turn it off to try the older way
-
-    def __init__(self, path: Path):
-        self.path = path
-
-    @classmethod
-    def make(cls, parent: Path) -> StepCgroup | None:
-        path = parent / f"{CGROUP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"
-        try:
-            path.mkdir()
-        except OSError as exc:  # e.g. cgroup.max.descendants: this step falls back to its session and mark
-            log.warning("could not make %s (%s): this command ends by its session and mark", path, exc)
-            return None
-        return cls(path)
-
-    @property
-    def procs(self) -> bytes:
-        """What the child writes its pid to (a bytes path: the child should do as little as it can)."""
-        return os.fsencode(self.path / "cgroup.procs")
-
-    def populated(self) -> bool:
-        try:
-            return "populated 1" in (self.path / "cgroup.events").read_text()
-        except OSError:
-            return False
-
-    def kill(self, wait: float = 5.0) -> bool:
-        """SIGKILL every process in the cgroup and wait until none is left; False if some still are."""
-        has_kill = self.kill_file and (self.path / "cgroup.kill").exists()
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                if has_kill:
-                    (self.path / "cgroup.kill").write_text("1")
-                else:  # kill what is listed, again until nothing is (a member may fork meanwhile)
-                    for pid in (self.path / "cgroup.procs").read_text().split():
-                        try:
-                            os.kill(int(pid), signal.SIGKILL)
-                        except ProcessLookupError:
-                            pass
-            except OSError:
-                pass
-            if not self.populated():
-                return True
-            if time.monotonic() > deadline:
-                log.warning("processes of %s were still alive %g s after SIGKILL", self.path, wait)
-                return False
-            time.sleep(0.001)
-
-    def remove(self) -> None:
-        """Kill what is left and delete the cgroup."""
-        self.kill()
-        try:
-            self.path.rmdir()
-        except OSError as exc:
-            log.warning("could not remove %s: %s", self.path, exc)
-
-
-def _unescape(field: str) -> str:
-    """A path from /proc/self/mountinfo, where a space is written \\040."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
-def _own_cgroup_folder() -> Path | None:
-    """The folder of the server's own cgroup in the cgroup v2 tree, if one is mounted and writable."""
-    try:
-        own = next(line[3:] for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::"))
-        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
-    except (OSError, StopIteration):
-        return None
-    for line in mounts:
-        fields, _, after = line.partition(" - ")
-        fields = fields.split()
-        if after.split()[:1] != ["cgroup2"] or len(fields) < 5:
-            continue
-        root, mount_point = _unescape(fields[3]), _unescape(fields[4])
-        if own == root or own.startswith(root.rstrip("/") + "/"):
-            folder = Path(mount_point) / own[len(root):].lstrip("/")
-            if os.access(folder, os.W_OK) and (folder / "cgroup.procs").exists():
-                return folder
-    return None
-
-
-_cgroup_parent: Path | None = None
-_cgroup_checked = False
-_cgroup_lock = threading.Lock()
-
-
-def cgroup_parent() -> Path | None:
-    """Where steps get their cgroups, or None when this machine does not let the server make them.
-
-    Checked once, by starting `true` in a trial cgroup: as root with a writable
-    cgroup v2 tree it works; otherwise (not root, a container that mounts
-    /sys/fs/cgroup read-only, cgroup v1 only) the steps fall back to their
-    session and mark (see `_kill_group`).
-    """
-    global _cgroup_parent, _cgroup_checked
-    with _cgroup_lock:
-        if not _cgroup_checked:
-            _cgroup_checked = True
-            folder = _own_cgroup_folder()
-            trial = StepCgroup.make(folder) if folder else None
-            if trial is not None:
-                try:
-                    procs = trial.procs
-                    subprocess.run(["true"], check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, preexec_fn=lambda: _join(procs))
-                    _cgroup_parent = folder
-                except (OSError, subprocess.SubprocessError):
-                    pass
-                trial.remove()
-            if _cgroup_parent is None:  # said once, in the server's log
-                log.warning("no cgroup for commands here (not root, or no writable cgroup v2): a process that "
-                            "leaves its session and clears its environment can outlive its step "
-                            "(see docs/security.md)")
-        return _cgroup_parent
-
-
 def _kill_group(pgid: int, mark: str | None = None) -> None:
     """Kill the command's process group, then whatever else is left in its session or carries its mark.
 
@@ -294,15 +71,20 @@ def _kill_group(pgid: int, mark: str | None = None) -> None:
     their own, which a group kill misses; they stay in the command's session
     (its id is the command's pid, as the group's is). setsid() leaves the
     session too, but keeps the environment, where the command's MARK_VARIABLE
-    finds it. Only a process that also drops its environment escapes. This is
-    the way when the machine gives no cgroup (see `cgroup_parent` and
+    finds it. Only a process that also drops its environment escapes, and only
+    without bubblewrap: under it, the command's PID namespace ends with bwrap.
+    This is the way when the machine gives no cgroup (see cgroups.layout and
     docs/security.md).
     """
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    for _ in range(20):  # a member may fork while it is being killed: go round until none is left
+    # A member may fork while it is being killed: go round until none is left. Under bubblewrap the
+    # namespace's init carries the mark and, killed, ends every process of its namespace before it
+    # dies itself; so waiting for the marked to go waits for all of them.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
         members = _session_members(pgid, mark)
         if not members:
             return
@@ -311,6 +93,35 @@ def _kill_group(pgid: int, mark: str | None = None) -> None:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        time.sleep(0.002)
+    log.warning("processes of the step %s were still alive 5 s after SIGKILL", pgid)
+
+
+def _namespace_init(info: int) -> int | None:
+    """A pidfd of the init of the step's PID namespace, whose pid bwrap writes to `info` once it made it."""
+    ready, _, _ = select.select([info], [], [], 5.0)
+    match = re.search(rb'"child-pid"\s*:\s*(\d+)', os.read(info, 4096) if ready else b"")
+    if not match:
+        return None  # bwrap ended before it made the namespace: nothing of it is left
+    try:
+        return os.pidfd_open(int(match.group(1)))
+    except ProcessLookupError:
+        return None
+
+
+def _end_namespace(init: int) -> None:
+    """Kill the init of the step's PID namespace and wait until it is gone.
+
+    Its end ends every process of the namespace: the kernel kills them all and
+    the init exits only when none is left. The mark alone cannot tell: a dying
+    process's environment reads empty while its namespace is still going.
+    """
+    try:
+        signal.pidfd_send_signal(init, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    if not select.select([init], [], [], 5.0)[0]:  # readable once the process has exited
+        log.warning("the PID namespace of a step was still there 5 s after SIGKILL")
 
 
 def _marked(pid: str, mark: str) -> bool:
@@ -354,18 +165,32 @@ class Bash(Tool):
         "required": ["command"],
     }
 
-    def __init__(self, timeout: float = 30.0, memory_bytes: int = 2 * 2**30, drop_privileges: bool = True):
+    sandboxed = True  # ToolBox.run gives it the run's Sandbox (see run_in)
+
+    def __init__(self, timeout: float = 30.0, limits: Limits | None = None, network: bool | None = None):
         self.timeout = timeout
-        self.memory_bytes = memory_bytes
-        self.drop_privileges = drop_privileges  # as root, run commands as `nobody` (see unprivileged_user)
-        self._warned: set[str] = set()
+        self.limits = limits or Limits()
+        self.network = network  # None: as the operator set it (sandbox.network_allowed)
+
+    def sandbox(self, workspace: Path | Workspace) -> Sandbox:
+        """A sandbox of this tool's limits in `workspace` (a run's tool box makes one for all its tools)."""
+        space = workspace if isinstance(workspace, Workspace) else Workspace.given(workspace)
+        return Sandbox(space, self.limits, self.network)
 
     def warnings(self, workspace: Path) -> list[str]:
-        """What a learner or teacher should know about this tool in `workspace`: commands that would run as root."""
-        warning = root_warning(workspace, self.drop_privileges)
-        return [warning] if warning else []
+        """What a learner or teacher should know about running commands in `workspace`."""
+        return self.sandbox(workspace).warnings()
 
     def run(self, tool_input: dict, workspace: Path) -> ToolOutput:
+        """Run one command in `workspace`, in a sandbox of its own (a run's tool box uses `run_in` instead)."""
+        sandbox = self.sandbox(workspace)
+        try:
+            return self.run_in(sandbox, tool_input)
+        finally:
+            sandbox.close()
+
+    def run_in(self, sandbox: Sandbox, tool_input: dict) -> ToolOutput:
+        """Run one command in the run's sandbox."""
         command = tool_input.get("command")
         if not isinstance(command, str) or not command.strip():
             return ToolOutput("Error: bash needs a non-empty string in `command`.", True)
@@ -375,48 +200,54 @@ class Bash(Tool):
                 f"Error: Dangerous command blocked ({hit}). Loopscope's sandbox refuses it; the command was not run.",
                 True,
             )
-        workspace = Path(workspace)
-        workspace.mkdir(parents=True, exist_ok=True)
-        user = unprivileged_user(workspace) if self.drop_privileges else None
-        if user and os.stat(workspace).st_uid != user[0]:
-            os.chown(workspace, *user)
-            workspace.chmod(0o700)
-        for warning in self.warnings(workspace) if user is None else []:  # as `nobody`, nothing to warn of
-            if warning not in self._warned:  # in the server's log once; ToolBox.warnings is for the page
-                self._warned.add(warning)
-                log.warning("%s (workspace %s)", warning, workspace)
-        parent = cgroup_parent()
-        cgroup = StepCgroup.make(parent) if parent else None
+        problem = sandbox.problem()  # never run as root instead: say what is needed
+        if problem:
+            return ToolOutput(f"Error: the command was not run: {problem}.", True)
+        sandbox.workspace.prepare()
+        cgroup = sandbox.cgroup()
+        step = cgroup.step() if cgroup else None
         try:
-            return self._run(command, workspace, user, cgroup)
+            return self._run(command, sandbox, step)
         finally:
-            if cgroup:
-                cgroup.remove()
+            if step:
+                step.remove()
 
-    def _run(self, command: str, workspace: Path, user: tuple[int, int] | None, cgroup: StepCgroup | None):
+    def _run(self, command: str, sandbox: Sandbox, step):
         mark = os.urandom(8).hex()  # in every process of this step's environment, for the final kill without a cgroup
-        procs = cgroup.procs if cgroup else None
-        proc = subprocess.Popen(
-            ["/bin/bash", "-c", command],
-            cwd=workspace,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=dict(child_environment(workspace), **{MARK_VARIABLE: mark}),
-            start_new_session=True,  # its own process group and session, for the kill without a cgroup
-            preexec_fn=lambda: _prepare_child(self.memory_bytes, int(self.timeout) + 5, user, procs),
-        )
+        # Without a cgroup, under bubblewrap, the step ends with its PID namespace: bwrap says its init's pid.
+        info = os.pipe() if step is None and sandbox.mode == "bubblewrap" else None
+        try:
+            proc = subprocess.Popen(
+                sandbox.argv(command, step, cpu_seconds=int(self.timeout) + 5, info_fd=info[1] if info else None),
+                cwd=sandbox.cwd(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=dict(sandbox.environment(), **{MARK_VARIABLE: mark}),
+                start_new_session=True,  # its own process group and session, for the kill without a cgroup
+                pass_fds=(info[1],) if info else (),
+            )
+        finally:
+            if info:
+                os.close(info[1])
+        namespace = _namespace_init(info[0]) if info else None  # a pidfd: safe from the pid's reuse
 
         def kill():
-            """Every process of the step: its cgroup, or else its group, its session and its mark."""
-            if cgroup:
-                cgroup.kill()
-            else:
-                _kill_group(proc.pid, mark)
+            """Every process of the step: its cgroup, or else its group, its session, its mark, its namespace."""
+            if step:
+                step.kill()
+                return
+            _kill_group(proc.pid, mark)
+            if namespace is not None:
+                _end_namespace(namespace)
 
-        data, timed_out, flooded = self._collect(proc, kill)
-        kill()  # nothing the command started outlives its step, whether it ended or timed out
-        proc.wait()
+        try:
+            data, timed_out, flooded = self._collect(proc, kill)
+            kill()  # nothing the command started outlives its step, whether it ended or timed out
+            proc.wait()
+        finally:
+            for fd in ([info[0]] if info else []) + ([namespace] if namespace is not None else []):
+                os.close(fd)
         text = data.decode("utf-8", errors="replace").strip()
         cut = flooded or len(text) > OUTPUT_LIMIT
         text = text[:OUTPUT_LIMIT]

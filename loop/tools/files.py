@@ -1,90 +1,160 @@
 """The next chapter's (s02) file tools, each confined to the workspace.
 
 As in the course, a path is resolved against the workspace and must stay
-inside it: `(workspace / path).resolve()` follows `..` and symlinks, so a link
-that points out of the workspace is refused like an absolute path is.
+inside it: `..` and links are followed to see where they lead, and a path that
+leads out (an absolute path elsewhere, `../…`, a link to /etc) is refused. Then
+the file is opened from the workspace's own descriptor one name at a time,
+never following a link (O_NOFOLLOW at each step, the effect of openat2's
+RESOLVE_BENEATH with RESOLVE_NO_SYMLINKS): a link a command plants between the
+check and the open makes the open fail, it cannot make the server, which runs
+these tools, read or write outside the workspace.
+
+A path may be given as commands see it under bubblewrap (/workspace/…), or as
+the server sees it.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
 
 from .base import Tool, ToolOutput
-from .bash import unprivileged_user
+from .sandbox import INSIDE, Sandbox
+from .workspace import Workspace, sandbox_user
 
 READ_LIMIT = 50_000
 WRITE_LIMIT = 5 * 2**20
+PATH_MAX = 4096
 
 
 class OutsideWorkspace(ValueError):
     pass
 
 
-def safe_path(workspace: Path, path: str) -> Path:
-    """`path` inside `workspace`, or OutsideWorkspace."""
-    root = Path(workspace).resolve()
-    target = (root / path).resolve()
-    if target != root and root not in target.parents:
-        raise OutsideWorkspace(f"Error: {path!r} is outside the workspace; file tools stay inside it.")
-    return target
+class Changed(OSError):
+    """A link appeared on the path between the check and the open."""
 
 
 class NotRegular(ValueError):
     pass
 
 
-def _open(target: Path, flags: int, mode: str):
-    """`target` opened as a regular file, or NotRegular.
+def beneath(workspace: Path, path: str) -> list[str]:
+    """The names from the workspace down to `path`, links resolved; OutsideWorkspace when it leads out."""
+    root = Path(workspace).resolve()
+    if path == INSIDE or path.startswith(INSIDE + "/") and not path.startswith(str(root) + "/"):
+        path = path[len(INSIDE):].lstrip("/") or "."
+    target = (root / path).resolve()
+    if target != root and root not in target.parents:
+        raise OutsideWorkspace(f"Error: {path!r} is outside the workspace; file tools stay inside it.")
+    if len(os.fsencode(target)) >= PATH_MAX:  # a file no other program could then open by its path
+        raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG))
+    return list(target.relative_to(root).parts)
+
+
+def safe_path(workspace: Path, path: str) -> Path:
+    """`path` inside `workspace` as the server sees it, or OutsideWorkspace (for checks; open with `open_beneath`)."""
+    return Path(workspace).resolve().joinpath(*beneath(workspace, path))
+
+
+def _chown(fd: int | None, name: str | None = None, dir_fd: int | None = None) -> None:
+    """As root, give what a file tool made to the sandbox's user, so the model's own commands can change it."""
+    if os.geteuid() != 0:
+        return
+    if name is None:
+        os.fchown(fd, *sandbox_user())
+    else:
+        os.chown(name, *sandbox_user(), dir_fd=dir_fd, follow_symlinks=False)
+
+
+def open_beneath(root_fd: int, names: list[str], flags: int, make_folders: bool = False) -> tuple[int, bool]:
+    """(an fd of the regular file at `names` under `root_fd`, whether it was created), following no link.
 
     A FIFO a command made would block the open (or the read) for ever, and a
-    device never ends: either would hang the server, which runs these tools.
-    O_NONBLOCK keeps the open itself from waiting; fstat then says what it is.
+    device never ends: either would hang the server. O_NONBLOCK keeps the open
+    itself from waiting; fstat then says what it is (NotRegular).
     """
+    if not names:
+        raise IsADirectoryError
+    folder = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=root_fd)
     try:
-        fd = os.open(target, flags | os.O_NONBLOCK, 0o644)
-    except OSError as exc:
-        try:
-            kind = os.stat(target).st_mode
-        except OSError:
-            raise exc from None
-        if not (stat.S_ISREG(kind) or stat.S_ISDIR(kind)):
-            raise NotRegular from exc  # e.g. ENXIO: a FIFO nobody reads, opened for writing
-        raise
+        for name in names[:-1]:
+            try:
+                inner = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+            except FileNotFoundError:
+                if not make_folders:
+                    raise
+                os.mkdir(name, 0o755, dir_fd=folder)
+                _chown(None, name, folder)
+                inner = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+            except NotADirectoryError:
+                if stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
+                    raise Changed(errno.ELOOP, "a link appeared on the path") from None
+                raise
+            os.close(folder)
+            folder = inner
+        created = False
+        if flags & os.O_CREAT:  # made here, or found: told apart by O_EXCL, so the new file is given away
+            try:
+                fd = os.open(names[-1], (flags | os.O_EXCL) | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644,
+                             dir_fd=folder)
+                created = True
+            except FileExistsError:
+                flags &= ~os.O_CREAT
+        if not created:
+            try:
+                fd = os.open(names[-1], flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise Changed(errno.ELOOP, "a link appeared on the path") from None
+                try:
+                    kind = os.stat(names[-1], dir_fd=folder, follow_symlinks=False).st_mode
+                except OSError:
+                    raise exc from None
+                if not (stat.S_ISREG(kind) or stat.S_ISDIR(kind)):
+                    raise NotRegular from exc  # e.g. ENXIO: a FIFO nobody reads, opened for writing
+                raise
+    finally:
+        os.close(folder)
     try:
         kind = os.fstat(fd).st_mode
         if stat.S_ISDIR(kind):
             raise IsADirectoryError
         if not stat.S_ISREG(kind):
             raise NotRegular
+        if created:
+            _chown(fd)
         os.set_blocking(fd, True)
-        return os.fdopen(fd, mode)
+        return fd, created
     except BaseException:
         os.close(fd)
         raise
 
 
-def _hand_over(paths: list[Path], workspace: Path) -> None:
-    """As root, give what a file tool created to the user commands run as (see bash.unprivileged_user).
-
-    Otherwise a file the model wrote with write_file is root's, and its own
-    `bash` commands, running as nobody, may not change it.
-    """
-    user = unprivileged_user(workspace)
-    for path in paths if user else []:
-        os.chown(path, *user, follow_symlinks=False)
-
-
 class _FileTool(Tool):
+    sandboxed = True  # ToolBox.run gives it the run's Sandbox, whose workspace it holds open
+
     def run(self, tool_input: dict, workspace: Path) -> ToolOutput:
+        space = workspace if isinstance(workspace, Workspace) else Workspace.given(workspace)
+        try:
+            return self.run_in(Sandbox(space), tool_input)
+        finally:
+            space.close()
+
+    def run_in(self, sandbox: Sandbox, tool_input: dict) -> ToolOutput:
         path = tool_input.get("path")
         if not isinstance(path, str) or not path:
             return ToolOutput(f"Error: {self.name} needs a non-empty string in `path`.", True)
+        space = sandbox.workspace
         try:
-            return self.act(safe_path(workspace, path), tool_input, Path(workspace))
+            return self.act(space.fd(), beneath(space.path, path), tool_input)
         except OutsideWorkspace as exc:
             return ToolOutput(str(exc), True)
+        except Changed:
+            return ToolOutput(f"Error: {path!r} changed while it was being opened (a link appeared on it); "
+                              "file tools follow no link there. Nothing was read or written.", True)
         except NotRegular:
             return ToolOutput(f"Error: {path} is not a regular file (a FIFO, socket or device); "
                               "file tools read and write regular files only.", True)
@@ -95,7 +165,7 @@ class _FileTool(Tool):
         except OSError as exc:
             return ToolOutput(f"Error: {path}: {exc.strerror}", True)
 
-    def act(self, target: Path, tool_input: dict, workspace: Path) -> ToolOutput:  # pragma: no cover - interface
+    def act(self, root: int, names: list[str], tool_input: dict) -> ToolOutput:  # pragma: no cover - interface
         raise NotImplementedError
 
 
@@ -106,8 +176,9 @@ class ReadFile(_FileTool):
                     "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
                     "required": ["path"]}
 
-    def act(self, target: Path, tool_input: dict, workspace: Path) -> ToolOutput:
-        with _open(target, os.O_RDONLY, "rb") as f:
+    def act(self, root: int, names: list[str], tool_input: dict) -> ToolOutput:
+        fd, _ = open_beneath(root, names, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as f:
             text = f.read(READ_LIMIT * 4).decode("utf-8", errors="replace")
         limit = tool_input.get("limit")
         lines = text.splitlines()
@@ -123,18 +194,15 @@ class WriteFile(_FileTool):
                     "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
                     "required": ["path", "content"]}
 
-    def act(self, target: Path, tool_input: dict, workspace: Path) -> ToolOutput:
+    def act(self, root: int, names: list[str], tool_input: dict) -> ToolOutput:
         content = tool_input.get("content")
         if not isinstance(content, str):
             return ToolOutput("Error: write_file needs a string in `content`.", True)
         if len(content.encode()) > WRITE_LIMIT:
             return ToolOutput(f"Error: content over {WRITE_LIMIT // 2**20} MiB is refused.", True)
-        created = [p for p in target.parents if not p.exists()][::-1]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        new = not target.exists()
-        with _open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "wb") as f:
+        fd, _ = open_beneath(root, names, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, make_folders=True)
+        with os.fdopen(fd, "wb") as f:
             f.write(content.encode("utf-8"))
-        _hand_over(created + ([target] if new else []), workspace)
         return ToolOutput(f"Wrote {len(content.encode())} bytes to {tool_input['path']}")
 
 
@@ -146,14 +214,16 @@ class EditFile(_FileTool):
                                    "new_text": {"type": "string"}},
                     "required": ["path", "old_text", "new_text"]}
 
-    def act(self, target: Path, tool_input: dict, workspace: Path) -> ToolOutput:
+    def act(self, root: int, names: list[str], tool_input: dict) -> ToolOutput:
         old, new = tool_input.get("old_text"), tool_input.get("new_text")
         if not isinstance(old, str) or not isinstance(new, str) or not old:
             return ToolOutput("Error: edit_file needs non-empty old_text and a new_text string.", True)
-        with _open(target, os.O_RDONLY, "rb") as f:
+        fd, _ = open_beneath(root, names, os.O_RDWR)
+        with os.fdopen(fd, "r+b") as f:
             text = f.read().decode("utf-8", errors="replace")
-        if old not in text:
-            return ToolOutput(f"Error: old_text was not found in {tool_input['path']}.", True)
-        with _open(target, os.O_WRONLY | os.O_TRUNC, "wb") as f:
+            if old not in text:
+                return ToolOutput(f"Error: old_text was not found in {tool_input['path']}.", True)
+            f.seek(0)
+            f.truncate()
             f.write(text.replace(old, new, 1).encode("utf-8"))
         return ToolOutput(f"Edited {tool_input['path']}")

@@ -7,6 +7,7 @@ import re
 
 import streamlit as st
 
+from loop.export import fenced
 from loop.views import id_colour, result_text
 
 from .i18n import t
@@ -27,16 +28,61 @@ def id_badge(tool_use_id: object) -> str:
     return f":{id_colour(tool_use_id)}-badge[{safe}]"
 
 
-def _markdown_text(text: str) -> str:
-    # A "$" in a model's answer is money, not LaTeX.
-    return _cut(text).replace("$", "\\$")
+_SPECIAL = re.compile(r"([\\`*\[\]<$~])")
+_IMAGE = re.compile(r"!(?=\[)")
 
 
-def fenced(text: str, language: str = "") -> str:
-    """`text` as a fenced code block whose fence no line of it can close."""
+def plain(text: object) -> str:
+    """Any text (a file's name, a model id, a task, a server's error) as Markdown that shows it as it is: no link,
+    image, HTML, directive (`:red[…]`), code, emphasis or LaTeX of its own. (A heading or a list mark at the start
+    of a line still is one: only the look changes.)"""
+    return _SPECIAL.sub(r"\\\1", str(text))
+
+
+def in_code(text: object) -> str:
+    """Text to put between single backticks: one line, its own backticks turned into ˋ (a code span ends at one)."""
+    return " ".join(str(text).split()).replace("`", "ˋ")
+
+
+def inline_code(text: object) -> str:
+    """`text` as inline code, with a fence of backticks no run in it can close; one line."""
+    text = " ".join(str(text).split())
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{text}\n{fence}"
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _no_images(markdown: str) -> str:
+    """A model's or a file's Markdown with its images made links (`![alt](url)` → `!` + a link to url):
+    no viewer's browser fetches a URL a transcript names. Code (fenced, indented or inline) is left as is:
+    an image there is text already."""
+    out, fence = [], None
+    for line in markdown.split("\n"):
+        match = FENCE.match(line)
+        if fence is None and match:
+            fence = match.group(1)
+        elif fence is not None:
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) \
+                    and not line.strip()[len(match.group(1)):]:
+                fence = None
+        elif "![" in line:
+            # outside code spans: split on backtick runs; a run opens a span closed by the next run of its length
+            parts = re.split(r"(`+)", line)
+            opened = None
+            for i, part in enumerate(parts):
+                if part.startswith("`"):
+                    opened = None if opened == part else (opened or part)
+                elif opened is None:
+                    parts[i] = _IMAGE.sub(r"\\!", part)
+            line = "".join(parts)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _markdown_text(text: str) -> str:
+    # A "$" in a model's answer is money, not LaTeX; an image is a link, never fetched.
+    return _no_images(_cut(text).replace("$", "\\$"))
 
 
 def _closed(markdown: str) -> str:
@@ -60,7 +106,7 @@ def block_markdown(block: object) -> str:
     if kind == "text":
         return _closed(_markdown_text(str(block.get("text", ""))))
     if kind == "tool_use":
-        return (f":material/build: **tool_use** `{block.get('name')}` {id_badge(block.get('id'))}\n\n"
+        return (f":material/build: **tool_use** {inline_code(block.get('name'))} {id_badge(block.get('id'))}\n\n"
                 + fenced(json.dumps(block.get("input"), indent=2, ensure_ascii=False), "json"))
     if kind == "tool_result":
         error = " :red-badge[:material/error: is_error]" if block.get("is_error") else ""

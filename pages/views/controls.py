@@ -1,8 +1,13 @@
 """Python Tutor's controls: First, Back, Step, Run to end, a slider, and the line saying where we are.
 
-First, Back and the slider only move the cursor. Step moves it too, and only
-at the end of a live trace does it execute the next stage. A stage that fails
-leaves the trace as it was; the error says what to do and Retry repeats it.
+First, Back, Last and the slider only move the cursor. Step moves it too, and
+only at the end of a live trace does it execute the next stage. A stage that
+fails leaves the trace as it was; the error says what to do and Retry repeats it.
+
+The keys Home, ←, → and End move the cursor over the recorded steps and never
+execute a stage: a key pressed by mistake in front of a class must not call a
+model or run a command. So → is Step's key only where Step just moves, and End
+is Last's key in a live run (in a replay, Run to end only jumps, and End is its).
 """
 
 from __future__ import annotations
@@ -12,11 +17,13 @@ import contextlib
 import streamlit as st
 
 from loop.errors import explain
+from loop.model import Observer
 from loop.narrate import describe
 from loop.runner import DENIED, Run
 from loop.trace import Trace
-from loop.views import thread_name, what_happened
+from loop.views import status_line, what_happened
 
+from .blocks import plain
 from .gate import draw_gate, waiting
 from .i18n import lang, stage_title, t
 from .presenter import presenting, stopped_by_click
@@ -26,14 +33,16 @@ from .attempts import attempts_note, attempts_shown
 
 
 def _execute(run: Run, key: str, action) -> None:
-    """Run `action` (which may call the model or a tool); keep its error for the page to show."""
+    """Run `action(observer)` (which may call the model or a tool); keep its error for the page to show."""
     stage = run.next_stage()
     seen: list = []
     try:
-        with attempts_shown(run) as seen, streamed(run):  # "attempt k of n" while the SDK retries; streamed text
-            action()
+        # "attempt k of n" while the SDK retries; the text as it streams in
+        with attempts_shown(run) as (seen, on_attempt), streamed(run) as on_text:
+            action(Observer(on_text=on_text, on_attempt=on_attempt))
     except Exception as exc:  # an API error, a missing key: say what to do, keep the trace
-        st.session_state[f"{key}-error"] = {"stage": stage, "message": explain(exc) + attempts_note(seen)}
+        said = explain(exc, lang(), run.model.config.api_key)  # the session's own key hidden, whatever its shape
+        st.session_state[f"{key}-error"] = {"stage": stage, "message": said + attempts_note(seen)}
     else:
         st.session_state.pop(f"{key}-error", None)
 
@@ -49,23 +58,23 @@ def _step(run: Run | None, trace: Trace, key: str) -> None:
     # a while (a real command, a real model), not for the offline model's instant stages.
     slow = stage == "run_tool" or not getattr(run.model.config, "scripted", False)
     with st.spinner(t("Running {stage}…", stage=stage_title(stage))) if slow else contextlib.nullcontext():
-        _execute(run, key, run.step)
+        _execute(run, key, lambda observer: run.step(observer))
 
 
-def _until_gate(run: Run, on_step) -> None:
+def _until_gate(run: Run, on_step, observer: Observer) -> None:
     """Run to the end, or to the next tool that waits for approval."""
     run.trace.last()
     while not run.done and not waiting(run):
-        on_step(run.execute())
+        on_step(run.execute(observer=observer))
 
 
 def _retry(run: Run, key: str) -> None:
     run.trace.last()
     with st.spinner(t("Retrying {stage}…", stage=stage_title(run.next_stage()))):
-        _execute(run, key, run.step)
+        _execute(run, key, lambda observer: run.step(observer))
 
 
-def _run_to_end(run: Run | None, trace: Trace, key: str) -> None:
+def _run_to_end(run: Run | None, trace: Trace, key: str, saved=None) -> None:
     if run is None:  # a replay runs nothing: jump to its last step
         trace.last()
         return
@@ -77,9 +86,11 @@ def _run_to_end(run: Run | None, trace: Trace, key: str) -> None:
             bar.progress(min(1.0, step.turn_count / max(1, run.max_turns)),
                          text=t("step {k} · turn {turn} of at most {turns}", k=step.index + 1, turn=step.turn_count,
                                  turns=run.max_turns))
-            line.caption(describe(trace, step.index))
+            line.caption(plain(describe(trace, step.index, lang())))
+            if saved is not None:  # each step saved as it comes: one transaction a step
+                saved()
 
-        _execute(run, key, lambda: _until_gate(run, on_step))
+        _execute(run, key, lambda observer: _until_gate(run, on_step, observer))
         failed = f"{key}-error" in st.session_state
         n = len(trace)
         label = (t("Stopped by an error after {n} steps", n=n) if failed else
@@ -87,26 +98,6 @@ def _run_to_end(run: Run | None, trace: Trace, key: str) -> None:
                  t("Ran to the end: {n} steps", n=n))
         status.update(label=label,
                       state="error" if failed else "complete", expanded=False)
-
-
-def _escape(text: str) -> str:
-    """Plain text in markdown: the narration quotes commands and JSON."""
-    for ch in "\\`*_[]<>$~:#|":
-        text = text.replace(ch, "\\" + ch)
-    return text
-
-
-def status(trace: Trace, cursor: int) -> str:
-    """`Step k of n · turn t · stage` in the chosen language."""
-    if not 0 <= cursor < len(trace):
-        return t("Step 0 of {n} · not started", n=len(trace))
-    step = trace.steps[cursor]
-    thread = trace.thread_of(cursor)
-    if not thread.is_main:  # a sub-agent's step: its own turn_count, in its own thread
-        return t("Step {k} of {n} · {thread} · turn {turn} · {stage}", k=cursor + 1, n=len(trace),
-                 thread=thread_name(thread), turn=step.turn_count, stage=stage_title(step.stage))
-    return t("Step {k} of {n} · turn {turn} · {stage}", k=cursor + 1, n=len(trace), turn=step.turn_count,
-             stage=stage_title(step.stage))
 
 
 def _goto(trace: Trace, slider_key: str) -> None:
@@ -117,8 +108,12 @@ def _ask(key: str, action: str) -> None:
     st.session_state[f"{key}-action"] = action  # done in the script body, where progress can be drawn
 
 
-def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> None:
-    """The buttons, the error and Retry (live only), the slider and the status line; `save()` draws beside it."""
+def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, saved=None) -> None:
+    """The buttons, the error and Retry (live only), the slider and the status line; `save()` draws beside it.
+
+    `saved()` is called once a click has changed the trace (and after each step of Run to end), before the page
+    shows the new step.
+    """
     bar = st.container()  # drawn after the click is handled, so enabled/disabled match the new cursor
     feedback = st.container()
     action = st.session_state.pop(f"{key}-action", None)
@@ -130,16 +125,21 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> 
             trace.back()
         elif action == "step":
             _step(run, trace, key)
+        elif action == "last":
+            trace.last()
         elif action == "to_end":
-            _run_to_end(run, trace, key)
+            _run_to_end(run, trace, key, saved)
         elif action == "retry" and run is not None:
             _retry(run, key)
         elif action in ("approve", "deny") and waiting(run):
             with st.spinner(t("Running {stage}…", stage=stage_title("run_tool"))):
-                _execute(run, key, run.execute if action == "approve" else lambda: run.execute(given=DENIED))
+                given = None if action == "approve" else DENIED
+                _execute(run, key, lambda observer: run.execute(given=given, observer=observer))
+        if saved is not None:
+            saved()
         error = st.session_state.get(f"{key}-error") if run is not None else None
         if error:
-            st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {error['message']}\n\n"
+            st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {plain(error['message'])}\n\n"
                      + t("The trace is unchanged: nothing was added. **Retry** repeats this stage."),
                      icon=":material/error:")
             st.button(t("Retry"), key=f"{key}-retry", icon=":material/replay:", on_click=_ask, args=(key, "retry"))
@@ -153,43 +153,53 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None) -> 
             draw_gate(gated, key, _ask)
     with bar:
         line, right = st.columns([5, 1], vertical_alignment="center")
-        line.markdown(f"### {status(trace, trace.cursor)}")
+        line.markdown(f"### {status_line(trace, trace.cursor, t)}")
         if save is not None:
             with right:
                 save()
-        happened = what_happened(trace, trace.cursor)
-        if happened and lang() == "en" and not presenting():  # the narration is English; the stage note says it in every language
-            st.markdown(f":material/lightbulb: {_escape(happened)}")
-        cols = st.columns([1, 1, 1, 1.2, 3.3], vertical_alignment="center")
+        happened = what_happened(trace, trace.cursor, lang())
+        if happened and not presenting():
+            st.markdown(f":material/lightbulb: {plain(happened)}")  # the narration quotes commands and JSON
+        live = run is not None
+        cols = st.columns([1, 1, 1, 1, 1.2, 2.3] if live else [1, 1, 1, 1.2, 3.3], vertical_alignment="center")
         cols[0].button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0, width="stretch",
                        icon=":material/first_page:", shortcut="Home", on_click=_ask, args=(key, "first"))
         cols[1].button(t("Back"), key=f"{key}-back", disabled=trace.cursor <= 0, width="stretch",
                        icon=":material/chevron_left:", shortcut="Left", on_click=_ask, args=(key, "back"))
         cols[2].button(t("Step"), key=f"{key}-step", type="primary", width="stretch", disabled=ended or bool(gated),
-                       icon=":material/chevron_right:", icon_position="right", shortcut="Right",
+                       icon=":material/chevron_right:", icon_position="right",
+                       shortcut=None if live and at_end else "Right",  # at the end it executes: a click only
                        on_click=_ask, args=(key, "step"))
-        cols[3].button(t("Run to end"), key=f"{key}-to-end", width="stretch", disabled=ended or bool(gated),
-                       icon=":material/last_page:", icon_position="right", shortcut="End",
-                       on_click=_ask, args=(key, "to_end"),
-                       help=t("Replay: jump to the last step.") if run is None else
-                       t("Execute stages until the loop ends or max turns stops it."))
-        with cols[4]:
+        if live:
+            cols[3].button(t("Last"), key=f"{key}-last", disabled=at_end, width="stretch",
+                           icon=":material/last_page:", icon_position="right", shortcut="End",
+                           on_click=_ask, args=(key, "last"), help=t("Jump to the last recorded step; nothing runs."))
+        cols[-2].button(t("Run to end"), key=f"{key}-to-end", width="stretch", disabled=ended or bool(gated),
+                        icon=":material/fast_forward:" if live else ":material/last_page:", icon_position="right",
+                        shortcut=None if live else "End", on_click=_ask, args=(key, "to_end"),
+                        help=t("Execute stages until the loop ends or max turns stops it.") if live else
+                        t("Replay: jump to the last step."))
+        with cols[-1]:
             if run is not None and at_end:
                 nxt = run.next_stage()
                 frame = run.frames[-1]
                 st.markdown(t("The loop has ended: **{why}**.", why=run.state.ended) if nxt is None else
                             t("Next: **Run** or **Deny** the command above.") if gated else
-                            t("Next, **Step** starts the sub-agent's own loop: *{stage}*.", stage=stage_title(nxt))
-                            if nxt == "user_request" and frame.state.stage is not None else
-                            t("Next, **Step** goes back to the parent: *{stage}* takes the sub-agent's answer.",
-                              stage=stage_title(nxt)) if frame.state.ended else
-                            t("Next, **Step** executes *{stage}*.", stage=stage_title(nxt)))
+                            t("Next, a click on **Step** starts the sub-agent's own loop: *{stage}*.",
+                              stage=stage_title(nxt)) if nxt == "user_request" and frame.state.stage is not None else
+                            t("Next, a click on **Step** goes back to the parent: *{stage}* takes the sub-agent's "
+                              "answer.", stage=stage_title(nxt)) if frame.state.ended else
+                            t("Next, a click on **Step** executes *{stage}*; the keys only move over recorded steps.",
+                              stage=stage_title(nxt)))
             elif not at_end:
                 st.markdown(t("Moving the cursor runs nothing: every step is already recorded."))
             else:
                 st.markdown(t("The last recorded step."))
         if len(trace) >= 2 and not presenting():  # the presenter has no use for it, and needs the room
-            slider_key = f"{key}-slider"
-            st.session_state[slider_key] = trace.cursor + 1
-            st.slider(t("Step"), 1, len(trace), key=slider_key, on_change=_goto, args=(trace, slider_key),
-                      label_visibility="collapsed")
+            # A new slider for each cursor, drawn at its value. One slider whose value the script set at
+            # every click lagged in the browser on some page loads: it kept the value of the click before
+            # and sent it back with the next click as if dragged there, and the cursor jumped back.
+            slider_key = f"{key}-slider-{trace.cursor}"
+            with st.container(key=f"{key}-slider"):
+                st.slider(t("Step"), 1, len(trace), value=trace.cursor + 1, key=slider_key, on_change=_goto,
+                          args=(trace, slider_key), label_visibility="collapsed")

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from loop.fork import fork_task, fork_tool_result
+from loop.fork import ForkRefused, fork_task, fork_tool_result
 from loop.runner import Run
 from loop.trace import Trace
 from loop.views import result_text
 
+from .blocks import plain
 from .i18n import t
+from .settings import RUN
 
 BRANCHES = "live-branches"
-RUN = "live-run"
 
 
 def branches(run: Run) -> list[Run]:
@@ -103,8 +104,10 @@ def draw_fork(trace: Trace, cursor: int, run: Run | None, key: str) -> None:
             try:
                 branch = (fork_tool_result(run, cursor, text, is_error) if step.stage == "run_tool"
                           else fork_task(run, text))
+            except ForkRefused as exc:
+                st.error(plain(t(exc.message, **exc.values)), icon=":material/error:")
             except ValueError as exc:
-                st.error(str(exc), icon=":material/error:")
+                st.error(plain(exc), icon=":material/error:")
                 return
             _adopt(run, branch)
             st.rerun()  # the whole page: its caption and the picker show the new branch

@@ -14,6 +14,7 @@ import streamlit as st
 from loop.model import SCRIPTED
 from loop.runner import Run
 
+from .blocks import in_code
 from .i18n import t
 
 TOGGLE = "set-approve"
@@ -51,7 +52,7 @@ def draw_gate(block: dict, key: str, ask) -> None:
     """The command the model asked for, and Run / Deny; `ask(key, action)` records the click."""
     with st.container(border=True, key=f"{key}-gate"):
         st.markdown(t("**The model asks to run a tool.** Nothing has run yet: check the command, then "
-                      "choose.") + f"  \n:material/build: `{block.get('name')}` · `{block.get('id')}`")
+                      "choose.") + f"  \n:material/build: `{in_code(block.get('name'))}` · `{in_code(block.get('id'))}`")
         tool_input = block.get("input") or {}
         if block.get("name") == "bash" and isinstance(tool_input, dict) and "command" in tool_input:
             st.code(str(tool_input["command"]), language="bash")

@@ -19,7 +19,7 @@ import streamlit as st
 from loop.trace import Trace
 from loop.views import breadcrumb, compaction_at, pending_response, sub_agent_at, thread_name, window
 
-from .blocks import draw_content
+from .blocks import draw_content, in_code, plain
 from .i18n import lang, t
 
 WINDOW = 12  # messages drawn at least; up to WINDOW + SNAP - 1 (see loop.views.window)
@@ -46,7 +46,7 @@ def _label(i: int, message: dict) -> str:
     kinds = [b.get("type") for b in content if isinstance(b, dict)] if isinstance(content, list) else ["text"]
     if role == "user" and kinds and all(k == "tool_result" for k in kinds):
         return f"`messages[{i}]` · **user** · " + t("{n} tool_result(s), written back by the loop", n=len(kinds))
-    return f"`messages[{i}]` · **{role}**"
+    return f"`messages[{i}]` · **{plain(role)}**"
 
 
 def draw_message(i: int, message: object, new: bool) -> None:
@@ -193,7 +193,8 @@ def _draw_pending(trace: Trace, cursor: int) -> None:
             draw_content(response.get("content"))
     elif response is not None:
         with st.container(border=True):
-            st.markdown(t("**Received, not yet appended** · stop_reason `{stop}`", stop=response.get("stop_reason")) + "  " + new_mark())
+            st.markdown(t("**Received, not yet appended** · stop_reason `{stop}`", stop=in_code(response.get("stop_reason")))
+                        + "  " + new_mark())
             st.caption(t("Stage 3 appends this response to messages. Leave it out and the next turn loses its context."))
             draw_content(response.get("content"))
     results = trace.results_at(cursor) if 0 <= cursor < len(trace) else []

@@ -13,6 +13,7 @@ in the URL.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import streamlit as st
 
@@ -67,6 +68,21 @@ def draw_language_picker() -> None:
     with st.sidebar:
         st.segmented_control(t("Language"), list(names), key=LANG, format_func=names.get,
                              on_change=_chosen, selection_mode="single")
+
+
+UPRIGHT = """<style>
+[data-testid="stCode"] .token.comment, [data-testid="stMarkdownContainer"] em { font-style: normal !important; }
+</style>"""
+
+
+def upright_cjk() -> None:
+    """No italics in a language written in Chinese characters, kana or hangul: a browser slants them.
+
+    Code comments (the highlighter sets them italic) and emphasis stay upright.
+    """
+    name = languages().get(lang(), "")
+    if any(unicodedata.east_asian_width(c) in "WF" for c in name):
+        st.markdown(UPRIGHT, unsafe_allow_html=True)
 
 
 _COMMENT = re.compile(r"(#\s*)(.+)$", re.MULTILINE)

@@ -8,7 +8,6 @@ afterwards. A session runs each mistake once and keeps the two runs.
 from __future__ import annotations
 
 import json
-import shutil
 
 import streamlit as st
 
@@ -17,26 +16,24 @@ from loop.runner import new_workspace
 from loop.tools import default_toolbox
 
 from .history import draw_message
-from .i18n import commented, t
+from .i18n import commented, lang, t
 
 RUNS = "mistakes-runs"
 
 
-def _run(mistake: str | None, scenario: str) -> LabRun:
-    workspace = new_workspace()
-    try:
-        return run_loop(mistake, default_toolbox(workspace), scenario=scenario)
-    finally:
-        shutil.rmtree(workspace, ignore_errors=True)
+def _run(mistake: str | None, scenario: str, language: str) -> LabRun:
+    with default_toolbox(new_workspace()) as tools:  # closing the box removes the workspace it made
+        return run_loop(mistake, tools, scenario=scenario, lang=language)
 
 
 def lab_runs(name: str) -> tuple[LabRun, LabRun]:
-    """(the loop with the mistake, the correct loop) on the mistake's scenario, run once a session."""
+    """(the loop with the mistake, the correct loop) on the mistake's scenario, run once a session and language."""
     kept = st.session_state.setdefault(RUNS, {})
-    if name not in kept:
+    now = lang()
+    if (name, now) not in kept:
         scenario = MISTAKES[name].scenario
-        kept[name] = (_run(name, scenario), _run(None, scenario))
-    return kept[name]
+        kept[(name, now)] = (_run(name, scenario, now), _run(None, scenario, now))
+    return kept[(name, now)]
 
 
 def _outcome(call: Call) -> None:

@@ -10,7 +10,12 @@ from loop.export import to_markdown
 from loop.trace import Trace
 from loop.views import growth_table, pairs_table, steps_table
 
-from .i18n import t
+from .i18n import lang, t
+
+
+def file_stem(name: str) -> str:
+    """A file name's stem from a task or file name: lower-case words joined by hyphens, at most 40 characters."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower())[:40].strip("-") or "run"
 
 
 def draw_growth(trace: Trace, cursor: int, key: str) -> None:
@@ -28,11 +33,13 @@ def draw_growth(trace: Trace, cursor: int, key: str) -> None:
         return
     st.caption(t("Every turn sends the whole history again: the messages and the input tokens grow as "
                  "tool_results are written back."))
+    table = table.rename(columns={"messages sent": t("messages sent"), "input tokens": t("input tokens"),
+                                  "output tokens": t("output tokens")})
     left, right = st.columns(2)
     with left:
-        st.line_chart(table[["messages sent"]], height=220, x_label="turn", y_label="messages")
+        st.line_chart(table[[t("messages sent")]], height=220, x_label=t("turn"), y_label="messages")
     with right:
-        st.line_chart(table[["input tokens", "output tokens"]], height=220, x_label="turn", y_label="tokens")
+        st.line_chart(table[[t("input tokens"), t("output tokens")]], height=220, x_label=t("turn"), y_label="tokens")
 
 
 def draw_exports(trace: Trace, cursor: int, key: str, name: str) -> None:
@@ -49,10 +56,10 @@ def draw_exports(trace: Trace, cursor: int, key: str, name: str) -> None:
 
 
 def _draw_export_buttons(trace: Trace, cursor: int, key: str, name: str) -> None:
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "run"
+    slug = file_stem(name)
     empty = not 0 <= cursor < len(trace)
     a, b, c = st.columns(3)
-    a.download_button(t("Markdown"), data=lambda: to_markdown(trace, cursor), file_name=f"{slug}-step-{cursor + 1}.md",
+    a.download_button(t("Markdown"), data=lambda: to_markdown(trace, cursor, lang()), file_name=f"{slug}-step-{cursor + 1}.md",
                       mime="text/markdown", key=f"{key}-export-md", on_click="ignore", disabled=empty,
                       icon=":material/description:", width="stretch",
                       help=t("The history up to this step, readable in a course page."))

@@ -3,7 +3,7 @@
 `?scenario=NAME&step=K` on Step through runs the built-in scenario on the
 offline model up to step K (never a real model: a link must not spend anyone's
 key); `?sample=NAME&step=K` on Replay opens a built-in sample at step K; `lang`
-is kept by i18n. Other parameters (the saved runs' `session`) are left alone.
+is kept by i18n. Nothing else goes into the URL: a copied link is always safe to share.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from __future__ import annotations
 import streamlit as st
 
 from loop.runner import Run, start
-from loop.scripted import SCENARIOS
+from loop.scripted import SCENARIOS, scenario_for_task
 from loop.trace import Trace
+
+from .i18n import lang
 
 SEEN = "permalink-seen"  # the link last opened or written: a link is opened once, not at every rerun
 
@@ -32,7 +34,8 @@ def scenario_of(run: Run) -> str | None:
     """The built-in scenario a run on the offline model plays, if it plays one."""
     if not run.model.config.scripted:
         return None
-    return next((n for n, s in SCENARIOS.items() if s.task == run.task), None)
+    found = scenario_for_task(run.task)
+    return found.name if found else None
 
 
 def _go(run: Run, k: int) -> None:
@@ -51,7 +54,7 @@ def open_scenario_link(current: Run | None, keep) -> None:
     name, k = wanted
     run = current
     if run is None or scenario_of(run) != name:
-        run = keep(start(scenario=name))
+        run = keep(start(scenario=name, lang=lang()))
     _go(run, k)
 
 

@@ -28,7 +28,8 @@ def _elided(request: dict) -> dict:
     if len(messages) <= 2 * KEEP_MESSAGES:
         return request
     cut = len(messages) - 2 * KEEP_MESSAGES
-    shown = messages[:KEEP_MESSAGES] + [f"… {cut:,} messages not drawn here (download the exact body) …"] \
+    note = t("… {n} messages not drawn here (download the exact body) …", n=f"{cut:,}")
+    shown = messages[:KEEP_MESSAGES] + [note] \
         + messages[-KEEP_MESSAGES:]
     return dict(request, messages=shown)
 

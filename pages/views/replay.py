@@ -9,9 +9,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from loop.importers import ImportFailed, import_bytes, import_files
+from loop.importers import ImportFailed, import_bytes
+from loop.importers.isolated import import_files_isolated, import_isolated
 
-from .i18n import t
+from .blocks import plain
+from .i18n import lang, t
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 REPLAY = "replay"
@@ -22,18 +24,37 @@ def sample_names() -> list[str]:
     return sorted(p.stem for p in SAMPLES.glob("*.json"))
 
 
+def sample_path(name: str, language: str) -> Path:
+    """A sample recorded in `language` (samples/<lang>/), else the English one."""
+    recorded = SAMPLES / language / f"{name}.json"
+    return recorded if language != "en" and recorded.is_file() else SAMPLES / f"{name}.json"
+
+
+def upload_limit() -> int:
+    """Bytes an upload may have: the server's own limit (server.maxUploadSize in .streamlit/config.toml, in MB)."""
+    try:
+        return int(float(st.get_option("server.maxUploadSize")) * 2**20)
+    except Exception:
+        return 50 * 2**20
+
+
 def _open(data: bytes, name: str, source: str) -> None:
-    _keep(import_bytes(data, name), name, source)
+    # A built-in sample is Loopscope's own; an upload is anyone's: it is read in a process of its own, bounded
+    # in memory and time, so one built to be costly cannot take the class server down.
+    imported = import_bytes(data, name) if source == "sample" else \
+        import_isolated(data, name, max_bytes=upload_limit())
+    _keep(imported, name, source)
 
 
 def _open_many(files: list[tuple[str, bytes]]) -> None:
     """A Claude Code session with its sub-agents' logs (several files, or a zip): one trace, every thread."""
-    imported = import_files(files)
+    imported = import_files_isolated(files, max_bytes=upload_limit())
     name = imported.trace.meta.get("imported", {}).get("source") or files[0][0]
     _keep(imported, name, "upload")
 
 
 def _keep(imported, name: str, source: str) -> None:
+    # Every thread of a log (sub-agents included) is in the one trace: the history view goes into and out of them.
     st.session_state[REPLAY] = {"trace": imported.trace, "format": imported.format,
                                 "warnings": list(imported.warnings), "name": name, "source": source}
 
@@ -42,11 +63,38 @@ def _open_sample() -> None:
     name = st.session_state.get("replay-sample")
     if name:
         try:
-            _open((SAMPLES / f"{name}.json").read_bytes(), f"{name}.json", "sample")
+            _open(sample_path(name, lang()).read_bytes(), f"{name}.json", "sample")
         except (OSError, ImportFailed) as exc:
-            st.session_state["replay-error"] = f"The sample {name} cannot be opened: {exc}"
+            st.session_state["replay-error"] = t("The sample {name} cannot be opened: {error}", name=name, error=exc)
         else:
             st.session_state.pop("replay-error", None)
+
+
+def _css_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def draw_uploader_words() -> None:
+    """The file uploader's own words ("Upload", "200MB per file", "Drag and drop a file here") in the page's language.
+
+    Streamlit writes them in English whatever the page's language, and has no
+    option to change them: the CSS hides its text and shows ours in its place.
+    """
+    if lang() == "en":
+        return
+    button = _css_string(t("Open a file"))
+    dragging = _css_string(t("Drop the file here"))
+    limit = _css_string(t("or drop one here · up to {mb} MB", mb=st.get_option("server.maxUploadSize")))
+    zone = '[data-testid="stFileUploaderDropzone"]'
+    st.markdown(f"""<style>
+{zone} button [data-testid="stMarkdownContainer"] p, {zone} > div:not([data-testid]) > span,
+{zone} [data-testid="stFileUploaderDropzoneInstructions"] span {{ font-size: 0 !important; }}
+{zone} > div:not([data-testid]) > span::after {{ content: {dragging}; font-size: 1rem; }}
+{zone} button [data-testid="stMarkdownContainer"] p::after {{
+  content: {button}; font-size: 0.875rem; }}
+{zone} [data-testid="stFileUploaderDropzoneInstructions"] span::after {{
+  content: {limit}; font-size: 0.875rem; }}
+</style>""", unsafe_allow_html=True)
 
 
 def draw_openers() -> dict | None:
@@ -68,6 +116,7 @@ def draw_openers() -> dict | None:
                    "an Anthropic messages list or request body, OpenAI chat, the course's traces. A Claude Code "
                    "session's log can come with its sub-agents' logs (`subagents/agent-….jsonl`): drop them all "
                    "together, or one `.zip` of them."))
+        draw_uploader_words()
     ids = tuple(u.file_id for u in uploads or [])
     if not ids:
         st.session_state.pop("replay-upload-id", None)
@@ -83,11 +132,12 @@ def draw_openers() -> dict | None:
         except ImportFailed as exc:
             st.session_state["replay-upload-error"] = str(exc)
         except Exception as exc:  # an importer's bug must not take the page down
-            st.session_state["replay-upload-error"] = f"{named}: could not be read ({type(exc).__name__}: {exc})"
+            st.session_state["replay-upload-error"] = t("{name}: could not be read ({error})", name=named,
+                                                        error=f"{type(exc).__name__}: {exc}")
         else:
             st.session_state.pop("replay-upload-error", None)
     for key in ("replay-upload-error", "replay-error"):
         if st.session_state.get(key):
-            st.error(t("**This file cannot be replayed.**") + f" {st.session_state[key]}\n\n"
+            st.error(t("**This file cannot be replayed.**") + f" {plain(st.session_state[key])}\n\n"
                      + t("The replay below is unchanged."), icon=":material/error:")
     return st.session_state.get(REPLAY)

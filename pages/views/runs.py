@@ -1,12 +1,15 @@
-"""Refresh loses nothing: the live run is journalled after every step, and "Saved runs" brings one back.
+"""Refresh loses nothing: the live run is saved after every step, and "Saved runs" brings one back.
 
 Runs are kept per browser, not per server: in a classroom every browser talks to
-one server, and no student should see another's runs. A browser is known by a
-random id in the page's URL (`?session=…`), made on its first visit and put back
-into the URL on every page (Streamlit clears query parameters when the page
-changes). No cookie is used: Streamlit can read cookies (st.context.cookies) but
-not set them. A reload keeps the URL, so it keeps the id; the runs live in
-`<runs folder>/<id>/`. The runs folder is `runs/` beside app.py, or LOOPSCOPE_RUNS.
+one server, and no student should see another's runs. A browser is known by an
+id the server issues and signs (loop/browser_id.py), kept in a cookie that this
+page sets on the first visit (`loopscope_browser`; Streamlit reads cookies with
+st.context.cookies, and a few lines of our own JavaScript set it, see
+`_draw_cookie`). The address bar holds no part of it, so a copied link hands
+over nothing; `?session=` in an old link is dropped and grants nothing. A reload,
+a closed tab or a server restart keeps the cookie, so it keeps the runs; clearing
+the site's data starts afresh. The runs live in the runs store
+(loop/runs.py): `runs/runs.sqlite3` beside app.py, or in LOOPSCOPE_RUNS.
 
 What is saved is the trace, the cursor and the run's settings, never the API key:
 a run on a real model asks for it again when it is resumed.
@@ -14,8 +17,6 @@ a run on a real model asks for it again when it is resumed.
 
 from __future__ import annotations
 
-import os
-import re
 import secrets
 import shutil
 import time
@@ -24,80 +25,122 @@ from pathlib import Path
 
 import streamlit as st
 
-from loop.compact import Compaction
+from loop import browser_id
 from loop.errors import explain
 from loop.fork import continue_from
 from loop.model import Model, ModelConfig
-from loop.runner import Run, new_workspace
-from loop.runs import RunsFolder, new_run_id
+from loop.runner import Run, Settings, new_workspace
+from loop.runs import RunsStore, StoreError, TakenOver, default_root, new_run_id
 from loop.scripted import MODEL_NAME
 from loop.tools import default_toolbox
 
+from .blocks import plain
 from .i18n import lang, t
-from .settings import RUN, _keep, default_key
+from .settings import RUN, _keep, default_key, unsandboxed_refusal
 
-SESSION = "session"  # the query parameter, and the session_state key that keeps it between pages
-SAVED = "live-run-saved"  # (the Run object, its run id, the cursor and the step count last saved)
-ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+COOKIE = "loopscope_browser"
+COOKIE_DAYS = 400  # the longest a browser keeps a cookie (Chrome's limit)
+LEGACY = "session"  # the query parameter older versions kept the browser's id in
+BROWSER = "browser-owner"  # session_state: (owner key or None, the cookie still to set or None)
+SAVED = "live-run-saved"  # (the Run object, its run id, the cursor and the step count last saved, this tab's writer id)
 COPY_LIMIT = 50 * 2**20  # bytes of an old workspace copied into a resumed run's new one
 
-
-def runs_root() -> Path:
-    return Path(os.environ.get("LOOPSCOPE_RUNS") or Path(__file__).resolve().parents[2] / "runs")
-
-
-def browser_session() -> str:
-    """This browser's id: from the URL, else a new random one; always put back into the URL."""
-    sid = st.session_state.get(SESSION)
-    if sid is None:
-        given = st.query_params.get(SESSION)
-        sid = given if given and ID.match(given) else secrets.token_urlsafe(16)
-        st.session_state[SESSION] = sid
-    if st.query_params.get(SESSION) != sid:
-        st.query_params[SESSION] = sid
-    return sid
+# Sets the cookie the page was given, in this browser: our own few lines, no package (see docs/security.md).
+_set_cookie = st.components.v2.component("loopscope_browser_cookie", js="""
+export default function ({ data }) {
+  if (data && data.cookie) {
+    document.cookie = data.cookie + (window.location.protocol === "https:" ? "; Secure" : "");
+  }
+}
+""")
 
 
-def folder() -> RunsFolder:
-    """The runs of this browser, one RunsFolder per session (it remembers what each journal holds)."""
-    sid = browser_session()
-    kept = st.session_state.get("runs-folder")
-    if kept is None or kept[0] != sid:
-        kept = (sid, RunsFolder(runs_root() / sid))
-        st.session_state["runs-folder"] = kept
-    return kept[1]
+def store() -> RunsStore:
+    """The runs store. Nothing is kept between calls: other processes may write it (replicas)."""
+    return RunsStore(default_root())
+
+
+def browser_session() -> None:
+    """On every page, from app.py: take `?session=` out of the URL (it grants nothing), and hand a new browser its id."""
+    if LEGACY in st.query_params:
+        del st.query_params[LEGACY]
+    this_browser()
+    cookie = st.session_state[BROWSER][1]
+    if cookie is not None:
+        _draw_cookie(cookie)
+
+
+def this_browser() -> str | None:
+    """This browser's owner key in the runs store, or None when the store cannot be opened.
+
+    The id comes from the browser's cookie when the server signed it; otherwise a
+    new one is issued, which `browser_session` hands to the browser.
+    """
+    s = st.session_state
+    if BROWSER not in s:
+        try:
+            key = store().secret()
+        except (StoreError, OSError) as exc:
+            s[BROWSER] = (None, None)
+            s["saved-runs-error"] = t("Saved runs are not available on this server: {error}", error=exc)
+            return None
+        token = browser_id.verify(key, st.context.cookies.get(COOKIE))
+        cookie = None
+        if token is None:  # a first visit, cleared site data, or an id the server did not sign
+            cookie = browser_id.issue(key)
+            token = browser_id.verify(key, cookie)
+        s[BROWSER] = (browser_id.owner(token), cookie)
+    return s[BROWSER][0]
+
+
+def _draw_cookie(value: str) -> None:
+    """Hand the browser its id: drawn on every run of a session that came without one (the same element each time)."""
+    st.html("<style>.st-key-browser-cookie { display: none; }</style>")  # no room taken; its script still runs
+    _set_cookie(key="browser-cookie", height=0, data={
+        "cookie": f"{COOKIE}={value}; Path=/; Max-Age={COOKIE_DAYS * 86400}; SameSite=Lax"})
 
 
 def settings_of(run: Run) -> dict:
     """What it takes to go on with `run` later; never the key."""
     config = {k: v for k, v in asdict(run.model.config).items() if k != "api_key"}
-    bash = run.tools.tools.get("bash")
-    toolset = run.trace.meta.get("toolset") or ("s02" if "write_file" in run.tools.tools else "s01")
-    return {"config": config, "max_turns": run.max_turns, "tool_timeout": getattr(bash, "timeout", 30.0),
-            "toolset": toolset, "workspace": str(run.workspace),
-            **({"compact_at": run.compaction.threshold} if run.compaction else {})}
+    return {"config": config, **asdict(run.settings), "toolset": run.settings.toolset or "s01",
+            "workspace": str(run.workspace)}
 
 
 def autosave(run: Run) -> None:
-    """Journal the steps `run` has that are not saved yet, and the cursor when it moved. Cheap when nothing did."""
-    saved = st.session_state.get(SAVED)
-    if saved is None or saved[0] is not run:  # a new run (New run, a fork, a resume) gets its own journal
+    """Save the steps `run` has that are not saved yet, and the cursor when it moved, in one transaction.
+
+    Called as soon as a click has changed the trace, before the page shows it: a step the
+    page shows is a step saved. Cheap when nothing changed.
+    """
+    s = st.session_state
+    owner = this_browser()
+    saved = s.get(SAVED)
+    if saved is None or saved[0] is not run:  # a new run (New run, a fork, a resume) is saved as a new one
         linked = len(run.trace) > 0 and _from_link(run)
-        saved = (run, None, run.trace.cursor, len(run.trace) if linked else 0)
-    _, run_id, cursor, steps = saved
-    if run_id is None:  # no journal yet: start one at the first step the learner takes
+        saved = (run, None, run.trace.cursor, len(run.trace) if linked else 0, secrets.token_urlsafe(12))
+    _, run_id, cursor, steps, writer = saved
+    if owner is None or (run.trace.cursor == cursor and len(run.trace) == steps):
+        s[SAVED] = saved
+        return
+    if run_id is None:  # not saved yet: start at the first step the learner takes
         if not len(run.trace) or len(run.trace) == steps:
-            st.session_state[SAVED] = (run, None, run.trace.cursor, steps)
+            s[SAVED] = (run, None, run.trace.cursor, steps, writer)
             return
-        run_id, steps = new_run_id(), -1
+        run_id = new_run_id()
     try:
-        if len(run.trace) != steps:
-            folder().save_step(run_id, run.trace, settings_of(run))
-        elif run.trace.cursor != cursor:
-            folder().save_cursor(run_id, run.trace.cursor)
-    except OSError as exc:  # a full disk must not stop the lesson; say so once
+        try:
+            store().save(owner, run_id, run.trace, settings_of(run), writer=writer)
+        except TakenOver:  # Resume in another tab took this run over: this tab's steps become a run of their own
+            run_id = new_run_id()
+            store().save(owner, run_id, run.trace, settings_of(run), writer=writer)
+            st.toast(t("This run was resumed in another tab, which saves it from now on. This tab's steps are "
+                       "saved as a new run."), icon=":material/call_split:")
+    except (StoreError, OSError) as exc:  # a full disk must not stop the lesson; say so, and try again next click
         st.toast(t("This run could not be saved: {error}", error=exc), icon=":material/warning:")
-    st.session_state[SAVED] = (run, run_id, run.trace.cursor, len(run.trace))
+        s[SAVED] = saved  # nothing was written: the next click tries again
+        return
+    s[SAVED] = (run, run_id, run.trace.cursor, len(run.trace), writer)
 
 
 def _from_link(run: Run) -> bool:
@@ -111,9 +154,10 @@ def _from_link(run: Run) -> bool:
 
 
 def _scenario_tasks() -> set[str]:
+    from loop.catalogs import languages
     from loop.scripted import SCENARIOS
 
-    return {s.task for s in SCENARIOS.values()}
+    return {s.task_in(lang) for s in SCENARIOS.values() for lang in languages()}
 
 
 def current_run_id() -> str | None:
@@ -121,27 +165,44 @@ def current_run_id() -> str | None:
     return saved[1] if saved and saved[0] is st.session_state.get(RUN) else None
 
 
-def resume(run_id: str, api_key: str | None = None) -> Run:
-    """The saved run, live again: the same trace and cursor, going on from its last step with its settings."""
-    trace, settings = folder().load(run_id)
+def resume(run_id: str, writer: str, api_key: str | None = None) -> Run:
+    """The saved run, live again: the same trace and cursor, going on from its last step with its settings.
+
+    `writer` (this tab) takes the run over: a tab that was writing it goes on under a new run id.
+    """
+    trace, settings = store().load(this_browser(), run_id, writer=writer)
+    return _live(trace, settings, api_key)
+
+
+def _live(trace, settings: dict, api_key: str | None = None) -> Run:
     known = ModelConfig.__dataclass_fields__
     config = ModelConfig(**{k: v for k, v in (settings.get("config") or {}).items() if k in known and k != "api_key"})
     if not config.scripted:
         config = replace(config, api_key=api_key or st.session_state.get("set-api-key") or default_key()[0])
+    refusal = unsandboxed_refusal(config)  # a real model's commands need bubblewrap here (settings.py)
+    if refusal:
+        raise ValueError(refusal)
     workspace = new_workspace()
     old = Path(str(settings.get("workspace") or ""))
     if str(old) != "." and old.is_dir() and _size(old) <= COPY_LIMIT:  # the files the commands wrote, if still there
         shutil.copytree(old, workspace, dirs_exist_ok=True, symlinks=True)
-    tools = default_toolbox(workspace, float(settings.get("tool_timeout", 30.0)), settings.get("toolset", "s01"))
-    max_turns = int(settings.get("max_turns") or trace.meta.get("max_turns") or 20)
+    kept = Settings(max_turns=int(settings.get("max_turns") or trace.meta.get("max_turns") or 20),
+                    tool_timeout=float(settings.get("tool_timeout", 30.0)), toolset=settings.get("toolset", "s01"),
+                    lang=str(settings.get("lang") or trace.meta.get("lang") or "en"),
+                    compact_at=_count(settings.get("compact_at")))
+    tools = default_toolbox(workspace, kept.tool_timeout, kept.toolset)
     cursor = trace.cursor
-    compaction = Compaction(int(settings["compact_at"])) if settings.get("compact_at") else None
     if len(trace):
-        run = continue_from(trace, len(trace) - 1, Model(config), tools, max_turns, compaction)
+        run = continue_from(trace, len(trace) - 1, Model(config), tools, kept)
     else:
-        run = Run(trace.meta.get("task", ""), Model(config), tools, max_turns, compaction=compaction)
+        run = Run(trace.meta.get("task", ""), Model(config), tools, settings=kept)
     run.trace.goto(cursor)
     return run
+
+
+def _count(value: object) -> int | None:
+    """A saved threshold, or None for one that is no count."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _size(path: Path) -> int:
@@ -157,19 +218,19 @@ def _size(path: Path) -> int:
 def _resume() -> None:
     s = st.session_state
     run_id = s.get("saved-run")
-    if not run_id:
+    if not run_id or this_browser() is None:
         return
+    writer = secrets.token_urlsafe(12)  # this tab, from now on the one that writes the run
     try:
-        run = resume(run_id, (s.get("resume-api-key") or "").strip() or None)
-    except Exception as exc:  # a journal that cannot be read, a missing key
-        s["saved-runs-error"] = t("The run {run_id} cannot be resumed: {error}", run_id=run_id, error=explain(exc))
+        run = resume(run_id, writer, (s.get("resume-api-key") or "").strip() or None)
+    except Exception as exc:  # a run that cannot be read, a missing key, a locked store
+        s["saved-runs-error"] = t("The run {run_id} cannot be resumed: {error}", run_id=run_id, error=explain(exc, lang()))
         return
     s.pop("saved-runs-error", None)
     s.pop("live-error", None)
     s.pop("resume-api-key", None)
     _keep(run)
-    folder().reopen(run_id)  # the resumed run goes on writing the same journal
-    s[SAVED] = (run, run_id, run.trace.cursor, len(run.trace))  # go on writing the same journal
+    s[SAVED] = (run, run_id, run.trace.cursor, len(run.trace), writer)  # go on writing the same run
     s["saved-runs-note"] = t("Resumed: {n} steps, at step {k}. The workspace is new (`{workspace}`); files the "
                              "commands wrote earlier were copied when still there.",
                              n=len(run.trace), k=run.trace.cursor + 1, workspace=run.workspace)
@@ -178,8 +239,13 @@ def _resume() -> None:
 def _delete() -> None:
     s = st.session_state
     run_id = s.get("saved-run")
-    if run_id:
-        folder().delete(run_id)
+    owner = this_browser()
+    if run_id and owner is not None:
+        try:
+            store().delete(owner, run_id)
+        except (StoreError, ValueError) as exc:
+            s["saved-runs-error"] = t("The run {run_id} cannot be deleted: {error}", run_id=run_id, error=exc)
+            return
         s.pop("saved-run", None)
         s["saved-runs-note"] = t("Deleted the saved run {run_id}.", run_id=run_id)
 
@@ -195,17 +261,25 @@ def _label(saved, now: str) -> str:
 def draw_saved_runs(run: Run) -> None:
     """The runs this browser saved, newest first: Resume one (same trace and cursor, live) or Delete it."""
     this = current_run_id()
-    runs = [r for r in folder().list() if r.id != this]
+    owner = this_browser()
+    try:
+        runs = [r for r in store().list(owner) if r.id != this] if owner is not None else []
+    except StoreError as exc:
+        runs = []
+        st.session_state["saved-runs-error"] = t("Saved runs are not available on this server: {error}", error=exc)
     expanded = bool(runs) and not len(run.trace)  # a reload lands on a fresh run: offer the saved ones
     note = st.session_state.pop("saved-runs-note", None)
     if note:  # outside the expander: a resumed run closes it
         st.success(note, icon=":material/check:")
     now = lang()
     with st.expander(t("Saved runs · {n}", n=len(runs)), icon=":material/folder_open:", expanded=expanded):
-        st.caption(t("Every step of a live run is saved on this server for this browser only (the link's "
-                     "`session` keeps it; share the link and you share the runs). The API key is never saved."))
+        st.caption(t("Every step of a live run is saved on this server for this browser only, which a cookie "
+                     "remembers; the address bar holds no part of it, so a copied link shares the step, never "
+                     "these runs. The API key is never saved."))
+        st.caption(t("Clearing this site's data (cookies) in the browser, or a private window, starts with no "
+                     "saved runs: this browser can no longer reach the runs it saved before."))
         if st.session_state.get("saved-runs-error"):
-            st.error(st.session_state["saved-runs-error"], icon=":material/error:")
+            st.error(plain(st.session_state["saved-runs-error"]), icon=":material/error:")
         if not runs:
             st.caption(t("No other saved runs yet.") if this else t("No saved runs yet: Step, and this run is saved."))
             return

@@ -16,8 +16,6 @@ in this session's memory, and only ever sent back to the field it was typed in.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import weakref
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from loop.model import SCRIPTED, ModelConfig
 from loop.runner import Run, start
 from loop.scripted import SCENARIOS
 from loop.tools import TOOLSETS
+from loop.tools.sandbox import UNSANDBOXED_VARIABLE, programs, unsandboxed_allowed
 
 from .gate import TOGGLE, default_on, draw_toggle, model_changed
 from .i18n import lang, t
@@ -65,22 +64,32 @@ def default_key() -> tuple[str | None, str]:
 
 
 def _keep(run: Run) -> Run:
-    """Make `run` this session's run. Its temporary workspace goes when the run does:
-    at the next New run, or when the session ends and its state is dropped."""
+    """Make `run` this session's run. What it made (its workspace, its cgroups) goes when the run does:
+    at the next New run, or when the session ends and its state is dropped. The run's tool box knows
+    what is its own; nothing is guessed from a folder's name."""
     old = st.session_state.get(CLEANUP)
     if old is not None:
-        old()  # removes the previous run's workspace now
-    ws = Path(run.workspace)
-    if ws.parent == Path(tempfile.gettempdir()) and ws.name.startswith("loopscope-ws-"):  # one start() made
-        st.session_state[CLEANUP] = weakref.finalize(run, shutil.rmtree, str(ws), True)
+        old()  # closes the previous run's tool box now
+    close = getattr(run.tools, "close", None)  # the box holds no reference to the run: the run can still go
+    st.session_state[CLEANUP] = weakref.finalize(run, close) if callable(close) else None
     st.session_state[RUN] = run
     return run
+
+
+def unsandboxed_refusal(config: ModelConfig) -> str | None:
+    """Why a real model may not run commands on this server (no bubblewrap, and the operator did not opt in)."""
+    if config.scripted or programs().bwrap or unsandboxed_allowed():
+        return None
+    return t("A real model's commands need bubblewrap, which cannot run on this server ({why}). On a shared server "
+             "a model's commands could read other students' work and reach the network. Use the scripted model, or "
+             "ask the operator to install bubblewrap (or to set {variable}=1 to accept the risk).",
+             why=programs().why_not, variable=UNSANDBOXED_VARIABLE)
 
 
 def live_run() -> Run:
     """This session's run; the first visit gets the default scenario on the offline model."""
     if RUN not in st.session_state:
-        _keep(start(scenario=DEFAULT_SCENARIO))
+        _keep(start(scenario=DEFAULT_SCENARIO, lang=lang()))
     return st.session_state[RUN]
 
 
@@ -98,13 +107,17 @@ def _new_run() -> None:
     if scenario == FREE and not task:
         s["live-setup-error"] = t("Type a task first, or pick a scenario.")
         return
+    refusal = unsandboxed_refusal(config)
+    if refusal:
+        s["live-setup-error"] = refusal
+        return
     try:
         run = start(task if scenario == FREE else None, scenario=None if scenario == FREE else scenario,
                     config=config, tool_timeout=float(s.get("set-tool-timeout", 30)),
-                    max_turns=int(s.get("set-max-turns", 20)), toolset=s.get("set-toolset") or "s01",
+                    max_turns=int(s.get("set-max-turns", 20)), toolset=s.get("set-toolset") or "s01", lang=lang(),
                     compact_at=int(s["set-compact-at"]) if s.get("set-compact-at") else None)
     except Exception as exc:  # a missing key, say: keep the current run and say what to do
-        s["live-setup-error"] = explain(exc)
+        s["live-setup-error"] = explain(exc, lang())
         return
     s.pop("live-setup-error", None)
     s.pop("live-error", None)
@@ -135,7 +148,7 @@ def draw_sidebar() -> None:
         if st.session_state.get("set-scenario") == FREE:
             st.text_area(t("Your task"), key=_kept("set-task", ""), placeholder=t("What Python version is installed?"))
         else:
-            st.caption(f"“{SCENARIOS[st.session_state.get('set-scenario', DEFAULT_SCENARIO)].task}”")
+            st.caption(f"“{SCENARIOS[st.session_state.get('set-scenario', DEFAULT_SCENARIO)].task_in(now)}”")
         a, b = st.columns(2)
         a.number_input(t("Tool timeout (s)"), 1, 120, key=_kept("set-tool-timeout", 30))
         b.number_input(t("Max turns"), 1, 100, key=_kept("set-max-turns", 20))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from loop.diagram import dot_at
@@ -13,10 +11,11 @@ from loop.trace import Trace
 from loop.transcript import dumps
 
 from .controls import draw_controls
+from .copylink import draw_copy_link
 from .forks import branches, draw_fork, with_branches
 from .history import HEIGHT as HISTORY_HEIGHT
 from .history import draw_history
-from .more import draw_exports, draw_growth
+from .more import draw_exports, draw_growth, file_stem
 from .i18n import lang, stage_title, t
 from .permalink import keep_url
 from .presenter import PRESENTER_HEIGHT, presenting
@@ -28,8 +27,8 @@ from .tables import draw_loop_state, draw_pairs
 def draw_save(trace: Trace, key: str, name: str, run: Run | None = None) -> None:
     """Save the transcript; the JSON is made only when the button is pressed."""
     family = branches(run) if run is not None else []  # read now: the data is made when the button is pressed
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "run"
-    st.download_button(t("Save transcript"), data=lambda: dumps(with_branches(trace, family)), file_name=f"loopscope-{slug}.json",
+    st.download_button(t("Save transcript"), data=lambda: dumps(with_branches(trace, family)),
+                       file_name=f"loopscope-{file_stem(name)}.json",
                        mime="application/json", key=f"{key}-save", disabled=not len(trace),
                        icon=":material/download:", on_click="ignore", width="stretch",
                        help=t("Loopscope's transcript format: open it again on the Replay page."))
@@ -70,10 +69,16 @@ def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run")
 
     A fragment: a click reruns only this, not the page around it. `name` names the saved file.
     """
-    draw_controls(trace, key, run, save=lambda: draw_save(trace, key, name, run))
-    keep_url(trace, key, run)
-    if run is not None:
-        autosave(run)  # journal the new steps and the cursor: a reload or a restart loses nothing
+    def changed() -> None:  # before the page shows the step: the URL names it, and a live run is saved
+        keep_url(trace, key, run)
+        if run is not None:
+            autosave(run)  # the new steps and the cursor: a reload or a restart loses nothing
+
+    def header() -> None:
+        draw_save(trace, key, name, run)
+        draw_copy_link(key)
+
+    draw_controls(trace, key, run, save=header, saved=changed)
     cursor = trace.cursor
     if presenting():  # the note, in large type, above the diagram
         draw_note(trace, cursor)

@@ -1,4 +1,4 @@
-"""A real model's answer as it streams in: Model.on_text writes into a placeholder while the step runs."""
+"""A real model's answer as it streams in: the call's `Observer.on_text` writes into a placeholder while the step runs."""
 
 from __future__ import annotations
 
@@ -13,10 +13,13 @@ from .i18n import t
 
 @contextlib.contextmanager
 def streamed(run: Run | None):
-    """While a call_model stage runs with ModelConfig(stream=True), show its text as it arrives."""
+    """Yields an `on_text` for the model call's Observer when the run streams (ModelConfig(stream=True)), else None.
+
+    The text shows as it arrives, and goes when the step is done: it is in the history then.
+    """
     model = getattr(run, "model", None)
     if model is None or not getattr(model.config, "stream", False):
-        yield
+        yield None
         return
     box = st.empty()
     text: list[str] = []
@@ -25,9 +28,7 @@ def streamed(run: Run | None):
         text.append(chunk)
         box.markdown(t("**Streaming from the model…**") + "\n\n" + "".join(text).replace("$", "\\$"))
 
-    model.on_text = on_text
     try:
-        yield
+        yield on_text
     finally:
-        model.on_text = None
         box.empty()  # the answer is in the history now

@@ -13,22 +13,13 @@ import re
 
 import streamlit as st
 
-from loop.trace import Trace
-from loop.views import (
-    THREAD_COLUMN,
-    pair_columns,
-    pairs_rows,
-    pairs_signature,
-    pairs_table,
-    state_rows,
-    step_columns,
-    step_row,
-    steps_window,
-    thread_name,
-)
+from loop.catalogs import N_
+from loop.trace import STAGE_TITLES, Trace
+from loop.views import (COLLECTED, THREAD_COLUMN, pair_columns, pairs_rows, pairs_signature, pairs_table, state_rows,
+                        step_columns, step_row, steps_window, thread_name)
 
 from .blocks import id_badge
-from .i18n import t
+from .i18n import lang, t
 
 AROUND = 7  # LoopState rows drawn each side of the cursor in a long run (all of a run up to 15 steps)
 RECENT = 12  # paired rows drawn in a long run, the newest; "Show all pairs" draws every row, in a grid
@@ -36,6 +27,38 @@ PROBLEMS = 20  # waiting or orphan rows drawn beside them, the first ones
 NOW = "▶"
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|:$~])")
+
+
+# The words of the tables in the page's language; the chapter's names (id, is_error, turn_count,
+# transition_reason, stop_reason) and the stages' names stay as they are, as code.
+WORDS = {
+    "turn": N_("turn"), "colour": N_("colour"), "tool": N_("tool"), "input": N_("input"), "result": N_("result"),
+    "status": N_("status"), "now": N_("now"), "step": N_("step"), "stage": N_("stage"), "messages": N_("messages"),
+    "input tokens": N_("input tokens"), "output tokens": N_("output tokens"), "messages (count)": N_("messages (count)"),
+    "paired": N_("paired"), "waiting": N_("waiting"), "orphan": N_("orphan"),
+    "blue": N_("blue"), "green": N_("green"), "orange": N_("orange"), "violet": N_("violet"), "yellow": N_("yellow"),
+    "gray": N_("gray"), "thread": N_("thread"),
+}
+
+
+def word(value: object) -> str:
+    """A column's name or a colour or status in the page's language (anything else as it is)."""
+    return t(WORDS[value]) if isinstance(value, str) and value in WORDS else str(value)
+
+
+def stage_cell(stage: str) -> str:
+    """A stage's name as code, with its title beside it in a language other than English."""
+    if lang() == "en" or stage not in STAGE_TITLES:
+        return cell(stage)
+    return f"`{stage}` " + cell(t(STAGE_TITLES[stage]))
+
+
+def result_cell(result: object) -> str:
+    """A result, its "collected, not yet written back" mark in the page's language."""
+    text = str(result or "")
+    if text.startswith(COLLECTED):
+        text = t(COLLECTED) + text[len(COLLECTED):]
+    return cell(text)
 
 
 def cell(value: object) -> str:
@@ -80,11 +103,11 @@ def pairs_markdown(trace: Trace, cursor: int) -> tuple[str, int, int]:
     found, total = pairs_rows(trace, cursor, recent=RECENT, problems=PROBLEMS)
     rows = [[
         *([cell(row[THREAD_COLUMN])] if THREAD_COLUMN in row else []),
-        cell(row["turn"]), badge_cell(row["id"]), cell(row["colour"]), cell(row["tool"]), cell(row["input"]),
-        cell(row["result"]), ":red-badge[true]" if row["is_error"] else "false",
-        cell(row["status"]) if row["status"] == "paired" else f"**{cell(row['status'])}**",
+        cell(row["turn"]), badge_cell(row["id"]), cell(word(row["colour"])), cell(row["tool"]), cell(row["input"]),
+        result_cell(row["result"]), ":red-badge[true]" if row["is_error"] else "false",
+        cell(word(row["status"])) if row["status"] == "paired" else f"**{cell(word(row['status']))}**",
     ] for row in found]
-    return markdown_table(pair_columns(trace), rows), len(found), total
+    return markdown_table([word(c) for c in pair_columns(trace)], rows), len(found), total
 
 
 def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
@@ -93,7 +116,7 @@ def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
     if trace.has_threads or trace.has_compaction:  # the table shows every thread's history as it is at the cursor
         n = (n, pairs_signature(trace, cursor))
     everything = bool(st.session_state.get(f"{key}-all-pairs"))
-    text, shown, total = _cached(f"{key}-pairs-table", trace, (n, pending),
+    text, shown, total = _cached(f"{key}-pairs-table", trace, (n, pending, lang()),
                                  lambda: pairs_markdown(trace, cursor))
     st.markdown(t("#### Pairs · tool_use ↔ tool_result"))
     st.caption(t("Every tool_use needs a tool_result with the same id in the very next (user) message. "
@@ -109,7 +132,8 @@ def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
         right.toggle(t("Show all pairs"), key=f"{key}-all-pairs")
     if everything and shown < total:  # thousands of rows: a grid that draws only what is in view
         table = _cached(f"{key}-all-pairs-table", trace, (n, pending), lambda: pairs_table(trace, cursor))
-        st.dataframe(table, hide_index=True, key=f"{key}-pairs-all")
+        st.dataframe(table, hide_index=True, key=f"{key}-pairs-all",
+                     column_config={c: st.column_config.Column(word(c)) for c in pair_columns(trace)})
         return
     st.markdown(text)
 
@@ -117,13 +141,13 @@ def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
 def steps_markdown(trace: Trace, cursor: int) -> tuple[str, int, int]:
     """The LoopState rows around `cursor` as Markdown (▶ marks the cursor), the first row's index and the row count."""
     start, end = steps_window(trace, cursor, around=AROUND)
-    rows = []
+    rows, columns = [], step_columns(trace)
     for i in range(start, end):
-        values = [cell(v) for v in step_row(trace, i)]
+        values = [stage_cell(v) if c == "stage" else cell(v) for c, v in zip(columns, step_row(trace, i))]
         if i == cursor:
             values = [NOW] + [f"**{v}**" if v else v for v in values[1:]]
         rows.append(values)
-    return markdown_table(step_columns(trace), rows), start, end - start
+    return markdown_table([word(c) for c in columns], rows), start, end - start
 
 
 def draw_loop_state(trace: Trace, cursor: int, key: str) -> None:
@@ -133,7 +157,7 @@ def draw_loop_state(trace: Trace, cursor: int, key: str) -> None:
         st.caption(t("Now, in thread {thread}", thread=f"`{thread_name(trace.thread_of(cursor))}`"))
     else:
         st.caption(t("Now"))
-    st.markdown(markdown_table([f for f, _ in now], [[f"**{cell(v)}**" for _, v in now]]))
+    st.markdown(markdown_table([word(f) for f, _ in now], [[f"**{cell(v)}**" for _, v in now]]))
     if not len(trace):
         st.caption(t("No steps yet."))
         return

@@ -1,0 +1,70 @@
+"""The app in a real browser, for the browser tests and the benchmarks: `streamlit run app.py` on
+127.0.0.1, and Debian's chromium driven by Playwright (nothing is downloaded at run time)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+IDLE = "[data-test-script-state='notRunning']"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve_app(port: int | None = None, started: list | None = None):
+    """`streamlit run app.py` on 127.0.0.1; yields its URL and stops it (only it) afterwards.
+
+    `started` receives the server's process, for a caller that kills it itself.
+    """
+    port = port or free_port()
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    if started is not None:
+        started.append(proc)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"streamlit exited: {log.read().decode(errors='replace')[-2000:]}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                break
+            time.sleep(0.2)
+        else:
+            raise RuntimeError("streamlit did not start within 60 s")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def launch(playwright):
+    if not Path(CHROMIUM).exists():
+        raise SystemExit(f"{CHROMIUM} is missing. Install Debian's chromium: sudo apt-get install -y chromium "
+                         "(or `make chromium`).")
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

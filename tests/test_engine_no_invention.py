@@ -1,0 +1,189 @@
+"""The scripted model makes nothing up: in every scenario and language, what its words state comes from the task or
+from what the tools printed, and the workspace changes only where the task asked for a file.
+
+Its sentences are the catalog's messages; take their wording out of each text the model wrote, and what is left is
+what it filled in: names, counts, commands and quoted output. Each of those must be in the task, in a command the
+model ran, or in a tool_result written back before it spoke (a count may be the number of lines of such a result, or of the entries `ls -l` listed); after a compaction, in the summary that replaced the history.
+The old `recover` failed both checks: it wrote a notes.txt of invented lines and reported their count.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+
+from loop import start
+from loop.catalogs import LOCALES, languages
+from loop.compact import COMPRESSED
+from loop.rules import blocks
+from loop.scripted import SCENARIOS
+from loop.views import result_text
+
+PLACEHOLDER = re.compile(r"\{\w*\}")
+
+
+def wording(lang: str) -> list[str]:
+    """The literal pieces of every message in `lang`, longest first."""
+    if lang == "en":
+        path = LOCALES / "ja" / "LC_MESSAGES" / "loopscope.po"  # any catalog lists the English messages
+        with path.open("rb") as f:
+            texts = [i for m in read_po(f) if m.id for i in ([m.id] if isinstance(m.id, str) else m.id)]
+    else:
+        with (LOCALES / lang / "LC_MESSAGES" / "loopscope.po").open("rb") as f:
+            texts = [s for m in read_po(f) if m.id for s in ([m.string] if isinstance(m.string, str) else m.string)]
+    pieces = {p.strip() for text in texts for p in PLACEHOLDER.split(text) if len(p.strip()) > 1}
+    return sorted(pieces, key=len, reverse=True)
+
+
+WORDING = {lang: wording(lang) for lang in languages()}
+
+
+def filled_in(text: str, lang: str, outputs: set[str] = frozenset()) -> list[str]:
+    """What is left of `text` without the catalog's wording: the tokens the model filled in.
+
+    A line indented by four spaces that is a line of `outputs` is output quoted as printed: it is left out whole.
+
+    An answer cut at max_tokens ends inside a sentence: a start of one of the messages counts as wording too.
+    """
+    text = "\n".join("" if line.startswith("    ") and line.strip() in outputs else line
+                     for line in text.splitlines()).rstrip()
+    for piece in WORDING[lang]:
+        cut = next((k for k in range(len(piece) - 1, 9, -1) if text.endswith(piece[:k])), None)
+        if cut:
+            text = text[:-cut]
+            break
+    for piece in WORDING[lang]:
+        text = text.replace(piece, " ")
+    # a colon ends a word only before a space: 09:40 is one token
+    return [t for t in re.split(r"[\s`,;()（）、。：；“”「」'\"]+|:(?=\s|$)", text) if t]
+
+
+def line_counts(output: str) -> set[int]:
+    """The counts one can read off an output: its lines, its lines but `ls`'s `total`, the entries `ls -l` listed."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    listed = [line for line in lines if not line.startswith("total")]
+    entries = [line for line in listed if len(line.split(None, 8)) == 9 and line.split(None, 8)[-1] not in (".", "..")]
+    return {len(lines), len(listed), len(entries)}
+
+
+def unsupported(run) -> list[str]:
+    """Every token the model stated that neither the task, its commands nor the results written back so far hold."""
+    messages = run.state.messages
+    sources = [str(messages[0]["content"])]
+    outputs: list[str] = []
+    if sources[0].startswith(COMPRESSED):  # after a compaction the summary is all the model knows of what ran
+        outputs.append(sources[0])  # the output it quotes counts as printed
+    counts: set[int] = set()
+    wrong = []
+    for message in messages[1:]:
+        for block in blocks(message):
+            if block.get("type") == "tool_result":
+                output = result_text(block.get("content"))
+                sources.append(output)
+                outputs.append(output)
+                counts |= line_counts(output)
+            elif block.get("type") == "tool_use":
+                sources.append(str(block.get("input", {}).get("command", "")))
+        if message["role"] != "assistant":
+            continue
+        commands = [str(b.get("input", {}).get("command", "")) for b in blocks(message) if b.get("type") == "tool_use"]
+        printed = {line.strip() for s in outputs for line in s.splitlines()}
+        for block in blocks(message):
+            if block.get("type") != "text":
+                continue
+            for token in filled_in(block["text"], run.lang, printed):
+                if token.isdigit():  # a count: of lines or entries, or one a tool printed first on a line (wc)
+                    if int(token) in counts or any(line.split()[:1] == [token] for s in sources
+                                                   for line in s.splitlines()):
+                        continue
+                elif any(token in s for s in sources + commands):
+                    continue
+                wrong.append(token)
+    return wrong
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+WORKSPACES = {
+    "fresh": {},
+    "files": {"alpha.txt": "a\n", "beta notes.md": "b\n"},
+    "notes elsewhere": {"docs/notes.txt": "one\ntwo\nthree\n"},
+    "notes here": {"notes.txt": "1\n2\n3\n4\n5\n"},
+}
+FREE_TASKS = ["What Python version is installed?", "Tell me a joke", "今日の日付は?", "这台机器是什么系统？"]
+
+
+def prepared(workspace: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text)
+    return workspace
+
+
+@pytest.mark.parametrize("where", list(WORKSPACES))
+@pytest.mark.parametrize("lang", list(languages()))
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_no_scenario_states_what_the_tools_did_not_show(name, lang, where, shared):
+    workspace = prepared(shared, WORKSPACES[where])
+    run = start(scenario=name, workspace=workspace, tool_timeout=10, lang=lang)
+    before = snapshot(workspace)
+    run.run_to_end()
+    after = snapshot(workspace)
+    changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+    assert changed <= set(SCENARIOS[name].creates), f"the model changed {changed} the task did not ask for"
+    assert not unsupported(run), f"stated without a source: {unsupported(run)}"
+
+
+@pytest.mark.parametrize("lang", list(languages()))
+@pytest.mark.parametrize("task", FREE_TASKS)
+def test_a_free_form_task_states_nothing_it_did_not_see(task, lang, shared):
+    workspace = prepared(shared, WORKSPACES["files"])
+    run = start(task, workspace=workspace, tool_timeout=10, lang=lang)
+    before = snapshot(workspace)
+    run.run_to_end()
+    assert snapshot(workspace) == before
+    assert not unsupported(run), f"stated without a source: {unsupported(run)}"
+
+
+def test_the_check_catches_the_old_recover_that_made_up_a_file(shared, monkeypatch):
+    """The scenario as it was: notes.txt written with three invented lines, then "3 lines" reported."""
+    from loop import scripted
+
+    def invented(results, lang):
+        if not results:
+            return scripted.Reply("I'll count the lines of notes.txt.", ("wc -l notes.txt",))
+        if len(results) == 1:
+            return scripted.Reply("That failed. I'll create it with three lines.",
+                                  ("printf 'milk\\neggs\\nbread\\n' > notes.txt && wc -l notes.txt",))
+        return scripted.Reply("notes.txt has 3 lines after creating it; they are milk, eggs and bread.")
+
+    monkeypatch.setitem(scripted.SCENARIOS, "recover", scripted.SCENARIOS["recover"].__class__(
+        "recover", scripted.SCENARIOS["recover"].task, "", invented))
+    workspace = prepared(shared, {})
+    run = start(scenario="recover", workspace=workspace, tool_timeout=10)
+    before = snapshot(workspace)
+    run.run_to_end()
+    changed = set(snapshot(workspace)) - set(before)
+    assert changed == {"notes.txt"}  # the workspace check fails it
+    assert "milk" not in unsupported(run)  # the lines are in its own command, so the workspace check is the one
+
+
+def test_the_check_catches_a_count_no_tool_printed(shared, monkeypatch):
+    from loop import scripted
+
+    def boastful(results, lang):
+        if not results:
+            return scripted.Reply(scripted.say(lang, "I'll look at what is in the workspace."), ("ls -la",))
+        return scripted.Reply(scripted.say_n(lang, "The workspace holds {n} entry: {names}.",
+                                             "The workspace holds {n} entries: {names}.", 42, names="`secret.db`"))
+
+    monkeypatch.setitem(scripted.SCENARIOS, "list-files", scripted.SCENARIOS["list-files"].__class__(
+        "list-files", scripted.SCENARIOS["list-files"].task, "", boastful))
+    run = start(scenario="list-files", workspace=prepared(shared, {}), tool_timeout=10, lang="ja")
+    run.run_to_end()
+    assert set(unsupported(run)) == {"42", "secret.db"}
