@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test chromium bench bench-long clean messages
+.PHONY: run test chromium bench bench-long clean messages class haproxy
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +33,7 @@ chromium:
 		echo "The browser tests need /usr/bin/chromium. Install it with: sudo apt-get install -y chromium"; exit 1; \
 	fi
 
-test: $(VENV)/.test chromium
+test: $(VENV)/.test chromium haproxy
 	$(BIN)/python -m pytest -q
 
 # Benchmarks print figures; they are run by hand, not by `make test`.
@@ -54,6 +54,23 @@ messages: $(VENV)/.app
 		--add-location=file --project=Loopscope --header-comment="# The messages of Loopscope, made by 'make messages': translate them in locales/<lang>/LC_MESSAGES/loopscope.po." \
 		-o locales/loopscope.pot .
 	$(BIN)/pybabel -q update -i locales/loopscope.pot -d locales -D loopscope --ignore-obsolete --width=100
+
+# A class bigger than one process (docs/deploy.md): REPLICAS Streamlit processes on ports 8501…, Debian's
+# HAProxy in front of them on port 8500 (deploy/haproxy.cfg), one runs folder for all. Ctrl-C stops them all.
+REPLICAS ?= 2
+class: $(VENV)/.app haproxy
+	LOOPSCOPE_RUNS="$${LOOPSCOPE_RUNS:-$(CURDIR)/runs}" $(BIN)/python deploy/classroom.py --replicas $(REPLICAS)
+
+# The balancer of `make class` and of its tests: install Debian's haproxy when it is missing and we can.
+haproxy:
+	@if command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's haproxy for make class and its tests…"; \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q haproxy) >/tmp/loopscope-apt-haproxy.log 2>&1 \
+		|| { echo "could not install haproxy (see /tmp/loopscope-apt-haproxy.log)"; exit 1; }; \
+	else \
+		echo "make class and its tests need HAProxy. Install it with: sudo apt-get install -y haproxy"; exit 1; \
+	fi
 
 clean:
 	rm -rf $(VENV) .pytest_cache
