@@ -51,7 +51,7 @@ from bench.render import CHROMIUM, CHROMIUM_ARGS, CLICK_AND_WAIT, IDLE, free_por
 
 MAX_SESSIONS = 50
 AGENT = "loopscope-wire student"  # + the student's number: the User-Agent each wire student sends
-WIDGETS = ("button", "radio", "checkbox", "text_input", "selectbox", "number_input")  # the ones Wire can use by key
+WIDGETS = ("button", "radio", "checkbox", "text_input", "text_area", "selectbox", "number_input")  # the ones Wire can use by key
 ENDED = "The loop has ended"
 
 

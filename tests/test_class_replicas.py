@@ -138,6 +138,33 @@ def test_the_stats_page_needs_its_password_and_the_class_address_shows_none(thre
         assert "Statistics Report" not in page and "pxname" not in page, path
 
 
+def test_a_replicas_commands_run_in_its_sandbox_and_the_shared_store_is_private(three):
+    """Each replica is the app as `make run` serves it: its commands run as docs/security.md says."""
+    import pwd
+    import stat
+
+    async def ask() -> Wire:
+        wire = Wire(three.url, agent="sandbox student")
+        await wire.open()
+        await wire.rerun("set-scenario", string_value="A task of my own…")
+        await wire.rerun("set-task", string_value="Which user am I?")
+        await wire.rerun("new-run")
+        for _ in range(12):
+            await wire.rerun("live-step")
+            if wire.shows("The loop has ended"):
+                break
+        assert not wire.errors, wire.errors
+        await wire.close()
+        return wire
+
+    wire = asyncio.run(asyncio.wait_for(ask(), timeout=120))
+    user = "nobody" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name  # as root: never root
+    assert wire.shows("I ran `whoami`") and wire.shows(f"\n{user}\n"), "the command's output is not the sandbox's user"
+    assert stat.S_IMODE(three.runs.stat().st_mode) == 0o700  # no command (nobody) can list or read the runs
+    for path in three.runs.iterdir():
+        assert path.is_dir() or stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
 async def set_up_a_real_model(wire: Wire) -> None:
     """What a student does in the sidebar: an Anthropic model, a key typed in, no approval gate, New run."""
     await wire.rerun("set-model", string_value="An Anthropic model")
