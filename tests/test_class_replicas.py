@@ -49,7 +49,8 @@ def by_student(room: Classroom, prefix: str) -> dict[str, list]:
     return found
 
 
-def get(url: str, auth: tuple[str, str] | None = None) -> tuple[int, str]:
+def get(url: str, auth: tuple[str, str] | None = None) -> tuple[int | None, str]:
+    """(status, body) of GET `url`; (None, "") when nothing answers."""
     request = urllib.request.Request(url)
     if auth:
         import base64
@@ -60,6 +61,8 @@ def get(url: str, auth: tuple[str, str] | None = None) -> tuple[int, str]:
             return response.status, response.read().decode(errors="replace")
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode(errors="replace")
+    except OSError:
+        return None, ""
 
 
 # -- one class of three replicas: stickiness, the stats page, a key that never reaches the shared folder --
@@ -364,7 +367,7 @@ def test_a_replica_killed_mid_class_loses_no_step_and_no_other_student_sees_an_e
             assert back and set(back) == {live}, servers  # after the kill: the live one only
         log = room.balancer_log.read_text()
         assert f"Server replicas/{victim} is DOWN" in log
-        assert get_status(f"http://127.0.0.1:{stats_port}/") is None  # no stats page without a password
+        assert get(f"http://127.0.0.1:{stats_port}/")[0] is None  # no stats page without a password
 
     store = RunsStore(tmp_path / "runs")
     key = store.secret()
@@ -444,12 +447,12 @@ def test_make_class_restarts_a_dead_replica_and_ctrl_c_stops_everything(tmp_path
 
         health = f"http://127.0.0.1:{port}/_stcore/health"
         wait_for(lambda: any("Ctrl-C stops them all" in line for line in lines))  # started, and watching
-        assert get_status(health) == 200
+        assert get(health)[0] == 200
         [replica] = [p for p in _session_of(launcher.pid) if _parent(p) == launcher.pid
                      and b"streamlit" in Path(f"/proc/{p}/cmdline").read_bytes()]
         os.kill(replica, signal.SIGKILL)
         wait_for(lambda: any("starting it again" in line for line in lines), 30)
-        wait_for(lambda: get_status(health) == 200)  # started again, and back in the balancer
+        wait_for(lambda: get(health)[0] == 200)  # started again, and back in the balancer
         os.killpg(launcher.pid, signal.SIGINT)  # Ctrl-C in the terminal
         assert launcher.wait(30) == 0, "".join(lines)
         reader.join(10)
@@ -458,21 +461,11 @@ def test_make_class_restarts_a_dead_replica_and_ctrl_c_stops_everything(tmp_path
             time.sleep(0.2)
         assert not _session_of(launcher.pid), "a process of the class outlived Ctrl-C"
         assert f"http://127.0.0.1:{port}" in "".join(lines)
-        assert get_status(health) is None
+        assert get(health)[0] is None
     finally:
         if launcher.poll() is None:
             os.killpg(launcher.pid, signal.SIGKILL)
             launcher.wait()
-
-
-def get_status(url: str) -> int | None:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.status
-    except urllib.error.HTTPError as exc:
-        return exc.code
-    except OSError:
-        return None
 
 
 def _parent(pid: int) -> int:
