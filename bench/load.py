@@ -437,10 +437,10 @@ def measure(url: str, client: str, sessions: int, args, classroom=None) -> dict:
     balancer_cpu_before = sampler.cpu_of("balancer")
     load_before = os.getloadavg()[0]
     sampler.start()
-    started = time.monotonic()
+    started, client_cpu = time.monotonic(), time.process_time()
     what, driver = CLIENTS[client]
     times, errors, opens = asyncio.run(driver(url, sessions, args.max_steps, args.think_ms, args.time_limit))
-    took = time.monotonic() - started
+    took, client_cpu = time.monotonic() - started, time.process_time() - client_cpu
     sampler.stop.set()
     sampler.join()
     sampler.sample()
@@ -457,7 +457,8 @@ def measure(url: str, client: str, sessions: int, args, classroom=None) -> dict:
               f"p95 {percentile(times, 0.95) * 1000:.0f} ms · max {max(times) * 1000:.0f} ms · "
               f"mean {statistics.mean(times) * 1000:.0f} ms")
     server_cpu = sampler.cpu_of("server") - server_cpu_before
-    browser = f" · browser (Chromium) {sampler.cpu_of('browser'):.1f} s" if client == "chromium" else ""
+    browser = (f" · browser (Chromium) {sampler.cpu_of('browser'):.1f} s" if client == "chromium"
+               else f" · this script (the wire clients, the sampler) {client_cpu:.1f} s")
     balancer_cpu = sampler.cpu_of("balancer") - balancer_cpu_before
     balancer = f" · balancer {balancer_cpu:.1f} s" if classroom else ""
     print(f"  CPU time: server {server_cpu:.1f} s ({server_cpu / max(1, len(times)) * 1000:.0f} ms a click)"
