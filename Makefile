@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test chromium bubblewrap bench bench-long clean messages samples
+.PHONY: run test chromium bubblewrap haproxy bench bench-long clean messages samples class
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,7 +45,7 @@ chromium:
 		echo "The browser tests need /usr/bin/chromium. Install it with: sudo apt-get install -y chromium"; exit 1; \
 	fi
 
-test: $(VENV)/.test chromium bubblewrap
+test: $(VENV)/.test chromium bubblewrap haproxy
 	$(BIN)/python -m pytest -q
 
 # Benchmarks print figures; they are run by hand, not by `make test`.
@@ -78,6 +78,23 @@ samples: $(VENV)/.app
 				|| exit 1; echo "$$dir/$$name.json"; \
 		done; \
 	done
+
+# A class bigger than one process (docs/deploy.md): REPLICAS Streamlit processes on ports 8501…, Debian's
+# HAProxy in front of them on port 8500 (deploy/haproxy.cfg), one runs folder for all. Ctrl-C stops them all.
+REPLICAS ?= 2
+class: $(VENV)/.app haproxy bubblewrap
+	LOOPSCOPE_RUNS="$${LOOPSCOPE_RUNS:-$(CURDIR)/runs}" $(BIN)/python deploy/classroom.py --replicas $(REPLICAS)
+
+# The balancer of `make class` and of its tests: install Debian's haproxy when it is missing and we can.
+haproxy:
+	@if command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's haproxy for make class and its tests…"; \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q haproxy) >/tmp/loopscope-apt-haproxy.log 2>&1 \
+		|| { echo "could not install haproxy (see /tmp/loopscope-apt-haproxy.log)"; exit 1; }; \
+	else \
+		echo "make class and its tests need HAProxy. Install it with: sudo apt-get install -y haproxy"; exit 1; \
+	fi
 
 clean:
 	rm -rf $(VENV) .pytest_cache

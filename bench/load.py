@@ -3,9 +3,15 @@
     .venv/bin/python bench/load.py                      # 20 students, both kinds of client below
     .venv/bin/python bench/load.py --client wire        # the server's side only
     .venv/bin/python bench/load.py --client chromium --sessions 5
+    .venv/bin/python bench/load.py --client wire --replicas 2 --sessions 40
 
 Serves `streamlit run app.py` on 127.0.0.1 (tests/browser.py's helper); each
-student clicks Step until the loop ends, --think-ms apart. Two kinds of client:
+student clicks Step until the loop ends, --think-ms apart. With --replicas N it
+serves a class instead (deploy/classroom.py: N replicas behind HAProxy, one
+runs store) and points the students at the balancer, and first one replica
+behind it with the N-th of the students, then prints the two side by side;
+the balancer's log says how many students each replica had, and that each
+student's requests all reached one. Two kinds of client:
 
 - chromium: one headless Chromium with N contexts (separate cookies, storage
   and WebSockets). A click is timed in the page, from the click until the page
@@ -19,7 +25,8 @@ student clicks Step until the loop ends, --think-ms apart. Two kinds of client:
 Meanwhile the memory of the streamlit process and all its children (PSS, from
 /proc) is sampled every 0.2 s. Prints p50, p95 and max click-to-update, the
 CPU time of the server (and of the browser), the error count and the peak
-memory. Loopback only; bounded by --sessions (at most 50) and --time-limit.
+memory. Loopback only; bounded by --sessions (at most 50 a replica) and
+--time-limit.
 """
 
 from __future__ import annotations
@@ -41,9 +48,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.render import CLICK_AND_WAIT  # noqa: E402
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, IDLE, serve_app  # noqa: E402
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, IDLE, free_port, serve_app  # noqa: E402
 
 MAX_SESSIONS = 50
+AGENT = "loopscope-wire student"  # + the student's number: the User-Agent each wire student sends
+WIDGETS = ("button", "radio", "checkbox", "text_input", "text_area", "selectbox", "number_input")  # the ones Wire can use by key
 ENDED = "The loop has ended"
 
 
@@ -79,15 +88,15 @@ def _rss(pid: int) -> int:
     return 0
 
 
-def server_pids() -> list[int]:
-    """The streamlit server this script started (a child of this process)."""
+def server_pids(program: bytes = b"streamlit") -> list[int]:
+    """The streamlit servers (or, given its name, the balancer) this script started: children of this process."""
     found = []
     for pid in _children().get(os.getpid(), []):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"streamlit" in cmdline:
+        if program in cmdline or any(Path(os.fsdecode(arg)).name == os.fsdecode(program) for arg in cmdline[:1]):
             found.append(pid)
     return found
 
@@ -114,19 +123,24 @@ def _cpu(pid: int) -> float:
 
 
 class Sampler(threading.Thread):
-    """Every 0.2 s: the server tree's memory (kept: the peak), and the CPU time of the server and of the browser."""
+    """Every 0.2 s: the memory of the servers' trees and of the balancer (kept: the peaks), and the CPU time of
+    the servers, the balancer and the browser (every other process this script started)."""
 
-    def __init__(self, server: list[int], every: float = 0.2):
+    def __init__(self, server: list[int], balancer: list[int] | None = None, every: float = 0.2):
         super().__init__(daemon=True)
-        self.server, self.every, self.peak, self.stop = server, every, 0, threading.Event()
+        self.server, self.balancer, self.every, self.stop = server, balancer or [], every, threading.Event()
+        self.peak, self.balancer_peak = 0, 0
         self.cpu: dict[int, tuple[str, float]] = {}  # pid: (whose, CPU seconds last seen)
 
     def sample(self) -> None:
         tree = _children()
         server = {pid for root in self.server for pid in descendants(root, tree)}
+        balancer = {pid for root in self.balancer for pid in descendants(root, tree)}
         self.peak = max(self.peak, sum(_rss(pid) for pid in server))
+        self.balancer_peak = max(self.balancer_peak, sum(_rss(pid) for pid in balancer))
         for pid in descendants(os.getpid(), tree)[1:]:
-            self.cpu[pid] = ("server" if pid in server else "browser", _cpu(pid))
+            whose = "server" if pid in server else "balancer" if pid in balancer else "browser"
+            self.cpu[pid] = (whose, _cpu(pid))
 
     def cpu_of(self, whose: str) -> float:
         return sum(seconds for who, seconds in self.cpu.values() if who == whose)
@@ -218,16 +232,24 @@ class Wire:
     It sends what the page sends on a click (a rerun with the button's trigger
     set, in the fragment the button is drawn in, the URL's query string and the
     page), reads the deltas the server streams back, and keeps the widget ids
-    and the query string the server hands it, as the page does. It keeps the
-    cookie the page sets (the browser's id, handed out by a component whose
-    script sets `document.cookie`) and sends it when it connects, as a browser
-    does: pass `cookies` from an earlier Wire to come back as the same browser.
-    Rendering is left out: that is the work each student's own machine does.
+    and the query string the server hands it, as the page does. Rendering is
+    left out: that is the work each student's own machine does.
+
+    It keeps cookies as a browser does and sends them with every request: the
+    ones the server's answers set (`Set-Cookie`: a load balancer's sticky
+    cookie, deploy/haproxy.cfg) and the one the page sets (the browser's id,
+    handed out by a component whose script sets `document.cookie`). Pass
+    `cookies` from an earlier Wire to come back as the same browser, and its
+    `query` (the address bar's) to reconnect as the page does. Opening first
+    loads the page and asks `/_stcore/health` and `/_stcore/host-config`, as
+    the page does before it connects; `agent` is the User-Agent it sends.
     """
 
-    def __init__(self, url: str, cookies: dict[str, str] | None = None):
+    def __init__(self, url: str, cookies: dict[str, str] | None = None, agent: str = "loopscope-wire",
+                 query: str = ""):
+        self.base, self.agent = url, agent
         self.url = url.replace("http", "ws", 1) + "/_stcore/stream"
-        self.query, self.page, self.widgets, self.fragments = "", "", {}, {}
+        self.query, self.page, self.widgets, self.fragments = query, "", {}, {}
         self.cookies = dict(cookies or {})
         self.text: list[bytes] = []  # the raw deltas of the last run, searched for what the page would show
         self.errors: list[str] = []
@@ -235,13 +257,41 @@ class Wire:
     async def open(self) -> None:
         import websockets
 
-        cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        for path in ("/", "/_stcore/health", "/_stcore/host-config"):
+            await asyncio.to_thread(self._get, path)
         self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None, ping_interval=None,
-                                           additional_headers={"Cookie": cookie} if cookie else None)
+                                           additional_headers=self._cookie_header(), user_agent_header=self.agent)
+        self._keep(self.ws.response.headers.get_all("Set-Cookie"))
         await self.rerun()
 
-    async def rerun(self, widget: str | None = None) -> None:
-        """Send one rerun (a click on the widget with user key `widget`) and read until the script finishes."""
+    def _get(self, path: str) -> None:
+        import urllib.request
+
+        request = urllib.request.Request(self.base + path, headers={"User-Agent": self.agent, **self._cookie_header()})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            response.read()
+            self._keep(response.headers.get_all("Set-Cookie") or [])
+
+    def _cookie_header(self) -> dict[str, str]:
+        return {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
+
+    def _keep(self, set_cookies: list[str]) -> None:
+        """Keep what `Set-Cookie` headers set (name and value: this client visits one site, over http)."""
+        for header in set_cookies:
+            pair, *attributes = header.split(";")
+            name, _, value = pair.partition("=")
+            if any(a.strip().lower() == "max-age=0" for a in attributes):
+                self.cookies.pop(name.strip(), None)
+            else:
+                self.cookies[name.strip()] = value.strip()
+
+    async def rerun(self, widget: str | None = None, **value) -> None:
+        """Send one rerun and read until the script finishes.
+
+        With `widget` (a user key), the rerun is a click on that button, or with
+        `value` (as Streamlit's WidgetState has it: `string_value="…"`,
+        `bool_value=False`) that widget set to a value, as a student types or chooses.
+        """
         from streamlit.proto.BackMsg_pb2 import BackMsg
 
         msg = BackMsg()
@@ -250,7 +300,12 @@ class Wire:
         if widget is not None:
             msg.rerun_script.fragment_id = self.fragments.get(widget, "")
             state = msg.rerun_script.widget_states.widgets.add()
-            state.id, state.trigger_value = self.widgets[widget], True
+            state.id = self.widgets[widget]
+            if value:
+                for field, given in value.items():
+                    setattr(state, field, given)
+            else:
+                state.trigger_value = True
         await self.ws.send(msg.SerializeToString())
         self.text = []
         await self.finished()
@@ -279,14 +334,14 @@ class Wire:
 
     def _element(self, element, fragment: str) -> None:
         what = element.WhichOneof("type")
-        if what == "button" and "-" in element.button.id:
-            key = element.button.id.split("-", 2)[-1]  # "$$ID-<hash>-<key>"
-            self.widgets[key], self.fragments[key] = element.button.id, fragment
+        if what in WIDGETS and "-" in getattr(element, what).id:
+            widget_id = getattr(element, what).id
+            key = widget_id.split("-", 2)[-1]  # "$$ID-<hash>-<key>"
+            self.widgets[key], self.fragments[key] = widget_id, fragment
         elif what == "bidi_component" and element.bidi_component.WhichOneof("data") == "json":
             data = json.loads(element.bidi_component.json)
             if isinstance(data, dict) and isinstance(data.get("cookie"), str):  # what its script does in a browser
-                name, _, value = data["cookie"].split(";")[0].partition("=")
-                self.cookies[name.strip()] = value.strip()
+                self._keep([data["cookie"]])
         elif what == "exception":
             self.errors.append(f"exception: {element.exception.message[:200]}")
         elif what == "alert" and element.alert.format == element.alert.ERROR:
@@ -307,7 +362,7 @@ class Wire:
 
 async def wire_student(url: str, n: int, max_steps: int, think_ms: int, times: list[float], errors: list[str],
                        bell: Bell | None = None, opens: list[float] | None = None):
-    wire = Wire(url)
+    wire = Wire(url, agent=f"{AGENT} {n}")  # the balancer's log names each student by it
     ready = False
     try:
         started = time.perf_counter()
@@ -375,22 +430,26 @@ CLIENTS = {
 }
 
 
-def measure(url: str, client: str, sessions: int, args) -> tuple[list[float], list[str]]:
-    roots = server_pids()
-    sampler = Sampler(roots)
+def measure(url: str, client: str, sessions: int, args, classroom=None) -> dict:
+    """Run one class and print its figures; with `classroom`, the balancer's too. Returns the figures."""
+    sampler = Sampler(server_pids(), server_pids(b"haproxy") if classroom else None)
     sampler.sample()
     idle, server_cpu_before = sampler.peak, sampler.cpu_of("server")
+    balancer_cpu_before = sampler.cpu_of("balancer")
+    load_before = os.getloadavg()[0]
     sampler.start()
-    started = time.monotonic()
+    started, client_cpu = time.monotonic(), time.process_time()
     what, driver = CLIENTS[client]
     times, errors, opens = asyncio.run(driver(url, sessions, args.max_steps, args.think_ms, args.time_limit))
-    took = time.monotonic() - started
+    took, client_cpu = time.monotonic() - started, time.process_time() - client_cpu
     sampler.stop.set()
     sampler.join()
     sampler.sample()
-    print(f"\n{sessions} students stepping two-tools to its end, {args.think_ms} ms between clicks · "
+    replicas = f" · {len(classroom.replicas)} replica(s) behind HAProxy" if classroom else ""
+    print(f"\n{sessions} students stepping two-tools to its end, {args.think_ms} ms between clicks{replicas} · "
           + what.format(n=sessions))
-    print(f"  {os.cpu_count()} CPUs · {took:.0f} s · load average {os.getloadavg()[0]:.1f}")
+    print(f"  {os.cpu_count()} CPUs · {took:.0f} s · load average (1 min) {load_before:.2f} before, "
+          f"{os.getloadavg()[0]:.2f} after")
     if opens:
         print(f"  opening the page, all at once: p50 {percentile(opens, 0.5) * 1000:.0f} ms · "
               f"max {max(opens) * 1000:.0f} ms; then they step together")
@@ -399,39 +458,117 @@ def measure(url: str, client: str, sessions: int, args) -> tuple[list[float], li
               f"p95 {percentile(times, 0.95) * 1000:.0f} ms · max {max(times) * 1000:.0f} ms · "
               f"mean {statistics.mean(times) * 1000:.0f} ms")
     server_cpu = sampler.cpu_of("server") - server_cpu_before
-    browser = f" · browser (Chromium) {sampler.cpu_of('browser'):.1f} s" if client == "chromium" else ""
+    browser = (f" · browser (Chromium) {sampler.cpu_of('browser'):.1f} s" if client == "chromium"
+               else f" · this script (the wire clients, the sampler) {client_cpu:.1f} s")
+    balancer_cpu = sampler.cpu_of("balancer") - balancer_cpu_before
+    balancer = f" · balancer {balancer_cpu:.1f} s" if classroom else ""
     print(f"  CPU time: server {server_cpu:.1f} s ({server_cpu / max(1, len(times)) * 1000:.0f} ms a click)"
-          f"{browser} · available {took * (os.cpu_count() or 1):.0f} s")
+          f"{balancer}{browser} · available {took * (os.cpu_count() or 1):.0f} s")
+    spread_line, moved = spread(classroom) if classroom is not None else ("", 0)
+    if moved:
+        errors.append(f"{moved} student(s) not kept on one replica")
     print(f"  errors: {len(errors)}")
     for e in errors[:20]:
         print(f"    - {e}")
+    if classroom is not None:
+        print(f"  students per replica (the balancer's log): {spread_line} · students whose requests reached more "
+              f"than one replica: {moved}")
     print(f"  server memory (streamlit and its children, PSS): idle {idle / 2**20:.0f} MiB · "
-          f"peak {sampler.peak / 2**20:.0f} MiB")
-    return times, errors
+          f"peak {sampler.peak / 2**20:.0f} MiB"
+          + (f" · balancer (HAProxy) peak {sampler.balancer_peak / 2**20:.0f} MiB" if classroom else ""))
+    figures = {"sessions": sessions, "times": times, "errors": errors, "peak": sampler.peak,
+               "balancer_peak": sampler.balancer_peak, "cpu": server_cpu, "load_before": load_before,
+               "replicas": len(classroom.replicas) if classroom else 1, "spread": spread_line}
+    return figures
+
+
+def spread(classroom) -> tuple[str, int]:
+    """("r1 20 · r2 20", students seen on more than one replica), from the balancer's log."""
+    servers: dict[str, set[str]] = {}
+    for request in classroom.requests():
+        if request.agent.startswith(AGENT):
+            servers.setdefault(request.agent, set()).add(request.server)
+    counts = {r.name: 0 for r in classroom.replicas}
+    for seen in servers.values():
+        for server in seen:
+            counts[server] = counts.get(server, 0) + 1
+    return " · ".join(f"{name} {n}" for name, n in counts.items()), sum(len(s) > 1 for s in servers.values())
+
+
+def side_by_side(client: str, rows: list[dict]) -> None:
+    """One class on one replica beside the bigger class on N replicas."""
+    heads = [f"{r['replicas']} replica{'s' if r['replicas'] > 1 else ''}, {r['sessions']} students" for r in rows]
+    width = max(28, *(len(h) + 2 for h in heads))
+
+    def line(label: str, cells: list[str]) -> None:
+        print(f"  {label:<28}" + "".join(f"{c:>{width}}" for c in cells))
+
+    def ms(r: dict, q: float | None) -> str:
+        if not r["times"]:
+            return "–"
+        return f"{(max(r['times']) if q is None else percentile(r['times'], q)) * 1000:.0f} ms"
+
+    print(f"\n{client} clients, {rows[0]['sessions']} students a replica, side by side:")
+    line("", heads)
+    line("load average before (1 min)", [f"{r['load_before']:.2f}" for r in rows])
+    line("click to update p50", [ms(r, 0.5) for r in rows])
+    line("click to update p95", [ms(r, 0.95) for r in rows])
+    line("click to update max", [ms(r, None) for r in rows])
+    line("errors", [str(len(r["errors"])) for r in rows])
+    line("server CPU a click", [f"{r['cpu'] / max(1, len(r['times'])) * 1000:.0f} ms" for r in rows])
+    line("peak memory, replicas (PSS)", [f"{r['peak'] / 2**20:.0f} MiB" for r in rows])
+    line("peak memory, balancer (PSS)", [f"{r['balancer_peak'] / 2**20:.0f} MiB" for r in rows])
+    line("students per replica", [r["spread"] for r in rows])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", type=int, default=20, help=f"students at once (at most {MAX_SESSIONS})")
+    parser.add_argument("--sessions", type=int, help=f"students at once (default 20 a replica; at most "
+                                                      f"{MAX_SESSIONS} a replica)")
     parser.add_argument("--client", choices=["both", *CLIENTS], default="both",
                         help="chromium: real browsers on this machine; wire: the server's side alone; both (default)")
+    parser.add_argument("--replicas", type=int, default=0,
+                        help="serve N replicas behind HAProxy (deploy/classroom.py) and also one replica with "
+                             "the N-th of the students, side by side (default: one server, no balancer)")
     parser.add_argument("--max-steps", type=int, default=30, help="Step clicks a session at most")
     parser.add_argument("--think-ms", type=int, default=300, help="pause between two clicks of one student")
     parser.add_argument("--time-limit", type=float, default=600, help="seconds for each run")
     args = parser.parse_args(argv)
-    sessions = max(1, min(args.sessions, MAX_SESSIONS))
+    replicas = max(0, args.replicas)
+    sessions = max(1, min(args.sessions or 20 * max(1, replicas), MAX_SESSIONS * max(1, replicas)))
     clients = list(CLIENTS) if args.client == "both" else [args.client]
-    if "chromium" in clients and not Path(CHROMIUM).exists():
-        raise SystemExit(f"{CHROMIUM} is missing (sudo apt-get install -y chromium).")
+    if not Path(CHROMIUM).exists():
+        raise SystemExit(f"{CHROMIUM} is missing (sudo apt-get install -y chromium): it opens the page once before "
+                         "a class, and is the chromium client.")
     failed = False
     for client in clients:
-        with tempfile.TemporaryDirectory(prefix="loopscope-load-runs-") as runs:
-            os.environ["LOOPSCOPE_RUNS"] = runs  # the server's saved runs go here, not into the project
-            with serve_app() as url:  # a new server for each client: one run's memory is not the next one's
-                asyncio.run(warm_up(url))
-                _, errors = measure(url, client, sessions, args)
-                failed = failed or bool(errors)
+        if not replicas:
+            with tempfile.TemporaryDirectory(prefix="loopscope-load-runs-") as runs:
+                os.environ["LOOPSCOPE_RUNS"] = runs  # the server's saved runs go here, not into the project
+                with serve_app() as url:  # a new server for each client: one run's memory is not the next one's
+                    asyncio.run(warm_up(url))
+                    failed = bool(measure(url, client, sessions, args)["errors"]) or failed
+            continue
+        plan = [(1, max(1, round(sessions / replicas))), (replicas, sessions)] if replicas > 1 else [(1, sessions)]
+        rows = []
+        for count, students in plan:
+            rows.append(class_run(client, count, students, args))
+            failed = failed or bool(rows[-1]["errors"])
+        side_by_side(client, rows)
     return 1 if failed else 0
+
+
+def class_run(client: str, replicas: int, students: int, args) -> dict:
+    """`students` on `replicas` replicas behind the balancer, all started afresh and stopped after."""
+    from deploy.classroom import Classroom
+
+    with tempfile.TemporaryDirectory(prefix="loopscope-load-class-") as folder:
+        ports = [free_port() for _ in range(replicas + 1)]
+        with Classroom(ports[1:], port=ports[0], host="127.0.0.1", folder=Path(folder) / "class",
+                       runs=Path(folder) / "runs") as classroom:
+            for replica in classroom.replicas:  # each one's one-time imports, not counted as the class's
+                asyncio.run(warm_up(replica.url))
+            return measure(classroom.url, client, students, args, classroom)
 
 
 if __name__ == "__main__":

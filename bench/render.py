@@ -33,12 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.browser import IDLE, launch, serve_app  # noqa: E402  (the browser tests use them too)
+from tests.browser import IDLE, launch, serve_app, wait_idle  # noqa: E402  (the browser tests use them too)
 from tests.synthetic import long_transcript, threaded_trace  # noqa: E402
-
-
-def wait_idle(page, timeout: float = 120_000) -> None:
-    page.wait_for_selector(IDLE, timeout=timeout)
 
 
 def open_transcript(page, url: str, path: Path) -> None:

@@ -68,3 +68,8 @@ def launch(playwright):
         raise SystemExit(f"{CHROMIUM} is missing. Install Debian's chromium: sudo apt-get install -y chromium "
                          "(or `make chromium`).")
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def wait_idle(page, timeout: float = 120_000) -> None:
+    """Until the page's script has finished its run."""
+    page.wait_for_selector(IDLE, timeout=timeout)

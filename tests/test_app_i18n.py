@@ -21,7 +21,7 @@ APP = str(ROOT / "app.py")
 KEPT = r"""messages?|tool_use_id|tool_use|text|tool_results?|turn_count|turn|transition_reason|stop_reason|write-back|loop|model|
 response|assistant|user|system|tools?|max_tokens|state|bash|read_file|write_file|edit_file|block|context|
 append|budget|real|execution|id|ID|JSON|Raw|API|key|Base|URL|LoopState|workspace|Loopscope|transcript|
-Request|request|history|SDK|Messages|HTTP|Claude|Code|OpenAI|chat|jsonl|CSV|Markdown|tokens?|is_error|None|trace|header|body|end_turn|refusal|Model|Python|Anthropic|server|sk-ant|cm|s01|s02|terminal|true|false|
+Request|request|history|SDK|Messages|HTTP|Claude|Code|OpenAI|chat|jsonl|CSV|Markdown|tokens?|is_error|None|trace|header|body|end_turn|refusal|Model|Python|Anthropic|server|sk-ant|cm|s01|s02|terminal|true|false|Cookie|
 s04|s06|task|compact|micro|auto|manual|sub-agent|subagent|main|toolu_\w*"""
 KEPT_RE = re.compile(r"\b(?:" + KEPT.replace("\n", "") + r")\b")
 
@@ -228,7 +228,7 @@ def two_saved_runs(fake_api, no_key_in_environment):
 
 def test_japanese_saved_runs_panel_with_runs_listed_has_no_english_label(two_saved_runs, fake_api):
     cookies, tasks = two_saved_runs
-    at = app(cookies, lang="ja")  # the same browser, in Japanese
+    at = app(cookies=cookies, lang="ja")  # the same browser, in Japanese
     labels = [e.label for e in at.expander]
     assert "保存した実行 · 2" in labels, labels
     panel = at.expander[labels.index("保存した実行 · 2")]
@@ -257,7 +257,7 @@ def test_japanese_saved_runs_panel_with_runs_listed_has_no_english_label(two_sav
 
 def test_the_saved_runs_panel_speaks_chinese(two_saved_runs):
     cookies, _ = two_saved_runs
-    at = app(cookies, lang="zh")
+    at = app(cookies=cookies, lang="zh")
     assert "已保存的运行 · 2" in [e.label for e in at.expander]
     assert (at.button(key="resume-run").label, at.button(key="delete-run").label) == ("恢复", "删除")
     assert at.selectbox(key="saved-run").label == "已保存的运行"

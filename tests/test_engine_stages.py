@@ -333,11 +333,11 @@ def test_messages_results_and_new_blocks_at_each_step(tmp_path):
     assert trace.response_at(1)["stop_reason"] == "tool_use" and trace.response_at(2) is None
 
 
-def test_a_run_records_its_settings_and_its_forks_keep_them(tmp_path):
+def test_a_run_records_its_settings_and_its_forks_keep_them(shared):
     from loop.fork import fork_task, fork_tool_result
     from loop.runner import Settings
 
-    run = start(scenario="list-files", workspace=tmp_path, tool_timeout=12, max_turns=7, toolset="s02")
+    run = start(scenario="list-files", workspace=shared, tool_timeout=12, max_turns=7, toolset="s02")
     assert run.settings == Settings(max_turns=7, tool_timeout=12, toolset="s02")
     assert run.tools.tools["bash"].timeout == 12 and "write_file" in run.tools.tools
     run.run_to_end()
@@ -346,10 +346,10 @@ def test_a_run_records_its_settings_and_its_forks_keep_them(tmp_path):
         assert branch.settings == run.settings and branch.trace.meta["max_turns"] == 7
 
 
-def test_a_fork_between_two_tools_keeps_the_result_already_collected(tmp_path):
+def test_a_fork_between_two_tools_keeps_the_result_already_collected(shared):
     from loop.fork import fork_tool_result
 
-    run = start(scenario="two-tools", workspace=tmp_path)
+    run = start(scenario="two-tools", workspace=shared)
     run.run_to_end()
     second = [i for i, s in enumerate(run.trace.steps) if s.stage == "run_tool"][1]
     branch = fork_tool_result(run, second, "12K\t.")

@@ -124,7 +124,7 @@ def pixel_server():
 def test_images_in_a_transcript_are_never_fetched_by_a_viewers_browser(tmp_path, pixel_server):
     from playwright.sync_api import sync_playwright
 
-    from bench.render import launch, serve_app, wait_idle
+    from tests.browser import launch, serve_app, wait_idle
 
     base, seen = pixel_server
     text = (f"Look: ![pixel]({base}/pixel.png) and <img src=\"{base}/html.png\"> and ![ref][r] and "

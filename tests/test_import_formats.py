@@ -231,8 +231,8 @@ def test_a_loopscope_transcript_comes_back_as_it_was(tmp_path):
     assert [s.to_dict() for s in imported.trace.steps] == json.loads(json.dumps([s.to_dict() for s in run.trace.steps]))
 
 
-def test_messages_past_the_last_step_are_derived_or_said_never_dropped(tmp_path):
-    run = start(scenario="two-tools", workspace=tmp_path)
+def test_messages_past_the_last_step_are_derived_or_said_never_dropped(shared):
+    run = start(scenario="two-tools", workspace=shared)
     run.run_to_end()
     whole = json.loads(transcript.dumps(run.trace))
     cut = dict(whole, steps=whole["steps"][:6])  # the two tools ran; the write-back and the answer have no step
