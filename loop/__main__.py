@@ -2,6 +2,7 @@
 
     python -m loop run --scenario hello-py --out t.json
     python -m loop run --scenario hello-py --lang ja     # the task, the model's words and the lines in Japanese
+    python -m loop run --scenario overloaded --profile complete --journal run.jsonl   # the complete loop; jq reads the journal
     python -m loop run "What Python version is installed?" --model claude-sonnet-4-5
     python -m loop replay t.json
     python -m loop check t.json
@@ -18,11 +19,12 @@ import argparse
 import sys
 import time
 
-from . import rules, transcript
+from . import journal, rules, transcript
 from .catalogs import known, languages, say
 from .errors import explain
 from .model import SCRIPTED, MissingKey, ModelConfig
 from .narrate import describe
+from .profiles import ABOUT, PROFILES
 from .runner import start
 from .scripted import SCENARIOS
 from .terminal import printable
@@ -39,7 +41,8 @@ def _run(args) -> int:
     try:
         run = start(args.task, scenario=args.scenario, config=config, workspace=args.workspace,
                     tool_timeout=args.tool_timeout, max_turns=args.max_turns, lang=args.lang,
-                    keep_workspace=args.keep_workspace, toolset=args.toolset, compact_at=args.compact_at)
+                    keep_workspace=args.keep_workspace, toolset=args.toolset, compact_at=args.compact_at,
+                    profile=args.profile, budget=args.budget)
     except (KeyError, ValueError) as exc:  # a WorkspaceError too: what the folder would need
         out(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
@@ -58,23 +61,54 @@ def _run_to_end(run, args, config) -> int:
     label = say(lang, "scripted (offline, no key)") if config.scripted else config.model
     kept = " (kept after the run)" if args.keep_workspace and not args.workspace else ""
     out(say(lang, "model: {model} · workspace: {workspace}", model=label, workspace=run.workspace) + kept)
+    if run.profile.complete:  # the chapter's loop says nothing of itself, as before
+        out(say(lang, "loop: {profile}", profile=say(lang, ABOUT[run.profile.name])))
     out(run.tools.sandbox.describe())
     for warning in run.tools.warnings:  # e.g. no bubblewrap here: said before anything runs
         out(warning)
+    log = _journal(run, args.journal)
+    if args.journal and log is None:
+        return 1
+
+    def on_step(step) -> None:
+        out(describe(run.trace, step.index, lang), flush=True)
+        if log is not None:  # one JSON line a step, as it happens: `tail -f` and `jq` read it
+            log.write(journal.step_line(run.trace, step.index) + "\n")
+            log.flush()
+
     try:
-        run.run_to_end(on_step=lambda step: out(describe(run.trace, step.index, lang), flush=True))
+        run.run_to_end(on_step=on_step)
     except Exception as exc:  # an API error: say what to do, keep what was done
         out(f"error: {explain(exc, lang)}", file=sys.stderr)
         if args.out and _save(run, args.out):
             out(f"the steps so far are in {args.out}", file=sys.stderr)
         return 1
+    finally:
+        if log is not None:
+            log.close()
     out(say(lang, "ended: {ended} · turn_count {turn} · {n} steps", ended=run.state.ended,
             turn=run.state.turn_count, n=len(run.trace)))
     if args.out:
         if not _save(run, args.out):
             return 1
         out(say(lang, "transcript: {path}", path=args.out))
-    return 0
+    return 1 if run.state.ended in FAILED else 0
+
+
+FAILED = ("retries_exhausted", "prompt_too_long")  # the complete loop ended on an error it could not get past
+
+
+def _journal(run, path: str | None):
+    """The run's journal file, its first line written (its facts), or None (no --journal, or it cannot be written)."""
+    if not path:
+        return None
+    try:
+        log = open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        out(f"error: cannot write {path}: {exc.strerror}", file=sys.stderr)
+        return None
+    log.write(journal.head_line(run.trace.meta, {"profile": run.profile.name}) + "\n")
+    return log
 
 
 def _save(run, path: str) -> bool:
@@ -200,7 +234,7 @@ def _scenarios(args) -> int:
 def _serve(args) -> int:
     from .server import serve
 
-    server = serve(args.port)
+    server = serve(args.port, context_window=args.context_window)
     host, port = server.server_address[:2]
     out(f"scripted Anthropic-compatible server on http://{host}:{port} (Ctrl-C stops it)", flush=True)
     try:
@@ -237,6 +271,14 @@ def main(argv: list[str] | None = None) -> int:
                           "or the scenario's)")
     run.add_argument("--lang", choices=list(languages()), default="en",
                      help="the learner's language: the scenario's task, the model's words and these lines")
+    run.add_argument("--profile", choices=list(PROFILES),
+                     help="the loop: minimal (the chapter's, the default) or complete (retries, max_tokens recovery, "
+                          "compaction when the prompt is too long, parallel tools); a scenario made for one brings it")
+    run.add_argument("--budget", type=int, metavar="TOKENS",
+                     help="with --profile complete: the estimated tokens a request may hold before the loop compacts "
+                          "(default 150,000)")
+    run.add_argument("--journal", metavar="FILE",
+                     help="write one JSON line a step to FILE as the run goes (its first line: the run's facts)")
     run.set_defaults(func=_run)
 
     replay = sub.add_parser("replay", help="print the stages of a transcript, running nothing")
@@ -263,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
 
     serve = sub.add_parser("serve", help="serve the scripted model over HTTP on 127.0.0.1")
     serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--context-window", type=int, metavar="TOKENS",
+                       help="refuse a prompt longer than this, as the API does (400 `prompt is too long`)")
     serve.set_defaults(func=_serve)
 
     from .runs_cli import add_parser as add_runs
@@ -274,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("run needs a TASK or --scenario NAME")
     if args.command == "run" and args.compact_at is not None and args.compact_at < 1:
         parser.error("--compact-at needs a positive number of tokens")
+    if args.command == "run" and args.budget is not None and args.budget < 1:
+        parser.error("--budget needs a positive number of tokens")
     return args.func(args)
 
 

@@ -34,12 +34,19 @@ SUMMARY_MAX_TOKENS = 2000
 SUMMARY_PROMPT = ("Summarize this conversation for continuity. Include: 1) What was accomplished, 2) Current state, "
                   "3) Key decisions made. Be concise but preserve critical details.\n\n")
 SUMMARY_CHARS = 80_000  # the end of the conversation the summary call sees, as in the course
+SHORT_RESULT = 200  # characters of an older tool_result a summary call keeps when the history outgrew the window
 COMPRESSED = "[Conversation compressed. The full history before this point is kept in the trace.]"
 # Why each compaction happened, as a step's detail says it (in English; narrate.py says it again in any language)
 MICRO_WHY = N_("{n} old tool_result(s) replaced by placeholders; the newest {keep} are kept")
 AUTO_WHY = N_("the history is about {tokens} tokens, past the threshold of {threshold}")
 MANUAL_WHY = N_("the model called the compact tool")
 SUMMARY_WHY = N_("the history is replaced by the summary the model just wrote")
+# The complete loop's compact_resume (profiles.py): compact, then call again
+REFUSED_WHY = N_("the API refused the prompt as too long ({tokens} tokens > {maximum} maximum): summarise, then call "
+                 "again")
+STILL_TOO_LONG = N_("the API refused the prompt as too long ({tokens} tokens > {maximum} maximum) even after a "
+                    "compaction: the loop ends")
+BUDGET_WHY = N_("the history is about {tokens} tokens, past the budget of {budget}: summarise before the call")
 
 
 def placeholder(name: str) -> str:
@@ -80,9 +87,44 @@ def micro_compact(messages: list) -> list[tuple[int, dict]]:
     return sorted(changed.items())
 
 
-def summary_messages(messages: list) -> list[dict]:
-    """What the summary call sends: one user message with the conversation's JSON (its last 80,000 characters)."""
-    return [{"role": "user", "content": SUMMARY_PROMPT + json.dumps(messages, default=str)[-SUMMARY_CHARS:]}]
+def summary_messages(messages: list, within: int | None = None) -> list[dict]:
+    """What the summary call sends: one user message with the conversation's JSON (its last 80,000 characters).
+
+    With `within` (estimated tokens of the whole call), the call must fit a
+    context window the history has outgrown: the older tool_results are cut to
+    their first characters (the newest is kept whole, nobody has read it yet),
+    then, if still too long, the oldest messages after the first go; the first
+    (the task, or the summary before) always stays, so the summary still knows
+    what was asked.
+    """
+    if within is None:
+        return [{"role": "user", "content": SUMMARY_PROMPT + json.dumps(messages, default=str)[-SUMMARY_CHARS:]}]
+    results = [(i, j) for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"
+               and isinstance(m.get("content"), list)
+               for j, b in enumerate(m["content"]) if isinstance(b, dict) and b.get("type") == "tool_result"]
+    shortened = list(messages)
+
+    def shorten(keep: int) -> None:
+        for i, j in results[:-1]:
+            block = shortened[i]["content"][j]
+            content = block.get("content")
+            if isinstance(content, str) and len(content) > keep + 40:
+                message = dict(shortened[i], content=list(shortened[i]["content"]))
+                message["content"][j] = dict(block, content=content[:keep] + f"… ({len(content) - keep} more "
+                                                                             "characters)")
+                shortened[i] = message
+
+    shorten(SHORT_RESULT)
+    if estimate_tokens([{"role": "user", "content": SUMMARY_PROMPT + json.dumps(shortened, default=str)}]) > within:
+        shorten(0)  # what the model said of them stays; then the oldest messages go, if need be
+    kept = shortened[1:]
+
+    def sent() -> list[dict]:
+        return [{"role": "user", "content": SUMMARY_PROMPT + json.dumps(shortened[:1] + kept, default=str)}]
+
+    while kept and estimate_tokens(sent()) > within:
+        kept = kept[1:]
+    return sent()
 
 
 def summary_text(response: dict) -> str:
@@ -142,7 +184,7 @@ class Compaction:
         `done` is the kind of compaction already made since the last call: after
         a summary the loop calls, even if the summary is long.
         """
-        if done in ("auto", "manual"):
+        if done in ("auto", "manual", "resume"):
             return None, []
         if done is None and compact_requested(messages):
             return "manual", []

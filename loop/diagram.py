@@ -74,6 +74,30 @@ CHILD_EDGES = [(f"c_{a}", f"c_{b}", label) for a, b, label in EDGES]
 CHILD_TAKEN = {k: (f"c_{a}", f"c_{b}") for k, (a, b) in TAKEN.items()}
 CHILD_OF = {stage: node for node, (_, stage) in CHILD_NODES.items()}
 CHILD_LABEL = N_("a sub-agent's loop (its own messages)")
+# The complete loop (profiles.py): a retry loop on the call, a recovery edge from the decision, compaction before
+# the call when the prompt is too long. Drawn only for a run of that profile, each lit when taken.
+COMPLETE_NODES = {
+    "retry": N_("retry: wait 1 s × 2^k\n(timeout · 429 · 5xx · 529)"),
+    "recover": N_("recover: ask the model\nto continue"),
+}
+COMPLETE_EDGES = [  # (from, to, label, dashed)
+    ("model", "retry", N_("failed"), False),
+    ("retry", "model", N_("call again"), False),
+    ("retry", "done", N_("no retry left"), True),
+    ("decide", "recover", N_("max_tokens"), False),
+    ("recover", "model", N_("continue"), False),
+    ("model", "compact", N_("too long"), False),
+]
+COMPLETE_TAKEN = {  # (stage before, stage now) -> the edge that led here
+    ("call_model", "retry"): ("model", "retry"), ("summarize", "retry"): ("model", "retry"),
+    ("retry", "retry"): ("model", "retry"), ("retry", "call_model"): ("retry", "model"),
+    ("decide", "recover"): ("decide", "recover"), ("recover", "call_model"): ("recover", "model"),
+    ("write_back", "refused"): ("model", "compact"), ("recover", "refused"): ("model", "compact"),
+    ("retry", "refused"): ("model", "compact"), ("refused", "summarize"): ("model", "compact"),
+    ("user_request", "refused"): ("model", "compact"), ("compact", "refused"): ("model", "compact"),
+    ("user_request", "retry"): ("model", "retry"), ("write_back", "retry"): ("model", "retry"),
+    ("recover", "retry"): ("model", "retry"), ("compact", "retry"): ("model", "retry"),
+}
 BUSY = "#fff4e6"  # the tool stage waiting for its sub-agent
 
 
@@ -112,7 +136,7 @@ def _loop(nodes: dict, edges: list, lit: str | None, taken: tuple | None, ended:
 
 def dot(stage: str | None = None, previous: str | None = None, *, continues: bool | None = None,
         ended: bool = False, translate: Callable[[str], str] = str, compact: bool = False,
-        child: dict | None = None) -> str:
+        child: dict | None = None, complete: bool = False, recovering: bool = False) -> str:
     """The loop with `stage` lit and the edge from `previous` drawn bold.
 
     At a `decide` step the edge drawn is the one it chose: to the tools when
@@ -120,15 +144,24 @@ def dot(stage: str | None = None, previous: str | None = None, *, continues: boo
     into the page's language. `compact` adds the compaction stage before the
     call; `child` ({"stage", "previous", "continues", "ended", "returned"} of
     a sub-agent's step, or {} when the cursor is not in one) adds a
-    sub-agent's loop beside the tool stage.
+    sub-agent's loop beside the tool stage. `complete` draws the complete
+    loop's edges (a decide step `recovering` took the recovery edge).
     """
     inside = bool(child and child.get("stage"))
+    compact = compact or complete
     lit = None if inside else NODE_OF.get(stage or "")
     if stage in ("summarize", "compact") and not inside:
         lit = COMPACT[0]
     taken = None if inside else TAKEN.get((previous or "", stage or ""))
     if stage == "decide" and continues is not None and not inside:
         taken = ("decide", "tools") if continues else ("decide", "done")
+    if complete and not inside:
+        lit = {"retry": "retry", "recover": "recover", "refused": "model"}.get(stage or "", lit)
+        taken = COMPLETE_TAKEN.get((previous or "", stage or ""), taken)
+        if stage == "retry" and ended:
+            taken = ("retry", "done")
+        if stage == "decide" and recovering:
+            taken = ("decide", "recover")
     if not inside:
         taken = {("write_back", "summarize"): ("back", "compact"), ("write_back", "compact"): ("back", "compact"),
                  ("compact", "call_model"): ("compact", "model"), ("summarize", "compact"): ("compact", "compact"),
@@ -153,6 +186,17 @@ def dot(stage: str | None = None, previous: str | None = None, *, continues: boo
             attrs += ["style=dashed"] if (a, b) == ("back", "compact") else []
             lines.append(f"  {a} -> {b}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
         lines.append("  { rank=same; model; compact; }")
+    if complete:
+        for node, label in COMPLETE_NODES.items():
+            extra = [f'fillcolor="{LIT_FILL}", color="{LIT_LINE}", penwidth=3'] if lit == node else []
+            lines.append(_node(node, label, translate, extra))
+        for a, b, label, dashed in COMPLETE_EDGES:
+            attrs = [f'label=" {translate(label)} "']
+            attrs += [f'color="{LIT_LINE}", fontcolor="{LIT_LINE}", penwidth=3.5'] if (a, b) == taken else []
+            attrs += ["style=dashed"] if dashed else []
+            attrs += ["constraint=false"] if (a, b) in (("retry", "model"), ("recover", "model"), ("retry", "done")) else []
+            lines.append(f"  {a} -> {b} [{', '.join(attrs)}];")
+        lines.append("  { rank=same; append; retry; }")
     if child is not None:
         c_stage = child.get("stage")
         c_lit = CHILD_OF.get(c_stage or "") if inside else None
@@ -188,10 +232,11 @@ def dot_at(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> 
     browser on every click of a long replay).
     """
     toolset = trace.meta.get("toolset")
+    complete = trace.meta.get("profile") == "complete"
     compact = toolset == "s06" or trace.has_compaction
     nested = toolset == "s04" or (trace.has_threads and _near_a_sub_agent(trace, cursor))
     if not 0 <= cursor < len(trace):
-        return dot(translate=translate, compact=compact, child={} if nested else None)
+        return dot(translate=translate, compact=compact, child={} if nested else None, complete=complete)
     step = trace.steps[cursor]
     before = trace.previous_in_thread(cursor)
     previous = trace.steps[before].stage if before is not None else None
@@ -199,11 +244,12 @@ def dot_at(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> 
     if not trace.thread_of(cursor).is_main:  # inside a sub-agent: its loop is lit, the parent waits at its tools
         child = {"stage": step.stage, "previous": previous, "continues": step.detail.get("continues"),
                  "ended": step.ended is not None}
-        return dot(None, None, translate=translate, compact=compact, child=child)
+        return dot(None, None, translate=translate, compact=compact, child=child, complete=complete)
     if nested and step.stage == "run_tool" and step.detail.get("thread"):
         child = {"returned": True}
     return dot(step.stage, previous, continues=step.detail.get("continues"), ended=step.ended is not None,
-               translate=translate, compact=compact, child=child)
+               translate=translate, compact=compact, child=child, complete=complete,
+               recovering=bool(step.detail.get("recover")))
 
 
 def _near_a_sub_agent(trace: Trace, cursor: int) -> bool:

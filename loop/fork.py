@@ -8,7 +8,7 @@ left exactly as it was.
 
 from __future__ import annotations
 
-from . import subagent
+from . import profiles, subagent
 from .catalogs import N_
 from .model import Model
 from .runner import Frame, Run, Settings
@@ -36,12 +36,15 @@ def state_at(trace: Trace, index: int, thread_id: str | None = None) -> LoopStat
     own = trace.steps_of(thread_id)
     response = next((trace.steps[i].detail["response"] for i in reversed(own) if i <= last
                      and trace.steps[i].stage == "call_model"), None)
-    return LoopState(
+    state = LoopState(
         messages=trace.messages_at(last),
         turn_count=step.turn_count, transition_reason=step.transition_reason, stage=step.stage,
         stop_reason=step.stop_reason, input_tokens=step.input_tokens, output_tokens=step.output_tokens,
         response=response, results=list(trace.results_at(last)), ended=step.ended,
     )
+    for name, value in profiles.counters(trace, last).items():  # the complete loop's explicit state
+        setattr(state, name, value)
+    return state
 
 
 def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, settings: Settings | None = None) -> Run:
@@ -50,7 +53,8 @@ def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, settin
     Inside a sub-agent, its loop and its parent's are both rebuilt, so the run
     goes on in the sub-agent and returns to the parent when it ends.
     """
-    settings = settings or Settings(lang=str(trace.meta.get("lang") or "en"))  # a run keeps its language
+    settings = settings or Settings(lang=str(trace.meta.get("lang") or "en"),  # a run keeps its language and loop
+                                    profile=trace.meta.get("profile") or profiles.MINIMAL)
     run = Run(trace.meta.get("task", ""), model, tools, settings=settings)
     max_turns = run.max_turns
     threads: dict[str, Thread] = {}

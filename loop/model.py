@@ -37,6 +37,7 @@ class ModelConfig:
     stream: bool = False
     timeout: float = 120.0
     max_retries: int = 2
+    context_window: int | None = None  # the scripted model's, set small by a scenario; a real model's is the API's
 
     @property
     def scripted(self) -> bool:
@@ -69,6 +70,7 @@ class Observer:
 
     on_text: Callable[[str], None] | None = None
     on_attempt: Callable[[int, int], None] | None = None  # (attempt k, of at most n)
+    on_block: Callable[[dict], None] | None = None  # a content block complete in the stream (early tool start)
 
 
 NOBODY = Observer()
@@ -82,8 +84,14 @@ class MissingKey(RuntimeError):
         super().__init__(NEEDS_KEY.format(model=repr(model)))
 
 
-def scripted_transport() -> httpx2.MockTransport:
-    """An HTTP transport that answers `/v1/messages` with the scripted model, in-process."""
+def scripted_transport(context_window: int | None = None) -> httpx2.MockTransport:
+    """An HTTP transport that answers `/v1/messages` with the scripted model, in-process.
+
+    It reads the SDK's retry header (a scenario may fail its first attempts) and
+    refuses a prompt longer than `context_window`, as the API does. A scenario
+    may take time to write its answer (`scripted.pace`): the stream then comes
+    block by block, as a real model's does.
+    """
 
     def handle(request: httpx2.Request) -> httpx2.Response:
         if not request.url.path.endswith("/v1/messages"):
@@ -92,10 +100,13 @@ def scripted_transport() -> httpx2.MockTransport:
             body = json.loads(request.content)
         except ValueError:
             return httpx2.Response(400, json=scripted.error_body("the request body is not JSON"))
-        status, answer = scripted.respond(body)
+        status, answer = scripted.respond(body, retry=retries_of(request), context_window=context_window)
+        pace = scripted.pace(body) if status == 200 else 0.0
         if status == 200 and body.get("stream"):
-            return httpx2.Response(200, content=scripted.sse_bytes(answer),
+            return httpx2.Response(200, content=scripted.sse_chunks(answer, pace),
                                    headers={"content-type": "text/event-stream"})
+        if pace:
+            time.sleep(pace * scripted.blocks_written(answer))  # the same answer takes as long unstreamed
         return httpx2.Response(status, json=answer, headers={"request-id": "req_scripted"})
 
     return httpx2.MockTransport(handle)
@@ -110,7 +121,7 @@ def make_client(config: ModelConfig, on_request: Callable | None = None) -> anth
         return anthropic.Anthropic(
             api_key=scripted.PLACEHOLDER_KEY,
             base_url=SCRIPTED_URL,
-            http_client=httpx2.Client(transport=scripted_transport()),
+            http_client=httpx2.Client(transport=scripted_transport(config.context_window)),
             max_retries=0,
         )
     key = config.api_key or os.environ.get("ANTHROPIC_API_KEY")
@@ -193,33 +204,39 @@ class Model:
         return scripted.MODEL_NAME if self.config.scripted else self.config.model
 
     def create(self, messages: list, tools: list | None, observer: Observer | None = None, *,
-               system: str | None | object = ..., max_tokens: int | None = None) -> Reply:
+               system: str | None | object = ..., max_tokens: int | None = None, attempt: int = 1) -> Reply:
         """One call with system, messages, tools and max_tokens, as the chapter makes it; `observer` watches it.
 
         A sub-agent passes its own `system`; a summary call (compaction) passes none, no tools and a smaller
-        `max_tokens`, as the course's s06 does.
+        `max_tokens`, as the course's s06 does. `attempt` > 1 is the complete loop's own retry of a call: the
+        SDK's retry header says so, as it does for the SDK's own retries.
         """
         self._observer = observer or NOBODY
         try:
             return self._create(messages, tools, self.config.system if system is ... else system,
-                                max_tokens or self.config.max_tokens)
+                                max_tokens or self.config.max_tokens, attempt)
         finally:
             self._observer = NOBODY
 
-    def _create(self, messages: list, tools: list | None, system: str | None, max_tokens: int) -> Reply:
+    def _create(self, messages: list, tools: list | None, system: str | None, max_tokens: int,
+                attempt: int = 1) -> Reply:
         kwargs = dict(model=self.name, messages=messages, max_tokens=max_tokens)
         if system is not None:
             kwargs["system"] = system
         if tools is not None:
             kwargs["tools"] = tools
+        if attempt > 1:
+            kwargs["extra_headers"] = {"x-stainless-retry-count": str(attempt - 1)}
         started = time.perf_counter()
-        on_text = self._observer.on_text
+        on_text, on_block = self._observer.on_text, self._observer.on_block
         if self.config.stream:
             with self.client.messages.stream(**kwargs) as stream:
                 complete = False
                 for event in stream:
                     if event.type == "text" and on_text:
                         on_text(event.text)
+                    elif event.type == "content_block_stop" and on_block:
+                        on_block(event.content_block.to_dict())
                     complete = complete or event.type == "message_stop"
                 if not complete:  # the connection closed mid-answer
                     raise _bad_answer(stream.response, "the stream ended before message_stop")

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import re
 
+from . import narrate_complete as complete
 from . import rules
 from .catalogs import say
-from .compact import AUTO_WHY, MICRO_WHY
+from .compact import AUTO_WHY, BUDGET_WHY, MICRO_WHY, REFUSED_WHY, STILL_TOO_LONG
+from .recovery import WHY_EXHAUSTED, WHY_RECOVER
 from .runner import GO_ON, MAX_TURNS, why_ended
 from .trace import MAIN, STAGE_TITLES, Trace
 
@@ -41,7 +43,8 @@ def _why(step, lang: str) -> str:
             return say(lang, GO_ON)
         if why == why_ended(step.stop_reason):
             return why_ended(step.stop_reason, lang)
-    for template in (MAX_TURNS, MICRO_WHY, AUTO_WHY):  # the words with numbers in them: matched, said again
+    for template in (MAX_TURNS, MICRO_WHY, AUTO_WHY, WHY_RECOVER, WHY_EXHAUSTED, REFUSED_WHY, BUDGET_WHY,
+                     STILL_TOO_LONG):  # the words with numbers in them: matched, said again
         names = re.findall(r"\{(\w+)\}", template)
         pattern = re.escape(template)
         for name in names:
@@ -63,9 +66,12 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         content = response.get("content") if isinstance(response.get("content"), list) else []
         kinds = [b.get("type") if isinstance(b, dict) else type(b).__name__ for b in content]
         usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-        return say(lang, "stop_reason={stop} · content {kinds} · tokens in {input} out {output}",
+        line = say(lang, "stop_reason={stop} · content {kinds} · tokens in {input} out {output}",
                    stop=response.get("stop_reason"), kinds=kinds, input=usage.get("input_tokens"),
                    output=usage.get("output_tokens"))
+        return line + complete.call_extras(d, lang)
+    if step.stage in complete.LINES:  # the complete loop's own stages (retry, refused, recover)
+        return complete.LINES[step.stage](step, lang)
     if step.stage == "append_assistant":
         message = (trace.window_at(index, step.n_messages - 1, step.n_messages) or [{}])[0]
         texts = [str(b.get("text", "")) for b in rules.blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
@@ -81,10 +87,11 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
     if step.stage == "run_tool":
         flag = " [is_error]" if d.get("is_error") else ""
         return (f"{d.get('name')} {short(d.get('input'), 60)} → {short(d.get('output', ''), 80)}{flag} "
-                f"({d.get('tool_use_id')})")
+                f"({d.get('tool_use_id')})" + complete.tool_extras(d, lang))
     if step.stage == "write_back":
         return say(lang, "messages ← user: {n} tool_result block(s); turn_count={turn}, transition_reason={reason}",
-                   n=d.get("results"), turn=step.turn_count, reason=step.transition_reason)
+                   n=d.get("results"), turn=step.turn_count, reason=step.transition_reason) \
+            + complete.batch_extras(d, lang)
     if step.stage == "compact":
         return say(lang, "{kind}: {why} · messages {before} → {after} · about {tokens_before} → {tokens_after} tokens",
                    kind=d.get("kind"), why=_why(step, lang), before=d.get("messages_before"),

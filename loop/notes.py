@@ -48,6 +48,26 @@ NOTES: dict[str, str] = {
     "subagent": N_(
         "You are inside a sub-agent's loop, started by the parent's `task` tool_use. It has its own `messages`, "
         "its own system prompt and its own `turn_count`; it shares the workspace, not the history."),
+    # Beyond the chapter: the complete loop (profiles.py), the right column of the chapter's table
+    "retry": N_(
+        "The call failed on the way (no connection, a timeout, 429, 5xx or 529 overloaded). The chapter's loop "
+        "stops here; a production harness has a retry branch: it waits 1 s × 2^attempt (at most 30 s) plus a "
+        "little jitter, or what `retry-after` asks, and calls again, at most 3 times. `messages` is unchanged; "
+        "`transition_reason` is \"retry\"."),
+    "refused": N_(
+        "The API refused the request: the prompt is longer than the context window (400 `prompt is too long`). "
+        "No retry can help with the same `messages`: the loop compacts them first, then calls again "
+        "(`transition_reason` \"compact_resume\"). It also learns the window, and from now on compacts before a "
+        "call whose estimate passes that budget."),
+    "recover": N_(
+        "The answer was cut at `max_tokens`. The chapter's loop ends here, and must: max_tokens is not tool_use. "
+        "A production harness keeps the cut answer in `messages` and appends a user message asking the model to "
+        "continue where it stopped, with no recap, at most 3 times in a row (`transition_reason` "
+        "\"max_tokens_recovery\")."),
+    "parallel": N_(
+        "The tool_use blocks of this response are all safe to run together (reads only), so the complete loop "
+        "started them at once; each run_tool step takes its own result, and the results are still written back "
+        "in tool_use order."),
     "subagent_returns": N_(
         "The sub-agent's loop has ended. Only its final text comes back, as this `tool_result`; everything it "
         "did stays in its own `messages`, out of the parent's context."),

@@ -4,21 +4,26 @@
 execute the next stage. A stage that raises (an API error, say) leaves the
 state and the trace exactly as they were, so the same step can be retried.
 
-Beyond the chapter's five stages, two additions hang on the same loop, each in
-a module of its own: a `task` tool_use runs a sub-agent's loop (subagent.py),
+Beyond the chapter's five stages, additions hang on the same loop, each in a
+module of its own: a `task` tool_use runs a sub-agent's loop (subagent.py),
 stepped like the main one, and compaction (compact.py) may rewrite the
-history before a call, as a step of its own.
+history before a call, as a step of its own. The complete profile
+(profiles.py) adds more reasons to go on, each a step: `retry` after a call
+failed on the way (retry.py), `recover` after an answer cut at max_tokens
+(recovery.py), `refused` when the prompt is too long (then compaction), and
+runs the tools of one response at once when they are safe (parallel.py).
 """
 
 from __future__ import annotations
 
+import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import compact, stages, subagent
+from . import compact, parallel, profiles, recovery, retry, stages, subagent
 from .catalogs import N_, say
 from .compact import Compaction
 from .rules import tool_uses
@@ -36,6 +41,8 @@ END_WORDS = {
     "refusal": N_("the model refused"),
     "pause_turn": N_("the server paused a long turn; the s01 loop ends here"),
     "model_context_window_exceeded": N_("the context window is full"),
+    "retries_exhausted": N_("the model call failed on every attempt; the loop ends"),
+    "prompt_too_long": N_("the prompt is too long even after a compaction; the loop ends"),
 }
 OTHER_END = N_("stop_reason {stop_reason} is not tool_use, so the loop ends")
 GO_ON = N_("stop_reason is tool_use: run the tools")
@@ -53,6 +60,20 @@ class Given:
 
     def run(self, name, tool_input) -> ToolOutput:
         return self.output
+
+
+class Attempt:
+    """The model, called for attempt k of one call: the complete loop's own retry (the SDK's retry header says so)."""
+
+    def __init__(self, model, attempt: int):
+        self.model, self.attempt = model, attempt
+
+    @property
+    def config(self):
+        return self.model.config
+
+    def create(self, messages: list, tools: list | None = None, observer=None, **settings):
+        return self.model.create(messages, tools, observer, attempt=self.attempt, **settings)
 
 
 def why_ended(stop_reason: str | None, lang: str = "en") -> str:
@@ -75,6 +96,8 @@ class Settings:
     toolset: str | None = None
     lang: str = "en"
     compact_at: int | None = None  # with toolset s06: the auto-compact threshold (estimated tokens)
+    profile: str = profiles.MINIMAL  # the chapter's loop, or "complete" (profiles.py)
+    budget: int | None = None  # with the complete profile: estimated tokens a request may hold (default BUDGET)
 
     def compaction(self) -> Compaction | None:
         """The compaction these settings ask for: s06's, or none (the chapter's loop, whose history only grows)."""
@@ -114,7 +137,18 @@ class Run:
         self.max_turns = self.settings.max_turns
         self.lang = self.settings.lang  # the language the run was started in: its task, the model's words, its notes
         self.compaction = self.settings.compaction()  # None: the chapter's loop, whose history only grows
+        self.profile = profiles.PROFILES.get(self.settings.profile) or profiles.PROFILES[profiles.MINIMAL]
+        self.sizer = self.compaction or Compaction()  # estimates a request's tokens, for the budget
+        self.pool = parallel.ToolPool() if self.profile.parallel else None  # tools started ahead of their step
+        self.hold_tools = False  # set by a page whose approval gate is on: no tool starts before its own step
+        self.rng = random.Random()  # the retry waits' jitter
+        self.sleep = time.sleep  # waits before a retry (a permalink rebuilding a run skips them)
+        self.wait_until: float | None = None  # time.time() the next call may go, after a retry step
+        self.wait_from, self.skipped = 0.0, False
+        self._timings: dict[str, list[dict]] = {}  # each thread's tools of the response at hand: when they ran
         state = LoopState()
+        if self.profile.resume:
+            state.budget = self.settings.budget or self.profile.budget
         main = Thread(MAIN, system=model.config.system, tools=tools.specs(), messages=state.messages)
         meta = {
             "model": model.name,
@@ -131,6 +165,11 @@ class Run:
             meta["toolset"] = self.settings.toolset
         if self.compaction is not None:
             meta["compact_at"] = self.compaction.threshold
+        if self.profile.complete:  # the chapter's loop writes no profile: its transcripts are as they were
+            meta["profile"] = self.profile.name
+            meta["budget"] = state.budget
+        if model.config.context_window:
+            meta["context_window"] = model.config.context_window
         self.trace = Trace(meta=meta, threads={MAIN: main})
         self.frames = [Frame(main, state, model, tools, task, self.max_turns)]
         self._due_cache: tuple | None = None
@@ -151,6 +190,8 @@ class Run:
 
     def close(self) -> None:
         """Remove what the run made: its cgroups, and its workspace unless it was given or kept."""
+        if self.pool is not None:
+            self.pool.close()
         close = getattr(self.tools, "close", None)  # a stand-in box (a test's) may have nothing to close
         if callable(close):
             close()
@@ -173,17 +214,21 @@ class Run:
             return "run_tool" if len(self.frames) > 1 else None
         if s.stage is None:
             return "user_request"
-        if s.stage in ("user_request", "write_back", "compact"):
+        if s.stage == "retry":  # the call that failed, again
+            return self._last(frame).detail.get("stage", "call_model")
+        if s.stage in ("user_request", "write_back", "compact", "recover", "refused"):
             if s.turn_count > frame.max_turns:
                 return "stop"
             due = self._due(frame)
-            return "summarize" if due in ("auto", "manual") else "compact" if due == "micro" else "call_model"
+            return "summarize" if due in ("auto", "manual", "resume") else "compact" if due == "micro" else "call_model"
         if s.stage == "summarize":
             return "compact"
         if s.stage == "call_model":
             return "append_assistant"
         if s.stage == "append_assistant":
             return "decide"
+        if s.stage == "decide" and s.stop_reason == "max_tokens":  # the complete loop caught the end: continue
+            return "recover"
         uses = tool_uses(s.response)
         if len(s.results) < len(uses):
             return "user_request" if subagent.starts_child(frame.tools, uses[len(s.results)]) else "run_tool"
@@ -199,18 +244,38 @@ class Run:
             made.append(self.trace.steps[i])
         return made[::-1]
 
+    def _last(self, frame: Frame) -> Step:
+        return self.trace.steps[self.trace.steps_of(frame.thread.id)[-1]]
+
     def _due(self, frame: Frame) -> str | None:
         """The compaction the top loop makes before its next call, if any (loop/compact.py says which)."""
+        if self.profile.resume:
+            resume = self._resume_due(frame)
+            if resume:
+                return resume
         if self.compaction is None:
             return None
         return self._plan(frame)[0]
+
+    def _resume_due(self, frame: Frame) -> str | None:
+        """"resume" when the complete loop compacts before calling again: the API refused the prompt as too long,
+        or the history's estimate passes the budget (once between two calls)."""
+        own = self.trace.steps_of(frame.thread.id)
+        if own and self.trace.steps[own[-1]].stage == "refused":
+            return "resume"
+        if any(step.detail.get("kind") == "resume" for step in self._compacted(frame)):
+            return None
+        budget = frame.state.budget
+        if budget is not None and len(frame.state.messages) > 1 and self.sizer.estimate(frame.state.messages) > budget:
+            return "resume"
+        return None
 
     def _plan(self, frame: Frame) -> tuple[str | None, list]:
         """(the compaction due, micro-compact's changes), worked out once a step: next_stage() is asked often."""
         key = (len(self.trace.steps), frame.thread.id)
         if self._due_cache is None or self._due_cache[0] != key:
             done = [s.detail.get("kind") for s in self._compacted(frame) if s.stage == "compact"]
-            kind = "auto" if {"auto", "manual"} & set(done) else "micro" if done else None
+            kind = "auto" if {"auto", "manual", "resume"} & set(done) else "micro" if done else None
             self._due_cache = (key, self.compaction.due(frame.state.messages, kind))
         return self._due_cache[1]
 
@@ -266,6 +331,8 @@ class Run:
             detail = {"task": frame.task}
             if frame.thread.parent is not None:
                 detail["started_by"] = frame.thread.parent_tool_use_id
+        elif stage in ("call_model", "summarize") and self.profile.retries:  # a failure may become a step
+            stage, detail = self._call(frame, stage, observer)
         elif stage == "call_model":
             reply = stages.call_model(s, frame.model, frame.tools, observer)
             detail = {"request": reply.request, "response": reply.response,
@@ -276,21 +343,37 @@ class Run:
             stages.decide(s)
             detail = {"continues": not s.ended,
                       "why": GO_ON if not s.ended else why_ended(s.stop_reason)}
+            if self.profile.recoveries:
+                detail.update(self._recovering(s))
+        elif stage == "recover":
+            recovery.continue_after_cut(s)
+            detail = {"k": s.recoveries_in_a_row + 1, "limit": self.profile.recoveries,
+                      "not_run": [b.get("id") for b in tool_uses(s.response)]}
         elif stage == "run_tool":
             block = tool_uses(s.response)[len(s.results)]
-            output = stages.run_tool(s, Given(given) if given else frame.tools, block)
+            tools, timing = (Given(given) if given else frame.tools), None
+            if given is None and self.profile.parallel:
+                tools, timing = self._tool_for(frame, block)
+            output = stages.run_tool(s, tools, block)
             detail = {"tool_use_id": block.get("id"), "name": block.get("name"), "input": block.get("input"),
                       "output": output.content, "is_error": output.is_error, "duration_ms": output.duration_ms,
                       "tool_result": s.results[-1], "given_by_user": by_user}
             if child is not None:
                 detail["thread"] = child.thread.id
+            if timing:
+                detail.update(timing)
         elif stage == "write_back":
             stages.write_back(s)
             detail = {"results": len(s.messages[-1]["content"])}
+            timings = self._timings.pop(frame.thread.id, [])
+            if len(timings) > 1:
+                detail["parallel"] = parallel.batch_timing(timings)
         elif stage == "summarize":
             detail = self._summarize(frame, observer)
         elif stage == "compact":
             detail, rewritten = self._compact(frame)
+            if detail["kind"] == "resume":
+                s.transition_reason = "compact_resume"
         elif stage == "stop":
             s.ended = "max_turns"
             detail = {"why": MAX_TURNS.format(n=frame.max_turns)}
@@ -302,10 +385,159 @@ class Run:
             detail=detail, thread=frame.thread.id,
         )
         self.trace.add(step, rewritten)
+        if self.profile.complete:
+            profiles.note(s, step)  # the explicit state: retries, recoveries, compactions, transitions
+            if stage == "retry" and not detail.get("gave_up"):
+                self.wait_from, self.wait_until, self.skipped = step.time, step.time + detail["wait_s"], False
         if child is not None:
             self.frames.pop()
         self.trace.last()
         return step
+
+    # -- the complete loop (profiles.py): retries, recovery, compact-resume, parallel tools --
+    def wait_left(self) -> float:
+        """Seconds before the next call may go, after a `retry` step (0: it may go now)."""
+        if self.wait_until is None or self.done:
+            return 0.0
+        return max(0.0, self.wait_until - time.time())
+
+    def skip_wait(self) -> None:
+        """Let the next call go now, without waiting the rest of the backoff."""
+        if self.wait_until is not None and self.wait_left() > 0:
+            self.wait_until, self.skipped = time.time(), True
+
+    def _wait(self) -> dict:
+        """Wait what is left of the backoff before a call; what was waited, for the call's step."""
+        if self.wait_until is None:
+            return {}
+        left = self.wait_left()
+        if left > 0:
+            self.sleep(left)
+        waited = {"waited_s": round(max(0.0, time.time() - self.wait_from), 3), "skipped": self.skipped}
+        self.wait_until = None
+        return waited
+
+    def _call(self, frame: Frame, stage: str, observer: Observer | None) -> tuple[str, dict]:
+        """A model call of the complete loop (call_model or summarize): the SDK does not retry it, the loop does.
+
+        A failure on the way becomes a `retry` step, a prompt the API refuses as too long a `refused` one; any
+        other error ends the stage as it does in the chapter's loop (the page shows it, nothing is recorded).
+        """
+        s = frame.state
+        waited = self._wait()
+        model = Attempt(frame.model, s.attempt)
+        try:
+            if stage == "call_model":
+                started = self._early(frame, observer)
+                reply = stages.call_model(s, model, frame.tools, started[0])
+                if self.pool is not None:
+                    self.pool.message_ended(time.perf_counter())
+                detail = {"request": reply.request, "response": reply.response, "duration_ms": reply.duration_ms,
+                          "retries": reply.retries}
+                if started[1]:
+                    detail["early_start"] = list(started[1])
+            else:
+                kind = self._summary_kind(frame)
+                detail = self._summarize(frame, observer, model, kind)
+        except Exception as exc:
+            if self.pool is not None:
+                self.pool.forget_early()  # a response that never came: its early tools are not part of it
+            stage, detail = self._failed(frame, stage, exc)
+            if detail["stage"] == "summarize":
+                detail["kind"] = kind
+            return stage, detail
+        detail["attempt"] = s.attempt
+        detail.update(waited)
+        return stage, detail
+
+    def _failed(self, frame: Frame, stage: str, exc: Exception) -> tuple[str, dict]:
+        s = frame.state
+        request = retry.request_of(exc)
+        found = retry.too_long(exc) if self.profile.resume else None
+        if found:
+            tokens, maximum = found
+            estimate = self.sizer.estimate(s.messages)
+            # The window as the loop's estimate of `messages` counts it: the API also counted what the estimate
+            # leaves out (the system prompt, the tools). 10% kept spare. Numbers that leave no room teach nothing.
+            room = maximum - max(0, tokens - estimate)
+            if room > 0:
+                s.budget = min(int(room * 0.9), s.budget or int(room * 0.9))
+            detail = {"error": retry.error_facts(exc), "tokens": tokens, "maximum": maximum, "estimate": estimate,
+                      "budget": s.budget, "stage": stage, "request": request}
+            again = stage == "summarize" or any(step.detail.get("kind") == "resume" for step in self._compacted(frame))
+            if again:  # compacted already, and still too long: no compaction can help
+                s.ended, s.transition_reason = "prompt_too_long", None
+                detail["why"] = compact.STILL_TOO_LONG.format(tokens=tokens, maximum=maximum)
+            else:
+                s.transition_reason = "compact_resume"
+                detail["why"] = compact.REFUSED_WHY.format(tokens=tokens, maximum=maximum)
+            return "refused", detail
+        if not retry.transient(exc):
+            raise exc
+        planned = retry.plan(exc, s.attempt - 1, self.rng)
+        planned.update(stage=stage, request=request, why=retry.why(planned))
+        if planned["gave_up"]:
+            s.ended, s.transition_reason = "retries_exhausted", None
+        else:
+            s.transition_reason = "retry"
+        return "retry", planned
+
+    def _recovering(self, s: LoopState) -> dict:
+        """After decide: the recovery branch (first match wins), when the answer was cut at max_tokens."""
+        if recovery.catch(s, self.profile.recoveries):
+            return {"continues": True, "recover": True,
+                    "why": recovery.WHY_RECOVER.format(k=s.recoveries_in_a_row + 1, limit=self.profile.recoveries)}
+        if s.ended == "max_tokens" and s.recoveries_in_a_row:
+            return {"why": recovery.WHY_EXHAUSTED.format(limit=self.profile.recoveries)}
+        return {}
+
+    def _early(self, frame: Frame, observer: Observer | None):
+        """(the observer of a streamed call, the ids of the tools it started early): with streaming on, a tool
+        starts as soon as its block is complete, while every block before it was safe to run at once too."""
+        started: list = []
+        if self.pool is None or self.hold_tools or not getattr(frame.model.config, "stream", False):
+            return observer, started
+        from .model import NOBODY
+
+        seen: list[dict] = []
+
+        def on_block(block: dict) -> None:
+            if block.get("type") != "tool_use":
+                return
+            seen.append(block)
+            if all(parallel.safe(frame.tools, b) for b in seen):
+                self.pool.start(frame.tools, block, early=True)
+                started.append(block.get("id"))
+
+        return replace(observer or NOBODY, on_block=on_block), started
+
+    def _tool_for(self, frame: Frame, block: dict) -> tuple[object, dict | None]:
+        """(what runs this tool_use, its timing facts): the tools, or a tool started ahead of its step.
+
+        At the first run_tool of a response, when every tool_use of it is safe to run at once, all start now;
+        each run_tool step then takes its own result, in tool_use order.
+        """
+        s = frame.state
+        uses = tool_uses(s.response)
+        timings = self._timings.setdefault(frame.thread.id, [])
+        if not s.results:
+            timings.clear()
+            if not self.hold_tools and len(uses) > 1 and all(parallel.safe(frame.tools, b) for b in uses):
+                for b in uses:
+                    self.pool.start(frame.tools, b)
+        if not self.pool.has(block.get("id")):
+            started = time.perf_counter()
+            output = frame.tools.run(block.get("name"), block.get("input"))
+            timings.append({"started": started, "finished": time.perf_counter(), "duration_ms": output.duration_ms})
+            return Given(output), None
+        waiting = time.perf_counter()
+        output, timing = self.pool.take(block.get("id"))
+        timings.append(timing)
+        facts = {"parallel": {"waited_ms": round((time.perf_counter() - waiting) * 1000, 3),
+                              "with": sum(1 for b in uses if b is not block)}}
+        if "early" in timing:
+            facts["early"] = timing["early"]
+        return Given(output), facts
 
     def _open_child(self, parent: Frame) -> Frame:
         """A sub-agent's loop for the task tool_use the parent is at: fresh messages, its own system prompt and tools."""
@@ -321,18 +553,32 @@ class Run:
         self.frames.append(frame)
         return frame
 
-    def _summarize(self, frame: Frame, observer: Observer | None = None) -> dict:
-        """Auto or manual compaction, part 1: a model call summarises the history (the history is not changed yet)."""
+    def _summary_kind(self, frame: Frame) -> str | None:
+        """Which compaction the summary call is for: the one due, or, when it is retried, the one that failed."""
+        last = self._last(frame)
+        if last.stage == "retry" and last.detail.get("stage") == "summarize":
+            return last.detail.get("kind")
+        return self._due(frame)
+
+    def _summarize(self, frame: Frame, observer: Observer | None = None, model=None, kind: str | None = ...) -> dict:
+        """Auto, manual or resume compaction, part 1: a model call summarises the history (not changed yet)."""
         s = frame.state
-        kind = self._due(frame)
-        sent = compact.summary_messages(s.messages)
-        reply = frame.model.create(sent, None, observer, system=None, max_tokens=compact.SUMMARY_MAX_TOKENS)
+        kind = self._summary_kind(frame) if kind is ... else kind
+        tokens = self.sizer.estimate(s.messages)
+        refused = self._last(frame) if self._last(frame).stage == "refused" else None
+        within = s.budget if kind == "resume" else None  # the summary call must fit the window too
+        sent = compact.summary_messages(s.messages, within)
+        reply = (model or frame.model).create(sent, None, observer, system=None, max_tokens=compact.SUMMARY_MAX_TOKENS)
         usage = reply.response.get("usage") or {}
         s.input_tokens += usage.get("input_tokens") or 0
         s.output_tokens += usage.get("output_tokens") or 0
-        tokens = self.compaction.estimate(s.messages)
-        why = (compact.AUTO_WHY.format(tokens=tokens, threshold=self.compaction.threshold) if kind == "auto"
-               else compact.MANUAL_WHY)
+        if kind == "resume":
+            why = (compact.REFUSED_WHY.format(tokens=refused.detail["tokens"], maximum=refused.detail["maximum"])
+                   if refused is not None else compact.BUDGET_WHY.format(tokens=tokens, budget=s.budget))
+        elif kind == "auto":
+            why = compact.AUTO_WHY.format(tokens=tokens, threshold=self.compaction.threshold)
+        else:
+            why = compact.MANUAL_WHY
         return {"kind": kind, "why": why, "request": dict(reply.request, messages=sent), "response": reply.response,
                 "duration_ms": reply.duration_ms, "retries": reply.retries,
                 "summary": compact.summary_text(reply.response)}
@@ -342,7 +588,7 @@ class Run:
         s = frame.state
         made = self._compacted(frame)
         summary = made[-1].detail if made and made[-1].stage == "summarize" else None
-        tokens_before, n_before = self.compaction.estimate(s.messages), len(s.messages)
+        tokens_before, n_before = self.sizer.estimate(s.messages), len(s.messages)
         if summary is None:
             changes = self._plan(frame)[1]
             blocks = sum(a is not b for i, m in changes for a, b in zip(s.messages[i]["content"], m["content"]))
@@ -357,13 +603,14 @@ class Run:
             s.messages[:] = compact.summarized(summary["summary"])
             rewritten = list(range(len(s.messages)))
         detail.update(messages_before=n_before, messages_after=len(s.messages), tokens_before=tokens_before,
-                      tokens_after=self.compaction.estimate(s.messages))
+                      tokens_after=self.sizer.estimate(s.messages))
         return detail, rewritten
 
 
 def start(task: str | None = None, *, scenario: str | None = None, config=None, workspace: Path | str | None = None,
           tool_timeout: float = 30.0, max_turns: int = 20, toolset: str | None = None, lang: str = "en",
-          keep_workspace: bool = False, compact_at: int | None = None) -> Run:
+          keep_workspace: bool = False, compact_at: int | None = None, profile: str | None = None,
+          budget: int | None = None) -> Run:
     """A new run of a built-in scenario or a free task, with a workspace of its own (see `new_workspace`).
 
     `lang` is the learner's language: a scenario's task is given in it, and the
@@ -371,14 +618,16 @@ def start(task: str | None = None, *, scenario: str | None = None, config=None, 
     `toolset` picks the tools (loop.tools.TOOLSETS; default s01); a scenario made
     for a toolset (a sub-agent's, compaction's) brings its own. With s06,
     `compact_at` is the auto-compact threshold in estimated tokens.
+    `profile` is the loop's (profiles.py): "minimal", the chapter's, or
+    "complete"; by default a scenario's own, else the minimal one. With the
+    complete profile the SDK retries nothing (the loop does, as steps), and
+    `budget` is the estimated tokens a request may hold before it compacts.
 
     Close the run when done with it (`with start(...) as run:`): that removes the
     workspace Loopscope made, unless `keep_workspace`. A `workspace` the user
     gives is never changed or removed; WorkspaceError says when commands could
     not run there, and what they would need.
     """
-    from dataclasses import replace
-
     from .catalogs import known
     from .model import SYSTEM, Model, ModelConfig  # here, not above: importers use this module without the SDK
     from .scripted import SCENARIOS, system_prompt
@@ -392,10 +641,14 @@ def start(task: str | None = None, *, scenario: str | None = None, config=None, 
         task = chosen.task_in(lang)
         toolset = chosen.toolset or toolset
         compact_at = compact_at or chosen.compact_at
-        if config.scripted:  # the scenario's budget, e.g. the one that ends on max_tokens
-            config = replace(config, max_tokens=chosen.max_tokens)
+        profile = profile or chosen.profile
+        if config.scripted:  # the scenario's budget, e.g. the one that ends on max_tokens, and its context window
+            config = replace(config, max_tokens=chosen.max_tokens, context_window=chosen.context_window)
     if not task:
         raise ValueError("a run needs a task or a scenario")
+    chosen_profile = profiles.profile(profile)  # KeyError for an unknown one
+    if chosen_profile.retries:  # the loop retries, as steps: the SDK's own retries would hide them
+        config = replace(config, max_retries=0)
     toolset = toolset or "s01"
     if toolset == "s04" and config.system == SYSTEM:  # the course's s04 tells the parent it may delegate
         config = replace(config, system=SYSTEM + subagent.PARENT_HINT)
@@ -406,7 +659,8 @@ def start(task: str | None = None, *, scenario: str | None = None, config=None, 
         tools.close()
         raise WorkspaceError(f"commands cannot run in this workspace: {problem}")
     return Run(task, Model(config), tools, settings=Settings(max_turns=max_turns, tool_timeout=tool_timeout,
-                                                             toolset=toolset, lang=lang, compact_at=compact_at))
+                                                             toolset=toolset, lang=lang, compact_at=compact_at,
+                                                             profile=chosen_profile.name, budget=budget))
 
 
 def new_workspace(path: Path | str | None = None, *, keep: bool = False) -> Workspace:

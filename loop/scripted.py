@@ -22,6 +22,7 @@ from typing import Callable
 from . import rules
 from .catalogs import N_, languages, say, say_n
 from .compact import COMPRESSED, SUMMARY_PROMPT
+from .recovery import is_continuation
 
 MODEL_NAME = "loopscope-scripted"
 PLACEHOLDER_KEY = "scripted-offline-no-key"
@@ -46,6 +47,9 @@ class Scenario:
     creates: tuple[str, ...] = ()
     toolset: str | None = None  # the tools it needs (None: any toolset)
     compact_at: int | None = None  # its auto-compact threshold, with toolset s06
+    profile: str | None = None  # the loop profile it is made to show (None: the minimal loop, the default)
+    context_window: int | None = None  # tokens a request may hold: the API refuses a longer prompt (400)
+    pace: float = 0.0  # seconds the model takes to write each block of an answer (streamed, block by block)
 
     def task_in(self, lang: str) -> str:
         return say(lang, self.task)
@@ -56,13 +60,16 @@ class Reply:
     text: str = ""
     commands: tuple[str, ...] = ()  # bash commands, one tool_use each
     calls: tuple[tuple[str, dict], ...] = ()  # other tool_use blocks: (tool name, input), after the commands
+    error: tuple[int, str, str] | None = None  # (HTTP status, error type, message): the API fails the call instead
 
 
 class Seen(list):
     """The tool_results written back so far, in order (a list, as every play reads it), and the summary a
-    compaction left at the start of the history, if any: after a compaction that is all the model knows."""
+    compaction left at the start of the history, if any: after a compaction that is all the model knows.
+    `retry` is how many times this very request was tried before (the SDK's retry header)."""
 
     summary: str = ""
+    retry: int = 0
 
 
 def _out(result: dict) -> str:
@@ -310,12 +317,24 @@ def _said_no_falcon(text: str, lang: str) -> set[int]:
     return {int(n) for n in re.findall(pattern, text)}
 
 
-def _falcon(results: list[dict], lang: str) -> Reply:
+def _part_search(make: str, parts: int, first: str) -> Callable[[list[dict], str], Reply]:
+    """Write `parts` files with `make`, then read them one by one until one mentions the falcon (compaction's
+    scenarios: the history grows a file a turn). `first` is what the model says before writing them."""
+
+    def play(results: list[dict], lang: str) -> Reply:
+        return _falcon(results, lang, make, parts, first)
+
+    return play
+
+
+def _falcon(results: list[dict], lang: str, make: str = "", parts: int = 0, first: str = "") -> Reply:
     summary = getattr(results, "summary", "")
     known = _said_no_falcon(summary, lang)
     if not results and not summary:
-        return Reply(say(lang, "I'll write the five parts first."), (MAKE_PARTS,))
+        return Reply(say(lang, first), (make,))
     newest = _newest_in(summary, lang)
+    if newest and _part_read({"content": newest}) and "falcon" not in newest:  # the part read last, before it
+        known.add(_part_read({"content": newest}))
     last = results[-1] if results else {"type": "tool_result", "content": newest} if newest else None
     said = ""
     if last is not None and _part_read(last):
@@ -333,11 +352,65 @@ def _falcon(results: list[dict], lang: str) -> Reply:
     elif last is not None and last.get("is_error"):
         return Reply(say(lang, "That failed, so I stop here:") + "\n" + _quote(_out(last), lang))
     known |= {n for n in (_part_read(r) for r in results[:-1]) if n}
-    left = [n for n in range(1, PARTS + 1) if n not in known]
+    left = [n for n in range(1, parts + 1) if n not in known]
     if not left:
         return Reply(said + say(lang, "No part mentions the falcon."))
     name = f"part{left[0]}.txt"
     return Reply(said + say(lang, "Next, {name}.", name=name), calls=(("read_file", {"path": name}),))
+
+
+
+# -- the complete loop's scenarios: each shows one row of the chapter's table, and where the minimal loop stops --
+OVERLOADED_TIMES = 3  # the first call is answered 529 this many times, then it succeeds
+OVERLOADED = (529, "overloaded_error", "Overloaded")  # status, type and message as the API sends them
+
+
+def _overloaded(results: list[dict], lang: str) -> Reply:
+    if not results and getattr(results, "retry", 0) < OVERLOADED_TIMES:
+        return Reply(error=OVERLOADED)
+    if not results:
+        return Reply(say(lang, "I'll ask the system for today's date."), ("date -u +%Y-%m-%d",))
+    if results[-1].get("is_error"):
+        return Reply(say(lang, "`date` failed:") + "\n" + _quote(_out(results[-1]), lang))
+    return Reply(say(lang, "Today's date (UTC) is {date}: `date -u` printed it.", date=_out(results[-1]).strip()))
+
+
+LOG_LINES = 60
+WRITE_LOG = (f"for i in $(seq 1 {LOG_LINES}); do "
+             "echo \"turn $i: call the model, append its answer, run each tool_use, write the results back\"; "
+             "done > loop.log && cat loop.log")
+
+
+def _long_answer(results: list[dict], lang: str) -> Reply:
+    """An answer longer than max_tokens: the whole log, quoted line by line (cut twice on the way)."""
+    if not results:
+        return Reply(say(lang, "I'll write loop.log, then show you all of it."), (WRITE_LOG,))
+    if results[-1].get("is_error"):
+        return Reply(say(lang, "Writing loop.log failed:") + "\n" + _quote(_out(results[-1]), lang))
+    lines = _lines(results[-1])
+    return Reply(say_n(lang, "loop.log has {n} line; here it is, all of it:", "loop.log has {n} lines; here it is, all "
+                       "of it:", len(lines)) + "\n" + _quote(_out(results[-1]), lang, limit=len(lines)))
+
+
+BIG_PARTS = 6
+MAKE_BIG_PARTS = ("for i in 1 2 3 4 5 6; do for j in $(seq 1 20); do "
+                  "echo \"part $i, line $j: the loop calls the model, runs each tool, writes the results back.\"; "
+                  "done > part$i.txt; done; echo 'part 6, line 21: a falcon circles over the loop.' >> part6.txt; ls -l")
+# The slowest first: started early, it is the one whose head start saves the most.
+CHECKS = ("sleep 2 && ls /usr/bin | wc -l", "sleep 1.5 && uname -sr", "sleep 1 && date -u +%Y-%m-%d")
+
+
+def _parallel(results: list[dict], lang: str) -> Reply:
+    if not results:
+        return Reply(say(lang, "Three slow read-only checks, asked for at once: each waits a second or two first."),
+                     CHECKS)
+    if len(results) < len(CHECKS) or any(r.get("is_error") for r in results[-len(CHECKS):]):
+        return Reply(say(lang, "A check failed:") + "\n" + _quote(_out(results[-1]), lang))
+    programs, kernel, date = (_out(r).strip() for r in results[-len(CHECKS):])
+    return Reply(say(lang, "The three checks are back:") + "\n"
+                 + say(lang, "- programs in /usr/bin: {n}", n=programs) + "\n"
+                 + say(lang, "- the kernel: {kernel}", kernel=kernel) + "\n"
+                 + say(lang, "- the date (UTC): {date}", date=date))
 
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
@@ -358,8 +431,23 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("compact", N_("Read part1.txt to part5.txt one by one (write them first) and tell me which one mentions "
                            "the falcon."),
              N_("s06: old tool_results are micro-compacted, then the history is summarised; the loop goes on from "
-                "the summary"), _falcon, toolset="s06", compact_at=2100,
-             creates=tuple(f"part{n}.txt" for n in range(1, PARTS + 1))),
+                "the summary"), _part_search(MAKE_PARTS, PARTS, N_("I'll write the five parts first.")),
+             toolset="s06", compact_at=2100, creates=tuple(f"part{n}.txt" for n in range(1, PARTS + 1))),
+    Scenario("overloaded", N_("What is today's date?"),
+             N_("complete loop: the API answers 529 overloaded three times; the loop waits, retries, and goes on"),
+             _overloaded, profile="complete"),
+    Scenario("long-answer", N_("Write a log of 60 turns to loop.log, then show me all of it."),
+             N_("complete loop: the answer is cut at max_tokens twice; the loop asks the model to continue"),
+             _long_answer, max_tokens=550, profile="complete", creates=("loop.log",)),
+    Scenario("big-context", N_("Read part1.txt to part6.txt one by one (write them first) and tell me which one "
+                               "mentions the falcon."),
+             N_("complete loop: the history outgrows a small context window; refused as too long, the loop compacts "
+                "and resumes"), _part_search(MAKE_BIG_PARTS, BIG_PARTS, N_("I'll write the six long parts first.")),
+             toolset="s02", profile="complete", context_window=1800,
+             creates=tuple(f"part{n}.txt" for n in range(1, BIG_PARTS + 1))),
+    Scenario("parallel", N_("Run three slow checks: how many programs are in /usr/bin, the kernel, and today's date."),
+             N_("complete loop: three slow read-only commands run at once; the wall time is the slowest, not the sum"),
+             _parallel, profile="complete", pace=0.4),
 ]}
 CHILDREN = {CHILD_PROMPT: _search}  # the sub-agents' tasks the scripted model knows (English messages)
 
@@ -543,8 +631,23 @@ def _malformed(body: object) -> str | None:
     return None
 
 
-def respond(body: object) -> tuple[int, dict]:
-    """Answer one Messages API request body: (HTTP status, JSON body)."""
+def input_tokens(body: dict) -> int:
+    """What a request costs, as the scripted model counts it (about 4 characters a token of its JSON)."""
+    # Streaming changes how the answer travels, not what it costs: `stream` is not input.
+    return _tokens(json.dumps({k: v for k, v in body.items() if k != "stream"}))
+
+
+def too_long(tokens: int, maximum: int) -> dict:
+    """The API's answer to a prompt longer than the context window (HTTP 400), in its words."""
+    return error_body(f"prompt is too long: {tokens} tokens > {maximum} maximum")
+
+
+def respond(body: object, *, retry: int = 0, context_window: int | None = None) -> tuple[int, dict]:
+    """Answer one Messages API request body: (HTTP status, JSON body).
+
+    `retry` is how many times the client had tried this request before (the SDK's
+    `x-stainless-retry-count`); `context_window` the tokens a request may hold.
+    """
     malformed = _malformed(body)
     if malformed:
         return 400, error_body(malformed)
@@ -552,11 +655,14 @@ def respond(body: object) -> tuple[int, dict]:
     broken = rules.check(messages, as_request=True)
     if broken:
         return 400, error_body(str(broken[0]))
+    if context_window is not None and input_tokens(body) > context_window:
+        return 400, too_long(input_tokens(body), context_window)
 
     task = _first_text(messages)
     # The results written back so far, in order: what the model "can see" of its tools.
     results = Seen(b for m in messages if isinstance(m, dict) and m.get("role") == "user"
                    for b in rules.tool_results(m))
+    results.retry = retry
     if task.startswith(SUMMARY_PROMPT):  # compaction's summary call
         reply = Reply(summarize(task[len(SUMMARY_PROMPT):]))
     else:
@@ -566,6 +672,10 @@ def respond(body: object) -> tuple[int, dict]:
         child = None if scenario else find_child(task)
         play = scenario.play if scenario else child[0] if child else _free_form(task)
         reply = play(results, language_of(body.get("system"), task))
+        reply = _continued(messages, reply)
+    if reply.error:
+        status, kind, message = reply.error
+        return status, error_body(message, kind)
 
     seed = _digest(body.get("system"), messages)
     content: list[dict] = []
@@ -589,10 +699,41 @@ def respond(body: object) -> tuple[int, dict]:
         "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        # Streaming changes how the answer travels, not what it costs: `stream` is not input.
-        "usage": {"input_tokens": _tokens(json.dumps({k: v for k, v in body.items() if k != "stream"})),
-                  "output_tokens": output_tokens},
+        "usage": {"input_tokens": input_tokens(body), "output_tokens": output_tokens},
     }
+
+
+def _continued(messages: list, reply: Reply) -> Reply:
+    """After a recovery (an answer cut at max_tokens, then "continue"), the rest of the answer: no recap.
+
+    The model reads what it already wrote in the cut answers that end the
+    history, each followed by the continuation message, and goes on from there.
+    """
+    written: list[str] = []
+    k = len(messages)
+    while k >= 2 and is_continuation(messages[k - 1]) and isinstance(messages[k - 2], dict) \
+            and messages[k - 2].get("role") == "assistant":
+        written[:0] = [str(b.get("text", "")) for b in rules.blocks(messages[k - 2])
+                       if isinstance(b, dict) and b.get("type") == "text"]
+        k -= 2
+    if k == len(messages) or reply.commands or reply.calls or reply.error:
+        return reply
+    done = "".join(written)
+    return Reply(reply.text[len(done):] if reply.text.startswith(done) else reply.text)
+
+
+def pace(body: object) -> float:
+    """Seconds the scripted model takes to write each block of its answer to this request (0 for most)."""
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return 0.0
+    messages = body["messages"]
+    task = _compacted(messages)[0] or _first_text(messages)
+    scenario = scenario_for_task(task)
+    return scenario.pace if scenario else 0.0
+
+
+def blocks_written(message: dict) -> int:
+    return len(message.get("content") or []) or 1
 
 
 def sse_events(message: dict) -> list[tuple[str, dict]]:
@@ -623,3 +764,18 @@ def sse_events(message: dict) -> list[tuple[str, dict]]:
 
 def sse_bytes(message: dict) -> bytes:
     return b"".join(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in sse_events(message))
+
+
+def sse_chunks(message: dict, pace: float = 0.0):
+    """The same events, one block at a time, `pace` seconds apart: a model writing its answer as it streams."""
+    import time
+
+    chunk: list[bytes] = []
+    for name, data in sse_events(message):
+        chunk.append(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+        if name in ("message_start", "content_block_stop"):
+            if pace and name == "content_block_stop":
+                time.sleep(pace)
+            yield b"".join(chunk)
+            chunk = []
+    yield b"".join(chunk)

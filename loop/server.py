@@ -9,6 +9,7 @@ Tests extend `Handler` to inject faults.
 from __future__ import annotations
 
 import json
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from threading import Thread
 
@@ -17,6 +18,7 @@ from . import scripted
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    context_window: int | None = None  # tokens a request may hold; a longer prompt gets the API's 400
 
     def log_message(self, format, *args):  # quiet: the tests and the CLI print what matters
         pass
@@ -47,20 +49,39 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(body)
 
     def answer(self, body: dict) -> None:
-        status, answer = scripted.respond(body)
+        try:  # how many times the client tried this request before (the SDK numbers its attempts)
+            retry = max(0, int(self.headers.get("x-stainless-retry-count") or 0))
+        except ValueError:
+            retry = 0
+        status, answer = scripted.respond(body, retry=retry, context_window=self.context_window)
+        pace = scripted.pace(body) if status == 200 else 0.0
         if status == 200 and body.get("stream"):
-            data = scripted.sse_bytes(answer)
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
-            self.send_header("content-length", str(len(data)))
+            if not pace:
+                data = scripted.sse_bytes(answer)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
+            self.send_header("connection", "close")  # the stream ends when the connection does
             self.end_headers()
-            self.wfile.write(data)
+            for chunk in scripted.sse_chunks(answer, pace):  # block by block, as a model writes them
+                self.wfile.write(chunk)
+                self.wfile.flush()
+            self.close_connection = True
             return
+        if pace:
+            time.sleep(pace * scripted.blocks_written(answer))
         self.send_json(status, answer)
 
 
-def serve(port: int = 0, handler: type[Handler] = Handler, host: str = "127.0.0.1") -> ThreadingHTTPServer:
-    """Start a server in a background thread; `server.server_address` says where."""
+def serve(port: int = 0, handler: type[Handler] = Handler, host: str = "127.0.0.1",
+          context_window: int | None = None) -> ThreadingHTTPServer:
+    """Start a server in a background thread; `server.server_address` says where. With `context_window`, a prompt
+    longer than that many tokens is refused as the API refuses it."""
+    if context_window is not None:
+        handler = type(handler.__name__, (handler,), {"context_window": context_window})
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     # A short poll interval lets shutdown() return quickly (tests start and stop many servers).

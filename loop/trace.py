@@ -25,6 +25,7 @@ from .rules import tool_uses
 MAIN = "main"
 STAGES = ("user_request", "call_model", "append_assistant", "decide", "run_tool", "write_back")
 MORE_STAGES = ("summarize", "compact")  # compaction (loop/compact.py): a summary call, then the rewrite
+COMPLETE_STAGES = ("retry", "refused", "recover")  # the complete loop's (loop/profiles.py)
 STAGE_TITLES = {
     "user_request": N_("1 · user request into messages"),
     "call_model": N_("2 · call the model"),
@@ -35,6 +36,9 @@ STAGE_TITLES = {
     "stop": N_("stopped: max turns"),
     "summarize": N_("compact · summarise the history (a model call)"),
     "compact": N_("compact · rewrite messages"),
+    "retry": N_("2 · the call failed: wait, then retry"),
+    "refused": N_("2 · the call was refused: prompt too long"),
+    "recover": N_("recover · ask the model to continue"),
 }
 
 
@@ -255,6 +259,9 @@ class Trace:
         if step.stage == "summarize":  # its own request: the summary prompt, not the history
             request = step.detail.get("request")
             return dict(request) if isinstance(request, dict) else None
+        if step.stage in ("retry", "refused"):  # a call that failed: what it sent, if it was sent
+            request = step.detail.get("request")
+            return dict(request, messages=self.messages_at(index)) if isinstance(request, dict) else None
         if step.stage != "call_model":
             return None
         request = dict(step.detail["request"])

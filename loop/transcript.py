@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import rules
 from .history import History
-from .trace import MAIN, MORE_STAGES, STAGES, Step, Thread, Trace
+from .trace import COMPLETE_STAGES, MAIN, MORE_STAGES, STAGES, Step, Thread, Trace
 
 FORMAT = "loopscope-transcript"
 VERSION = 2
@@ -27,8 +27,8 @@ READS = (1, 2)  # version 1 (one thread, a history that only grew) still loads
 STEP_FIELDS = ("stage", "turn_count", "transition_reason", "stop_reason", "n_messages",
                "input_tokens", "output_tokens", "ended", "time", "detail", "thread")
 THREAD_FIELDS = ("id", "parent", "parent_tool_use_id", "system", "tools", "label", "messages")
-KNOWN_STAGES = set(STAGES) | {"stop"} | set(MORE_STAGES)
-COMPACT_KINDS = ("micro", "auto", "manual", "imported")
+KNOWN_STAGES = set(STAGES) | {"stop"} | set(MORE_STAGES) | set(COMPLETE_STAGES)
+COMPACT_KINDS = ("micro", "auto", "manual", "imported", "resume")
 
 
 # Deeper JSON than this is refused when read. Python's json parses up to about 1,000 levels,

@@ -30,6 +30,21 @@ def runs_folder(tmp_path_factory):
         os.environ["LOOPSCOPE_RUNS"] = before
 
 
+@pytest.fixture(autouse=True, scope="session")
+def short_waits():
+    """The complete loop's retry waits (1 s × 2^k and more) scaled down: the `overloaded` scenario would wait
+    about 8 s a run. A test that needs real waits sets LOOPSCOPE_WAIT_SCALE itself (the browser test's server)."""
+    from loop.retry import SCALE_VARIABLE
+
+    before = os.environ.get(SCALE_VARIABLE)
+    os.environ[SCALE_VARIABLE] = "0.02"
+    yield
+    if before is None:
+        os.environ.pop(SCALE_VARIABLE, None)
+    else:
+        os.environ[SCALE_VARIABLE] = before
+
+
 @pytest.fixture
 def fake_api():
     """A running fake Anthropic server; `fake_api.url` is its base URL."""

@@ -3,7 +3,8 @@
 It answers like the scripted model (loop/server.py) and can be told to fail:
 `server.fail(status, times=1, headers=..., body=...)` queues HTTP errors,
 `server.fail("timeout")` sleeps past the client's timeout, `server.fail("drop")`
-closes the connection mid-stream, `server.fail("not-json")` sends garbage.
+closes the connection mid-stream, `server.fail("not-json")` sends garbage, and
+`server.fail("pass")` answers one request as usual between two faults.
 `server.ask("cmd", ["a", "b"], {"name": "read_file", "input": {...}})` makes it a
 model that asks for chosen tool calls, one turn each (a list: several at once),
 then ends its turn: a hostile model, as a steered one would be.
@@ -23,7 +24,8 @@ from loop.server import Handler, serve
 
 
 class FakeAnthropic:
-    def __init__(self):
+    def __init__(self, context_window: int | None = None):
+        self.context_window = context_window  # a prompt longer than this is refused as too long, as the API does
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self.faults: deque = deque()
@@ -70,6 +72,8 @@ class FakeAnthropic:
                 if fault is None:
                     return super().answer(body)
                 kind, headers, error, delay = fault
+                if kind == "pass":
+                    return super().answer(body)
                 if kind == "timeout":
                     time.sleep(delay)
                     return super().answer(body)
@@ -96,7 +100,7 @@ class FakeAnthropic:
                 payload = error or scripted.error_body(f"fake {status}", kinds.get(status, "api_error"))
                 self.send_json(status, payload, headers)
 
-        self.server = serve(0, FaultyHandler)
+        self.server = serve(0, FaultyHandler, context_window=self.context_window)
         return self
 
     def __exit__(self, *exc) -> None:

@@ -20,6 +20,7 @@ from loop.rules import check
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "subagent", "compact"]
+COMPLETE_SCENARIOS = ["overloaded", "long-answer", "big-context", "parallel"]  # the complete loop's (test_engine_complete)
 ENDINGS = {"list-files": "end_turn", "hello-py": "end_turn", "recover": "end_turn", "two-tools": "end_turn",
            "max-tokens": "max_tokens", "subagent": "end_turn", "compact": "end_turn"}
 
@@ -197,11 +198,11 @@ def test_check_names_each_broken_pair_on_its_own_line(ran, tmp_path):
                                   "toolu_WRONG.")
 
 
-def test_scenarios_lists_all_seven():
+def test_scenarios_lists_all_eleven():
     (result,) = loop_cli(["scenarios"])
     assert result.returncode == 0
     listed = [line.split()[0] for line in result.stdout.splitlines() if line and not line[0].isspace()]
-    assert listed == SCENARIOS
+    assert listed == SCENARIOS + COMPLETE_SCENARIOS
 
 
 def test_a_model_id_goes_to_the_server_in_the_environment(fake_api, tmp_path):

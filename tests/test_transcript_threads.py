@@ -116,7 +116,7 @@ def test_the_file_names_each_thread_and_each_steps_thread(data):
     (lambda d: d["threads"][0].update(messages=[]),
      "threads[0].messages: differs from the top-level messages (both are the main thread's final history)"),
     (lambda d: d["steps"][3]["detail"].update(kind="huge"),
-     "steps[3].detail.kind: one of micro, auto, manual, imported, found 'huge'"),
+     "steps[3].detail.kind: one of micro, auto, manual, imported, resume, found 'huge'"),
     (lambda d: d["steps"][3]["detail"].pop("replaced"),
      "steps[3].detail: a compact step needs what it replaced: `replaced` or `history_before`"),
     (lambda d: d["steps"][3]["detail"]["replaced"][0].update(index=40),

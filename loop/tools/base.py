@@ -39,6 +39,10 @@ class Tool:
         """One-line warnings about running this tool in `workspace` (e.g. commands would run as root); none here."""
         return []
 
+    def parallel_safe(self, tool_input: dict) -> bool:
+        """May this call run at the same time as others (the complete loop's parallel tools)? Not unless said."""
+        return False
+
     def spec(self) -> dict:
         """The tool as the Messages API's `tools` list wants it."""
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}

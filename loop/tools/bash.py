@@ -181,6 +181,12 @@ class Bash(Tool):
         """What a learner or teacher should know about running commands in `workspace`."""
         return self.sandbox(workspace).warnings()
 
+    def parallel_safe(self, tool_input: dict) -> bool:
+        """Only a command of the short read-only list may run beside others (loop/parallel.py)."""
+        from ..parallel import read_only
+
+        return read_only(tool_input.get("command"))
+
     def run(self, tool_input: dict, workspace: Path) -> ToolOutput:
         """Run one command in `workspace`, in a sandbox of its own (a run's tool box uses `run_in` instead)."""
         sandbox = self.sandbox(workspace)

@@ -176,6 +176,9 @@ class ReadFile(_FileTool):
                     "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
                     "required": ["path"]}
 
+    def parallel_safe(self, tool_input: dict) -> bool:
+        return True  # reading changes nothing
+
     def act(self, root: int, names: list[str], tool_input: dict) -> ToolOutput:
         fd, _ = open_beneath(root, names, os.O_RDONLY)
         with os.fdopen(fd, "rb") as f:

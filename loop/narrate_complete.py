@@ -1,0 +1,95 @@
+"""The one-line narration of the complete loop's steps (narrate.py says the chapter's): a retry and its wait, a
+prompt refused as too long, a recovery after max_tokens, tools run at once or started early."""
+
+from __future__ import annotations
+
+from .catalogs import say
+from .recovery import CONTINUE
+
+
+def seconds(ms: object) -> str:
+    """Milliseconds as seconds, to a tenth when over one (2.0 s, 0.41 s)."""
+    value = float(ms or 0) / 1000
+    return f"{value:.1f}" if value >= 1 else f"{value:.2f}"
+
+
+def error_label(error: object) -> str:
+    facts = error if isinstance(error, dict) else {}
+    return " ".join(str(p) for p in (facts.get("status"), facts.get("type")) if p) or "error"
+
+
+def wait_words(d: dict, lang: str) -> str:
+    """How the wait was worked out: the server's retry-after, or 1 s × 2^k plus jitter (and a test's scale)."""
+    if d.get("retry_after_s") is not None:
+        how = say(lang, "retry-after: {s} s", s=f"{d['retry_after_s']:g}")
+    else:
+        how = say(lang, "{base} s × 2^{k} + jitter {jitter} s", base="1", k=int(d.get("attempt", 1)) - 1,
+                  jitter=f"{float(d.get('jitter_s') or 0):.2f}")
+    if d.get("scale"):
+        how = "(" + how + ") " + say(lang, "× {scale} for tests", scale=f"{d['scale']:g}")
+    return how
+
+
+def retry_line(step, lang: str) -> str:
+    d = step.detail
+    error = error_label(d.get("error"))
+    if d.get("gave_up"):
+        return say(lang, "the call failed ({error}) on attempt {k} of {n}: no retry is left, the loop ends",
+                   error=error, k=d.get("attempt"), n=d.get("attempts"))
+    return say(lang, "the call failed ({error}) on attempt {k} of {n}: wait {wait} s ({how}), then call again",
+               error=error, k=d.get("attempt"), n=d.get("attempts"), wait=f"{float(d.get('wait_s') or 0):.2f}",
+               how=wait_words(d, lang))
+
+
+def refused_line(step, lang: str) -> str:
+    d = step.detail
+    if step.ended:
+        return say(lang, "the API refused the prompt as too long ({tokens} tokens > {maximum} maximum) even after a "
+                         "compaction: the loop ends", tokens=d.get("tokens"), maximum=d.get("maximum"))
+    return say(lang, "the API refused the prompt as too long ({tokens} tokens > {maximum} maximum): compact, then call "
+                     "again; the budget is now {budget} tokens", tokens=d.get("tokens"), maximum=d.get("maximum"),
+               budget=d.get("budget"))
+
+
+def recover_line(step, lang: str) -> str:
+    d = step.detail
+    return say(lang, "messages ← user: \"{message}\" ({k} of {limit} in a row); turn_count={turn}, "
+                     "transition_reason={reason}", message=CONTINUE, k=d.get("k"), limit=d.get("limit"),
+               turn=step.turn_count, reason=step.transition_reason)
+
+
+LINES = {"retry": retry_line, "refused": refused_line, "recover": recover_line}
+
+
+def call_extras(d: dict, lang: str) -> str:
+    """What a call of the complete loop adds to its line: the attempt it took, the tools it started early."""
+    out = ""
+    if int(d.get("attempt") or 1) > 1:
+        out += " · " + say(lang, "attempt {k}, after waiting {s} s", k=d["attempt"], s=f"{float(d.get('waited_s') or 0):.2f}")
+        if d.get("skipped"):
+            out += " " + say(lang, "(the wait was skipped)")
+    if d.get("early_start"):
+        out += " · " + say(lang, "{n} tool(s) started while the answer streamed", n=len(d["early_start"]))
+    return out
+
+
+def tool_extras(d: dict, lang: str) -> str:
+    out = ""
+    if isinstance(d.get("parallel"), dict):
+        out += " · " + say(lang, "ran at once with {n} other(s); waited {s} s for it", n=d["parallel"].get("with"),
+                           s=seconds(d["parallel"].get("waited_ms")))
+    if isinstance(d.get("early"), dict):
+        out += " · " + say(lang, "started {s} s before the answer ended: {saved} s saved",
+                           s=seconds(d["early"].get("started_before_end_ms")), saved=seconds(d["early"].get("saved_ms")))
+    return out
+
+
+def batch_extras(d: dict, lang: str) -> str:
+    batch = d.get("parallel")
+    if not isinstance(batch, dict):
+        return ""
+    out = " · " + say(lang, "{n} tools: wall time {wall} s beside a sum of {sum} s", n=batch.get("tools"),
+                      wall=seconds(batch.get("wall_ms")), sum=seconds(batch.get("sum_ms")))
+    if batch.get("early_saved_ms") is not None:
+        out += " · " + say(lang, "early start saved {s} s", s=seconds(batch["early_saved_ms"]))
+    return out
