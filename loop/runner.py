@@ -553,6 +553,15 @@ class Run:
         self.frames.append(frame)
         return frame
 
+    def _summary_room(self, frame: Frame) -> int | None:
+        """Estimated tokens a resume's summary call may send: 90% of the window the API stated when it refused a
+        prompt (the call has no system prompt and no tools), else the budget."""
+        for i in reversed(self.trace.steps_of(frame.thread.id)):
+            step = self.trace.steps[i]
+            if step.stage == "refused" and isinstance(step.detail.get("maximum"), int):
+                return int(step.detail["maximum"] * 0.9)
+        return frame.state.budget
+
     def _summary_kind(self, frame: Frame) -> str | None:
         """Which compaction the summary call is for: the one due, or, when it is retried, the one that failed."""
         last = self._last(frame)
@@ -566,7 +575,7 @@ class Run:
         kind = self._summary_kind(frame) if kind is ... else kind
         tokens = self.sizer.estimate(s.messages)
         refused = self._last(frame) if self._last(frame).stage == "refused" else None
-        within = s.budget if kind == "resume" else None  # the summary call must fit the window too
+        within = self._summary_room(frame) if kind == "resume" else None  # the call must fit the window too
         sent = compact.summary_messages(s.messages, within)
         reply = (model or frame.model).create(sent, None, observer, system=None, max_tokens=compact.SUMMARY_MAX_TOKENS)
         usage = reply.response.get("usage") or {}

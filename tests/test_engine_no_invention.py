@@ -18,6 +18,7 @@ from babel.messages.pofile import read_po
 from loop import start
 from loop.catalogs import LOCALES, languages
 from loop.compact import COMPRESSED
+from loop.recovery import is_continuation
 from loop.rules import blocks
 from loop.scripted import SCENARIOS
 from loop.views import result_text
@@ -69,9 +70,24 @@ def line_counts(output: str) -> set[int]:
     return {len(lines), len(listed), len(entries)}
 
 
+def joined(messages: list) -> list:
+    """The history with each answer cut at max_tokens and continued (the complete loop's recovery) as one answer:
+    the cut falls inside a line, so only the whole answer can be read."""
+    out: list = []
+    for message in messages:
+        if out and len(out) >= 2 and message["role"] == "assistant" and is_continuation(out[-1]) \
+                and out[-2]["role"] == "assistant":
+            out.pop()
+            text = "".join(b["text"] for b in blocks(out[-1]) + blocks(message) if b.get("type") == "text")
+            out[-1] = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+        else:
+            out.append(message)
+    return out
+
+
 def unsupported(run) -> list[str]:
     """Every token the model stated that neither the task, its commands nor the results written back so far hold."""
-    messages = run.state.messages
+    messages = joined(run.state.messages)
     sources = [str(messages[0]["content"])]
     outputs: list[str] = []
     if sources[0].startswith(COMPRESSED):  # after a compaction the summary is all the model knows of what ran

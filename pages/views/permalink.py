@@ -3,13 +3,16 @@
 `?scenario=NAME&step=K` on Step through runs the built-in scenario on the
 offline model up to step K (never a real model: a link must not spend anyone's
 key); `?sample=NAME&step=K` on Replay opens a built-in sample at step K; `lang`
-is kept by i18n. Nothing else goes into the URL: a copied link is always safe to share.
+is kept by i18n. `&profile=complete` runs the scenario in the complete loop
+(profiles.py); without it a link runs the minimal loop, the chapter's. Nothing
+else goes into the URL: a copied link is always safe to share.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from loop.profiles import COMPLETE, MINIMAL, PROFILES
 from loop.runner import Run, start
 from loop.scripted import SCENARIOS, scenario_for_task
 from loop.trace import Trace
@@ -38,9 +41,17 @@ def scenario_of(run: Run) -> str | None:
     return found.name if found else None
 
 
+def linked_profile() -> str:
+    """The loop profile the URL names (`?profile=complete`), or the minimal loop."""
+    value = st.query_params.get("profile")
+    return value if value in PROFILES else MINIMAL
+
+
 def _go(run: Run, k: int) -> None:
-    """Put the cursor on step k (1-based), executing stages as far as needed."""
+    """Put the cursor on step k (1-based), executing stages as far as needed (a retry's wait is not waited again:
+    the link rebuilds a run whose waits are over)."""
     while len(run.trace) < k and not run.done:
+        run.skip_wait()
         run.execute()
     run.trace.goto(min(k, len(run.trace)) - 1)
 
@@ -48,13 +59,15 @@ def _go(run: Run, k: int) -> None:
 def open_scenario_link(current: Run | None, keep) -> None:
     """On Step through: open `?scenario=NAME&step=K` once; `keep(run)` makes a new run the session's."""
     wanted = _wanted("scenario")
+    if wanted is not None:
+        wanted = (*wanted, linked_profile())
     if wanted is None or wanted == st.session_state.get(SEEN) or wanted[0] not in SCENARIOS:
         return
     st.session_state[SEEN] = wanted
-    name, k = wanted
+    name, k, profile = wanted
     run = current
-    if run is None or scenario_of(run) != name:
-        run = keep(start(scenario=name, lang=lang()))
+    if run is None or scenario_of(run) != name or run.profile.name != profile:
+        run = keep(start(scenario=name, lang=lang(), profile=profile))
     _go(run, k)
 
 
@@ -85,11 +98,16 @@ def keep_url(trace: Trace, key: str, run: Run | None) -> None:
     step = str(trace.cursor + 1)
     st.query_params.pop("sample" if param == "scenario" else "scenario", None)
     if name is None:  # a free task, a real model, an uploaded file: no link can rebuild it
-        for p in (param, "step"):
+        for p in (param, "step", "profile"):
             st.query_params.pop(p, None)
         return
+    complete = trace.meta.get("profile") == COMPLETE
+    if complete and st.query_params.get("profile") != COMPLETE:
+        st.query_params["profile"] = COMPLETE
+    elif not complete:
+        st.query_params.pop("profile", None)
     if st.query_params.get(param) != name:
         st.query_params[param] = name
     if st.query_params.get("step") != step:
         st.query_params["step"] = step
-    st.session_state[SEEN] = (name, trace.cursor + 1)
+    st.session_state[SEEN] = (name, trace.cursor + 1) + ((COMPLETE if complete else MINIMAL,) if key == "live" else ())

@@ -189,7 +189,9 @@ def _live(trace, settings: dict, api_key: str | None = None) -> Run:
     kept = Settings(max_turns=int(settings.get("max_turns") or trace.meta.get("max_turns") or 20),
                     tool_timeout=float(settings.get("tool_timeout", 30.0)), toolset=settings.get("toolset", "s01"),
                     lang=str(settings.get("lang") or trace.meta.get("lang") or "en"),
-                    compact_at=_count(settings.get("compact_at")))
+                    compact_at=_count(settings.get("compact_at")),
+                    profile=_profile(settings.get("profile") or trace.meta.get("profile")),
+                    budget=_count(settings.get("budget")))
     tools = default_toolbox(workspace, kept.tool_timeout, kept.toolset)
     cursor = trace.cursor
     if len(trace):
@@ -198,6 +200,13 @@ def _live(trace, settings: dict, api_key: str | None = None) -> Run:
         run = Run(trace.meta.get("task", ""), Model(config), tools, settings=kept)
     run.trace.goto(cursor)
     return run
+
+
+def _profile(value: object) -> str:
+    """A saved run's loop profile (the chapter's minimal loop for anything else)."""
+    from loop.profiles import MINIMAL, PROFILES
+
+    return value if isinstance(value, str) and value in PROFILES else MINIMAL
 
 
 def _count(value: object) -> int | None:

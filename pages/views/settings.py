@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import os
 import weakref
+from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
 
 from loop.compact import THRESHOLD
+from loop.profiles import ABOUT as PROFILE_ABOUT
+from loop.profiles import MINIMAL, PROFILES
 from loop.errors import explain
 from loop.model import SCRIPTED, ModelConfig
 from loop.runner import Run, start
@@ -111,17 +114,33 @@ def _new_run() -> None:
     if refusal:
         s["live-setup-error"] = refusal
         return
+    if config.scripted and chosen_profile() != MINIMAL and s.get("set-stream"):  # early tool starts need a stream
+        config = replace(config, stream=True)
     try:
         run = start(task if scenario == FREE else None, scenario=None if scenario == FREE else scenario,
                     config=config, tool_timeout=float(s.get("set-tool-timeout", 30)),
                     max_turns=int(s.get("set-max-turns", 20)), toolset=s.get("set-toolset") or "s01", lang=lang(),
-                    compact_at=int(s["set-compact-at"]) if s.get("set-compact-at") else None)
+                    compact_at=int(s["set-compact-at"]) if s.get("set-compact-at") else None,
+                    profile=chosen_profile())
     except Exception as exc:  # a missing key, say: keep the current run and say what to do
         s["live-setup-error"] = explain(exc, lang())
         return
     s.pop("live-setup-error", None)
     s.pop("live-error", None)
     _keep(run)
+
+
+def chosen_profile() -> str:
+    """The loop profile the sidebar (or a link) chose: the chapter's minimal loop unless said otherwise."""
+    value = st.session_state.get("set-profile")
+    return value if value in PROFILES else MINIMAL
+
+
+def _scenario_changed() -> None:
+    """A scenario made to show the complete loop selects it; the learner may still switch back to the minimal one."""
+    chosen = SCENARIOS.get(st.session_state.get("set-scenario"))
+    if chosen is not None and chosen.profile:
+        st.session_state["set-profile"] = chosen.profile
 
 
 def draw_sidebar() -> None:
@@ -141,14 +160,22 @@ def draw_sidebar() -> None:
             st.text_input(t("Base URL"), key=_kept("set-base-url", os.environ.get("ANTHROPIC_BASE_URL", "")),
                           placeholder="https://api.anthropic.com",
                           help=t("Leave empty for Anthropic's API, or give an Anthropic-compatible server."))
-            st.toggle(t("Stream the answer"), key=_kept("set-stream", False),
-                      help=t("Show the model's text as it arrives (ModelConfig(stream=True))."))
         st.selectbox(t("Task"), [*SCENARIOS, FREE], key=_kept("set-scenario", DEFAULT_SCENARIO),
+                     on_change=_scenario_changed,
                      format_func=lambda n: t("A task of my own…", now) if n == FREE else f"{n}: {t(SCENARIOS[n].about, now)}")
         if st.session_state.get("set-scenario") == FREE:
             st.text_area(t("Your task"), key=_kept("set-task", ""), placeholder=t("What Python version is installed?"))
         else:
             st.caption(f"“{SCENARIOS[st.session_state.get('set-scenario', DEFAULT_SCENARIO)].task_in(now)}”")
+        st.radio(t("Loop"), list(PROFILES), key=_kept("set-profile", MINIMAL),
+                 format_func=lambda p: t(PROFILE_ABOUT[p], now),
+                 help=t("The chapter's table, both columns: the minimal loop goes on only for a tool_result; the "
+                        "complete loop also retries a failed call, continues an answer cut at max_tokens, compacts a "
+                        "prompt that is too long, and runs safe tools at once."))
+        if st.session_state.get("set-model") != SCRIPTED or chosen_profile() != MINIMAL:
+            st.toggle(t("Stream the answer"), key=_kept("set-stream", False),
+                      help=t("Show the model's text as it arrives (ModelConfig(stream=True)). In the complete loop a "
+                             "tool then starts as soon as its block is complete."))
         a, b = st.columns(2)
         a.number_input(t("Tool timeout (s)"), 1, 120, key=_kept("set-tool-timeout", 30))
         b.number_input(t("Max turns"), 1, 100, key=_kept("set-max-turns", 20))
