@@ -23,7 +23,6 @@ import re
 
 import anthropic
 
-from .catalogs import N_
 
 MAX_RETRIES = 3
 BASE = 1.0  # seconds: the first wait, doubled each retry
@@ -33,10 +32,10 @@ LONGEST_WAIT = 60.0  # a retry-after longer than this ends the loop: a learner a
 SCALE_VARIABLE = "LOOPSCOPE_WAIT_SCALE"  # tests scale the waits down; the page still shows the seconds really left
 TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
 
-WHY_RETRY = N_("the call failed ({error}): attempt {attempt} of {attempts}; wait {wait} s, then call again")
-WHY_GAVE_UP = N_("the call failed ({error}) {attempts} times: no retry is left, the loop ends")
-WHY_TOO_LONG_WAIT = N_("the call failed ({error}) and the server asks to wait {wait} s, longer than {longest} s: "
-                       "the loop ends")
+# A retry step's `why`, in English as the trace keeps it (narrate_complete.py says it in the learner's language)
+WHY_RETRY = "the call failed ({error}): attempt {attempt} of {attempts}; wait {wait} s, then call again"
+WHY_GAVE_UP = "the call failed ({error}) {attempts} times: no retry is left, the loop ends"
+WHY_TOO_LONG_WAIT = "the call failed ({error}) and the server asks to wait {wait} s, longer than {longest} s: the loop ends"
 
 
 def scale() -> float:

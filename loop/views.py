@@ -289,6 +289,50 @@ def state_rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:
     return list(zip(["messages (count)", "turn_count", "transition_reason"], values))
 
 
+# -- the complete loop's explicit state (profiles.py), beside the chapter's three fields --
+TRANSITIONS_SHOWN = 8  # groups of the transition history drawn, the newest
+
+
+def transition_history(reasons: list[str], shown: int = TRANSITIONS_SHOWN) -> str:
+    """`tool_result → retry ×3 → tool_result`: the reasons in order, repeats grouped, the newest `shown` groups."""
+    groups: list[list] = []
+    for reason in reasons:
+        if groups and groups[-1][0] == reason:
+            groups[-1][1] += 1
+        else:
+            groups.append([reason, 1])
+    words = [f"{r} ×{n}" if n > 1 else r for r, n in groups]
+    return ("… → " if len(words) > shown else "") + " → ".join(words[-shown:]) if words else "—"
+
+
+def complete_state(trace: Trace, cursor: int, estimate: Callable[[list], int]) -> dict:
+    """The complete loop's state after the step under the cursor: {"tokens" (the history's estimate), "budget",
+    "turn", "max_turns", "retries", "attempt", "recoveries", "recoveries_in_a_row", "compactions", "transitions"
+    (a line), "tools" (the last response's tools' wall time beside their sum, or None)}."""
+    from .profiles import counters
+
+    state = counters(trace, cursor)
+    step = trace.steps[cursor] if 0 <= cursor < len(trace) else None
+    return {**state, "tokens": estimate(trace.messages_at(cursor)) if step is not None else 0,
+            "turn": step.turn_count if step is not None else 1, "max_turns": trace.meta.get("max_turns"),
+            "transitions": transition_history(state["transitions"]), "tools": _batch_at(trace, cursor)}
+
+
+def _batch_at(trace: Trace, cursor: int) -> dict | None:
+    """The timing of the tools of the last response, once written back (at its write_back and until the next
+    call): a step shows what was known then, never a later step's figures."""
+    if not 0 <= cursor < len(trace):
+        return None
+    own = trace.steps_of(trace.steps[cursor].thread)
+    for i in reversed(own[: bisect_right(own, cursor)]):
+        step = trace.steps[i]
+        if step.stage == "write_back":
+            return step.detail.get("parallel") if isinstance(step.detail.get("parallel"), dict) else None
+        if step.stage not in ("compact", "summarize"):
+            return None
+    return None
+
+
 # -- context growth: one row per model call --
 def _count(value: object) -> int | None:
     """A token count as recorded, or None (a gap in the chart) for one that is no count: a hostile file's

@@ -6,6 +6,7 @@ from loop.catalogs import N_
 from loop.diagram import dot
 from loop.notes import one_sentence
 from pages.views.i18n import commented, lang, t
+from pages.views.chapter_table import draw_chapter_table
 from pages.views.nav import through_app
 
 through_app()
@@ -86,8 +87,11 @@ with right:
     st.page_link("pages/replay.py", label=t("Replay a saved transcript or a sample"), icon=":material/history:")
     st.page_link("pages/mistakes.py", label=t("Break the loop on purpose in the Mistakes lab"),
                  icon=":material/bug_report:")
+    st.page_link("pages/compare.py", label=t("The minimal loop beside the complete loop a harness runs"),
+                 icon=":material/compare:")
     st.caption(t("Both pages show the same views: the diagram with the stage just executed, the messages as the "
                  "model will see them, the tool_use ↔ tool_result pairs and the LoopState after each step."))
 
 st.markdown("### " + t("The whole loop, as the chapter writes it"))
 st.code(commented(CHAPTER_LOOP), language="python")
+draw_chapter_table()  # its closing table, each row linked to the complete loop's scenario for it

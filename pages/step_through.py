@@ -3,6 +3,7 @@
 import streamlit as st
 
 from loop.model import SCRIPTED
+from loop.profiles import ABOUT as PROFILE_ABOUT
 from pages.views.blocks import in_code, plain
 from loop.tools.sandbox import NO_BUBBLEWRAP, programs
 from pages.views.forks import draw_branch_picker
@@ -37,7 +38,9 @@ else:
     model = t("scripted model (offline, no key)") if run.model.config.model == SCRIPTED else \
         t("model `{name}`", name=in_code(run.model.name))
     st.caption(t("Task: **{task}** · {model} · max turns {turns} · workspace `{workspace}`", task=plain(run.task),
-                 model=model, turns=run.max_turns, workspace=in_code(run.workspace)))
+                 model=model, turns=run.max_turns, workspace=in_code(run.workspace))
+               + " · " + t("loop: **{profile}**", profile=run.profile.name),
+               help=t(PROFILE_ABOUT[run.profile.name]))
     sandbox = getattr(run.tools, "sandbox", None)
     if sandbox is not None and sandbox.mode != "bubblewrap":  # the teacher must know before Step
         st.warning(t("Commands run without bubblewrap on this server ({why}): they see the machine as `nobody` does, "

@@ -26,8 +26,9 @@ def attempts_shown(run: Run | None):
     After the body, a call that needed more than one attempt leaves a caption saying so.
     """
     seen: list[tuple[int, int]] = []
-    if run is None or getattr(run.model, "config", None) is None or run.model.config.scripted:
-        yield seen, None  # the scripted model is never retried
+    if run is None or getattr(run.model, "config", None) is None or run.model.config.scripted \
+            or getattr(getattr(run, "profile", None), "retries", 0):
+        yield seen, None  # the scripted model is never retried; the complete loop retries as steps, not the SDK
         return
     slot = st.empty()
 

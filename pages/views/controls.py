@@ -30,12 +30,15 @@ from .presenter import presenting, stopped_by_click
 from .streaming import streamed
 
 from .attempts import attempts_note, attempts_shown
+from .gate import gate_on
+from .progress import arm, armed_key, draw_progress
 
 
 def _execute(run: Run, key: str, action) -> None:
     """Run `action(observer)` (which may call the model or a tool); keep its error for the page to show."""
     stage = run.next_stage()
     seen: list = []
+    run.hold_tools = gate_on()  # the complete loop starts no tool ahead of its step while each waits for approval
     try:
         # "attempt k of n" while the SDK retries; the text as it streams in
         with attempts_shown(run) as (seen, on_attempt), streamed(run) as on_text:
@@ -53,6 +56,9 @@ def _step(run: Run | None, trace: Trace, key: str) -> None:
         return
     if waiting(run):  # the approval gate: Run or Deny executes this stage
         return
+    if run.wait_left() > 0:  # the complete loop backs off before a retry: the call goes when the wait ends
+        arm(key, "step")
+        return
     stage = run.next_stage()
     # A spinner costs the server a timer thread and two messages a click: only where a stage can take
     # a while (a real command, a real model), not for the offline model's instant stages.
@@ -64,7 +70,7 @@ def _step(run: Run | None, trace: Trace, key: str) -> None:
 def _until_gate(run: Run, on_step, observer: Observer) -> None:
     """Run to the end, or to the next tool that waits for approval."""
     run.trace.last()
-    while not run.done and not waiting(run):
+    while not run.done and not waiting(run) and run.wait_left() <= 0:  # a retry's wait is shown, and may be skipped
         on_step(run.execute(observer=observer))
 
 
@@ -93,11 +99,23 @@ def _run_to_end(run: Run | None, trace: Trace, key: str, saved=None) -> None:
         _execute(run, key, lambda observer: _until_gate(run, on_step, observer))
         failed = f"{key}-error" in st.session_state
         n = len(trace)
+        pausing = not failed and run.wait_left() > 0
+        if pausing:  # goes on to the end once the wait is over (or skipped)
+            arm(key, "to_end")
         label = (t("Stopped by an error after {n} steps", n=n) if failed else
                  t("Stopped before a tool, for your approval: {n} steps", n=n) if waiting(run) else
+                 t("Waiting before the next attempt: {n} steps so far", n=n) if pausing else
                  t("Ran to the end: {n} steps", n=n))
         status.update(label=label,
                       state="error" if failed else "complete", expanded=False)
+
+
+def _attempt(run: Run, stage: str | None) -> str:
+    """" (attempt k of n)" when the next call is a retry of the complete loop."""
+    state = run.frames[-1].state
+    if stage not in ("call_model", "summarize") or not run.profile.retries or state.attempt <= 1:
+        return ""
+    return " " + t("(attempt {k} of {n})", k=state.attempt, n=run.profile.retries + 1)
 
 
 def _goto(trace: Trace, slider_key: str) -> None:
@@ -118,6 +136,8 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, sav
     feedback = st.container()
     action = st.session_state.pop(f"{key}-action", None)
     stopped_by_click(action)  # any click stops the presenter's autoplay
+    if action in ("first", "back", "last"):  # moving away: a call asked for after a wait is asked no more
+        st.session_state.pop(armed_key(key), None)
     with feedback:
         if action == "first":
             trace.first()
@@ -143,6 +163,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, sav
                      + t("The trace is unchanged: nothing was added. **Retry** repeats this stage."),
                      icon=":material/error:")
             st.button(t("Retry"), key=f"{key}-retry", icon=":material/replay:", on_click=_ask, args=(key, "retry"))
+        draw_progress(run, key)  # the complete loop: the wait before a retry, the tools still running
 
     ended = at_end = trace.at_end
     if run is not None:
@@ -190,7 +211,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, sav
                             t("Next, a click on **Step** goes back to the parent: *{stage}* takes the sub-agent's "
                               "answer.", stage=stage_title(nxt)) if frame.state.ended else
                             t("Next, a click on **Step** executes *{stage}*; the keys only move over recorded steps.",
-                              stage=stage_title(nxt)))
+                              stage=stage_title(nxt) + _attempt(run, nxt)))
             elif not at_end:
                 st.markdown(t("Moving the cursor runs nothing: every step is already recorded."))
             else:

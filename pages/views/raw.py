@@ -44,6 +44,14 @@ def draw_raw(trace: Trace, cursor: int, key: str) -> None:
             st.caption(t("Nothing has been sent yet."))
             return
         step = trace.steps[cursor]
+        if step.stage in ("retry", "refused"):  # a call that failed: what it sent, and the API's error
+            left, right = st.columns(2)
+            left.markdown(t("**Request** (body sent to `/v1/messages`; the key travels in a header and is not here)"))
+            left.code(_json(_elided(trace.request_at(cursor) or {})), language="json", height=500, wrap_lines=True)
+            right.markdown(t("**The error the call got**"))
+            right.code(_json({k: v for k, v in step.detail.items() if k != "request"}), language="json", height=500,
+                       wrap_lines=True)
+            return
         if step.stage not in ("call_model", "summarize"):
             st.caption(t("This step ({stage}) did its work locally; what it recorded is below.",
                          stage=stage_title(step.stage)))

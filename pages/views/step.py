@@ -10,6 +10,7 @@ from loop.runner import Run
 from loop.trace import Trace
 from loop.transcript import dumps
 
+from .complete_state import draw_complete_state
 from .controls import draw_controls
 from .copylink import draw_copy_link
 from .forks import branches, draw_fork, with_branches
@@ -57,6 +58,8 @@ def draw_note(trace: Trace, cursor: int) -> None:
     with st.container(border=True, key="stage-note"):
         st.markdown(f"**{stage_title(step.stage)}**")
         st.markdown(note(step.stage, lang()))
+        if step.stage == "run_tool" and isinstance(step.detail.get("parallel"), dict):  # the complete loop's
+            st.markdown(note("parallel", lang()))
         if not trace.thread_of(cursor).is_main:  # where the learner is: inside a call frame
             st.markdown(note("subagent", lang()))
         elif step.stage == "run_tool" and step.detail.get("thread"):
@@ -97,6 +100,7 @@ def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run")
     st.divider()
     draw_pairs(trace, cursor, key)
     draw_loop_state(trace, cursor, key)
+    draw_complete_state(trace, cursor, key)
     draw_growth(trace, cursor, key)
     draw_exports(trace, cursor, key, name)
     draw_raw(trace, cursor, key)

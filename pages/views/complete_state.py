@@ -1,0 +1,57 @@
+"""The complete loop's explicit state beside the chapter's LoopState: budget, turns, retries, recoveries, compactions,
+the transition history, and the tools' wall time beside their sum. Drawn for a run of that profile only."""
+
+from __future__ import annotations
+
+import weakref
+
+import streamlit as st
+
+from loop.compact import Compaction
+from loop.profiles import COMPLETE
+from loop.trace import Trace
+from loop.views import complete_state
+
+from .i18n import t
+from .tables import cell, markdown_table
+
+_sizers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a trace's token estimates, each message's once
+
+
+def _estimate(trace: Trace):
+    sizer = _sizers.get(trace)
+    if sizer is None:
+        sizer = _sizers[trace] = Compaction()
+    return sizer.estimate
+
+
+def rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:
+    """(field, value) in the page's language."""
+    s = complete_state(trace, cursor, _estimate(trace))
+    budget = f"{s['budget']:,}" if isinstance(s["budget"], int) else "—"
+    out = [
+        (t("budget"), t("~{tokens} of {budget} tokens (estimated)", tokens=f"{s['tokens']:,}", budget=budget)),
+        (t("turns"), t("{turn} of {max}", turn=s["turn"], max=s["max_turns"] or "—")),
+        (t("retries"), t("{n}, the next call is attempt {k}", n=s["retries"], k=s["attempt"]) if s["attempt"] > 1
+         else str(s["retries"])),
+        (t("recoveries"), t("{n} ({k} in a row)", n=s["recoveries"], k=s["recoveries_in_a_row"])),
+        (t("compactions"), str(s["compactions"])),
+        (t("transitions"), s["transitions"]),
+    ]
+    if s["tools"]:
+        tools = s["tools"]
+        line = t("{n} at once: wall time {wall} s, sum {sum} s", n=tools["tools"], wall=f"{tools['wall_ms'] / 1000:.1f}",
+                 sum=f"{tools['sum_ms'] / 1000:.1f}")
+        if tools.get("early_saved_ms") is not None:
+            line += " · " + t("early start saved {s} s", s=f"{tools['early_saved_ms'] / 1000:.1f}")
+        out.append((t("tools"), line))
+    return out
+
+
+def draw_complete_state(trace: Trace, cursor: int, key: str) -> None:
+    if trace.meta.get("profile") != COMPLETE:
+        return
+    st.caption(t("The complete loop holds more state, explicitly (the chapter's table: turn, budget, transition and "
+                 "recovery):"))
+    found = rows(trace, cursor)
+    st.markdown(markdown_table([f for f, _ in found], [[cell(v) for _, v in found]]))

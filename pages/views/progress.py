@@ -1,0 +1,81 @@
+"""The complete loop's progress, live: the attempt a retry is at, the wait left before the next call, the tools still
+running.
+
+After a `retry` step the loop waits before it calls again (1 s × 2^attempt plus
+jitter, or what `retry-after` asked). The page shows the seconds really left,
+counting down, and **Skip the wait** calls now. Clicking **Step** during the
+wait asks for the call when the wait ends; nothing runs without a click. The
+countdown is a fragment that reruns itself a few times a second while there is
+something to show, then hands the page back (one full rerun).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from loop.narrate_complete import error_label
+from loop.runner import Run
+
+from .blocks import in_code
+from .i18n import t
+
+TICK = 0.25  # seconds between two redraws of the countdown
+
+
+def armed_key(key: str) -> str:
+    return f"{key}-armed"
+
+
+def arm(key: str, action: str) -> None:
+    """Ask for `action` ("step" or "to_end") once the wait is over."""
+    st.session_state[armed_key(key)] = action
+
+
+def active(run: Run | None) -> bool:
+    """Is there a wait or a running tool to show? (only at the end of a live run's trace)"""
+    if run is None or not run.trace.at_end:
+        return False
+    return run.wait_left() > 0 or bool(run.pool and run.pool.running())
+
+
+def _skip(run: Run, key: str) -> None:
+    run.skip_wait()
+    st.session_state.setdefault(armed_key(key), "step")  # skipping the wait is asking for the call now
+
+
+def draw_progress(run: Run | None, key: str) -> None:
+    """The countdown and the running tools, while there are any."""
+    if active(run):
+        _live(run, key)
+
+
+@st.fragment(run_every=TICK)
+def _live(run: Run, key: str) -> None:
+    left = run.wait_left()
+    running = run.pool.running() if run.pool is not None else []
+    armed = st.session_state.get(armed_key(key))
+    if left <= 0 and not running:  # over: the page takes over again (and Step's call goes, if it was asked for)
+        if armed:
+            st.session_state.pop(armed_key(key), None)
+            st.session_state[f"{key}-action"] = armed
+        st.rerun()
+    if left > 0:
+        retry = run.trace.steps[-1]
+        d = retry.detail if retry.stage == "retry" else {}
+        with st.container(border=True, key=f"{key}-wait"):
+            st.markdown(":material/hourglass_top: " + t(
+                "**Attempt {k} of {n} failed** ({error}). The loop waits **{left} s** before attempt {next}.",
+                k=d.get("attempt", "?"), n=d.get("attempts", "?"), error=in_code(error_label(d.get("error"))),
+                left=f"{left:.1f}", next=int(d.get("attempt", 0)) + 1))
+            total = float(d.get("wait_s") or 0)
+            st.progress(min(1.0, max(0.0, 1 - left / total)) if total else 1.0)
+            a, b = st.columns([1, 3], vertical_alignment="center")
+            a.button(t("Skip the wait"), key=f"{key}-skip", icon=":material/skip_next:", on_click=_skip,
+                     args=(run, key), help=t("Call the model now, without waiting the rest of the backoff."))
+            b.caption(t("The call goes out when the wait ends: you clicked Step.") if armed else
+                      t("Step calls the model again when the wait ends; Skip the wait calls it now."))
+    if running:
+        lines = [t("{name} `{id}`: {s} s so far", name=name, id=tool_use_id, s=f"{seconds:.1f}")
+                 for tool_use_id, name, seconds in running]
+        st.info(t("**Tools still running, at once:**") + "\n\n" + "\n".join(f"- {line}" for line in lines),
+                icon=":material/sync:")
