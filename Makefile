@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test chromium bubblewrap haproxy bench bench-long clean messages samples class
+.PHONY: run test chromium bubblewrap haproxy jq bench bench-long clean messages samples class
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,8 +45,19 @@ chromium:
 		echo "The browser tests need /usr/bin/chromium. Install it with: sudo apt-get install -y chromium"; exit 1; \
 	fi
 
-test: $(VENV)/.test chromium bubblewrap haproxy
+test: $(VENV)/.test chromium bubblewrap haproxy jq
 	$(BIN)/python -m pytest -q
+
+# A run's journal (one JSON line a step) is read with jq in the README and in a test: install it when missing.
+jq:
+	@if command -v jq >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's jq for the journal's test…"; \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q jq) >/tmp/loopscope-apt-jq.log 2>&1 \
+		|| { echo "could not install jq (see /tmp/loopscope-apt-jq.log)"; exit 1; }; \
+	else \
+		echo "A test reads a journal with jq. Install it with: sudo apt-get install -y jq"; exit 1; \
+	fi
 
 # Benchmarks print figures; they are run by hand, not by `make test`.
 bench: $(VENV)/.test chromium bubblewrap

@@ -71,7 +71,7 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
                    output=usage.get("output_tokens"))
         return line + complete.call_extras(d, lang)
     if step.stage in complete.LINES:  # the complete loop's own stages (retry, refused, recover)
-        return complete.LINES[step.stage](step, lang)
+        return complete.LINES[step.stage](step, lang) + complete.reason(step)
     if step.stage == "append_assistant":
         message = (trace.window_at(index, step.n_messages - 1, step.n_messages) or [{}])[0]
         texts = [str(b.get("text", "")) for b in rules.blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
@@ -96,7 +96,7 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         return say(lang, "{kind}: {why} · messages {before} → {after} · about {tokens_before} → {tokens_after} tokens",
                    kind=d.get("kind"), why=_why(step, lang), before=d.get("messages_before"),
                    after=d.get("messages_after"), tokens_before=d.get("tokens_before"),
-                   tokens_after=d.get("tokens_after"))
+                   tokens_after=d.get("tokens_after")) + complete.reason(step)
     return _why(step, lang)
 
 

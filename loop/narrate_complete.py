@@ -61,6 +61,15 @@ def recover_line(step, lang: str) -> str:
 LINES = {"retry": retry_line, "refused": refused_line, "recover": recover_line}
 
 
+def reason(step) -> str:
+    """` · transition_reason=retry`: the complete loop's reason to go on, on the step that set it."""
+    if step.stage == "recover" or step.transition_reason not in ("retry", "compact_resume"):
+        return ""  # recover's line says it already
+    if step.stage == "compact" and step.detail.get("kind") != "resume":
+        return ""
+    return f" · transition_reason={step.transition_reason}"
+
+
 def call_extras(d: dict, lang: str) -> str:
     """What a call of the complete loop adds to its line: the attempt it took, the tools it started early."""
     out = ""
