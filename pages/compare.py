@@ -26,7 +26,7 @@ now = lang()  # for format_func, which may be called outside this run
 st.radio(t("Scenario"), list(SCENARIOS), key=PICK, horizontal=True,
          format_func=lambda n: f"{n}", label_visibility="collapsed")
 name = st.session_state[PICK]
-if st.query_params.get("scenario") != name:
-    st.query_params["scenario"] = name
+if st.query_params.get("scenario") != name:  # the URL follows the choice (and is not opened again as a link)
+    st.query_params["scenario"] = st.session_state[f"{PICK}-linked"] = name
 st.caption(f"`{name}`: {t(ALL[name].about, now)} · “{ALL[name].task_in(now)}”")
 draw_compare(name)

@@ -39,7 +39,7 @@ else:
         t("model `{name}`", name=in_code(run.model.name))
     st.caption(t("Task: **{task}** · {model} · max turns {turns} · workspace `{workspace}`", task=plain(run.task),
                  model=model, turns=run.max_turns, workspace=in_code(run.workspace))
-               + " · " + t("loop: **{profile}**", profile=run.profile.name),
+               + " · " + t("loop: **{profile}**", profile=in_code(run.profile.name)),
                help=t(PROFILE_ABOUT[run.profile.name]))
     sandbox = getattr(run.tools, "sandbox", None)
     if sandbox is not None and sandbox.mode != "bubblewrap":  # the teacher must know before Step
