@@ -48,6 +48,10 @@ ABOUT = {
     MINIMAL: N_("minimal: the chapter's loop; only tool_result makes it go on"),
     COMPLETE: N_("complete: a production harness's loop (retry, recovery, compaction, parallel tools)"),
 }
+NAMES = {  # as the sidebar offers them
+    MINIMAL: N_("minimal: the chapter's loop"),
+    COMPLETE: N_("complete: a production harness's loop"),
+}
 # Why the loop goes on, each reason in a few words (the LoopState's transition history)
 TRANSITIONS = {
     "tool_result": N_("tool_result: the tools ran, their results were written back"),

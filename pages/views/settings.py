@@ -23,8 +23,7 @@ from pathlib import Path
 import streamlit as st
 
 from loop.compact import THRESHOLD
-from loop.profiles import ABOUT as PROFILE_ABOUT
-from loop.profiles import MINIMAL, PROFILES
+from loop.profiles import MINIMAL, NAMES, PROFILES
 from loop.errors import explain
 from loop.model import SCRIPTED, ModelConfig
 from loop.runner import Run, start
@@ -168,7 +167,7 @@ def draw_sidebar() -> None:
         else:
             st.caption(f"“{SCENARIOS[st.session_state.get('set-scenario', DEFAULT_SCENARIO)].task_in(now)}”")
         st.radio(t("Loop"), list(PROFILES), key=_kept("set-profile", MINIMAL),
-                 format_func=lambda p: t(PROFILE_ABOUT[p], now),
+                 format_func=lambda p: t(NAMES[p], now),
                  help=t("The chapter's table, both columns: the minimal loop goes on only for a tool_result; the "
                         "complete loop also retries a failed call, continues an answer cut at max_tokens, compacts a "
                         "prompt that is too long, and runs safe tools at once."))

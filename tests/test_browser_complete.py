@@ -1,0 +1,104 @@
+"""A real Chromium steps the `overloaded` scenario in the complete loop: after each 529 the page counts the wait
+down in the seconds really left, Step during the wait calls when it ends, and Skip the wait calls at once.
+
+The server's waits are scaled to half (LOOPSCOPE_WAIT_SCALE=0.5: 0.5–1 s, 1–1.5 s, 2–2.5 s) so the test takes
+seconds; what the page shows is the time left of those real waits. Saves docs/complete.png.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.browser import CHROMIUM, IDLE, launch, serve_app
+from tests.test_browser import wait_for_status
+
+ROOT = Path(__file__).resolve().parent.parent
+SCALE = "0.5"
+
+
+@pytest.fixture(scope="module")
+def url():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install it with `sudo apt-get install -y chromium` (or `make chromium`).")
+    before = os.environ.get("LOOPSCOPE_WAIT_SCALE")
+    os.environ["LOOPSCOPE_WAIT_SCALE"] = SCALE  # the server started below inherits it
+    try:
+        with serve_app() as address:
+            yield address
+    finally:
+        os.environ["LOOPSCOPE_WAIT_SCALE"] = before or "0.02"
+
+
+@pytest.fixture
+def page(url):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1600, "height": 1100})
+        yield page
+        browser.close()
+
+
+def seconds_left(page) -> float | None:
+    """The seconds the wait box says are left, or None when there is no wait box."""
+    box = page.locator(".st-key-live-wait")
+    if not box.count():
+        return None
+    found = re.search(r"waits ([\d.]+) s before attempt", box.first.inner_text())
+    return float(found.group(1)) if found else None
+
+
+def test_step_overloaded_the_page_counts_the_wait_down_and_can_skip_it(page, url):
+    page.goto(f"{url}/?scenario=overloaded&profile=complete&step=1")
+    page.wait_for_selector(IDLE, timeout=60_000)
+    wait_for_status(page, "Step 1 of 1")
+    assert page.get_by_text("loop: complete").count() >= 1
+
+    page.get_by_role("button", name="Step", exact=False).first.click()  # attempt 1: 529
+    wait_for_status(page, "Step 2 of 2 · turn 1 · 2 · the call failed: wait, then retry")
+    page.locator(".st-key-live-wait").wait_for(timeout=10_000)
+    text = page.locator(".st-key-live-wait").inner_text()
+    assert "Attempt 1 of 4 failed" in text and "529 overloaded_error" in text
+    first = seconds_left(page)
+    assert first is not None and 0 < first <= 1.0  # (1 s + jitter) × 0.5, counted in real seconds
+    time.sleep(0.4)
+    later = seconds_left(page)
+    assert later is None or later < first  # it counts down while the page is idle
+
+    wait_for_status(page, "Step 2 of 2")
+    page.wait_for_function("() => document.querySelector('.st-key-live-wait') === null", timeout=10_000)
+    page.get_by_role("button", name="Step", exact=False).first.click()  # the wait is over: attempt 2 goes at once
+    wait_for_status(page, "Step 3 of 3 · turn 1 · 2 · the call failed: wait, then retry")
+    page.locator(".st-key-live-wait").wait_for(timeout=10_000)
+    assert "Attempt 2 of 4 failed" in page.locator(".st-key-live-wait").inner_text()
+
+    # Step during the wait: asked for, it goes when the wait ends, by itself
+    started = time.monotonic()
+    page.get_by_role("button", name="Step", exact=False).first.click()
+    page.get_by_text("The call goes out when the wait ends: you clicked Step.").wait_for(timeout=10_000)
+    wait_for_status(page, "Step 4 of 4 · turn 1 · 2 · the call failed: wait, then retry", timeout=20_000)
+    assert time.monotonic() - started >= 0.3  # it did wait (1–1.5 s, less what had passed)
+
+    # Skip the wait: attempt 4 goes now, not 2–2.5 s later
+    page.locator(".st-key-live-wait").wait_for(timeout=10_000)
+    left = seconds_left(page)
+    assert left is not None and left > 1.0
+    page.wait_for_selector(IDLE)
+    page.set_viewport_size({"width": 1600, "height": 1250})
+    page.screenshot(path=str(ROOT / "docs" / "complete.png"))
+    started = time.monotonic()
+    page.locator(".st-key-live-wait").get_by_role("button", name="Skip the wait").click()
+    wait_for_status(page, "Step 5 of 5 · turn 1 · 2 · call the model", timeout=20_000)
+    assert time.monotonic() - started < left  # sooner than the wait it skipped
+    page.get_by_text("attempt 4, after waiting").first.wait_for(timeout=10_000)
+    assert page.get_by_text("(the wait was skipped)").count() >= 1
+
+    page.get_by_role("button", name="Run to end").click()
+    wait_for_status(page, "Step 12 of 12", timeout=60_000)
+    assert page.get_by_text("The loop has ended: end_turn.").count() >= 1
