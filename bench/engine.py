@@ -51,7 +51,7 @@ import anthropic  # noqa: E402
 import httpx2  # noqa: E402
 
 from loop.model import Model, ModelConfig  # noqa: E402
-from loop.runner import Run  # noqa: E402
+from loop.runner import Run, Settings  # noqa: E402
 from loop.tools import Tool, ToolBox, ToolOutput  # noqa: E402
 
 GOAL_RATIO = 1.5
@@ -192,9 +192,9 @@ def bare_micro_loop(client: anthropic.Anthropic, tools: list[dict]) -> int:
 
 
 def engine_micro_run(model, workspace: Path) -> Run:
-    from loop.compact import Compaction
-
-    run = Run(TASK, model, ToolBox([LongNoOp()], workspace), max_turns=10**9, compaction=Compaction(10**12))
+    # s06's compaction, its auto-compact threshold out of reach: micro-compact alone, on every turn
+    run = Run(TASK, model, ToolBox([LongNoOp()], workspace),
+              settings=Settings(max_turns=10**9, toolset="s06", compact_at=10**12))
     while not run.done:
         run.execute()
     return run
