@@ -420,18 +420,23 @@ def _crash(where: str, data: bytes, exc: BaseException) -> Crash:
 
 def check_import(data: bytes) -> str:
     """'imported' or 'failed' (cleanly); a Crash otherwise."""
+    return _check_read("import_bytes", data, lambda: import_bytes(data, "fuzz"))
+
+
+def _check_read(where: str, data: bytes, read) -> str:
+    """`read()` (an importer) then every view of what it read: 'imported', 'failed' (cleanly), or a Crash."""
     try:
-        imported = import_bytes(data, "fuzz")
+        imported = read()
     except ImportFailed as exc:
         if UNEXPECTED in str(exc):
-            raise _crash("import_bytes", data, exc.__cause__ or exc) from exc
+            raise _crash(where, data, exc.__cause__ or exc) from exc
         return "failed"
     except Exception as exc:
-        raise _crash("import_bytes", data, exc) from exc
+        raise _crash(where, data, exc) from exc
     try:
         renderable(imported.trace)
     except Exception as exc:
-        raise _crash(f"rendering an import ({imported.format})", data, exc) from exc
+        raise _crash(f"rendering what {where} read ({imported.format})", data, exc) from exc
     return "imported"
 
 
@@ -475,20 +480,7 @@ def check_journal(data: bytes, folder: Path) -> str:
 
 def check_session(files: list[tuple[str, bytes]]) -> str:
     """import_files on a session's files; 'imported', 'failed' (cleanly), or a Crash."""
-    data = b"".join(d[:40] for _, d in files)
-    try:
-        imported = import_files(files)
-    except ImportFailed as exc:
-        if UNEXPECTED in str(exc):
-            raise _crash("import_files", data, exc.__cause__ or exc) from exc
-        return "failed"
-    except Exception as exc:
-        raise _crash("import_files", data, exc) from exc
-    try:
-        renderable(imported.trace)
-    except Exception as exc:
-        raise _crash("rendering an imported session", data, exc) from exc
-    return "imported"
+    return _check_read("import_files", b"".join(d[:40] for _, d in files), lambda: import_files(files))
 
 
 def check_file(data: bytes) -> dict[str, str]:

@@ -58,6 +58,8 @@ def _wide(label: str) -> int:
     about half as wide as it is drawn, so a box is widened by that much.
     """
     return max(sum(1 for c in line if unicodedata.east_asian_width(c) in "WF") for line in label.split("\n"))
+
+
 # Beyond the chapter, drawn only for a run that has them: compaction before the call (s06), and a
 # sub-agent's loop beside the tool stage (s04), lit while the cursor is inside it.
 COMPACT = ("compact", N_("compact messages\n(micro · summary)"))
@@ -109,8 +111,17 @@ def _node(name: str, label: str, translate, extra: list[str]) -> str:
     return f"  {name} [{', '.join(attrs)}];"
 
 
-def _loop(nodes: dict, edges: list, lit: str | None, taken: tuple | None, ended: bool, translate,
-          names=lambda n: n) -> list[str]:
+def _edge(a: str, b: str, label: str, translate, taken: tuple | None, dashed: bool = False) -> str:
+    """One DOT edge, drawn bold when it is the one `taken`."""
+    attrs = [f'label=" {translate(label)} "'] if label else []
+    if (a, b) == taken:
+        attrs.append(f'color="{LIT_LINE}", fontcolor="{LIT_LINE}", penwidth=3.5')
+    if dashed:
+        attrs.append("style=dashed")
+    return f"  {a} -> {b}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";"
+
+
+def _loop(nodes: dict, edges: list, lit: str | None, taken: tuple | None, ended: bool, translate) -> list[str]:
     """The DOT lines of one loop: its nodes, `lit` filled, `taken` drawn bold."""
     lines = []
     for node, (label, _) in nodes.items():
@@ -124,13 +135,8 @@ def _loop(nodes: dict, edges: list, lit: str | None, taken: tuple | None, ended:
         elif node.endswith("done") and ended:
             extra.append(f'fillcolor="{END_FILL}", color="{END_LINE}", penwidth=2, style="rounded,filled"')
         lines.append(_node(node, label, translate, extra))
-    for a, b, label in edges:
-        attrs = [f'label=" {translate(label)} "'] if label else []
-        if (a, b) == taken:
-            attrs.append(f'color="{LIT_LINE}", fontcolor="{LIT_LINE}", penwidth=3.5')
-        if b.endswith("done") and a.endswith("back"):
-            attrs.append("style=dashed")
-        lines.append(f"  {a} -> {b}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
+    lines += [_edge(a, b, label, translate, taken, dashed=a.endswith("back") and b.endswith("done"))
+              for a, b, label in edges]
     return lines
 
 
@@ -179,12 +185,9 @@ def dot(stage: str | None = None, previous: str | None = None, *, continues: boo
     if compact:
         extra = [f'fillcolor="{LIT_FILL}", color="{LIT_LINE}", penwidth=3'] if lit == COMPACT[0] else []
         lines.append(_node(COMPACT[0], COMPACT[1], translate, extra))
-        for a, b, label in (("back", "compact", N_("before a call")), ("compact", "model", ""),
-                            ("compact", "compact", N_("summary call"))):
-            attrs = [f'label=" {translate(label)} "'] if label else []
-            attrs += [f'color="{LIT_LINE}", fontcolor="{LIT_LINE}", penwidth=3.5'] if (a, b) == taken else []
-            attrs += ["style=dashed"] if (a, b) == ("back", "compact") else []
-            lines.append(f"  {a} -> {b}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
+        lines += [_edge("back", "compact", N_("before a call"), translate, taken, dashed=True),
+                  _edge("compact", "model", "", translate, taken),
+                  _edge("compact", "compact", N_("summary call"), translate, taken)]
         lines.append("  { rank=same; model; compact; }")
     if complete:
         for node, label in COMPLETE_NODES.items():

@@ -218,13 +218,6 @@ class Trace:
                 return i
         return None
 
-    def children(self, thread_id: str) -> list[Thread]:
-        return [t for t in self.threads.values() if t.parent == thread_id]
-
-    def child_started_by(self, tool_use_id: object) -> Thread | None:
-        """The sub-agent thread a tool_use started, if any."""
-        return next((t for t in self.threads.values() if t.parent_tool_use_id == tool_use_id and tool_use_id), None)
-
     # -- what a view needs at step i --
     def messages_at(self, index: int) -> list:
         """The history of step `index`'s thread as its model will see it after step `index`."""

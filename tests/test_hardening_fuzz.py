@@ -237,3 +237,14 @@ def test_a_course_trace_whose_task_tool_use_id_is_not_a_string_imports():
     imported = import_bytes(json.dumps({"prompt": "go", "cycles": cycles}).encode(), "odd.json")
     assert check_import(json.dumps({"prompt": "go", "cycles": cycles}).encode()) == "imported"
     assert len(imported.trace.threads) >= 2
+
+
+@pytest.mark.parametrize("field, value", [("prompt", True), ("prompt", {"a": 1}), ("model", 5), ("model", ["m"])])
+def test_a_course_trace_whose_prompt_or_model_is_not_text_imports_without_them(field, value):
+    # found by the fuzz test: {"prompt": true} became the task, and the Markdown export's title broke on it
+    cycles = [{"request": {"system": "s", "messages": [{"role": "user", "content": "go"}]},
+               "response": {"stop_reason": "end_turn", "content": [{"type": "text", "text": "done"}]}}]
+    data = json.dumps({field: value, "cycles": cycles}).encode()
+    assert check_import(data) == "imported"
+    meta = import_bytes(data, "odd.json").trace.meta
+    assert meta["task"] == "" and not isinstance(meta.get("model"), (int, list))

@@ -87,7 +87,9 @@ def test_a_server_killed_mid_class_and_restarted_loses_no_step(tmp_path, monkeyp
         async def class_until_the_kill() -> None:
             killed, clicks = asyncio.Event(), []
             tasks = [asyncio.create_task(attend(url, s, killed, clicks)) for s in students]
-            while len(clicks) < 12:  # mid-class: some students are done, some are still clicking
+            # Mid-class: some students are done, some are still clicking, and every one has a saved step
+            # (a run is saved from its first step on: a first click the kill cut short leaves nothing to resume).
+            while len(clicks) < 12 or any(not s.seen or not s.seen[1] for s in students):
                 await asyncio.sleep(0.01)
             os.kill(started[0].pid, signal.SIGKILL)
             started[0].wait()

@@ -267,3 +267,18 @@ def test_copy_link_copies_only_what_a_permalink_holds():
     replay.query_params.update({"sample": "two-tools", "step": "4"})
     replay.run()
     assert copied_link(replay) == "sample=two-tools&step=4"
+
+
+def test_a_resumed_run_has_the_files_its_commands_wrote_and_may_change_them(runs_folder):
+    at = app(scenario="hello-py")
+    click(at, "live-to-end")
+    before = at.session_state["live-run"]
+    assert before.done and (Path(before.workspace) / "hello.py").is_file()
+    again = reload(at)
+    click(again, "resume-run")
+    run = again.session_state["live-run"]
+    assert run is not before and Path(run.workspace) != Path(before.workspace)  # a workspace of its own
+    copied = Path(run.workspace) / "hello.py"
+    assert copied.read_text() == (Path(before.workspace) / "hello.py").read_text()
+    changed = run.tools.run("bash", {"command": "echo 'print(2)' > hello.py && python3 hello.py"})
+    assert changed.content == "2" and not changed.is_error, changed.content  # the sandbox's user owns the copy

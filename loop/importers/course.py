@@ -166,9 +166,11 @@ def read(trace: dict, notes: Notes) -> Parsed:
                                f"assistant message the next request sent; call_model shows the response, the history "
                                f"(messages.{index}) what was sent")
     _check_totals(trace, cycles, notes)
-    parsed.meta = {**settings, "task": trace.get("prompt") or "",
+    # a field of the wrong type is left out, not turned into text the page would show as the task
+    prompt = trace.get("prompt") if isinstance(trace.get("prompt"), str) else ""
+    parsed.meta = {**settings, "task": prompt,
                    "course_trace": {k: v for k, v in trace.items() if k != "cycles"}}
-    if trace.get("model") and "model" not in parsed.meta:
+    if isinstance(trace.get("model"), str) and trace["model"] and "model" not in parsed.meta:
         parsed.meta["model"] = trace["model"]
     only = main.parsed.segments[0]
     parsed.messages = main.parsed.messages

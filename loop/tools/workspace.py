@@ -222,6 +222,52 @@ class Workspace:
         finally:
             os.close(fd)
 
+    def copy_from(self, source: Path | str, limit: int) -> bool:
+        """Copy an earlier run's workspace into this one, given to the sandbox's user; False when it is not copied.
+
+        A resumed run gets a new workspace; the files its commands wrote come with it while the old one is
+        still there. Those files are the model's: only folders, regular files and links (as links) are
+        copied, none is followed, and a FIFO, socket or device is passed over (reading one would hang the
+        server). Nothing is copied when the regular files add up to more than `limit` bytes.
+        """
+        source = Path(source)
+        try:
+            if not stat.S_ISDIR(os.lstat(source).st_mode) or source.resolve() == self.path.resolve():
+                return False
+        except OSError:
+            return False
+        entries = []
+        total = 0
+        for folder, dirs, files in os.walk(source, followlinks=False):
+            for name in dirs + files:
+                path = Path(folder) / name
+                try:
+                    info = os.lstat(path)
+                except OSError:
+                    continue
+                if stat.S_ISREG(info.st_mode):
+                    total += info.st_size
+                    if total > limit:
+                        return False
+                entries.append((path, info.st_mode))
+        user = sandbox_user() if os.geteuid() == 0 else None
+        for path, mode in entries:
+            target = self.path / path.relative_to(source)
+            try:
+                if stat.S_ISDIR(mode):
+                    target.mkdir(mode=0o755, exist_ok=True)
+                elif stat.S_ISLNK(mode):
+                    os.symlink(os.readlink(path), target)
+                elif stat.S_ISREG(mode):
+                    _copy_file(path, target)
+                else:
+                    continue
+                if user:
+                    os.chown(target, *user, follow_symlinks=False)
+            except OSError as exc:  # a file the old run removed meanwhile, a name already here
+                log.info("not copied into the resumed run's workspace: %s (%s)", path, exc)
+        return True
+
     # -- given by the user -------------------------------------------------------------
 
     @classmethod
@@ -331,3 +377,19 @@ def _may(info: os.stat_result, uid: int, gid: int, bits: int) -> bool:
     else:
         shift = 0
     return (info.st_mode >> shift) & bits == bits
+
+
+def _copy_file(source: Path, target: Path) -> None:
+    """A regular file's bytes, opened without following a link or waiting on a FIFO swapped in meanwhile."""
+    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "no longer a regular file")
+        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            while chunk := os.read(fd, 1 << 20):
+                os.write(out, chunk)
+        finally:
+            os.close(out)
+    finally:
+        os.close(fd)

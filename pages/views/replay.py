@@ -75,7 +75,7 @@ def _css_string(text: str) -> str:
 
 
 def draw_uploader_words() -> None:
-    """The file uploader's own words ("Upload", "200MB per file", "Drag and drop a file here") in the page's language.
+    """The file uploader's own words ("Upload", "200MB per file", "Drag and drop files here") in the page's language.
 
     Streamlit writes them in English whatever the page's language, and has no
     option to change them: the CSS hides its text and shows ours in its place.

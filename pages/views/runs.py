@@ -18,7 +18,6 @@ a run on a real model asks for it again when it is resumed.
 from __future__ import annotations
 
 import secrets
-import shutil
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -184,8 +183,8 @@ def _live(trace, settings: dict, api_key: str | None = None) -> Run:
         raise ValueError(refusal)
     workspace = new_workspace()
     old = Path(str(settings.get("workspace") or ""))
-    if str(old) != "." and old.is_dir() and _size(old) <= COPY_LIMIT:  # the files the commands wrote, if still there
-        shutil.copytree(old, workspace, dirs_exist_ok=True, symlinks=True)
+    if str(old) != ".":  # the files the commands wrote, if still there, given to the user commands run as
+        workspace.copy_from(old, COPY_LIMIT)
     kept = Settings(max_turns=int(settings.get("max_turns") or trace.meta.get("max_turns") or 20),
                     tool_timeout=float(settings.get("tool_timeout", 30.0)), toolset=settings.get("toolset", "s01"),
                     lang=str(settings.get("lang") or trace.meta.get("lang") or "en"),
@@ -212,16 +211,6 @@ def _profile(value: object) -> str:
 def _count(value: object) -> int | None:
     """A saved threshold, or None for one that is no count."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
-def _size(path: Path) -> int:
-    total = 0
-    for p in path.rglob("*"):
-        if p.is_file() and not p.is_symlink():
-            total += p.stat().st_size
-            if total > COPY_LIMIT:
-                break
-    return total
 
 
 def _resume() -> None:
