@@ -111,13 +111,16 @@ def _node(name: str, label: str, translate, extra: list[str]) -> str:
     return f"  {name} [{', '.join(attrs)}];"
 
 
-def _edge(a: str, b: str, label: str, translate, taken: tuple | None, dashed: bool = False) -> str:
-    """One DOT edge, drawn bold when it is the one `taken`."""
+def _edge(a: str, b: str, label: str, translate, taken: tuple | None, dashed: bool = False,
+          constraint: bool = True) -> str:
+    """One DOT edge, drawn bold when it is the one `taken` (`constraint=False`: it does not rank its ends)."""
     attrs = [f'label=" {translate(label)} "'] if label else []
     if (a, b) == taken:
         attrs.append(f'color="{LIT_LINE}", fontcolor="{LIT_LINE}", penwidth=3.5')
     if dashed:
         attrs.append("style=dashed")
+    if not constraint:
+        attrs.append("constraint=false")
     return f"  {a} -> {b}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";"
 
 
@@ -193,12 +196,9 @@ def dot(stage: str | None = None, previous: str | None = None, *, continues: boo
         for node, label in COMPLETE_NODES.items():
             extra = [f'fillcolor="{LIT_FILL}", color="{LIT_LINE}", penwidth=3'] if lit == node else []
             lines.append(_node(node, label, translate, extra))
-        for a, b, label, dashed in COMPLETE_EDGES:
-            attrs = [f'label=" {translate(label)} "']
-            attrs += [f'color="{LIT_LINE}", fontcolor="{LIT_LINE}", penwidth=3.5'] if (a, b) == taken else []
-            attrs += ["style=dashed"] if dashed else []
-            attrs += ["constraint=false"] if (a, b) in (("retry", "model"), ("recover", "model"), ("retry", "done")) else []
-            lines.append(f"  {a} -> {b} [{', '.join(attrs)}];")
+        lines += [_edge(a, b, label, translate, taken, dashed=dashed,
+                        constraint=(a, b) not in (("retry", "model"), ("recover", "model"), ("retry", "done")))
+                  for a, b, label, dashed in COMPLETE_EDGES]
         lines.append("  { rank=same; append; retry; }")
     if child is not None:
         c_stage = child.get("stage")
