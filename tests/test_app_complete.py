@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 
 from loop.compare import SCENARIOS as COMPARED
-from loop.scripted import SCENARIOS
 from tests.apptest import app, click, copied_link
-from tests.test_app_i18n import english_left, texts_on_page
+from tests.test_app_i18n import english_left, names, texts_on_page
 
 
 def markdowns(at) -> list[str]:
@@ -137,29 +136,19 @@ def test_about_shows_the_chapter_s_table_each_row_linked_to_its_scenario():
     assert "| why the loop goes on | mostly `tool_result` | several: retry, resume after compaction, recovery |" in table
 
 
-# Names, as scenario names are: the profiles, the complete loop's stages and transition reasons, a header's name.
-NAMES = ["minimal", "complete", "retry", "refused", "recover", "retry-after", "overloaded_error", "Overloaded",
-         "invalid_request_error", "end_turn", "max_tokens", "transition_reason"]
-# The chapter's own Latin words in Japanese (its table: "turn、budget、transition、recovery を explicit に持つ", ...)
-CHAPTER_JA = ["transition", "recovery", "explicit", "harness", "jitter", "timeout", "overloaded", "prompt", "window",
-              "event-driven", "streaming", "continuation", "truncation", "transport", "error", "branch", "progress",
-              "event", "structured", "logs", "UI", "stream", "observability", "handling", "execution", "resume", "system",
-              "production"]
-
-
 @pytest.mark.parametrize("lang", ["ja", "zh"])
 def test_no_english_is_left_beside_each_other_or_in_the_complete_loop(lang):
     at = app("pages/compare.py", lang=lang, scenario="big-context")
     minimal, complete = at.session_state["compare-runs"][("big-context", lang)]
-    data = [*SCENARIOS, *NAMES, *(CHAPTER_JA if lang == "ja" else [])]
+    data = []
     for run in (minimal, complete):
         for call in run.calls:
             data += call.tool_outputs + [str((call.error or {}).get("message", ""))]
     data += [m for m in markdowns(at) if m.startswith("`messages[")]
-    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
+    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data, names(lang)))}
     assert not left, left
     at = app(lang=lang, scenario="overloaded", profile="complete", step="2")
     run = at.session_state["live-run"]
-    data = [str(run.workspace), run.model.name, *SCENARIOS, *NAMES, *(CHAPTER_JA if lang == "ja" else [])]
-    left = {s: w for s in texts_on_page(at, tables=True) if (w := english_left(s, data))}
+    data = [str(run.workspace), run.model.name]
+    left = {s: w for s in texts_on_page(at, tables=True) if (w := english_left(s, data, names(lang)))}
     assert not left, left

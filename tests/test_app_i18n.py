@@ -24,10 +24,26 @@ append|budget|real|execution|id|ID|JSON|Raw|API|key|Base|URL|LoopState|workspace
 Request|request|history|SDK|Messages|HTTP|Claude|Code|OpenAI|chat|jsonl|CSV|Markdown|tokens?|is_error|None|trace|header|body|end_turn|refusal|Model|Python|Anthropic|server|sk-ant|cm|s01|s02|terminal|true|false|Cookie|
 s04|s06|task|compact|micro|auto|manual|sub-agent|subagent|main|toolu_\w*"""
 KEPT_RE = re.compile(r"\b(?:" + KEPT.replace("\n", "") + r")\b")
+# Names, as scenario names are: the profiles, the complete loop's stages and transition reasons, a header's name.
+NAMES = ["minimal", "complete", "retry", "refused", "recover", "retry-after", "overloaded_error", "Overloaded",
+         "invalid_request_error", "end_turn", "max_tokens", "transition_reason"]
+# The chapter's own Latin words in Japanese (its table: "turn、budget、transition、recovery を explicit に持つ", ...)
+CHAPTER_JA = ["transition", "recovery", "explicit", "harness", "jitter", "timeout", "overloaded", "prompt", "window",
+              "event-driven", "streaming", "continuation", "truncation", "transport", "error", "branch", "progress",
+              "event", "structured", "logs", "UI", "stream", "observability", "handling", "execution", "resume", "system",
+              "production"]
 
 
-def english_left(text: str, data: list[str]) -> str:
-    """What remains of `text` once data, code, icons and the chapter's Latin terms are taken out."""
+def names(lang: str) -> list[str]:
+    """The words a page in `lang` keeps in Latin letters beyond KEPT (the sidebar offers every scenario and loop)."""
+    return [*SCENARIOS, *NAMES, *(CHAPTER_JA if lang == "ja" else [])]
+
+
+def english_left(text: str, data: list[str], words: list[str] = ()) -> str:
+    """What remains of `text` once data, code, icons and the chapter's Latin terms are taken out.
+
+    `data` is taken out wherever it is found; `words` (names(lang)) only as whole words.
+    """
     text = re.sub(r"\\([\\`*_{}\[\]<>()#+\-.!|:$~])", r"\1", text)  # Markdown's escapes, as the reader sees them
     for d in sorted(data, key=len, reverse=True):  # the longest first: a piece of data may hold another
         text = text.replace(d, " ")
@@ -35,6 +51,8 @@ def english_left(text: str, data: list[str]) -> str:
     text = re.sub(r":\w+-badge\[[^\]]*\]|:material/\w+:|:\w+\[", " ", text)  # icons and colours
     text = re.sub(r"\b[a-z0-9]+(?:-[a-z0-9]+)+\b", " ", text)  # scenario names such as two-tools
     text = KEPT_RE.sub(" ", text)
+    if words:
+        text = re.sub(r"\b(?:" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + r")\b", " ", text)
     return " ".join(re.findall(r"[A-Za-z]{2,}", text))
 
 
@@ -99,13 +117,13 @@ def test_no_english_is_left_on_step_through_its_tables_or_the_model_s_words(lang
     assert run.done and run.lang == lang
     # Data, not words: the workspace, the tools' inputs and outputs (also as a step's one-line summary), the ids.
     steps = [s for s in run.trace.steps if s.stage == "run_tool"]
-    data = [str(run.workspace), run.model.name, *SCENARIOS]
+    data = [str(run.workspace), run.model.name]
     data += [s.detail["output"] for s in steps] + [short(s.detail["input"]) for s in steps]
     data += [what_happened(run.trace, s.index, lang) for s in steps]
     chats = [m.value for m in at.main.get("markdown") if m.value.startswith("`messages[")]
     assert any("2 つをまとめて頼みます" in c or "我一次请求两个工具" in c for c in chats), "the model speaks " + lang
     seen.update(chats)  # the history: the task and the model's words are in the page's language too
-    leftovers = {s: english_left(s, data) for s in seen}
+    leftovers = {s: english_left(s, data, names(lang)) for s in seen}
     left = {s: w for s, w in leftovers.items() if w}
     assert not left, "English left on the page:\n" + "\n".join(f"{w!r}  <=  {s[:120]!r}" for s, w in left.items())
     assert any(s.startswith(last_header) for s in seen)
@@ -190,7 +208,7 @@ def test_about_page_its_diagram_and_its_code_s_comments_have_no_english_left(lan
     # The API's errors stay verbatim; the chapter itself writes terminal, code and agent in Latin letters.
     data = ["unexpected `tool_use_id` found in `tool_result` blocks",
             "`tool_use` ids were found without `tool_result` blocks immediately after", "terminal", "code", "agent"]
-    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
+    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data, names(lang)))}
     assert not left, left
     labels = " ".join(re.findall(r'label="([^"]*)"', graphviz_source(at)))
     assert node in labels and not english_left(labels.replace("\\n", " "), [])
@@ -236,8 +254,8 @@ def test_japanese_saved_runs_panel_with_runs_listed_has_no_english_label(two_sav
     assert len(box.options) == 2 and "3 ステップ" in box.options[0] and "未終了" in box.options[0]
     assert at.text_input(key="resume-api-key").label == "この実行の API key"  # the newest run is on a real model
     run = at.session_state["live-run"]
-    data = [*tasks, run.task, str(run.workspace), "claude-test", "loopscope-scripted", *SCENARIOS]
-    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
+    data = [*tasks, run.task, str(run.workspace), "claude-test", "loopscope-scripted"]
+    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data, names("ja")))}
     assert not left, left
     headers = column_labels(panel)
     assert headers == ["タスク", "model", "ステップ数", "終了", "保存日時"], headers

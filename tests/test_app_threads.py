@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from loop import transcript
 from loop.importers import import_files
 from tests.apptest import app, click
-from tests.test_app_i18n import english_left, texts_on_page
+from tests.test_app_i18n import english_left, names, texts_on_page
 from tests.test_app_replay import replay_page, upload
 from tests.test_import_threads import compacted_log, log_bytes, session_with_agent
 
@@ -161,7 +161,7 @@ def test_japanese_inside_a_sub_agent_leaves_no_english_label():
     scenarios = [*SCENARIOS, *(s.task for s in SCENARIOS.values())]  # names and tasks are data
     data = [run.task, str(run.workspace), run.model.name, child.label, child.id, *scenarios,
             *[c.label for c in trace.threads.values()]]
-    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data))}
+    left = {s: w for s in texts_on_page(at) if (w := english_left(s, data, names("ja")))}
     assert not left, left
     compact = app(scenario="compact", lang="ja")
     assert compact.session_state["live-run"].trace is not None
@@ -170,7 +170,7 @@ def test_japanese_inside_a_sub_agent_leaves_no_english_label():
     ctrace.goto(next(s.index for s in ctrace.steps if s.stage == "compact"))
     compact.run()
     task = compact.session_state["live-run"].task  # the task in Japanese names its files: data, as above
-    left = {s: w for s in texts_on_page(compact) if (w := english_left(s, [task, *scenarios]))}
+    left = {s: w for s in texts_on_page(compact) if (w := english_left(s, [task, *scenarios], names("ja")))}
     assert not left, left
     assert transcript.violations(ctrace) == [] and json.dumps(ctrace.meta)
 
