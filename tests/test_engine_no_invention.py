@@ -58,8 +58,8 @@ def filled_in(text: str, lang: str, outputs: set[str] = frozenset()) -> list[str
             break
     for piece in WORDING[lang]:
         text = text.replace(piece, " ")
-    # a colon ends a word only before a space: 09:40 is one token
-    return [t for t in re.split(r"[\s`,;()（）、。：；“”「」'\"]+|:(?=\s|$)", text) if t]
+    # a colon or a full stop ends a word only before a space or the end: 09:40 and part6.txt are one token each
+    return [t for t in re.split(r"[\s`,;()（）、。：；“”「」'\"]+|[:.](?=\s|$)", text) if t]
 
 
 def line_counts(output: str) -> set[int]:
