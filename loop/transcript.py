@@ -329,6 +329,8 @@ def from_dict(data: object, *, strict: bool = True) -> Trace:
         except TranscriptError as exc:
             raise TranscriptError(f"branches[{i}].{exc}") from None
     meta = {k: v for k, v in data.items() if k not in ("messages", "steps", "format", "version", "branches", "threads")}
+    if not isinstance(meta.get("task", ""), str):  # left out, not turned into text the page would show as the task
+        del meta["task"]
     trace = Trace(meta=meta, steps=steps, branches=branches, threads=threads)
     trace.first()
     return trace

@@ -248,3 +248,17 @@ def test_a_course_trace_whose_prompt_or_model_is_not_text_imports_without_them(f
     assert check_import(data) == "imported"
     meta = import_bytes(data, "odd.json").trace.meta
     assert meta["task"] == "" and not isinstance(meta.get("model"), (int, list))
+
+
+
+@pytest.mark.parametrize("value", [True, 7, 2.5, ["go"], {"a": 1}])
+def test_a_transcript_whose_task_is_not_text_opens_without_it(value):
+    # found by the fuzz test: {"task": true} in a transcript broke the Markdown export's title, as a course trace's
+    # prompt did (above)
+    data = json.loads((Path(__file__).resolve().parent.parent / "samples" / "hello-py.json").read_text())
+    data["task"] = value
+    raw = json.dumps(data).encode()
+    assert set(check_file(raw).values()) == {"imported"}
+    trace = transcript.loads(raw)
+    assert "task" not in trace.meta and trace.messages_at(0)[0]["content"] == data["messages"][0]["content"]
+
