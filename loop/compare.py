@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from .catalogs import N_
 from .errors import explain
+from .narrate_complete import number
 from .profiles import COMPLETE, MINIMAL
 from .retry import error_facts, label
 from .runner import start
@@ -97,8 +98,8 @@ def calls_of(trace: Trace) -> list[Call]:
             if d.get("gave_up"):
                 call.then = "gave_up"
             else:
-                call.then, call.values = "retry", {"wait": f"{float(d.get('wait_s') or 0):.2f}",
-                                                   "k": int(d.get("attempt", 1)) + 1, "n": d.get("attempts")}
+                call.then, call.values = "retry", {"wait": f"{number(d.get('wait_s')):.2f}",
+                                                   "k": f"{number(d.get('attempt'), 1) + 1:g}", "n": d.get("attempts")}
         elif step.stage == "refused":
             call.error = d.get("error")
             call.then = "end" if step.ended else "compact"

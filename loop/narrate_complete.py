@@ -3,13 +3,26 @@ prompt refused as too long, a recovery after max_tokens, tools run at once or st
 
 from __future__ import annotations
 
+import math
+
 from .catalogs import say
 from .recovery import CONTINUE
 
 
+def number(value: object, default=0.0):
+    """A number a step recorded, or `default` for anything else: a transcript from elsewhere may hold any JSON
+    value in a step's detail, and a page shows it without stopping."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return default
+    try:
+        return float(value) if math.isfinite(value) else default
+    except OverflowError:  # an integer too long for a float
+        return default
+
+
 def seconds(ms: object) -> str:
     """Milliseconds as seconds, to a tenth when over one (2.0 s, 0.41 s)."""
-    value = float(ms or 0) / 1000
+    value = number(ms) / 1000
     return f"{value:.1f}" if value >= 1 else f"{value:.2f}"
 
 
@@ -20,13 +33,13 @@ def error_label(error: object) -> str:
 
 def wait_words(d: dict, lang: str) -> str:
     """How the wait was worked out: the server's retry-after, or 1 s × 2^k plus jitter (and a test's scale)."""
-    if d.get("retry_after_s") is not None:
-        how = say(lang, "retry-after: {s} s", s=f"{d['retry_after_s']:g}")
+    if number(d.get("retry_after_s"), None) is not None:
+        how = say(lang, "retry-after: {s} s", s=f"{number(d['retry_after_s']):g}")
     else:
-        how = say(lang, "{base} s × 2^{k} + jitter {jitter} s", base="1", k=int(d.get("attempt", 1)) - 1,
-                  jitter=f"{float(d.get('jitter_s') or 0):.2f}")
-    if d.get("scale"):
-        how = "(" + how + ") " + say(lang, "× {scale} for tests", scale=f"{d['scale']:g}")
+        how = say(lang, "{base} s × 2^{k} + jitter {jitter} s", base="1", k=f"{number(d.get('attempt'), 1) - 1:g}",
+                  jitter=f"{number(d.get('jitter_s')):.2f}")
+    if number(d.get("scale")):
+        how = "(" + how + ") " + say(lang, "× {scale} for tests", scale=f"{number(d['scale']):g}")
     return how
 
 
@@ -37,7 +50,7 @@ def retry_line(step, lang: str) -> str:
         return say(lang, "the call failed ({error}) on attempt {k} of {n}: no retry is left, the loop ends",
                    error=error, k=d.get("attempt"), n=d.get("attempts"))
     return say(lang, "the call failed ({error}) on attempt {k} of {n}: wait {wait} s ({how}), then call again",
-               error=error, k=d.get("attempt"), n=d.get("attempts"), wait=f"{float(d.get('wait_s') or 0):.2f}",
+               error=error, k=d.get("attempt"), n=d.get("attempts"), wait=f"{number(d.get('wait_s')):.2f}",
                how=wait_words(d, lang))
 
 
@@ -73,11 +86,11 @@ def reason(step) -> str:
 def call_extras(d: dict, lang: str) -> str:
     """What a call of the complete loop adds to its line: the attempt it took, the tools it started early."""
     out = ""
-    if int(d.get("attempt") or 1) > 1:
-        out += " · " + say(lang, "attempt {k}, after waiting {s} s", k=d["attempt"], s=f"{float(d.get('waited_s') or 0):.2f}")
+    if number(d.get("attempt"), 1) > 1:
+        out += " · " + say(lang, "attempt {k}, after waiting {s} s", k=d["attempt"], s=f"{number(d.get('waited_s')):.2f}")
         if d.get("skipped"):
             out += " " + say(lang, "(the wait was skipped)")
-    if d.get("early_start"):
+    if d.get("early_start") and isinstance(d["early_start"], list):
         out += " · " + say(lang, "{n} tool(s) started while the answer streamed", n=len(d["early_start"]))
     return out
 

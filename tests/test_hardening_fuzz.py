@@ -262,3 +262,14 @@ def test_a_transcript_whose_task_is_not_text_opens_without_it(value):
     trace = transcript.loads(raw)
     assert "task" not in trace.meta and trace.messages_at(0)[0]["content"] == data["messages"][0]["content"]
 
+
+@pytest.mark.parametrize("field", ["attempt", "wait_s", "jitter_s", "retry_after_s", "scale"])
+@pytest.mark.parametrize("value", [None, ":", [None], {"a": 1}])
+def test_a_retry_whose_numbers_are_not_numbers_renders(field, value):
+    # found by the fuzz test: the complete loop's narration took a retry's attempt and waits for numbers
+    data = json.loads((Path(__file__).resolve().parent.parent / "samples" / "overloaded.json").read_text())
+    retry = next(s for s in data["steps"] if s["stage"] == "retry")
+    retry["detail"][field] = value
+    after = next(s for s in data["steps"] if s["stage"] == "call_model" and s["detail"].get("attempt", 1) > 1)
+    after["detail"]["attempt" if field == "attempt" else "waited_s"] = value
+    assert set(check_file(json.dumps(data).encode()).values()) == {"imported"}

@@ -8,6 +8,7 @@ import weakref
 import streamlit as st
 
 from loop.compact import Compaction
+from loop.narrate_complete import number
 from loop.profiles import COMPLETE
 from loop.trace import Trace
 from loop.views import complete_state
@@ -40,10 +41,10 @@ def rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:
     ]
     if s["tools"]:
         tools = s["tools"]
-        line = t("{n} at once: wall time {wall} s, sum {sum} s", n=tools["tools"], wall=f"{tools['wall_ms'] / 1000:.1f}",
-                 sum=f"{tools['sum_ms'] / 1000:.1f}")
-        if tools.get("early_saved_ms") is not None:
-            line += " · " + t("early start saved {s} s", s=f"{tools['early_saved_ms'] / 1000:.1f}")
+        line = t("{n} at once: wall time {wall} s, sum {sum} s", n=tools.get("tools"),
+                 wall=f"{number(tools.get('wall_ms')) / 1000:.1f}", sum=f"{number(tools.get('sum_ms')) / 1000:.1f}")
+        if number(tools.get("early_saved_ms"), None) is not None:
+            line += " · " + t("early start saved {s} s", s=f"{number(tools['early_saved_ms']) / 1000:.1f}")
         out.append((t("tools"), line))
     return out
 

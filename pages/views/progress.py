@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from loop.narrate_complete import error_label
+from loop.narrate_complete import error_label, number
 from loop.runner import Run
 
 from .blocks import in_code
@@ -66,8 +66,8 @@ def _live(run: Run, key: str) -> None:
             st.markdown(":material/hourglass_top: " + t(
                 "**Attempt {k} of {n} failed** ({error}). The loop waits **{left} s** before attempt {next}.",
                 k=d.get("attempt", "?"), n=d.get("attempts", "?"), error=in_code(error_label(d.get("error"))),
-                left=f"{left:.1f}", next=int(d.get("attempt", 0)) + 1))
-            total = float(d.get("wait_s") or 0)
+                left=f"{left:.1f}", next=f"{number(d.get('attempt')) + 1:g}"))
+            total = number(d.get("wait_s"))
             st.progress(min(1.0, max(0.0, 1 - left / total)) if total else 1.0)
             a, b = st.columns([1, 3], vertical_alignment="center")
             a.button(t("Skip the wait"), key=f"{key}-skip", icon=":material/skip_next:", on_click=_skip,
