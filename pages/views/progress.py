@@ -44,9 +44,19 @@ def _skip(run: Run, key: str) -> None:
 
 
 def draw_progress(run: Run | None, key: str) -> None:
-    """The countdown and the running tools, while there are any."""
+    """The countdown and the running tools, while there are any.
+
+    A call asked for whose wait is over by the time the page runs (Skip the wait or Step clicked as it ended: the
+    countdown that hands it over is not drawn any more) goes now; left asked for, it would go when a later wait ends,
+    without a click.
+    """
     if active(run):
         _live(run, key)
+    elif run is not None and run.trace.at_end and armed_key(key) in st.session_state:
+        action = st.session_state.pop(armed_key(key))
+        if not run.done:
+            st.session_state[f"{key}-action"] = action
+            st.rerun()
 
 
 @st.fragment(run_every=TICK)
