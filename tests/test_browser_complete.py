@@ -46,11 +46,14 @@ def page(url):
 
 
 def seconds_left(page) -> float | None:
-    """The seconds the wait box says are left, or None when there is no wait box."""
-    box = page.locator(".st-key-live-wait")
-    if not box.count():
+    """The seconds the wait box says are left, or None when there is no wait box.
+
+    Read in one look: the box goes when the wait ends, maybe between a count and a read, which would then wait for
+    a box that is not coming back."""
+    text = page.evaluate("() => document.querySelector('.st-key-live-wait')?.innerText ?? null")
+    if text is None:
         return None
-    found = re.search(r"waits ([\d.]+) s before attempt", box.first.inner_text())
+    found = re.search(r"waits ([\d.]+) s before attempt", text)
     return float(found.group(1)) if found else None
 
 
