@@ -20,11 +20,13 @@ def short(value: object, width: int = 80) -> str:
 
 
 def head(trace: Trace, index: int, lang: str = "en") -> str:
-    """`[k] turn t · stage`, the start of step `index`'s line."""
+    """`[k] turn t · stage`, the start of step `index`'s line: the turn the step is part of (`Step.turn`)."""
     step = trace.steps[index]
     title = STAGE_TITLES.get(step.stage)
-    return say(lang, "[{k}] turn {turn} · {stage}", k=index + 1, turn=step.turn_count,
-               stage=say(lang, title) if title else step.stage)
+    stage = say(lang, title) if title else step.stage
+    if step.turn < 1:
+        return say(lang, "[{k}] before turn 1 · {stage}", k=index + 1, stage=stage)
+    return say(lang, "[{k}] turn {turn} · {stage}", k=index + 1, turn=step.turn, stage=stage)
 
 
 def _why(step, lang: str) -> str:
@@ -71,8 +73,10 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         return (f"{d.get('name')} {short(d.get('input'), 60)} → {short(d.get('output', ''), 80)}{flag} "
                 f"({d.get('tool_use_id')})")
     if step.stage == "write_back":
-        return say(lang, "messages ← user: {n} tool_result block(s); turn_count={turn}, transition_reason={reason}",
-                   n=d.get("results"), turn=step.turn_count, reason=step.transition_reason)
+        before = trace.steps[index - 1].turn_count if index > 0 else step.turn_count - 1
+        return say(lang, "messages ← user: {n} tool_result block(s); turn {turn} ends, turn_count {before} → {after}, "
+                   "transition_reason={reason}", n=d.get("results"), turn=step.turn, before=before,
+                   after=step.turn_count, reason=step.transition_reason)
     return _why(step, lang)
 
 

@@ -6,6 +6,7 @@ takes (trace, cursor) and looks at nothing else, as a Python Tutor view does.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 from typing import Callable
@@ -23,8 +24,21 @@ ID_COLOURS = ("blue", "green", "orange", "violet", "yellow", "gray")
 
 COLLECTED = N_("(collected, not yet written back)")  # a result column's start, before the result is in messages
 PAIR_COLUMNS = ["turn", "id", "colour", "tool", "input", "result", "is_error", "status"]
-STEP_COLUMNS = ["now", "step", "stage", "turn_count", "transition_reason", "stop_reason", "messages",
+STEP_COLUMNS = ["now", "step", "turn", "stage", "turn_count", "transition_reason", "stop_reason", "messages",
                 "input tokens", "output tokens"]
+PRESENTER_FIELDS = ["turn_count", "transition_reason", "stop_reason", "messages"]
+
+# How a loop that ended says why, in a sentence (the key is `ended`: a stop_reason, or max_turns).
+ENDINGS = {
+    "end_turn": N_("The model finished its answer (end_turn)."),
+    "max_tokens": N_("The answer was cut off at max_tokens: it is incomplete, and the loop does not go on."),
+    "stop_sequence": N_("The model stopped at a stop sequence."),
+    "refusal": N_("The model refused."),
+    "pause_turn": N_("The server paused a long turn; the s01 loop ends here."),
+    "model_context_window_exceeded": N_("The context window is full: the answer was cut off."),
+    "max_turns": N_("Max turns reached: the loop was stopped before calling the model again."),
+}
+OTHER_ENDING = N_("stop_reason {stop} is not tool_use, so the loop ends.")
 
 
 def id_colour(tool_use_id: object) -> str:
@@ -48,9 +62,13 @@ def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str
     the page's language (the diagram's labels are translated the same way)."""
     if not 0 <= cursor < len(trace):
         return translate(N_("Step 0 of {n} · not started")).format(n=len(trace))
-    step = trace.steps[cursor]
+    step = trace.steps[cursor]  # the turn the step is part of (Step.turn): the request comes before turn 1
+    stage = translate(STAGE_TITLES.get(step.stage, step.stage))
+    if step.turn < 1:
+        return translate(N_("Step {k} of {n} · before turn 1 · {stage}")).format(k=cursor + 1, n=len(trace),
+                                                                                  stage=stage)
     return translate(N_("Step {k} of {n} · turn {turn} · {stage}")).format(
-        k=cursor + 1, n=len(trace), turn=step.turn_count, stage=translate(STAGE_TITLES.get(step.stage, step.stage)))
+        k=cursor + 1, n=len(trace), turn=step.turn, stage=stage)
 
 
 def what_happened(trace: Trace, cursor: int, lang: str = "en") -> str:
@@ -58,6 +76,50 @@ def what_happened(trace: Trace, cursor: int, lang: str = "en") -> str:
     if not 0 <= cursor < len(trace):
         return ""
     return what(trace, cursor, lang)
+
+
+def turn_count_change(trace: Trace, cursor: int) -> tuple[int, int] | None:
+    """(before, after) when the step under the cursor moved `turn_count` (a write-back), else None."""
+    if not 0 <= cursor < len(trace):
+        return None
+    step = trace.steps[cursor]
+    before = trace.steps[cursor - 1].turn_count if cursor > 0 else 1
+    return (before, step.turn_count) if step.turn_count != before else None
+
+
+def turn_count_cell(trace: Trace, i: int) -> str:
+    """`turn_count` after step i as a table shows it: `1 → 2` at the step that moved it."""
+    change = turn_count_change(trace, i)
+    return f"{change[0]} → {change[1]}" if change else str(trace.steps[i].turn_count)
+
+
+def ending(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> str | None:
+    """Why the loop ended, in a sentence, at the step that ended it and after; None while it goes on."""
+    if not 0 <= cursor < len(trace) or not trace.steps[cursor].ended:
+        return None
+    ended = trace.steps[cursor].ended
+    if ended in ENDINGS:
+        return translate(ENDINGS[ended])
+    return translate(OTHER_ENDING).format(stop=repr(ended))
+
+
+# -- the moment the model reads a failure --
+def errors_read_at(trace: Trace, cursor: int) -> list[tuple[int, int, str]]:
+    """At a call_model step: the is_error tool_results the model reads in this request, as (message, block, id).
+
+    Those are the results written back just before the call (the last message sent):
+    the step where a failure becomes the model's observation, closing statement 3 at work.
+    """
+    if not 0 <= cursor < len(trace) or trace.steps[cursor].stage != "call_model":
+        return []
+    n = trace.steps[cursor].n_messages
+    if not n or n > len(trace.messages):
+        return []
+    last = trace.messages[n - 1]
+    if not isinstance(last, dict) or last.get("role") != "user":
+        return []
+    return [(n - 1, j, str(b.get("tool_use_id"))) for j, b in enumerate(rules.blocks(last))
+            if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("is_error")]
 
 
 # -- the history, a bounded window of it --
@@ -99,6 +161,42 @@ def pairs_table(trace: Trace, cursor: int, *, recent: int | None = None, problem
     return table
 
 
+def pairs_upto(trace: Trace, n: int) -> list[rules.Pair]:
+    """`rules.pairs(trace.messages[:n])`, read off the pairs of the whole history, which are worked out once.
+
+    The history only grows, so the pairs of a prefix are those of the whole, cut: a tool_use in the
+    prefix's last message has no result in it yet (waiting), and every other row is the same. Moving
+    the cursor over 5,000 messages then costs a filter, not a new pass over every message.
+    """
+    messages = trace.messages
+    cached = trace.__dict__.get("_pairs")
+    if cached is None or cached[0] != len(messages):
+        cached = (len(messages), rules.pairs(messages))
+        trace.__dict__["_pairs"] = cached  # kept beside the trace, never saved with it
+    if n >= cached[0]:
+        return cached[1]
+    out = []
+    for pair in cached[1]:
+        if pair.use_index is not None:
+            if pair.use_index >= n:
+                continue
+            if pair.use_index == n - 1 and pair.status != "waiting":
+                pair = rules.Pair(pair.tool_use_id, pair.name, pair.input, pair.use_index, None, None, False, "waiting")
+        elif pair.result_index is None or pair.result_index >= n:
+            continue
+        out.append(pair)
+    return out
+
+
+def message_turn(trace: Trace, index: int) -> int:
+    """The turn of the step that added `messages[index]` (the same number the step's header shows)."""
+    at = bisect.bisect_right(trace.steps, index, key=lambda step: step.n_messages)  # the first step past it
+    if at < len(trace.steps):
+        return max(1, trace.steps[at].turn)
+    # a history longer than its steps (a broken file): one assistant message a turn
+    return max(1, sum(1 for m in trace.messages[: index + 1] if isinstance(m, dict) and m.get("role") == "assistant"))
+
+
 def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> tuple[list[dict], int]:
     """The tool_use/tool_result pairs of the history at `cursor`, with results collected but not written back.
 
@@ -107,21 +205,15 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
     first `problems` waiting or orphan rows (only those are formatted, so it
     stays cheap).
     """
-    messages = trace.messages_at(cursor)
+    n = len(trace.messages_at(cursor))
     # keyed like Pair.tool_use_id (a string): a broken file may hold an object or a list where an id belongs
     pending = {str(b.get("tool_use_id")): b for b in trace.results_at(cursor)} if 0 <= cursor < len(trace) else {}
-    found = rules.pairs(messages)
+    found = pairs_upto(trace, n)
     chosen = range(len(found))
     if recent is not None and len(found) > recent + problems:
         paired = [i for i, p in enumerate(found) if p.status == "paired"]
         others = [i for i, p in enumerate(found) if p.status != "paired"]
         chosen = sorted(others[:problems] + paired[-recent:] if recent else others[:problems])
-    turn_of: list[int] = []  # the turn a message belongs to: one assistant message a turn
-    turn = 0
-    for message in messages:
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            turn += 1
-        turn_of.append(max(turn, 1))
     rows = []
     for pair in (found[i] for i in chosen):
         result, is_error = pair.result, pair.is_error
@@ -132,7 +224,7 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
             shown = COLLECTED + " " + short(result_text(collected.get("content")), 60)
         where = pair.use_index if pair.use_index is not None else pair.result_index
         rows.append({
-            "turn": turn_of[where] if where is not None and where < len(turn_of) else None,
+            "turn": message_turn(trace, where) if where is not None else None,
             "colour": id_colour(pair.tool_use_id),
             "id": pair.tool_use_id,
             "tool": pair.name or "",
@@ -146,10 +238,14 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
 
 # -- LoopState: one row per step --
 def step_row(trace: Trace, i: int) -> list:
-    """Step i's row of the LoopState table (STEP_COLUMNS), "now" left empty: the LoopState after it."""
+    """Step i's row of the LoopState table (STEP_COLUMNS), "now" left empty: the LoopState after it.
+
+    `turn` is the turn the step is part of (None for the request, before turn 1); `turn_count` the
+    chapter's variable after the step, so a write-back shows its turn and the next turn's count.
+    """
     step = trace.steps[i]
-    return ["", i + 1, step.stage, step.turn_count, step.transition_reason, step.stop_reason, step.n_messages,
-            step.input_tokens, step.output_tokens]
+    return ["", i + 1, step.turn or None, step.stage, step.turn_count, step.transition_reason, step.stop_reason,
+            step.n_messages, step.input_tokens, step.output_tokens]
 
 
 def steps_window(trace: Trace, cursor: int, around: int | None = None) -> tuple[int, int]:
@@ -163,17 +259,29 @@ def steps_window(trace: Trace, cursor: int, around: int | None = None) -> tuple[
 
 def steps_table(trace: Trace) -> pd.DataFrame:
     """One row per step: the LoopState after it (for the CSV export)."""
-    return pd.DataFrame([step_row(trace, i) for i in range(len(trace))], columns=STEP_COLUMNS)
+    table = pd.DataFrame([step_row(trace, i) for i in range(len(trace))], columns=STEP_COLUMNS)
+    return table.astype({"turn": "Int64"})  # whole numbers, empty for the request (before turn 1)
 
 
 def state_rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:
-    """The chapter's LoopState after the step under the cursor, as (field, value)."""
+    """The chapter's LoopState after the step under the cursor, as (field, value); `1 → 2` at a write-back."""
     if 0 <= cursor < len(trace):
         step = trace.steps[cursor]
-        values = [str(step.n_messages), str(step.turn_count), str(step.transition_reason)]
+        values = [str(step.n_messages), turn_count_cell(trace, cursor), str(step.transition_reason)]
     else:
         values = ["0", "1", "None"]
     return list(zip(["messages (count)", "turn_count", "transition_reason"], values))
+
+
+def presenter_state(trace: Trace, cursor: int) -> list[tuple[str, str]]:
+    """The one row of LoopState presenter mode shows: turn_count, transition_reason, stop_reason, messages."""
+    if 0 <= cursor < len(trace):
+        step = trace.steps[cursor]
+        values = [turn_count_cell(trace, cursor), str(step.transition_reason), str(step.stop_reason),
+                  str(step.n_messages)]
+    else:
+        values = ["1", "None", "None", "0"]
+    return list(zip(PRESENTER_FIELDS, values))
 
 
 # -- context growth: one row per model call --

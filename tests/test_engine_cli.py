@@ -70,7 +70,7 @@ def test_run_each_scenario_prints_each_stage_and_saves_it(ran, name):
     assert lines[-1] == f"transcript: {path}"
     stages = stage_lines(result.stdout)
     assert len(stages) == len(trace)
-    assert stages[0] == f"[1] turn 1 · 1 · user request into messages: messages ← user: {trace.meta['task']}"
+    assert stages[0] == f"[1] before turn 1 · 1 · user request into messages: messages ← user: {trace.meta['task']}"
     assert stages[1].startswith("[2] turn 1 · 2 · call the model: stop_reason=tool_use")
 
 

@@ -141,17 +141,19 @@ def draw_sidebar() -> None:
                           help=t("Leave empty for Anthropic's API, or give an Anthropic-compatible server."))
             st.toggle(t("Stream the answer"), key=_kept("set-stream", False),
                       help=t("Show the model's text as it arrives (ModelConfig(stream=True))."))
+        # The boxes show a name that fits; what it stands for is written out under them, where it can wrap.
         st.selectbox(t("Task"), [*SCENARIOS, FREE], key=_kept("set-scenario", DEFAULT_SCENARIO),
-                     format_func=lambda n: t("A task of my own…", now) if n == FREE else f"{n}: {t(SCENARIOS[n].about, now)}")
+                     format_func=lambda n: t("A task of my own…", now) if n == FREE else n)
         if st.session_state.get("set-scenario") == FREE:
             st.text_area(t("Your task"), key=_kept("set-task", ""), placeholder=t("What Python version is installed?"))
         else:
-            st.caption(f"“{SCENARIOS[st.session_state.get('set-scenario', DEFAULT_SCENARIO)].task_in(now)}”")
-        a, b = st.columns(2)
-        a.number_input(t("Tool timeout (s)"), 1, 120, key=_kept("set-tool-timeout", 30))
-        b.number_input(t("Max turns"), 1, 100, key=_kept("set-max-turns", 20))
-        st.selectbox(t("Toolset"), list(TOOLSETS), key=_kept("set-toolset", "s01"),
-                     format_func=lambda n: f"{n}: {t(TOOLSETS[n], now)}")
+            chosen = SCENARIOS[st.session_state.get("set-scenario", DEFAULT_SCENARIO)]
+            st.caption(f"{t(chosen.about)} · “{chosen.task_in(now)}”")
+        with st.container(horizontal=True):  # one block, not three: the page redraws it on every click
+            st.number_input(t("Tool timeout (s)"), 1, 120, key=_kept("set-tool-timeout", 30))
+            st.number_input(t("Max turns"), 1, 100, key=_kept("set-max-turns", 20))
+        st.selectbox(t("Toolset"), list(TOOLSETS), key=_kept("set-toolset", "s01"))
+        st.caption(t(TOOLSETS[st.session_state.get("set-toolset", "s01")]))
         _kept(TOGGLE, default_on())  # the approval gate's toggle, drawn by gate.py
         draw_toggle()
         st.button(t("New run"), key="new-run", type="primary", on_click=_new_run, width="stretch",

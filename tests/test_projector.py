@@ -1,0 +1,166 @@
+"""On a projector: 1280×800, and presenter mode at 1280×720, in English, Japanese and Chinese, in a real Chromium.
+
+No control may cut its own text (a button shrunk to a sliver, a heading or a label ending in "…"); in presenter
+mode the lit stage of the diagram stays on the screen, its text is as large as the note's, the block that
+matters is scrolled into view, and the LoopState is one row. The screenshots go to docs/ (docs/projector/ for
+every language; docs/screenshot.png and docs/presenter.png are the English ones).
+"""
+
+from pathlib import Path
+
+import pytest
+
+from tests.browser import CHROMIUM, IDLE, launch, serve_app
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "docs" / "projector"
+LANGS = ("en", "ja", "zh")
+
+# Every element whose text a control shows: buttons, labels, headings, links, the select boxes' values.
+CONTROLS = ", ".join([
+    "button", "label", "[data-testid='stWidgetLabel']", "[data-testid='stPageLink'] a", "[role='tab']",
+    "[data-baseweb='select'] [title]", "[data-baseweb='select'] > div", "h1", "h2", "h3", "h4",
+    "[data-testid='stSidebarNav'] a", ".ls-state-row", "[data-testid='stAlertContentError']",
+])
+TRUNCATED = """(selector) => {
+    const cut = [];
+    const seen = new Set();
+    for (const root of document.querySelectorAll(selector)) {
+        for (const el of [root, ...root.querySelectorAll('*')]) {
+            if (seen.has(el)) continue;
+            seen.add(el);
+            const box = el.getBoundingClientRect();
+            if (!box.width || !box.height || el.closest('[aria-hidden="true"]')) continue;  // not drawn
+            const style = getComputedStyle(el);
+            if (style.overflowX === 'auto' || style.overflowX === 'scroll') continue;  // a scroll box by design
+            if (el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0 && el.textContent.trim()) {
+                cut.push(`${el.tagName.toLowerCase()}.${String(el.className).slice(0, 40)}: `
+                         + `"${el.textContent.trim().slice(0, 60)}" (${el.scrollWidth} > ${el.clientWidth})`);
+            }
+        }
+    }
+    return cut;
+}"""
+PRESENTER_FACTS = """() => {
+    const lit = document.querySelector('.ls-diagram .ls-lit');
+    const svg = document.querySelector('.ls-diagram');
+    const label = svg && svg.querySelector('.ls-node text');
+    const scale = svg ? svg.getBoundingClientRect().width / svg.viewBox.baseVal.width : 0;
+    const note = document.querySelector('.ls-note p');
+    const focus = document.querySelector('.ls-history .ls-focus');
+    const panel = document.querySelector('.ls-panel');
+    const rect = (el) => el ? el.getBoundingClientRect().toJSON() : null;
+    const row = document.querySelector('.ls-state-row');
+    return {
+        lit: rect(lit), panel: rect(panel), focus: rect(focus), row: rect(row),
+        fields: row ? [...row.querySelectorAll('code')].map(c => c.textContent) : [],
+        diagramPx: label ? parseFloat(label.getAttribute('font-size')) * scale : 0,
+        notePx: note ? parseFloat(getComputedStyle(note).fontSize) : 0,
+        height: window.innerHeight, width: window.innerWidth,
+        sliders: document.querySelectorAll('.st-key-present-top [data-testid="stSlider"]').length,
+    };
+}"""
+
+
+@pytest.fixture(scope="module")
+def url():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium. Install it with "
+                    "`sudo apt-get install -y chromium` (or `make chromium`), then run the tests again.")
+    with serve_app() as address:
+        yield address
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = launch(p)
+        yield chromium
+        chromium.close()
+
+
+def opened(browser, url: str, path: str, width: int, height: int):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(f"{url}/{path}")
+    page.wait_for_selector(IDLE, timeout=60_000)
+    page.wait_for_timeout(600)  # fonts and the diagram in place
+    return page
+
+
+def wait_for_step(page, k: int) -> None:
+    page.wait_for_function(
+        """([k, idle]) => document.querySelector(`.ls-panel[data-step="${k}"]`) !== null
+                          && document.querySelector(`.ls-diagram-box[data-step="${k}"] svg`) !== null
+                          && document.querySelector(idle) !== null""", arg=[k, IDLE], timeout=60_000)
+    page.wait_for_timeout(150)  # the panel's scroll happens in the next frame
+
+
+def truncated(page) -> list[str]:
+    return page.evaluate(TRUNCATED, CONTROLS)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_at_1280_by_800_no_control_cuts_its_text(browser, url, lang):
+    page = opened(browser, url, f"?scenario=two-tools&step=7&lang={lang}", 1280, 800)
+    wait_for_step(page, 7)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"step-{lang}.png"))
+    if lang == "en":
+        page.screenshot(path=str(ROOT / "docs" / "screenshot.png"))
+    assert truncated(page) == [], f"text cut at 1280×800 in {lang}"
+    # the other pages too: the Mistakes lab (its refusal wraps) and About
+    for path in (f"mistakes?lang={lang}&mistake=no-write-back", f"about?lang={lang}"):
+        page.goto(f"{url}/{path}")
+        page.wait_for_selector(IDLE, timeout=60_000)
+        page.wait_for_timeout(400)
+        assert truncated(page) == [], f"text cut on {path}"
+        if path.startswith("mistakes"):  # the API's words wrap inside the box, the rule under them
+            page.wait_for_selector("[data-testid='stAlertContentError']", timeout=60_000)
+            box = page.evaluate("""() => { const e = document.querySelector("[data-testid='stAlertContentError']");
+                return [e.scrollWidth, e.clientWidth, e.getBoundingClientRect().right, innerWidth, e.innerText]; }""")
+            assert box[0] <= box[1] + 1 and box[2] <= box[3], box[:4]
+            assert "immediately after" in box[4]  # the sentence that states the rule is on the page
+    page.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(browser, url, lang):
+    page = opened(browser, url, f"?scenario=recover&step=1&lang={lang}", 1280, 800)
+    page.locator(".st-key-present label").click()
+    page.wait_for_selector(".ls-state-row", timeout=60_000)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    wait_for_step(page, 1)
+    k, seen = 1, set()
+    while True:
+        facts = page.evaluate(PRESENTER_FACTS)
+        stage = page.locator(".ls-diagram .ls-lit").get_attribute("data-stage")
+        seen.add(stage)
+        where = f"{lang}, step {k} ({stage})"
+        assert truncated(page) == [], where
+        lit = facts["lit"]
+        assert lit and lit["top"] >= 0 and lit["bottom"] <= facts["height"] and lit["right"] <= facts["width"], where
+        assert facts["diagramPx"] >= 0.9 * facts["notePx"] > 0, (where, facts["diagramPx"], facts["notePx"])
+        assert facts["panel"]["bottom"] <= facts["height"] + 1, where  # the history fits the screen
+        focus, panel = facts["focus"], facts["panel"]
+        assert focus and panel["top"] - 1 <= focus["top"] < panel["bottom"] - 30, where  # what matters is in view
+        assert facts["fields"][:4] == ["turn_count", "transition_reason", "stop_reason", "messages"], where
+        assert facts["row"]["height"] < 60, where  # one row
+        assert facts["sliders"] == 0, where  # the pause is a select box: no value sitting on a track
+        if k == 7:  # recover: the call where the model reads the failed command's result
+            ringed = page.evaluate("() => document.querySelector('.ls-history .ls-focus').className")
+            assert "ls-error" in ringed, ringed
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / f"presenter-{lang}.png"))
+            if lang == "en":
+                page.screenshot(path=str(ROOT / "docs" / "presenter.png"))
+        if stage == "write_back" and lang == "en":
+            page.screenshot(path=str(SHOTS / "presenter-write-back-en.png"))
+        if page.locator(".st-key-live-step button").is_disabled():
+            break
+        k += 1
+        page.locator(".st-key-live-step button").click()
+        wait_for_step(page, k)
+    assert {"user_request", "call_model", "append_assistant", "decide", "run_tool", "write_back"} <= seen
+    page.close()
