@@ -63,7 +63,7 @@ def test_without_a_loop_the_tool_use_stays_a_wish(lab):
     at = lab
     at.radio(key="mistake-pick").set_value("no-loop").run()
     assert not at.exception, at.exception
-    wrong, right = at.session_state["mistakes-runs"]["no-loop"]
+    wrong, right = at.session_state["mistakes-runs"][("no-loop", "en")]
     assert len(wrong.calls) == 1 and wrong.ended == "tool_use" and wrong.broke_at is None
     assert wrong.tools_run == 0 and not wrong.calls[0].tool_outputs  # the model asked; nothing ran
     assert right.tools_run == 1 and right.ended == "end_turn" and len(right.calls) == 2
@@ -72,7 +72,7 @@ def test_without_a_loop_the_tool_use_stays_a_wish(lab):
     assert "runs 0 tool(s)" in " ".join(c.value for c in at.caption)
 
 
-def test_without_a_loop_no_file_is_read(tmp_path):
+def test_without_a_loop_no_file_is_read(shared):
     from loop.mistakes import run_loop
     from loop.tools import default_toolbox
 
@@ -87,31 +87,25 @@ def test_without_a_loop_no_file_is_read(tmp_path):
             self.runs += 1
             return self.box.run(name, tool_input)
 
-    (tmp_path / "notes.txt").write_text("a file the model would list\n")
-    tools = Counting(default_toolbox(tmp_path))
+    (shared / "notes.txt").write_text("a file the model would list\n")
+    tools = Counting(default_toolbox(shared))
     wish = run_loop("no-loop", tools)
     assert tools.runs == 0 and "notes.txt" not in str(wish.calls[0].response)
     answer = run_loop(None, tools)
-    assert tools.runs == 1 and "notes.txt" in answer.final_text  # the loop reads what is really there
+    final = " ".join(b.get("text", "") for b in answer.calls[-1].response["content"] if b.get("type") == "text")
+    assert tools.runs == 1 and "notes.txt" in final  # the loop reads what is really there
 
 
 def test_a_mistake_link_opens_that_mistake():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page("pages/mistakes.py")
-    at.query_params["mistake"] = "no-write-back"
-    at.run()
-    assert not at.exception, at.exception
+    at = app("pages/mistakes.py", mistake="no-write-back")
     assert at.radio(key="mistake-pick").value == "no-write-back"
     assert at.subheader[0].value == MISTAKES["no-write-back"].title
 
 
 def test_in_japanese_the_rule_is_explained_in_japanese():
-    from pages.views.i18n import TEXT
+    from loop.catalogs import say
 
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page("pages/mistakes.py")
-    at.query_params["lang"], at.query_params["mistake"] = "ja", "no-write-back"
-    at.run()
+    at = app("pages/mistakes.py", mistake="no-write-back", lang="ja")
     error = at.error[0].value
-    assert "**この規則の意味:** " + TEXT[MISTAKES["no-write-back"].rule][0] in error
+    assert "**この規則の意味:** " + say("ja", MISTAKES["no-write-back"].rule) in error
     assert "`tool_use` ids were found without `tool_result` blocks immediately after" in error  # the API's words

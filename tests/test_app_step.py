@@ -172,7 +172,7 @@ def test_keys_only_move_the_cursor_as_the_page_and_the_readme_say():
     run = at.session_state["live-run"]
     # At the end of the trace Step executes, so no key is bound to it; nor to Run to end.
     assert shortcuts(at) == {"first": "home", "back": "left", "step": "", "last": "end", "to-end": ""}
-    assert any("Next, a click on **Step** executes *4 · stop_reason: go on or end?*; the keys only move over recorded steps."
+    assert any("Next, a click on **Step** executes *stop_reason: go on or end?*; the keys only move over recorded steps."
                in m.value for m in at.markdown)
     click(at, "live-back")
     assert shortcuts(at) == {"first": "home", "back": "left", "step": "right", "last": "end", "to-end": ""}

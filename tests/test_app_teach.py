@@ -156,8 +156,8 @@ def test_the_about_page_follows_the_chapter():
     at = app()
     at.switch_page("pages/about.py").run()
     text = page_text(at)
-    assert "**The chapter's most important sentence:** " + ONE_SENTENCE["en"] in [i.value for i in at.info]
-    assert REMEMBER["en"] in [s.value for s in at.success]  # 一文で覚える: a different sentence
+    assert "**The chapter's most important sentence:** " + ONE_SENTENCE in [i.value for i in at.info]
+    assert REMEMBER in [s.value for s in at.success]  # 一文で覚える: a different sentence
     assert "Stage 1 happens once, before the loop. Stages 2 to 5 are **one turn**" in text
     assert "Both pages" not in text and "no longer contains" not in text
     assert "a `tool_use` the history never received" in text

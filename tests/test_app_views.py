@@ -98,8 +98,8 @@ def test_the_narration_says_what_each_stage_did():
     run_tool = describe(trace, 4)
     assert run_tool.startswith("[5] turn 1 · 4 · run a tool_use: bash {\"command\": \"date -u '+%Y-%m-%d %H:%M UTC'\"} → ")
     assert trace.steps[4].detail["output"].strip() in run_tool and trace.steps[4].detail["tool_use_id"] in run_tool
-    assert describe(trace, 6) == ("[7] turn 2 · 5 · write tool_results back: messages ← user: 2 tool_result block(s); "
-                                  "turn_count=2, transition_reason=tool_result")
+    assert describe(trace, 6) == ("[7] turn 1 · 5 · write tool_results back: messages ← user: 2 tool_result block(s); "
+                                  "turn 1 ends, turn_count 1 → 2, transition_reason=tool_result")  # the turn it ends
     assert what_happened(trace, 9) == "the loop ends: the model finished its answer (end_turn)"
 
 

@@ -236,7 +236,7 @@ def test_run_in_japanese_is_japanese_from_task_to_answer_and_replays_so(tmp_path
     lines = result.stdout.splitlines()
     assert lines[0].startswith("model: オフライン model（台本どおりに答える、key 不要）")
     stages = stage_lines(result.stdout)
-    assert stages[0] == ("[1] turn 1 · 1 · user の依頼を messages へ: messages ← user: "
+    assert stages[0] == ("[1] turn 1 の前 · 1 · user の依頼を messages へ: messages ← user: "
                          "あいさつを表示する hello.py を作って、実行してください。")
     assert stages[2].endswith("まず hello.py を作ります。")
     assert "python3 hello.py" in stages[-2] and "出力は次のとおりです" in stages[-2]  # the answer
@@ -247,7 +247,7 @@ def test_run_in_japanese_is_japanese_from_task_to_answer_and_replays_so(tmp_path
     (replayed,) = loop_cli(["replay", str(out)])  # a run is replayed in the language it was made in
     assert stage_lines(replayed.stdout) == stages
     (english,) = loop_cli(["replay", str(out), "--lang", "en"])
-    assert stage_lines(english.stdout)[0].startswith("[1] turn 1 · 1 · user request into messages: ")
+    assert stage_lines(english.stdout)[0].startswith("[1] before turn 1 · 1 · user request into messages: ")
 
 
 def test_run_refuses_a_language_it_does_not_have():
