@@ -1,9 +1,11 @@
 """On a projector: 1280×800, and presenter mode at 1280×720, in English, Japanese and Chinese, in a real Chromium.
 
-No control may cut its own text (a button shrunk to a sliver, a heading or a label ending in "…"); in presenter
-mode the lit stage of the diagram stays on the screen, its text is as large as the note's, the block that
-matters is scrolled into view, and the LoopState is one row. The screenshots go to docs/ (docs/projector/ for
-every language; docs/screenshot.png and docs/presenter.png are the English ones).
+No control may cut its own text (a button shrunk to a sliver, a heading or a label ending in "…"), no text may
+run into other text or a control (a heading into the buttons under it), and no Chinese or Japanese is slanted.
+In presenter mode the lit stage of the diagram stays on the screen, its text is as large as the note's, the
+history fits the screen with room for a message or two, the block that matters is scrolled into view, and the
+LoopState is one row. The screenshots go to docs/ (docs/projector/ for every language; docs/screenshot.png and
+docs/presenter.png are the English ones).
 """
 
 from pathlib import Path
@@ -41,6 +43,37 @@ TRUNCATED = """(selector) => {
     }
     return cut;
 }"""
+# Text that runs into other text or a control: a heading's glyphs (not its padding) over the row of buttons under
+# it, a caption under a select box. Only what is drawn counts (not a closed expander's content).
+OVERLAPPING = r"""() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const glyphs = (el) => { const r = document.createRange(); r.selectNodeContents(el); return r.getBoundingClientRect(); };
+    const boxes = [];
+    for (const el of main.querySelectorAll('h1, h2, h3, h4, .ls-h4, [data-testid="stMarkdownContainer"] > p, '
+                                           + '[data-testid="stCaptionContainer"] p, .ls-caption')) {
+        if (el.textContent.trim()) boxes.push([el, glyphs(el)]);
+    }
+    for (const el of main.querySelectorAll('button, .ls-state-row, [data-baseweb="select"], [data-testid="stCheckbox"], '
+                                           + '.ls-diagram, .ls-note, .ls-panel')) {
+        boxes.push([el, el.getBoundingClientRect()]);
+    }
+    const drawn = boxes.filter(([el, box]) => box.width && box.height && !el.closest('details:not([open])')
+                                              && el.checkVisibility({visibilityProperty: true}));
+    const name = (el) => `${el.tagName.toLowerCase()} "${el.textContent.trim().slice(0, 40)}"`;
+    const out = [];
+    for (let i = 0; i < drawn.length; i++) for (let j = i + 1; j < drawn.length; j++) {
+        const [a, ra] = drawn[i], [b, rb] = drawn[j];
+        if (a.contains(b) || b.contains(a)) continue;
+        const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+        const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+        if (w > 2 && h > 2) out.push(`${name(a)} over ${name(b)} (${Math.round(w)}×${Math.round(h)} px)`);
+    }
+    return out;
+}"""
+# Chinese characters or kana set in italics, which a browser slants (the HTML views' emphasis included).
+SLANTED = r"""() => [...document.querySelectorAll('em, i, .token.comment')]
+    .filter(el => /[\u3040-\u30ff\u3400-\u9fff]/.test(el.textContent) && getComputedStyle(el).fontStyle !== 'normal')
+    .map(el => el.textContent.slice(0, 60))"""
 PRESENTER_FACTS = """() => {
     const lit = document.querySelector('.ls-diagram .ls-lit');
     const svg = document.querySelector('.ls-diagram');
@@ -101,6 +134,14 @@ def truncated(page) -> list[str]:
     return page.evaluate(TRUNCATED, CONTROLS)
 
 
+def overlapping(page) -> list[str]:
+    return page.evaluate(OVERLAPPING)
+
+
+def slanted(page) -> list[str]:
+    return page.evaluate(SLANTED)
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_at_1280_by_800_no_control_cuts_its_text(browser, url, lang):
     page = opened(browser, url, f"?scenario=two-tools&step=7&lang={lang}", 1280, 800)
@@ -110,12 +151,16 @@ def test_at_1280_by_800_no_control_cuts_its_text(browser, url, lang):
     if lang == "en":
         page.screenshot(path=str(ROOT / "docs" / "screenshot.png"))
     assert truncated(page) == [], f"text cut at 1280×800 in {lang}"
+    assert overlapping(page) == [], f"text over text or a control at 1280×800 in {lang}"
+    assert slanted(page) == [], lang
     # the other pages too: the Mistakes lab (its refusal wraps) and About
     for path in (f"mistakes?lang={lang}&mistake=no-write-back", f"about?lang={lang}"):
         page.goto(f"{url}/{path}")
         page.wait_for_selector(IDLE, timeout=60_000)
         page.wait_for_timeout(400)
         assert truncated(page) == [], f"text cut on {path}"
+        assert overlapping(page) == [], f"text over text or a control on {path}"
+        assert slanted(page) == [], path
         if path.startswith("mistakes"):  # the API's words wrap inside the box, the rule under them
             page.wait_for_selector("[data-testid='stAlertContentError']", timeout=60_000)
             box = page.evaluate("""() => { const e = document.querySelector("[data-testid='stAlertContentError']");
@@ -139,10 +184,13 @@ def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(br
         seen.add(stage)
         where = f"{lang}, step {k} ({stage})"
         assert truncated(page) == [], where
+        assert overlapping(page) == [], where
+        assert slanted(page) == [], where
         lit = facts["lit"]
         assert lit and lit["top"] >= 0 and lit["bottom"] <= facts["height"] and lit["right"] <= facts["width"], where
         assert facts["diagramPx"] >= 0.9 * facts["notePx"] > 0, (where, facts["diagramPx"], facts["notePx"])
         assert facts["panel"]["bottom"] <= facts["height"] + 1, where  # the history fits the screen
+        assert facts["panel"]["height"] >= 200, (where, facts["panel"])  # and has room for a message or two
         focus, panel = facts["focus"], facts["panel"]
         assert focus and panel["top"] - 1 <= focus["top"] < panel["bottom"] - 30, where  # what matters is in view
         assert facts["fields"][:4] == ["turn_count", "transition_reason", "stop_reason", "messages"], where

@@ -108,11 +108,12 @@ def _ask(key: str, action: str) -> None:
     st.session_state[f"{key}-action"] = action  # done in the script body, where progress can be drawn
 
 
-def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, saved=None) -> None:
+def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, saved=None) -> str:
     """The buttons, the error and Retry (live only), the slider and the status line; `save()` draws beside it.
 
     `saved()` is called once a click has changed the trace (and after each step of Run to end), before the page
-    shows the new step.
+    shows the new step. Returns what comes next, in a sentence (Markdown): drawn under the buttons, except in
+    presenter mode, which has no row to spare and puts it under the diagram.
     """
     bar = st.container()  # drawn after the click is handled, so enabled/disabled match the new cursor
     feedback = st.container()
@@ -199,4 +200,6 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, sav
                 words = t("Moving the cursor runs nothing: every step is already recorded.")
             else:
                 words = t("The last recorded step.") + (" " + end if end else "")
-            st.markdown(words, width="stretch")
+            if not presenting():
+                st.markdown(words, width="stretch")
+    return words

@@ -33,11 +33,26 @@ SCROLL = """<script>
   const root = document.getElementById("ANCHOR");
   const panel = root && root.parentElement;
   if (!panel) return;
+  // Presenter mode: the panel fills the screen under whatever is above it, and again whenever that changes:
+  // the window's size (a projector's full screen, F11) or what is above it (a control drawn a moment later
+  // wraps the row of buttons). One listener and one observer for the page, however many steps are drawn.
+  const fit = () => {
+    const box = document.querySelector(".ls-panel[data-fit]");
+    if (!box) return;
+    const height = Math.max(140, Math.floor(window.innerHeight - box.getBoundingClientRect().top - 10)) + "px";
+    if (box.style.height !== height) box.style.height = height;
+  };
+  if (!window.lsFit) {
+    window.lsFit = new ResizeObserver(() => requestAnimationFrame(fit));
+    window.addEventListener("resize", () => requestAnimationFrame(fit));
+  }
+  const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+  if (main && window.lsFitWatched !== main) {
+    window.lsFitWatched = main;
+    window.lsFit.observe(main);
+  }
   const scroll = () => {
-    if (panel.dataset.fit) {  // presenter mode: the panel fills the screen under whatever is above it
-      const room = window.innerHeight - panel.getBoundingClientRect().top - 10;
-      panel.style.height = Math.max(140, room) + "px";
-    }
+    fit();
     const target = root.querySelector(".ls-focus");
     if (target) {
       panel.scrollTop += target.getBoundingClientRect().top - panel.getBoundingClientRect().top - 12;
@@ -173,8 +188,8 @@ def history_panel(trace: Trace, cursor: int, key: str, height: int = HEIGHT, fit
     messages = trace.messages_at(cursor)
     total = len(messages)
     start, end = window(total, WINDOW, _offset(f"{key}-history-offset", cursor), snap=SNAP)
-    head = (f'{before}<h4 class="ls-h4">messages · {total}</h4>'
-            f'<p class="ls-caption">{escape(caption(trace, cursor))}</p>')
+    head = (f'{before}<div class="ls-panel-head"><h4 class="ls-h4">messages · {total}</h4>'
+            f'<p class="ls-caption">{escape(caption(trace, cursor))}</p></div>')
     if total == 0:
         empty = t("messages is empty. Press **Step**: stage 1 puts the user's request into it.")
         return head + f'<div class="ls-empty" data-step="{cursor + 1}">{markdown_html(empty)}</div>'

@@ -32,7 +32,9 @@ header[data-testid="stHeader"] { display: none !important; }
 [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.5rem; }
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p,
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; line-height: 1.4; }
-[data-testid="stMain"] h3 { font-size: 1.7rem !important; padding: 0.1rem 0 !important; }
+/* the bottom padding makes up for the -1rem margin Streamlit gives a Markdown element: with less, the step's
+   heading runs into the row of buttons under it */
+[data-testid="stMain"] h3 { font-size: 1.7rem !important; padding: 0.1rem 0 1rem !important; }
 [data-testid="stMain"] h4 { font-size: 1.3rem !important; padding: 0.1rem 0 !important; }
 [data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1rem !important; }
 [data-testid="stMain"] button p { font-size: 1.1rem !important; }
@@ -40,6 +42,11 @@ header[data-testid="stHeader"] { display: none !important; }
 .ls-note p, .ls-note li { font-size: 1.15rem; line-height: 1.4; margin-bottom: 0.4rem; }
 .ls-history { font-size: 1.1rem; }
 .ls-h4 { font-size: 1.3rem; padding: 0.1rem 0; }
+.ls-next { margin-top: 0.6rem; }
+.ls-next p { font-size: 1.1rem; line-height: 1.4; margin: 0; }
+/* the history's heading and what it shows, on one line: the room goes to the messages */
+.ls-panel-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 0.8rem; }
+.ls-panel-head .ls-caption { margin: 0; }
 .ls-history pre { font-size: 1rem; }
 .ls-state-row { font-size: 1.2rem; }
 .ls-state-row code { font-size: 1.05rem; }

@@ -52,15 +52,17 @@ def diagram_html(trace: Trace, cursor: int, key: str, heading: str = "", after: 
             f'<script>document.getElementById("{box}").innerHTML = {code};</script>')
 
 
-def draw_views(trace: Trace, cursor: int, key: str) -> None:
+def draw_views(trace: Trace, cursor: int, key: str, next_words: str = "") -> None:
     """The diagram and its note beside the history, as ONE element: a click redraws one thing, not a dozen.
 
     Presenter mode puts the note above the history (the diagram keeps the room it needs to stay readable),
-    and the history fills the screen.
+    `next_words` (what comes next) under the diagram, and the history fills the screen.
     """
     if presenting():
-        left = diagram_html(trace, cursor, key)
-        right = history_panel(trace, cursor, key, height=PRESENTER_HEIGHT, fit=True, before=note_html(trace, cursor))
+        after = f'<div class="ls-next">{markdown_html(next_words)}</div>' if next_words else ""
+        left = diagram_html(trace, cursor, key, after=after)
+        right = history_panel(trace, cursor, key, height=PRESENTER_HEIGHT, fit=True,
+                              before=note_html(trace, cursor, presenter=True))
     else:
         left = diagram_html(trace, cursor, key, heading='<h4 class="ls-h4">' + escape(t("The loop")) + "</h4>",
                             after=note_html(trace, cursor))
@@ -70,30 +72,34 @@ def draw_views(trace: Trace, cursor: int, key: str) -> None:
             unsafe_allow_javascript=True)
 
 
-def note_extras(trace: Trace, cursor: int) -> list[str]:
-    """What this very step adds to its stage's note: the turn it ends, an error the model reads, the end."""
+def note_extras(trace: Trace, cursor: int, presenter: bool = False) -> list[str]:
+    """What this very step adds to its stage's note: the turn it ends, an error the model reads, the end.
+
+    In presenter mode the screen has no room to say a thing twice: the error is said by the callout under
+    it in the history, the end under the diagram, so the note leaves them out.
+    """
     out = []
     change = turn_count_change(trace, cursor)
     if change:
         out.append(t("`turn_count` {a} → {b}: turn {a} ends with this write-back; the next call starts turn {b}.",
                      a=change[0], b=change[1]))
-    read = errors_read_at(trace, cursor)
+    read = errors_read_at(trace, cursor) if not presenter else []
     if read:
         ids = ", ".join(f"`{tool_use_id}`" for _, _, tool_use_id in read)
         out.append(t("**The model reads an error in this call** ({ids}, ringed in the history): a failed result is "
                      "its next input, not a terminal log.", ids=ids))
-    end = ending(trace, cursor)
+    end = ending(trace, cursor) if not presenter else None
     if end:
         out.append(t("**The loop ends.**") + " " + t(end))
     return out
 
 
-def note_html(trace: Trace, cursor: int) -> str:
+def note_html(trace: Trace, cursor: int, presenter: bool = False) -> str:
     """The note of the stage just executed, in the chosen language, and what this step adds to it, as HTML."""
     if not 0 <= cursor < len(trace):
         return ""
     stage = trace.steps[cursor].stage
-    text = "\n\n".join([f"**{stage_title(stage)}**", note(stage, lang()), *note_extras(trace, cursor)])
+    text = "\n\n".join([f"**{stage_title(stage)}**", note(stage, lang()), *note_extras(trace, cursor, presenter)])
     return f'<div class="ls-note" data-stage="{stage}">{markdown_html(text)}</div>'
 
 
@@ -118,11 +124,11 @@ def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run"
         draw_save(trace, key, name, run)
         draw_copy_link(key)
 
-    draw_controls(trace, key, run, save=header, saved=changed)
+    next_words = draw_controls(trace, key, run, save=header, saved=changed)
     cursor = trace.cursor
     if presenting():  # one screen: the state in one row, the diagram, the note and the newest messages
         draw_state_row(trace, cursor)
-        draw_views(trace, cursor, key)
+        draw_views(trace, cursor, key, next_words)
         return
     draw_views(trace, cursor, key)
     draw_pager(trace, cursor, key)

@@ -194,7 +194,8 @@ def loop_state_html(trace: Trace, cursor: int) -> str:
 
 def draw_state_row(trace: Trace, cursor: int) -> None:
     """Presenter mode's LoopState: one row (turn_count, transition_reason, stop_reason, messages), large."""
-    fields = presenter_state(trace, cursor)
-    items = "".join(f'<span class="ls-field">{named(f)} <b class="ls-value">{cell(v)}</b></span>' for f, v in fields)
+    fields = presenter_state(trace, cursor)  # the chapter's own names, as code in every language
+    items = "".join(f'<span class="ls-field"><code>{escape(f)}</code> <b class="ls-value">{cell(v)}</b></span>'
+                    for f, v in fields)
     st.html('<div class="ls-state-row" data-table="state-row"><span class="ls-state-name">LoopState</span>'
             + items + "</div>")
