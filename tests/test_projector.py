@@ -175,8 +175,10 @@ def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(br
     page = opened(browser, url, f"?scenario=recover&step=1&lang={lang}", 1280, 800)
     page.locator(".st-key-present label").click()
     page.wait_for_selector(".ls-state-row", timeout=60_000)
-    page.set_viewport_size({"width": 1280, "height": 720})
     wait_for_step(page, 1)
+    page.wait_for_timeout(1500)  # drawn and settled at 1280×800; then the projector's screen (F11): no rerun comes
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.wait_for_timeout(300)
     k, seen = 1, set()
     while True:
         facts = page.evaluate(PRESENTER_FACTS)
