@@ -74,9 +74,8 @@ samples: $(VENV)/.app
 	@for lang in $$($(BIN)/python -c "from loop.catalogs import languages; print(*languages())"); do \
 		dir=samples; [ $$lang = en ] || dir=samples/$$lang; mkdir -p $$dir; \
 		for name in $$($(BIN)/python -c "from loop.scripted import SCENARIOS; print(*SCENARIOS)"); do \
-			ws=$$(mktemp -d /tmp/loopscope-sample-XXXXXX); \
-			$(BIN)/python -m loop run --scenario $$name --lang $$lang --workspace $$ws --out $$dir/$$name.json >/dev/null \
-				|| exit 1; rm -rf $$ws; echo "$$dir/$$name.json"; \
+			$(BIN)/python -m loop run --scenario $$name --lang $$lang --out $$dir/$$name.json >/dev/null \
+				|| exit 1; echo "$$dir/$$name.json"; \
 		done; \
 	done
 

@@ -5,9 +5,11 @@
 
 Each case is a file a user could hand Loopscope: random bytes, a real file cut
 at a random point, deep nesting, a huge string, or a real file with a field's
-value replaced by any JSON value (a wrong type); and a saved run's journal, as
+value replaced by any JSON value (a wrong type); a saved run's journal, as
 older versions kept them in the runs folder, corrupted the same ways (the runs
-store imports them). Every reader must either read it or refuse it with its
+store imports them); and a Claude Code session given as several files (its log
+and its sub-agents' logs) or a zip of them, any of them changed. The real files
+include runs and logs with sub-agents and compactions. Every reader must either read it or refuse it with its
 own error (`ImportFailed`, `TranscriptError`); anything else is a crash. What
 it reads must be renderable, under a page's depth of stack: the history, the
 pending results and the pairs at every step, the Markdown export, the
@@ -38,7 +40,8 @@ if str(ROOT) not in sys.path:
 from hypothesis import strategies as st  # noqa: E402
 
 from loop import export, rules, transcript, views  # noqa: E402
-from loop.importers import ImportFailed, import_bytes  # noqa: E402
+from loop.diagram import svg_at  # noqa: E402
+from loop.importers import ImportFailed, import_bytes, import_files  # noqa: E402
 from loop.narrate import describe  # noqa: E402
 from loop import journal  # noqa: E402
 from loop.runs import RunsStore, owner_key  # noqa: E402
@@ -94,6 +97,55 @@ def import_journal(data: bytes, folder: Path) -> tuple[RunsStore, str]:
     return store, owner_key(f"legacy:{LEGACY_BROWSER}")
 
 
+def _course_with_threads() -> list[bytes]:
+    """Course traces the way s04 and s06 record them: a sub-agent's cycles between its parent's, a history
+    rewritten (an old result replaced, then a summary) between two cycles."""
+    def cycle(n, system, messages, content, stop, runs=()):
+        return {"cycle": n, "elapsed_ms": 10 * n, "request": {"model": "m", "system": system, "messages": messages,
+                                                              "tools": [{"name": "bash"}, {"name": "task"}],
+                                                              "max_tokens": 8000},
+                "response": {"id": f"r{n}", "model": "m", "stop_reason": stop, "content": content,
+                             "usage": {"input_tokens": n, "output_tokens": 1}},
+                "tool_executions": list(runs)}
+
+    task = {"type": "tool_use", "id": "c_task", "name": "task", "input": {"prompt": "look", "description": "d"}}
+    ls = {"type": "tool_use", "id": "c_ls", "name": "bash", "input": {"command": "ls"}}
+    done = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c_ls", "content": "a.py"}]}
+    s04 = {"prompt": "go", "cycles": [
+        cycle(1, "parent", [{"role": "user", "content": "go"}], [task], "tool_use"),
+        cycle(2, "child", [{"role": "user", "content": "look"}], [ls], "tool_use", [{"name": "bash", "output": "a.py"}]),
+        cycle(3, "child", [{"role": "user", "content": "look"}, {"role": "assistant", "content": [ls]}, done],
+              [{"type": "text", "text": "found a.py"}], "end_turn"),
+        cycle(4, "parent", [{"role": "user", "content": "go"}, {"role": "assistant", "content": [task]},
+                            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c_task",
+                                                          "content": "found a.py"}]}],
+              [{"type": "text", "text": "a.py"}], "end_turn")]}
+    long = "x" * 200
+    first = [{"role": "user", "content": "go"}, {"role": "assistant", "content": [ls]},
+             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c_ls", "content": long}]}]
+    s06 = {"prompt": "go", "cycles": [
+        cycle(1, "p", first[:1], [ls], "tool_use", [{"name": "bash", "output": long}]),
+        cycle(2, "p", first, [ls], "tool_use", [{"name": "bash", "output": long}]),
+        cycle(3, "p", first[:2] + [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c_ls",
+                                                                 "content": "[Previous: used bash]"}]}],
+              [{"type": "text", "text": "ok"}], "end_turn"),
+        cycle(4, "p", [{"role": "user", "content": "[Conversation compressed.]\n\nsummary"}],
+              [{"type": "text", "text": "done"}], "end_turn")]}
+    return [json.dumps(s04).encode(), json.dumps(s06).encode()]
+
+
+@lru_cache(maxsize=1)
+def sessions() -> tuple[tuple[tuple[str, bytes], ...], ...]:
+    """Claude Code sessions with compactions and sub-agents: (file name, bytes) of each session's files."""
+    from tests.synthetic import claude_code_session
+
+    out = []
+    for seed in range(3):
+        main, files = claude_code_session(records=300, compactions=2, agents=4, seed=seed)
+        out.append((("session.jsonl", main), *files.items()))
+    return tuple(out)
+
+
 @lru_cache(maxsize=1)
 def seeds() -> tuple[tuple[str, bytes], ...]:
     """(format, bytes) of real files: the samples, the course trace, Claude Code logs, and the other formats made from them."""
@@ -104,6 +156,10 @@ def seeds() -> tuple[tuple[str, bytes], ...]:
         found.append(("course-trace", path.read_bytes()))
     for path in sorted(CLAUDE_CODE.glob("*.jsonl")):
         found.append(("claude-code", path.read_bytes()))
+    found += [("course-trace", data) for data in _course_with_threads()]
+    found += [("claude-code", files[0][1]) for files in sessions()]  # with compactions and in-file sidechains
+    for name in ("subagent", "compact"):  # journals of runs with a sub-agent and with compactions
+        found.append(("loopscope-journal", _journal_bytes(transcript.load(ROOT / "samples" / f"{name}.json"))))
     for path in sorted((ROOT / "samples").glob("*.json"))[:3]:
         trace = transcript.load(path)
         calls = [s.detail["response"] for s in trace.steps if s.stage == "call_model"]
@@ -234,6 +290,46 @@ def transcript_seeds() -> list[bytes]:
     return [data for kind, data in seeds() if kind == "loopscope"]
 
 
+def _zip(files: list[tuple[str, bytes]]) -> bytes:
+    import io
+    import zipfile
+
+    import warnings
+
+    out = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        warnings.simplefilter("ignore")  # a file given twice is one of the cases: a zip with a name twice
+        for name, data in files:
+            z.writestr(name, data)
+    return out.getvalue()
+
+
+@st.composite
+def session_files(draw) -> list[tuple[str, bytes]]:
+    """A session's files (its log and its sub-agents'), one or two of them changed, cut or dropped; maybe zipped."""
+    files = list(draw(st.sampled_from(sessions())))
+    whole = {name for name, _ in files}  # files still valid JSON Lines, whose fields can be changed
+    for _ in range(draw(st.integers(1, 2))):
+        n = draw(st.integers(0, len(files) - 1))
+        name, data = files[n]
+        how = draw(st.sampled_from(["field", "cut", "drop", "swap", "noise"]))
+        if how != "field" or name not in whole:
+            whole.discard(name)
+        if how == "field" and name in whole:
+            files[n] = (name, draw(mutated([data])))
+        elif how == "cut":
+            files[n] = (name, draw(truncated([data])))
+        elif how == "drop" and len(files) > 1:
+            files.pop(n)
+        elif how == "swap":  # a sub-agent's file given first, or a file twice
+            files.insert(0, files[-1])
+        else:
+            files[n] = (name, draw(random_bytes))
+    if draw(st.booleans()):
+        return [("session.zip", _zip(files))]
+    return files
+
+
 def files() -> st.SearchStrategy[tuple[str, bytes]]:
     """(how it was made, bytes) of every kind of hostile file."""
     return st.one_of(
@@ -300,9 +396,21 @@ def _render(trace) -> None:
         views.pairs_table(trace, i)
         views.state_rows(trace, i)
         views.what_happened(trace, i)
+        views.status_line(trace, i)
+        views.breadcrumb(trace, i)
+        views.sub_agent_at(trace, i)
+        views.compaction_at(trace, i)
+        views.growth_table(trace, i)
+        views.last_call_at(trace, i)
+        svg_at(trace, i)
+        trace.request_at(i)
     views.steps_table(trace)
     export.to_markdown(trace)
-    transcript.dumps(trace)
+    transcript.violations(trace)
+    again = transcript.loads(transcript.dumps(trace), strict=False)  # saved and opened again: the same histories
+    for i in indexes:
+        if again.messages_at(i) != trace.messages_at(i):
+            raise AssertionError(f"step {i}: the history read back differs from the one saved")
 
 
 def _crash(where: str, data: bytes, exc: BaseException) -> Crash:
@@ -312,18 +420,23 @@ def _crash(where: str, data: bytes, exc: BaseException) -> Crash:
 
 def check_import(data: bytes) -> str:
     """'imported' or 'failed' (cleanly); a Crash otherwise."""
+    return _check_read("import_bytes", data, lambda: import_bytes(data, "fuzz"))
+
+
+def _check_read(where: str, data: bytes, read) -> str:
+    """`read()` (an importer) then every view of what it read: 'imported', 'failed' (cleanly), or a Crash."""
     try:
-        imported = import_bytes(data, "fuzz")
+        imported = read()
     except ImportFailed as exc:
         if UNEXPECTED in str(exc):
-            raise _crash("import_bytes", data, exc.__cause__ or exc) from exc
+            raise _crash(where, data, exc.__cause__ or exc) from exc
         return "failed"
     except Exception as exc:
-        raise _crash("import_bytes", data, exc) from exc
+        raise _crash(where, data, exc) from exc
     try:
         renderable(imported.trace)
     except Exception as exc:
-        raise _crash(f"rendering an import ({imported.format})", data, exc) from exc
+        raise _crash(f"rendering what {where} read ({imported.format})", data, exc) from exc
     return "imported"
 
 
@@ -365,6 +478,11 @@ def check_journal(data: bytes, folder: Path) -> str:
         shutil.rmtree(case, ignore_errors=True)
 
 
+def check_session(files: list[tuple[str, bytes]]) -> str:
+    """import_files on a session's files; 'imported', 'failed' (cleanly), or a Crash."""
+    return _check_read("import_files", b"".join(d[:40] for _, d in files), lambda: import_files(files))
+
+
 def check_file(data: bytes) -> dict[str, str]:
     """Every reader that takes a file: the importers and the transcript loader, strict and not."""
     return {"import_bytes": check_import(data), "transcript.loads": check_loads(data, True),
@@ -382,6 +500,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=10_000, help="hostile files to try (default 10,000)")
     parser.add_argument("--seed", type=int, default=0, help="random seed, for a run that can be repeated")
     parser.add_argument("--journal-share", type=float, default=0.25, help="share of cases that are journals")
+    parser.add_argument("--session-share", type=float, default=0.1,
+                        help="share of cases that are a session's several files (or a zip of them)")
     args = parser.parse_args(argv)
 
     outcomes: Counter = Counter()
@@ -389,6 +509,7 @@ def main(argv: list[str] | None = None) -> int:
     crashes: list[str] = []
     folder = Path(tempfile.mkdtemp(prefix="loopscope-fuzz-"))
     n_journal = round(args.cases * args.journal_share)
+    n_session = round(args.cases * args.session_share)
     common = dict(database=None, phases=[Phase.generate], deadline=None,
                   suppress_health_check=list(HealthCheck))
 
@@ -400,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
             crashes.append(str(exc))
 
     @seed(args.seed)
-    @settings(max_examples=args.cases - n_journal, **common)
+    @settings(max_examples=args.cases - n_journal - n_session, **common)
     @given(files())
     def file_case(case):
         how, data = case
@@ -417,18 +538,28 @@ def main(argv: list[str] | None = None) -> int:
         record("RunsStore import", lambda: check_journal(data, folder))
         record("import_bytes", lambda: check_import(data))
 
+    @seed(args.seed)
+    @settings(max_examples=n_session, **common)
+    @given(session_files())
+    def session_case(files):
+        kinds["session"] += 1
+        record("import_files", lambda: check_session(files))
+
     started = time.perf_counter()
     try:
         file_case()
         if n_journal:
             journal_case()
+        if n_session:
+            session_case()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     took = time.perf_counter() - started
 
     total = sum(kinds.values())
     print(f"{total:,} cases in {took:.1f} s ({', '.join(f'{k} {v:,}' for k, v in sorted(kinds.items()))})")
-    for reader in ("import_bytes", "transcript.loads", "transcript.loads(strict=False)", "RunsStore import"):
+    for reader in ("import_bytes", "transcript.loads", "transcript.loads(strict=False)", "RunsStore import",
+                   "import_files"):
         calls = sum(v for (r, _), v in outcomes.items() if r == reader)
         if calls:
             print(f"  {reader:32} {calls:6,} calls · {outcomes[(reader, 'imported')]:6,} read · "

@@ -1,7 +1,9 @@
-"""Click-to-update in a real browser, for short and very long histories, against the floor of a click.
+"""Click-to-update in a real browser, for short and very long histories, against the floor of a click, and
+inside a sub-agent.
 
-    .venv/bin/python bench/render.py                 # 10, 200 and 5,000 messages, and the default page
+    .venv/bin/python bench/render.py                 # 10, 200 and 5,000 messages, the default page, main vs sub-agent
     .venv/bin/python bench/render.py --sizes 5 5000 --clicks 20
+    .venv/bin/python bench/render.py --sizes --threads-only
 
 For each size it writes a synthetic transcript (the real engine, a counting
 model and an echo tool: one tool_use a turn), serves `streamlit run app.py` on
@@ -17,6 +19,12 @@ The floor is a one-button Streamlit app (bench/floor_app.py) served beside it
 and open in a window of the same browser: each page click is followed by a
 floor click, so both see the same machine at the same moment. It prints the
 median and the worst of each, and the page's median over the floor's.
+
+Then one run with a sub-agent (a main thread of 2,000 messages whose last
+turns call a `task`, a sub-agent of 200 messages inside it): Back from the
+end, first through the main thread's last steps, then into the sub-agent's;
+Step forward again the same way. A click inside the sub-agent must be as fast
+as one in the main thread of the same run (median ratio <= 1.2).
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.browser import IDLE, launch, serve_app, wait_idle  # noqa: E402  (the browser tests use them too)
-from tests.synthetic import long_transcript  # noqa: E402
+from tests.synthetic import long_transcript, threaded_trace  # noqa: E402
 
 
 def open_transcript(page, url: str, path: Path) -> None:
@@ -145,11 +153,48 @@ def measure_default(browser, url: str, floor: Floor) -> dict:
     return {"label": "default page", "steps": k, "bytes": 0, "back": back, "step": step, "floor": floor.times}
 
 
+def measure_threads(browser, url: str, clicks: int, folder: Path) -> dict:
+    """Back and Step clicks in the main thread's last steps and in the sub-agent's, in the same run."""
+    from loop.transcript import dumps
+
+    trace = threaded_trace()
+    child = next(t for t in trace.threads.values() if not t.is_main)
+    n, returned = len(trace), trace.returned_at(child.id)
+    main_tail = n - 1 - returned  # main steps after the sub-agent's answer came back
+    clicks = min(clicks, main_tail, len(trace.steps_of(child.id)) - 1)
+    path = folder / "bench-threads.json"
+    path.write_text(dumps(trace), encoding="utf-8")
+    found = {"main": [], "sub-agent": []}
+    page = browser.new_page(viewport=VIEWPORT)
+    open_transcript(page, url, path)
+    timed_click(page, "replay-to-end", f"Step {n} of {n}")
+    for k in range(n - 1, n - 1 - clicks, -1):  # Back in the main thread
+        found["main"].append(timed_click(page, "replay-back", f"Step {k} of {n}"))
+    k = n - clicks  # where the cursor is now (1-based, as the page counts)
+    while k > returned + 1:  # on to the parent's run_tool that took the answer, untimed
+        k -= 1
+        timed_click(page, "replay-back", f"Step {k} of {n}")
+    for k in range(returned, returned - clicks, -1):  # Back in the sub-agent
+        found["sub-agent"].append(timed_click(page, "replay-back", f"Step {k} of {n} · task "))
+    for k in range(returned - clicks + 2, returned + 1):  # Step in the sub-agent
+        found["sub-agent"].append(timed_click(page, "replay-step", f"Step {k} of {n} · task "))
+    k = returned
+    while k < n - clicks:  # back to the main thread's last steps, untimed
+        k += 1
+        timed_click(page, "replay-step", f"Step {k} of {n}")
+    for k in range(n - clicks + 1, n + 1):  # Step in the main thread
+        found["main"].append(timed_click(page, "replay-step", f"Step {k} of {n}"))
+    page.close()
+    return {"steps": n, "main messages": len(trace.messages), "sub-agent messages": len(child.messages),
+            "bytes": path.stat().st_size, **found}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 200, 5000], help="history lengths (messages)")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10, 200, 5000], help="history lengths (messages)")
     parser.add_argument("--clicks", type=int, default=10, help="Back clicks, then Step clicks, timed at each size")
     parser.add_argument("--no-default", action="store_true", help="leave out the default page (Step through, live)")
+    parser.add_argument("--threads-only", action="store_true", help="only the main-thread/sub-agent comparison")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -158,26 +203,41 @@ def main(argv: list[str] | None = None) -> int:
             serve_app(app=FLOOR_APP) as floor_url, sync_playwright() as p:
         browser = launch(p)
         floor = Floor(browser, floor_url)
-        if not args.no_default:
+        if not args.no_default and not args.threads_only:
             rows.append(measure_default(browser, url, floor))
             print("measured the default page", file=sys.stderr, flush=True)
-        for n in args.sizes:
+        for n in [] if args.threads_only else args.sizes:
             rows.append(measure(browser, url, floor, n, args.clicks, Path(folder)))
             print(f"measured {n} messages", file=sys.stderr, flush=True)
+        threads = measure_threads(browser, url, args.clicks, Path(folder))
         browser.close()
     print(f"click to update, {args.clicks} clicks each way, a floor click after each · {os.cpu_count()} CPUs, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (the browser, the servers and this script "
           "share them)")
-    print(f"{'':>14} {'steps':>6}  {'Back median':>11} {'worst':>7}  {'Step median':>11} {'worst':>7}  "
-          f"{'floor median':>12}  {'Back/floor':>10} {'Step/floor':>10}")
+    if rows:
+        print(f"{'':>14} {'steps':>6}  {'Back median':>11} {'worst':>7}  {'Step median':>11} {'worst':>7}  "
+              f"{'floor median':>12}  {'Back/floor':>10} {'Step/floor':>10}")
     for r in rows:
         floor_median = statistics.median(r["floor"])
         back, step = statistics.median(r["back"]), statistics.median(r["step"])
         print(f"{r['label']:>14} {r['steps']:>6}  {_ms(back):>11} {_ms(max(r['back'])):>7}  {_ms(step):>11} "
               f"{_ms(max(r['step'])):>7}  {_ms(floor_median):>12}  {back / floor_median:>9.2f}x "
               f"{step / floor_median:>9.2f}x")
-    print("goal: Back and Step within 2x of the floor at every size")
-    return 0
+    if rows:
+        print("goal: Back and Step within 2x of the floor at every size")
+    t = threads
+    main_med, sub_med = statistics.median(t["main"]), statistics.median(t["sub-agent"])
+    ratio = sub_med / main_med
+    print(f"one run with a sub-agent: {t['steps']:,} steps, {t['main messages']:,} main messages, "
+          f"{t['sub-agent messages']:,} in the sub-agent, {t['bytes'] / 1e6:.2f} MB; "
+          f"{len(t['main'])} clicks in each thread, Back and Step")
+    print(f"  main thread: median {_ms(main_med)}, worst {_ms(max(t['main']))} · inside the sub-agent: median "
+          f"{_ms(sub_med)}, worst {_ms(max(t['sub-agent']))} · ratio {ratio:.2f} "
+          f"(goal <= {GOAL_THREAD_RATIO}: {'met' if ratio <= GOAL_THREAD_RATIO else 'MISSED'})")
+    return 0 if ratio <= GOAL_THREAD_RATIO else 1
+
+
+GOAL_THREAD_RATIO = 1.2
 
 
 def _ms(seconds: float) -> str:

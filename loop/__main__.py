@@ -6,6 +6,7 @@
     python -m loop replay t.json
     python -m loop check t.json
     python -m loop import session.jsonl --out t.json   # Claude Code, Anthropic, OpenAI, course traces
+    python -m loop import session/ --out t.json        # a Claude Code session with its subagents/ logs (or a .zip)
     python -m loop scenarios
     python -m loop serve --port 8765     # the scripted model as an Anthropic-compatible server
     python -m loop runs list             # the saved runs of every browser (runs_cli.py)
@@ -25,6 +26,7 @@ from .narrate import describe
 from .runner import start
 from .scripted import SCENARIOS
 from .terminal import printable
+from .tools import TOOLSETS
 
 
 def out(*parts: object, file=None, flush: bool = False) -> None:
@@ -37,7 +39,7 @@ def _run(args) -> int:
     try:
         run = start(args.task, scenario=args.scenario, config=config, workspace=args.workspace,
                     tool_timeout=args.tool_timeout, max_turns=args.max_turns, lang=args.lang,
-                    keep_workspace=args.keep_workspace)
+                    keep_workspace=args.keep_workspace, toolset=args.toolset, compact_at=args.compact_at)
     except (KeyError, ValueError) as exc:  # a WorkspaceError too: what the folder would need
         out(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
@@ -92,7 +94,7 @@ def _replay(args) -> int:
         if trace is None:
             out(f"error: {exc}", file=sys.stderr)
             return 1
-        broken = len(rules.check(trace.messages, as_request=False))
+        broken = len(transcript.violations(trace))
         out(f"note: this imported history breaks the API's tool-use rules in {broken} place(s); "
               f"`python -m loop check {args.file}` lists them")
     from .importers.derive import cover_the_rest
@@ -119,18 +121,35 @@ def _imported_as_is(path: str):
 
 
 def _import(args) -> int:
-    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_file
+    from pathlib import Path
+
+    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_files, import_path
 
     max_bytes = int(args.max_mb * 1_000_000) if args.max_mb else DEFAULT_MAX_BYTES
     try:
-        imported = import_file(args.file, thread=args.thread, max_bytes=max_bytes)
+        if len(args.file) == 1:
+            imported = import_path(args.file[0], thread=args.thread, max_bytes=max_bytes)
+        else:  # a session's log and its sub-agents' logs, named one by one
+            files = []
+            for name in args.file:
+                try:
+                    files.append((Path(name).name, Path(name).read_bytes()))
+                except OSError as exc:
+                    raise ImportFailed(f"{name}: cannot read it ({exc.strerror})") from None
+            imported = import_files(files, thread=args.thread, max_bytes=max_bytes)
     except ImportFailed as exc:
         out(f"error: {exc}", file=sys.stderr)
         return 1
     out(f"format: {imported.format}")
+    trace = imported.trace
     for thread in imported.threads:
         chosen = " (imported)" if thread.id == imported.thread else ""
-        out(f"thread: {thread.id}{chosen} · {thread.n_records} records · {thread.label}")
+        inside = trace.threads.get(thread.id)
+        linked = f" · started by {inside.parent_tool_use_id}" if inside is not None and inside.parent_tool_use_id else ""
+        out(f"thread: {thread.id}{chosen} · {thread.n_records} records · {thread.label}{linked}")
+    compactions = sum(1 for s in trace.steps if s.stage == "compact")
+    if compactions:
+        out(f"compactions: {compactions} (each a compact step; the history before it is kept)")
     for warning in imported.warnings:
         out(f"warning: {warning}")
     out(f"{len(imported.trace.messages)} messages, {len(imported.trace)} steps")
@@ -152,13 +171,23 @@ def _check(args) -> int:
     except transcript.TranscriptError as exc:
         out(f"error: {exc}", file=sys.stderr)
         return 1
-    broken = rules.check(trace.messages, as_request=False)
-    for violation in broken:
-        out(violation)
+    broken = transcript.violations(trace)
+    for where, violation in broken:
+        out(f"{where}: {violation}" if where else violation)
     if broken:
         return 1
     n = len(rules.pairs(trace.messages))
-    out(f"ok: {len(trace.messages)} messages, {n} tool_use/tool_result pair(s) hold the API's rules")
+    calls = sum(1 for s in trace.steps if s.stage == "call_model")
+    out(f"ok: {len(trace.messages)} messages, {n} tool_use/tool_result pair(s) hold the API's rules; "
+          f"so do the {calls} request(s) sent")
+    for thread in list(trace.threads.values())[1:]:
+        out(f"ok: thread {thread.id} (started by {thread.parent_tool_use_id}): {len(thread.messages)} messages, "
+              f"{len(rules.pairs(thread.messages))} pair(s)")
+    compactions = [s for s in trace.steps if s.stage == "compact"]
+    if compactions:
+        kinds = ", ".join(f"{k} ×{sum(1 for s in compactions if s.detail.get('kind') == k)}"
+                          for k in transcript.COMPACT_KINDS if any(s.detail.get("kind") == k for s in compactions))
+        out(f"ok: {len(compactions)} compaction(s) ({kinds}); every history before them is kept")
     return 0
 
 
@@ -200,6 +229,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--keep-workspace", action="store_true",
                      help="keep the workspace Loopscope makes after the run (it prints where)")
     run.add_argument("--stream", action="store_true", help="stream the model's answer")
+    run.add_argument("--toolset", choices=list(TOOLSETS),
+                     help="the tools: " + "; ".join(f"{k}: {v}" for k, v in TOOLSETS.items())
+                          + " (default s01; a scenario made for s04 or s06 brings its own)")
+    run.add_argument("--compact-at", type=int, metavar="TOKENS",
+                     help="with s06: auto-compact when the history's estimated tokens pass this (default 50,000, "
+                          "or the scenario's)")
     run.add_argument("--lang", choices=list(languages()), default="en",
                      help="the learner's language: the scenario's task, the model's words and these lines")
     run.set_defaults(func=_run)
@@ -214,9 +249,12 @@ def main(argv: list[str] | None = None) -> int:
     check.set_defaults(func=_check)
 
     imp = sub.add_parser("import", help="import a Claude Code log, an Anthropic or OpenAI history, or a course trace")
-    imp.add_argument("file")
+    imp.add_argument("file", nargs="+",
+                     help="a file, or a Claude Code session's log with its sub-agents' logs (several files, the "
+                          "folder holding them, or a zip)")
     imp.add_argument("--out", help="write the Loopscope transcript to this file")
-    imp.add_argument("--thread", help="a Claude Code log's thread to import (default: the main conversation)")
+    imp.add_argument("--thread", help="import one thread of a Claude Code log alone (default: every thread, each "
+                                      "sub-agent inside the Task call that started it)")
     imp.add_argument("--max-mb", type=float, help="refuse files bigger than this many MB (default 100)")
     imp.set_defaults(func=_import)
 
@@ -234,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "run" and not (args.task or args.scenario):
         parser.error("run needs a TASK or --scenario NAME")
+    if args.command == "run" and args.compact_at is not None and args.compact_at < 1:
+        parser.error("--compact-at needs a positive number of tokens")
     return args.func(args)
 
 

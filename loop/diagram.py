@@ -15,6 +15,11 @@ columns, rather than by Graphviz in the browser: a click redraws it as plain
 SVG, its text has the size asked for (large on a projector), and nothing moves
 from one step to the next but the colours. To add a node, give it a cell in
 NODES; an edge between two nodes of one column or one row is routed by itself.
+
+Beyond the chapter, and drawn only for a run that has them: a compact stage
+beside "call the model" (s06: compaction happens before a call), and a
+sub-agent's loop under the chapter's loop (s04), lit while the cursor is inside
+it, the parent's tool stage waiting for its answer.
 """
 
 from __future__ import annotations
@@ -87,6 +92,19 @@ FILL, LINE, INK, EDGE_INK = "#f1f3f5", "#adb5bd", "#212529", "#868e96"
 LIT_FILL, LIT_LINE = "#ffe3c2", "#d9480f"  # the stage just executed, the edge taken
 END_FILL, END_LINE = "#d3f9d8", "#2b8a3e"
 TURN_LINE = "#748ffc"
+BUSY = "#fff4e6"  # the tool stage waiting for its sub-agent
+DIM = "#ced4da"
+
+# Compaction (loop/compact.py): a summary call, then the rewrite, before the call the model is about to make.
+COMPACT = Node(N_("compact messages\n(micro · summary)"), N_("compact messages\n(micro · summary)"), "compact", 1,
+               col=1, in_turn=False)
+COMPACT_EDGES = [Edge("compact", "model", N_("before a call")),
+                 Edge("compact", "compact", N_("summary call"), route="self")]
+COMPACT_TAKEN = {("compact", "call_model"): ("compact", "model"), ("summarize", "compact"): ("compact", "compact"),
+                 ("compact", "summarize"): ("compact", "compact")}
+# A sub-agent's loop: the chapter's stages with its own first and last words.
+CHILD_WORDS = {"user": N_("1 · the task's prompt\ninto its own messages"), "done": N_("its final text\ngoes back")}
+CHILD_LABEL = N_("a sub-agent's loop (its own messages)")
 
 
 @dataclass(frozen=True)
@@ -137,24 +155,32 @@ def _label(x: float, y: float, text: str, size: float, colour: str, anchor: str 
             f' dominant-baseline="central"{weight}>{escape(text)}</text>')
 
 
-def svg(stage: str | None = None, previous: str | None = None, *, continues: bool | None = None,
-        ended: bool = False, turn: int = 1, translate: Callable[[str], str] = str, size: Size = NORMAL) -> str:
-    """The loop as an SVG element, `stage` lit and the edge from `previous` drawn bold.
+@dataclass
+class _Drawing:
+    parts: list
+    width: float
+    height: float
+    centre: dict
+    box: dict
+    right_of_turn: float
 
-    At a `decide` step the edge drawn is the one it chose: to the tools when
-    `continues`, to the end otherwise. `turn` names the turn box; `translate`
-    turns each English label into the page's language.
-    """
-    lit = NODE_OF.get(stage or "")
-    taken = TAKEN.get((previous or "", stage or ""))
-    if stage == "decide" and continues is not None:
-        taken = ("decide", "tools") if continues else ("decide", "done")
 
-    # -- sizes and places --
+def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, translate: Callable[[str], str],
+          size: Size, compact: bool = False, words: dict | None = None, dim: bool = False) -> _Drawing:
+    """One loop laid out on the grid: `lit` filled, `taken` drawn bold; `words` replaces a node's label."""
+    nodes = dict(NODES, compact=COMPACT) if compact else NODES
+    edges = EDGES + COMPACT_EDGES if compact else EDGES
+    words = words or {}
     line_h = size.font * 1.25
-    lines = {name: translate(n.short if size.short else n.label).split("\n") for name, n in NODES.items()}
+    lines = {}
+    for name, n in nodes.items():
+        text = translate(words.get(name) or (n.short if size.short else n.label))
+        # one line a stage in presenter mode, but the compact stage keeps two: beside stage 2 it would widen the
+        # picture, and so shrink every stage's text
+        two = name == "compact" or name in words  # (a sub-agent's own first and last words: as long)
+        lines[name] = [text.replace("\n", " ")] if size.short and not two else text.split("\n")
     box = {}
-    for name, node in NODES.items():
+    for name, node in nodes.items():
         w = max(text_width(line, size.font) for line in lines[name]) + 2 * size.pad_x
         h = len(lines[name]) * line_h + 2 * size.pad_y
         if node.shape == "diamond":
@@ -162,22 +188,29 @@ def svg(stage: str | None = None, previous: str | None = None, *, continues: boo
         box[name] = (w, h)
     rail = size.font * 2.2  # the left rail of "next turn", with its label beside it
     loop_room = text_width(translate("next tool_use"), size.small) + 30  # the self-loop and its label
-    col0 = max(box[n][0] for n, node in NODES.items() if node.col == 0)
+    col0 = max(box[n][0] for n, node in nodes.items() if node.col == 0)
     cx0 = rail + 14 + col0 / 2
     # the turn box's right side: past the widest stage of column 0 and the self-loop's label
-    right_of_col0 = cx0 + max(max(box[n][0] for n, node in NODES.items() if node.in_turn) / 2 + 12,
+    right_of_col0 = cx0 + max(max(box[n][0] for n, node in nodes.items() if node.in_turn) / 2 + 12,
                               box["tools"][0] / 2 + loop_room)
-    col_x = {0: cx0, 1: right_of_col0 + 22 + box["done"][0] / 2}
-    rows = max(n.row for n in NODES.values()) + 1
-    row_h = [max((box[n][1] for n, node in NODES.items() if node.row == r), default=0) for r in range(rows)]
+    col1 = max(box[n][0] for n, node in nodes.items() if node.col == 1)
+    left_of_col1 = right_of_col0 + 22
+    if compact:  # room for "before a call" between stage 2 and the compact stage
+        left_of_col1 = max(left_of_col1, cx0 + box["model"][0] / 2 + text_width(translate("before a call"),
+                                                                                  size.small) + 20)
+    col_x = {0: cx0, 1: left_of_col1 + col1 / 2}
+    rows = max(n.row for n in nodes.values()) + 1
+    row_h = [max((box[n][1] for n, node in nodes.items() if node.row == r), default=0) for r in range(rows)]
     top = 6.0
     row_y = []
     for r in range(rows):
         extra = size.small * 1.7 if r == 1 else 0  # room for the turn box's name above stage 2
         row_y.append(top + extra + row_h[r] / 2)
         top += extra + row_h[r] + size.gap
-    centre = {name: (col_x[n.col], row_y[n.row]) for name, n in NODES.items()}
-    width = col_x[1] + box["done"][0] / 2 + 6
+    centre = {name: (col_x[n.col], row_y[n.row]) for name, n in nodes.items()}
+    width = col_x[1] + col1 / 2 + 6
+    if compact:  # the summary call's loop and its label, right of the compact stage
+        width = max(width, col_x[1] + box["compact"][0] / 2 + 28)
     height = top - size.gap + 10
 
     def edge_of(name: str, side: str) -> tuple[float, float]:
@@ -187,18 +220,19 @@ def svg(stage: str | None = None, previous: str | None = None, *, continues: boo
 
     parts: list[str] = []
     # -- the turn box --
-    inside = [n for n, node in NODES.items() if node.in_turn]
+    inside = [n for n, node in nodes.items() if node.in_turn]
     x0 = rail - 2
     y0 = min(centre[n][1] - box[n][1] / 2 for n in inside) - size.small * 1.5
     x1 = right_of_col0 - 4
     y1 = max(centre[n][1] + box[n][1] / 2 for n in inside) + 8
+    turn_line = DIM if dim else TURN_LINE
     parts.append(f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{x1 - x0:.1f}" height="{y1 - y0:.1f}" rx="10" fill="none"'
-                 f' stroke="{TURN_LINE}" stroke-width="1.5" stroke-dasharray="6 4" class="ls-turn"/>')
+                 f' stroke="{turn_line}" stroke-width="1.5" stroke-dasharray="6 4" class="ls-turn"/>')
     parts.append(_label(x0 + 10, y0 + size.small * 0.8, translate(TURN).replace("{k}", str(max(1, turn))),
-                        size.small, TURN_LINE, anchor="start", bold=True))
+                        size.small, turn_line, anchor="start", bold=True))
 
     # -- edges, under the nodes --
-    for e in EDGES:
+    for e in edges:
         bold = (e.a, e.b) == taken
         parts.append(f'<g class="ls-edge{" ls-taken" if bold else ""}" data-edge="{e.a}-{e.b}">')
         colour = LIT_LINE if bold else EDGE_INK
@@ -208,7 +242,7 @@ def svg(stage: str | None = None, previous: str | None = None, *, continues: boo
         head = size.font * (0.7 if bold else 0.55)
         label = translate(e.label) if e.label else ""
         ink = LIT_LINE if bold else "#495057"
-        a, b = NODES[e.a], NODES[e.b]
+        a, b = nodes[e.a], nodes[e.b]
         if e.route == "self":
             x, y = edge_of(e.a, "right")
             h = box[e.a][1]
@@ -217,7 +251,9 @@ def svg(stage: str | None = None, previous: str | None = None, *, continues: boo
             parts.append(f'<path d="M {x:.1f} {y_out:.1f} C {x + bulge:.1f} {y_out - 6:.1f}, {x + bulge:.1f} '
                          f'{y_in + 6:.1f}, {x + 1:.1f} {y_in:.1f}" {stroke}/>')
             parts.append(_arrow(x + 1, y_in, -1, 0, colour, head))
-            if label:
+            if label and e.a == "compact":  # under it: right of it would widen the picture
+                parts.append(_label(centre[e.a][0], y + h / 2 + size.small * 0.9, label, size.small, ink))
+            elif label:
                 parts.append(_label(x + bulge + 4, y, label, size.small, ink, anchor="start"))
         elif e.route == "back":
             sx, sy = edge_of(e.a, "left")
@@ -244,19 +280,20 @@ def svg(stage: str | None = None, previous: str | None = None, *, continues: boo
             if label:
                 parts.append(_label(sx + 6, (sy + ty) / 2, label, size.small, ink, anchor="start"))
         else:  # one row
-            sx, sy = edge_of(e.a, "right" if b.col > a.col else "left")
-            tx, ty = edge_of(e.b, "left" if b.col > a.col else "right")
-            parts.append(f'<path d="M {sx:.1f} {sy:.1f} H {tx - 1:.1f}" {stroke}/>')
-            parts.append(_arrow(tx, ty, 1 if b.col > a.col else -1, 0, colour, head))
+            right = b.col > a.col
+            sx, sy = edge_of(e.a, "right" if right else "left")
+            tx, ty = edge_of(e.b, "left" if right else "right")
+            parts.append(f'<path d="M {sx:.1f} {sy:.1f} H {tx - 1 if right else tx + 1:.1f}" {stroke}/>')
+            parts.append(_arrow(tx, ty, 1 if right else -1, 0, colour, head))
             if label:
                 parts.append(_label((sx + tx) / 2, sy - size.small * 0.75, label, size.small, ink))
         parts.append("</g>")
 
     # -- nodes --
-    for name, node in NODES.items():
+    for name, node in nodes.items():
         x, y = centre[name]
         w, h = box[name]
-        fill, line, pen, dash = FILL, LINE, 1.2, ""
+        fill, line, pen, dash = FILL, DIM if dim else LINE, 1.2, ""
         if name == lit:
             fill, line, pen = LIT_FILL, LIT_LINE, 3.2
         elif node.shape == "end" and ended:
@@ -274,25 +311,162 @@ def svg(stage: str | None = None, previous: str | None = None, *, continues: boo
                          f'rx="{min(10, h / 3):.1f}" {attrs}/>')
         first = y - (len(lines[name]) - 1) * line_h / 2
         for i, text in enumerate(lines[name]):
-            parts.append(_label(x, first + i * line_h, text, size.font, INK, bold=name == lit))
+            parts.append(_label(x, first + i * line_h, text, size.font, "#868e96" if dim else INK, bold=name == lit))
         parts.append("</g>")
+    return _Drawing(parts, width, height, centre, box, right_of_col0)
 
+
+def _lit_and_taken(stage: str | None, previous: str | None, continues: bool | None) -> tuple:
+    lit = NODE_OF.get(stage or "")
+    if stage in ("summarize", "compact"):
+        lit = "compact"
+    taken = COMPACT_TAKEN.get((previous or "", stage or "")) or TAKEN.get((previous or "", stage or ""))
+    if stage == "decide" and continues is not None:
+        taken = ("decide", "tools") if continues else ("decide", "done")
+    return lit, taken
+
+
+def svg(stage: str | None = None, previous: str | None = None, *, continues: bool | None = None,
+        ended: bool = False, turn: int = 1, translate: Callable[[str], str] = str, size: Size = NORMAL,
+        compact: bool = False, child: dict | None = None) -> str:
+    """The loop as an SVG element, `stage` lit and the edge from `previous` drawn bold.
+
+    At a `decide` step the edge drawn is the one it chose: to the tools when
+    `continues`, to the end otherwise. `turn` names the turn box; `translate`
+    turns each English label into the page's language. `compact` adds the
+    compaction stage beside the call; `child` ({"stage", "previous",
+    "continues", "ended", "turn", "returned"} of a sub-agent's step, or {} when
+    the cursor is not in one) adds a sub-agent's loop under the chapter's,
+    joined to its tool stage.
+    """
+    inside = bool(child and child.get("stage"))
+    if inside:
+        return _inside(child, turn, translate, size)
+    lit, taken = _lit_and_taken(stage, previous, continues)
+    main = _draw(lit, taken, ended=ended, turn=turn, translate=translate, size=size, compact=compact)
+    parts, width, height = list(main.parts), main.width, main.height
+    if child is not None:  # a sub-agent's loop, not entered at this step: drawn small and dim under the chapter's
+        small = Size(font=round(size.font * 0.85, 1), pad_x=size.pad_x * 0.8, pad_y=size.pad_y * 0.8,
+                     gap=size.gap * 0.6, short=True)
+        sub = _draw(None, None, ended=False, turn=1, translate=translate, size=small, words=CHILD_WORDS, dim=True)
+        title_h = small.small * 2.2
+        fx, fy = 4.0, height + 18
+        fw, fh = max(sub.width + 12, text_width(translate(CHILD_LABEL), small.small) + 24), sub.height + title_h + 6
+        parts.append('<g class="ls-child">')
+        parts.append(f'<rect x="{fx:.1f}" y="{fy:.1f}" width="{fw:.1f}" height="{fh:.1f}" rx="12" fill="none" '
+                     f'stroke="{DIM}" stroke-width="1.2" stroke-dasharray="7 4"/>')
+        parts.append(_label(fx + 12, fy + title_h / 2, translate(CHILD_LABEL), small.small, "#495057", anchor="start"))
+        parts.append(f'<g transform="translate({fx + 6:.1f},{fy + title_h:.1f})">' + "".join(sub.parts) + "</g>")
+        parts.append("</g>")
+        # One dashed link between the tool stage and the frame, under the tool stage's own loop: "task" goes
+        # down into the sub-agent, "tool_result" comes back up (bold at the step that takes the answer).
+        tx, ty = main.centre["tools"]
+        sx, y = tx + main.box["tools"][0] / 2, ty + main.box["tools"][1] / 2 - 3
+        lane = main.right_of_turn + 8
+        lit_it = bool(child.get("returned"))
+        colour = LIT_LINE if lit_it else EDGE_INK
+        stroke = f'stroke="{colour}" stroke-width="{3.2 if lit_it else 1.3}" fill="none" stroke-dasharray="5 4"'
+        parts.append(f'<g class="ls-edge{" ls-taken" if lit_it else ""}" data-edge="tools-child">')
+        parts.append(f'<path d="M {sx + 1:.1f} {y:.1f} H {lane:.1f} V {fy - 1:.1f}" {stroke}/>')
+        parts.append(_arrow(lane, fy, 0, 1, colour, size.font * 0.55))
+        parts.append(_arrow(sx, y, -1, 0, colour, size.font * 0.55))
+        parts.append(_label(lane + 6, fy - size.small * 0.9, "task ↓ ↑ tool_result", size.small,
+                            LIT_LINE if lit_it else "#495057", anchor="start"))
+        parts.append("</g>")
+        width = max(width, fx + fw + 4, lane + 10 + text_width("task ↓ ↑ tool_result", size.small))
+        height = fy + fh + 4
+    return (f'<svg class="ls-diagram" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
+            f'width="{width:.0f}" height="{height:.0f}" role="img" '
+            f'style="max-width:100%;height:auto;display:block;margin:0 auto">' + "".join(parts) + "</svg>")
+
+
+def _inside(child: dict, turn: int, translate: Callable[[str], str], size: Size) -> str:
+    """The cursor inside a sub-agent: its loop at full size, lit, under the parent's tool stage that waits for it.
+
+    Like a call frame: the loop being stepped is the one drawn large (on a projector its lit stage stays on the
+    screen); the parent shows only where it waits, stage 4 of its turn.
+    """
+    c_lit, c_taken = _lit_and_taken(child.get("stage"), child.get("previous"), child.get("continues"))
+    tight = Size(font=size.font, pad_x=size.pad_x, pad_y=size.pad_y, gap=round(size.gap * 0.55, 1), short=size.short)
+    sub = _draw(c_lit, c_taken, ended=bool(child.get("ended")), turn=child.get("turn") or 1, translate=translate,
+                size=tight, words=CHILD_WORDS)  # rows closer: with the parent above, it must still fit a screen
+    parts: list[str] = []
+    # the parent's tool stage, waiting
+    text = f'{translate(NODES["tools"].short)} · {translate(TURN).replace("{k}", str(max(1, turn)))}'
+    w, h = text_width(text, size.small) + 2 * size.pad_x, size.small * 1.25 + 2 * size.pad_y
+    x, y = 6.0, 4.0
+    parts.append(f'<g class="ls-node ls-busy" data-stage="run_tool"><rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" '
+                 f'height="{h:.1f}" rx="{min(10, h / 3):.1f}" fill="{BUSY}" stroke="{LIT_LINE}" stroke-width="2.2" '
+                 f'stroke-dasharray="5 3"/>' + _label(x + w / 2, y + h / 2, text, size.small, INK) + "</g>")
+    # "task" goes down into the sub-agent's loop, its final text comes back up as the tool_result
+    top = y + h + size.small * 1.7
+    lx = x + 24
+    start = child.get("stage") == "user_request" and not child.get("previous")
+    colour = LIT_LINE if start else EDGE_INK
+    parts.append(f'<g class="ls-edge{" ls-taken" if start else ""}" data-edge="tools-child">'
+                 f'<path d="M {lx:.1f} {y + h:.1f} V {top - 1:.1f}" stroke="{colour}" '
+                 f'stroke-width="{3.2 if start else 1.3}" fill="none" stroke-dasharray="5 4"/>'
+                 + _arrow(lx, top, 0, 1, colour, size.font * 0.55)
+                 + _label(lx + 8, (y + h + top) / 2, "task ↓ ↑ tool_result", size.small, colour, anchor="start")
+                 + "</g>")
+    title_h = size.small * 1.8
+    fw = max(sub.width + 12, text_width(translate(CHILD_LABEL), size.small) + 24)
+    fh = sub.height + title_h + 6
+    parts.append(f'<g class="ls-child ls-inside"><rect x="4" y="{top:.1f}" width="{fw:.1f}" height="{fh:.1f}" '
+                 f'rx="12" fill="none" stroke="{LIT_LINE}" stroke-width="2.2" stroke-dasharray="7 4"/>'
+                 + _label(16, top + title_h / 2, translate(CHILD_LABEL), size.small, LIT_LINE, anchor="start",
+                          bold=True)
+                 + f'<g transform="translate(10,{top + title_h:.1f})">' + "".join(sub.parts) + "</g></g>")
+    width = max(fw + 8, x + w + 4, lx + 16 + text_width("task ↓ ↑ tool_result", size.small))
+    height = top + fh + 4
     return (f'<svg class="ls-diagram" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
             f'width="{width:.0f}" height="{height:.0f}" role="img" '
             f'style="max-width:100%;height:auto;display:block;margin:0 auto">' + "".join(parts) + "</svg>")
 
 
 def svg_at(trace: Trace, cursor: int, translate: Callable[[str], str] = str, size: Size = NORMAL) -> str:
-    """The diagram for step `cursor` of `trace` (nothing lit before the first step)."""
+    """The diagram for step `cursor` of `trace` (nothing lit before the first step).
+
+    A run with compaction draws its compact stage. The sub-agent's loop is drawn under the chapter's in a
+    live run of toolset s04, and in any trace while the cursor is in a sub-agent or at the step that goes in
+    or takes its answer: elsewhere the chapter's loop stays as small as it is.
+    """
+    toolset = trace.meta.get("toolset")
+    compact = toolset == "s06" or trace.has_compaction
+    nested = toolset == "s04" or (trace.has_threads and _near_a_sub_agent(trace, cursor))
+    child = {} if nested else None
     if not 0 <= cursor < len(trace):
-        return svg(translate=translate, size=size)
+        return svg(translate=translate, size=size, compact=compact, child=child)
     step = trace.steps[cursor]
-    previous = trace.steps[cursor - 1].stage if cursor > 0 else None
+    before = trace.previous_in_thread(cursor)
+    previous = trace.steps[before].stage if before is not None else None
+    if not trace.thread_of(cursor).is_main:  # inside a sub-agent: its loop is lit, the parent waits at its tools
+        child = {"stage": step.stage, "previous": previous, "continues": step.detail.get("continues"),
+                 "ended": step.ended is not None, "turn": max(1, step.turn)}
+        thread = trace.thread_of(cursor)
+        parent = (trace.opened_at(thread.id) or 0) - 1  # the parent's step that started it, the first before it
+        while parent >= 0 and trace.steps[parent].thread != thread.parent:
+            parent -= 1
+        turn = max(1, trace.steps[parent].turn) if parent >= 0 else 1
+        return svg(None, None, turn=turn, translate=translate, size=size, compact=compact, child=child)
+    if nested and step.stage == "run_tool" and step.detail.get("thread"):
+        child = {"returned": True}
     return svg(step.stage, previous, continues=step.detail.get("continues"), ended=step.ended is not None,
-               turn=max(1, step.turn), translate=translate, size=size)
+               turn=max(1, step.turn), translate=translate, size=size, compact=compact, child=child)
+
+
+def _near_a_sub_agent(trace: Trace, cursor: int) -> bool:
+    """In a sub-agent's thread, at the parent's step that takes a sub-agent's answer, or right before one starts."""
+    if not 0 <= cursor < len(trace):
+        return False
+    step = trace.steps[cursor]
+    if not trace.thread_of(cursor).is_main or (step.stage == "run_tool" and step.detail.get("thread")):
+        return True
+    return cursor + 1 < len(trace) and trace.opened_at(trace.steps[cursor + 1].thread) == cursor + 1 \
+        and trace.steps[cursor + 1].thread != step.thread
 
 
 def labels() -> list[str]:
     """Every English text the diagram draws (for the translations)."""
-    out = [n.label for n in NODES.values()] + [n.short for n in NODES.values()]
-    return out + [e.label for e in EDGES if e.label] + [TURN]
+    out = [n.label for n in NODES.values()] + [n.short for n in NODES.values()] + [COMPACT.label, CHILD_LABEL]
+    return out + [e.label for e in EDGES + COMPACT_EDGES if e.label] + [TURN] + list(CHILD_WORDS.values())

@@ -47,12 +47,16 @@ def to_markdown(trace: Trace, upto: int | None = None, lang: str = "en") -> str:
     out = ["# " + (meta.get("task") or say(lang, "Agent loop transcript")), "",
            f"- model: `{meta.get('model')}`{scripted}",
            "- " + say(lang, "steps: {k} of {n}", k=index + 1, n=len(trace.steps))]
+    thread = trace.thread_of(index)
+    if trace.has_threads:  # whose history this is: the main loop's or a sub-agent's
+        out += [f"- thread: `{thread.id}`" + (f" ← `{thread.parent_tool_use_id}`" if thread.parent_tool_use_id else "")]
     if step:
         out += [f"- turn_count: {step.turn_count}", f"- transition_reason: {step.transition_reason}",
                 f"- stop_reason: {step.stop_reason}", "- " + say(lang, "ended: {reason}", reason=step.ended or
                                                                      say(lang, "not yet"))]
-    if meta.get("system"):
-        out += ["", "## " + say(lang, "System prompt"), "", fenced(str(meta["system"]))]
+    system = meta.get("system") if thread.is_main else thread.system
+    if system:
+        out += ["", "## " + say(lang, "System prompt"), "", fenced(str(system))]
     out += ["", "## messages", ""]
     for i, message in enumerate(messages):
         out += [f"### {i}. {message.get('role')}", ""]

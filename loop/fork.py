@@ -1,18 +1,20 @@
 """Going on from a past step: forks (a new branch) and resuming a saved run.
 
 Both rebuild the LoopState of step *i* from the trace alone, which is what a
-self-contained step makes possible. A branch gets its own `messages` list (a
-copy of the prefix), so the old branch is left exactly as it was.
+self-contained step makes possible. A branch gets its own `messages` lists and
+its own copy of each thread's versions up to step *i*, so the old branch is
+left exactly as it was.
 """
 
 from __future__ import annotations
 
+from . import subagent
 from .catalogs import N_
 from .model import Model
-from .runner import Run, Settings
+from .runner import Frame, Run, Settings
 from .state import LoopState
 from .tools import ToolBox, ToolOutput
-from .trace import Trace
+from .trace import MAIN, Thread, Trace
 
 
 class ForkRefused(ValueError):
@@ -23,26 +25,57 @@ class ForkRefused(ValueError):
         super().__init__(message.format(**values))
 
 
-def state_at(trace: Trace, index: int) -> LoopState:
-    """The loop's state right after step `index`, rebuilt from the trace."""
-    step = trace.steps[index]
-    response = next((s.detail["response"] for s in reversed(trace.steps[: index + 1]) if s.stage == "call_model"),
-                    None)
+def state_at(trace: Trace, index: int, thread_id: str | None = None) -> LoopState:
+    """The loop's state right after step `index`, rebuilt from the trace: that of the step's thread, or of
+    `thread_id` as its own last step at or before `index` left it."""
+    thread_id = thread_id or trace.steps[index].thread
+    last = trace.last_in_thread(thread_id, index)
+    if last is None:
+        return LoopState()
+    step = trace.steps[last]
+    own = trace.steps_of(thread_id)
+    response = next((trace.steps[i].detail["response"] for i in reversed(own) if i <= last
+                     and trace.steps[i].stage == "call_model"), None)
     return LoopState(
-        messages=list(trace.messages[: step.n_messages]),
+        messages=trace.messages_at(last),
         turn_count=step.turn_count, transition_reason=step.transition_reason, stage=step.stage,
         stop_reason=step.stop_reason, input_tokens=step.input_tokens, output_tokens=step.output_tokens,
-        response=response, results=list(trace.results_at(index)), ended=step.ended,
+        response=response, results=list(trace.results_at(last)), ended=step.ended,
     )
 
 
 def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, settings: Settings | None = None) -> Run:
-    """A live run whose first `index + 1` steps are those of `trace`, ready to execute the next stage."""
+    """A live run whose first `index + 1` steps are those of `trace`, ready to execute the next stage.
+
+    Inside a sub-agent, its loop and its parent's are both rebuilt, so the run
+    goes on in the sub-agent and returns to the parent when it ends.
+    """
     settings = settings or Settings(lang=str(trace.meta.get("lang") or "en"))  # a run keeps its language
     run = Run(trace.meta.get("task", ""), model, tools, settings=settings)
-    run.state = state_at(trace, index)
-    run.trace = Trace(meta=dict(trace.meta, tools=tools.specs()), messages=run.state.messages,
-                      steps=list(trace.steps[: index + 1]))
+    max_turns = run.max_turns
+    threads: dict[str, Thread] = {}
+    states: dict[str, LoopState] = {}
+    for tid, thread in trace.threads.items():
+        if tid != MAIN and trace.last_in_thread(tid, index) is None:
+            continue  # started later: not part of this run yet
+        states[tid] = state = state_at(trace, index, tid)
+        threads[tid] = Thread(tid, parent=thread.parent, parent_tool_use_id=thread.parent_tool_use_id,
+                              system=thread.system, tools=thread.tools, label=thread.label, messages=state.messages,
+                              history=thread.history.until(index, len(state.messages)), facts=dict(thread.facts))
+    threads[MAIN].tools = tools.specs()
+    run.trace = Trace(meta=dict(trace.meta, tools=tools.specs()), steps=list(trace.steps[: index + 1]),
+                      threads=threads)
+    run.frames = []
+    for thread in trace.path(index):  # the loops still open at step `index`, outermost first
+        mine = threads[thread.id]
+        if thread.parent is None:
+            run.frames.append(Frame(mine, states[thread.id], model, tools, run.task, max_turns))
+            continue
+        first = trace.steps[trace.opened_at(thread.id)]
+        child_tools = subagent.child_tools(tools)
+        run.frames.append(Frame(mine, states[thread.id], subagent.ThreadModel(model, thread.system or
+                                                                              subagent.system(run.lang)),
+                                child_tools, str(first.detail.get("task", "")), subagent.MAX_TURNS))
     run.trace.last()
     return run
 

@@ -2,7 +2,8 @@
 
 Line 1 holds the run's facts, `{"meta": {...}, "settings": {...}}` (never a key).
 Then one line a step, `{"step": {...}, "messages": [...]}`, with the messages
-that step added. `jq` reads it; the Replay page and `python -m loop import`
+that step added to its thread (a compact step also says what it rewrote, a
+sub-agent's first step which thread it starts: transcript.journal_line). `jq` reads it; the Replay page and `python -m loop import`
 open it. Journals that older versions kept as files also hold `{"cursor": k}`
 lines (the last one wins) and may end in a line cut by a crash.
 """
@@ -21,11 +22,8 @@ def head_line(meta: dict, settings: dict | None) -> str:
 
 
 def step_line(trace: Trace, index: int) -> str:
-    """Step `index` of `trace` and the messages it added."""
-    step = trace.steps[index]
-    before = trace.steps[index - 1].n_messages if index else 0
-    return json.dumps({"step": transcript.step_dict(step), "messages": trace.messages[before: step.n_messages]},
-                      ensure_ascii=False)
+    """Step `index` of `trace` and what it did to its thread's history (transcript.journal_line)."""
+    return json.dumps(transcript.journal_line(trace, trace.steps[index]), ensure_ascii=False)
 
 
 def read(data: bytes, name: str = "journal") -> tuple[dict, list[dict], object]:
@@ -66,15 +64,12 @@ def is_step(record: object) -> bool:
 
 def to_trace(head: dict, records: list[dict], cursor: object = None) -> tuple[Trace, dict]:
     """The trace the journal holds (cursor restored, else at its last step) and its settings."""
-    messages: list = []
-    steps: list = []
-    for record in records:
-        messages.extend(record["messages"])
-        steps.append(dict(record["step"], n_messages=len(messages)))
+    replayed = transcript.Journal()
+    for n, record in enumerate(records, 2):
+        replayed.add(record, f"step line {n}")
     meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}
     settings = head.get("settings") if isinstance(head.get("settings"), dict) else {}
-    data = {**meta, "format": transcript.FORMAT, "version": transcript.VERSION, "messages": messages, "steps": steps}
-    trace = transcript.from_dict(data, strict=False)
+    trace = transcript.from_dict(replayed.transcript(meta), strict=False)
     try:
         trace.goto(int(cursor))  # type: ignore[arg-type]
     except (ValueError, TypeError, OverflowError):

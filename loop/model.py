@@ -192,17 +192,26 @@ class Model:
     def name(self) -> str:
         return scripted.MODEL_NAME if self.config.scripted else self.config.model
 
-    def create(self, messages: list, tools: list, observer: Observer | None = None) -> Reply:
-        """One call with system, messages, tools and max_tokens, as the chapter makes it; `observer` watches it."""
+    def create(self, messages: list, tools: list | None, observer: Observer | None = None, *,
+               system: str | None | object = ..., max_tokens: int | None = None) -> Reply:
+        """One call with system, messages, tools and max_tokens, as the chapter makes it; `observer` watches it.
+
+        A sub-agent passes its own `system`; a summary call (compaction) passes none, no tools and a smaller
+        `max_tokens`, as the course's s06 does.
+        """
         self._observer = observer or NOBODY
         try:
-            return self._create(messages, tools)
+            return self._create(messages, tools, self.config.system if system is ... else system,
+                                max_tokens or self.config.max_tokens)
         finally:
             self._observer = NOBODY
 
-    def _create(self, messages: list, tools: list) -> Reply:
-        kwargs = dict(model=self.name, system=self.config.system, messages=messages, tools=tools,
-                      max_tokens=self.config.max_tokens)
+    def _create(self, messages: list, tools: list | None, system: str | None, max_tokens: int) -> Reply:
+        kwargs = dict(model=self.name, messages=messages, max_tokens=max_tokens)
+        if system is not None:
+            kwargs["system"] = system
+        if tools is not None:
+            kwargs["tools"] = tools
         started = time.perf_counter()
         on_text = self._observer.on_text
         if self.config.stream:

@@ -8,8 +8,9 @@ import re
 
 from . import rules
 from .catalogs import say
+from .compact import AUTO_WHY, MICRO_WHY
 from .runner import GO_ON, MAX_TURNS, why_ended
-from .trace import STAGE_TITLES, Trace
+from .trace import MAIN, STAGE_TITLES, Trace
 
 
 def short(value: object, width: int = 80) -> str:
@@ -20,10 +21,16 @@ def short(value: object, width: int = 80) -> str:
 
 
 def head(trace: Trace, index: int, lang: str = "en") -> str:
-    """`[k] turn t · stage`, the start of step `index`'s line: the turn the step is part of (`Step.turn`)."""
+    """`[k] turn t · stage`, the start of step `index`'s line: the turn the step is part of (`Step.turn`), a
+    sub-agent's thread before it."""
     step = trace.steps[index]
     title = STAGE_TITLES.get(step.stage)
     stage = say(lang, title) if title else step.stage
+    if step.thread != MAIN:
+        if step.turn < 1:
+            return say(lang, "[{k}] {thread} · before turn 1 · {stage}", k=index + 1, thread=step.thread, stage=stage)
+        return say(lang, "[{k}] {thread} · turn {turn} · {stage}", k=index + 1, thread=step.thread,
+                   turn=step.turn, stage=stage)
     if step.turn < 1:
         return say(lang, "[{k}] before turn 1 · {stage}", k=index + 1, stage=stage)
     return say(lang, "[{k}] turn {turn} · {stage}", k=index + 1, turn=step.turn, stage=stage)
@@ -39,9 +46,14 @@ def _why(step, lang: str) -> str:
             return say(lang, GO_ON)
         if why == why_ended(step.stop_reason):
             return why_ended(step.stop_reason, lang)
-    stopped = re.fullmatch(re.escape(MAX_TURNS).replace(r"\{n\}", r"(\d+)"), why)
-    if stopped:
-        return say(lang, MAX_TURNS, n=stopped.group(1))
+    for template in (MAX_TURNS, MICRO_WHY, AUTO_WHY):  # the words with numbers in them: matched, said again
+        names = re.findall(r"\{(\w+)\}", template)
+        pattern = re.escape(template)
+        for name in names:
+            pattern = pattern.replace(re.escape("{" + name + "}"), r"(\d+)", 1)
+        found = re.fullmatch(pattern, why)
+        if found:
+            return say(lang, template, **dict(zip(names, found.groups())))
     return say(lang, why)
 
 
@@ -60,7 +72,7 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
                    stop=response.get("stop_reason"), kinds=kinds, input=usage.get("input_tokens"),
                    output=usage.get("output_tokens"))
     if step.stage == "append_assistant":
-        message = trace.messages[step.n_messages - 1] if step.n_messages else {}
+        message = (trace.window_at(index, step.n_messages - 1, step.n_messages) or [{}])[0]
         texts = [str(b.get("text", "")) for b in rules.blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
         line = say(lang, "messages ← assistant ({n} messages)", n=step.n_messages)
         return line + (f": {short(' '.join(texts), 100)}" if texts else "")
@@ -68,15 +80,22 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         if d.get("continues"):
             return say(lang, "go on: {why}", why=_why(step, lang))
         return say(lang, "the loop ends: {why}", why=_why(step, lang))
+    if step.stage == "run_tool" and d.get("thread"):
+        return say(lang, "{tool} → the subagent's answer ({thread}): {output}", tool=d.get("name"),
+                   thread=d.get("thread"), output=short(d.get("output", ""), 80))
     if step.stage == "run_tool":
         flag = " [is_error]" if d.get("is_error") else ""
         return (f"{d.get('name')} {short(d.get('input'), 60)} → {short(d.get('output', ''), 80)}{flag} "
                 f"({d.get('tool_use_id')})")
     if step.stage == "write_back":
-        before = trace.steps[index - 1].turn_count if index > 0 else step.turn_count - 1
         return say(lang, "messages ← user: {n} tool_result block(s); turn {turn} ends, turn_count {before} → {after}, "
-                   "transition_reason={reason}", n=d.get("results"), turn=step.turn, before=before,
+                   "transition_reason={reason}", n=d.get("results"), turn=step.turn, before=step.turn,
                    after=step.turn_count, reason=step.transition_reason)
+    if step.stage == "compact":
+        return say(lang, "{kind}: {why} · messages {before} → {after} · about {tokens_before} → {tokens_after} tokens",
+                   kind=d.get("kind"), why=_why(step, lang), before=d.get("messages_before"),
+                   after=d.get("messages_after"), tokens_before=d.get("tokens_before"),
+                   tokens_after=d.get("tokens_after"))
     return _why(step, lang)
 
 

@@ -36,6 +36,21 @@ NOTES: dict[str, str] = {
     "stop": N_(
         "The run reached its max turns and was stopped before calling the model again. "
         "The chapter's loop has no such limit; a fuller system keeps a budget like this one."),
+    # Beyond the chapter: compaction (s06) and sub-agents (s04)
+    "summarize": N_(
+        "Compaction, part 1: the history has grown past the threshold (or the model called `compact`), so the "
+        "loop asks the model for a summary of it. This is a model call of its own, with no tools; `messages` "
+        "is not changed yet."),
+    "compact": N_(
+        "Compaction rewrites `messages` before the next call: micro-compact replaces old `tool_result`s by "
+        "placeholders, auto-compact replaces the whole history by the summary. Earlier messages change: the "
+        "history is no longer append-only. The full history before it stays in the trace."),
+    "subagent": N_(
+        "You are inside a sub-agent's loop, started by the parent's `task` tool_use. It has its own `messages`, "
+        "its own system prompt and its own `turn_count`; it shares the workspace, not the history."),
+    "subagent_returns": N_(
+        "The sub-agent's loop has ended. Only its final text comes back, as this `tool_result`; everything it "
+        "did stays in its own `messages`, out of the parent's context."),
 }
 
 # The chapter's "most important sentence" (最も重要なのは次の 1 文です).

@@ -72,17 +72,19 @@ def _is_empty(message: dict) -> bool:
     return content is None or content == "" or content == []
 
 
-def check(messages: list, *, as_request: bool = True) -> list[Violation]:
+def check(messages: list, *, as_request: bool = True, start: int = 0) -> list[Violation]:
     """Every tool-use rule `messages` breaks, in message order.
 
     `as_request=True` judges the list as the body of the next API call: a final
     assistant message whose `tool_use` blocks have no answer is an error then.
     With `as_request=False` (a paused run, a saved transcript) those are only
-    waiting for their results.
+    waiting for their results. `start` checks only the messages from there on
+    (the ones before are known to be checked already).
     """
     found: list[Violation] = []
     last = len(messages) - 1
-    for i, message in enumerate(messages):
+    for i in range(max(0, start), len(messages)):
+        message = messages[i]
         if not isinstance(message, dict):
             found.append(Violation(f"messages.{i}", "Input should be a valid dictionary", i))
             continue

@@ -21,6 +21,7 @@ from typing import Callable
 
 from . import rules
 from .catalogs import N_, languages, say, say_n
+from .compact import COMPRESSED, SUMMARY_PROMPT
 
 MODEL_NAME = "loopscope-scripted"
 PLACEHOLDER_KEY = "scripted-offline-no-key"
@@ -43,6 +44,8 @@ class Scenario:
     play: Callable[[list[dict], str], "Reply"]
     max_tokens: int = 8000
     creates: tuple[str, ...] = ()
+    toolset: str | None = None  # the tools it needs (None: any toolset)
+    compact_at: int | None = None  # its auto-compact threshold, with toolset s06
 
     def task_in(self, lang: str) -> str:
         return say(lang, self.task)
@@ -51,7 +54,15 @@ class Scenario:
 @dataclass(frozen=True)
 class Reply:
     text: str = ""
-    commands: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()  # bash commands, one tool_use each
+    calls: tuple[tuple[str, dict], ...] = ()  # other tool_use blocks: (tool name, input), after the commands
+
+
+class Seen(list):
+    """The tool_results written back so far, in order (a list, as every play reads it), and the summary a
+    compaction left at the start of the history, if any: after a compaction that is all the model knows."""
+
+    summary: str = ""
 
 
 def _out(result: dict) -> str:
@@ -233,6 +244,102 @@ def _free_form(task: str) -> Callable[[list[dict], str], Reply]:
     return play
 
 
+# -- s04: a sub-agent searches, the parent answers from its summary only --
+PROJECT = ("mkdir -p src docs && printf 'def add(a, b):\\n    return a + b\\n' > src/maths.py && "
+           "printf 'def greet(name):\\n    return f\"Hello, {name}!\"\\n' > src/people.py && "
+           "printf '# Notes\\nThe greeting is somewhere in src.\\n' > docs/notes.md && ls -R")
+CHILD_PROMPT = N_("Find which file under src/ defines the function greet, and what it returns. Search with "
+                  "commands, read the file, then answer with the path, the line and the return value.")
+SEARCH = "grep -rn 'def greet' ."
+
+
+def _subagent(results: list[dict], lang: str) -> Reply:
+    if not results:
+        return Reply(say(lang, "First I'll write a small project to search."), (PROJECT,))
+    if len(results) == 1:
+        if results[0].get("is_error"):
+            return Reply(say(lang, "Writing the project failed:") + "\n" + _quote(_out(results[0]), lang))
+        return Reply(say(lang, "Now I'll delegate the search to a subagent. It starts with a fresh history; only "
+                               "its final answer will come back to me."),
+                     calls=(("task", {"prompt": say(lang, CHILD_PROMPT),
+                                      "description": say(lang, "find where greet is defined")}),))
+    answer = results[-1]
+    if answer.get("is_error"):
+        return Reply(say(lang, "The subagent could not do it:") + "\n" + _quote(_out(answer), lang))
+    return Reply(say(lang, "The subagent answered:") + "\n" + _quote(_out(answer), lang) + "\n"
+                 + say(lang, "That summary is all I saw of its work: its commands and the file it read stayed in "
+                             "its own messages, not in mine."))
+
+
+def _search(results: list[dict], lang: str) -> Reply:
+    """The sub-agent's own loop: grep, read the file grep found, answer."""
+    if not results:
+        return Reply(say(lang, "I'll search the workspace for the definition."), (SEARCH,))
+    found = re.search(r"^\.?/?(\S+?):(\d+):", _out(results[0]), re.M)
+    if found is None:
+        return Reply(say(lang, "I could not find greet; grep printed:") + "\n" + _quote(_out(results[0]), lang))
+    path, line = found.group(1), found.group(2)
+    if len(results) == 1:
+        return Reply(say(lang, "grep found it in {path}, line {line}. I'll read the file.", path=path, line=line),
+                     calls=(("read_file", {"path": path}),))
+    returns = next((ln.strip()[len("return "):] for ln in _lines(results[1]) if ln.strip().startswith("return ")),
+                   None)
+    if results[1].get("is_error") or returns is None:
+        return Reply(say(lang, "greet is defined in {path}, line {line}, but reading it failed:", path=path,
+                         line=line) + "\n" + _quote(_out(results[1]), lang))
+    return Reply(say(lang, "greet is defined in `{path}` at line {line}. It returns `{returns}`.", path=path,
+                     line=line, returns=returns))
+
+
+# -- s06: reads files until micro-compact, then auto-compact, happen; finishes from the summary --
+PARTS = 5
+MAKE_PARTS = ("for i in 1 2 3 4 5; do for j in $(seq 1 16); do "
+              "echo \"part $i, line $j: the loop calls the model, runs each tool, writes the results back.\"; "
+              "done > part$i.txt; done; echo 'part 5, line 17: a falcon circles over the loop.' >> part5.txt; ls -l")
+NO_FALCON = N_("{name} does not mention the falcon.")
+
+
+def _part_read(result: dict) -> int | None:
+    found = re.match(r"\s*(?:\d+\s+)?part (\d+), line", _out(result))
+    return int(found.group(1)) if found else None
+
+
+def _said_no_falcon(text: str, lang: str) -> set[int]:
+    """The parts the model said had no falcon, in `text` (a summary of its earlier turns)."""
+    pattern = re.escape(say(lang, NO_FALCON)).replace(re.escape("{name}"), r"part(\d+)\.txt")
+    return {int(n) for n in re.findall(pattern, text)}
+
+
+def _falcon(results: list[dict], lang: str) -> Reply:
+    summary = getattr(results, "summary", "")
+    known = _said_no_falcon(summary, lang)
+    if not results and not summary:
+        return Reply(say(lang, "I'll write the five parts first."), (MAKE_PARTS,))
+    newest = _newest_in(summary, lang)
+    last = results[-1] if results else {"type": "tool_result", "content": newest} if newest else None
+    said = ""
+    if last is not None and _part_read(last):
+        n = _part_read(last)
+        line = next((ln for ln in _lines(last) if "falcon" in ln), None)
+        if line:
+            text = say(lang, "{name} mentions the falcon:", name=f"part{n}.txt") + "\n" + _quote(line.strip(), lang)
+            if known:
+                text += "\n" + say(lang, "My history was compacted on the way: I know that {parts} had no falcon "
+                                         "only from the summary it left.",
+                                   parts=", ".join(f"part{k}.txt" for k in sorted(known)))
+            return Reply(text)
+        known.add(n)
+        said = say(lang, NO_FALCON, name=f"part{n}.txt") + " "
+    elif last is not None and last.get("is_error"):
+        return Reply(say(lang, "That failed, so I stop here:") + "\n" + _quote(_out(last), lang))
+    known |= {n for n in (_part_read(r) for r in results[:-1]) if n}
+    left = [n for n in range(1, PARTS + 1) if n not in known]
+    if not left:
+        return Reply(said + say(lang, "No part mentions the falcon."))
+    name = f"part{left[0]}.txt"
+    return Reply(said + say(lang, "Next, {name}.", name=name), calls=(("read_file", {"path": name}),))
+
+
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("list-files", N_("List the files in the workspace."),
              N_("one tool call, then an answer built from its output"), _list_files),
@@ -244,7 +351,26 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
              N_("two tool_use blocks in one response, answered by one user message"), _two_tools),
     Scenario("max-tokens", N_("Look at the workspace, then explain the agent loop in full detail."),
              N_("the answer is cut by max_tokens: the loop ends there and says so"), _max_tokens, max_tokens=120),
+    Scenario("subagent", N_("Which file in src/ defines greet, and what does it return? Delegate the search to a "
+                            "subagent."),
+             N_("s04: a task tool_use runs a sub-agent's loop with fresh messages; only its answer comes back"),
+             _subagent, toolset="s04", creates=("src/maths.py", "src/people.py", "docs/notes.md")),
+    Scenario("compact", N_("Read part1.txt to part5.txt one by one (write them first) and tell me which one mentions "
+                           "the falcon."),
+             N_("s06: old tool_results are micro-compacted, then the history is summarised; the loop goes on from "
+                "the summary"), _falcon, toolset="s06", compact_at=2100,
+             creates=tuple(f"part{n}.txt" for n in range(1, PARTS + 1))),
 ]}
+CHILDREN = {CHILD_PROMPT: _search}  # the sub-agents' tasks the scripted model knows (English messages)
+
+
+def find_child(task: str) -> tuple[Callable[[list[dict], str], Reply], str] | None:
+    """(how the sub-agent given this task plays, in which language), or None."""
+    for prompt, play in CHILDREN.items():
+        for lang in languages():
+            if say(lang, prompt) == task:
+                return play, lang
+    return None
 
 
 def find_scenario(task: str) -> tuple[Scenario, str] | None:
@@ -283,7 +409,7 @@ def language_of(system: object, task: str) -> str:
         for lang in languages():
             if lang != "en" and LANGUAGE_LINE.format(name=english_name(lang)) in system:
                 return lang
-    found = find_scenario(task)
+    found = find_scenario(task) or find_child(task)
     return found[1] if found else "en"
 
 
@@ -303,6 +429,82 @@ def _tokens(text: str) -> int:
 
 def error_body(message: str, kind: str = "invalid_request_error") -> dict:
     return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+LATEST_CHARS = 2000
+TASK_LABEL = N_("Task:")
+DONE_LABEL = N_("What was done:")
+SAID = N_("- said: {said}")
+USED = N_("- used {tool} {input}")
+NOTHING_YET = N_("- nothing yet")
+NEWEST = N_("Current state: {n} tool_result(s) since the last summary; the newest said:")
+NOTHING_RAN = N_("Current state: no tool has run since the last summary.")
+MORE_CHARS = N_("… ({n} more characters)")
+
+
+def _summary_parts(summary: str) -> tuple[str, str]:
+    """(the task, its language) a summary states, in whichever language it was written; ("", "en") when none."""
+    for lang in languages():
+        label = say(lang, TASK_LABEL) + " "
+        for line in summary.splitlines():
+            if line.startswith(label):
+                return line[len(label):], lang
+    return "", "en"
+
+
+def _newest_in(summary: str, lang: str) -> str:
+    """The newest tool output a summary quotes in full ("" when none, or when it was cut short)."""
+    marker = say(lang, NEWEST, n=0).split("0")[-1].strip()  # the label's end, before the output
+    if not summary or marker not in summary:
+        return ""
+    newest = summary.rsplit(marker, 1)[1].removeprefix("\n")
+    cut = re.escape(say(lang, MORE_CHARS, n=0)).replace("0", r"\d+")
+    return "" if re.search(r"\n" + cut + "$", newest) else newest
+
+
+def summarize(conversation: str) -> str:
+    """The scripted model's summary for compaction: the task, what each turn said and did, where it stands.
+
+    It reads only what the summary call sent (the conversation's JSON, maybe cut at its start), so after a
+    compaction the model knows exactly this and nothing more. It writes in the task's language.
+    """
+    try:
+        messages = json.loads(conversation)
+    except ValueError:  # cut at 80,000 characters: read what the messages' text fields still hold
+        messages = [{"role": "assistant", "content": [{"type": "text", "text": t}]}
+                    for t in re.findall(r'"text": "((?:[^"\\]|\\.)*)"', conversation)]
+    messages = [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+    first = _first_text(messages)
+    earlier = first.split("\n\n", 1)[1] if first.startswith(COMPRESSED) and "\n\n" in first else ""
+    task, lang = _summary_parts(earlier) if earlier else (first, language_of(None, first))
+    done = [line for line in earlier.splitlines() if line.startswith("- ")]
+    for message in messages[1:] if first else messages:
+        for block in rules.blocks(message):
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and message.get("role") == "assistant" and str(block.get("text", "")).strip():
+                done.append(say(lang, SAID, said=" ".join(str(block["text"]).split())))
+            elif block.get("type") == "tool_use":
+                done.append(say(lang, USED, tool=block.get("name"),
+                                input=json.dumps(block.get("input"), ensure_ascii=False)))
+    results = [b for m in messages for b in rules.tool_results(m)]
+    if results:  # the newest result in full (a summary keeps the critical details): nobody has read it yet
+        latest = _out(results[-1])
+        cut = "\n" + say(lang, MORE_CHARS, n=len(latest) - LATEST_CHARS) if len(latest) > LATEST_CHARS else ""
+        state = [say(lang, NEWEST, n=len(results)), latest[:LATEST_CHARS] + cut]
+    else:
+        state = [say(lang, NOTHING_RAN)]
+    return "\n".join([f"{say(lang, TASK_LABEL)} {task}", say(lang, DONE_LABEL), *(done or [say(lang, NOTHING_YET)]),
+                      *state])
+
+
+def _compacted(messages: list) -> tuple[str, str]:
+    """(the task, the summary) of a history that begins with a compaction's summary; ("", "") otherwise."""
+    first = _first_text(messages)
+    if not first.startswith(COMPRESSED):
+        return "", ""
+    summary = first.split("\n\n", 1)[1] if "\n\n" in first else ""
+    return _summary_parts(summary)[0], summary
 
 
 NOT_AN_OBJECT = "Input should be a valid dictionary or object to extract fields from"
@@ -352,24 +554,29 @@ def respond(body: object) -> tuple[int, dict]:
         return 400, error_body(str(broken[0]))
 
     task = _first_text(messages)
-    scenario = scenario_for_task(task)
-    play = scenario.play if scenario else _free_form(task)
-    lang = language_of(body.get("system"), task)
     # The results written back so far, in order: what the model "can see" of its tools.
-    results = [b for m in messages if isinstance(m, dict) and m.get("role") == "user"
-               for b in rules.tool_results(m)]
-    reply = play(results, lang)
+    results = Seen(b for m in messages if isinstance(m, dict) and m.get("role") == "user"
+                   for b in rules.tool_results(m))
+    if task.startswith(SUMMARY_PROMPT):  # compaction's summary call
+        reply = Reply(summarize(task[len(SUMMARY_PROMPT):]))
+    else:
+        summarized_task, results.summary = _compacted(messages)
+        task = summarized_task or task
+        scenario = scenario_for_task(task)
+        child = None if scenario else find_child(task)
+        play = scenario.play if scenario else child[0] if child else _free_form(task)
+        reply = play(results, language_of(body.get("system"), task))
 
     seed = _digest(body.get("system"), messages)
     content: list[dict] = []
     if reply.text:
         content.append({"type": "text", "text": reply.text.rstrip()})
-    for n, command in enumerate(reply.commands):
-        content.append({"type": "tool_use", "id": f"toolu_{_digest(seed, n)[:24]}", "name": "bash",
-                        "input": {"command": command}})
-    stop_reason = "tool_use" if reply.commands else "end_turn"
+    calls = [("bash", {"command": command}) for command in reply.commands] + list(reply.calls)
+    for n, (name, tool_input) in enumerate(calls):
+        content.append({"type": "tool_use", "id": f"toolu_{_digest(seed, n)[:24]}", "name": name, "input": tool_input})
+    stop_reason = "tool_use" if calls else "end_turn"
     output_tokens = sum(_tokens(json.dumps(b)) for b in content)
-    if not reply.commands and output_tokens > body["max_tokens"]:
+    if not calls and output_tokens > body["max_tokens"]:
         # Cut the answer where a real model would stop: at max_tokens.
         content = [{"type": "text", "text": reply.text[: body["max_tokens"] * 4]}]
         output_tokens = body["max_tokens"]

@@ -6,9 +6,9 @@ takes (trace, cursor) and looks at nothing else, as a Python Tutor view does.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
+from bisect import bisect_right
 from typing import Callable
 
 import pandas as pd
@@ -16,7 +16,7 @@ import pandas as pd
 from . import rules
 from .catalogs import N_
 from .narrate import short, what
-from .trace import STAGE_TITLES, Trace
+from .trace import MAIN, STAGE_TITLES, Thread, Trace
 from .transcript import MAX_COUNT
 
 # Red is kept for is_error, so an id's colour never reads as a failure.
@@ -39,6 +39,61 @@ ENDINGS = {
     "max_turns": N_("Max turns reached: the loop was stopped before calling the model again."),
 }
 OTHER_ENDING = N_("stop_reason {stop} is not tool_use, so the loop ends.")
+
+# A run with sub-agents adds a thread column to both (a run without keeps the chapter's columns).
+THREAD_COLUMN = "thread"
+
+
+def pair_columns(trace: Trace) -> list[str]:
+    return [THREAD_COLUMN, *PAIR_COLUMNS] if trace.has_threads else PAIR_COLUMNS
+
+
+def step_columns(trace: Trace) -> list[str]:
+    return [*STEP_COLUMNS[:2], THREAD_COLUMN, *STEP_COLUMNS[2:]] if trace.has_threads else STEP_COLUMNS
+
+
+def thread_name(thread: Thread) -> str:
+    """How a thread is named on a page: `main`, or `task toolu_…` after the tool_use that started it."""
+    if thread.is_main:
+        return MAIN
+    started = thread.parent_tool_use_id
+    if isinstance(started, str) and started:
+        return f"task {started if len(started) <= 16 else started[:15] + '…'}"
+    return thread.id if len(thread.id) <= 24 else thread.id[:23] + "…"
+
+
+def breadcrumb(trace: Trace, cursor: int) -> list[tuple[Thread, int | None]]:
+    """The threads from the main one down to the cursor's, each with the step that goes there.
+
+    Going up leads to the parent's run_tool step that took the sub-agent's
+    answer (or, while it runs, the parent's last step before it); the last
+    item is the cursor's own thread (its step: the cursor).
+    """
+    path = trace.path(cursor)
+    out = []
+    for thread, below in zip(path, path[1:]):
+        to = trace.returned_at(below.id)
+        if to is None:
+            first = trace.opened_at(below.id)
+            to = trace.last_in_thread(thread.id, first) if first is not None else None
+        out.append((thread, to))
+    out.append((path[-1], cursor if 0 <= cursor < len(trace) else None))
+    return out
+
+
+def sub_agent_at(trace: Trace, cursor: int) -> Thread | None:
+    """The sub-agent a step leads into: the one its run_tool took the answer of, or the one about to start."""
+    if not 0 <= cursor < len(trace):
+        return None
+    step = trace.steps[cursor]
+    if step.stage == "run_tool" and step.detail.get("thread") in trace.threads:
+        return trace.threads[step.detail["thread"]]
+    if cursor + 1 < len(trace):
+        after = trace.steps[cursor + 1]
+        thread = trace.threads.get(after.thread)
+        if thread is not None and thread.parent == step.thread and trace.opened_at(after.thread) == cursor + 1:
+            return thread
+    return None
 
 
 def id_colour(tool_use_id: object) -> str:
@@ -64,6 +119,13 @@ def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str
         return translate(N_("Step 0 of {n} · not started")).format(n=len(trace))
     step = trace.steps[cursor]  # the turn the step is part of (Step.turn): the request comes before turn 1
     stage = translate(STAGE_TITLES.get(step.stage, step.stage))
+    thread = trace.thread_of(cursor)
+    if not thread.is_main:  # a sub-agent's step: its own turns, in its own thread
+        if step.turn < 1:
+            return translate(N_("Step {k} of {n} · {thread} · before turn 1 · {stage}")).format(
+                k=cursor + 1, n=len(trace), thread=thread_name(thread), stage=stage)
+        return translate(N_("Step {k} of {n} · {thread} · turn {turn} · {stage}")).format(
+            k=cursor + 1, n=len(trace), thread=thread_name(thread), turn=step.turn, stage=stage)
     if step.turn < 1:
         return translate(N_("Step {k} of {n} · before turn 1 · {stage}")).format(k=cursor + 1, n=len(trace),
                                                                                   stage=stage)
@@ -83,7 +145,8 @@ def turn_count_change(trace: Trace, cursor: int) -> tuple[int, int] | None:
     if not 0 <= cursor < len(trace):
         return None
     step = trace.steps[cursor]
-    before = trace.steps[cursor - 1].turn_count if cursor > 0 else 1
+    earlier = trace.previous_in_thread(cursor)  # a sub-agent counts its own turns: the step before in its thread
+    before = trace.steps[earlier].turn_count if earlier is not None else 1
     return (before, step.turn_count) if step.turn_count != before else None
 
 
@@ -138,84 +201,104 @@ def window(total: int, size: int, offset: int = 0, snap: int = 10) -> tuple[int,
 
 
 def pending_response(trace: Trace, cursor: int) -> dict | None:
-    """At a call_model step: the response received but not yet appended to messages."""
-    if 0 <= cursor < len(trace) and trace.steps[cursor].stage == "call_model":
+    """At a call_model step: the response received but not yet appended to messages (at a summarize step: the
+    summary, not yet in place of the history)."""
+    if 0 <= cursor < len(trace) and trace.steps[cursor].stage in ("call_model", "summarize"):
         return trace.response_at(cursor)
     return None
 
 
 def last_call_at(trace: Trace, cursor: int) -> int | None:
-    """The index of the last call_model step at or before `cursor`."""
-    for i in range(min(cursor, len(trace) - 1), -1, -1):
-        if trace.steps[i].stage == "call_model":
+    """The index of the last call_model (or summarize) step of the cursor's thread at or before `cursor`."""
+    if not 0 <= cursor < len(trace):
+        return None
+    own = trace.steps_of(trace.steps[cursor].thread)
+    for i in reversed(own[: bisect_right(own, cursor)]):
+        if trace.steps[i].stage in ("call_model", "summarize"):
             return i
     return None
+
+
+def compaction_at(trace: Trace, cursor: int) -> dict | None:
+    """At a compact step, what it rewrote, as the page shows it side by side.
+
+    {"kind", "why", "before": {"messages", "tokens"}, "after": {...}, "pairs": [(index, old, new)] for messages
+    replaced in place, or "history_before" and "history_after" when the whole history was replaced}.
+    """
+    if not 0 <= cursor < len(trace) or trace.steps[cursor].stage != "compact":
+        return None
+    step = trace.steps[cursor]
+    d = step.detail
+    before_n = d.get("messages_before", len(trace.history_before(cursor)))
+    out = {"kind": d.get("kind"), "why": d.get("why", ""),
+           "before": {"messages": before_n, "tokens": d.get("tokens_before")},
+           "after": {"messages": step.n_messages, "tokens": d.get("tokens_after")}}
+    if "history_before" in d:
+        out["history_before"] = d["history_before"]
+        out["history_after"] = trace.messages_at(cursor)
+        out["summary"] = d.get("summary")
+    else:
+        slots = sorted({item.get("index") for item in d.get("replaced", []) if isinstance(item.get("index"), int)})
+        now = {slot: trace.window_at(cursor, slot, slot + 1) for slot in slots}
+        old = {item["index"]: item.get("message") for item in d.get("replaced", []) if isinstance(item.get("index"), int)}
+        out["pairs"] = [(slot, old[slot], (now[slot] or [None])[0]) for slot in slots]
+    return out
 
 
 # -- Pairs: one row per tool_use --
 def pairs_table(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> pd.DataFrame:
     """`pairs_rows` as a table (for the CSV export); `table.attrs["total"]` is the number of rows in all."""
     rows, total = pairs_rows(trace, cursor, recent=recent, problems=problems)
-    table = pd.DataFrame(rows, columns=PAIR_COLUMNS)
+    table = pd.DataFrame(rows, columns=pair_columns(trace))
     table.attrs["total"] = total
     return table
 
 
-def pairs_upto(trace: Trace, n: int) -> list[rules.Pair]:
-    """`rules.pairs(trace.messages[:n])`, read off the pairs of the whole history, which are worked out once.
-
-    The history only grows, so the pairs of a prefix are those of the whole, cut: a tool_use in the
-    prefix's last message has no result in it yet (waiting), and every other row is the same. Moving
-    the cursor over 5,000 messages then costs a filter, not a new pass over every message.
-    """
-    messages = trace.messages
-    cached = trace.__dict__.get("_pairs")
-    if cached is None or cached[0] != len(messages):
-        cached = (len(messages), rules.pairs(messages))
-        trace.__dict__["_pairs"] = cached  # kept beside the trace, never saved with it
-    if n >= cached[0]:
-        return cached[1]
-    out = []
-    for pair in cached[1]:
-        if pair.use_index is not None:
-            if pair.use_index >= n:
-                continue
-            if pair.use_index == n - 1 and pair.status != "waiting":
-                pair = rules.Pair(pair.tool_use_id, pair.name, pair.input, pair.use_index, None, None, False, "waiting")
-        elif pair.result_index is None or pair.result_index >= n:
-            continue
-        out.append(pair)
-    return out
-
-
-def message_turn(trace: Trace, index: int) -> int:
-    """The turn of the step that added `messages[index]` (the same number the step's header shows)."""
-    at = bisect.bisect_right(trace.steps, index, key=lambda step: step.n_messages)  # the first step past it
-    if at < len(trace.steps):
-        return max(1, trace.steps[at].turn)
-    # a history longer than its steps (a broken file): one assistant message a turn
-    return max(1, sum(1 for m in trace.messages[: index + 1] if isinstance(m, dict) and m.get("role") == "assistant"))
+def pairs_signature(trace: Trace, cursor: int) -> tuple:
+    """What the Pairs table at `cursor` depends on: each thread's last step and version then. Two cursors with
+    the same signature show the same table (Back and Step often go between two such)."""
+    here = trace.thread_of(cursor).id
+    out = [here]
+    for tid, thread in trace.threads.items():
+        last = cursor if tid == here else trace.last_in_thread(tid, cursor)
+        if last is not None:
+            out += [tid, trace.steps[last].n_messages, bisect_right(thread.history.writes, last),
+                    len(trace.results_at(last))]
+    return tuple(out)
 
 
 def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> tuple[list[dict], int]:
     """The tool_use/tool_result pairs of the history at `cursor`, with results collected but not written back.
 
-    One dict a pair, keyed by PAIR_COLUMNS, and the number of pairs in all. With
+    One dict a pair, keyed by the pair columns, and the number of pairs in all.
+    A run with sub-agents has a row for each pair of every thread's history as
+    it stands at the cursor, the cursor's own thread last (newest). With
     `recent`, a long history keeps only its last `recent` paired rows and its
     first `problems` waiting or orphan rows (only those are formatted, so it
     stays cheap).
     """
-    n = len(trace.messages_at(cursor))
-    # keyed like Pair.tool_use_id (a string): a broken file may hold an object or a list where an id belongs
-    pending = {str(b.get("tool_use_id")): b for b in trace.results_at(cursor)} if 0 <= cursor < len(trace) else {}
-    found = pairs_upto(trace, n)
+    here = trace.thread_of(cursor).id
+    found = []  # (thread, pair, turn of its message)
+    for thread in [t for t in trace.threads.values() if t.id != here] + [trace.threads[here]]:
+        at = cursor if thread.id == here else trace.last_in_thread(thread.id, cursor)
+        if at is None or not 0 <= at < len(trace):
+            continue
+        messages = trace.messages_at(at)
+        pending = {str(b.get("tool_use_id")): b for b in trace.results_at(at)}
+        turn_of: list[int] = []  # the turn a message belongs to: one assistant message a turn
+        turn = 0
+        for message in messages:
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                turn += 1
+            turn_of.append(max(turn, 1))
+        found += [(thread, pair, pending, turn_of) for pair in rules.pairs(messages)]
     chosen = range(len(found))
     if recent is not None and len(found) > recent + problems:
-        paired = [i for i, p in enumerate(found) if p.status == "paired"]
-        others = [i for i, p in enumerate(found) if p.status != "paired"]
+        paired = [i for i, (_, p, _, _) in enumerate(found) if p.status == "paired"]
+        others = [i for i, (_, p, _, _) in enumerate(found) if p.status != "paired"]
         chosen = sorted(others[:problems] + paired[-recent:] if recent else others[:problems])
     rows = []
-    for pair in (found[i] for i in chosen):
+    for thread, pair, pending, turn_of in (found[i] for i in chosen):
         result, is_error = pair.result, pair.is_error
         shown = short(result_text(result)) if pair.result_index is not None or pair.status == "orphan" else ""
         if pair.status == "waiting" and pair.tool_use_id in pending:
@@ -223,8 +306,9 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
             is_error = bool(collected.get("is_error"))
             shown = COLLECTED + " " + short(result_text(collected.get("content")), 60)
         where = pair.use_index if pair.use_index is not None else pair.result_index
-        rows.append({
-            "turn": message_turn(trace, where) if where is not None else None,
+        row = {THREAD_COLUMN: thread_name(thread)} if trace.has_threads else {}
+        row.update({
+            "turn": turn_of[where] if where is not None and where < len(turn_of) else None,
             "colour": id_colour(pair.tool_use_id),
             "id": pair.tool_use_id,
             "tool": pair.name or "",
@@ -233,18 +317,20 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
             "is_error": is_error,
             "status": pair.status,
         })
+        rows.append(row)
     return rows, len(found)
 
 
 # -- LoopState: one row per step --
 def step_row(trace: Trace, i: int) -> list:
-    """Step i's row of the LoopState table (STEP_COLUMNS), "now" left empty: the LoopState after it.
+    """Step i's row of the LoopState table (`step_columns`), "now" left empty: the LoopState of its thread after it.
 
     `turn` is the turn the step is part of (None for the request, before turn 1); `turn_count` the
     chapter's variable after the step, so a write-back shows its turn and the next turn's count.
     """
     step = trace.steps[i]
-    return ["", i + 1, step.turn or None, step.stage, step.turn_count, step.transition_reason, step.stop_reason,
+    thread = [thread_name(trace.threads[step.thread])] if trace.has_threads else []
+    return ["", i + 1, *thread, step.turn or None, step.stage, step.turn_count, step.transition_reason, step.stop_reason,
             step.n_messages, step.input_tokens, step.output_tokens]
 
 
@@ -259,7 +345,7 @@ def steps_window(trace: Trace, cursor: int, around: int | None = None) -> tuple[
 
 def steps_table(trace: Trace) -> pd.DataFrame:
     """One row per step: the LoopState after it (for the CSV export)."""
-    table = pd.DataFrame([step_row(trace, i) for i in range(len(trace))], columns=STEP_COLUMNS)
+    table = pd.DataFrame([step_row(trace, i) for i in range(len(trace))], columns=step_columns(trace))
     return table.astype({"turn": "Int64"})  # whole numbers, empty for the request (before turn 1)
 
 
@@ -297,10 +383,13 @@ def growth_table(trace: Trace, cursor: int) -> pd.DataFrame:
     Indexed by turn, for a line chart of how the context grows as tool_results are written back.
     """
     rows = []
+    here = trace.thread_of(cursor).id  # the growth of the cursor's thread: each loop has its own context
     for step in trace.steps[: cursor + 1]:
-        if step.stage != "call_model":
+        if step.stage != "call_model" or step.thread != here:
             continue
-        usage = (step.detail.get("response") or {}).get("usage") or {}
+        response = step.detail.get("response")
+        usage = response.get("usage") if isinstance(response, dict) else None
+        usage = usage if isinstance(usage, dict) else {}  # a log may hold anything there
         rows.append({"turn": step.turn_count, "messages sent": step.n_messages,
                      "input tokens": _count(usage.get("input_tokens")),
                      "output tokens": _count(usage.get("output_tokens"))})

@@ -7,7 +7,7 @@ from pages.views.forks import trace_label
 from pages.views.i18n import lang, t
 from pages.views.nav import through_app
 from pages.views.permalink import open_sample_link
-from pages.views.replay import _open_sample, draw_openers, draw_thread_picker, sample_names
+from pages.views.replay import _open_sample, draw_openers, sample_names
 from pages.views.step import draw_step
 
 through_app()
@@ -21,7 +21,6 @@ if replay is None:
     st.info(t("Open a transcript or choose a sample to replay."))
     st.stop()
 
-draw_thread_picker(replay)
 trace, meta = replay["trace"], replay["trace"].meta
 # The file's name, model and task are the file's: shown as text, never as Markdown (an image there would be fetched).
 st.markdown(t("**Replaying {name}** · format `{format}` · model `{model}`", name=plain(replay["name"]),

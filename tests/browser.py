@@ -73,3 +73,27 @@ def launch(playwright):
 def wait_idle(page, timeout: float = 120_000) -> None:
     """Until the page's script has finished its run."""
     page.wait_for_selector(IDLE, timeout=timeout)
+
+
+def resume_saved_run(page, listed: str, resumed: str, tries: int = 3) -> None:
+    """Open Saved runs (labelled `listed`) and click Resume until the page says `resumed`.
+
+    A click that lands while the page is still re-running, or while the opened
+    list still grows under the pointer, can be lost, as it can for a person, who
+    clicks again: so does a test, at most `tries` times.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(tries):
+        page.wait_for_timeout(500)
+        page.wait_for_selector(IDLE)
+        resume = page.get_by_role("button", name="Resume", exact=False).first
+        if not resume.is_visible():
+            page.get_by_text(listed).first.click()  # open the expander
+        resume.click()
+        try:
+            page.get_by_text(resumed).first.wait_for(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise

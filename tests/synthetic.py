@@ -13,13 +13,9 @@ WORDS = ("the loop calls the model then runs each tool_use and writes every tool
          "so the next call sees what the tools printed file test python error line count result").split()
 
 
-def long_trace(n_messages: int):
-    """A finished run whose history has exactly `n_messages` messages (an odd count rounds up)."""
-    from loop.model import ModelConfig, Reply
-    from loop.runner import Run
-    from loop.tools import Tool, ToolBox, ToolOutput
-
-    turns = max(1, (n_messages + 1) // 2)  # each turn adds an assistant message and a user one; the last only one
+def echo_tool():
+    """`bash` by name and schema, echoing the command back: a stand-in that runs nothing."""
+    from loop.tools import Tool, ToolOutput
 
     class Echo(Tool):
         name = "bash"
@@ -28,6 +24,17 @@ def long_trace(n_messages: int):
 
         def run(self, tool_input, workspace):
             return ToolOutput(f"ran: {tool_input['command']}\nline 2 of its output")
+
+    return Echo()
+
+
+def long_trace(n_messages: int):
+    """A finished run whose history has exactly `n_messages` messages (an odd count rounds up)."""
+    from loop.model import ModelConfig, Reply
+    from loop.runner import Run
+    from loop.tools import ToolBox
+
+    turns = max(1, (n_messages + 1) // 2)  # each turn adds an assistant message and a user one; the last only one
 
     class Counting:
         """A model that asks for one command a turn, then answers."""
@@ -50,9 +57,55 @@ def long_trace(n_messages: int):
             request = {"model": self.name, "max_tokens": 8000, "system": self.config.system, "tools": tools}
             return Reply(response=response, request=request, duration_ms=0.0)
 
-    run = Run(f"Count to {turns} with one command a turn.", Counting(), ToolBox([Echo()], tempfile.gettempdir()),
+    run = Run(f"Count to {turns} with one command a turn.", Counting(), ToolBox([echo_tool()], tempfile.gettempdir()),
               max_turns=turns + 1)
     run.run_to_end()
+    return run.trace
+
+
+def threaded_trace(main_messages: int = 2000, child_messages: int = 200, after: int = 3):
+    """A finished run whose main thread has about `main_messages` messages; `after` turns before its end it
+    calls `task`, and the sub-agent's loop has about `child_messages` of its own."""
+    from loop.model import ModelConfig, Reply
+    from loop.runner import Run
+    from loop.subagent import Task
+    from loop.tools import ToolBox
+
+    main_turns, child_turns = max(after + 2, main_messages // 2), max(1, child_messages // 2)
+
+    class Counting:
+        config = ModelConfig()
+        name = "synthetic-counting-model"
+
+        def create(self, messages, tools, observer=None, **settings):
+            child = messages[0]["content"] == "the sub-task"
+            turn = sum(1 for m in messages if m["role"] == "assistant") + 1
+            last = child_turns if child else main_turns
+            if child or turn != main_turns - after:
+                use = {"type": "tool_use", "id": f"toolu_{'c' if child else 'm'}{turn:06d}", "name": "bash",
+                       "input": {"command": f"echo {turn}"}}
+            else:
+                use = {"type": "tool_use", "id": "toolu_task", "name": "task",
+                       "input": {"prompt": "the sub-task", "description": "a long sub-task"}}
+            if turn < last:
+                content, stop = [{"type": "text", "text": f"Turn {turn}: one more."}, use], "tool_use"
+            else:
+                content, stop = [{"type": "text", "text": f"Done after {turn} turns."}], "end_turn"
+            response = {"id": f"msg_{turn:06d}", "type": "message", "role": "assistant", "model": self.name,
+                        "content": content, "stop_reason": stop, "stop_sequence": None,
+                        "usage": {"input_tokens": 10 * turn, "output_tokens": 20}}
+            return Reply(response=response, request={"model": self.name, "max_tokens": 8000}, duration_ms=0.0)
+
+    run = Run(f"Count to {main_turns}, with a sub-task near the end.", Counting(),
+              ToolBox([echo_tool(), Task()], tempfile.gettempdir()), max_turns=main_turns + 1)
+    run.frames[0].max_turns = main_turns + 1
+    import loop.subagent as subagent
+
+    limit, subagent.MAX_TURNS = subagent.MAX_TURNS, child_turns + 1  # a sub-agent longer than the course's 30 turns
+    try:
+        run.run_to_end()
+    finally:
+        subagent.MAX_TURNS = limit
     return run.trace
 
 
@@ -199,3 +252,70 @@ def _task(log: _Log, parent: str) -> tuple[str, list[str]]:
         {"type": "tool_result", "tool_use_id": tid, "content": [{"type": "text", "text": "The loop is tested in tests/."}]}]},
         toolUseResult={"status": "completed", "agentId": side, "totalToolUseCount": 4})
     return node, [tid]
+
+
+def _agent(log: _Log, parent: str, n: int, in_file: bool) -> tuple[str, str, _Log | None]:
+    """A Task call whose sub-agent works four turns: in the session's own file (a sidechain) or in a file of its own."""
+    log.n_ids += 1
+    tid = "toolu_task" + log.uuid().replace("-", "")[:18]
+    agent = f"{n:04d}{log.uuid()[:4]}"
+    prompt = f"Sub-task {n}: {log.words(6, 14)}"
+    node = log.record("assistant", parent, {
+        "id": f"msg_{log.n_ids:024d}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+        "content": [{"type": "tool_use", "id": tid, "name": "Task",
+                     "input": {"description": f"sub-task {n}", "prompt": prompt, "subagent_type": "general-purpose"}}],
+        "stop_reason": "tool_use", "stop_sequence": None, "usage": {"input_tokens": 9, "output_tokens": 40}})
+    side = _Log(log.rng, log.session) if in_file else log
+    side.clock, side.n_ids = log.clock, log.n_ids
+    sub = side.record("user", None, {"role": "user", "content": prompt}, agent)
+    for _ in range(4):
+        sub, _ = side.turn(sub, agent, 1)
+    side.answer(sub, agent)
+    log.clock, log.n_ids = side.clock, side.n_ids
+    node = log.record("user", node, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": tid, "content": [{"type": "text", "text": f"Sub-task {n} is done."}]}]},
+        toolUseResult={"status": "completed", "agentId": agent, "totalToolUseCount": 4})
+    return node, agent, side if in_file else None
+
+
+def _compaction(log: _Log, parent: str, n: int) -> str:
+    """A compact_boundary, then the summary the model sees from there on."""
+    boundary = log.uuid()
+    log.write({"parentUuid": None, "logicalParentUuid": parent, "isSidechain": False, "type": "system",
+               "subtype": "compact_boundary", "content": "Conversation compacted", "level": "info", "uuid": boundary,
+               "sessionId": log.session, "compactMetadata": {"trigger": "auto" if n % 2 else "manual",
+                                                              "preTokens": 150_000 + n}})
+    return log.record("user", boundary, {"role": "user", "content": f"This session is being continued from a previous "
+                                                                    f"conversation (compaction {n}). Summary: "
+                                                                    + log.words(40, 90)}, isCompactSummary=True)
+
+
+def claude_code_session(records: int = 5000, compactions: int = 5, agents: int = 20,
+                        seed: int = 2) -> tuple[bytes, dict[str, bytes]]:
+    """A Claude Code session of about `records` lines in all, with `compactions` compact boundaries and `agents`
+    sub-agents: half as sidechains in the session's file, half in `subagents/agent-<id>.jsonl` files of their own.
+    Returns (the session's log, {file name: a sub-agent's log})."""
+    rng = random.Random(seed)
+    log = _Log(rng, "5e6f7a8b-1c2d-4e3f-9a0b-1c2d3e4f5a6b")
+    files: dict[str, bytes] = {}
+    written = lambda: len(log.lines) + sum(f.count(b"\n") for f in files.values())  # noqa: E731
+    node = log.ask(None)
+    made_compactions = made_agents = 0
+    while written() < records - 40:
+        progress = written() / records
+        if made_compactions < compactions and progress > (made_compactions + 1) / (compactions + 1):
+            made_compactions += 1
+            node = _compaction(log, node, made_compactions)
+        elif made_agents < agents and progress > (made_agents + 0.5) / (agents + 1):
+            made_agents += 1
+            node, agent, side = _agent(log, node, made_agents, in_file=made_agents % 2 == 0)
+            if side is not None:
+                files[f"subagents/agent-{agent}.jsonl"] = ("\n".join(side.lines) + "\n").encode()
+        else:
+            node, _ = log.turn(node, None, rng.choice([1, 1, 1, 3]))
+            if rng.random() < 0.3:
+                node = log.noise(node)
+            if rng.random() < 0.2:
+                node = log.ask(log.answer(node))
+    log.answer(node)
+    return ("\n".join(log.lines) + "\n").encode(), files

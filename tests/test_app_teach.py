@@ -105,17 +105,21 @@ def test_the_write_back_belongs_to_the_turn_it_ends_in_every_view():
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_headers_pairs_and_loopstate_count_turns_alike_in_every_scenario(scenario):
     from loop import rules
-    from loop.views import pairs_rows, status_line, step_row
+    from loop.views import THREAD_COLUMN, pairs_rows, status_line, step_columns, step_row, thread_name
 
     trace = full_run(scenario).trace
     rows, _ = pairs_rows(trace, len(trace) - 1)
-    for row, pair in zip(rows, rules.pairs(trace.messages), strict=True):
-        asked = next(s for s in trace.steps if s.stage == "append_assistant" and s.n_messages == pair.use_index + 1)
-        answered = next(s for s in trace.steps if s.stage == "write_back" and s.n_messages == pair.result_index + 1)
-        turn = row["turn"]
-        assert asked.turn == answered.turn == turn, (scenario, pair.tool_use_id)
-        assert step_row(trace, answered.index)[2] == turn  # the LoopState table's turn column
-        assert f" · turn {turn} · 5 · write tool_results back" in status_line(trace, answered.index)  # the header
+    turn_column = step_columns(trace).index("turn")
+    for thread in trace.threads.values():  # a sub-agent counts the turns of its own loop
+        own = [r for r in rows if r.get(THREAD_COLUMN, "main") == thread_name(thread)]
+        steps = [s for s in trace.steps if s.thread == thread.id]
+        for row, pair in zip(own, rules.pairs(thread.messages), strict=True):
+            asked = next(s for s in steps if s.stage == "append_assistant" and s.n_messages == pair.use_index + 1)
+            answered = next(s for s in steps if s.stage == "write_back" and s.n_messages == pair.result_index + 1)
+            turn = row["turn"]
+            assert asked.turn == answered.turn == turn, (scenario, pair.tool_use_id)
+            assert step_row(trace, answered.index)[turn_column] == turn  # the LoopState table's turn column
+            assert f" · turn {turn} · 5 · write tool_results back" in status_line(trace, answered.index)  # the header
 
 
 def test_the_user_request_comes_before_turn_1():

@@ -210,19 +210,6 @@ def test_the_turn_box_holds_stages_2_to_5_and_names_the_turn_of_the_step():
         assert int(shown) == max(1, step.turn), (i, step.stage)
 
 
-def test_pairs_of_a_prefix_are_those_of_the_whole_history_cut():
-    from tests.synthetic import long_trace
-    from loop import rules
-    from loop.views import pairs_upto
-
-    traces = [sample(name) for name in ("two-tools", "recover", "hello-py", "max-tokens")] + [long_trace(30)]
-    broken = sample("two-tools")
-    broken.messages[2]["content"] = broken.messages[2]["content"][:1]  # one result missing: an orphan tool_use
-    for trace in traces + [broken]:
-        for n in range(len(trace.messages) + 1):
-            assert pairs_upto(trace, n) == rules.pairs(trace.messages[:n]), n
-
-
 def chart_rows(at) -> pd.DataFrame:
     """The rows the first chart on the page draws (Streamlit sends them to the browser as Arrow)."""
     import pyarrow

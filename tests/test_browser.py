@@ -230,12 +230,12 @@ DRAG_WORDS = """() => {
 
 
 @pytest.mark.parametrize("lang, words", [  # the limit is the server's own, set in .streamlit/config.toml
-    ("en", ["Upload", "50MB per file", "Drag and drop a file here"]),
+    ("en", ["Upload", "50MB per file", "Drag and drop files here"]),  # it takes several (a session and its sub-agents)
     ("ja", ['"ファイルを開く"', '"またはここにドロップ · 1 ファイル 50 MB まで"', '"ここにファイルをドロップ"']),
     ("zh", ['"打开文件"', '"或拖放到这里 · 每个文件最多 50 MB"', '"把文件拖放到这里"']),
 ])
 def test_the_uploader_speaks_the_page_s_language(page, url, lang, words):
-    """Streamlit writes "Upload", "50MB per file" and, while a file is dragged over it, "Drag and drop a file
+    """Streamlit writes "Upload", "50MB per file" and, while a file is dragged over it, "Drag and drop files
     here" in English; in ja and zh the page shows its own words there."""
     page.goto(f"{url}/replay?lang={lang}")
     page.wait_for_selector('[data-testid="stFileUploaderDropzoneInstructions"]', timeout=60_000)

@@ -230,7 +230,7 @@ def test_a_real_browser_whose_replica_dies_reconnects_to_a_live_one_and_resumes(
     """Streamlit's own page, in Chromium: it reconnects through the balancer by itself; Resume brings the run back."""
     from playwright.sync_api import sync_playwright
 
-    from tests.browser import IDLE, launch
+    from tests.browser import IDLE, launch, resume_saved_run
 
     with sync_playwright() as p:
         browser = launch(p)
@@ -251,9 +251,7 @@ def test_a_real_browser_whose_replica_dies_reconnects_to_a_live_one_and_resumes(
             page.wait_for_selector(IDLE, timeout=60_000)
             now = {c["name"]: c["value"] for c in page.context.cookies()}[COOKIE]
             assert now != first.name and three.replica(now).alive()
-            page.get_by_text("Saved runs · 1").first.click()
-            page.get_by_role("button", name="Resume").click()
-            page.get_by_text("Resumed: 3 steps, at step 3.").first.wait_for(timeout=60_000)
+            resume_saved_run(page, "Saved runs · 1", "Resumed: 3 steps, at step 3.")
             page.locator("h3", has_text="Step 3 of 3").first.wait_for(timeout=60_000)
             assert not page.locator("[data-testid='stException']").count()
         finally:

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from loop import transcript
+from loop import rules, transcript
 from loop.__main__ import main
 from loop.rules import check
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens"]
+SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "subagent", "compact"]
 ENDINGS = {"list-files": "end_turn", "hello-py": "end_turn", "recover": "end_turn", "two-tools": "end_turn",
-           "max-tokens": "max_tokens"}
+           "max-tokens": "max_tokens", "subagent": "end_turn", "compact": "end_turn"}
 
 
 def clean_env(**extra) -> dict:
@@ -74,6 +74,26 @@ def test_run_each_scenario_prints_each_stage_and_saves_it(ran, name):
     assert stages[1].startswith("[2] turn 1 · 2 · call the model: stop_reason=tool_use")
 
 
+def test_the_subagent_and_compact_transcripts_show_the_thread_and_the_compaction(ran):
+    data = json.loads(ran["subagent"][1].read_text())
+    main_thread, child = data["threads"]
+    task = next(b for m in data["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])
+                if b.get("type") == "tool_use" and b["name"] == "task")
+    assert (child["parent"], child["parent_tool_use_id"]) == ("main", task["id"])
+    assert child["messages"][0] == {"role": "user", "content": task["input"]["prompt"]}
+    inside = [s for s in data["steps"] if s["thread"] == child["id"]]
+    assert inside[0]["stage"] == "user_request" and inside[-1]["ended"] == "end_turn"
+    said = stage_lines(ran["subagent"][0].stdout)
+    assert any(line.startswith(f"[{data['steps'].index(inside[0]) + 1}] {child['id']} · before turn 1 · 1 · user request")
+               for line in said)
+    data = json.loads(ran["compact"][1].read_text())
+    compacts = [s for s in data["steps"] if s["stage"] == "compact"]
+    assert [s["detail"]["kind"] for s in compacts] == ["micro", "auto"]
+    assert compacts[0]["detail"]["replaced"] and compacts[1]["detail"]["history_before"]
+    assert data["messages"][0]["content"].startswith("[Conversation compressed.")
+    assert any("compact · rewrite messages: micro:" in line for line in stage_lines(ran["compact"][0].stdout))
+
+
 def test_check_and_replay_as_commands(ran):
     names = ["recover", "two-tools"]
     paths = [ran[name][1] for name in names]
@@ -81,8 +101,9 @@ def test_check_and_replay_as_commands(ran):
     for name, path, checked, replayed in zip(names, paths, results[:2], results[2:]):
         trace = transcript.load(path)
         assert checked.returncode == 0 and checked.stderr == ""
+        calls = sum(1 for s in trace.steps if s.stage == "call_model")
         assert checked.stdout == (f"ok: {len(trace.messages)} messages, 2 tool_use/tool_result pair(s) "
-                                  "hold the API's rules\n")
+                                  f"hold the API's rules; so do the {calls} request(s) sent\n")
         assert replayed.returncode == 0 and replayed.stderr == ""
         head = replayed.stdout.splitlines()[0]
         assert head == f"model: loopscope-scripted · task: {trace.meta['task']} (replay: nothing is run)"
@@ -95,10 +116,20 @@ def test_check_and_replay_each_transcript(ran, name, capsys):
     # The same commands in-process (`main` is what `python -m loop` calls), to spare a second of start-up each.
     path = ran[name][1]
     trace = transcript.load(path)
-    pairs = sum(1 for s in trace.steps if s.stage == "run_tool")
+    pairs = len(rules.pairs(trace.messages))  # the main thread's final history (after a compaction: its summary on)
+    calls = sum(1 for s in trace.steps if s.stage == "call_model")
     assert main(["check", str(path)]) == 0
-    checked = capsys.readouterr()
-    assert checked.out == f"ok: {len(trace.messages)} messages, {pairs} tool_use/tool_result pair(s) hold the API's rules\n"
+    checked = capsys.readouterr().out.splitlines()
+    assert checked[0] == (f"ok: {len(trace.messages)} messages, {pairs} tool_use/tool_result pair(s) hold the API's "
+                          f"rules; so do the {calls} request(s) sent")
+    if name == "subagent":  # the sub-agent's thread is checked too
+        child = list(trace.threads.values())[1]
+        assert checked[1:] == [f"ok: thread {child.id} (started by {child.parent_tool_use_id}): "
+                               f"{len(child.messages)} messages, 2 pair(s)"]
+    elif name == "compact":  # and the compactions are said
+        assert checked[1:] == ["ok: 2 compaction(s) (micro ×1, auto ×1); every history before them is kept"]
+    else:
+        assert checked[1:] == []
     assert main(["replay", str(path)]) == 0
     replayed = capsys.readouterr()
     assert replayed.err == ""
@@ -112,7 +143,7 @@ def write_broken(base: Path, good: dict) -> dict[str, Path]:
     bad_json.write_text('{"format": "loopscope-transcript",\n  "version": 1,\n  "messages": [,]}')
     files["not valid JSON: Expecting value at line 3, column 16"] = bad_json
     for name, change, words in [
-        ("version", lambda d: d.update(version=7), "version: this Loopscope reads version 1, the file is version 7"),
+        ("version", lambda d: d.update(version=7), "version: this Loopscope reads versions 1 to 2, the file is version 7"),
         ("missing", lambda d: d["steps"][3].pop("n_messages"), "steps[3]: missing n_messages"),
         ("pairs", lambda d: d["messages"][2]["content"][0].update(tool_use_id="toolu_GONE"),
          "messages: the tool_use/tool_result ids do not pair"),
@@ -166,7 +197,7 @@ def test_check_names_each_broken_pair_on_its_own_line(ran, tmp_path):
                                   "toolu_WRONG.")
 
 
-def test_scenarios_lists_all_five():
+def test_scenarios_lists_all_seven():
     (result,) = loop_cli(["scenarios"])
     assert result.returncode == 0
     listed = [line.split()[0] for line in result.stdout.splitlines() if line and not line[0].isspace()]

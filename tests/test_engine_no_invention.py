@@ -3,7 +3,7 @@ from what the tools printed, and the workspace changes only where the task asked
 
 Its sentences are the catalog's messages; take their wording out of each text the model wrote, and what is left is
 what it filled in: names, counts, commands and quoted output. Each of those must be in the task, in a command the
-model ran, or in a tool_result written back before it spoke (a count may be the number of lines of such a result, or of the entries `ls -l` listed).
+model ran, or in a tool_result written back before it spoke (a count may be the number of lines of such a result, or of the entries `ls -l` listed); after a compaction, in the summary that replaced the history.
 The old `recover` failed both checks: it wrote a notes.txt of invented lines and reported their count.
 """
 
@@ -17,6 +17,7 @@ from babel.messages.pofile import read_po
 
 from loop import start
 from loop.catalogs import LOCALES, languages
+from loop.compact import COMPRESSED
 from loop.rules import blocks
 from loop.scripted import SCENARIOS
 from loop.views import result_text
@@ -73,6 +74,8 @@ def unsupported(run) -> list[str]:
     messages = run.state.messages
     sources = [str(messages[0]["content"])]
     outputs: list[str] = []
+    if sources[0].startswith(COMPRESSED):  # after a compaction the summary is all the model knows of what ran
+        outputs.append(sources[0])  # the output it quotes counts as printed
     counts: set[int] = set()
     wrong = []
     for message in messages[1:]:

@@ -13,7 +13,7 @@ from loop.rules import check, pairs
 from loop.scripted import SCENARIOS, free_command, respond
 
 ENDINGS = {"list-files": "end_turn", "hello-py": "end_turn", "recover": "end_turn", "two-tools": "end_turn",
-           "max-tokens": "max_tokens"}
+           "max-tokens": "max_tokens", "subagent": "end_turn", "compact": "end_turn"}
 
 
 def final_text(run) -> str:
@@ -24,7 +24,7 @@ def outputs(run) -> list[str]:
     return [s.detail["output"] for s in run.trace.steps if s.stage == "run_tool"]
 
 
-def test_there_are_five_scenarios():
+def test_there_are_seven_scenarios():
     assert sorted(SCENARIOS) == sorted(ENDINGS)
 
 
@@ -33,7 +33,7 @@ def test_each_scenario_runs_to_its_end(name, shared):
     run = start(scenario=name, workspace=shared, tool_timeout=10)
     run.run_to_end()
     assert run.state.ended == ENDINGS[name]
-    assert run.state.messages[0] == {"role": "user", "content": SCENARIOS[name].task}
+    assert run.trace.messages_at(0) == [{"role": "user", "content": SCENARIOS[name].task}]
     assert run.state.messages[-1]["role"] == "assistant"
     assert check(run.state.messages) == []
     assert all(p.status == "paired" for p in pairs(run.state.messages))
@@ -211,8 +211,9 @@ HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
 def model_words(run) -> list[str]:
-    """What the model wrote, without the output it quoted (indented) or the commands and names in backticks."""
-    texts = [b["text"] for m in run.state.messages if m["role"] == "assistant" for b in m["content"]
+    """What the model wrote, without the output it quoted (indented) or the commands and names in backticks:
+    every response of every thread (a sub-agent's too, and those a compaction took out of the history)."""
+    texts = [b["text"] for s in run.trace.steps if s.stage == "call_model" for b in s.detail["response"]["content"]
              if b.get("type") == "text"]
     return [re.sub(r"`[^`]*`", "", "\n".join(line for line in text.splitlines() if not line.startswith("    ")))
             for text in texts]
@@ -223,13 +224,15 @@ def test_a_scenario_run_in_japanese_is_japanese_from_task_to_answer(name, shared
     run = start(scenario=name, workspace=shared, tool_timeout=10, lang="ja")
     run.run_to_end()
     assert run.lang == "ja" and run.trace.meta["lang"] == "ja"
-    assert run.state.messages[0]["content"] == SCENARIOS[name].task_in("ja") != SCENARIOS[name].task
-    assert JAPANESE.search(run.state.messages[0]["content"])
+    asked = run.trace.messages_at(0)[0]["content"]  # the request (a compaction replaces it later by a summary)
+    assert asked == SCENARIOS[name].task_in("ja") != SCENARIOS[name].task
+    assert JAPANESE.search(asked)
     for words in model_words(run):
         assert JAPANESE.search(words), words
         left = re.sub(r"\b(?:tool_use|tool_result|tools?|messag\w*|user|assistant|system|prompt|max_tokens|stop_reason|"
                       r"model|response|block|turn|loop|agent|write-back|append|workspace|hello\.py|notes\.txt|"
-                      r"Python|UTC|wc|ls|find|README\.txt|API|key|Anthropic|ANTHROPIC_API_KEY|Loopscope)\b", "", words)
+                      r"Python|UTC|wc|ls|find|README\.txt|API|key|Anthropic|ANTHROPIC_API_KEY|Loopscope|"
+                      r"grep|greet|src/[\w./]+|part\d\.txt|compact)\b", "", words)
         assert not re.search(r"[A-Za-z]{3,}", left), left
 
 

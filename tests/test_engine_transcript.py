@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from loop import start, transcript
 from loop.narrate import describe
+from loop.scripted import SCENARIOS
 from loop.transcript import TranscriptError
 
 
@@ -18,7 +19,7 @@ from loop.transcript import TranscriptError
 def runs(tmp_path_factory):
     """Every scenario run once, to the end."""
     done = {}
-    for name in ("list-files", "hello-py", "recover", "two-tools", "max-tokens"):
+    for name in SCENARIOS:
         run = start(scenario=name, tool_timeout=10)
         run.run_to_end()
         done[name] = run
@@ -31,7 +32,7 @@ def saved(runs) -> dict:
     return json.loads(transcript.dumps(runs["two-tools"].trace))
 
 
-@pytest.mark.parametrize("name", ["list-files", "hello-py", "recover", "two-tools", "max-tokens"])
+@pytest.mark.parametrize("name", list(SCENARIOS))
 def test_save_and_load_give_the_same_run(runs, name, tmp_path):
     trace = runs[name].trace
     path = tmp_path / "t.json"
@@ -40,25 +41,33 @@ def test_save_and_load_give_the_same_run(runs, name, tmp_path):
     assert [s.to_dict() for s in loaded.steps] == [s.to_dict() for s in trace.steps]
     assert loaded.messages == trace.messages
     assert loaded.meta == trace.meta
+    assert [(t.id, t.parent, t.parent_tool_use_id, t.system, t.tools, t.messages) for t in loaded.threads.values()] \
+        == [(t.id, t.parent, t.parent_tool_use_id, t.system, t.tools, t.messages) for t in trace.threads.values()]
     assert loaded.cursor == 0  # a replay starts at the first step
     for i in range(len(trace)):
         assert describe(loaded, i) == describe(trace, i)
         assert loaded.request_at(i) == trace.request_at(i)
         assert loaded.messages_at(i) == trace.messages_at(i)
         assert loaded.results_at(i) == trace.results_at(i)
+        assert loaded.tool_uses_at(i) == trace.tool_uses_at(i)
+        assert loaded.new_blocks_at(i) == trace.new_blocks_at(i)
     assert transcript.dumps(loaded) == transcript.dumps(trace)
+    assert transcript.violations(loaded) == []
 
 
 def test_the_file_is_the_documented_shape(runs):
     data = json.loads(transcript.dumps(runs["hello-py"].trace))
-    assert data["format"] == "loopscope-transcript" and data["version"] == 1
+    assert data["format"] == "loopscope-transcript" and data["version"] == 2
     for key in ("model", "scripted", "system", "tools", "max_tokens", "task", "max_turns", "created"):
         assert key in data, key
     assert data["messages"][0] == {"role": "user", "content": data["task"]}
     assert [s["stage"] for s in data["steps"]][:4] == ["user_request", "call_model", "append_assistant", "decide"]
     for step in data["steps"]:
         assert set(step) == {"stage", "turn_count", "transition_reason", "stop_reason", "n_messages", "input_tokens",
-                             "output_tokens", "ended", "time", "detail"}
+                             "output_tokens", "ended", "time", "detail", "thread"}
+        assert step["thread"] == "main"
+    assert data["threads"] == [{"id": "main", "parent": None, "parent_tool_use_id": None, "system": data["system"],
+                                "tools": data["tools"], "label": ""}]  # its messages are the top-level ones
     call = data["steps"][1]
     # The request at a call_model step is its `request` plus the history up to `n_messages`.
     assert "messages" not in call["detail"]["request"]
@@ -106,8 +115,8 @@ def test_wrong_format(saved):
 
 
 def test_wrong_version(saved):
-    assert load_error(broken(saved, lambda d: d.update(version=2))) == \
-        "version: this Loopscope reads version 1, the file is version 2"
+    assert load_error(broken(saved, lambda d: d.update(version=3))) == \
+        "version: this Loopscope reads versions 1 to 2, the file is version 3"
 
 
 @pytest.mark.parametrize("field", ["stage", "turn_count", "n_messages"])

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from bench.fuzz import (LEGACY_BROWSER, LEGACY_RUN, check_file, check_import, check_journal, corrupted_journal, deep,
-                        huge, import_journal, mutated,
-                        random_bytes, renderable, seeds, transcript_seeds, truncated)
+from bench.fuzz import (LEGACY_BROWSER, LEGACY_RUN, check_file, check_import, check_journal, check_session,
+                        corrupted_journal, deep, huge, import_journal, mutated, random_bytes, renderable, seeds,
+                        session_files, transcript_seeds, truncated)
 from loop import transcript, views
 from loop.importers import ImportFailed, import_bytes
 
@@ -46,6 +46,8 @@ def test_the_seeds_cover_every_format_and_each_imports_as_itself():
     assert set(kinds) == {"loopscope", "loopscope-journal", "claude-code", "course-trace", "anthropic-messages",
                           "anthropic-request", "anthropic-responses", "openai-chat"}
     assert kinds["claude-code"] >= 4 and kinds["loopscope"] >= 5
+    threaded = [import_bytes(data, "seed").trace for _, data in seeds()]
+    assert sum(t.has_threads for t in threaded) >= 4 and sum(t.has_compaction for t in threaded) >= 4
 
 
 # -- the strategies, a few hundred cases -----------------------------------------
@@ -91,6 +93,12 @@ def test_huge_strings(data):
 def test_a_corrupted_journal_of_a_saved_run(folder, data):
     check_journal(data, folder)
     check_import(data)
+
+
+@settings(max_examples=80, **FUZZ)
+@given(session_files())
+def test_a_sessions_files_changed_cut_dropped_or_zipped(files):
+    assert check_session(files) in ("imported", "failed")
 
 
 # -- what the fuzzing found, pinned ---------------------------------------------------
@@ -213,3 +221,30 @@ def test_an_id_of_the_wrong_type_does_not_break_the_pairs_table(tool_use_id):
     table = views.pairs_table(trace, at)
     assert list(table["status"]) == ["waiting"] and table["result"][0].startswith("(collected, not yet written back) ok")
     renderable(trace)
+
+
+def test_a_course_trace_whose_task_tool_use_id_is_not_a_string_imports():
+    # found by the fuzz test: a task tool_use with a list for its id, then the sub-agent's cycle
+    cycles = [
+        {"request": {"system": "parent", "messages": [{"role": "user", "content": "go"}]},
+         "response": {"stop_reason": "tool_use", "content": [
+             {"type": "tool_use", "id": [], "name": "task", "input": {"prompt": "look"}}]}, "tool_executions": []},
+        {"request": {"system": "child", "messages": [{"role": "user", "content": "look"}]},
+         "response": {"stop_reason": "end_turn", "content": [{"type": "text", "text": "found"}]}},
+        {"request": {"system": "child", "messages": [{"role": "user", "content": "look"}]},
+         "response": {"stop_reason": "end_turn", "content": [{"type": "text", "text": "again"}]}},
+    ]
+    imported = import_bytes(json.dumps({"prompt": "go", "cycles": cycles}).encode(), "odd.json")
+    assert check_import(json.dumps({"prompt": "go", "cycles": cycles}).encode()) == "imported"
+    assert len(imported.trace.threads) >= 2
+
+
+@pytest.mark.parametrize("field, value", [("prompt", True), ("prompt", {"a": 1}), ("model", 5), ("model", ["m"])])
+def test_a_course_trace_whose_prompt_or_model_is_not_text_imports_without_them(field, value):
+    # found by the fuzz test: {"prompt": true} became the task, and the Markdown export's title broke on it
+    cycles = [{"request": {"system": "s", "messages": [{"role": "user", "content": "go"}]},
+               "response": {"stop_reason": "end_turn", "content": [{"type": "text", "text": "done"}]}}]
+    data = json.dumps({field: value, "cycles": cycles}).encode()
+    assert check_import(data) == "imported"
+    meta = import_bytes(data, "odd.json").trace.meta
+    assert meta["task"] == "" and not isinstance(meta.get("model"), (int, list))

@@ -182,7 +182,7 @@ def test_the_chain_not_the_line_order_decides():
 def test_records_that_are_not_messages_are_passed_over_and_counted_even_inside_the_chain():
     log = Log()
     first = log.add("user", None, "hi")
-    log.records.append({"type": "system", "subtype": "compact_boundary", "uuid": "sys1", "parentUuid": first,
+    log.records.append({"type": "system", "subtype": "turn_duration", "uuid": "sys1", "parentUuid": first,
                         "timestamp": "2025-06-01T10:00:01.500Z"})
     log.records.append({"type": "file-history-snapshot", "messageId": "x", "snapshot": {}})
     log.records.append({"type": "queue-operation", "operation": "enqueue"})
@@ -238,8 +238,14 @@ def test_a_sidechain_is_a_thread_of_its_own_to_choose():
     ]
     assert imported.thread == "main"
     assert len(imported.trace.messages) == 4 and "toolu_s1" not in json.dumps(imported.trace.messages)
-    step = next(s for s in imported.trace.steps if s.stage == "run_tool")
+    step = next(s for s in imported.trace.steps if s.stage == "run_tool" and s.thread == "main")
     assert step.detail["tool_use_result"] == {"status": "completed", "agentId": "a9"}
+    # Both threads are in the one trace: the sub-agent's, linked to the Task call, inside its run_tool step.
+    child = imported.trace.threads["agent-a9"]
+    assert (child.parent, child.parent_tool_use_id) == ("main", "toolu_task")
+    assert child.messages[0]["content"] == "find the tests" and step.detail["thread"] == "agent-a9"
+    inside = imported.trace.steps_of("agent-a9")
+    assert imported.trace.opened_at("agent-a9") < step.index and inside[-1] == step.index - 1
 
     sub = import_bytes(data, "session.jsonl", thread="agent-a9")
     assert sub.thread == "agent-a9"

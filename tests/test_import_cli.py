@@ -49,7 +49,8 @@ def test_import_the_course_trace_then_check_and_replay_it(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "format: course-trace"
     check = loop("check", out)
-    assert (check.returncode, check.stdout) == (0, "ok: 8 messages, 3 tool_use/tool_result pair(s) hold the API's rules\n")
+    assert (check.returncode, check.stdout) == (0, "ok: 8 messages, 3 tool_use/tool_result pair(s) hold the API's rules; "
+                                                   "so do the 4 request(s) sent\n")
     replay = loop("replay", out)
     assert replay.returncode == 0
     said = replay.stdout.splitlines()
@@ -92,6 +93,22 @@ def test_what_cannot_be_imported_is_one_error_line(tmp_path):
     assert done.stderr.startswith("error: big.jsonl: the file is 2.0 MB, over the import limit of 1.0 MB")
 
 
+def test_import_a_session_folder_with_its_sub_agents_then_check_it(tmp_path):
+    from tests.test_import_threads import log_bytes, session_with_agent
+
+    main, side = session_with_agent(via_file=True)
+    (tmp_path / "sess" / "subagents").mkdir(parents=True)
+    (tmp_path / "sess.jsonl").write_bytes(log_bytes(main))
+    (tmp_path / "sess" / "subagents" / "agent-a9.jsonl").write_bytes(log_bytes(side))
+    out = tmp_path / "t.json"
+    done = loop("import", tmp_path / "sess.jsonl", "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert "thread: agent-a9 · 4 records · sub-agent a9: find the tests · started by toolu_task" in done.stdout.splitlines()
+    check = loop("check", out)
+    assert check.returncode == 0 and check.stdout.splitlines()[1] == \
+        "ok: thread agent-a9 (started by toolu_task): 4 messages, 1 pair(s)"
+    both = loop("import", tmp_path / "sess.jsonl", tmp_path / "sess" / "subagents" / "agent-a9.jsonl")
+    assert both.returncode == 0 and "started by toolu_task" in both.stdout
 @pytest.mark.parametrize("field, digits", [("time", 400), ("input_tokens", 400), ("turn_count", 400), ("time", 5000)])
 def test_a_hostile_number_is_one_error_line_for_check_and_import(tmp_path, field, digits):
     saved = json.loads((ROOT / "samples" / "two-tools.json").read_text())

@@ -81,7 +81,7 @@ def test_import_file_checks_the_size_before_reading(tmp_path):
      "(summary) ×2: line 1, line 2"),
     (b"[" * 100_000 + b"]" * 100_000, "f.json: its JSON is nested too deeply to read"),
     (b'{"format": "loopscope-transcript", "version": 99, "messages": [], "steps": []}',
-     "f.json: a Loopscope transcript that cannot be loaded: version: this Loopscope reads version 1, the file is "
+     "f.json: a Loopscope transcript that cannot be loaded: version: this Loopscope reads versions 1 to 2, the file is "
      "version 99"),
 ])
 def test_what_cannot_be_read_is_said_in_one_line(data, said):
@@ -134,16 +134,25 @@ def test_any_input_imports_or_fails_with_a_clear_message_never_a_crash(data):
 def _near(kind: str):
     """Records shaped almost like the real thing, with anything in their fields."""
     ids = st.sampled_from(["a", "b", "c", "d", None])
+    prompts = st.sampled_from(["go", "find it", ""])
     blocks = st.lists(st.one_of(json_values, st.fixed_dictionaries(
         {"type": st.sampled_from(["text", "tool_use", "tool_result", "thinking"])},
-        optional={"id": ids, "tool_use_id": ids, "text": json_values, "content": json_values, "input": json_values,
+        optional={"id": ids, "tool_use_id": ids, "text": json_values, "content": json_values,
+                  "input": st.one_of(json_values, st.fixed_dictionaries({"prompt": prompts})),
+                  "name": st.sampled_from(["Task", "Agent", "task", "bash", "compact"]),
                   "is_error": json_values})), max_size=4)
-    content = st.one_of(st.text(max_size=5), blocks, json_values)
+    content = st.one_of(st.text(max_size=5), prompts, blocks, json_values)
     if kind == "claude-code":
         return st.fixed_dictionaries(
             {"type": st.sampled_from(["user", "assistant", "summary", "system"]), "uuid": ids, "parentUuid": ids},
-            optional={"isSidechain": json_values, "agentId": json_values, "timestamp": json_values,
-                      "toolUseResult": json_values, "logicalParentUuid": ids,
+            optional={"isSidechain": st.one_of(st.booleans(), json_values),
+                      "agentId": st.one_of(st.sampled_from(["a1", "a2"]), json_values), "timestamp": json_values,
+                      "toolUseResult": st.one_of(json_values, st.fixed_dictionaries({"agentId": st.sampled_from(
+                          ["a1", "a2", None])})), "logicalParentUuid": ids,
+                      "subtype": st.sampled_from(["compact_boundary", "turn_duration", None]),
+                      "compactMetadata": st.one_of(json_values, st.fixed_dictionaries(
+                          {}, optional={"trigger": json_values, "preTokens": json_values})),
+                      "isCompactSummary": json_values,
                       "message": st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"])},
                                                        optional={"content": content, "id": ids,
                                                                  "stop_reason": json_values, "usage": json_values})})
@@ -179,8 +188,43 @@ def test_almost_valid_logs_and_histories_import_or_fail_clearly(data):
     except ImportFailed as exc:
         assert "did not expect" not in str(exc), str(exc)
         return
-    back = transcript.loads(transcript.dumps(imported.trace), strict=False)
-    assert back.messages == imported.trace.messages
+    assert reads_back(imported.trace).messages == imported.trace.messages
+
+
+def reads_back(trace):
+    """The trace saved and loaded again: every thread's history at every step as it was (and checked)."""
+    back = transcript.loads(transcript.dumps(trace), strict=False)
+    for i in range(len(trace)):
+        assert back.messages_at(i) == trace.messages_at(i)
+    transcript.violations(back)
+    return back
+
+
+def _zipped(files: list) -> list:
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for name, data in files:
+            z.writestr(name, data)
+    return [("log.zip", out.getvalue())]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(_near("claude-code"), min_size=1, max_size=6).map(
+    lambda rs: "\n".join(json.dumps(r) for r in rs).encode()), min_size=1, max_size=4).flatmap(
+    lambda logs: st.sampled_from([[(f"agent-{i}.jsonl", d) for i, d in enumerate(logs)],
+                                  _zipped([(f"s/subagents/agent-{i}.jsonl", d) for i, d in enumerate(logs)])])))
+def test_a_session_given_as_several_files_or_a_zip_imports_or_fails_clearly(files):
+    from loop.importers import import_files
+
+    try:
+        imported = import_files(files)
+    except ImportFailed as exc:
+        assert "did not expect" not in str(exc), str(exc)
+        return
+    reads_back(imported.trace)
 
 
 def test_a_recorded_response_past_the_end_of_the_history_is_no_crash():
@@ -193,3 +237,31 @@ def test_a_recorded_response_past_the_end_of_the_history_is_no_crash():
         assert "did not expect" not in str(exc), str(exc)
     else:
         assert imported.format
+
+
+def _sessions() -> list[bytes]:
+    """Small sessions with compactions and sub-agents (sidechains in the file), to change a field of."""
+    from tests.synthetic import claude_code_session
+
+    out = []
+    for seed in range(3):
+        main, files = claude_code_session(records=160, compactions=2, agents=2, seed=seed)
+        out.append(main)
+    return out
+
+
+SESSIONS = _sessions()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_a_session_with_compactions_and_sub_agents_with_any_field_changed_imports_or_fails_clearly(data):
+    from bench.fuzz import mutated
+
+    changed = data.draw(mutated(SESSIONS))
+    try:
+        imported = import_bytes(changed, "fuzz")
+    except ImportFailed as exc:
+        assert "did not expect" not in str(exc), str(exc)
+        return
+    reads_back(imported.trace)

@@ -214,3 +214,57 @@ def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(br
         wait_for_step(page, k)
     assert {"user_request", "call_model", "append_assistant", "decide", "run_tool", "write_back"} <= seen
     page.close()
+
+
+def _moments(scenario: str) -> list[int]:
+    """The steps (1-based) of a scenario that draw more than the chapter's loop: into a sub-agent, a step inside
+    it, the answer taken; the summary call and the compactions."""
+    from loop.runner import start
+
+    run = start(scenario=scenario)
+    run.run_to_end()
+    trace = run.trace
+    if scenario == "subagent":
+        child = next(t for t in trace.threads.values() if not t.is_main)
+        first = trace.opened_at(child.id)
+        return [first, first + 3, trace.returned_at(child.id) + 1]
+    return [s.index + 1 for s in trace.steps if s.stage in ("summarize", "compact")]
+
+
+LIT_FACTS = """() => {
+    const lit = document.querySelector('.ls-diagram .ls-lit');
+    const svg = document.querySelector('.ls-diagram');
+    const scale = svg ? svg.getBoundingClientRect().width / svg.viewBox.baseVal.width : 0;
+    const text = lit && lit.querySelector('text');
+    const note = document.querySelector('.ls-note p');
+    const panel = document.querySelector('.ls-panel');
+    return {lit: lit ? lit.getBoundingClientRect().toJSON() : null, stage: lit && lit.getAttribute('data-stage'),
+            litPx: text ? parseFloat(text.getAttribute('font-size')) * scale : 0,
+            notePx: note ? parseFloat(getComputedStyle(note).fontSize) : 0,
+            panel: panel ? panel.getBoundingClientRect().toJSON() : null,
+            height: window.innerHeight, width: window.innerWidth};
+}"""
+
+
+@pytest.mark.parametrize("scenario", ["subagent", "compact"])
+@pytest.mark.parametrize("lang", LANGS)
+def test_presenter_mode_inside_a_sub_agent_and_at_a_compaction_keeps_the_lit_stage_readable(browser, url, lang,
+                                                                                            scenario):
+    for k in _moments(scenario):
+        page = opened(browser, url, f"?scenario={scenario}&step={k}&lang={lang}", 1280, 800)
+        page.locator(".st-key-present label").click()
+        page.wait_for_selector(".ls-state-row", timeout=60_000)
+        wait_for_step(page, k)
+        page.wait_for_timeout(1000)
+        page.set_viewport_size({"width": 1280, "height": 720})
+        page.wait_for_timeout(300)
+        facts = page.evaluate(LIT_FACTS)
+        where = f"{scenario}, {lang}, step {k} ({facts['stage']})"
+        assert truncated(page) == [], where
+        assert overlapping(page) == [], where
+        assert slanted(page) == [], where
+        lit = facts["lit"]
+        assert lit and lit["top"] >= 0 and lit["bottom"] <= facts["height"] and lit["right"] <= facts["width"], where
+        assert facts["litPx"] >= 0.9 * facts["notePx"] > 0, (where, facts["litPx"], facts["notePx"])
+        assert facts["panel"]["bottom"] <= facts["height"] + 1 and facts["panel"]["height"] >= 200, (where, facts)
+        page.close()

@@ -9,9 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.browser import CHROMIUM, IDLE, launch, serve_app
+from tests.browser import CHROMIUM, IDLE, launch, resume_saved_run, serve_app
 
 KEY = "sk-ant-api03-student-A-secret-0123456789"
 
@@ -139,21 +138,7 @@ def test_two_browsers_keep_their_own_trace_workspace_key_and_runs(url):
         a.reload()  # A's URL keeps its session: its run can be resumed, B's cannot be seen
         a.wait_for_selector(IDLE, timeout=60_000)
         a.get_by_text("Saved runs · 1").wait_for(timeout=30_000)
-        # A click that lands while the reloaded page is still re-running can be lost, as it
-        # can for a person, who clicks again: so does the test, at most three times.
-        for attempt in range(3):
-            a.wait_for_timeout(500)
-            a.wait_for_selector(IDLE)
-            resume = a.get_by_role("button", name="Resume", exact=False).first
-            if not resume.is_visible():
-                a.get_by_text("Saved runs · 1").click()  # open the expander
-            resume.click()
-            try:
-                a.get_by_text("Resumed: 3 steps, at step 3").wait_for(timeout=10_000)
-                break
-            except PlaywrightTimeout:
-                if attempt == 2:
-                    raise
+        resume_saved_run(a, "Saved runs · 1", "Resumed: 3 steps, at step 3")
         wait_for_status(a, "Step 3 of 3")
         assert KEY not in a.content()  # the key was never saved, so it does not come back either
         assert "Step 1 of 1" in status(b) and KEY not in b.content()

@@ -32,7 +32,7 @@ from .. import rules, transcript
 from ..trace import Trace
 from . import anthropic_api, claude_code, course, openai_chat
 from .common import Parsed, describe_json
-from .derive import cover_the_rest, trace_from_history
+from .derive import cover_the_rest, trace_from_history, trace_from_threads
 from .notes import Notes
 
 DEFAULT_MAX_BYTES = 100_000_000  # 100 MB: a long Claude Code session is a few MB; this is far past any real one
@@ -44,7 +44,7 @@ KNOWN_FORMATS = ("a Loopscope transcript, a Claude Code session log (.jsonl), an
                  "body or list of responses, OpenAI chat messages or a request body, or a learn-claude-code trace")
 
 __all__ = ["DEFAULT_MAX_BYTES", "MAX_MESSAGES", "MAX_STEPS", "ImportFailed", "Imported", "Thread", "import_bytes",
-           "import_file", "trace_from_history"]
+           "import_file", "import_files", "import_path", "trace_from_history"]
 
 
 class ImportFailed(ValueError):
@@ -81,6 +81,151 @@ def import_file(path: str | Path, name: str | None = None, *, thread: str | None
     except OSError as exc:
         raise ImportFailed(f"{label}: cannot read it ({exc.strerror})") from None
     return import_bytes(data, label, thread=thread, max_bytes=max_bytes)
+
+
+MAX_FILES = 2000  # in one upload or zip: a session with that many sub-agents is far past any seen
+
+
+def import_files(files: list[tuple[str, bytes]], *, thread: str | None = None,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> Imported:
+    """Several files as one: a Claude Code session log with its sub-agents' logs (`subagents/agent-<id>.jsonl`),
+    given as the files themselves, or as a zip of them. A single file that is not a zip is `import_bytes`."""
+    label = ", ".join(name for name, _ in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    try:
+        entries = _unzipped(files, max_bytes)
+        if len(entries) == 1:
+            name, data = entries[0]
+            return import_bytes(data, name, thread=thread, max_bytes=max_bytes)
+        return _session(entries, thread)
+    except ImportFailed as exc:
+        said = str(exc)
+        named = any(said.startswith(f"{name}:") or said.startswith(f"{name} ") for name, _ in files)
+        raise ImportFailed(said if named else f"{label or 'the files'}: {said}") from None
+    except MemoryError:  # not a bug of ours: the caller's limit (importers/isolated.py) says what it was
+        raise
+    except Exception as exc:  # never crash the page that called us
+        raise ImportFailed(f"{label}: the import failed on something Loopscope did not expect "
+                           f"({type(exc).__name__}: {exc}); please report it with the files") from exc
+
+
+def import_path(path: str | Path, *, thread: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Imported:
+    """A file, a zip, or a folder: a folder (or a session log with a `<session>/subagents/` folder beside it)
+    is read as one Claude Code session with its sub-agents' logs."""
+    path = Path(path)
+    if path.is_dir():
+        found = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
+        if not found:
+            raise ImportFailed(f"{path.name}: the folder holds no .jsonl log")
+        return import_files(_read_all(found, path, max_bytes), thread=thread, max_bytes=max_bytes)
+    beside = path.with_suffix("") / "subagents"
+    if path.suffix == ".jsonl" and beside.is_dir():
+        found = sorted(p for p in beside.glob("agent-*.jsonl") if p.is_file())
+        if found:
+            return import_files(_read_all([path, *found], path.parent, max_bytes), thread=thread, max_bytes=max_bytes)
+    return import_file(path, thread=thread, max_bytes=max_bytes)
+
+
+def _read_all(paths: list[Path], base: Path, max_bytes: int) -> list[tuple[str, bytes]]:
+    out, total = [], 0
+    if len(paths) > MAX_FILES:
+        raise ImportFailed(f"{base.name}: {len(paths)} logs, over the limit of {MAX_FILES} in one import")
+    for path in paths:
+        label = str(path.relative_to(base)) if path.is_relative_to(base) else path.name
+        try:
+            total += path.stat().st_size
+            if total > max_bytes:
+                raise ImportFailed(f"{label}: {_too_big(total, max_bytes)}")
+            out.append((label, path.read_bytes()))
+        except OSError as exc:
+            raise ImportFailed(f"{label}: cannot read it ({exc.strerror})") from None
+    return out
+
+
+def _unzipped(files: list[tuple[str, bytes]], max_bytes: int) -> list[tuple[str, bytes]]:
+    """The files, each zip among them replaced by the logs it holds (its size checked before it is expanded)."""
+    import io
+    import zipfile
+
+    out: list[tuple[str, bytes]] = []
+    total = 0
+    for name, data in files:
+        if not (data[:4] == b"PK\x03\x04" or (name.lower().endswith(".zip") and data[:2] == b"PK")):
+            total += len(data)
+            out.append((name, data))
+        else:
+            try:
+                archive = zipfile.ZipFile(io.BytesIO(data))
+                members = [m for m in archive.infolist() if not m.is_dir() and m.filename.endswith(".jsonl")
+                           and not m.filename.startswith("__MACOSX/")]
+                if not members:
+                    raise ImportFailed(f"{name}: the zip holds no .jsonl log")
+                if len(members) > MAX_FILES:
+                    raise ImportFailed(f"{name}: {len(members)} logs, over the limit of {MAX_FILES} in one import")
+                expanded = sum(m.file_size for m in members)
+                if total + expanded > max_bytes:  # said before anything is expanded (a zip bomb stops here)
+                    raise ImportFailed(f"{name}: {_too_big(total + expanded, max_bytes)} once unzipped")
+                for member in members:
+                    with archive.open(member) as f:
+                        body = f.read(max_bytes - total + 1)  # a header that lies about the size stops here too
+                    total += len(body)
+                    if total > max_bytes:
+                        raise ImportFailed(f"{name}: {_too_big(total, max_bytes)} once unzipped")
+                    out.append((member.filename, body))
+            except ImportFailed:
+                raise
+            except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError) as exc:
+                raise ImportFailed(f"{name}: not a zip Loopscope can open ({exc})") from None
+            except (RuntimeError, OSError) as exc:  # an encrypted member, a broken stream
+                raise ImportFailed(f"{name}: a log in the zip cannot be read ({exc})") from None
+        if len(out) > MAX_FILES:
+            raise ImportFailed(f"{len(out)} files, over the limit of {MAX_FILES} in one import")
+        if total > max_bytes:
+            raise ImportFailed(_too_big(total, max_bytes))
+    if not out:
+        raise ImportFailed("no file was given")
+    return out
+
+
+def _session(entries: list[tuple[str, bytes]], thread: str | None) -> Imported:
+    """Several JSON Lines files read as one Claude Code session: the session's log and its sub-agents' logs."""
+    notes = Notes()
+    logs = []
+    for name, data in entries:
+        try:
+            text = _decode(data)
+            if not text or text.isspace():
+                notes.warn(f"{name}: empty; passed over")
+                continue
+            value, records = _parse(text, notes)
+        except ImportFailed as exc:
+            raise ImportFailed(f"{name}: {exc}") from None
+        if records is None:
+            records = [(1, value)]
+        if not any(claude_code.looks_like(r) for _, r in records):
+            raise ImportFailed(f"{name} is not a Claude Code log; several files are read together only as one "
+                               "Claude Code session and its sub-agents' logs")
+        logs.append((name, records))
+    if not logs:
+        raise ImportFailed("every file is empty")
+    mains = [name for name, records in logs if any(
+        isinstance(r, dict) and r.get("type") in claude_code.MESSAGE_TYPES and r.get("isSidechain") is False
+        for _, r in records)]
+    if len(mains) > 1:
+        raise ImportFailed(f"several sessions' logs ({', '.join(mains[:4])}): give one session's log with its "
+                           "subagents/ files")
+    logs.sort(key=lambda log: (log[0] not in mains, log[0]))
+    places: list[str] = []
+    combined = []
+    for name, records in logs:
+        for line, record in records:
+            combined.append((len(places), record))
+            places.append(f"{name}, line {line}")
+    try:
+        parsed, listing, chosen = claude_code.read(combined, notes, thread, place=places.__getitem__)
+    except claude_code.UnknownThread as exc:
+        raise ImportFailed(str(exc)) from None
+    source = logs[0][0] + (f" with {len(logs) - 1} sub-agent log(s)" if len(logs) > 1 else "")
+    return _finish(parsed, "claude-code", notes, source, [Thread(*t) for t in listing], chosen)
 
 
 def import_bytes(data: bytes, name: str = "", *, thread: str | None = None,
@@ -148,18 +293,29 @@ def _import(data: bytes, name: str, thread: str | None) -> Imported:
             fmt, parsed = _by_shape(value, notes)
     if thread is not None:
         notes.warn(f"thread {thread!r} was asked for, but only Claude Code logs have threads; it is ignored")
+    return _finish(parsed, fmt, notes, name, threads, chosen)
+
+
+def _finish(parsed: Parsed, fmt: str, notes: Notes, name: str, threads: list, chosen: str | None) -> Imported:
+    """The trace of what was read: its steps derived, its broken rules and odd blocks said."""
     if not parsed.messages:
         said = "; ".join(notes.render()[:3])
         raise ImportFailed(f"read as {fmt}, but no message could be read" + (f": {said}" if said else ""))
     _not_too_long(len(parsed.messages), 0)
     derived: list[str] = []
     meta = dict(parsed.meta)
-    trace = trace_from_history(parsed.messages, meta, parsed.responses, parsed.tool_details,
-                               times=parsed.times, warnings=derived)
-    _not_too_long(len(trace.messages), len(trace.steps))
+    if parsed.threads:  # sub-agents, or a history rewritten on the way: every thread, every stretch
+        trace = trace_from_threads(parsed.threads, meta, parsed.tool_details, warnings=derived)
+    else:
+        trace = trace_from_history(parsed.messages, meta, parsed.responses, parsed.tool_details,
+                                   times=parsed.times, warnings=derived)
+    _not_too_long(sum(len(t.messages) for t in trace.threads.values()), len(trace.steps))
     for line in derived:
         notes.warn(_located(line, parsed.origins))
-    _broken_rules(parsed.messages, parsed.origins, notes)
+    if parsed.threads:
+        _broken_threads(trace, parsed.origins, notes)
+    else:
+        _broken_rules(parsed.messages, parsed.origins, notes)
     _unknown_blocks(parsed, notes)
     warnings = notes.render()
     meta["imported"] = {"format": fmt, "source": name, "warnings": warnings, **({"thread": chosen} if chosen else {})}
@@ -275,18 +431,16 @@ def _loopscope(data: dict, notes: Notes, fmt: str = "loopscope") -> Imported:
 def _journal(records: list, notes: Notes) -> Imported:
     """A run saved in the runs folder: the first line its facts, then a step and the messages it added a line."""
     head = records[0][1]
-    messages: list = []
-    steps: list = []
+    journal = transcript.Journal()
     for n, record in records[1:]:
-        if not (isinstance(record, dict) and isinstance(record.get("step"), dict)
-                and isinstance(record.get("messages"), list)):
-            notes.count("passed over lines that are not a step of the run", f"line {n}")
+        if isinstance(record, dict) and set(record) == {"cursor"}:
             continue
-        messages.extend(record["messages"])
-        steps.append(dict(record["step"], n_messages=len(messages)))
+        try:
+            journal.add(record if isinstance(record, dict) else {}, f"line {n}")
+        except transcript.TranscriptError:
+            notes.count("passed over lines that are not a step of the run", f"line {n}")
     meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}
-    data = {**meta, "format": transcript.FORMAT, "version": transcript.VERSION, "messages": messages, "steps": steps}
-    return _loopscope(data, notes, "loopscope-journal")
+    return _loopscope(journal.transcript(meta), notes, "loopscope-journal")
 
 
 def _located(text: str, origins: list) -> str:
@@ -308,7 +462,24 @@ def _broken_rules(messages: list, origins: list, notes: Notes) -> None:
                    "(`python -m loop check` lists them all)")
 
 
+def _broken_threads(trace: Trace, origins: list, notes: Notes) -> None:
+    """`_broken_rules` for a trace of several threads or stretches: every final history and every one sent."""
+    broken = transcript.violations(trace)
+    for where, violation in broken[:SHOWN_VIOLATIONS]:
+        text = f"{violation.where}: breaks an API rule, kept as recorded: {violation.message}"
+        notes.warn(_located(text, origins) if not where else f"{where}: {text}" if where.startswith("thread")
+                   else f"the history sent at step {int(where[6:-1]) + 1}: {text}")
+    if len(broken) > SHOWN_VIOLATIONS:
+        notes.warn(f"… and {len(broken) - SHOWN_VIOLATIONS} more places that break the API's tool-use rules "
+                   "(`python -m loop check` lists them all)")
+
+
 def _unknown_blocks(parsed: Parsed, notes: Notes) -> None:
+    if parsed.threads:  # every stretch of every thread, each as a history of its own
+        for thread in parsed.threads:
+            for segment in thread.segments:
+                _unknown_blocks(Parsed(messages=segment.messages, responses=segment.responses), notes)
+        return
     for i, message in enumerate(parsed.messages):
         for block in rules.blocks(message):
             kind = block.get("type") if isinstance(block, dict) else None

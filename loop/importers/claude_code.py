@@ -14,8 +14,22 @@ versions seen so far write, and passes over (and counts) the rest:
   `assistant` records repeating one `message.id`; their tool results come as
   separate `user` records, whose parentUuid may hang off any of them. They are
   joined back into one assistant message and one user message of results.
+- Every record with a `uuid` is a link of the chain, whatever its type
+  (`system` records sit between messages); a record without `isSidechain`
+  belongs to its parent's thread.
+- A `compact_boundary` record (a `system` record, `parentUuid` null,
+  `logicalParentUuid` the last one before) marks a compaction: the history
+  the model sees after it begins with the summary (`isCompactSummary`), not
+  with the old messages. Each side is a stretch of its own, joined by a
+  `compact` step.
 - `isSidechain: true` marks a sub-agent's thread; `agentId` names it when
-  present. The main conversation is imported unless a thread is chosen.
+  present. Newer versions write each sub-agent to
+  `<session>/subagents/agent-<agentId>.jsonl` (read together with the session,
+  see `importers.import_files`). A sub-agent's thread is linked to the
+  `Task`/`Agent` tool_use that started it: the one whose result's
+  `toolUseResult.agentId` names it, or else the one whose `prompt` is its
+  first message. Every thread is imported, each sub-agent inside its parent's
+  run_tool step; `thread=` imports one thread alone.
 - A tool result's `user` record carries the tool's own account of the run in
   `toolUseResult`; it is kept in the run_tool step's detail.
 """
@@ -26,14 +40,17 @@ import heapq
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from typing import Callable
+
 from ..narrate import short
-from ..rules import tool_results
-from .common import Parsed, clean_content, id_key
+from ..rules import tool_results, tool_uses
+from .common import Parsed, ParsedThread, Segment, clean_content, id_key
 from .derive import message_text
 from .notes import Notes
 
 MAIN = "main"
 MESSAGE_TYPES = ("user", "assistant")
+STARTS_AGENTS = ("Task", "Agent", "task")  # the tools whose tool_use starts a sub-agent
 RECORD_KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain")
 
 
@@ -55,6 +72,7 @@ class _Node:
     parent: str | None
     record: dict | None  # a user/assistant record with a readable message; None for one that only links the chain
     ts: str
+    boundary: dict | None = None  # a compact_boundary record's facts (trigger, preTokens), else None
     kids: list = field(default_factory=list)
     up: "_Node | None" = None  # the parent within its tree
     spine: bool = False  # on the path from the tree's root to its newest message
@@ -69,50 +87,78 @@ class ThreadInfo:
     forest: list  # its chains, see _forest
 
 
-def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = None) -> tuple[Parsed, list, str]:
-    """The chosen thread (the main conversation by default) of a log's parsed lines.
+def _line(n: int) -> str:
+    return f"line {n}"
 
-    Returns the history, the threads of the log as (id, label, n_records) and
-    the id of the thread imported. An unknown `thread` raises UnknownThread.
+
+def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = None,
+         place: Callable[[int], str] = _line) -> tuple[Parsed, list, str]:
+    """Every thread of a log's parsed lines, the main conversation first (or only `thread`).
+
+    Returns the history (one thread: `Parsed.messages`; several, or a history
+    compacted on the way: `Parsed.threads`), the threads of the log as
+    (id, label, n_records) and the id of the thread imported (the main one when
+    all are). An unknown `thread` raises UnknownThread. `place(n)` names record
+    n in warnings ("line 12", or "agent-ab.jsonl, line 3" for several files).
     """
     pools: dict[str, list[_Node]] = {}
     everywhere: set[str] = set()  # every uuid in the file, to tell a link to another thread from a missing record
+    flagged: dict[str, str] = {}  # uuid -> the pool of a record that says which thread it is in
+    unflagged: list[tuple[_Node, dict]] = []
     for line, record in records:
         if not isinstance(record, dict):
-            notes.count("passed over lines that are JSON but not a record (an object)", f"line {line}")
+            notes.count("passed over lines that are JSON but not a record (an object)", place(line))
             continue
         kind = record.get("type")
         good = None
         if kind in MESSAGE_TYPES:
             message = record.get("message")
             if not isinstance(message, dict):
-                notes.count(f"passed over {kind} records whose message is not an object", f"line {line}")
+                notes.count(f"passed over {kind} records whose message is not an object", place(line))
             elif not isinstance(message.get("content"), (str, list)):
-                notes.count(f"passed over {kind} records whose message has no content", f"line {line}")
+                notes.count(f"passed over {kind} records whose message has no content", place(line))
             else:
                 good = record
         elif kind is None:
-            notes.count("passed over records without a type", f"line {line}")
-        else:
-            notes.count(f"passed over records that are not messages ({kind})", f"line {line}")
+            notes.count("passed over records without a type", place(line))
+        elif not (kind == "system" and record.get("subtype") == "compact_boundary"):
+            notes.count(f"passed over records that are not messages ({kind})", place(line))
         uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else None
         if uuid is None and good is None:
             continue
         parent = record.get("parentUuid") or record.get("logicalParentUuid")
+        boundary = None
+        if kind == "system" and record.get("subtype") == "compact_boundary":
+            meta = record.get("compactMetadata") if isinstance(record.get("compactMetadata"), dict) else {}
+            boundary = {"trigger": meta.get("trigger"), "pre_tokens": meta.get("preTokens"), "line": place(line)}
         node = _Node(line, uuid or f"#line{line}", parent if isinstance(parent, str) else None, good,
-                     str(record.get("timestamp") or ""))
+                     str(record.get("timestamp") or ""), boundary)
         if uuid:
             everywhere.add(uuid)
-        if record.get("isSidechain"):
-            agent = record.get("agentId")
-            key = f"agent-{agent}" if isinstance(agent, str) and agent else "sidechain"
-        else:
-            key = MAIN
+        if "isSidechain" not in record and good is None:
+            unflagged.append((node, record))  # a link of whichever thread its parent is in
+            continue
+        key = _pool(record)
+        if uuid:
+            flagged.setdefault(uuid, key)
+        pools.setdefault(key, []).append(node)
+    links = {node.uuid: node.parent for node, _ in unflagged}
+    for node, record in unflagged:
+        key, seen, parent = MAIN, set(), node.parent
+        while parent and parent not in seen:  # up the chain to a record that says
+            seen.add(parent)
+            if parent in flagged:
+                key = flagged[parent]
+                break
+            parent = links.get(parent)
+        if node.uuid in everywhere:
+            flagged.setdefault(node.uuid, key)
         pools.setdefault(key, []).append(node)
 
     threads: list[ThreadInfo] = []
     for key, nodes in pools.items():
-        forest = _forest(_dedupe(nodes, notes), everywhere, notes)
+        nodes.sort(key=lambda n: n.line)
+        forest = _forest(_dedupe(nodes, notes, place), everywhere, notes, place)
         if key == "sidechain":  # no agentId: each chain is a sub-agent of its own
             for root, members in forest:
                 threads.append(_thread(f"sidechain-{root.uuid}", [(root, members)]))
@@ -121,22 +167,104 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
     threads = [t for t in threads if t.n_records]
     threads.sort(key=lambda t: (t.id != MAIN, t.first_line))
     listing = [(t.id, t.label, t.n_records) for t in threads]
-    if thread is None:
-        chosen = threads[0] if threads else None
-        if chosen is not None and chosen.id != MAIN:
-            notes.warn(f"the log holds no main conversation (isSidechain false); imported the sub-agent thread {chosen.id}")
-    else:
+    if thread is not None:
         chosen = next((t for t in threads if t.id == thread), None)
         if chosen is None:
             raise UnknownThread(f"no thread {thread!r} in this log; its threads: "
                                 + (", ".join(t.id for t in threads) or "none"))
-    if chosen is None:
+        return _single(chosen, notes, place), listing, chosen.id
+    if not threads:
         return Parsed(), listing, MAIN
-    ordered = _order(chosen.forest, notes)
-    return _messages(ordered, notes), listing, chosen.id
+    if threads[0].id != MAIN:
+        notes.warn(f"the log holds no main conversation (isSidechain false); imported the sub-agent thread "
+                   f"{threads[0].id}")
+        if len(threads) == 1:
+            return _single(threads[0], notes, place), listing, threads[0].id
+    if len(threads) == 1:
+        return _single(threads[0], notes, place), listing, MAIN
+    parsed = Parsed()
+    tool_details: dict = {}
+    read_threads = []
+    for info in threads:
+        segments, meta = _segments(_order(info.forest, notes, f"thread {info.id}: " if info.id != threads[0].id
+                                          else ""), notes, tool_details, place)
+        read_threads.append(ParsedThread(MAIN if info is threads[0] else info.id, segments, label=info.label,
+                                         facts={"records": info.n_records}))
+        if info is threads[0]:
+            parsed.meta = meta
+    _link(read_threads, tool_details, notes)
+    parsed.threads = read_threads
+    parsed.messages = read_threads[0].messages
+    parsed.tool_details = tool_details
+    return parsed, listing, MAIN
 
 
-def _dedupe(nodes: list[_Node], notes: Notes) -> list[_Node]:
+def _pool(record: dict) -> str:
+    if record.get("isSidechain"):
+        agent = record.get("agentId")
+        return f"agent-{agent}" if isinstance(agent, str) and agent else "sidechain"
+    return MAIN
+
+
+def _single(info: ThreadInfo, notes: Notes, place: Callable[[int], str]) -> Parsed:
+    """One thread alone, as the main one: one history, or its stretches when it was compacted."""
+    tool_details: dict = {}
+    segments, meta = _segments(_order(info.forest, notes), notes, tool_details, place)
+    if len(segments) == 1:
+        only = segments[0]
+        return Parsed(messages=only.messages, meta=meta, responses=only.responses, tool_details=tool_details,
+                      times=only.times, origins=only.origins)
+    return Parsed(messages=segments[-1].messages, meta=meta, tool_details=tool_details,
+                  threads=[ParsedThread(MAIN, segments, label=info.label)])
+
+
+def _first_user_text(thread: ParsedThread) -> str | None:
+    for message in thread.segments[0].messages if thread.segments else []:
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+            return "\n".join(t for t in texts if isinstance(t, str)) if texts else None
+    return None
+
+
+def _link(threads: list[ParsedThread], tool_details: dict, notes: Notes) -> None:
+    """Each sub-agent's thread to the Task/Agent tool_use that started it: by the agentId its result names,
+    else by its prompt. What cannot be linked is said (derive puts those threads after the main one)."""
+    uses = []  # (thread, tool_use) of every tool_use that starts a sub-agent, in order
+    for thread in threads:
+        for segment in thread.segments:
+            for message in segment.messages:
+                if message.get("role") == "assistant":
+                    uses += [(thread, use) for use in tool_uses(message) if use.get("name") in STARTS_AGENTS]
+    by_agent = {}
+    for thread, use in uses:
+        account = (tool_details.get(id_key(use.get("id"))) or {}).get("tool_use_result")
+        agent = account.get("agentId") if isinstance(account, dict) else None
+        if isinstance(agent, str) and agent:
+            by_agent.setdefault(agent, (thread, use))
+    taken: set = set()
+    for child in threads[1:]:
+        found = by_agent.get(child.id[len("agent-"):]) if child.id.startswith("agent-") else None
+        if found is None or id_key(found[1].get("id")) in taken:
+            prompt = _first_user_text(child)
+            found = next(((t, u) for t, u in uses if t is not child and id_key(u.get("id")) not in taken
+                          and isinstance(u.get("input"), dict) and u["input"].get("prompt") == prompt
+                          and prompt is not None), None)
+        if found is None:
+            child.parent = MAIN  # shown after the main thread's steps (derive says so)
+            continue
+        parent, use = found
+        taken.add(id_key(use.get("id")))
+        child.parent, child.parent_tool_use_id = parent.id, use.get("id")
+        tool_input = use.get("input") if isinstance(use.get("input"), dict) else {}
+        said = tool_input.get("description") or child.label
+        child.label = short(str(said), 60) if said else child.label
+        child.facts["started_by"] = {"tool": use.get("name"), "subagent_type": tool_input.get("subagent_type")}
+
+
+def _dedupe(nodes: list[_Node], notes: Notes, place: Callable[[int], str] = _line) -> list[_Node]:
     """One node a uuid. A readable message replaces a record that only linked the chain; a record written
     twice is kept once; a different record under a uuid already used gets an id of its own."""
     by_id: dict[str, int] = {}
@@ -150,17 +278,18 @@ def _dedupe(nodes: list[_Node], notes: Notes) -> list[_Node]:
             out[at] = node
         elif node.record is not None and node.record == out[at].record:
             notes.count("records written twice (same uuid, same content); kept once",
-                        f"line {node.line} (as line {out[at].line})")
+                        f"{place(node.line)} (as {place(out[at].line)})")
         elif node.record is not None:
             notes.count("records repeat the uuid of an earlier line; each is kept as a record of its own",
-                        f"line {node.line} (uuid of line {out[at].line})")
+                        f"{place(node.line)} (uuid of {place(out[at].line)})")
             node.uuid = f"{node.uuid}#line{node.line}"
             out.append(node)
     out.sort(key=lambda n: n.line)
     return out
 
 
-def _forest(nodes: list[_Node], everywhere: set[str], notes: Notes) -> list[tuple[_Node, list[_Node]]]:
+def _forest(nodes: list[_Node], everywhere: set[str], notes: Notes,
+            place: Callable[[int], str] = _line) -> list[tuple[_Node, list[_Node]]]:
     """The chains of one thread as trees: (root, members in line order), roots in line order."""
     by_id = {n.uuid: n for n in nodes}
     roots = []
@@ -171,7 +300,7 @@ def _forest(nodes: list[_Node], everywhere: set[str], notes: Notes) -> list[tupl
         else:
             if node.parent and node.parent not in everywhere:
                 notes.count("records name a parentUuid that is not in the file; each starts a chain",
-                            f"line {node.line}")
+                            place(node.line))
             roots.append(node)
     forest = []
     seen: set[int] = set()
@@ -196,7 +325,7 @@ def _forest(nodes: list[_Node], everywhere: set[str], notes: Notes) -> list[tupl
     if len(seen) < len(nodes):  # parentUuid loops: cut each where it starts
         for node in nodes:
             if id(node) not in seen:
-                notes.count("records whose parentUuid chain loops back; cut there", f"line {node.line}")
+                notes.count("records whose parentUuid chain loops back; cut there", place(node.line))
                 forest.append((node, grow(node)))
     return forest
 
@@ -213,8 +342,8 @@ def _thread(key: str, forest: list) -> ThreadInfo:
     return ThreadInfo(key, label, len(messages), nodes[0].line if nodes else 0, forest)
 
 
-def _order(forest: list, notes: Notes) -> list[_Node]:
-    """The records of the conversation in chain order, tree after tree.
+def _order(forest: list, notes: Notes, prefix: str = "") -> list[_Node]:
+    """The records of the conversation in chain order, tree after tree, and the compact boundaries on its path.
 
     In each tree the conversation is the path to its newest message record;
     records off that path are kept when they are the same response written
@@ -243,6 +372,8 @@ def _order(forest: list, notes: Notes) -> list[_Node]:
         while ready:
             node = heapq.heappop(ready)[2]
             record = node.record
+            if node.boundary is not None and node.spine:
+                out.append(node)  # a compaction on the conversation's path: the history starts again after it
             if record is not None:
                 message = record["message"]
                 if not node.spine and not _belongs(record, message, response_ids, use_ids):
@@ -265,14 +396,14 @@ def _order(forest: list, notes: Notes) -> list[_Node]:
                 if kid.up is node:
                     heapq.heappush(ready, (kid.ts, kid.line, kid))
     if abandoned:
-        notes.warn(f"passed over {abandoned} message record(s) on abandoned branches of the chain (a message edited "
+        notes.warn(f"{prefix}passed over {abandoned} message record(s) on abandoned branches of the chain (a message edited "
                    "or a response retried); the branch written last is imported")
     if trees > 1:
         if linked:
-            notes.warn(f"the conversation is {trees} separate chains (after compaction, a resumed session or missing "
+            notes.warn(f"{prefix}the conversation is {trees} separate chains (after compaction, a resumed session or missing "
                        "records); they are joined in the order of their first lines")
         else:
-            notes.warn("no record's parentUuid links it to another record: the records are taken in line order")
+            notes.warn(f"{prefix}no record's parentUuid links it to another record: the records are taken in line order")
     return out
 
 
@@ -308,38 +439,57 @@ def _epoch(ts: str) -> float:
         return 0.0
 
 
-def _messages(ordered: list[_Node], notes: Notes) -> Parsed:
-    """Records in order -> messages: one response's lines joined, one turn's results joined."""
-    parsed = Parsed()
-    messages = parsed.messages
+def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
+              place: Callable[[int], str] = _line) -> tuple[list[Segment], dict]:
+    """Records in order -> stretches of history (a compact boundary starts a new one) and the thread's facts.
+
+    In each stretch one response's lines are joined into one message, and one
+    turn's results into one user message.
+    """
+    segments = [Segment([])]
     group: tuple | None = None  # (message.id, index) of the last assistant message
     results_open = False  # the last message is a user message of tool_results only, which more results join
+    responses = segments[0].responses
     for node in ordered:
+        if node.boundary is not None:
+            if segments[-1].messages:  # the history so far is replaced: the next stretch starts from nothing
+                trigger = node.boundary.get("trigger")
+                kind = trigger if trigger in ("auto", "manual") else "imported"
+                facts = {k: v for k, v in (("trigger", trigger), ("pre_tokens", node.boundary.get("pre_tokens")))
+                         if v is not None}
+                segments.append(Segment([], compaction={
+                    "kind": kind, **facts, "source": f"compact_boundary ({node.boundary.get('line')})",
+                    "why": "Claude Code compacted the conversation: from here the model sees the summary, not the "
+                           "messages before it"}))
+                group, results_open = None, False
+                responses = segments[-1].responses
+            continue
+        segment = segments[-1]
+        messages = segment.messages
         record = node.record
         message = record["message"]
         role = message.get("role") if message.get("role") in MESSAGE_TYPES else record["type"]
-        content = clean_content(message["content"], f"line {node.line}", notes)
+        content = clean_content(message["content"], place(node.line), notes)
         if role == "assistant":
             mid = message.get("id")
             if (group is not None and mid is not None and mid == group[0]
                     and (group[1] == len(messages) - 1 or (group[1] == len(messages) - 2 and results_open))):
                 # Another line of the same response, maybe after results of its earlier tool_use lines.
                 _join(messages[group[1]], content)
-                recorded = parsed.responses[group[1]]
+                recorded = responses[group[1]]
                 for key in ("stop_reason", "usage"):
                     if message.get(key) is not None:
                         recorded[key] = message[key]
                 continue
             group = (mid, len(messages))
             model = message.get("model")
-            parsed.responses[len(messages)] = {"id": mid, "model": model, "stop_reason": message.get("stop_reason"),
-                                               "usage": message.get("usage"),
-                                               "request": {"model": model} if model else {}}
+            responses[len(messages)] = {"id": mid, "model": model, "stop_reason": message.get("stop_reason"),
+                                        "usage": message.get("usage"), "request": {"model": model} if model else {}}
             results_open = False
         else:
             if "toolUseResult" in record:
                 for block in tool_results({"content": content}):
-                    parsed.tool_details[id_key(block.get("tool_use_id"))] = {"tool_use_result": record["toolUseResult"]}
+                    tool_details[id_key(block.get("tool_use_id"))] = {"tool_use_result": record["toolUseResult"]}
             if results_open and isinstance(content, list) and content and isinstance(content[0], dict) \
                     and content[0].get("type") == "tool_result":
                 # More results of the same turn (any text after them stays after them, as the API wants).
@@ -347,18 +497,22 @@ def _messages(ordered: list[_Node], notes: Notes) -> Parsed:
                 results_open = _only_results(content)
                 continue
             results_open = _only_results(content)
-        parsed.times[len(messages)] = _epoch(node.ts)
+            if not messages and segment.compaction is not None and record.get("isCompactSummary"):
+                segment.start = 1  # the summary comes with the compaction: the history after it begins there
+        segment.times[len(messages)] = _epoch(node.ts)
         messages.append({"role": role, "content": list(content) if isinstance(content, list) else content})
-        parsed.origins.append(f"line {node.line}")
-    first = ordered[0].record if ordered else {}
-    first_user = next((m for m in messages if m["role"] == "user"), None)
-    model = next((r.get("model") for r in parsed.responses.values() if r.get("model")), None)
-    parsed.meta = {k: v for k, v in {
+        segment.origins.append(place(node.line))
+    segments = [s for s in segments if s.messages or s is segments[0]]
+    first = next((n.record for n in ordered if n.record is not None), None) or {}
+    every = [m for s in segments for m in s.messages]
+    first_user = next((m for m in every if m["role"] == "user"), None)
+    model = next((r.get("model") for s in segments for r in s.responses.values() if r.get("model")), None)
+    meta = {k: v for k, v in {
         "model": model, "task": message_text(first_user) if first_user else "",
         "session_id": first.get("sessionId"), "cwd": first.get("cwd"), "git_branch": first.get("gitBranch"),
         "claude_code_version": first.get("version"),
     }.items() if v is not None}
-    return parsed
+    return segments, meta
 
 
 def _join(target: dict, content: object) -> None:

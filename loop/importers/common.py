@@ -13,7 +13,12 @@ SETTINGS = ("model", "system", "tools", "max_tokens")
 
 @dataclass
 class Parsed:
-    """A history in Messages API form, plus what the file recorded beside it (see derive.py)."""
+    """A history in Messages API form, plus what the file recorded beside it (see derive.py).
+
+    A log of several threads, or whose history was rewritten, fills `threads`
+    instead (the main thread first); `messages` is then the main thread's final
+    history.
+    """
 
     messages: list = field(default_factory=list)
     meta: dict = field(default_factory=dict)
@@ -21,6 +26,37 @@ class Parsed:
     tool_details: dict = field(default_factory=dict)  # tool_use id -> extra facts for its run_tool step
     times: dict = field(default_factory=dict)  # message index -> seconds since the epoch
     origins: list = field(default_factory=list)  # message index -> where in the file it came from ("line 12")
+    threads: list = field(default_factory=list)  # ParsedThread, when there is more than one history
+
+
+@dataclass
+class Segment:
+    """A stretch of one thread's history between two compactions, and what was recorded beside it."""
+
+    messages: list  # the history at the end of the stretch
+    start: int = 0  # messages[:start] came with the compaction that opened it (the summary, say)
+    compaction: dict | None = None  # facts on that compaction for its step's detail (kind, trigger, ...)
+    responses: dict = field(default_factory=dict)  # keyed by index in `messages`, as Parsed.responses
+    times: dict = field(default_factory=dict)
+    origins: list = field(default_factory=list)
+
+
+@dataclass
+class ParsedThread:
+    """One thread of a log: the main loop, or a sub-agent's linked to the tool_use that started it."""
+
+    id: str
+    segments: list  # of Segment, oldest first
+    parent: str | None = None
+    parent_tool_use_id: object = None
+    system: object = None
+    tools: list | None = None
+    label: str = ""
+    facts: dict = field(default_factory=dict)
+
+    @property
+    def messages(self) -> list:
+        return self.segments[-1].messages if self.segments else []
 
 
 def id_key(value: object) -> object:

@@ -7,7 +7,14 @@
 
 Each cycle is one call of the model. The history is what the requests sent
 (each request's `messages` is the whole history up to that call), then the
-last response, then the results of its tools if it asked for some. The
+last response, then the results of its tools if it asked for some.
+
+A trace of the course's s04 holds a sub-agent's cycles between its parent's:
+a request that starts a history of its own with the prompt of the parent's
+pending `task` tool_use opens the sub-agent's thread, and the parent's next
+request, which goes on from its own history, closes it. A request of the same
+loop that does not go on from the history before it (s06: shorter, or with
+earlier messages changed) is a compaction. The
 response is kept as recorded beside the history: where the recorder did not
 understand a block it wrote `{"type": "unknown", "raw": "..."}`, which is shown
 raw, while the next request carries the block as it was really sent.
@@ -18,7 +25,8 @@ from __future__ import annotations
 from ..blocks import tool_result
 from ..rules import tool_uses
 from ..tools import ToolOutput
-from .common import SETTINGS, Parsed, clean_content, id_key
+from ..trace import MAIN
+from .common import SETTINGS, Parsed, ParsedThread, Segment, clean_content, id_key
 from .notes import Notes
 
 
@@ -26,41 +34,85 @@ def looks_like(value: object) -> bool:
     return isinstance(value, dict) and isinstance(value.get("cycles"), list)
 
 
+class _Thread:
+    """A thread being read: its stretches of history, and what its last request sent."""
+
+    def __init__(self, parsed: ParsedThread, system: object):
+        self.parsed = parsed
+        self.system = system
+        self.sent: list | None = None  # the last request's messages (None before its first cycle)
+        self.pending: dict = {}  # task tool_use id (common.id_key) -> (that id, its prompt), from its last response
+
+    @property
+    def segment(self) -> Segment:
+        return self.parsed.segments[-1]
+
+
+def _continues(thread: _Thread, sent: list) -> bool:
+    """Does a request's history go on from what this thread sent last, plus that call's response?"""
+    before = thread.sent
+    if before is None:
+        return False
+    return len(sent) > len(before) and sent[: len(before)] == before and sent[len(before)].get("role") == "assistant"
+
+
+def _first_text(messages: list) -> str | None:
+    first = messages[0] if messages else None
+    if not isinstance(first, dict) or first.get("role") != "user":
+        return None
+    content = first.get("content")
+    if isinstance(content, str):
+        return content
+    texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"] \
+        if isinstance(content, list) else []
+    return "\n".join(t for t in texts if isinstance(t, str)) if texts else None
+
+
 def read(trace: dict, notes: Notes) -> Parsed:
+    """A course trace: one thread, or (s04) a sub-agent's cycles between its parent's, or (s06) a history
+    compacted on the way. Each cycle's request tells which: it goes on from a thread's history, starts a
+    sub-agent with the prompt of a pending `task` tool_use, or is a rewritten (compacted) history."""
     parsed = Parsed()
-    history: list = []
     cycles = [c for c in trace["cycles"] if isinstance(c, dict)]
     if len(cycles) < len(trace["cycles"]):
         notes.warn(f"cycles: {len(trace['cycles']) - len(cycles)} item(s) are not objects; passed over")
     first_request = next((c["request"] for c in cycles if isinstance(c.get("request"), dict)), {})
     settings = {k: first_request[k] for k in SETTINGS if k in first_request}
+    main = _Thread(ParsedThread(MAIN, [Segment([])]), first_request.get("system"))
+    threads = [main]
+    stack = [main]  # the loops open now: the main one, and a sub-agent while its cycles come
     for k, cycle in enumerate(cycles):
         name = f"cycle {cycle.get('cycle', k + 1)}"
         request = cycle.get("request") if isinstance(cycle.get("request"), dict) else {}
-        sent = request.get("messages")
-        if isinstance(sent, list):
-            # What the call really sent is the history up to it.
-            if len(sent) < len(history):
-                notes.warn(f"{name}: its request sent {len(sent)} messages, fewer than the {len(history)} the cycles "
-                           "before it add up to; the request's are kept")
-            elif k > 0 and len(sent) > len(history):
-                notes.warn(f"{name}: its request sent {len(sent)} messages, more than the {len(history)} the cycles "
-                           "before it add up to; the request's are kept")
-            history = []
-            for j, m in enumerate(sent):
+        raw = request.get("messages")
+        sent = None
+        if isinstance(raw, list):
+            sent = []
+            for j, m in enumerate(raw):
                 content = clean_content(m.get("content"), f"{name}.request.messages[{j}]", notes) if isinstance(m, dict) else None
                 if content is None or m.get("role") not in ("user", "assistant"):
                     notes.warn(f"{name}.request.messages[{j}]: not a user or assistant message with content; passed over")
                     continue
-                history.append({"role": m["role"], "content": content})
-            parsed.origins = [f"{name}.request.messages[{j}]" for j in range(len(history))]
+                sent.append({"role": m["role"], "content": content})
+        thread = stack[-1]
+        if sent is not None:
+            thread = _place(stack, threads, sent, request, name, notes)
+        segment = thread.segment
+        if sent is not None:
+            # What the call really sent is the history up to it.
+            segment.messages[:] = sent
+            segment.origins[:] = [f"{name}.request.messages[{j}]" for j in range(len(sent))]
+            thread.sent = sent
         elif k == 0:
-            history = [{"role": "user", "content": str(trace.get("prompt", ""))}]
-            parsed.origins = ["prompt"]
+            segment.messages[:] = [{"role": "user", "content": str(trace.get("prompt", ""))}]
+            segment.origins[:] = ["prompt"]
+            thread.sent = list(segment.messages)
             notes.warn(f"{name}: the request's messages were not recorded; the history starts from the prompt")
         else:
             notes.warn(f"{name}: the request's messages were not recorded; the history is built from the responses "
                        "and tool_executions before it")
+            thread.sent = list(segment.messages)
+        history = segment.messages
         response = cycle.get("response")
         if not isinstance(response, dict):
             notes.warn(f"{name}: no response was recorded; the trace ends before it")
@@ -76,16 +128,24 @@ def read(trace: dict, notes: Notes) -> Parsed:
         if cycle.get("elapsed_ms") is not None:
             recorded["duration_ms"] = cycle["elapsed_ms"]
         recorded["detail"] = {"cycle": cycle.get("cycle", k + 1)}
-        parsed.responses[index] = recorded
+        segment.responses[index] = recorded
         history.append({"role": "assistant", "content": content})
-        parsed.origins.append(f"{name}.response")
+        segment.origins.append(f"{name}.response")
         uses = tool_uses(history[-1])
+        thread.pending = {id_key(use.get("id")): (use.get("id"), use["input"]["prompt"]) for use in uses
+                          if use.get("name") == "task" and isinstance(use.get("input"), dict)
+                          and isinstance(use["input"].get("prompt"), str)}
         recorded_runs = cycle.get("tool_executions")
         executions = [e for e in recorded_runs if isinstance(e, dict)] if isinstance(recorded_runs, list) else []
-        if len(executions) != len(uses):
+        if len(executions) != len(uses) and not (thread.pending and len(executions) == len(uses) - len(thread.pending)):
             notes.warn(f"{name}: {len(uses)} tool_use block(s) but {len(executions)} tool_execution(s) recorded")
         results = []
-        for use, execution in zip(uses, executions):
+        ran = iter(executions)
+        for use in uses:
+            execution = None if id_key(use.get("id")) in thread.pending and len(executions) < len(uses) \
+                else next(ran, None)
+            if execution is None:
+                continue  # a sub-agent's answer: its parent's next request carries it
             if execution.get("name") != use.get("name"):
                 notes.warn(f"{name}: tool_execution {execution.get('name')!r} recorded for tool_use "
                            f"{use.get('name')!r} ({use.get('id')})")
@@ -94,21 +154,69 @@ def read(trace: dict, notes: Notes) -> Parsed:
         if results:
             # Stage 5 as the recorder ran it; the next request, if any, replaces this with what it sent.
             history.append({"role": "user", "content": results})
-            parsed.origins.append(f"{name}.tool_executions")
+            segment.origins.append(f"{name}.tool_executions")
     # Where the recorder's response differs from what the next request sent, say so once a cycle.
-    for index, recorded in parsed.responses.items():
-        if index < len(history) - 1 and recorded["content"] != history[index]["content"]:
-            unknown = sum(1 for b in recorded["content"] if isinstance(b, dict) and b.get("type") == "unknown")
-            why = f" ({unknown} block(s) recorded as type 'unknown')" if unknown else ""
-            notes.warn(f"cycle {recorded['detail']['cycle']}: the response as recorded{why} differs from the assistant message "
-                       f"the next request sent; call_model shows the response, the history (messages.{index}) what was sent")
+    for thread in threads:
+        for segment in thread.parsed.segments:
+            for index, recorded in segment.responses.items():
+                if index < len(segment.messages) - 1 and recorded["content"] != segment.messages[index]["content"]:
+                    unknown = sum(1 for b in recorded["content"] if isinstance(b, dict) and b.get("type") == "unknown")
+                    why = f" ({unknown} block(s) recorded as type 'unknown')" if unknown else ""
+                    notes.warn(f"cycle {recorded['detail']['cycle']}: the response as recorded{why} differs from the "
+                               f"assistant message the next request sent; call_model shows the response, the history "
+                               f"(messages.{index}) what was sent")
     _check_totals(trace, cycles, notes)
-    parsed.messages = history
-    parsed.meta = {**settings, "task": trace.get("prompt") or "",
+    # a field of the wrong type is left out, not turned into text the page would show as the task
+    prompt = trace.get("prompt") if isinstance(trace.get("prompt"), str) else ""
+    parsed.meta = {**settings, "task": prompt,
                    "course_trace": {k: v for k, v in trace.items() if k != "cycles"}}
-    if trace.get("model") and "model" not in parsed.meta:
+    if isinstance(trace.get("model"), str) and trace["model"] and "model" not in parsed.meta:
         parsed.meta["model"] = trace["model"]
+    only = main.parsed.segments[0]
+    parsed.messages = main.parsed.messages
+    if len(threads) == 1 and len(main.parsed.segments) == 1:
+        parsed.responses, parsed.origins = only.responses, only.origins
+    else:
+        parsed.threads = [t.parsed for t in threads]
     return parsed
+
+
+def _place(stack: list, threads: list, sent: list, request: dict, name: str, notes: Notes) -> _Thread:
+    """The thread a cycle's request belongs to: one it goes on from, a sub-agent it starts, or a compaction."""
+    for depth in range(len(stack) - 1, -1, -1):
+        if _continues(stack[depth], sent):
+            del stack[depth + 1:]  # back in a parent: its sub-agents have answered
+            return stack[depth]
+    top = stack[-1]
+    if top.sent is None:  # the main thread's first cycle
+        return top
+    prompt = _first_text(sent)
+    for depth in range(len(stack) - 1, -1, -1):
+        started = next((key for key, (_, asked) in stack[depth].pending.items() if asked == prompt), None)
+        if started is not None:
+            parent = stack[depth]
+            del stack[depth + 1:]
+            use_id = parent.pending.pop(started)[0]
+            child = _Thread(ParsedThread(f"task-{started}", [Segment([])], parent=parent.parsed.id,
+                                         parent_tool_use_id=use_id, system=request.get("system"),
+                                         tools=request.get("tools"), label=" ".join(str(prompt).split())[:60]),
+                            request.get("system"))
+            threads.append(child)
+            stack.append(child)
+            return child
+    if request.get("system") != top.system:
+        child = _Thread(ParsedThread(f"cycle-{name.split()[-1]}", [Segment([])], parent=top.parsed.id,
+                                     system=request.get("system"), tools=request.get("tools")), request.get("system"))
+        notes.warn(f"{name}: its request starts a history of its own with another system prompt, but no task "
+                   "tool_use asked for it; read as a sub-agent's thread that nothing links to its parent")
+        threads.append(child)
+        stack.append(child)
+        return child
+    # The same loop, but its history was rewritten (shorter, or earlier messages changed): a compaction.
+    top.parsed.segments.append(Segment([], start=len(sent), compaction={
+        "kind": "imported", "why": f"{name}'s request does not go on from the history before it: it sent "
+                                   f"{len(sent)} message(s) where the thread held {len(top.segment.messages)}"}))
+    return top
 
 
 def _check_totals(trace: dict, cycles: list, notes: Notes) -> None:

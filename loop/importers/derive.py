@@ -23,6 +23,14 @@ not record (no `duration_ms` unless recorded, no `retries`), plus:
                   "tool_use_result": a Claude Code log's tool-specific account of the run;
                   "tool_execution": the course trace's {name, input, output}
     user_request  "note": why a user message past the first is a step of its own
+
+A log of several threads (sub-agents) or a history rewritten on the way
+(compaction) is given as `ParsedThread`s, each a list of `Segment`s: a
+stretch of history between two compactions. `trace_from_threads` walks each
+thread as above, puts a `compact` step (kind "imported", unless the log says
+more) where one stretch gives way to the next, and walks a sub-agent's thread
+where its parent's `run_tool` step for the tool_use that started it comes, so
+its steps sit inside that one, as in a live run.
 """
 
 from __future__ import annotations
@@ -31,9 +39,9 @@ from ..blocks import tool_result
 from ..rules import blocks, tool_results, tool_uses
 from ..runner import GO_ON, why_ended
 from ..tools import ToolOutput
-from ..trace import Step, Trace
+from ..trace import MAIN, Step, Thread, Trace
 from ..transcript import MAX_COUNT
-from .common import SETTINGS, id_key
+from .common import SETTINGS, ParsedThread, Segment, id_key
 
 NOT_RECORDED = "(no tool_result was recorded for this tool_use)"
 
@@ -68,112 +76,230 @@ def trace_from_history(messages: list, meta: dict, responses: dict | None = None
     the message has tool_use blocks, else "end_turn". What cannot be derived
     (a tool_use nobody answered, ...) is appended to `warnings`.
     """
-    responses = responses or {}
-    tool_details = tool_details or {}
-    times = times or {}
+    main = ParsedThread(MAIN, [Segment(messages, responses=responses or {}, times=times or {})])
+    trace = trace_from_threads([main], meta, tool_details, warnings=warnings)
+    trace.threads[MAIN].messages = messages  # the very list given, as before threads
+    return trace
+
+
+def trace_from_threads(threads: list[ParsedThread], meta: dict, tool_details: dict | None = None,
+                       *, warnings: list | None = None) -> Trace:
+    """The trace of a log of several threads, each a history that may have been rewritten (see the module doc).
+
+    `threads[0]` is the main one. A sub-agent's thread is walked where its
+    parent's run_tool step for `parent_tool_use_id` comes; one whose tool_use
+    is not found is walked after the main thread, and said so.
+    """
     notes = warnings if warnings is not None else []
     settings = {k: meta[k] for k in SETTINGS if meta.get(k) is not None}
-    steps: list[Step] = []
-    # The chapter's LoopState, as the walk goes.
-    turn_count, transition_reason, stop_reason, ended = 1, None, None, None
-    input_tokens = output_tokens = 0
-    write_backs: set[int] = set()  # user messages that answer the previous assistant's tool_use blocks
-
-    def add(stage: str, n_messages: int, detail: dict, at: float) -> None:
-        steps.append(Step(
-            index=len(steps), stage=stage, turn_count=turn_count, transition_reason=transition_reason,
-            stop_reason=stop_reason, n_messages=n_messages, input_tokens=input_tokens,
-            output_tokens=output_tokens, ended=ended, time=at, detail=detail,
-        ))
-
-    for i, message in enumerate(messages):
-        at = float(times.get(i) or 0.0)
-        role = message.get("role") if isinstance(message, dict) else None
-        if role == "user" and i in write_backs:
-            # Stage 5: the results go back as one user message; the loop goes round again.
-            turn_count += 1
-            transition_reason = "tool_result"
-            ended = None
-            add("write_back", i + 1, {"results": len(tool_results(message))}, at)
-        elif role == "user":
-            # Stage 1. A user message anywhere else is a new request (after the model's answer)
-            # or one the person or the harness slipped in before the next call.
-            detail = {"task": message_text(message)}
-            if i == 0 or (isinstance(messages[i - 1], dict) and messages[i - 1].get("role") == "assistant"):
-                if i > 0:
-                    detail["note"] = "a new request in the same conversation: the loop starts again on the history so far"
-                turn_count, transition_reason, stop_reason, ended = 1, None, None, None
-            else:
-                detail["note"] = ("a user message that is not a write-back of tool_results (typed by the person, or "
-                                  "added by the agent's harness) before the next call")
-            add("user_request", i + 1, detail, at)
-        elif role == "assistant":
-            recorded = responses.get(i) or {}
-            content = blocks(message)
-            uses = tool_uses(message)
-            if i == 0:
-                notes.append("messages.0: the history starts with an assistant message (no user request was recorded)")
-            elif isinstance(messages[i - 1], dict) and messages[i - 1].get("role") == "assistant":
-                notes.append(f"messages.{i}: an assistant message follows another assistant message "
-                             "(the API would join them into one)")
-            # Stage 2: the call, as far as the record tells it.
-            request = dict(settings)
-            request.update({k: v for k, v in (recorded.get("request") or {}).items() if k != "messages"})
-            response = {k: v for k, v in recorded.items() if k not in ("request", "duration_ms", "detail")}
-            response.setdefault("content", content)
-            if not isinstance(response.get("stop_reason"), (str, type(None))):
-                notes.append(f"messages.{i}: the recorded stop_reason {response['stop_reason']!r} is not a string; "
-                             "inferred from the content instead")
-                response["stop_reason"] = None
-            inferred = response.get("stop_reason") is None
-            if inferred:
-                response["stop_reason"] = "tool_use" if uses else "end_turn"
-            stop_reason = response["stop_reason"]
-            usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-            input_tokens += _tokens(usage.get("input_tokens"))
-            output_tokens += _tokens(usage.get("output_tokens"))
-            ended = None
-            # Facts the source did not record are left out, not guessed (docs/transcript-format.md).
-            timing = {"duration_ms": recorded["duration_ms"]} if recorded.get("duration_ms") is not None else {}
-            add("call_model", i, {"request": request, "response": response, **timing, "recorded": bool(recorded),
-                                  "stop_reason_inferred": inferred, **(recorded.get("detail") or {})}, at)
-            # Stage 3: the assistant response itself goes into the history.
-            add("append_assistant", i + 1, {}, at)
-            # Stage 4: anything but stop_reason "tool_use" ends the loop.
-            continues = stop_reason == "tool_use" and bool(uses)
-            if not continues:
-                transition_reason = None
-                ended = stop_reason if stop_reason != "tool_use" else "tool_use without a tool_use block"
-            add("decide", i + 1, {"continues": continues,
-                                  "why": GO_ON if continues else why_ended(stop_reason)}, at)
-            if uses and not continues:
-                notes.append(f"messages.{i}: stop_reason {stop_reason!r} ends the chapter's loop, yet the message has "
-                             f"{len(uses)} tool_use block(s); they are shown as the log went on")
-            if not uses:
-                continue
-            following = messages[i + 1] if i + 1 < len(messages) and isinstance(messages[i + 1], dict) else None
-            answers = {}
-            if following is not None and following.get("role") == "user" and tool_results(following):
-                answers = {id_key(b.get("tool_use_id")): b for b in tool_results(following)}
-                write_backs.add(i + 1)
-            # Stage 4, again for each tool_use: what the log says the tool gave back.
-            for use in uses:
-                key = id_key(use.get("id"))
-                result = answers.get(key)
-                if result is None:
-                    result = tool_result(use.get("id"), ToolOutput(NOT_RECORDED, is_error=True))
-                    notes.append(f"messages.{i}: tool_use {use.get('id')} ({use.get('name')}) has no tool_result "
-                                 + ("in the next message" if following is not None else "(the history ends here)"))
-                detail = {"tool_use_id": use.get("id"), "name": use.get("name"), "input": use.get("input"),
-                          "output": result.get("content"), "is_error": bool(result.get("is_error")),
-                          "tool_result": result, "given_by_user": False, "recorded": key in answers}
-                detail.update(tool_details.get(key) or {})
-                add("run_tool", i + 1, detail, float(times.get(i + 1) or at) if key in answers else at)
-    trace = Trace(meta=meta, messages=messages, steps=steps)
+    trace = Trace(meta=meta, threads={})
+    taken: set[str] = set()
+    for n, parsed in enumerate(threads):  # a log may give two threads one name: each keeps one of its own
+        if n == 0:
+            parsed.id = MAIN
+        while parsed.id in taken:
+            parsed.id = f"{parsed.id}#{n}"
+        taken.add(parsed.id)
+    for parsed in threads:
+        facts = dict(parsed.facts)
+        trace.add_thread(Thread(parsed.id, parent=parsed.parent if parsed.id != MAIN else None,
+                                parent_tool_use_id=parsed.parent_tool_use_id if parsed.id != MAIN else None,
+                                system=parsed.system if parsed.id != MAIN else meta.get("system"),
+                                tools=parsed.tools if parsed.id != MAIN else meta.get("tools"),
+                                label=parsed.label, messages=[], facts=facts))
+    walker = _Walk(trace, {t.id: t for t in threads}, settings, tool_details or {}, notes)
+    walker.thread(threads[0])
+    for parsed in threads[1:]:
+        if parsed.id not in walker.walked:
+            link = f" (its tool_use {parsed.parent_tool_use_id} is not in {parsed.parent})" \
+                if parsed.parent_tool_use_id else ""
+            notes.append(f"thread {parsed.id}: no tool_use of another thread started it{link}; its steps are "
+                         "put after the main thread's")
+            walker.thread(parsed)
     trace.first()
     return trace
 
 
+class _Walk:
+    """Walks threads into steps, one message at a time, keeping each thread's history as a live run does."""
+
+    def __init__(self, trace: Trace, threads: dict, settings: dict, tool_details: dict, notes: list):
+        self.trace = trace
+        self.threads = threads
+        self.settings = settings
+        self.tool_details = tool_details
+        self.notes = notes
+        self.walked: set[str] = set()
+        self.children: dict = {}  # (parent thread id, tool_use id) -> the sub-agent's ParsedThread
+        for parsed in threads.values():
+            if parsed.id != MAIN and parsed.parent is not None and parsed.parent_tool_use_id is not None:
+                self.children.setdefault((parsed.parent, id_key(parsed.parent_tool_use_id)), parsed)
+
+    def thread(self, parsed: ParsedThread) -> None:
+        self.walked.add(parsed.id)
+        held = self.trace.threads[parsed.id].messages  # the history so far, the thread's own list
+        state = {"turn_count": 1, "transition_reason": None, "stop_reason": None, "ended": None,
+                 "input_tokens": 0, "output_tokens": 0}
+        for k, segment in enumerate(parsed.segments):
+            if k:
+                self.compact(parsed, segment, held, state, k)
+            self.segment(parsed, segment, held, state, k)
+
+    def where(self, parsed: ParsedThread, k: int, i: int, segment: Segment) -> str:
+        """How a warning names message i of a stretch: `messages.i`, with its thread and its line in the file."""
+        origin = segment.origins[i] if i < len(segment.origins) else None
+        place = f"messages.{i}" + (f" ({origin})" if origin and origin != f"messages[{i}]" else "")
+        if parsed.id != MAIN:
+            place = f"thread {parsed.id}: {place}"
+        return place + (f" (after compaction {k})" if k else "")
+
+    def add(self, parsed: ParsedThread, stage: str, n: int, detail: dict, at: float, state: dict, segment: Segment,
+            held: list, rewritten=()) -> None:
+        if len(held) < n:  # the history grows to what this step holds
+            held.extend(segment.messages[len(held): n])
+        self.trace.add(Step(
+            index=0, stage=stage, turn_count=state["turn_count"], transition_reason=state["transition_reason"],
+            stop_reason=state["stop_reason"], n_messages=n, input_tokens=state["input_tokens"],
+            output_tokens=state["output_tokens"], ended=state["ended"], time=at, detail=detail, thread=parsed.id,
+        ), rewritten)
+
+    def compact(self, parsed: ParsedThread, segment: Segment, held: list, state: dict, k: int) -> None:
+        """The compact step where one stretch of a thread gives way to the next."""
+        new = segment.messages[: segment.start]
+        detail = dict(segment.compaction or {})
+        detail.setdefault("kind", "imported")
+        detail.setdefault("why", "the history the log goes on with is not the one before it: it was rewritten")
+        tokens_before = _estimate(held)
+        if len(new) == len(held):
+            changed = [j for j in range(len(held)) if held[j] != new[j]]
+            detail["replaced"] = [{"index": j, "message": held[j]} for j in changed]
+            rewritten = changed
+        else:
+            detail["history_before"] = list(held)
+            rewritten = range(len(new))
+        detail.update(messages_before=len(held), messages_after=len(new), tokens_before=tokens_before,
+                      tokens_after=_estimate(new))
+        held[:] = new
+        at = float(segment.times.get(segment.start) or segment.times.get(0) or 0.0)
+        self.add(parsed, "compact", len(new), detail, at, state, segment, held, rewritten)
+
+    def segment(self, parsed: ParsedThread, segment: Segment, held: list, state: dict, k: int) -> None:
+        messages, responses, times, notes = segment.messages, segment.responses, segment.times, self.notes
+        write_backs: set[int] = set()  # user messages that answer the previous assistant's tool_use blocks
+        for i in range(segment.start, len(messages)):
+            message = messages[i]
+            at = float(times.get(i) or 0.0)
+            role = message.get("role") if isinstance(message, dict) else None
+            if role == "user" and i in write_backs:
+                # Stage 5: the results go back as one user message; the loop goes round again.
+                state.update(turn_count=state["turn_count"] + 1, transition_reason="tool_result", ended=None)
+                self.add(parsed, "write_back", i + 1, {"results": len(tool_results(message))}, at, state, segment, held)
+            elif role == "user":
+                # Stage 1. A user message anywhere else is a new request (after the model's answer)
+                # or one the person or the harness slipped in before the next call.
+                detail = {"task": message_text(message)}
+                if i == 0 and parsed.parent_tool_use_id is not None and parsed.id != MAIN:
+                    detail["started_by"] = parsed.parent_tool_use_id
+                if i == 0 or (isinstance(messages[i - 1], dict) and messages[i - 1].get("role") == "assistant"):
+                    if i > 0:
+                        detail["note"] = "a new request in the same conversation: the loop starts again on the history so far"
+                    state.update(turn_count=1, transition_reason=None, stop_reason=None, ended=None)
+                else:
+                    detail["note"] = ("a user message that is not a write-back of tool_results (typed by the person, or "
+                                      "added by the agent's harness) before the next call")
+                self.add(parsed, "user_request", i + 1, detail, at, state, segment, held)
+            elif role == "assistant":
+                self.assistant(parsed, segment, k, i, held, state, write_backs)
+
+    def assistant(self, parsed: ParsedThread, segment: Segment, k: int, i: int, held: list, state: dict,
+                  write_backs: set) -> None:
+        messages, notes = segment.messages, self.notes
+        message = messages[i]
+        at = float(segment.times.get(i) or 0.0)
+        recorded = segment.responses.get(i) or {}
+        content = blocks(message)
+        uses = tool_uses(message)
+        if i == 0:
+            notes.append(f"{self.where(parsed, k, 0, segment)}: the history starts with an assistant message "
+                         "(no user request was recorded)")
+        elif isinstance(messages[i - 1], dict) and messages[i - 1].get("role") == "assistant":
+            notes.append(f"{self.where(parsed, k, i, segment)}: an assistant message follows another assistant "
+                         "message (the API would join them into one)")
+        # Stage 2: the call, as far as the record tells it.
+        settings = dict(self.settings)
+        if parsed.id != MAIN:
+            settings.update({key: value for key, value in (("system", parsed.system), ("tools", parsed.tools))
+                             if value is not None})
+        request = settings
+        request.update({key: v for key, v in (recorded.get("request") or {}).items() if key != "messages"})
+        response = {key: v for key, v in recorded.items() if key not in ("request", "duration_ms", "detail")}
+        response.setdefault("content", content)
+        if not isinstance(response.get("stop_reason"), (str, type(None))):
+            notes.append(f"{self.where(parsed, k, i, segment)}: the recorded stop_reason {response['stop_reason']!r} "
+                         "is not a string; inferred from the content instead")
+            response["stop_reason"] = None
+        inferred = response.get("stop_reason") is None
+        if inferred:
+            response["stop_reason"] = "tool_use" if uses else "end_turn"
+        state["stop_reason"] = stop_reason = response["stop_reason"]
+        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+        state["input_tokens"] += _tokens(usage.get("input_tokens"))
+        state["output_tokens"] += _tokens(usage.get("output_tokens"))
+        state["ended"] = None
+        # Facts the source did not record are left out, not guessed (docs/transcript-format.md).
+        timing = {"duration_ms": recorded["duration_ms"]} if recorded.get("duration_ms") is not None else {}
+        self.add(parsed, "call_model", i, {"request": request, "response": response, **timing,
+                                           "recorded": bool(recorded), "stop_reason_inferred": inferred,
+                                           **(recorded.get("detail") or {})}, at, state, segment, held)
+        # Stage 3: the assistant response itself goes into the history.
+        self.add(parsed, "append_assistant", i + 1, {}, at, state, segment, held)
+        # Stage 4: anything but stop_reason "tool_use" ends the loop.
+        continues = stop_reason == "tool_use" and bool(uses)
+        if not continues:
+            state["transition_reason"] = None
+            state["ended"] = stop_reason if stop_reason != "tool_use" else "tool_use without a tool_use block"
+        self.add(parsed, "decide", i + 1, {"continues": continues,
+                                           "why": GO_ON if continues else why_ended(stop_reason)},
+                 at, state, segment, held)
+        if uses and not continues:
+            notes.append(f"{self.where(parsed, k, i, segment)}: stop_reason {stop_reason!r} ends the chapter's "
+                         f"loop, yet the message has {len(uses)} tool_use block(s); they are shown as the log went on")
+        if not uses:
+            return
+        following = messages[i + 1] if i + 1 < len(messages) and isinstance(messages[i + 1], dict) else None
+        answers = {}
+        if following is not None and following.get("role") == "user" and tool_results(following):
+            answers = {id_key(b.get("tool_use_id")): b for b in tool_results(following)}
+            write_backs.add(i + 1)
+        # Stage 4, again for each tool_use: what the log says the tool gave back.
+        for use in uses:
+            key = id_key(use.get("id"))
+            child = self.children.get((parsed.id, key))
+            if child is not None and child.id not in self.walked:
+                self.thread(child)  # the sub-agent's loop runs inside this run_tool step
+            result = answers.get(key)
+            if result is None:
+                result = tool_result(use.get("id"), ToolOutput(NOT_RECORDED, is_error=True))
+                notes.append(f"{self.where(parsed, k, i, segment)}: tool_use {use.get('id')} ({use.get('name')}) has "
+                             "no tool_result " + ("in the next message" if following is not None
+                                                  else "(the history ends here)"))
+            detail = {"tool_use_id": use.get("id"), "name": use.get("name"), "input": use.get("input"),
+                      "output": result.get("content"), "is_error": bool(result.get("is_error")),
+                      "tool_result": result, "given_by_user": False, "recorded": key in answers}
+            if child is not None:
+                detail["thread"] = child.id
+            detail.update(self.tool_details.get(key) or {})
+            self.add(parsed, "run_tool", i + 1, detail,
+                     float(segment.times.get(i + 1) or at) if key in answers else at, state, segment, held)
+
+
+def _estimate(messages: list) -> int:
+    from ..compact import estimate_tokens
+
+    try:
+        return estimate_tokens(messages)
+    except (TypeError, ValueError, RecursionError):  # a hostile log's oddities: no estimate, no crash
+        return 0
 def cover_the_rest(trace: Trace) -> str | None:
     """Steps for the messages a transcript holds past its last step; what was done, said in one line (None: nothing).
 
@@ -183,11 +309,14 @@ def cover_the_rest(trace: Trace) -> str | None:
     history, the missing ones are derived here; otherwise the warning says where
     the replay stops.
     """
-    covered = trace.steps[-1].n_messages if trace.steps else 0
+    last = trace.last_in_thread(MAIN, len(trace.steps) - 1) if trace.steps else None
+    covered = trace.steps[last].n_messages if last is not None else 0
     total = len(trace.messages)
     if covered >= total:
         return None
     which = f"the last {total - covered} message(s) (messages.{covered} to messages.{total - 1})"
+    if trace.has_threads or trace.has_compaction:  # the chapter's rules derive one thread whose history only grew
+        return f"{which} are in the file, but no step reaches them: the replay ends before them"
     derived = trace_from_history(trace.messages, trace.meta, warnings=[]).steps
     k = len(trace.steps)
     if k < len(derived) and [(s.stage, s.n_messages) for s in trace.steps] == [(s.stage, s.n_messages) for s in derived[:k]]:

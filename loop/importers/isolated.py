@@ -8,6 +8,9 @@ imports it with `import_bytes`, and sends the trace back as a transcript. What
 the child runs out of ends the child, not the server; at most `SLOTS` imports
 run at once, so a class uploading together queues instead of adding up.
 
+`import_files_isolated` does the same for a session given as several files (a
+Claude Code log with its sub-agents' logs) or a zip of them.
+
 `import_bytes` stays the in-process way for files that are the user's own
 (the command line) and for the built-in samples.
 """
@@ -22,7 +25,7 @@ import threading
 from pathlib import Path
 
 from .. import transcript
-from . import DEFAULT_MAX_BYTES, ImportFailed, Imported, Thread, _too_big, import_bytes
+from . import DEFAULT_MAX_BYTES, MAX_FILES, ImportFailed, Imported, Thread, _too_big, import_bytes, import_files
 
 MEMORY_BYTES = 1536 * 2**20  # the child's address space: Python, the file, and what parsing it makes
 CPU_SECONDS = 60
@@ -40,7 +43,27 @@ def import_isolated(data: bytes, name: str = "", *, thread: str | None = None, m
     label = name or "the file"
     if len(data) > max_bytes:  # refused before a process is started for it
         raise ImportFailed(f"{label}: {_too_big(len(data), max_bytes)}")
-    header = json.dumps({"name": name, "thread": thread, "max_bytes": max_bytes, "memory_bytes": memory_bytes,
+    return _in_child({"name": name}, data, label, thread, max_bytes, memory_bytes, cpu_seconds)
+
+
+def import_files_isolated(files: list[tuple[str, bytes]], *, thread: str | None = None,
+                          max_bytes: int = DEFAULT_MAX_BYTES, memory_bytes: int = MEMORY_BYTES,
+                          cpu_seconds: int = CPU_SECONDS) -> Imported:
+    """`import_files(files, ...)`, run in a child process with `memory_bytes` of address space at most."""
+    label = ", ".join(name for name, _ in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    label = label or "the files"
+    total = sum(len(data) for _, data in files)
+    if total > max_bytes:  # refused before a process is started for them (a zip's contents are checked there)
+        raise ImportFailed(f"{label}: {_too_big(total, max_bytes)}")
+    if len(files) > MAX_FILES:
+        raise ImportFailed(f"{len(files)} files, over the limit of {MAX_FILES} in one import")
+    head = {"names": [name for name, _ in files], "sizes": [len(data) for _, data in files]}
+    return _in_child(head, b"".join(data for _, data in files), label, thread, max_bytes, memory_bytes, cpu_seconds)
+
+
+def _in_child(head: dict, data: bytes, label: str, thread: str | None, max_bytes: int, memory_bytes: int,
+              cpu_seconds: int) -> Imported:
+    header = json.dumps({**head, "thread": thread, "max_bytes": max_bytes, "memory_bytes": memory_bytes,
                          "cpu_seconds": cpu_seconds}).encode()
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
     env["PYTHONPATH"] = str(ROOT)
@@ -83,15 +106,25 @@ def _child() -> None:
     # import's own, so nothing else is slowed or starved of collection.
     gc.disable()
     try:
-        imported = import_bytes(data, header["name"], thread=header["thread"], max_bytes=header["max_bytes"])
-        del data
+        if "names" in header:  # several files: cut the data back into them
+            files, at = [], 0
+            for name, size in zip(header["names"], header["sizes"]):
+                files.append((name, data[at: at + size]))
+                at += size
+            del data
+            imported = import_files(files, thread=header["thread"], max_bytes=header["max_bytes"])
+            del files
+        else:
+            imported = import_bytes(data, header["name"], thread=header["thread"], max_bytes=header["max_bytes"])
+            del data
         answer = {"format": imported.format, "warnings": imported.warnings, "threads": imported.threads,
                   "thread": imported.thread, "trace": transcript.to_dict(imported.trace)}
         out = json.dumps(answer, ensure_ascii=False).encode()
     except ImportFailed as exc:
         out = json.dumps({"error": str(exc)}).encode()
     except MemoryError:
-        out = json.dumps({"error": f"{header['name'] or 'the file'}: reading it needs more than the "
+        named = header.get("name") or ", ".join((header.get("names") or [])[:3]) or "the file"
+        out = json.dumps({"error": f"{named}: reading it needs more than the "
                                    f"{memory // 2**20} MiB of memory Loopscope gives one upload; nothing was "
                                    "read"}).encode()
     sys.stdout.buffer.write(out)

@@ -46,6 +46,9 @@ CSS = """<style>
 /* bottom-up: the panel opens at its newest message with no script; a short history still starts at the top */
 .ls-panel { overflow-y: auto; overscroll-behavior: contain; display: flex; flex-direction: column-reverse; }
 .ls-panel > .ls-history { margin-bottom: auto; }
+.ls-panel.ls-panel-compact { display: block; }  /* before and after a compaction, read top-down */
+.ls-compact { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 0.3rem 0.8rem; }
+.ls-compact p { margin: 0 0 0.3rem; }
 .ls-history { font-size: 0.95rem; }
 .ls-msg { border: 1px solid rgba(49,51,63,0.12); border-radius: 0.6rem; padding: 0.45rem 0.75rem 0.2rem;
           margin: 0 0 0.6rem 0; background: #fff; }

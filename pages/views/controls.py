@@ -192,8 +192,13 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, sav
             end = ending(trace, trace.cursor, t)
             if run is not None and at_end:
                 nxt = run.next_stage()
+                frame = run.frames[-1]
                 words = (t("The loop has ended.") + " " + (end or "") if nxt is None else
                          t("Next: **Run** or **Deny** the command above.") if gated else
+                         t("Next, a click on **Step** starts the sub-agent's own loop: *{stage}*.",
+                           stage=stage_title(nxt)) if nxt == "user_request" and frame.state.stage is not None else
+                         t("Next, a click on **Step** goes back to the parent: *{stage}* takes the sub-agent's "
+                           "answer.", stage=stage_title(nxt)) if frame.state.ended else
                          t("Next, a click on **Step** executes *{stage}*; the keys only move over recorded steps.",
                            stage=stage_title(nxt)))
             elif not at_end:

@@ -8,8 +8,6 @@ not the files), so the first branch's clean-up covers them all.
 
 from __future__ import annotations
 
-import dataclasses
-
 import streamlit as st
 
 from loop.fork import ForkRefused, fork_task, fork_tool_result
@@ -42,8 +40,8 @@ def _adopt(run: Run, branch: Run) -> None:
 
 def with_branches(trace: Trace, family: list[Run]) -> Trace:
     """`trace` with the other branches of `family` in `branches`, for Save (no trace is changed)."""
-    others = [dataclasses.replace(b.trace, branches=[]) for b in family if b.trace is not trace]
-    return dataclasses.replace(trace, branches=others) if others else trace
+    others = [b.trace.with_branches([]) for b in family if b.trace is not trace]
+    return trace.with_branches(others) if others else trace
 
 
 def _label(family: list[Run], i: int) -> str:

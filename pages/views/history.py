@@ -9,6 +9,11 @@ that gap is the lesson.
 The window is one HTML element (see blocks.py). The block that matters at
 this step (the one the step added, or an is_error result the model is reading
 now) is ringed, and the panel scrolls to it.
+
+A run with sub-agents shows the history of the thread the cursor is in, under
+a breadcrumb (main › task toolu_…) whose parts go up to the parent; a step
+that leads into a sub-agent offers to step in. At a compact step the history
+before and after the rewrite are drawn side by side.
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ from html import escape
 import streamlit as st
 
 from loop.trace import Trace
-from loop.views import ending, errors_read_at, pending_response, window
+from loop.views import (breadcrumb, compaction_at, ending, errors_read_at, pending_response, sub_agent_at,
+                        thread_name, window)
 
 from .blocks import content_html, markdown_html
-from .i18n import t
+from .i18n import lang, t
 
 WINDOW = 12  # messages drawn at least; up to WINDOW + SNAP - 1 (see loop.views.window)
 SNAP = 4
@@ -109,6 +115,86 @@ def draw_message(i: int, message: object, new: bool = False) -> None:
     st.html(f'<div class="ls-history">{message_html(i, message, new=new)}</div>')
 
 
+def _go(trace: Trace, index: int) -> None:
+    trace.goto(index)
+
+
+def draw_threads(trace: Trace, cursor: int, key: str) -> None:
+    """Where the cursor is among the threads: main › task toolu_… (each part goes up), and the way in."""
+    path = breadcrumb(trace, cursor)
+    into = sub_agent_at(trace, cursor)
+    if len(path) == 1 and into is None and len(trace.threads) <= 2:
+        return
+    ups = path[:-1]
+    here = path[-1][0]
+    with st.container(horizontal=True, vertical_alignment="center", key=f"{key}-threads"):
+        for n, (thread, to) in enumerate(ups):
+            st.button(f"{thread_name(thread)} ›", key=f"{key}-up" if n == len(ups) - 1 else f"{key}-up-{n}",
+                      icon=":material/arrow_upward:", disabled=to is None, on_click=_go, args=(trace, to),
+                      help=t("Go up to the parent loop, at the step that took the sub-agent's answer (or waits "
+                             "for it)."))
+        if into is not None:
+            first = trace.opened_at(into.id)
+            count = len(trace.steps_of(into.id))
+            st.button(t("Into the sub-agent's loop ({n} steps)", n=count), key=f"{key}-into",
+                      icon=":material/subdirectory_arrow_right:", disabled=first is None, on_click=_go,
+                      args=(trace, first), help=into.label or None)
+        elif not here.is_main:
+            st.markdown(f"**`{thread_name(here)}`**" + (f" · {here.label}" if here.label else ""))
+        if len(trace.threads) > 2:  # many sub-agents (an imported session): go to any one's first step
+            ids = list(trace.threads)
+            st.session_state[f"{key}-thread"] = trace.thread_of(cursor).id  # follows the cursor, as the slider does
+            st.selectbox(t("Go to a thread"), ids, key=f"{key}-thread", on_change=_to_thread, args=(trace, key),
+                         format_func=lambda tid: _thread_option(trace, tid), label_visibility="collapsed",
+                         width=320)
+
+
+def _thread_option(trace: Trace, tid: str) -> str:
+    thread = trace.threads[tid]
+    label = f": {thread.label}" if thread.label else ""
+    return f"{thread_name(thread)}{label} ({len(trace.steps_of(tid))})"
+
+
+def _to_thread(trace: Trace, key: str) -> None:
+    first = trace.opened_at(st.session_state[f"{key}-thread"])
+    if first is not None:
+        trace.goto(first)
+
+
+def compaction_html(trace: Trace, cursor: int) -> str | None:
+    """At a compact step: the history before and after, side by side, as HTML. None on any other step."""
+    shown = compaction_at(trace, cursor)
+    if shown is None:
+        return None
+    before, after = shown["before"], shown["after"]
+    head = ('<h4 class="ls-h4">' + escape(t("compact ({kind}) · messages {a} → {b}", kind=shown["kind"],
+                                              a=before["messages"], b=after["messages"])) + "</h4>")
+    if lang() == "en":  # the reason as the run recorded it, in English; the stage note says it in every language
+        head += f'<p class="ls-caption">{escape(str(shown["why"]))}</p>'
+    sides = [markdown_html(t("**Before** · {n} messages · about {tokens} tokens", n=before["messages"],
+                             tokens=f"{before['tokens'] or 0:,}")),
+             markdown_html(t("**After** · {n} messages · about {tokens} tokens", n=after["messages"],
+                             tokens=f"{after['tokens'] or 0:,}"))]
+    rows = []
+    if "pairs" in shown:  # messages replaced in place: each one as it was and as it is
+        note = t("{n} message(s) replaced in place; every other message is unchanged.", n=len(shown["pairs"]))
+        for slot, old, new in shown["pairs"][-WINDOW:]:
+            rows.append((message_html(slot, old), message_html(slot, new, new=True)))
+    else:
+        old, new = shown["history_before"], shown["history_after"]
+        note = t("The whole history now: what the next call sends.")
+        left = []
+        if len(old) > WINDOW:
+            newest = t("The newest {n} of {total}; the rest stay in the trace.", n=WINDOW, total=f"{len(old):,}")
+            left.append(f'<p class="ls-caption">{escape(newest)}</p>')
+        left += [message_html(i, old[i]) for i in range(max(0, len(old) - WINDOW), len(old))]
+        right = [message_html(i, message, new=True) for i, message in enumerate(new[:WINDOW])]
+        rows.append(("".join(left), "".join(right)))
+    cells = "".join(f'<div class="ls-history">{a}</div><div class="ls-history">{b}</div>' for a, b in rows)
+    return (f'{head}<p class="ls-caption">{escape(note)}</p><div class="ls-compact" data-step="{cursor + 1}">'
+            + "".join(f"<div>{side}</div>" for side in sides) + cells + "</div>")
+
+
 def history_html(trace: Trace, cursor: int, start: int, end: int) -> str:
     """messages[start:end] at `cursor`, newest last, then (when the window reaches the end) what waits outside.
 
@@ -145,7 +231,15 @@ def _pending_html(trace: Trace, cursor: int, focus: bool) -> str:
     """What a stage holds outside messages: a response received but not yet appended, results not yet written back."""
     out = []
     response = pending_response(trace, cursor)
-    if response is not None:
+    if response is not None and trace.steps[cursor].stage == "summarize":
+        out.append(
+            f'<div class="ls-card{" ls-focus" if focus else ""}"><div class="ls-card-head">'
+            + escape(t("The summary the model wrote, not yet in messages")) + " "
+            + mark(t("received by this step"), held=True) + "</div>"
+            + '<div class="ls-card-caption">'
+            + escape(t("The next step, compact, replaces the whole history above by this summary.")) + "</div>"
+            + content_html(response.get("content")) + "</div>")
+    elif response is not None:
         ring = " ls-focus" if focus else ""
         out.append(
             f'<div class="ls-card{ring}"><div class="ls-card-head">'
@@ -170,10 +264,15 @@ def _pending_html(trace: Trace, cursor: int, focus: bool) -> str:
     return "".join(out)
 
 
-def caption(trace: Trace, cursor: int) -> str:
+def caption(trace: Trace, cursor: int, short: bool = False) -> str:
     """What the panel shows: the next call's input while the loop goes on; what it left when it has ended."""
     if ending(trace, cursor):
         return t("The history as the loop left it: the loop has ended, so no model call will read it.")
+    if 0 <= cursor < len(trace) and not trace.thread_of(cursor).is_main:
+        if short:  # presenter mode: one line, the history needs the room
+            return t("The sub-agent's own history; the parent's is not in it.")
+        return t("The sub-agent's own history, exactly as its model will see it on its next call; the parent's "
+                 "history is not in it.")
     return t("The history exactly as the model will see it on its next call.")
 
 
@@ -185,17 +284,26 @@ def history_panel(trace: Trace, cursor: int, key: str, height: int = HEIGHT, fit
     the block that matters is higher up (an error the model reads now), and with `fit` it also makes the
     panel fill the screen down to its bottom (presenter mode). `before` is drawn above the heading.
     """
+    fits = ' data-fit="1"' if fit else ""
+    compacted = compaction_html(trace, cursor)
+    if compacted is not None:  # the history before and after the rewrite, in place of the window
+        anchor = f"ls-compact-{key}"
+        return (f'{before}<div class="ls-panel ls-panel-compact" style="height:{height}px" data-step="{cursor + 1}"'
+                f'{fits}><div id="{anchor}">{compacted}</div></div>'
+                + (SCROLL.replace("ANCHOR", anchor) if fit else ""))
     messages = trace.messages_at(cursor)
     total = len(messages)
     start, end = window(total, WINDOW, _offset(f"{key}-history-offset", cursor), snap=SNAP)
-    head = (f'{before}<div class="ls-panel-head"><h4 class="ls-h4">messages · {total}</h4>'
-            f'<p class="ls-caption">{escape(caption(trace, cursor))}</p></div>')
+    thread = trace.thread_of(cursor)
+    # the thread beside the count; a presenter's heading above already names it, and the line is needed
+    where = "" if thread.is_main or fit else " · " + escape(thread_name(thread))
+    head = (f'{before}<div class="ls-panel-head"><h4 class="ls-h4">messages · {total}{where}</h4>'
+            f'<p class="ls-caption">{escape(caption(trace, cursor, short=fit))}</p></div>')
     if total == 0:
         empty = t("messages is empty. Press **Step**: stage 1 puts the user's request into it.")
         return head + f'<div class="ls-empty" data-step="{cursor + 1}">{markdown_html(empty)}</div>'
     anchor = f"ls-history-{key}"
     script = SCROLL.replace("ANCHOR", anchor) if fit or errors_read_at(trace, cursor) else ""
-    fits = ' data-fit="1"' if fit else ""
     return (f'{head}<div class="ls-panel" style="height:{height}px" data-step="{cursor + 1}"{fits}>'
             f'<div class="ls-history" id="{anchor}">{history_html(trace, cursor, start, end)}</div></div>{script}')
 

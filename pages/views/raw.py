@@ -44,7 +44,7 @@ def draw_raw(trace: Trace, cursor: int, key: str) -> None:
             st.caption(t("Nothing has been sent yet."))
             return
         step = trace.steps[cursor]
-        if step.stage != "call_model":
+        if step.stage not in ("call_model", "summarize"):
             st.caption(t("This step ({stage}) did its work locally; what it recorded is below.",
                          stage=stage_title(step.stage)))
             st.code(_json({k: v for k, v in step.detail.items() if k not in ("request", "response")}), language="json")

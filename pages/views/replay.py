@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from loop.importers import ImportFailed, import_bytes
-from loop.importers.isolated import import_isolated
+from loop.importers.isolated import import_files_isolated, import_isolated
 
 from .blocks import plain
 from .i18n import lang, t
@@ -38,37 +38,25 @@ def upload_limit() -> int:
         return 50 * 2**20
 
 
-def _open(data: bytes, name: str, source: str, thread: str | None = None) -> None:
+def _open(data: bytes, name: str, source: str) -> None:
     # A built-in sample is Loopscope's own; an upload is anyone's: it is read in a process of its own, bounded
     # in memory and time, so one built to be costly cannot take the class server down.
-    imported = import_bytes(data, name, thread=thread) if source == "sample" else \
-        import_isolated(data, name, thread=thread, max_bytes=upload_limit())
-    many = len(imported.threads) > 1
+    imported = import_bytes(data, name) if source == "sample" else \
+        import_isolated(data, name, max_bytes=upload_limit())
+    _keep(imported, name, source)
+
+
+def _open_many(files: list[tuple[str, bytes]]) -> None:
+    """A Claude Code session with its sub-agents' logs (several files, or a zip): one trace, every thread."""
+    imported = import_files_isolated(files, max_bytes=upload_limit())
+    name = imported.trace.meta.get("imported", {}).get("source") or files[0][0]
+    _keep(imported, name, "upload")
+
+
+def _keep(imported, name: str, source: str) -> None:
+    # Every thread of a log (sub-agents included) is in the one trace: the history view goes into and out of them.
     st.session_state[REPLAY] = {"trace": imported.trace, "format": imported.format,
-                                "warnings": list(imported.warnings), "name": name, "source": source,
-                                "threads": imported.threads if many else [],
-                                "thread": imported.thread if many else None,
-                                # kept only when there is another thread to open from it
-                                "data": data if many else None}
-
-
-def draw_thread_picker(replay: dict) -> None:
-    """For a Claude Code log with sub-agents: which thread to replay (the main conversation first)."""
-    threads = replay.get("threads") or []
-    if not threads:
-        return
-    ids = [th.id for th in threads]
-    labels = {th.id: t("{label} ({n} records)", label=th.label, n=th.n_records) for th in threads}
-    current = replay.get("thread") if replay.get("thread") in ids else ids[0]
-    chosen = st.selectbox(t("Thread (sub-agents have threads of their own)"), ids, index=ids.index(current),
-                          format_func=labels.get, key=f"replay-thread-{replay['name']}")
-    if chosen != current:
-        try:
-            _open(replay["data"], replay["name"], replay["source"], thread=chosen)
-        except ImportFailed as exc:
-            st.error(plain(exc))
-            return
-        st.rerun()
+                                "warnings": list(imported.warnings), "name": name, "source": source}
 
 
 def _open_sample() -> None:
@@ -87,7 +75,7 @@ def _css_string(text: str) -> str:
 
 
 def draw_uploader_words() -> None:
-    """The file uploader's own words ("Upload", "200MB per file", "Drag and drop a file here") in the page's language.
+    """The file uploader's own words ("Upload", "200MB per file", "Drag and drop files here") in the page's language.
 
     Streamlit writes them in English whatever the page's language, and has no
     option to change them: the CSS hides its text and shows ours in its place.
@@ -118,24 +106,31 @@ def draw_openers() -> dict | None:
         st.session_state["replay-sample"] = DEFAULT_SAMPLE  # before the selectbox exists
         _open_sample()
     with st.container(horizontal=True, gap="large"):  # one block, not three: the page redraws it on every click
-        upload = st.file_uploader(
-            t("Open a saved transcript"), key="replay-upload",
+        uploads = st.file_uploader(
+            t("Open a saved transcript"), key="replay-upload", accept_multiple_files=True,
             help=t("A Loopscope transcript (Save transcript), or a log the importers read: Claude Code .jsonl, "
-                   "an Anthropic messages list or request body, OpenAI chat, the course's traces."))
+                   "an Anthropic messages list or request body, OpenAI chat, the course's traces. A Claude Code "
+                   "session's log can come with its sub-agents' logs (`subagents/agent-….jsonl`): drop them all "
+                   "together, or one `.zip` of them."))
         st.selectbox(t("A built-in sample"), sample_names(), key="replay-sample", on_change=_open_sample,
                      index=None, placeholder=t("Choose a sample…"))
     draw_uploader_words()
-    if upload is None:
+    ids = tuple(u.file_id for u in uploads or [])
+    if not ids:
         st.session_state.pop("replay-upload-id", None)
         st.session_state.pop("replay-upload-error", None)
-    elif st.session_state.get("replay-upload-id") != upload.file_id:
-        st.session_state["replay-upload-id"] = upload.file_id
+    elif st.session_state.get("replay-upload-id") != ids:
+        st.session_state["replay-upload-id"] = ids
+        named = ", ".join(u.name for u in uploads)
         try:
-            _open(upload.getvalue(), upload.name, "upload")
+            if len(uploads) == 1 and not uploads[0].name.lower().endswith(".zip"):
+                _open(uploads[0].getvalue(), uploads[0].name, "upload")
+            else:
+                _open_many([(u.name, u.getvalue()) for u in uploads])
         except ImportFailed as exc:
             st.session_state["replay-upload-error"] = str(exc)
         except Exception as exc:  # an importer's bug must not take the page down
-            st.session_state["replay-upload-error"] = t("{name}: could not be read ({error})", name=upload.name,
+            st.session_state["replay-upload-error"] = t("{name}: could not be read ({error})", name=named,
                                                         error=f"{type(exc).__name__}: {exc}")
         else:
             st.session_state.pop("replay-upload-error", None)

@@ -187,7 +187,8 @@ def _live(trace, settings: dict, api_key: str | None = None) -> Run:
         workspace.copy_from(old, COPY_LIMIT)
     kept = Settings(max_turns=int(settings.get("max_turns") or trace.meta.get("max_turns") or 20),
                     tool_timeout=float(settings.get("tool_timeout", 30.0)), toolset=settings.get("toolset", "s01"),
-                    lang=str(settings.get("lang") or trace.meta.get("lang") or "en"))
+                    lang=str(settings.get("lang") or trace.meta.get("lang") or "en"),
+                    compact_at=_count(settings.get("compact_at")))
     tools = default_toolbox(workspace, kept.tool_timeout, kept.toolset)
     cursor = trace.cursor
     if len(trace):
@@ -196,6 +197,11 @@ def _live(trace, settings: dict, api_key: str | None = None) -> Run:
         run = Run(trace.meta.get("task", ""), Model(config), tools, settings=kept)
     run.trace.goto(cursor)
     return run
+
+
+def _count(value: object) -> int | None:
+    """A saved threshold, or None for one that is no count."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _resume() -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from loop.compact import THRESHOLD
 from loop.errors import explain
 from loop.model import SCRIPTED, ModelConfig
 from loop.runner import Run, start
@@ -113,7 +114,8 @@ def _new_run() -> None:
     try:
         run = start(task if scenario == FREE else None, scenario=None if scenario == FREE else scenario,
                     config=config, tool_timeout=float(s.get("set-tool-timeout", 30)),
-                    max_turns=int(s.get("set-max-turns", 20)), toolset=s.get("set-toolset") or "s01", lang=lang())
+                    max_turns=int(s.get("set-max-turns", 20)), toolset=s.get("set-toolset") or "s01", lang=lang(),
+                    compact_at=int(s["set-compact-at"]) if s.get("set-compact-at") else None)
     except Exception as exc:  # a missing key, say: keep the current run and say what to do
         s["live-setup-error"] = explain(exc, lang())
         return
@@ -154,6 +156,15 @@ def draw_sidebar() -> None:
             st.number_input(t("Max turns"), 1, 100, key=_kept("set-max-turns", 20))
         st.selectbox(t("Toolset"), list(TOOLSETS), key=_kept("set-toolset", "s01"))
         st.caption(t(TOOLSETS[st.session_state.get("set-toolset", "s01")]))
+        chosen = SCENARIOS.get(st.session_state.get("set-scenario", DEFAULT_SCENARIO))
+        if chosen is not None and chosen.toolset:  # a scenario made for a toolset runs with it
+            st.caption(t("This scenario runs with toolset {toolset}.", toolset=f"`{chosen.toolset}`"))
+        if (chosen.toolset if chosen is not None and chosen.toolset else st.session_state.get("set-toolset")) == "s06":
+            default = chosen.compact_at if chosen is not None and chosen.compact_at else THRESHOLD
+            st.number_input(t("Compact past (estimated tokens)"), 100, 10_000_000, step=100,
+                            key=_kept("set-compact-at", default),
+                            help=t("Auto-compact: when the history's estimated tokens (JSON length / 4) pass this, "
+                                   "the loop summarises it before the next call."))
         _kept(TOGGLE, default_on())  # the approval gate's toggle, drawn by gate.py
         draw_toggle()
         st.button(t("New run"), key="new-run", type="primary", on_click=_new_run, width="stretch",

@@ -19,7 +19,7 @@ from .copylink import draw_copy_link
 from .forks import branches, draw_fork, with_branches
 from .blocks import draw_style, markdown_html
 from .history import HEIGHT as HISTORY_HEIGHT
-from .history import draw_pager, history_panel
+from .history import draw_pager, draw_threads, history_panel
 from .more import draw_exports, draw_growth, file_stem
 from .i18n import lang, stage_title, t
 from .permalink import keep_url
@@ -98,9 +98,19 @@ def note_html(trace: Trace, cursor: int, presenter: bool = False) -> str:
     """The note of the stage just executed, in the chosen language, and what this step adds to it, as HTML."""
     if not 0 <= cursor < len(trace):
         return ""
-    stage = trace.steps[cursor].stage
-    text = "\n\n".join([f"**{stage_title(stage)}**", note(stage, lang()), *note_extras(trace, cursor, presenter)])
-    return f'<div class="ls-note" data-stage="{stage}">{markdown_html(text)}</div>'
+    step = trace.steps[cursor]
+    parts = [f"**{stage_title(step.stage)}**", note(step.stage, lang())]
+    if presenter and step.stage == "run_tool" and step.detail.get("thread"):  # no room to say both: the one that
+        parts = parts[:1]  # matters here is how the sub-agent's answer comes back, said below
+    thread = trace.thread_of(cursor)
+    # Where the learner is: inside a call frame. A presenter says it once, as the sub-agent starts: the heading
+    # and the diagram say it on every step after, and the history needs the room.
+    if not thread.is_main and not (presenter and trace.opened_at(thread.id) != cursor):
+        parts.append(note("subagent", lang()))
+    elif step.stage == "run_tool" and step.detail.get("thread"):
+        parts.append(note("subagent_returns", lang()))
+    text = "\n\n".join([*parts, *note_extras(trace, cursor, presenter)])
+    return f'<div class="ls-note" data-stage="{step.stage}">{markdown_html(text)}</div>'
 
 
 def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run") -> None:
@@ -126,6 +136,8 @@ def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run"
 
     next_words = draw_controls(trace, key, run, save=header, saved=changed)
     cursor = trace.cursor
+    if trace.has_threads and not presenting():  # where the cursor is among the threads: up, or into a sub-agent
+        draw_threads(trace, cursor, key)  # (a presenter steps in and out with Step; the heading names the thread)
     if presenting():  # one screen: the state in one row, the diagram, the note and the newest messages
         draw_state_row(trace, cursor)
         draw_views(trace, cursor, key, next_words)

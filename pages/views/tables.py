@@ -16,8 +16,9 @@ import streamlit as st
 
 from loop.catalogs import N_
 from loop.trace import Trace
-from loop.views import (COLLECTED, PAIR_COLUMNS, STEP_COLUMNS, pairs_rows, pairs_table, presenter_state, state_rows, step_row,
-                        steps_window, turn_count_cell)
+from loop.views import (COLLECTED, THREAD_COLUMN, pair_columns, pairs_rows, pairs_signature, pairs_table,
+                        presenter_state, state_rows, step_columns, step_row, steps_window, thread_name,
+                        turn_count_cell)
 
 from .blocks import error_badge, id_badge
 from .i18n import lang, stage_title, t
@@ -35,7 +36,7 @@ WORDS = {
     "input tokens": N_("input tokens"), "output tokens": N_("output tokens"), "messages (count)": N_("messages (count)"),
     "paired": N_("paired"), "waiting": N_("waiting"), "orphan": N_("orphan"),
     "blue": N_("blue"), "green": N_("green"), "orange": N_("orange"), "violet": N_("violet"), "yellow": N_("yellow"),
-    "gray": N_("gray"),
+    "gray": N_("gray"), "thread": N_("thread"),
 }
 
 
@@ -97,12 +98,13 @@ def pairs_html(trace: Trace, cursor: int) -> tuple[str, int, int]:
     """The Pairs table as HTML, with the number of rows drawn and in all (a long one: the newest rows)."""
     found, total = pairs_rows(trace, cursor, recent=RECENT, problems=PROBLEMS)
     rows = [[
+        *([cell(row[THREAD_COLUMN])] if THREAD_COLUMN in row else []),
         cell(row["turn"]), id_badge(row["id"]), named(row["colour"]), cell(row["tool"]),
         f'<span class="ls-data">{cell(row["input"])}</span>', f'<span class="ls-data">{result_cell(row["result"])}</span>',
         error_badge("true") if row["is_error"] else "<code>false</code>",
         named(row["status"]) if row["status"] == "paired" else f"<b>{named(row['status'])}</b>",
     ] for row in found]
-    return html_table(PAIR_COLUMNS, rows, key="pairs"), len(found), total
+    return html_table(pair_columns(trace), rows, key="pairs"), len(found), total
 
 
 def caption_html(text: str) -> str:
@@ -131,6 +133,8 @@ def draw_pairs(trace: Trace, cursor: int, key: str, draw: bool = True) -> str | 
     """The Pairs table; with `draw=False` its HTML is returned instead, unless it needs controls of its own."""
     pending = len(trace.results_at(cursor)) if 0 <= cursor < len(trace) else 0
     n = trace.steps[cursor].n_messages if 0 <= cursor < len(trace) else 0
+    if trace.has_threads or trace.has_compaction:  # the table shows every thread's history as it is at the cursor
+        n = (n, pairs_signature(trace, cursor))
     everything = bool(st.session_state.get(f"{key}-all-pairs"))
     text, shown, total = _cached(f"{key}-pairs-table", trace, (n, pending, lang()),
                                  lambda: pairs_html(trace, cursor))
@@ -150,7 +154,7 @@ def draw_pairs(trace: Trace, cursor: int, key: str, draw: bool = True) -> str | 
     if everything and shown < total:  # thousands of rows: a grid that draws only what is in view
         table = _cached(f"{key}-all-pairs-table", trace, (n, pending), lambda: pairs_table(trace, cursor))
         st.dataframe(table, hide_index=True, key=f"{key}-pairs-all",
-                     column_config={c: st.column_config.Column(word(c)) for c in PAIR_COLUMNS})
+                     column_config={c: st.column_config.Column(word(c)) for c in pair_columns(trace)})
         return None
     if shown < total:
         st.html(text)
@@ -164,22 +168,26 @@ def steps_html(trace: Trace, cursor: int) -> tuple[str, int, int]:
     `turn` is the turn a step is part of; `turn_count` is the variable after it (`1 → 2` at a write-back).
     """
     start, end = steps_window(trace, cursor, around=AROUND)
-    rows = []
+    rows, columns = [], step_columns(trace)
     for i in range(start, end):
         values = step_row(trace, i)
-        shown = [NOW if i == cursor else "", cell(values[1]), cell(values[2]) if values[2] else "—",
+        thread = [cell(values.pop(2))] if trace.has_threads else []  # a run with sub-agents: the step's thread
+        shown = [NOW if i == cursor else "", cell(values[1]), *thread, cell(values[2]) if values[2] else "—",
                  f"<code>{escape(values[3])}</code>" + (f'<span class="ls-cn">{escape(stage_title(values[3]))}</span>'
                                                         if lang() != "en" else ""),
                  cell(turn_count_cell(trace, i))] + [cell(v) for v in values[5:]]
         rows.append(shown)
-    return html_table(STEP_COLUMNS, rows, now=cursor - start, key="steps"), start, end - start
+    return html_table(columns, rows, now=cursor - start, key="steps"), start, end - start
 
 
 def loop_state_html(trace: Trace, cursor: int) -> str:
     """The LoopState now (the chapter's three fields: the state the next stage starts from), then step by step:
-    the heading, both tables and their captions."""
+    the heading, both tables and their captions. In a run with sub-agents, each thread has its own LoopState:
+    "now" is the cursor's."""
     now = state_rows(trace, cursor)
-    out = [heading(t("LoopState · after each step"), t("Now")),
+    where = (t("Now, in thread {thread}", thread=thread_name(trace.thread_of(cursor)))
+             if trace.has_threads and 0 <= cursor < len(trace) else t("Now"))
+    out = [heading(t("LoopState · after each step"), where),
            html_table([f for f, _ in now], [[f"<b>{cell(v)}</b>" for _, v in now]], key="now")]
     if not len(trace):
         out.append(caption_html(t("No steps yet.")))
