@@ -59,7 +59,7 @@ def wait_for_status(page, prefix: str, timeout: float = 60_000) -> None:
 
 
 def click_step(page, k: int, n: int | None = None) -> None:
-    page.get_by_role("button", name="Step", exact=False).first.click()
+    page.locator(".st-key-live-step button").click()
     wait_for_status(page, f"Step {k} of {n or k}")
 
 
@@ -86,7 +86,7 @@ def test_step_to_the_end_shows_every_tool_use_with_its_result(page):
         assert k <= 12, "two-tools should end within 10 steps"
         click_step(page, k)
     assert k == 10 and status(page) == "Step 10 of 10 · turn 2 · stop_reason: go on or end?"
-    assert page.get_by_role("button", name="Step", exact=False).first.is_disabled()
+    assert page.locator(".st-key-live-step button").is_disabled()
 
     uses, results = pairs_on_page(page)
     assert len(uses) == 2 and set(results) == set(uses)
@@ -106,7 +106,7 @@ def test_step_to_the_end_shows_every_tool_use_with_its_result(page):
 
     # Back moves the cursor; the history is the one of that step, and nothing runs.
     for k in (9, 8, 7):
-        page.get_by_role("button", name="Back", exact=False).first.click()
+        page.locator(".st-key-live-back button").click()
         wait_for_status(page, f"Step {k} of 10")
     assert status(page) == "Step 7 of 10 · turn 1 · 5 · write tool_results back"
     assert page.get_by_text("added by this step").count() == 1

@@ -248,3 +248,15 @@ def test_a_course_trace_whose_prompt_or_model_is_not_text_imports_without_them(f
     assert check_import(data) == "imported"
     meta = import_bytes(data, "odd.json").trace.meta
     assert meta["task"] == "" and not isinstance(meta.get("model"), (int, list))
+
+
+def test_a_saved_run_whose_task_is_not_text_exports_with_the_default_title():
+    # found by the fuzz test: a journal's {"task": true} reached the Markdown export's title
+    from loop import export
+    from loop.runner import start
+
+    run = start(scenario="list-files")
+    run.run_to_end()
+    run.trace.meta["task"] = True
+    assert export.to_markdown(run.trace).startswith("# Agent loop transcript\n")
+    renderable(run.trace)
