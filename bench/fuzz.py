@@ -40,7 +40,7 @@ if str(ROOT) not in sys.path:
 from hypothesis import strategies as st  # noqa: E402
 
 from loop import export, rules, transcript, views  # noqa: E402
-from loop.diagram import dot_at  # noqa: E402
+from loop.diagram import svg_at  # noqa: E402
 from loop.importers import ImportFailed, import_bytes, import_files  # noqa: E402
 from loop.narrate import describe  # noqa: E402
 from loop import journal  # noqa: E402
@@ -402,7 +402,7 @@ def _render(trace) -> None:
         views.compaction_at(trace, i)
         views.growth_table(trace, i)
         views.last_call_at(trace, i)
-        dot_at(trace, i)
+        svg_at(trace, i)
         trace.request_at(i)
     views.steps_table(trace)
     export.to_markdown(trace)

@@ -1,17 +1,24 @@
-"""Click-to-update in a real browser, for short and very long histories, and inside a sub-agent.
+"""Click-to-update in a real browser, for short and very long histories, against the floor of a click, and
+inside a sub-agent.
 
-    .venv/bin/python bench/render.py                 # 10, 200 and 5,000 messages, then main vs sub-agent
+    .venv/bin/python bench/render.py                 # 10, 200 and 5,000 messages, the default page, main vs sub-agent
     .venv/bin/python bench/render.py --sizes 5 5000 --clicks 20
     .venv/bin/python bench/render.py --sizes --threads-only
 
-For each size it writes a synthetic transcript (tests/synthetic.py: the real
-engine, a counting model and an echo tool: one tool_use a turn), serves `streamlit run app.py` on
+For each size it writes a synthetic transcript (the real engine, a counting
+model and an echo tool: one tool_use a turn), serves `streamlit run app.py` on
 127.0.0.1, opens the transcript on the Replay page with Debian's chromium,
 jumps to the end, then clicks Back through the last steps and Step forward
-again (every stage; the history window moves as messages come and go). A click
-is timed in the page, from the click until the page says the new step
-("Step k of n"), the script state is `notRunning` and a frame is painted.
-It prints the median and the worst of each.
+again (every stage; the history window moves as messages come and go). It also
+steps the default page (Step through, its default scenario, live) to its end
+and back. A click is timed in the page, from the click until the page says the
+new step ("Step k of n"), the script state is `notRunning` and a frame is
+painted.
+
+The floor is a one-button Streamlit app (bench/floor_app.py) served beside it
+and open in a window of the same browser: each page click is followed by a
+floor click, so both see the same machine at the same moment. It prints the
+median and the worst of each, and the page's median over the floor's.
 
 Then one run with a sub-agent (a main thread of 2,000 messages whose last
 turns call a `task`, a sub-agent of 200 messages inside it): Back from the
@@ -47,10 +54,10 @@ def open_transcript(page, url: str, path: Path) -> None:
     wait_idle(page)
 
 
-CLICK_AND_WAIT = """async ([key, expect, idle, timeout]) => {
+CLICK_AND_WAIT = """async ([key, expect, idle, timeout, also = []]) => {
     const button = document.querySelector(`.st-key-${key} button`);
     const shown = () => [...document.querySelectorAll('h3')].some(h => h.textContent.startsWith(expect))
-                        && document.querySelector(idle) !== null;
+                        && document.querySelector(idle) !== null && also.every(s => document.querySelector(s) !== null);
     const started = performance.now();
     // Checked when the page changes, not every frame: twenty pages polling at 60 fps would cost the
     // machine more than the pages themselves.
@@ -66,43 +73,88 @@ CLICK_AND_WAIT = """async ([key, expect, idle, timeout]) => {
 }"""
 
 
-def timed_click(page, key: str, expect: str, timeout: float = 120_000) -> float:
-    """Seconds from clicking the button with widget key `key` until the page shows `expect`, the script is idle and a frame is painted.
+def drawn(k: int) -> list[str]:
+    """What Loopscope shows once step k is on the page: beside its heading, its history and its diagram."""
+    return [f'.ls-panel[data-step="{k}"]', f'.ls-diagram-box[data-step="{k}"] svg']
+
+
+def timed_click(page, key: str, expect: str, timeout: float = 120_000, also: list[str] = ()) -> float:
+    """Seconds from clicking the button with widget key `key` until the page shows `expect` (and every
+    selector of `also` is on it), the script is idle and a frame is painted.
 
     The click is dispatched in the page and timed there, so Playwright's own waits are not counted.
     """
     page.wait_for_selector(IDLE)
     page.wait_for_timeout(300)  # let the previous update settle, as a person would between clicks
-    return page.evaluate(CLICK_AND_WAIT, [key, expect, IDLE, timeout]) / 1000
+    return page.evaluate(CLICK_AND_WAIT, [key, expect, IDLE, timeout, list(also)]) / 1000
 
 
-def measure(url: str, n_messages: int, clicks: int, folder: Path) -> dict:
-    from playwright.sync_api import sync_playwright
+FLOOR_APP = ROOT / "bench" / "floor_app.py"
+VIEWPORT = {"width": 1600, "height": 1000}
 
+
+class Floor:
+    """The one-button app in a window of its own; `click()` times one click of it."""
+
+    def __init__(self, browser, url: str):
+        self.page = browser.new_context(viewport=VIEWPORT).new_page()
+        self.page.goto(url)
+        wait_idle(self.page)
+        self.k = 1
+        self.times: list[float] = []
+
+    def click(self) -> None:
+        self.k += 1
+        self.times.append(timed_click(self.page, "floor-step", f"Step {self.k} of"))
+
+
+def measure(browser, url: str, floor: Floor, n_messages: int, clicks: int, folder: Path) -> dict:
+    """Back, then Step, `clicks` times each at the end of a transcript of `n_messages` on the Replay page."""
     from loop.transcript import loads
 
     path = folder / f"bench-{n_messages}.json"
     path.write_text(long_transcript(n_messages), encoding="utf-8")
     n_steps = len(loads(path.read_bytes()))
-    with sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        open_transcript(page, url, path)
-        timed_click(page, "replay-to-end", f"Step {n_steps} of {n_steps}")
-        clicks = min(clicks, n_steps - 1)
-        # Back through the last turns, then Step forward again: every stage, and the history
-        # window moving with the messages written and appended.
-        back = [timed_click(page, "replay-back", f"Step {n_steps - k} of {n_steps}") for k in range(1, clicks + 1)]
-        step = [timed_click(page, "replay-step", f"Step {k} of {n_steps}")
-                for k in range(n_steps - clicks + 1, n_steps + 1)]
-        browser.close()
-    return {"messages": n_messages, "steps": n_steps, "bytes": path.stat().st_size, "back": back, "step": step}
+    page = browser.new_context(viewport=VIEWPORT).new_page()
+    open_transcript(page, url, path)
+    timed_click(page, "replay-to-end", f"Step {n_steps} of {n_steps}")
+    clicks = min(clicks, n_steps - 1)
+    floor.times = []
+    # Back through the last turns, then Step forward again: every stage, and the history
+    # window moving with the messages written and appended. A floor click after each.
+    back, step = [], []
+    for k in range(1, clicks + 1):
+        back.append(timed_click(page, "replay-back", f"Step {n_steps - k} of {n_steps}", also=drawn(n_steps - k)))
+        floor.click()
+    for k in range(n_steps - clicks + 1, n_steps + 1):
+        step.append(timed_click(page, "replay-step", f"Step {k} of {n_steps}", also=drawn(k)))
+        floor.click()
+    page.context.close()
+    return {"label": f"{n_messages:,} messages", "steps": n_steps, "bytes": path.stat().st_size, "back": back,
+            "step": step, "floor": floor.times}
 
 
-def measure_threads(url: str, clicks: int, folder: Path) -> dict:
+def measure_default(browser, url: str, floor: Floor) -> dict:
+    """The default page as it opens: Step through its default scenario live to the end, then Back to step 1."""
+    page = browser.new_context(viewport=VIEWPORT).new_page()
+    page.goto(url)
+    wait_idle(page)
+    floor.times = []
+    step, back = [], []
+    k = 0
+    while not page.locator(".st-key-live-step button").is_disabled():
+        k += 1
+        step.append(timed_click(page, "live-step", f"Step {k} of {k}", also=drawn(k)))
+        floor.click()
+    for j in range(k - 1, 0, -1):
+        back.append(timed_click(page, "live-back", f"Step {j} of {k}", also=drawn(j)))
+        floor.click()
+    page.context.close()
+    return {"label": "default page", "steps": k, "bytes": 0, "back": back, "step": step, "floor": floor.times}
+
+
+def measure_threads(browser, url: str, clicks: int, folder: Path) -> dict:
     """Back and Step clicks in the main thread's last steps and in the sub-agent's, in the same run."""
-    from playwright.sync_api import sync_playwright
-
     from loop.transcript import dumps
 
     trace = threaded_trace()
@@ -113,28 +165,26 @@ def measure_threads(url: str, clicks: int, folder: Path) -> dict:
     path = folder / "bench-threads.json"
     path.write_text(dumps(trace), encoding="utf-8")
     found = {"main": [], "sub-agent": []}
-    with sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        open_transcript(page, url, path)
-        timed_click(page, "replay-to-end", f"Step {n} of {n}")
-        for k in range(n - 1, n - 1 - clicks, -1):  # Back in the main thread
-            found["main"].append(timed_click(page, "replay-back", f"Step {k} of {n}"))
-        k = n - clicks  # where the cursor is now (1-based, as the page counts)
-        while k > returned + 1:  # on to the parent's run_tool that took the answer, untimed
-            k -= 1
-            timed_click(page, "replay-back", f"Step {k} of {n}")
-        for k in range(returned, returned - clicks, -1):  # Back in the sub-agent
-            found["sub-agent"].append(timed_click(page, "replay-back", f"Step {k} of {n} · task "))
-        for k in range(returned - clicks + 2, returned + 1):  # Step in the sub-agent
-            found["sub-agent"].append(timed_click(page, "replay-step", f"Step {k} of {n} · task "))
-        k = returned
-        while k < n - clicks:  # back to the main thread's last steps, untimed
-            k += 1
-            timed_click(page, "replay-step", f"Step {k} of {n}")
-        for k in range(n - clicks + 1, n + 1):  # Step in the main thread
-            found["main"].append(timed_click(page, "replay-step", f"Step {k} of {n}"))
-        browser.close()
+    page = browser.new_page(viewport=VIEWPORT)
+    open_transcript(page, url, path)
+    timed_click(page, "replay-to-end", f"Step {n} of {n}")
+    for k in range(n - 1, n - 1 - clicks, -1):  # Back in the main thread
+        found["main"].append(timed_click(page, "replay-back", f"Step {k} of {n}"))
+    k = n - clicks  # where the cursor is now (1-based, as the page counts)
+    while k > returned + 1:  # on to the parent's run_tool that took the answer, untimed
+        k -= 1
+        timed_click(page, "replay-back", f"Step {k} of {n}")
+    for k in range(returned, returned - clicks, -1):  # Back in the sub-agent
+        found["sub-agent"].append(timed_click(page, "replay-back", f"Step {k} of {n} · task "))
+    for k in range(returned - clicks + 2, returned + 1):  # Step in the sub-agent
+        found["sub-agent"].append(timed_click(page, "replay-step", f"Step {k} of {n} · task "))
+    k = returned
+    while k < n - clicks:  # back to the main thread's last steps, untimed
+        k += 1
+        timed_click(page, "replay-step", f"Step {k} of {n}")
+    for k in range(n - clicks + 1, n + 1):  # Step in the main thread
+        found["main"].append(timed_click(page, "replay-step", f"Step {k} of {n}"))
+    page.close()
     return {"steps": n, "main messages": len(trace.messages), "sub-agent messages": len(child.messages),
             "bytes": path.stat().st_size, **found}
 
@@ -143,22 +193,38 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[10, 200, 5000], help="history lengths (messages)")
     parser.add_argument("--clicks", type=int, default=10, help="Back clicks, then Step clicks, timed at each size")
+    parser.add_argument("--no-default", action="store_true", help="leave out the default page (Step through, live)")
     parser.add_argument("--threads-only", action="store_true", help="only the main-thread/sub-agent comparison")
     args = parser.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
     rows = []
-    threads = None
-    with tempfile.TemporaryDirectory(prefix="loopscope-bench-") as folder, serve_app() as url:
+    with tempfile.TemporaryDirectory(prefix="loopscope-bench-") as folder, serve_app() as url, \
+            serve_app(app=FLOOR_APP) as floor_url, sync_playwright() as p:
+        browser = launch(p)
+        floor = Floor(browser, floor_url)
+        if not args.no_default and not args.threads_only:
+            rows.append(measure_default(browser, url, floor))
+            print("measured the default page", file=sys.stderr, flush=True)
         for n in [] if args.threads_only else args.sizes:
-            rows.append(measure(url, n, args.clicks, Path(folder)))
+            rows.append(measure(browser, url, floor, n, args.clicks, Path(folder)))
             print(f"measured {n} messages", file=sys.stderr, flush=True)
-        threads = measure_threads(url, args.clicks, Path(folder))
-    print(f"click to update, {args.clicks} clicks each way · {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f} (the browser, the server and this script share them)")
-    print(f"{'messages':>8} {'steps':>6} {'file':>9}  {'Back median':>11} {'Back worst':>10}  "
-          f"{'Step median':>11} {'Step worst':>10}")
+        threads = measure_threads(browser, url, args.clicks, Path(folder))
+        browser.close()
+    print(f"click to update, {args.clicks} clicks each way, a floor click after each · {os.cpu_count()} CPUs, "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (the browser, the servers and this script "
+          "share them)")
+    if rows:
+        print(f"{'':>14} {'steps':>6}  {'Back median':>11} {'worst':>7}  {'Step median':>11} {'worst':>7}  "
+              f"{'floor median':>12}  {'Back/floor':>10} {'Step/floor':>10}")
     for r in rows:
-        print(f"{r['messages']:>8} {r['steps']:>6} {r['bytes'] / 1e6:>7.2f}MB  {_ms(statistics.median(r['back'])):>11} "
-              f"{_ms(max(r['back'])):>10}  {_ms(statistics.median(r['step'])):>11} {_ms(max(r['step'])):>10}")
+        floor_median = statistics.median(r["floor"])
+        back, step = statistics.median(r["back"]), statistics.median(r["step"])
+        print(f"{r['label']:>14} {r['steps']:>6}  {_ms(back):>11} {_ms(max(r['back'])):>7}  {_ms(step):>11} "
+              f"{_ms(max(r['step'])):>7}  {_ms(floor_median):>12}  {back / floor_median:>9.2f}x "
+              f"{step / floor_median:>9.2f}x")
+    if rows:
+        print("goal: Back and Step within 2x of the floor at every size")
     t = threads
     main_med, sub_med = statistics.median(t["main"]), statistics.median(t["sub-agent"])
     ratio = sub_med / main_med

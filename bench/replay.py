@@ -61,6 +61,7 @@ def _clicks_at(page, n: int, k: int, clicks: int) -> list[float]:
 
 
 SLIDER_TRACK = ".st-key-replay-slider [data-testid='stSlider'] [data-orientation='horizontal'] [data-orientation='horizontal']"
+GOTO = ".st-key-replay-goto button"  # the "Go to step" popover that holds the slider
 SHOWN_STEP = """async ([before, idle, timeout]) => {
     const started = performance.now();
     const heading = () => [...document.querySelectorAll('h3')].map(h => h.textContent).find(t => /^Step \\d+ of/.test(t)) || '';
@@ -73,16 +74,19 @@ SHOWN_STEP = """async ([before, idle, timeout]) => {
 
 
 def to_middle(page, n: int) -> int:
-    """Drag nothing, click the slider's track at its middle, as a person would: the step it lands on (0-based)."""
+    """Open "Go to step", click the slider's track at its middle, as a person would: the step it lands on (0-based)."""
     from tests.browser import IDLE
 
     page.wait_for_selector(IDLE)
+    page.locator(GOTO).first.click()
     track = page.locator(SLIDER_TRACK).first
     track.wait_for(timeout=60_000)
     box = track.bounding_box()
     before = next(h for h in page.locator("h3").all_text_contents() if h.startswith("Step "))
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     shown = page.evaluate(SHOWN_STEP, [before.split(" · ")[0] + " ", IDLE, 60_000])
+    page.keyboard.press("Escape")  # close the popover again
+    page.wait_for_selector(SLIDER_TRACK, state="detached")
     return int(shown.split()[1]) - 1
 
 
@@ -147,7 +151,7 @@ GOAL_SESSION_SECONDS = 1.5
 def first_views(trace) -> None:
     """What the Replay page works out for a trace's first step (its data, not its drawing)."""
     from loop import views
-    from loop.diagram import dot_at
+    from loop.diagram import svg_at
 
     cursor = trace.cursor
     views.window(len(trace.messages_at(cursor)), 12)
@@ -156,7 +160,7 @@ def first_views(trace) -> None:
         views.step_row(trace, i)
     views.state_rows(trace, cursor)
     views.breadcrumb(trace, cursor)
-    dot_at(trace, cursor)
+    svg_at(trace, cursor)
     views.what_happened(trace, cursor)
 
 

@@ -44,7 +44,8 @@ def to_markdown(trace: Trace, upto: int | None = None, lang: str = "en") -> str:
     step = trace.steps[index] if index >= 0 else None
     meta = trace.meta
     scripted = " " + say(lang, "(scripted, offline)") if meta.get("scripted") else ""
-    out = ["# " + (meta.get("task") or say(lang, "Agent loop transcript")), "",
+    task = meta.get("task") if isinstance(meta.get("task"), str) else ""  # a hostile file's task may be anything
+    out = ["# " + (task or say(lang, "Agent loop transcript")), "",
            f"- model: `{meta.get('model')}`{scripted}",
            "- " + say(lang, "steps: {k} of {n}", k=index + 1, n=len(trace.steps))]
     thread = trace.thread_of(index)

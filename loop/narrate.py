@@ -23,14 +23,19 @@ def short(value: object, width: int = 80) -> str:
 
 
 def head(trace: Trace, index: int, lang: str = "en") -> str:
-    """`[k] turn t · stage`, the start of step `index`'s line; a sub-agent's thread before the turn."""
+    """`[k] turn t · stage`, the start of step `index`'s line: the turn the step is part of (`Step.turn`), a
+    sub-agent's thread before it."""
     step = trace.steps[index]
     title = STAGE_TITLES.get(step.stage)
     stage = say(lang, title) if title else step.stage
     if step.thread != MAIN:
+        if step.turn < 1:
+            return say(lang, "[{k}] {thread} · before turn 1 · {stage}", k=index + 1, thread=step.thread, stage=stage)
         return say(lang, "[{k}] {thread} · turn {turn} · {stage}", k=index + 1, thread=step.thread,
-                   turn=step.turn_count, stage=stage)
-    return say(lang, "[{k}] turn {turn} · {stage}", k=index + 1, turn=step.turn_count, stage=stage)
+                   turn=step.turn, stage=stage)
+    if step.turn < 1:
+        return say(lang, "[{k}] before turn 1 · {stage}", k=index + 1, stage=stage)
+    return say(lang, "[{k}] turn {turn} · {stage}", k=index + 1, turn=step.turn, stage=stage)
 
 
 def _why(step, lang: str) -> str:
@@ -89,9 +94,9 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         return (f"{d.get('name')} {short(d.get('input'), 60)} → {short(d.get('output', ''), 80)}{flag} "
                 f"({d.get('tool_use_id')})" + complete.tool_extras(d, lang))
     if step.stage == "write_back":
-        return say(lang, "messages ← user: {n} tool_result block(s); turn_count={turn}, transition_reason={reason}",
-                   n=d.get("results"), turn=step.turn_count, reason=step.transition_reason) \
-            + complete.batch_extras(d, lang)
+        return say(lang, "messages ← user: {n} tool_result block(s); turn {turn} ends, turn_count {before} → {after}, "
+                   "transition_reason={reason}", n=d.get("results"), turn=step.turn, before=step.turn,
+                   after=step.turn_count, reason=step.transition_reason) + complete.batch_extras(d, lang)
     if step.stage == "compact":
         return say(lang, "{kind}: {why} · messages {before} → {after} · about {tokens_before} → {tokens_after} tokens",
                    kind=d.get("kind"), why=_why(step, lang), before=d.get("messages_before"),

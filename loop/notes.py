@@ -73,6 +73,7 @@ NOTES: dict[str, str] = {
         "did stays in its own `messages`, out of the parent's context."),
 }
 
+# The chapter's "most important sentence" (最も重要なのは次の 1 文です).
 ONE_SENTENCE = N_("The tool result goes back into the message history and becomes the next inference input.")
 
 
@@ -80,6 +81,16 @@ def note(stage: str, lang: str = "en") -> str:
     """The note for `stage` in `lang` (English when the language has no catalog)."""
     text = NOTES.get(stage)
     return say(lang, text) if text else ""
+
+
+# The chapter's "remember it in one sentence" (一文で覚える), a different sentence from the one above.
+REMEMBER = N_("An agent loop is the main cycle that turns the model's requests into real observations, and keeps "
+              "giving those observations back to the model.")
+
+
+def remember(lang: str = "en") -> str:
+    """The chapter's "remember it in one sentence", in `lang`."""
+    return say(lang, REMEMBER)
 
 
 def one_sentence(lang: str = "en") -> str:

@@ -26,11 +26,13 @@ MAIN = "main"
 STAGES = ("user_request", "call_model", "append_assistant", "decide", "run_tool", "write_back")
 MORE_STAGES = ("summarize", "compact")  # compaction (loop/compact.py): a summary call, then the rewrite
 COMPLETE_STAGES = ("retry", "refused", "recover")  # the complete loop's (loop/profiles.py)
+# Numbered as the chapter numbers its five stages: the check of stop_reason between 3 and 4 has no number of its
+# own there (it appears only in the whole loop), so it has none here either.
 STAGE_TITLES = {
     "user_request": N_("1 · user request into messages"),
     "call_model": N_("2 · call the model"),
     "append_assistant": N_("3 · append the assistant response"),
-    "decide": N_("4 · stop_reason: go on or end?"),
+    "decide": N_("stop_reason: go on or end?"),
     "run_tool": N_("4 · run a tool_use"),
     "write_back": N_("5 · write tool_results back"),
     "stop": N_("stopped: max turns"),
@@ -59,6 +61,20 @@ class Step:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def turn(self) -> int:
+        """The turn this step is part of; 0 for the user's request, which comes once, before turn 1.
+
+        A turn is one round of stages 2 to 5 (call the model, append its response, check
+        stop_reason, run the tools, write the results back), as the chapter counts it.
+        `turn_count` is the number of the turn in progress or about to start, so
+        `write_back`, which ends turn k, leaves it at k + 1: the step itself belongs to
+        turn k. A max-turns stop comes after the last turn's write-back and belongs to it.
+        """
+        if self.stage == "user_request":
+            return 0
+        return self.turn_count - 1 if self.stage in ("write_back", "stop") else self.turn_count
 
 
 @dataclass(eq=False)

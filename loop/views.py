@@ -24,8 +24,22 @@ ID_COLOURS = ("blue", "green", "orange", "violet", "yellow", "gray")
 
 COLLECTED = N_("(collected, not yet written back)")  # a result column's start, before the result is in messages
 PAIR_COLUMNS = ["turn", "id", "colour", "tool", "input", "result", "is_error", "status"]
-STEP_COLUMNS = ["now", "step", "stage", "turn_count", "transition_reason", "stop_reason", "messages",
+STEP_COLUMNS = ["now", "step", "turn", "stage", "turn_count", "transition_reason", "stop_reason", "messages",
                 "input tokens", "output tokens"]
+PRESENTER_FIELDS = ["turn_count", "transition_reason", "stop_reason", "messages"]
+
+# How a loop that ended says why, in a sentence (the key is `ended`: a stop_reason, or max_turns).
+ENDINGS = {
+    "end_turn": N_("The model finished its answer (end_turn)."),
+    "max_tokens": N_("The answer was cut off at max_tokens: it is incomplete, and the loop does not go on."),
+    "stop_sequence": N_("The model stopped at a stop sequence."),
+    "refusal": N_("The model refused."),
+    "pause_turn": N_("The server paused a long turn; the s01 loop ends here."),
+    "model_context_window_exceeded": N_("The context window is full: the answer was cut off."),
+    "max_turns": N_("Max turns reached: the loop was stopped before calling the model again."),
+}
+OTHER_ENDING = N_("stop_reason {stop} is not tool_use, so the loop ends.")
+
 # A run with sub-agents adds a thread column to both (a run without keeps the chapter's columns).
 THREAD_COLUMN = "thread"
 
@@ -103,14 +117,20 @@ def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str
     the page's language (the diagram's labels are translated the same way)."""
     if not 0 <= cursor < len(trace):
         return translate(N_("Step 0 of {n} · not started")).format(n=len(trace))
-    step = trace.steps[cursor]
+    step = trace.steps[cursor]  # the turn the step is part of (Step.turn): the request comes before turn 1
     stage = translate(STAGE_TITLES.get(step.stage, step.stage))
     thread = trace.thread_of(cursor)
-    if not thread.is_main:  # a sub-agent's step: its own turn_count, in its own thread
+    if not thread.is_main:  # a sub-agent's step: its own turns, in its own thread
+        if step.turn < 1:
+            return translate(N_("Step {k} of {n} · {thread} · before turn 1 · {stage}")).format(
+                k=cursor + 1, n=len(trace), thread=thread_name(thread), stage=stage)
         return translate(N_("Step {k} of {n} · {thread} · turn {turn} · {stage}")).format(
-            k=cursor + 1, n=len(trace), thread=thread_name(thread), turn=step.turn_count, stage=stage)
+            k=cursor + 1, n=len(trace), thread=thread_name(thread), turn=step.turn, stage=stage)
+    if step.turn < 1:
+        return translate(N_("Step {k} of {n} · before turn 1 · {stage}")).format(k=cursor + 1, n=len(trace),
+                                                                                  stage=stage)
     return translate(N_("Step {k} of {n} · turn {turn} · {stage}")).format(
-        k=cursor + 1, n=len(trace), turn=step.turn_count, stage=stage)
+        k=cursor + 1, n=len(trace), turn=step.turn, stage=stage)
 
 
 def what_happened(trace: Trace, cursor: int, lang: str = "en") -> str:
@@ -118,6 +138,51 @@ def what_happened(trace: Trace, cursor: int, lang: str = "en") -> str:
     if not 0 <= cursor < len(trace):
         return ""
     return what(trace, cursor, lang)
+
+
+def turn_count_change(trace: Trace, cursor: int) -> tuple[int, int] | None:
+    """(before, after) when the step under the cursor moved `turn_count` (a write-back), else None."""
+    if not 0 <= cursor < len(trace):
+        return None
+    step = trace.steps[cursor]
+    earlier = trace.previous_in_thread(cursor)  # a sub-agent counts its own turns: the step before in its thread
+    before = trace.steps[earlier].turn_count if earlier is not None else 1
+    return (before, step.turn_count) if step.turn_count != before else None
+
+
+def turn_count_cell(trace: Trace, i: int) -> str:
+    """`turn_count` after step i as a table shows it: `1 → 2` at the step that moved it."""
+    change = turn_count_change(trace, i)
+    return f"{change[0]} → {change[1]}" if change else str(trace.steps[i].turn_count)
+
+
+def ending(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> str | None:
+    """Why the loop ended, in a sentence, at the step that ended it and after; None while it goes on."""
+    if not 0 <= cursor < len(trace) or not trace.steps[cursor].ended:
+        return None
+    ended = trace.steps[cursor].ended
+    if ended in ENDINGS:
+        return translate(ENDINGS[ended])
+    return translate(OTHER_ENDING).format(stop=repr(ended))
+
+
+# -- the moment the model reads a failure --
+def errors_read_at(trace: Trace, cursor: int) -> list[tuple[int, int, str]]:
+    """At a call_model step: the is_error tool_results the model reads in this request, as (message, block, id).
+
+    Those are the results written back just before the call (the last message sent):
+    the step where a failure becomes the model's observation, closing statement 3 at work.
+    """
+    if not 0 <= cursor < len(trace) or trace.steps[cursor].stage != "call_model":
+        return []
+    n = trace.steps[cursor].n_messages
+    if not n or n > len(trace.messages):
+        return []
+    last = trace.messages[n - 1]
+    if not isinstance(last, dict) or last.get("role") != "user":
+        return []
+    return [(n - 1, j, str(b.get("tool_use_id"))) for j, b in enumerate(rules.blocks(last))
+            if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("is_error")]
 
 
 # -- the history, a bounded window of it --
@@ -258,10 +323,14 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
 
 # -- LoopState: one row per step --
 def step_row(trace: Trace, i: int) -> list:
-    """Step i's row of the LoopState table (`step_columns`), "now" left empty: the LoopState of its thread after it."""
+    """Step i's row of the LoopState table (`step_columns`), "now" left empty: the LoopState of its thread after it.
+
+    `turn` is the turn the step is part of (None for the request, before turn 1); `turn_count` the
+    chapter's variable after the step, so a write-back shows its turn and the next turn's count.
+    """
     step = trace.steps[i]
     thread = [thread_name(trace.threads[step.thread])] if trace.has_threads else []
-    return ["", i + 1, *thread, step.stage, step.turn_count, step.transition_reason, step.stop_reason,
+    return ["", i + 1, *thread, step.turn or None, step.stage, step.turn_count, step.transition_reason, step.stop_reason,
             step.n_messages, step.input_tokens, step.output_tokens]
 
 
@@ -276,14 +345,15 @@ def steps_window(trace: Trace, cursor: int, around: int | None = None) -> tuple[
 
 def steps_table(trace: Trace) -> pd.DataFrame:
     """One row per step: the LoopState after it (for the CSV export)."""
-    return pd.DataFrame([step_row(trace, i) for i in range(len(trace))], columns=step_columns(trace))
+    table = pd.DataFrame([step_row(trace, i) for i in range(len(trace))], columns=step_columns(trace))
+    return table.astype({"turn": "Int64"})  # whole numbers, empty for the request (before turn 1)
 
 
 def state_rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:
-    """The chapter's LoopState after the step under the cursor, as (field, value)."""
+    """The chapter's LoopState after the step under the cursor, as (field, value); `1 → 2` at a write-back."""
     if 0 <= cursor < len(trace):
         step = trace.steps[cursor]
-        values = [str(step.n_messages), str(step.turn_count), str(step.transition_reason)]
+        values = [str(step.n_messages), turn_count_cell(trace, cursor), str(step.transition_reason)]
     else:
         values = ["0", "1", "None"]
     return list(zip(["messages (count)", "turn_count", "transition_reason"], values))
@@ -331,6 +401,17 @@ def _batch_at(trace: Trace, cursor: int) -> dict | None:
         if step.stage not in ("compact", "summarize"):
             return None
     return None
+
+
+def presenter_state(trace: Trace, cursor: int) -> list[tuple[str, str]]:
+    """The one row of LoopState presenter mode shows: turn_count, transition_reason, stop_reason, messages."""
+    if 0 <= cursor < len(trace):
+        step = trace.steps[cursor]
+        values = [turn_count_cell(trace, cursor), str(step.transition_reason), str(step.stop_reason),
+                  str(step.n_messages)]
+    else:
+        values = ["1", "None", "None", "0"]
+    return list(zip(PRESENTER_FIELDS, values))
 
 
 # -- context growth: one row per model call --

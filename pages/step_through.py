@@ -24,16 +24,13 @@ run = live_run()
 
 if presenting():  # large type, no sidebar, one screen: the task, autoplay, then the step
     apply()
-    task, play, switch = st.columns([3.2, 2.2, 1], vertical_alignment="center")
-    task.markdown("#### " + t("Task") + f": {plain(run.task)}")
-    with play:
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium", key="present-top"):
+        st.markdown("**" + t("Task") + f":** {plain(run.task)}", width="stretch")
         draw_autoplay(run.trace, run)
-    with switch:
         draw_switch()
 else:
-    title, switch = st.columns([5, 1], vertical_alignment="center")
-    title.title(t("Step through the loop"))
-    with switch:
+    with st.container(horizontal=True, vertical_alignment="center", key="title-row"):  # wraps rather than cuts
+        st.title(t("Step through the loop"), width="stretch")
         draw_switch()
     model = t("scripted model (offline, no key)") if run.model.config.model == SCRIPTED else \
         t("model `{name}`", name=in_code(run.model.name))

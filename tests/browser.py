@@ -27,15 +27,15 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(port: int | None = None, started: list | None = None):
-    """`streamlit run app.py` on 127.0.0.1; yields its URL and stops it (only it) afterwards.
+def serve_app(port: int | None = None, started: list | None = None, app: Path | str = ROOT / "app.py"):
+    """`streamlit run app.py` (or another script) on 127.0.0.1; yields its URL and stops it (only it) afterwards.
 
     `started` receives the server's process, for a caller that kills it itself.
     """
     port = port or free_port()
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )

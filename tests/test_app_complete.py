@@ -7,6 +7,7 @@ import pytest
 
 from loop.compare import SCENARIOS as COMPARED
 from tests.apptest import app, click, copied_link
+from tests.tables import table
 from tests.test_app_i18n import english_left, names, texts_on_page
 
 
@@ -80,8 +81,8 @@ def test_step_through_the_complete_loop_shows_the_wait_its_state_and_a_link_that
     assert "529 overloaded_error" in wait and "before attempt 2." in wait
     assert at.button(key="live-skip").label == "Skip the wait"
     # the complete loop's state beside the LoopState
-    state = next(m for m in markdowns(at) if m.startswith("| budget |"))
-    assert "| retries |" in state and "1, the next call is attempt 2" in state and "retry" in state
+    state = table(at, "budget").iloc[0]
+    assert state["retries"] == "1, the next call is attempt 2" and "retry" in state["transitions"]
     query = copied_link(at)
     assert "scenario=overloaded" in query and "profile=complete" in query
     click(at, "live-skip")  # Skip the wait: the call goes now
@@ -166,3 +167,12 @@ def test_a_call_asked_for_as_the_wait_ended_goes_then_and_is_not_left_for_a_late
     assert not at.exception
     assert [s.stage for s in run.trace.steps] == ["user_request", "retry", "retry"]  # attempt 2 went, once
     assert "live-armed" not in at.session_state
+
+
+def test_a_link_to_a_failing_scenario_in_the_minimal_loop_says_the_error_and_keeps_the_steps_before_it():
+    # the minimal loop does not retry: a link to step 99 of `overloaded` stops at the 529, said on the page
+    at = app(scenario="overloaded", step="99")
+    run = at.session_state["live-run"]
+    assert run.profile.name == "minimal" and len(run.trace) == 1  # the user's request, then the call that failed
+    said = " ".join(e.value for e in at.error)
+    assert "529" in said or "overloaded" in said.lower(), said

@@ -4,7 +4,8 @@ Deny writes the "denied by the user" is_error tool_result back, and the next mod
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import app, click
+from tests.apptest import app, click, slider
+from tests.tables import history_text, note_text
 
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")
@@ -36,7 +37,7 @@ def test_deny_writes_back_an_error_and_the_loop_goes_on_without_a_400(fake_api):
     result = run.trace.steps[-1].detail["tool_result"]
     assert result["is_error"] is True and "denied by the user" in result["content"]
     assert not [b for b in at.button if b.key == "live-deny"]
-    assert any("is_error" in m.value for m in at.markdown)  # the pending tool_result is drawn as an error
+    assert "is_error" in history_text(at)  # the pending tool_result is drawn as an error
 
     click(at, "live-to-end")
     assert not at.error, at.error[0].value
@@ -44,6 +45,12 @@ def test_deny_writes_back_an_error_and_the_loop_goes_on_without_a_400(fake_api):
     sent = fake_api.requests[-1]["messages"]
     assert sent[-1]["content"][0]["is_error"] is True  # the second call carried the denial, and was accepted
     assert "ls` failed" in run.trace.messages[-1]["content"][0]["text"]
+
+    # At the call that reads the denial, the page points at it: the model reads an error there.
+    read = [i for i, step in enumerate(run.trace.steps) if step.stage == "call_model"][1]
+    slider(at, "live").set_value(read + 1).run()
+    assert "The model reads this error now." in history_text(at)
+    assert "The model reads an error in this call" in note_text(at)
 
 
 def test_run_really_runs_the_tool_and_the_toggle_turns_the_gate_off(fake_api):
@@ -85,4 +92,6 @@ def test_streaming_with_a_real_model_and_the_s02_toolset(fake_api):
     assert all(body.get("stream") is True for body in fake_api.requests)  # every call streamed
     assert [t["name"] for t in fake_api.requests[0]["tools"]] == ["bash", "read_file", "write_file", "edit_file"]
     final = run.trace.messages[-1]["content"][0]["text"]
-    assert "Two tool calls in one turn" in final and final in " ".join(m.value for m in at.markdown)
+    assert "Two tool calls in one turn" in final
+    shown = history_text(at)  # the answer, rendered from the model's Markdown (a list: no "- " left)
+    assert all(line.removeprefix("- ") in shown for line in final.splitlines())

@@ -9,7 +9,7 @@ from loop import transcript
 from loop.importers import Imported
 from tests.apptest import app, click, download
 from tests.synthetic import long_transcript
-from tests.tables import table
+from tests.tables import history_indexes, history_text, table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,7 +48,7 @@ def test_picking_another_sample_replays_it():
     click(at, "replay-to-end")
     pairs = table(at, "status")
     assert list(pairs["is_error"]) == ["true", "false"] and list(pairs["status"]) == ["paired", "paired"]
-    assert any("is_error" in m.value for m in at.markdown)  # the error badge in the history
+    assert "is_error" in history_text(at)  # the error badge in the history
 
 
 def test_an_uploaded_transcript_replays_and_nothing_runs():
@@ -107,16 +107,12 @@ def test_a_long_history_draws_a_bounded_window():
     trace = at.session_state["replay"]["trace"]
     assert len(trace.messages) == 120
     click(at, "replay-to-end")
-    assert len(at.chat_message) == 12  # the newest dozen: 120 - 12 = 108, a multiple of the snap (4)
-    shown = [m.value for m in at.markdown if m.value.startswith("`messages[")]
-    assert shown[0].startswith("`messages[108]`") and shown[-1].startswith("`messages[119]`")
+    assert history_indexes(at) == list(range(108, 120))  # the newest dozen: 108 is a multiple of the snap (4)
     assert any("108 earlier not drawn" in c.value for c in at.caption)
     click(at, "replay-earlier")
-    shown = [m.value for m in at.markdown if m.value.startswith("`messages[")]
-    assert shown[0].startswith("`messages[96]`") and shown[-1].startswith("`messages[107]`")
+    assert history_indexes(at) == list(range(96, 108))
     click(at, "replay-later")
-    shown = [m.value for m in at.markdown if m.value.startswith("`messages[")]
-    assert shown[-1].startswith("`messages[119]`")
+    assert history_indexes(at)[-1] == 119
     # The LoopState table draws the rows around the cursor, not all of them.
     steps = table(at, "stage")
     assert len(steps) < len(trace) and steps.iloc[-1]["now"] == "▶" and steps.iloc[-1]["step"] == str(len(trace))

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from loop import transcript
 from tests.apptest import app, click, download, slider
-from tests.tables import table
+from tests.tables import history_roles, page_text, table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,7 +40,7 @@ def test_first_page_is_step_through_on_the_offline_model_with_a_scenario():
     assert [b.label for b in at.button][:5] == ["First", "Back", "Step", "Last", "Run to end"]
     click(at, "live-step")  # the first click works with no key
     assert len(run.trace) == 1 and run.trace.steps[0].stage == "user_request"
-    assert "Step 1 of 1 · turn 1 · 1 · user request into messages" in [m.value.lstrip("# ") for m in at.markdown]
+    assert "Step 1 of 1 · before turn 1 · 1 · user request into messages" in [m.value.lstrip("# ") for m in at.markdown]
 
 
 def test_step_through_two_tools_to_the_end():
@@ -62,12 +62,12 @@ def test_step_through_two_tools_to_the_end():
     assert last["transition_reason"] == ""  # None: the loop ended with no reason to go on
     now = table(at, "messages (count)")  # the LoopState now: one row
     assert now.iloc[0].to_dict() == {"messages (count)": "4", "turn_count": "2", "transition_reason": "None"}
-    assert any("The loop has ended: **end_turn**" in m.value for m in at.markdown)
+    assert any("The loop has ended. The model finished its answer (end_turn)." in m.value for m in at.markdown)
     assert at.button(key="live-to-end").disabled
 
-    # The history draws one chat message per message, and every tool_use id is on the page.
-    assert [m.name for m in at.chat_message] == ["user", "assistant", "user", "assistant"]
-    text = " ".join(m.value for m in at.markdown)
+    # The history draws one card per message, and every tool_use id is on the page.
+    assert history_roles(at) == ["user", "assistant", "user", "assistant"]
+    text = page_text(at)
     for tool_use_id in ids:
         assert text.count(tool_use_id) == 3  # its tool_use and its tool_result in the history, its row in Pairs
 
@@ -172,7 +172,7 @@ def test_keys_only_move_the_cursor_as_the_page_and_the_readme_say():
     run = at.session_state["live-run"]
     # At the end of the trace Step executes, so no key is bound to it; nor to Run to end.
     assert shortcuts(at) == {"first": "home", "back": "left", "step": "", "last": "end", "to-end": ""}
-    assert any("Next, a click on **Step** executes *4 · stop_reason: go on or end?*; the keys only move over recorded steps."
+    assert any("Next, a click on **Step** executes *stop_reason: go on or end?*; the keys only move over recorded steps."
                in m.value for m in at.markdown)
     click(at, "live-back")
     assert shortcuts(at) == {"first": "home", "back": "left", "step": "right", "last": "end", "to-end": ""}

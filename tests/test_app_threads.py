@@ -7,11 +7,15 @@ import io
 import json
 import zipfile
 
+import re
+from html import unescape
+
 from streamlit.testing.v1 import AppTest
 
 from loop import transcript
 from loop.importers import import_files
 from tests.apptest import app, click
+from tests.tables import diagram_svg, history_roles, html_bodies, html_text, note_text, page_text, table
 from tests.test_app_i18n import english_left, names, texts_on_page
 from tests.test_app_replay import replay_page, upload
 from tests.test_import_threads import compacted_log, log_bytes, session_with_agent
@@ -22,7 +26,23 @@ def status(at: AppTest) -> str:
 
 
 def history_head(at: AppTest) -> str:
-    return next(m.value[5:] for m in at.markdown if m.value.startswith("#### messages"))
+    """The history panel's heading: `messages · n`, and the thread when it is a sub-agent's."""
+    for body in html_bodies(at):
+        found = re.search(r'<h4 class="ls-h4">(messages · [^<]*)</h4>', body)
+        if found:
+            return html_text(found.group(1))
+    raise AssertionError("no history on the page")
+
+
+def lit(svg: str) -> list[str]:
+    """The stages the diagram lights, in drawing order (the chapter's loop, then a sub-agent's)."""
+    return re.findall(r'<g class="ls-node ls-lit" data-stage="([a-z_]+)"', svg)
+
+
+def compaction(at: AppTest) -> str:
+    """The before-and-after of a compact step, as HTML: from its heading on."""
+    body = next(b for b in html_bodies(at) if 'class="ls-compact"' in b)
+    return body[body.index('<h4 class="ls-h4">compact'):]
 
 
 def new_run(at: AppTest, scenario: str) -> AppTest:
@@ -45,25 +65,26 @@ def test_stepping_into_a_sub_agent_and_back_out_in_step_through():
     assert at.button(key="live-into").label == f"Into the sub-agent's loop ({len(trace.steps_of(child.id))} steps)"
     click(at, "live-into")
     assert trace.cursor == first
-    assert status(at) == (f"Step {first + 1} of {len(trace)} · task {child.parent_tool_use_id[:15]}… · turn 1 · "
+    assert status(at) == (f"Step {first + 1} of {len(trace)} · task {child.parent_tool_use_id[:15]}… · before turn 1 · "
                           "1 · user request into messages")
     assert history_head(at).startswith("messages · 1 · task ")
-    assert [m.name for m in at.chat_message] == ["user"]  # the sub-agent's fresh history: its prompt alone
-    note = " ".join(m.value for m in at.markdown)
-    assert "You are inside a sub-agent's loop" in note
-    dot = next(g.proto.spec for g in at.get("graphviz_chart"))
-    assert "cluster_child" in dot and 'c_user [label="1 · the task\'s prompt\\ninto its own messages", fillcolor' in dot
+    assert history_roles(at) == ["user"]  # the sub-agent's fresh history: its prompt alone
+    assert "You are inside a sub-agent's loop" in note_text(at)
+    svg = diagram_svg(at)
+    assert 'class="ls-child ls-inside"' in svg and "ls-busy" in svg  # its loop drawn, the parent's tools waiting
+    texts = [unescape(x) for x in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]  # one a line
+    assert lit(svg) == ["user_request"] and "1 · the task's prompt" in texts and "into its own messages" in texts
     # The LoopState table has a thread column and the Pairs table shows both threads.
-    tables = [m.value for m in at.markdown if m.value.startswith("| now | step | thread |")]
-    assert tables, "the LoopState table has a thread column"
+    assert list(table(at, "stage").columns[:4]) == ["now", "step", "thread", "turn"]
     # Up: to the parent's run_tool step that took the sub-agent's answer.
     click(at, "live-up")
     returned = trace.returned_at(child.id)
     assert trace.cursor == returned and trace.steps[returned].stage == "run_tool"
     assert status(at).startswith(f"Step {returned + 1} of {len(trace)} · turn 2 · 4 · run a tool_use")
-    assert "Only its final text comes back" in " ".join(m.value for m in at.markdown)
-    pairs = next(m.value for m in at.markdown if m.value.startswith("| thread | turn | id |"))
-    assert "main" in pairs and "task " in pairs
+    assert "Only its final text comes back" in note_text(at)
+    pairs = table(at, "status")
+    assert list(pairs.columns[:3]) == ["thread", "turn", "id"]
+    assert "main" in set(pairs["thread"]) and any(v.startswith("task ") for v in pairs["thread"])
 
 
 def test_the_compact_step_shows_the_history_before_and_after_side_by_side():
@@ -75,20 +96,19 @@ def test_the_compact_step_shows_the_history_before_and_after_side_by_side():
     micro = next(s for s in trace.steps if s.stage == "compact" and s.detail["kind"] == "micro")
     trace.goto(micro.index)
     at.run()
-    heads = [m.value for m in at.markdown]
-    assert any(h.startswith(f"#### compact (micro) · messages {micro.n_messages} → {micro.n_messages}") for h in heads)
-    assert any(h.startswith("**Before** · ") for h in heads) and any(h.startswith("**After** · ") for h in heads)
-    assert len(at.chat_message) == 2 * len(micro.detail["replaced"])  # each replaced message, as it was and as it is
+    shown = html_text(compaction(at))
+    assert shown.startswith(f"compact (micro) · messages {micro.n_messages} → {micro.n_messages}")
+    assert "Before · " in shown and "After · " in shown
+    # each replaced message, as it was and as it is
+    assert compaction(at).count('class="ls-msg ') == 2 * len(micro.detail["replaced"])
     auto = next(s for s in trace.steps if s.stage == "compact" and s.detail["kind"] == "auto")
     trace.goto(auto.index - 1)  # the summary call: the summary shown, not yet in messages
     at.run()
-    assert any("The summary the model wrote" in m.value for m in at.markdown)
+    assert "The summary the model wrote" in page_text(at)
     trace.goto(auto.index)
     at.run()
-    assert any(m.value.startswith(f"#### compact (auto) · messages {auto.detail['messages_before']} → 1")
-               for m in at.markdown)
-    dot = next(g.proto.spec for g in at.get("graphviz_chart"))
-    assert 'compact [label="compact messages\\n(micro · summary)", fillcolor="#ffe3c2"' in dot
+    assert html_text(compaction(at)).startswith(f"compact (auto) · messages {auto.detail['messages_before']} → 1")
+    assert lit(diagram_svg(at)) == ["compact"]
 
 
 def test_a_permalink_opens_a_step_inside_the_sub_agent():
@@ -127,7 +147,7 @@ def test_replay_a_session_with_its_sub_agent_file_and_a_compaction(tmp_path):
     step = next(s for s in trace.steps if s.stage == "compact")
     trace.goto(step.index)
     at.run()
-    assert any(m.value.startswith("#### compact (auto) · messages 4 → 1") for m in at.markdown)
+    assert html_text(compaction(at)).startswith("compact (auto) · messages 4 → 1")
 
 
 def test_many_sub_agents_can_be_reached_from_a_thread_picker():
@@ -184,9 +204,33 @@ def test_presenter_mode_inside_a_sub_agent_shows_its_loop_and_its_history():
     at = app(scenario="subagent", step=str(inside + 1))
     at.toggle(key="present").set_value(True).run()
     assert not at.exception, at.exception
-    assert history_head(at).startswith("messages · 2 · task ")
-    assert "You are inside a sub-agent's loop" in " ".join(m.value for m in at.markdown)
-    dot = next(g.proto.spec for g in at.get("graphviz_chart"))
-    assert "cluster_child" in dot and "c_append" in dot
+    assert " · task " in status(at)  # the heading names the thread; the history's own heading keeps to one line
+    assert history_head(at) == "messages · 2"
+    assert "The sub-agent's own history; the parent's is not in it." in page_text(at)
+    assert "You are inside a sub-agent's loop" not in note_text(at)  # said once, at its first step
+    svg = diagram_svg(at)
+    assert 'class="ls-child ls-inside"' in svg and lit(svg) == [run.trace.steps[inside].stage]
     click(at, "live-step")
     assert status(at).startswith(f"Step {inside + 2} of ") and " · task " in status(at)
+    live = at.session_state["live-run"].trace
+    live.goto(live.opened_at(live.steps[inside].thread))
+    at.run()
+    assert "You are inside a sub-agent's loop" in note_text(at)
+
+
+def test_turn_count_moves_only_at_a_write_back_of_its_own_thread():
+    # the step that takes the sub-agent's answer follows the sub-agent's last step, whose turn_count is its own:
+    # the parent's turn_count did not move there
+    from loop.runner import start
+    from loop.views import turn_count_cell, turn_count_change
+
+    trace = start(scenario="subagent").trace
+    run = start(scenario="subagent")
+    run.run_to_end()
+    trace = run.trace
+    moved = [i for i in range(len(trace)) if turn_count_change(trace, i)]
+    assert moved and all(trace.steps[i].stage == "write_back" for i in moved)
+    returned = trace.returned_at(next(t for t in trace.threads.values() if not t.is_main).id)
+    assert turn_count_cell(trace, returned) == str(trace.steps[returned].turn_count)
+    at = app(scenario="subagent", step=str(returned + 1))
+    assert "`turn_count`" not in note_text(at) and "→" not in table(at, "stage").iloc[-1]["turn_count"]

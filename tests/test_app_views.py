@@ -6,12 +6,13 @@ import json
 import os
 import subprocess
 import sys
+import re
 from pathlib import Path
 
 import pandas as pd
 
 from loop import transcript
-from loop.diagram import dot, dot_at
+from loop.diagram import svg, svg_at
 from loop.narrate import describe
 from loop.views import (
     ID_COLOURS,
@@ -97,8 +98,8 @@ def test_the_narration_says_what_each_stage_did():
     run_tool = describe(trace, 4)
     assert run_tool.startswith("[5] turn 1 · 4 · run a tool_use: bash {\"command\": \"date -u '+%Y-%m-%d %H:%M UTC'\"} → ")
     assert trace.steps[4].detail["output"].strip() in run_tool and trace.steps[4].detail["tool_use_id"] in run_tool
-    assert describe(trace, 6) == ("[7] turn 2 · 5 · write tool_results back: messages ← user: 2 tool_result block(s); "
-                                  "turn_count=2, transition_reason=tool_result")
+    assert describe(trace, 6) == ("[7] turn 1 · 5 · write tool_results back: messages ← user: 2 tool_result block(s); "
+                                  "turn 1 ends, turn_count 1 → 2, transition_reason=tool_result")  # the turn it ends
     assert what_happened(trace, 9) == "the loop ends: the model finished its answer (end_turn)"
 
 
@@ -115,6 +116,8 @@ def test_steps_table_has_a_row_per_step_and_marks_the_cursor():
     table = steps_table(trace)
     assert len(table) == len(trace)
     assert list(table["stage"])[:4] == ["user_request", "call_model", "append_assistant", "decide"]
+    assert [None if pd.isna(x) else x for x in table["turn"]] == [None, 1, 1, 1, 1, 1, 1, 2, 2, 2]  # request: before turn 1
+    assert list(table["turn_count"]) == [1, 1, 1, 1, 1, 1, 2, 2, 2, 2]  # the write-back (step 7) moves it
     last = table.iloc[-1]
     assert (last["stop_reason"], last["messages"]) == ("end_turn", 4)
     assert pd.isna(last["transition_reason"])  # None, drawn as None
@@ -134,7 +137,9 @@ def test_state_rows_and_status_line():
     end = len(trace) - 1
     assert dict(state_rows(trace, end)) == {"messages (count)": "4", "turn_count": "2", "transition_reason": "None"}
     assert dict(state_rows(trace, -1)) == {"messages (count)": "0", "turn_count": "1", "transition_reason": "None"}
-    assert status_line(trace, end) == "Step 10 of 10 · turn 2 · 4 · stop_reason: go on or end?"
+    assert dict(state_rows(trace, 6))["turn_count"] == "1 → 2"  # the write-back
+    assert status_line(trace, end) == "Step 10 of 10 · turn 2 · stop_reason: go on or end?"
+    assert status_line(trace, 0) == "Step 1 of 10 · before turn 1 · 1 · user request into messages"
     assert status_line(trace, -1) == "Step 0 of 10 · not started"
 
 
@@ -169,19 +174,40 @@ def test_short_cuts_and_flattens():
     assert len(short("x" * 500, 40)) == 40
 
 
+def lit(picture: str) -> list[str]:
+    return re.findall(r'<g class="ls-node ls-lit" data-stage="(\w+)"', picture)
+
+
+def taken(picture: str) -> list[str]:
+    return re.findall(r'<g class="ls-edge ls-taken" data-edge="([\w-]+)"', picture)
+
+
 def test_diagram_lights_the_stage_and_the_edge_taken():
-    plain = dot()
-    assert "digraph loop" in plain and "penwidth=3" not in plain
+    plain = svg()
+    assert plain.startswith("<svg") and lit(plain) == [] and taken(plain) == []
     trace = sample("two-tools")
     stages = [s.stage for s in trace.steps]
     second_tool = len(stages) - 1 - stages[::-1].index("run_tool")
-    lit = dot_at(trace, second_tool)
-    assert ('  tools [label="4 · run each tool_use,\\ncollect its tool_result", fillcolor="#ffe3c2", color="#d9480f", '
-            'penwidth=3];') in lit.splitlines()
-    assert '  tools -> tools [label=" next tool_use ", color="#d9480f", fontcolor="#d9480f", penwidth=3.5];' in lit.splitlines()
-    end = dot_at(trace, len(trace) - 1)  # decide, ending: the edge to the end is drawn, the end is green
-    assert 'decide -> done [label=" no ", color="#d9480f"' in end
-    assert 'done [label="the loop ends", shape=box, style="rounded,filled,dashed", fillcolor="#d3f9d8"' in end
+    at_tool = svg_at(trace, second_tool)
+    assert lit(at_tool) == ["run_tool"] and taken(at_tool) == ["tools-tools"]  # the "next tool_use" loop
+    end = svg_at(trace, len(trace) - 1)  # decide, ending: the edge to the end is drawn, the end is green
+    assert lit(end) == ["decide"] and taken(end) == ["decide-done"]
+    assert '<g class="ls-node ls-ended" data-stage="stop">' in end
+    assert taken(svg_at(trace, 6)) == ["tools-back"] and taken(svg_at(trace, 7)) == ["back-model"]
+
+
+def test_the_diagram_numbers_each_of_the_five_stages_once_as_the_chapter_does():
+    texts = re.findall(r"<text [^>]*>([^<]*)</text>", svg())
+    numbers = [t.split(" · ")[0] for t in texts if re.match(r"\d · ", t)]
+    assert sorted(numbers) == ["1", "2", "3", "4", "5"], texts
+
+
+def test_the_turn_box_holds_stages_2_to_5_and_names_the_turn_of_the_step():
+    trace = sample("hello-py")
+    for i, step in enumerate(trace.steps):
+        picture = svg_at(trace, i)
+        shown = re.search(r">turn (\d+)</text>", picture).group(1)
+        assert int(shown) == max(1, step.turn), (i, step.stage)
 
 
 def chart_rows(at) -> pd.DataFrame:

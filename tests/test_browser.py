@@ -1,8 +1,8 @@
 """The app in a real browser: Debian's chromium driven by Playwright against `streamlit run app.py`.
 
 Steps a scenario to its end by clicking Step, checks that every tool_use id is
-on the page with its tool_result, uses the keyboard shortcuts, and saves the
-screenshot the README shows (docs/screenshot.png).
+on the page with its tool_result, and uses the keyboard shortcuts. The
+screenshots the README shows are taken by tests/test_projector.py.
 """
 
 import re
@@ -14,14 +14,11 @@ from loop import transcript
 from tests.browser import CHROMIUM, IDLE, launch, serve_app
 
 ROOT = Path(__file__).resolve().parent.parent
-SCREENSHOT = ROOT / "docs" / "screenshot.png"
-
-# The blocks of the history, in page order: (kind, text) for each paragraph and code block of a message.
+# The blocks of the history's messages, in page order: (kind, text) for each block's heading and its code.
 READ_HISTORY = """() => {
     const out = [];
-    for (const el of document.querySelectorAll('[data-testid="stChatMessage"] [data-testid="stMarkdownContainer"] > p, '
-                                              + '[data-testid="stChatMessage"] [data-testid="stCode"]')) {
-        out.push([el.matches('[data-testid="stCode"]') ? 'code' : 'markdown', el.innerText]);
+    for (const el of document.querySelectorAll('.ls-history .ls-msg .ls-bh, .ls-history .ls-msg pre')) {
+        out.push([el.matches('pre') ? 'code' : 'markdown', el.innerText]);
     }
     return out;
 }"""
@@ -62,7 +59,7 @@ def wait_for_status(page, prefix: str, timeout: float = 60_000) -> None:
 
 
 def click_step(page, k: int, n: int | None = None) -> None:
-    page.get_by_role("button", name="Step", exact=False).first.click()
+    page.locator(".st-key-live-step button").click()
     wait_for_status(page, f"Step {k} of {n or k}")
 
 
@@ -88,15 +85,15 @@ def test_step_to_the_end_shows_every_tool_use_with_its_result(page):
         k += 1
         assert k <= 12, "two-tools should end within 10 steps"
         click_step(page, k)
-    assert k == 10 and status(page) == "Step 10 of 10 · turn 2 · 4 · stop_reason: go on or end?"
-    assert page.get_by_role("button", name="Step", exact=False).first.is_disabled()
+    assert k == 10 and status(page) == "Step 10 of 10 · turn 2 · stop_reason: go on or end?"
+    assert page.locator(".st-key-live-step button").is_disabled()
 
     uses, results = pairs_on_page(page)
     assert len(uses) == 2 and set(results) == set(uses)
     date, size = (results[u] for u in uses)
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", date), date
     assert re.search(r"^\S+\s+\.", size), size  # du -sh . prints "<size>\t."
-    final = page.locator('[data-testid="stChatMessage"]').last.inner_text()
+    final = page.locator('.ls-history .ls-msg').last.inner_text()
     assert "Two tool calls in one turn" in final
 
     # Save transcript: the file the browser downloads is the run on the page.
@@ -109,14 +106,10 @@ def test_step_to_the_end_shows_every_tool_use_with_its_result(page):
 
     # Back moves the cursor; the history is the one of that step, and nothing runs.
     for k in (9, 8, 7):
-        page.get_by_role("button", name="Back", exact=False).first.click()
+        page.locator(".st-key-live-back button").click()
         wait_for_status(page, f"Step {k} of 10")
-    assert "5 · write tool_results back" in status(page)
+    assert status(page) == "Step 7 of 10 · turn 1 · 5 · write tool_results back"
     assert page.get_by_text("added by this step").count() == 1
-    page.set_viewport_size({"width": 1600, "height": 1160})  # the whole diagram and the new message
-    page.wait_for_timeout(800)  # let the diagram and the history settle
-    SCREENSHOT.parent.mkdir(exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT))
 
 
 def wait_for_controls(page, key: str) -> None:
@@ -174,9 +167,6 @@ def test_about_opened_first_still_gets_the_app_menu(page, url):
     assert "The tool result goes back into the message history" in page.content()
 
 
-PRESENTER = ROOT / "docs" / "presenter.png"
-
-
 def test_presenter_mode_autoplays_pauses_and_fits_one_screen(page, url):
     page.set_viewport_size({"width": 1600, "height": 900})  # a projector's 16:9
     page.goto(f"{url}/?scenario=two-tools&step=2")
@@ -186,8 +176,8 @@ def test_presenter_mode_autoplays_pauses_and_fits_one_screen(page, url):
     page.wait_for_selector(IDLE)
     assert not page.locator('[data-testid="stSidebar"]').is_visible()  # no sidebar
     size = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector("
-                         "'.st-key-stage-note [data-testid=\"stMarkdownContainer\"] p')).fontSize)")
-    assert size >= 20, size  # large type
+                         "'.ls-note p')).fontSize)")
+    assert size >= 18, size  # large type (18.4 px: the note and the diagram both fit 1280×720 at that size)
 
     page.get_by_role("button", name="Play").click()  # 2 s between stages
     wait_for_status(page, "Step 4 of 4")  # autoplay steps on its own
@@ -199,11 +189,25 @@ def test_presenter_mode_autoplays_pauses_and_fits_one_screen(page, url):
     assert status(page) == stopped, "autoplay went on after Pause"
 
     # The diagram and the newest message are on the one screen.
-    for testid in ("stGraphVizChart", "stChatMessage"):
-        box = page.locator(f'[data-testid="{testid}"]').last.bounding_box()
-        assert box and box["y"] < 900 and box["y"] + 40 < 900, (testid, box)
-    page.wait_for_timeout(600)
-    page.screenshot(path=str(PRESENTER))
+    for selector in (".ls-diagram", ".ls-history .ls-msg"):
+        box = page.locator(selector).last.bounding_box()
+        assert box and box["y"] < 900 and box["y"] + 40 < 900, (selector, box)
+
+
+def test_go_to_step_then_step_and_back_move_one_step_each(page, url):
+    """The slider waits in a popover; a value picked there must not come back and move the cursor later."""
+    from bench.replay import to_middle
+
+    page.goto(f"{url}/replay")
+    wait_for_status(page, "Step 1 of 10")
+    k = to_middle(page, 10) + 1
+    assert 3 <= k <= 8, k
+    page.locator(".st-key-replay-step button").click()
+    wait_for_status(page, f"Step {k + 1} of 10")
+    page.locator(".st-key-replay-back button").click()
+    wait_for_status(page, f"Step {k} of 10")
+    page.locator(".st-key-replay-back button").click()
+    wait_for_status(page, f"Step {k - 1} of 10")
 
 
 UPLOADER_WORDS = """() => {

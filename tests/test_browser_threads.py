@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def history_texts(page) -> list[str]:
-    return page.locator('[data-testid="stChatMessage"]').all_inner_texts()
+    """The messages the history panel draws (cards in .ls-history), as their text."""
+    return page.locator(".ls-history .ls-msg").all_inner_texts()
 
 
 def test_step_into_a_sub_agent_and_back_out(page, url):
@@ -25,13 +26,13 @@ def test_step_into_a_sub_agent_and_back_out(page, url):
 
     page.goto(f"{url}/?scenario=subagent&step={first}")  # the parent's decide, just before the task runs
     wait_for_status(page, f"Step {first} of {first}")
-    page.get_by_role("button", name="Step", exact=False).first.click()  # the task starts the sub-agent's loop
+    page.locator(".st-key-live-step button").click()  # the task starts the sub-agent's loop
     wait_for_status(page, f"Step {first + 1} of {first + 1} · task ")
     assert history_texts(page) == [history_texts(page)[0]] and "Find which file under src/" in history_texts(page)[0]
-    svg = page.locator('[data-testid="stGraphVizChart"] svg').text_content()
+    svg = page.locator(".ls-diagram").first.text_content()
     assert "a sub-agent's loop (its own messages)" in svg
     for k in range(first + 2, first + 6):  # inside: the sub-agent calls its model and runs its grep
-        page.get_by_role("button", name="Step", exact=False).first.click()
+        page.locator(".st-key-live-step button").click()
         wait_for_status(page, f"Step {k} of {k} · task ")
     assert "grep -rn" in " ".join(history_texts(page))
     page.get_by_role("button", name="Run to end").click()
@@ -39,9 +40,9 @@ def test_step_into_a_sub_agent_and_back_out(page, url):
 
     # Back into the sub-agent's last step with the slider's neighbour, Back; then up to the parent.
     for k in range(n - 1, returned, -1):
-        page.get_by_role("button", name="Back", exact=False).first.click()
+        page.locator(".st-key-live-back button").click()
         wait_for_status(page, f"Step {k} of {n}")
-    page.get_by_role("button", name="Back", exact=False).first.click()
+    page.locator(".st-key-live-back button").click()
     wait_for_status(page, f"Step {returned} of {n} · task ")
     page.wait_for_selector(IDLE)
     page.set_viewport_size({"width": 1600, "height": 1250})

@@ -162,7 +162,9 @@ def test_a_replicas_commands_run_in_its_sandbox_and_the_shared_store_is_private(
 
     wire = asyncio.run(asyncio.wait_for(ask(), timeout=120))
     user = "nobody" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name  # as root: never root
-    assert wire.shows("I ran `whoami`") and wire.shows(f"\n{user}\n"), "the command's output is not the sandbox's user"
+    # The history is sent as HTML: the answer's Markdown rendered, its indented output a code block.
+    assert wire.shows("I ran <code>whoami</code>") and wire.shows(f"<pre><code>{user}\n</code></pre>"), \
+        "the command's output is not the sandbox's user"
     assert stat.S_IMODE(three.runs.stat().st_mode) == 0o700  # no command (nobody) can list or read the runs
     for path in three.runs.iterdir():
         assert path.is_dir() or stat.S_IMODE(path.stat().st_mode) == 0o600, path

@@ -71,7 +71,7 @@ def test_run_each_scenario_prints_each_stage_and_saves_it(ran, name):
     assert lines[-1] == f"transcript: {path}"
     stages = stage_lines(result.stdout)
     assert len(stages) == len(trace)
-    assert stages[0] == f"[1] turn 1 · 1 · user request into messages: messages ← user: {trace.meta['task']}"
+    assert stages[0] == f"[1] before turn 1 · 1 · user request into messages: messages ← user: {trace.meta['task']}"
     assert stages[1].startswith("[2] turn 1 · 2 · call the model: stop_reason=tool_use")
 
 
@@ -85,7 +85,7 @@ def test_the_subagent_and_compact_transcripts_show_the_thread_and_the_compaction
     inside = [s for s in data["steps"] if s["thread"] == child["id"]]
     assert inside[0]["stage"] == "user_request" and inside[-1]["ended"] == "end_turn"
     said = stage_lines(ran["subagent"][0].stdout)
-    assert any(line.startswith(f"[{data['steps'].index(inside[0]) + 1}] {child['id']} · turn 1 · 1 · user request")
+    assert any(line.startswith(f"[{data['steps'].index(inside[0]) + 1}] {child['id']} · before turn 1 · 1 · user request")
                for line in said)
     data = json.loads(ran["compact"][1].read_text())
     compacts = [s for s in data["steps"] if s["stage"] == "compact"]
@@ -268,7 +268,7 @@ def test_run_in_japanese_is_japanese_from_task_to_answer_and_replays_so(tmp_path
     lines = result.stdout.splitlines()
     assert lines[0].startswith("model: オフライン model（台本どおりに答える、key 不要）")
     stages = stage_lines(result.stdout)
-    assert stages[0] == ("[1] turn 1 · 1 · user の依頼を messages へ: messages ← user: "
+    assert stages[0] == ("[1] turn 1 の前 · 1 · user の依頼を messages へ: messages ← user: "
                          "あいさつを表示する hello.py を作って、実行してください。")
     assert stages[2].endswith("まず hello.py を作ります。")
     assert "python3 hello.py" in stages[-2] and "出力は次のとおりです" in stages[-2]  # the answer
@@ -279,7 +279,7 @@ def test_run_in_japanese_is_japanese_from_task_to_answer_and_replays_so(tmp_path
     (replayed,) = loop_cli(["replay", str(out)])  # a run is replayed in the language it was made in
     assert stage_lines(replayed.stdout) == stages
     (english,) = loop_cli(["replay", str(out), "--lang", "en"])
-    assert stage_lines(english.stdout)[0].startswith("[1] turn 1 · 1 · user request into messages: ")
+    assert stage_lines(english.stdout)[0].startswith("[1] before turn 1 · 1 · user request into messages: ")
 
 
 def test_run_refuses_a_language_it_does_not_have():

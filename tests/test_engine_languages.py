@@ -35,7 +35,8 @@ def test_the_narration_and_why_the_loop_ended_speak_chinese(shared):
     run = start(scenario="list-files", workspace=shared, tool_timeout=10, lang="zh")
     run.run_to_end()
     lines = [describe(run.trace, i, "zh") for i in range(len(run.trace))]
-    assert lines[0].startswith("[1] 第 1 轮 · 1 · 用户请求放进 messages: messages ← user：列出工作区里的文件。")
+    assert lines[0].startswith("[1] 第 1 轮之前 · 1 · 用户请求放进 messages: messages ← user：列出工作区里的文件。")
+    assert lines[1].startswith("[2] 第 1 轮 · 2 · ")  # the request comes once, before turn 1
     assert lines[-1].endswith("循环结束：模型已答完（end_turn）")
     assert why_ended("max_tokens", "ja") == "答えが max_tokens で切れました。loop は続かず、ここで終わります"
     assert why_ended("weird", "zh") == "stop_reason 'weird' 不是 tool_use，所以循环结束"

@@ -439,13 +439,13 @@ def test_a_sub_agent_compacts_its_own_history_when_compaction_is_on(tmp_path):
 
 def test_a_replay_draws_the_sub_agents_loop_only_where_it_runs():
     from loop import transcript
-    from loop.diagram import dot_at
+    from loop.diagram import svg_at
 
     trace = transcript.load(Path(__file__).resolve().parent.parent / "samples" / "subagent.json")
     trace.meta.pop("toolset")  # as an imported log: no toolset to go by
     child = next(t for t in trace.threads.values() if not t.is_main)
     first, returned = trace.opened_at(child.id), trace.returned_at(child.id)
-    drawn = [i for i in range(len(trace)) if "cluster_child" in dot_at(trace, i)]
+    drawn = [i for i in range(len(trace)) if 'class="ls-child' in svg_at(trace, i)]
     assert drawn == list(range(first - 1, returned + 1))  # the step before it, its own steps, the answer taken
-    assert "cluster_child" in dot_at(transcript.load(Path(__file__).resolve().parent.parent / "samples" /
+    assert 'class="ls-child' in svg_at(transcript.load(Path(__file__).resolve().parent.parent / "samples" /
                                                      "subagent.json"), 0)  # a live s04 run shows it from the start

@@ -218,4 +218,4 @@ def test_no_broken_file_gets_past_the_loader_unexplained(saved, where, value):
             assert str(exc)
             continue
         for i in range(len(trace)):
-            assert describe(trace, i).startswith(f"[{i + 1}] turn ")
+            assert describe(trace, i).startswith((f"[{i + 1}] turn ", f"[{i + 1}] before turn 1 · "))

@@ -273,3 +273,15 @@ def test_a_retry_whose_numbers_are_not_numbers_renders(field, value):
     after = next(s for s in data["steps"] if s["stage"] == "call_model" and s["detail"].get("attempt", 1) > 1)
     after["detail"]["attempt" if field == "attempt" else "waited_s"] = value
     assert set(check_file(json.dumps(data).encode()).values()) == {"imported"}
+
+
+def test_a_saved_run_whose_task_is_not_text_exports_with_the_default_title():
+    # found by the fuzz test: a journal's {"task": true} reached the Markdown export's title
+    from loop import export
+    from loop.runner import start
+
+    run = start(scenario="list-files")
+    run.run_to_end()
+    run.trace.meta["task"] = True
+    assert export.to_markdown(run.trace).startswith("# Agent loop transcript\n")
+    renderable(run.trace)

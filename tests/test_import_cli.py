@@ -38,7 +38,7 @@ def test_import_a_real_log_then_check_and_replay_it(tmp_path):
     said = replay.stdout.splitlines()
     assert said[0] == f"note: this imported history breaks the API's tool-use rules in 2 place(s); " \
                       f"`python -m loop check {out}` lists them"
-    assert said[2].startswith("[1] turn 1 · 1 · user request into messages: messages ← user: Here's a message")
+    assert said[2].startswith("[1] before turn 1 · 1 · user request into messages: messages ← user: Here's a message")
     assert any("run a tool_use: MultiEdit" in line and "(no tool_result was recorded" in line for line in said)
     assert len(said) == 2 + 23
 
@@ -56,7 +56,7 @@ def test_import_the_course_trace_then_check_and_replay_it(tmp_path):
     said = replay.stdout.splitlines()
     assert said[0] == ("model: MiniMax-M2.5 · task: Find all Python files in this directory, count their lines, and "
                        "create a summary report (replay: nothing is run)")
-    assert said[-1] == "[19] turn 4 · 4 · stop_reason: go on or end?: the loop ends: the model finished its answer (end_turn)"
+    assert said[-1] == "[19] turn 4 · stop_reason: go on or end?: the loop ends: the model finished its answer (end_turn)"
 
 
 def test_a_native_transcript_with_broken_pairs_is_still_refused_by_replay(tmp_path):
@@ -154,4 +154,4 @@ def test_replay_says_when_it_derived_the_steps_a_file_lacks(tmp_path):
     lines = done.stdout.splitlines()
     assert lines[0] == ("note: the last 2 message(s) (messages.2 to messages.3) had no step in the file: steps 7 to 10 "
                         "were derived from the history by the chapter's rules")
-    assert len(lines) == 12 and lines[-1].startswith("[10] turn 2 · 4 · stop_reason: go on or end?: the loop ends")
+    assert len(lines) == 12 and lines[-1].startswith("[10] turn 2 · stop_reason: go on or end?: the loop ends")

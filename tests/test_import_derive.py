@@ -66,7 +66,8 @@ def test_a_saved_messages_list_replays_like_the_run(live):
     assert shape(imported.trace) == shape(trace)
     # The narration a learner reads is the live run's, tool outputs and all.
     lines = [describe(imported.trace, i) for i in range(len(imported.trace))]
-    assert lines[6].startswith("[7] turn 2 · 5 · write tool_results back: messages ← user: 2 tool_result block(s)")
+    assert lines[6].startswith("[7] turn 1 · 5 · write tool_results back: messages ← user: 2 tool_result block(s); "
+                               "turn 1 ends, turn_count 1 → 2")  # the write-back belongs to the turn it ends
     assert [line.split(" → ")[1] for line in lines if " run a tool_use" in line] == \
            [describe(trace, i).split(" → ")[1] for i in range(len(trace)) if trace.steps[i].stage == "run_tool"]
 

@@ -1,35 +1,108 @@
-"""One content block, drawn by its type. Nothing is dropped: an unknown type is shown raw."""
+"""Content blocks as HTML, by their type. Nothing is dropped: an unknown type is shown raw.
+
+The history is drawn as HTML made here, not as Streamlit Markdown: a click
+redraws a window of a dozen messages, and HTML the browser only has to insert
+costs it a fraction of what parsing Markdown and highlighting code does, on
+every click. A model's text is still Markdown: it is rendered here by a
+CommonMark parser with raw HTML off, so whatever a model or a tool printed is
+shown as text, never run (the page sanitises the HTML once more).
+
+Everything that is data (the model's words, commands, tool output, ids) sits in
+an element of class `ls-data`; the rest is interface text in the page's language.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+from html import escape
 
 import streamlit as st
+from markdown_it import MarkdownIt
 
-from loop.export import fenced
 from loop.views import id_colour, result_text
 
 from .i18n import t
 
-FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 TEXT_LIMIT = 4000  # characters drawn of one block; the Raw view has all of it
+# Raw HTML off (shown as text) and images off: `![alt](url)` is "!" and a link, so no viewer's browser ever
+# fetches a URL a transcript names.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "breaks": False}).enable("table").disable("image")
 
+# The id colours (loop.views.ID_COLOURS) and red, kept for is_error: (background, text)
+PALETTE = {
+    "blue": ("#e7f1fc", "#0b5cad"), "green": ("#e3f4e8", "#1b6e30"), "orange": ("#fff0dc", "#a34f00"),
+    "violet": ("#f1eafc", "#6236a8"), "yellow": ("#fbf3cf", "#7a5d00"), "gray": ("#eceff2", "#3f474f"),
+    "red": ("#fde8e8", "#b42323"),
+}
 
-def _cut(text: str, limit: int = TEXT_LIMIT) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + "\n" + t("… {n} more characters (see Raw)", n=f"{len(text) - limit:,}")
-
-
-def id_badge(tool_use_id: object) -> str:
-    """Markdown for an id in its colour, the same colour as in the Pairs table."""
-    safe = str(tool_use_id).replace("[", "(").replace("]", ")")
-    return f":{id_colour(tool_use_id)}-badge[{safe}]"
+CSS = """<style>
+.ls-grid { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1rem 3rem; }
+.ls-grid.ls-present { grid-template-columns: minmax(0, 1.05fr) minmax(0, 1fr); gap: 0.5rem 1.2rem; }
+@media (max-width: 760px) { .ls-grid, .ls-grid.ls-present { grid-template-columns: minmax(0, 1fr); } }
+.ls-empty { border-radius: 0.5rem; background: rgba(28,131,225,0.1); color: #004280; padding: 0.8rem 1rem 0.1rem; }
+.ls-h4 { font-size: 1.5rem; font-weight: 600; margin: 0; padding: 0.5rem 0 0.3rem; line-height: 1.2; }
+.ls-caption { color: rgba(49,51,63,0.6); font-size: 0.875rem; margin: 0 0 0.5rem; }
+/* bottom-up: the panel opens at its newest message with no script; a short history still starts at the top */
+.ls-panel { overflow-y: auto; overscroll-behavior: contain; display: flex; flex-direction: column-reverse; }
+.ls-panel > .ls-history { margin-bottom: auto; }
+.ls-panel.ls-panel-compact { display: block; }  /* before and after a compaction, read top-down */
+.ls-compact { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 0.3rem 0.8rem; }
+.ls-compact p { margin: 0 0 0.3rem; }
+.ls-history { font-size: 0.95rem; }
+.ls-msg { border: 1px solid rgba(49,51,63,0.12); border-radius: 0.6rem; padding: 0.45rem 0.75rem 0.2rem;
+          margin: 0 0 0.6rem 0; background: #fff; }
+.ls-msg.ls-user { background: rgba(240,242,246,0.55); }
+.ls-msg.ls-new { border: 2px solid #ff9a3c; }
+.ls-head { font-size: 0.85rem; color: #555867; margin-bottom: 0.25rem; display: flex; flex-wrap: wrap;
+           gap: 0.15rem 0.45rem; align-items: baseline; }
+.ls-role { font-weight: 700; color: #31333f; }
+.ls-role::before { content: ""; display: inline-block; width: 0.6rem; height: 0.6rem; border-radius: 50%;
+                   margin-right: 0.3rem; background: #ff4b4b; }
+.ls-assistant .ls-role::before { background: #ffa421; }
+.ls-mark { font-weight: 700; color: #d9480f; }
+.ls-mark.ls-held { color: #1c7ed6; }
+.ls-history code, .ls-table code { font-size: 0.85em; background: rgba(151,166,195,0.15); padding: 0.05em 0.3em;
+                                   border-radius: 0.25rem; }
+.ls-history pre { background: #f6f7f9; border-radius: 0.4rem; padding: 0.5rem 0.7rem; margin: 0.25rem 0 0.5rem;
+                  white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.82rem; line-height: 1.4; }
+.ls-history pre code { background: none; padding: 0; font-size: inherit; }
+.ls-text p { margin: 0 0 0.45rem; } .ls-text ul, .ls-text ol { margin: 0 0 0.45rem 1.2rem; padding: 0; }
+.ls-block { margin: 0.3rem 0 0.35rem; }
+.ls-bh { font-size: 0.9rem; display: flex; flex-wrap: wrap; gap: 0.15rem 0.4rem; align-items: baseline; }
+.ls-badge { display: inline-block; border-radius: 0.35rem; padding: 0 0.4em; font-size: 0.8rem;
+            font-family: "Source Code Pro", monospace; overflow-wrap: anywhere; }
+.ls-error > pre { background: #fff5f5; border-left: 3px solid #e03131; }
+.ls-focus { outline: 3px solid #e8590c; outline-offset: 3px; border-radius: 0.4rem; }
+.ls-msg.ls-new.ls-focus { outline: none; }
+.ls-callout { background: #fff4e6; border-left: 4px solid #e8590c; border-radius: 0.3rem;
+              padding: 0.35rem 0.6rem; margin: 0.35rem 0 0.4rem; font-size: 0.9rem; }
+.ls-card { border: 1px dashed #1c7ed6; border-radius: 0.6rem; padding: 0.45rem 0.75rem 0.2rem;
+           margin: 0.2rem 0 0.6rem; }
+.ls-card-head { font-weight: 700; }
+.ls-card-caption { color: #6b6f7b; font-size: 0.85rem; margin: 0.1rem 0 0.3rem; }
+.ls-raw { color: #6b6f7b; }
+.ls-table { border-collapse: collapse; font-size: 0.88rem; margin: 0.2rem 0 0.8rem; }
+.ls-table th, .ls-table td { border: 1px solid rgba(49,51,63,0.14); padding: 0.2rem 0.5rem; text-align: left;
+                             vertical-align: top; white-space: nowrap; }
+.ls-table td:has(.ls-data) { white-space: normal; overflow-wrap: anywhere; min-width: 8rem; }
+.ls-table th { background: rgba(240,242,246,0.8); font-weight: 600; }
+.ls-table tr.ls-now td { background: #fff4e6; font-weight: 700; }
+.ls-table .ls-cn { display: block; font-weight: 400; font-size: 0.78rem; color: #6b6f7b; }
+.ls-wrap { overflow-x: auto; }
+.ls-rule { border: none; border-top: 1px solid rgba(49,51,63,0.2); margin: 1.5rem 0 0.5rem; }
+.ls-note { border: 1px solid rgba(49,51,63,0.2); border-radius: 0.5rem; padding: 0.7rem 1rem 0.2rem; margin-top: 0.8rem; }
+.ls-note p { margin: 0 0 0.6rem; }
+.ls-note code { font-size: 0.85em; background: rgba(151,166,195,0.15); padding: 0.05em 0.3em; border-radius: 0.25rem; }
+.ls-state-row { display: flex; flex-wrap: wrap; gap: 0.2rem 1.3rem; align-items: baseline; font-size: 1.05rem;
+                padding: 0.25rem 0.7rem; border: 1px solid rgba(49,51,63,0.14); border-radius: 0.5rem;
+                background: rgba(240,242,246,0.6); }
+.ls-state-row .ls-state-name { font-weight: 700; }
+.ls-state-row .ls-cn { display: none; }
+</style>"""
 
 
 _SPECIAL = re.compile(r"([\\`*\[\]<$~])")
-_IMAGE = re.compile(r"!(?=\[)")
 
 
 def plain(text: object) -> str:
@@ -53,78 +126,81 @@ def inline_code(text: object) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def _no_images(markdown: str) -> str:
-    """A model's or a file's Markdown with its images made links (`![alt](url)` → `!` + a link to url):
-    no viewer's browser fetches a URL a transcript names. Code (fenced, indented or inline) is left as is:
-    an image there is text already."""
-    out, fence = [], None
-    for line in markdown.split("\n"):
-        match = FENCE.match(line)
-        if fence is None and match:
-            fence = match.group(1)
-        elif fence is not None:
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) \
-                    and not line.strip()[len(match.group(1)):]:
-                fence = None
-        elif "![" in line:
-            # outside code spans: split on backtick runs; a run opens a span closed by the next run of its length
-            parts = re.split(r"(`+)", line)
-            opened = None
-            for i, part in enumerate(parts):
-                if part.startswith("`"):
-                    opened = None if opened == part else (opened or part)
-                elif opened is None:
-                    parts[i] = _IMAGE.sub(r"\\!", part)
-            line = "".join(parts)
-        out.append(line)
-    return "\n".join(out)
+def draw_style() -> None:
+    """The stylesheet of the HTML views, once a page run (outside the step's fragment).
+
+    Kept out of the views themselves: a stylesheet put into the page again on every click would make
+    the browser restyle the whole document each time.
+    """
+    st.html(CSS)
 
 
-def _markdown_text(text: str) -> str:
-    # A "$" in a model's answer is money, not LaTeX; an image is a link, never fetched.
-    return _no_images(_cut(text).replace("$", "\\$"))
+def badge(text: object, colour: str) -> str:
+    """A coloured badge, as the history and the tables draw an id."""
+    bg, fg = PALETTE.get(colour, PALETTE["gray"])
+    return f'<span class="ls-badge ls-data" style="background:{bg};color:{fg}">{escape(str(text))}</span>'
 
 
-def _closed(markdown: str) -> str:
-    """A model's Markdown with a code fence it left open closed, so it cannot swallow the blocks after it."""
-    open_fence = None
-    for line in markdown.splitlines():
-        match = FENCE.match(line)
-        if not match:
-            continue
-        fence = match.group(1)
-        if open_fence is None:
-            open_fence = fence
-        elif fence[0] == open_fence[0] and len(fence) >= len(open_fence) and not line.strip()[len(fence):]:
-            open_fence = None
-    return markdown if open_fence is None else f"{markdown}\n{open_fence}"
+def id_badge(tool_use_id: object) -> str:
+    """An id in its colour, the same colour in the history and in the Pairs table."""
+    return badge(tool_use_id, id_colour(tool_use_id))
 
 
-def block_markdown(block: object) -> str:
-    """One block of a message's content as Markdown."""
+def error_badge(text: str = "is_error") -> str:
+    bg, fg = PALETTE["red"]
+    return f'<span class="ls-badge" style="background:{bg};color:{fg}">{escape(text)}</span>'
+
+
+def _cut(text: str, limit: int = TEXT_LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + "\n" + t("… {n} more characters (see Raw)", n=f"{len(text) - limit:,}")
+
+
+def pre(text: str) -> str:
+    """Text shown exactly as it is, in a block that wraps."""
+    return f'<pre class="ls-data">{escape(text) or " "}</pre>'
+
+
+def markdown_html(text: str) -> str:
+    """A model's Markdown as HTML: raw HTML in it is shown as text, a fence it left open ends with the block."""
+    return _MARKDOWN.render(_cut(text))
+
+
+def block_html(block: object, *, focus: bool = False, callout: str = "") -> str:
+    """One block of a message's content; `focus` rings it, `callout` (HTML) is a note drawn under it."""
     kind = block.get("type") if isinstance(block, dict) else None
+    classes = "ls-block" + (" ls-focus" if focus else "")
     if kind == "text":
-        return _closed(_markdown_text(str(block.get("text", ""))))
+        return f'<div class="{classes} ls-text ls-data">{markdown_html(str(block.get("text", "")))}</div>{callout}'
     if kind == "tool_use":
-        return (f":material/build: **tool_use** {inline_code(block.get('name'))} {id_badge(block.get('id'))}\n\n"
-                + fenced(json.dumps(block.get("input"), indent=2, ensure_ascii=False), "json"))
+        return (f'<div class="{classes}"><div class="ls-bh"><b>tool_use</b> <code class="ls-data">'
+                f'{escape(str(block.get("name")))}</code> {id_badge(block.get("id"))}</div>'
+                + pre(json.dumps(block.get("input"), indent=2, ensure_ascii=False)) + f"</div>{callout}")
     if kind == "tool_result":
-        error = " :red-badge[:material/error: is_error]" if block.get("is_error") else ""
-        return (t(":material/output: **tool_result** for {badge}", badge=id_badge(block.get("tool_use_id"))) + error
-                + "\n\n" + fenced(_cut(result_text(block.get("content"))) or " "))
+        error = " " + error_badge() if block.get("is_error") else ""
+        classes += " ls-error" if block.get("is_error") else ""
+        head = t("**tool_result** for {badge}", badge=id_badge(block.get("tool_use_id")))
+        head = head.replace("**tool_result**", "<b>tool_result</b>")
+        return (f'<div class="{classes}"><div class="ls-bh">{head}{error}</div>'
+                + pre(_cut(result_text(block.get("content")))) + f"{callout}</div>")
     label = kind if isinstance(kind, str) else type(block).__name__
-    return (":gray[" + t("**{kind}** block, shown raw", kind=label.replace("]", ")")) + "]\n\n"
-            + fenced(_cut(json.dumps(block, indent=2, ensure_ascii=False, default=str)), "json"))
+    shown = t("**{kind}** block, shown raw", kind="\0").replace("**", "")
+    before, _, after = shown.partition("\0")
+    return (f'<div class="{classes}"><div class="ls-bh ls-raw">{escape(before)}<b class="ls-data">{escape(label)}</b>'
+            f'{escape(after)}</div>' + pre(_cut(json.dumps(block, indent=2, ensure_ascii=False, default=str)))
+            + f"</div>{callout}")
 
 
-def content_markdown(content: object) -> str:
-    """A message's content as one Markdown text: a string is one text block, a list is its blocks in order."""
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else \
-        content if isinstance(content, list) else [content]
-    return "\n\n".join(block_markdown(block) for block in blocks)
+def content_blocks(content: object) -> list:
+    """A message's content as a list of blocks: a string is one text block."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return content if isinstance(content, list) else [content]
 
 
-def draw_content(content: object, head: str = "") -> None:
-    """A message's content under `head`, as ONE element: a click redraws a window of messages, and the
-    browser's work grows with the number of elements, not with the text in them."""
-    st.markdown((head + "\n\n" if head else "") + content_markdown(content))
+def content_html(content: object, *, focus: set[int] = frozenset(), callouts: dict[int, str] | None = None) -> str:
+    """A message's content as HTML, block by block; blocks in `focus` are ringed, `callouts` go under blocks."""
+    callouts = callouts or {}
+    return "".join(block_html(b, focus=j in focus, callout=callouts.get(j, ""))
+                   for j, b in enumerate(content_blocks(content)))

@@ -14,7 +14,7 @@ from loop.trace import Trace
 from loop.views import complete_state
 
 from .i18n import t
-from .tables import cell, markdown_table
+from .tables import cell, html_table
 
 _sizers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a trace's token estimates, each message's once
 
@@ -55,4 +55,4 @@ def draw_complete_state(trace: Trace, cursor: int, key: str) -> None:
     st.caption(t("The complete loop holds more state, explicitly (the chapter's table: turn, budget, transition and "
                  "recovery):"))
     found = rows(trace, cursor)
-    st.markdown(markdown_table([f for f, _ in found], [[cell(v) for _, v in found]]))
+    st.html(html_table([f for f, _ in found], [[cell(v) for _, v in found]], key="complete-state"))

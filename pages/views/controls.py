@@ -21,7 +21,7 @@ from loop.model import Observer
 from loop.narrate import describe
 from loop.runner import DENIED, Run
 from loop.trace import Trace
-from loop.views import status_line, what_happened
+from loop.views import ending, status_line, what_happened
 
 from .blocks import plain
 from .gate import draw_gate, waiting
@@ -126,11 +126,12 @@ def _ask(key: str, action: str) -> None:
     st.session_state[f"{key}-action"] = action  # done in the script body, where progress can be drawn
 
 
-def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, saved=None) -> None:
+def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, saved=None) -> str:
     """The buttons, the error and Retry (live only), the slider and the status line; `save()` draws beside it.
 
     `saved()` is called once a click has changed the trace (and after each step of Run to end), before the page
-    shows the new step.
+    shows the new step. Returns what comes next, in a sentence (Markdown): drawn under the buttons, except in
+    presenter mode, which has no row to spare and puts it under the diagram.
     """
     bar = st.container()  # drawn after the click is handled, so enabled/disabled match the new cursor
     feedback = st.container()
@@ -173,54 +174,58 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, sav
         with feedback:
             draw_gate(gated, key, _ask)
     with bar:
-        line, right = st.columns([5, 1], vertical_alignment="center")
-        line.markdown(f"### {status_line(trace, trace.cursor, t)}")
-        if save is not None:
-            with right:
-                save()
+        st.markdown(f"### {status_line(trace, trace.cursor, t)}")
         happened = what_happened(trace, trace.cursor, lang())
         if happened and not presenting():
             st.markdown(f":material/lightbulb: {plain(happened)}")  # the narration quotes commands and JSON
         live = run is not None
-        cols = st.columns([1, 1, 1, 1, 1.2, 2.3] if live else [1, 1, 1, 1.2, 3.3], vertical_alignment="center")
-        cols[0].button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0, width="stretch",
-                       icon=":material/first_page:", shortcut="Home", on_click=_ask, args=(key, "first"))
-        cols[1].button(t("Back"), key=f"{key}-back", disabled=trace.cursor <= 0, width="stretch",
-                       icon=":material/chevron_left:", shortcut="Left", on_click=_ask, args=(key, "back"))
-        cols[2].button(t("Step"), key=f"{key}-step", type="primary", width="stretch", disabled=ended or bool(gated),
-                       icon=":material/chevron_right:", icon_position="right",
-                       shortcut=None if live and at_end else "Right",  # at the end it executes: a click only
-                       on_click=_ask, args=(key, "step"))
-        if live:
-            cols[3].button(t("Last"), key=f"{key}-last", disabled=at_end, width="stretch",
-                           icon=":material/last_page:", icon_position="right", shortcut="End",
-                           on_click=_ask, args=(key, "last"), help=t("Jump to the last recorded step; nothing runs."))
-        cols[-2].button(t("Run to end"), key=f"{key}-to-end", width="stretch", disabled=ended or bool(gated),
-                        icon=":material/fast_forward:" if live else ":material/last_page:", icon_position="right",
-                        shortcut=None if live else "End", on_click=_ask, args=(key, "to_end"),
-                        help=t("Execute stages until the loop ends or max turns stops it.") if live else
-                        t("Replay: jump to the last step."))
-        with cols[-1]:
+        # One row that wraps rather than squeezes: every button keeps its whole label, in every language,
+        # at 1280 px (columns of fixed shares cut "最初" to a sliver).
+        with st.container(horizontal=True, vertical_alignment="center", gap="small", key=f"{key}-buttons"):
+            st.button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0,
+                      icon=":material/first_page:", shortcut="Home", on_click=_ask, args=(key, "first"))
+            st.button(t("Back"), key=f"{key}-back", disabled=trace.cursor <= 0,
+                      icon=":material/chevron_left:", shortcut="Left", on_click=_ask, args=(key, "back"))
+            st.button(t("Step"), key=f"{key}-step", type="primary", disabled=ended or bool(gated),
+                      icon=":material/chevron_right:", icon_position="right",
+                      shortcut=None if live and at_end else "Right",  # at the end it executes: a click only
+                      on_click=_ask, args=(key, "step"))
+            if live:
+                st.button(t("Last"), key=f"{key}-last", disabled=at_end,
+                          icon=":material/last_page:", icon_position="right", shortcut="End",
+                          on_click=_ask, args=(key, "last"), help=t("Jump to the last recorded step; nothing runs."))
+            st.button(t("Run to end"), key=f"{key}-to-end", disabled=ended or bool(gated),
+                      icon=":material/fast_forward:" if live else ":material/last_page:", icon_position="right",
+                      shortcut=None if live else "End", on_click=_ask, args=(key, "to_end"),
+                      help=t("Execute stages until the loop ends or max turns stops it.") if live else
+                      t("Replay: jump to the last step."))
+            if len(trace) >= 2 and not presenting():  # the presenter has no use for it, and needs the room
+                # In a popover: the browser draws the slider only while it is open (a slider on the page measured
+                # the whole page again on every click). A new slider for each cursor, drawn at its value: one slider
+                # whose value the script set at every click lagged in the browser and sent a stale value back.
+                with st.popover(t("Go to step"), icon=":material/linear_scale:", key=f"{key}-goto"):
+                    slider_key = f"{key}-slider-{trace.cursor}"
+                    with st.container(key=f"{key}-slider"):
+                        st.slider(t("Step"), 1, len(trace), value=trace.cursor + 1, key=slider_key, on_change=_goto,
+                                  args=(trace, slider_key), label_visibility="collapsed")
+            if save is not None:
+                save()
+            end = ending(trace, trace.cursor, t)
             if run is not None and at_end:
                 nxt = run.next_stage()
                 frame = run.frames[-1]
-                st.markdown(t("The loop has ended: **{why}**.", why=run.state.ended) if nxt is None else
-                            t("Next: **Run** or **Deny** the command above.") if gated else
-                            t("Next, a click on **Step** starts the sub-agent's own loop: *{stage}*.",
-                              stage=stage_title(nxt)) if nxt == "user_request" and frame.state.stage is not None else
-                            t("Next, a click on **Step** goes back to the parent: *{stage}* takes the sub-agent's "
-                              "answer.", stage=stage_title(nxt)) if frame.state.ended else
-                            t("Next, a click on **Step** executes *{stage}*; the keys only move over recorded steps.",
-                              stage=stage_title(nxt) + _attempt(run, nxt)))
+                words = (t("The loop has ended.") + " " + (end or "") if nxt is None else
+                         t("Next: **Run** or **Deny** the command above.") if gated else
+                         t("Next, a click on **Step** starts the sub-agent's own loop: *{stage}*.",
+                           stage=stage_title(nxt)) if nxt == "user_request" and frame.state.stage is not None else
+                         t("Next, a click on **Step** goes back to the parent: *{stage}* takes the sub-agent's "
+                           "answer.", stage=stage_title(nxt)) if frame.state.ended else
+                         t("Next, a click on **Step** executes *{stage}*; the keys only move over recorded steps.",
+                           stage=stage_title(nxt) + _attempt(run, nxt)))
             elif not at_end:
-                st.markdown(t("Moving the cursor runs nothing: every step is already recorded."))
+                words = t("Moving the cursor runs nothing: every step is already recorded.")
             else:
-                st.markdown(t("The last recorded step."))
-        if len(trace) >= 2 and not presenting():  # the presenter has no use for it, and needs the room
-            # A new slider for each cursor, drawn at its value. One slider whose value the script set at
-            # every click lagged in the browser on some page loads: it kept the value of the click before
-            # and sent it back with the next click as if dragged there, and the cursor jumped back.
-            slider_key = f"{key}-slider-{trace.cursor}"
-            with st.container(key=f"{key}-slider"):
-                st.slider(t("Step"), 1, len(trace), value=trace.cursor + 1, key=slider_key, on_change=_goto,
-                          args=(trace, slider_key), label_visibility="collapsed")
+                words = t("The last recorded step.") + (" " + end if end else "")
+            if not presenting():
+                st.markdown(words, width="stretch")
+    return words

@@ -25,7 +25,7 @@ _copy = st.components.v2.component(
          '1 0 0 1 0 1.4l-3.5 3.5a3 3 0 1 1-4.2-4.2l2-2a1 1 0 1 1 1.4 1.4l-2 2a1 1 0 0 0 1.4 1.4l3.5-3.5a1 1 0 0 1 1'
          '.4 0Z"/></svg><span></span></button>',
     css="""
-button { display: flex; align-items: center; justify-content: center; gap: 0.4rem; width: 100%;
+button { display: flex; align-items: center; justify-content: center; gap: 0.4rem; white-space: nowrap;
          min-height: 2.5rem; padding: 0.25rem 0.75rem; border-radius: 0.5rem; font: inherit; cursor: pointer;
          color: inherit; background: transparent; border: 1px solid rgba(128, 128, 128, 0.35); }
 button:hover:not(:disabled) { border-color: var(--st-primary-color); color: var(--st-primary-color); }
@@ -67,7 +67,8 @@ def permalink_query() -> str | None:
 def draw_copy_link(key: str) -> None:
     """The "Copy link" button for the step the page shows."""
     query = permalink_query()
-    _copy(key=f"{key}-copy-link", height="content", data={
+    # As wide as its label: in the row of buttons it takes the room it needs, no more.
+    _copy(key=f"{key}-copy-link", width="content", height="content", data={
         "query": query or "", "label": t("Copy link"), "copied": t("Link copied"),
         "manual": t("Copy this link:"), "size": "1.2rem" if presenting() else "",
         "title": t("Copy a link to this step: it opens this scenario or sample at this step, in this language, "

@@ -2,9 +2,13 @@
 
 Only the newest WINDOW to WINDOW + SNAP - 1 messages are drawn, so a click at
 5,000 messages costs what it does at ten; "Show earlier" pages back. What a
-stage holds outside `messages` (a response not yet appended, tool_results not
-yet written back) is drawn after the history, apart from it: that gap is the
-lesson.
+stage holds outside `messages` (a response received but not yet appended,
+tool_results not yet written back) is drawn after the history, apart from it:
+that gap is the lesson.
+
+The window is one HTML element (see blocks.py). The block that matters at
+this step (the one the step added, or an is_error result the model is reading
+now) is ringed, and the panel scrolls to it.
 
 A run with sub-agents shows the history of the thread the cursor is in, under
 a breadcrumb (main › task toolu_…) whose parts go up to the parent; a step
@@ -14,21 +18,64 @@ before and after the rewrite are drawn side by side.
 
 from __future__ import annotations
 
+from html import escape
+
 import streamlit as st
 
 from loop.trace import Trace
-from loop.views import breadcrumb, compaction_at, pending_response, sub_agent_at, thread_name, window
+from loop.views import (breadcrumb, compaction_at, ending, errors_read_at, pending_response, sub_agent_at,
+                        thread_name, window)
 
-from .blocks import draw_content, in_code, plain
+from .blocks import content_html, markdown_html
 from .i18n import lang, t
 
 WINDOW = 12  # messages drawn at least; up to WINDOW + SNAP - 1 (see loop.views.window)
 SNAP = 4
 HEIGHT = 640  # pixels; the panel scrolls
 
+# Scroll the panel so the ringed block (else the newest message) is in view; the page itself is not moved.
+SCROLL = """<script>
+(() => {
+  const root = document.getElementById("ANCHOR");
+  const panel = root && root.parentElement;
+  if (!panel) return;
+  // Presenter mode: the panel fills the screen under whatever is above it, and again whenever that changes:
+  // the window's size (a projector's full screen, F11) or what is above it (a control drawn a moment later
+  // wraps the row of buttons). One listener and one observer for the page, however many steps are drawn.
+  const fit = () => {
+    const box = document.querySelector(".ls-panel[data-fit]");
+    if (!box) return;
+    const height = Math.max(140, Math.floor(window.innerHeight - box.getBoundingClientRect().top - 10)) + "px";
+    if (box.style.height !== height) box.style.height = height;
+  };
+  if (!window.lsFit) {
+    window.lsFit = new ResizeObserver(() => requestAnimationFrame(fit));
+    window.addEventListener("resize", () => requestAnimationFrame(fit));
+  }
+  const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+  if (main && window.lsFitWatched !== main) {
+    window.lsFitWatched = main;
+    window.lsFit.observe(main);
+  }
+  const scroll = () => {
+    fit();
+    const target = root.querySelector(".ls-focus");
+    if (target) {
+      panel.scrollTop += target.getBoundingClientRect().top - panel.getBoundingClientRect().top - 12;
+    } else {
+      panel.scrollTop = 0;  // the newest (the panel runs bottom-up: see .ls-panel)
+    }
+  };
+  // In the next frame, when the browser lays the page out anyway: asking for positions now would make it
+  // lay the page out twice a click.
+  requestAnimationFrame(scroll);
+})();
+</script>"""
 
-def new_mark() -> str:
-    return ":primary[:material/arrow_forward: **" + t("added by this step") + "**]"
+
+def mark(text: str, held: bool = False) -> str:
+    """The arrow-and-words mark beside a message: added by this step, or received and held outside messages."""
+    return f'<span class="ls-mark{" ls-held" if held else ""}">→ {escape(text)}</span>'
 
 
 def _offset(key: str, cursor: int) -> int:
@@ -44,18 +91,28 @@ def _label(i: int, message: dict) -> str:
     role = message.get("role", "?")
     content = message.get("content")
     kinds = [b.get("type") for b in content if isinstance(b, dict)] if isinstance(content, list) else ["text"]
+    head = f'<span class="ls-role">{escape(str(role))}</span> <code>messages[{i}]</code>'
     if role == "user" and kinds and all(k == "tool_result" for k in kinds):
-        return f"`messages[{i}]` · **user** · " + t("{n} tool_result(s), written back by the loop", n=len(kinds))
-    return f"`messages[{i}]` · **{plain(role)}**"
+        head += " · " + escape(t("{n} tool_result(s), written back by the loop", n=len(kinds)))
+    return head
 
 
-def draw_message(i: int, message: object, new: bool) -> None:
-    role = message.get("role") if isinstance(message, dict) else None
-    with st.chat_message(role if role in ("user", "assistant") else "user"):
-        if not isinstance(message, dict):
-            draw_content(message)
-            return
-        draw_content(message.get("content"), head=_label(i, message) + ("  " + new_mark() if new else ""))
+def message_html(i: int, message: object, *, new: bool = False, ring: bool = False, focus: set[int] = frozenset(),
+                 callouts: dict[int, str] | None = None) -> str:
+    """messages[i] as a card: its role and index, then its blocks; `ring` marks the card, `focus` some blocks."""
+    if not isinstance(message, dict):
+        return f'<div class="ls-msg ls-user"><div class="ls-head">{_label(i, {})}</div>{content_html(message)}</div>'
+    role = message.get("role")
+    classes = ("ls-msg " + ("ls-assistant" if role == "assistant" else "ls-user") + (" ls-new" if new else "")
+               + (" ls-focus" if ring else ""))
+    head = _label(i, message) + (" " + mark(t("added by this step")) if new else "")
+    return (f'<div class="{classes}" data-index="{i}"><div class="ls-head">{head}</div>'
+            f'{content_html(message.get("content"), focus=focus, callouts=callouts)}</div>')
+
+
+def draw_message(i: int, message: object, new: bool = False) -> None:
+    """One message on its own (the Mistakes lab draws the messages a call sent)."""
+    st.html(f'<div class="ls-history">{message_html(i, message, new=new)}</div>')
 
 
 def _go(trace: Trace, index: int) -> None:
@@ -69,14 +126,13 @@ def draw_threads(trace: Trace, cursor: int, key: str) -> None:
     if len(path) == 1 and into is None and len(trace.threads) <= 2:
         return
     ups = path[:-1]
-    cols = st.columns([1.1] * len(ups) + [3.4], vertical_alignment="center")
-    for n, (thread, to) in enumerate(ups):
-        cols[n].button(f"{thread_name(thread)} ›", key=f"{key}-up" if n == len(ups) - 1 else f"{key}-up-{n}",
-                       icon=":material/arrow_upward:", disabled=to is None, on_click=_go, args=(trace, to),
-                       width="stretch", help=t("Go up to the parent loop, at the step that took the "
-                                               "sub-agent's answer (or waits for it)."))
     here = path[-1][0]
-    with cols[-1]:
+    with st.container(horizontal=True, vertical_alignment="center", key=f"{key}-threads"):
+        for n, (thread, to) in enumerate(ups):
+            st.button(f"{thread_name(thread)} ›", key=f"{key}-up" if n == len(ups) - 1 else f"{key}-up-{n}",
+                      icon=":material/arrow_upward:", disabled=to is None, on_click=_go, args=(trace, to),
+                      help=t("Go up to the parent loop, at the step that took the sub-agent's answer (or waits "
+                             "for it)."))
         if into is not None:
             first = trace.opened_at(into.id)
             count = len(trace.steps_of(into.id))
@@ -85,12 +141,12 @@ def draw_threads(trace: Trace, cursor: int, key: str) -> None:
                       args=(trace, first), help=into.label or None)
         elif not here.is_main:
             st.markdown(f"**`{thread_name(here)}`**" + (f" · {here.label}" if here.label else ""))
-    if len(trace.threads) > 2:  # many sub-agents (an imported session): go to any one's first step
-        ids = list(trace.threads)
-        here = trace.thread_of(cursor).id
-        st.session_state[f"{key}-thread"] = here  # follows the cursor, as the slider does
-        st.selectbox(t("Go to a thread"), ids, key=f"{key}-thread", on_change=_to_thread, args=(trace, key),
-                     format_func=lambda tid: _thread_option(trace, tid), label_visibility="collapsed")
+        if len(trace.threads) > 2:  # many sub-agents (an imported session): go to any one's first step
+            ids = list(trace.threads)
+            st.session_state[f"{key}-thread"] = trace.thread_of(cursor).id  # follows the cursor, as the slider does
+            st.selectbox(t("Go to a thread"), ids, key=f"{key}-thread", on_change=_to_thread, args=(trace, key),
+                         format_func=lambda tid: _thread_option(trace, tid), label_visibility="collapsed",
+                         width=320)
 
 
 def _thread_option(trace: Trace, tid: str) -> str:
@@ -105,103 +161,164 @@ def _to_thread(trace: Trace, key: str) -> None:
         trace.goto(first)
 
 
-def draw_compaction(trace: Trace, cursor: int, key: str) -> bool:
-    """At a compact step: the history before and after, side by side. False on any other step."""
+def compaction_html(trace: Trace, cursor: int) -> str | None:
+    """At a compact step: the history before and after, side by side, as HTML. None on any other step."""
     shown = compaction_at(trace, cursor)
     if shown is None:
-        return False
+        return None
     before, after = shown["before"], shown["after"]
-    st.markdown(t("#### compact ({kind}) · messages {a} → {b}", kind=shown["kind"], a=before["messages"],
-                  b=after["messages"]))
+    head = ('<h4 class="ls-h4">' + escape(t("compact ({kind}) · messages {a} → {b}", kind=shown["kind"],
+                                              a=before["messages"], b=after["messages"])) + "</h4>")
     if lang() == "en":  # the reason as the run recorded it, in English; the stage note says it in every language
-        st.caption(shown["why"])
-    left, right = st.columns(2, gap="small")
-    with left:
-        st.markdown(t("**Before** · {n} messages · about {tokens} tokens", n=before["messages"],
-                      tokens=f"{before['tokens'] or 0:,}"))
-    with right:
-        st.markdown(t("**After** · {n} messages · about {tokens} tokens", n=after["messages"],
-                      tokens=f"{after['tokens'] or 0:,}"))
+        head += f'<p class="ls-caption">{escape(str(shown["why"]))}</p>'
+    sides = [markdown_html(t("**Before** · {n} messages · about {tokens} tokens", n=before["messages"],
+                             tokens=f"{before['tokens'] or 0:,}")),
+             markdown_html(t("**After** · {n} messages · about {tokens} tokens", n=after["messages"],
+                             tokens=f"{after['tokens'] or 0:,}"))]
+    rows = []
     if "pairs" in shown:  # messages replaced in place: each one as it was and as it is
-        st.caption(t("{n} message(s) replaced in place; every other message is unchanged.", n=len(shown["pairs"])))
-        with st.container(height=HEIGHT - 120, border=False):
-            for slot, old, new in shown["pairs"][-WINDOW:]:
-                a, b = st.columns(2, gap="small")
-                with a:
-                    draw_message(slot, old, False)
-                with b:
-                    draw_message(slot, new, True)
-        return True
-    old, new = shown["history_before"], shown["history_after"]
-    with st.container(height=HEIGHT - 120, border=False):
-        a, b = st.columns(2, gap="small")
-        with a:
-            if len(old) > WINDOW:
-                st.caption(t("The newest {n} of {total}; the rest stay in the trace.", n=WINDOW, total=f"{len(old):,}"))
-            for i in range(max(0, len(old) - WINDOW), len(old)):
-                draw_message(i, old[i], False)
-        with b:
-            st.caption(t("The whole history now: what the next call sends."))
-            for i, message in enumerate(new[:WINDOW]):
-                draw_message(i, message, True)
-    return True
+        note = t("{n} message(s) replaced in place; every other message is unchanged.", n=len(shown["pairs"]))
+        for slot, old, new in shown["pairs"][-WINDOW:]:
+            rows.append((message_html(slot, old), message_html(slot, new, new=True)))
+    else:
+        old, new = shown["history_before"], shown["history_after"]
+        note = t("The whole history now: what the next call sends.")
+        left = []
+        if len(old) > WINDOW:
+            newest = t("The newest {n} of {total}; the rest stay in the trace.", n=WINDOW, total=f"{len(old):,}")
+            left.append(f'<p class="ls-caption">{escape(newest)}</p>')
+        left += [message_html(i, old[i]) for i in range(max(0, len(old) - WINDOW), len(old))]
+        right = [message_html(i, message, new=True) for i, message in enumerate(new[:WINDOW])]
+        rows.append(("".join(left), "".join(right)))
+    cells = "".join(f'<div class="ls-history">{a}</div><div class="ls-history">{b}</div>' for a, b in rows)
+    return (f'{head}<p class="ls-caption">{escape(note)}</p><div class="ls-compact" data-step="{cursor + 1}">'
+            + "".join(f"<div>{side}</div>" for side in sides) + cells + "</div>")
 
 
-def draw_history(trace: Trace, cursor: int, key: str, height: int = HEIGHT) -> None:
-    """The window of messages at `cursor`, newest last, then what is waiting to go in."""
-    if trace.has_threads:
-        draw_threads(trace, cursor, key)
-    if draw_compaction(trace, cursor, key):
-        return
+def history_html(trace: Trace, cursor: int, start: int, end: int) -> str:
+    """messages[start:end] at `cursor`, newest last, then (when the window reaches the end) what waits outside.
+
+    One thing is ringed, the one that matters at this step: an is_error result the model reads now, else
+    the first message the step added, else what it holds outside messages, else (a stop_reason check)
+    the newest message.
+    """
     messages = trace.messages_at(cursor)
-    total = len(messages)
     first_new, n_new = trace.new_blocks_at(cursor) if 0 <= cursor < len(trace) else (0, 0)
-    offset_key = f"{key}-history-offset"
-    start, end = window(total, WINDOW, _offset(offset_key, cursor), snap=SNAP)
-
-    thread = trace.thread_of(cursor)
-    where = "" if thread.is_main else f" · {thread_name(thread)}"
-    st.markdown(f"#### messages · {total}{where}")
-    st.caption(t("The history exactly as the model will see it on its next call.") if thread.is_main else
-               t("The sub-agent's own history, exactly as its model will see it on its next call; the parent's "
-                 "history is not in it."))
-    if total > WINDOW:
-        a, b, c = st.columns([1.5, 1.3, 3], vertical_alignment="center")
-        a.button(t("Show earlier"), key=f"{key}-earlier", disabled=start == 0, on_click=_page,
-                 args=(offset_key, cursor, 1), width="stretch")
-        b.button(t("Show later"), key=f"{key}-later", disabled=end == total, on_click=_page,
-                 args=(offset_key, cursor, -1), width="stretch")
-        c.caption(t("Showing messages[{start}] to messages[{end}] of {total}; {earlier} earlier not drawn.",
-                    start=start, end=end - 1, total=f"{total:,}", earlier=f"{start:,}"))
-    if total == 0:
-        st.info(t("messages is empty. Press **Step**: stage 1 puts the user's request into it."))
-        return
-    with st.container(height=height, border=False):  # scrolls to the newest message
-        for i in range(start, end):
-            draw_message(i, messages[i], first_new <= i < first_new + n_new)
-        if end == total:
-            _draw_pending(trace, cursor)
+    read = errors_read_at(trace, cursor)
+    waiting = end == len(messages) and (pending_response(trace, cursor) is not None or
+                                        (0 <= cursor < len(trace) and trace.results_at(cursor)))
+    parts = []
+    for i in range(start, end):
+        focus = {j for m, j, _ in read if m == i}
+        callouts = {j: _callout(tool_use_id) for m, j, tool_use_id in read if m == i}
+        new = first_new <= i < first_new + n_new
+        ring = not read and ((new and i == first_new) or (not n_new and not waiting and i == end - 1))
+        parts.append(message_html(i, messages[i], new=new, ring=ring, focus=focus, callouts=callouts))
+    if end == len(messages):
+        parts.append(_pending_html(trace, cursor, focus=not read and not n_new))
+    return "".join(parts)
 
 
-def _draw_pending(trace: Trace, cursor: int) -> None:
-    """What a stage holds outside messages: a response not yet appended, results not yet written back."""
+def _callout(tool_use_id: str) -> str:
+    """The note under an is_error result the model reads at this step."""
+    return ('<div class="ls-callout">' + escape(t(
+        "The model reads this error now. A failed command is an observation too: its tool_result went back into "
+        "messages and is the input of this call, so the model can change its next move. This is the chapter's "
+        "third point at work: a tool_result is not a terminal log, it is the next turn's input block.")) + "</div>")
+
+
+def _pending_html(trace: Trace, cursor: int, focus: bool) -> str:
+    """What a stage holds outside messages: a response received but not yet appended, results not yet written back."""
+    out = []
     response = pending_response(trace, cursor)
     if response is not None and trace.steps[cursor].stage == "summarize":
-        with st.container(border=True):
-            st.markdown(t("**The summary the model wrote**, not yet in messages") + "  " + new_mark())
-            st.caption(t("The next step, compact, replaces the whole history above by this summary."))
-            draw_content(response.get("content"))
+        out.append(
+            f'<div class="ls-card{" ls-focus" if focus else ""}"><div class="ls-card-head">'
+            + escape(t("The summary the model wrote, not yet in messages")) + " "
+            + mark(t("received by this step"), held=True) + "</div>"
+            + '<div class="ls-card-caption">'
+            + escape(t("The next step, compact, replaces the whole history above by this summary.")) + "</div>"
+            + content_html(response.get("content")) + "</div>")
     elif response is not None:
-        with st.container(border=True):
-            st.markdown(t("**Received, not yet appended** · stop_reason `{stop}`", stop=in_code(response.get("stop_reason")))
-                        + "  " + new_mark())
-            st.caption(t("Stage 3 appends this response to messages. Leave it out and the next turn loses its context."))
-            draw_content(response.get("content"))
+        ring = " ls-focus" if focus else ""
+        out.append(
+            f'<div class="ls-card{ring}"><div class="ls-card-head">'
+            + escape(t("The response: received by this step, not in messages yet"))
+            + f' · stop_reason <code class="ls-data">{escape(str(response.get("stop_reason")))}</code> '
+            + mark(t("received by this step"), held=True) + "</div>"
+            + '<div class="ls-card-caption">'
+            + escape(t("Stage 3 appends it to messages. Leave it out and the next turn loses its context.")) + "</div>"
+            + content_html(response.get("content")) + "</div>")
     results = trace.results_at(cursor) if 0 <= cursor < len(trace) else []
     if results:
-        with st.container(border=True):
-            st.markdown(t("**{n} tool_result(s) collected, not yet written back**", n=len(results)))
-            st.caption(t("Stage 5 writes them back as ONE user message; until then the model cannot see them."))
-            if len(results) > 1:
-                draw_content(results[:-1])
-            draw_content(results[-1:], head=new_mark())  # the one this step collected
+        ring = " ls-focus" if focus and response is None else ""
+        out.append(
+            f'<div class="ls-card"><div class="ls-card-head">'
+            + escape(t("{n} tool_result(s) collected, not yet written back", n=len(results))) + "</div>"
+            + '<div class="ls-card-caption">'
+            + escape(t("Stage 5 writes them back as ONE user message; until then the model cannot see them.")) + "</div>"
+            + content_html(results[:-1])
+            + f'<div class="{ring.strip()}">' + '<div class="ls-head">' + mark(t("collected by this step"), held=True)
+            + "</div>"
+            + content_html(results[-1:]) + "</div></div>")
+    return "".join(out)
+
+
+def caption(trace: Trace, cursor: int, short: bool = False) -> str:
+    """What the panel shows: the next call's input while the loop goes on; what it left when it has ended."""
+    if ending(trace, cursor):
+        return t("The history as the loop left it: the loop has ended, so no model call will read it.")
+    if 0 <= cursor < len(trace) and not trace.thread_of(cursor).is_main:
+        if short:  # presenter mode: one line, the history needs the room
+            return t("The sub-agent's own history; the parent's is not in it.")
+        return t("The sub-agent's own history, exactly as its model will see it on its next call; the parent's "
+                 "history is not in it.")
+    return t("The history exactly as the model will see it on its next call.")
+
+
+def history_panel(trace: Trace, cursor: int, key: str, height: int = HEIGHT, fit: bool = False,
+                  before: str = "") -> str:
+    """The window of messages at `cursor` as HTML: its heading, then the panel, newest last, then what waits.
+
+    The panel opens at its newest message by itself (it runs bottom-up); a script scrolls it only where
+    the block that matters is higher up (an error the model reads now), and with `fit` it also makes the
+    panel fill the screen down to its bottom (presenter mode). `before` is drawn above the heading.
+    """
+    fits = ' data-fit="1"' if fit else ""
+    compacted = compaction_html(trace, cursor)
+    if compacted is not None:  # the history before and after the rewrite, in place of the window
+        anchor = f"ls-compact-{key}"
+        return (f'{before}<div class="ls-panel ls-panel-compact" style="height:{height}px" data-step="{cursor + 1}"'
+                f'{fits}><div id="{anchor}">{compacted}</div></div>'
+                + (SCROLL.replace("ANCHOR", anchor) if fit else ""))
+    messages = trace.messages_at(cursor)
+    total = len(messages)
+    start, end = window(total, WINDOW, _offset(f"{key}-history-offset", cursor), snap=SNAP)
+    thread = trace.thread_of(cursor)
+    # the thread beside the count; a presenter's heading above already names it, and the line is needed
+    where = "" if thread.is_main or fit else " · " + escape(thread_name(thread))
+    head = (f'{before}<div class="ls-panel-head"><h4 class="ls-h4">messages · {total}{where}</h4>'
+            f'<p class="ls-caption">{escape(caption(trace, cursor, short=fit))}</p></div>')
+    if total == 0:
+        empty = t("messages is empty. Press **Step**: stage 1 puts the user's request into it.")
+        return head + f'<div class="ls-empty" data-step="{cursor + 1}">{markdown_html(empty)}</div>'
+    anchor = f"ls-history-{key}"
+    script = SCROLL.replace("ANCHOR", anchor) if fit or errors_read_at(trace, cursor) else ""
+    return (f'{head}<div class="ls-panel" style="height:{height}px" data-step="{cursor + 1}"{fits}>'
+            f'<div class="ls-history" id="{anchor}">{history_html(trace, cursor, start, end)}</div></div>{script}')
+
+
+def draw_pager(trace: Trace, cursor: int, key: str) -> None:
+    """Show earlier / Show later, under a history longer than its window."""
+    total = len(trace.messages_at(cursor))
+    if total <= WINDOW:
+        return
+    offset_key = f"{key}-history-offset"
+    start, end = window(total, WINDOW, _offset(offset_key, cursor), snap=SNAP)
+    with st.container(horizontal=True, vertical_alignment="center", key=f"{key}-history-pager"):
+        st.button(t("Show earlier"), key=f"{key}-earlier", disabled=start == 0, on_click=_page,
+                  args=(offset_key, cursor, 1))
+        st.button(t("Show later"), key=f"{key}-later", disabled=end == total, on_click=_page,
+                  args=(offset_key, cursor, -1))
+        st.caption(t("Showing messages[{start}] to messages[{end}] of {total}; {earlier} earlier not drawn.",
+                     start=start, end=end - 1, total=f"{total:,}", earlier=f"{start:,}"))

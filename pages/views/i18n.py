@@ -71,7 +71,8 @@ def draw_language_picker() -> None:
 
 
 UPRIGHT = """<style>
-[data-testid="stCode"] .token.comment, [data-testid="stMarkdownContainer"] em { font-style: normal !important; }
+[data-testid="stCode"] .token.comment, [data-testid="stMarkdownContainer"] em, [data-testid="stHtml"] em {
+  font-style: normal !important; }
 </style>"""
 
 

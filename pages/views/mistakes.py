@@ -36,10 +36,16 @@ def lab_runs(name: str) -> tuple[LabRun, LabRun]:
     return kept[(name, now)]
 
 
-def _outcome(call: Call) -> None:
+def refusal(call: Call, rule: str) -> str:
+    """The API's 400 as the page shows it: its words verbatim, wrapping like prose, then what the rule means."""
+    quoted = "\n".join("> " + line for line in call.error.splitlines())
+    return (t("**Call {n} refused: HTTP 400 `invalid_request_error`**", n=call.number) + "\n\n" + quoted
+            + ("\n\n" + t("**What the rule means:**") + " " + t(rule) if rule else ""))
+
+
+def _outcome(call: Call, rule: str = "") -> None:
     if call.error:
-        st.error(t("**Call {n} refused: HTTP 400 `invalid_request_error`**", n=call.number) + f"\n\n```\n{call.error}\n```",
-                 icon=":material/block:")
+        st.error(refusal(call, rule), icon=":material/block:")
         return
     response = call.response or {}
     stop = response.get("stop_reason")
@@ -55,7 +61,7 @@ def _outcome(call: Call) -> None:
         st.code(output[:600] or " ", language=None)
 
 
-def _draw_call(call: Call | None, side: str, broken: bool) -> None:
+def _draw_call(call: Call | None, side: str, broken: bool, rule: str = "", wish: bool = False) -> None:
     if call is None:
         st.caption(t("No such call: this loop had already stopped."))
         return
@@ -63,7 +69,10 @@ def _draw_call(call: Call | None, side: str, broken: bool) -> None:
     with st.expander(t("messages sent at call {n}", n=call.number), expanded=broken, key=f"mistake-{side}-{call.number}"):
         for i, message in enumerate(call.messages):
             draw_message(i, message, new=False)
-    _outcome(call)
+    _outcome(call, rule)
+    if wish:  # no loop: the model asked, and nothing will ever run it
+        st.warning(t("**Nothing runs the tool_use.** No tool_result is written back and the model is not called "
+                     "again: no file is read, and the answer stays a wish."), icon=":material/hourglass_disabled:")
 
 
 def draw_lab(name: str) -> None:
@@ -83,14 +92,20 @@ def draw_lab(name: str) -> None:
     st.caption(t("Scenario `{name}`: “{task}”.", name=m.scenario, task=right.calls[0].messages[0]["content"]) + " "
                + (t("The broken loop is refused at call {n}; the correct loop ends with `{ended}` after {calls} call(s).",
                     n=broke.number, ended=right.ended, calls=len(right.calls)) if broke else
-                  t("The broken loop ends with `{ended}`.", ended=wrong.ended)))
+                  t("The broken loop stops after {calls} call(s) with `{ended}` and runs {tools} tool(s); the correct "
+                    "loop runs {right_tools} and ends with `{right_ended}` after {right_calls} call(s).",
+                    calls=len(wrong.calls), ended=wrong.ended, tools=wrong.tools_run, right_tools=right.tools_run,
+                    right_ended=right.ended, right_calls=len(right.calls))))
     a, b = st.columns(2)
     a.markdown(t("#### With the mistake"))
     b.markdown(t("#### The correct loop"))
     for n in range(max(len(wrong.calls), len(right.calls))):
         a, b = st.columns(2, gap="medium", border=True)
         with a:
-            _draw_call(wrong.calls[n] if n < len(wrong.calls) else None, "wrong", broke is not None and n == broke.number - 1)
+            last = n == len(wrong.calls) - 1
+            _draw_call(wrong.calls[n] if n < len(wrong.calls) else None, "wrong",
+                       broke is not None and n == broke.number - 1, rule=m.rule,
+                       wish=last and wrong.ended == "tool_use")
         with b:
             _draw_call(right.calls[n] if n < len(right.calls) else None, "right",
                        broke is not None and n == broke.number - 1)

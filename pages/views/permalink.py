@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from loop.errors import explain
 from loop.profiles import COMPLETE, MINIMAL, PROFILES
 from loop.runner import Run, start
 from loop.scripted import SCENARIOS, scenario_for_task
@@ -50,9 +51,13 @@ def linked_profile() -> str:
 def _go(run: Run, k: int) -> None:
     """Put the cursor on step k (1-based), executing stages as far as needed (a retry's wait is not waited again:
     the link rebuilds a run whose waits are over)."""
-    while len(run.trace) < k and not run.done:
-        run.skip_wait()
-        run.execute()
+    try:
+        while len(run.trace) < k and not run.done:
+            run.skip_wait()
+            run.execute()
+    except Exception as exc:  # an API error on the way (the minimal loop does not retry a 529): said as a Step
+        stage = run.next_stage()  # would say it, on the step it stopped at; the steps before it are kept
+        st.session_state["live-error"] = {"stage": stage, "message": explain(exc, lang(), run.model.config.api_key)}
     run.trace.goto(min(k, len(run.trace)) - 1)
 
 

@@ -18,7 +18,7 @@ from .gate import waiting
 from .i18n import lang, t
 from .keep import kept
 
-PRESENTER_HEIGHT = 430  # pixels of history: with the rows above, one 1600×900 screen
+PRESENTER_HEIGHT = 320  # pixels of history, until the page fits the panel to the screen (history.py)
 PRESENT = "present"
 PLAYING = "present-playing"
 PAUSE = "present-pause"
@@ -28,16 +28,28 @@ CSS = """
 <style>
 section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
 header[data-testid="stHeader"] { display: none !important; }
-[data-testid="stMainBlockContainer"] { padding: 1.2rem 2.2rem 1rem 2.2rem !important; max-width: 100% !important; }
+[data-testid="stMainBlockContainer"] { padding: 0.7rem 1.6rem 0.4rem 1.6rem !important; max-width: 100% !important; }
+[data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.5rem; }
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p,
-[data-testid="stMain"] [data-testid="stMarkdownContainer"] li { font-size: 1.35rem; line-height: 1.45; }
-[data-testid="stMain"] h3 { font-size: 2.1rem !important; }
-[data-testid="stMain"] h4 { font-size: 1.6rem !important; }
-[data-testid="stMain"] [data-testid="stCode"] code { font-size: 1.15rem !important; }
-[data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1.05rem !important; }
-[data-testid="stMain"] button p { font-size: 1.2rem !important; }
-[data-testid="stMain"] [data-testid="stGraphVizChart"] svg { max-height: 50vh; }
-[data-testid="stMain"] [data-testid="stHeadingWithActionElements"] h4 { padding-top: 0.2rem; }
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; line-height: 1.4; }
+/* the bottom padding makes up for the -1rem margin Streamlit gives a Markdown element: with less, the step's
+   heading runs into the row of buttons under it */
+[data-testid="stMain"] h3 { font-size: 1.7rem !important; padding: 0.1rem 0 1rem !important; }
+[data-testid="stMain"] h4 { font-size: 1.3rem !important; padding: 0.1rem 0 !important; }
+[data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1rem !important; }
+[data-testid="stMain"] button p { font-size: 1.1rem !important; }
+.ls-note { padding: 0.5rem 0.8rem 0.1rem; margin: 0 0 0.4rem; }
+.ls-note p, .ls-note li { font-size: 1.15rem; line-height: 1.4; margin-bottom: 0.4rem; }
+.ls-history { font-size: 1.1rem; }
+.ls-h4 { font-size: 1.3rem; padding: 0.1rem 0; }
+.ls-next { margin-top: 0.6rem; }
+.ls-next p { font-size: 1.1rem; line-height: 1.4; margin: 0; }
+/* the history's heading and what it shows, on one line: the room goes to the messages */
+.ls-panel-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 0.8rem; }
+.ls-panel-head .ls-caption { margin: 0; }
+.ls-history pre { font-size: 1rem; }
+.ls-state-row { font-size: 1.2rem; }
+.ls-state-row code { font-size: 1.05rem; }
 </style>
 """
 
@@ -100,13 +112,14 @@ def draw_autoplay(trace: Trace, run: Run | None) -> None:
     """Play / Pause and the pause between stages; while playing, a timed fragment steps."""
     playing = bool(st.session_state.get(PLAYING))
     now = lang()  # for format_func, which may be called outside this run
-    a, b = st.columns([1, 3], vertical_alignment="center")
     if playing:
-        a.button(t("Pause"), key="present-stop", icon=":material/pause:", on_click=_stop, width="stretch")
+        st.button(t("Pause"), key="present-stop", icon=":material/pause:", on_click=_stop)
     else:
-        a.button(t("Play"), key="present-play", icon=":material/play_arrow:", type="primary", on_click=_play,
-                 width="stretch", disabled=trace.at_end and (run is None or run.done))
-    b.select_slider(t("Pause between stages (s)"), [1.0, 1.5, 2.0, 3.0, 5.0, 8.0], value=2.0, key=PAUSE,
-                    label_visibility="collapsed", format_func=lambda s: t("{s} s between stages", now, s=s))
+        st.button(t("Play"), key="present-play", icon=":material/play_arrow:", type="primary", on_click=_play,
+                  disabled=trace.at_end and (run is None or run.done))
+    # A select box, not a slider: a slider's value sits on its track, where a projector makes it unreadable.
+    st.selectbox(t("Pause between stages (s)"), [1.0, 1.5, 2.0, 3.0, 5.0, 8.0], index=2, key=PAUSE,
+                 label_visibility="collapsed", format_func=lambda s: t("{s} s between stages", now, s=s),
+                 width=200)
     if playing:
         st.fragment(_tick, run_every=float(st.session_state.get(PAUSE, 2.0)))(trace, run)

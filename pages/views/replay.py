@@ -105,18 +105,16 @@ def draw_openers() -> dict | None:
     if REPLAY not in st.session_state and DEFAULT_SAMPLE in sample_names():
         st.session_state["replay-sample"] = DEFAULT_SAMPLE  # before the selectbox exists
         _open_sample()
-    left, right = st.columns([3, 2], gap="large")
-    with right:
-        st.selectbox(t("A built-in sample"), sample_names(), key="replay-sample", on_change=_open_sample,
-                     index=None, placeholder=t("Choose a sample…"))
-    with left:
+    with st.container(horizontal=True, gap="large"):  # one block, not three: the page redraws it on every click
         uploads = st.file_uploader(
             t("Open a saved transcript"), key="replay-upload", accept_multiple_files=True,
             help=t("A Loopscope transcript (Save transcript), or a log the importers read: Claude Code .jsonl, "
                    "an Anthropic messages list or request body, OpenAI chat, the course's traces. A Claude Code "
                    "session's log can come with its sub-agents' logs (`subagents/agent-….jsonl`): drop them all "
                    "together, or one `.zip` of them."))
-        draw_uploader_words()
+        st.selectbox(t("A built-in sample"), sample_names(), key="replay-sample", on_change=_open_sample,
+                     index=None, placeholder=t("Choose a sample…"))
+    draw_uploader_words()
     ids = tuple(u.file_id for u in uploads or [])
     if not ids:
         st.session_state.pop("replay-upload-id", None)

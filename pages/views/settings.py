@@ -159,13 +159,14 @@ def draw_sidebar() -> None:
             st.text_input(t("Base URL"), key=_kept("set-base-url", os.environ.get("ANTHROPIC_BASE_URL", "")),
                           placeholder="https://api.anthropic.com",
                           help=t("Leave empty for Anthropic's API, or give an Anthropic-compatible server."))
+        # The boxes show a name that fits; what it stands for is written out under them, where it can wrap.
         st.selectbox(t("Task"), [*SCENARIOS, FREE], key=_kept("set-scenario", DEFAULT_SCENARIO),
-                     on_change=_scenario_changed,
-                     format_func=lambda n: t("A task of my own…", now) if n == FREE else f"{n}: {t(SCENARIOS[n].about, now)}")
+                     on_change=_scenario_changed, format_func=lambda n: t("A task of my own…", now) if n == FREE else n)
         if st.session_state.get("set-scenario") == FREE:
             st.text_area(t("Your task"), key=_kept("set-task", ""), placeholder=t("What Python version is installed?"))
         else:
-            st.caption(f"“{SCENARIOS[st.session_state.get('set-scenario', DEFAULT_SCENARIO)].task_in(now)}”")
+            chosen = SCENARIOS[st.session_state.get("set-scenario", DEFAULT_SCENARIO)]
+            st.caption(f"{t(chosen.about)} · “{chosen.task_in(now)}”")
         st.radio(t("Loop"), list(PROFILES), key=_kept("set-profile", MINIMAL),
                  format_func=lambda p: t(NAMES[p], now),
                  help=t("The chapter's table, both columns: the minimal loop goes on only for a tool_result; the "
@@ -175,11 +176,11 @@ def draw_sidebar() -> None:
             st.toggle(t("Stream the answer"), key=_kept("set-stream", False),
                       help=t("Show the model's text as it arrives (ModelConfig(stream=True)). In the complete loop a "
                              "tool then starts as soon as its block is complete."))
-        a, b = st.columns(2)
-        a.number_input(t("Tool timeout (s)"), 1, 120, key=_kept("set-tool-timeout", 30))
-        b.number_input(t("Max turns"), 1, 100, key=_kept("set-max-turns", 20))
-        st.selectbox(t("Toolset"), list(TOOLSETS), key=_kept("set-toolset", "s01"),
-                     format_func=lambda n: f"{n}: {t(TOOLSETS[n], now)}")
+        with st.container(horizontal=True):  # one block, not three: the page redraws it on every click
+            st.number_input(t("Tool timeout (s)"), 1, 120, key=_kept("set-tool-timeout", 30))
+            st.number_input(t("Max turns"), 1, 100, key=_kept("set-max-turns", 20))
+        st.selectbox(t("Toolset"), list(TOOLSETS), key=_kept("set-toolset", "s01"))
+        st.caption(t(TOOLSETS[st.session_state.get("set-toolset", "s01")]))
         chosen = SCENARIOS.get(st.session_state.get("set-scenario", DEFAULT_SCENARIO))
         if chosen is not None and chosen.toolset:  # a scenario made for a toolset runs with it
             st.caption(t("This scenario runs with toolset {toolset}.", toolset=f"`{chosen.toolset}`"))

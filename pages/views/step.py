@@ -2,27 +2,32 @@
 
 from __future__ import annotations
 
+import json
+from html import escape
+
 import streamlit as st
 
-from loop.diagram import dot_at
+from loop.diagram import LARGE, NORMAL, svg_at
 from loop.notes import note
 from loop.runner import Run
 from loop.trace import Trace
 from loop.transcript import dumps
+from loop.views import ending, errors_read_at, turn_count_change
 
 from .complete_state import draw_complete_state
 from .controls import draw_controls
 from .copylink import draw_copy_link
 from .forks import branches, draw_fork, with_branches
+from .blocks import draw_style, markdown_html
 from .history import HEIGHT as HISTORY_HEIGHT
-from .history import draw_history
+from .history import draw_pager, draw_threads, history_panel
 from .more import draw_exports, draw_growth, file_stem
 from .i18n import lang, stage_title, t
 from .permalink import keep_url
 from .presenter import PRESENTER_HEIGHT, presenting
 from .raw import draw_raw
 from .runs import autosave
-from .tables import draw_loop_state, draw_pairs
+from .tables import draw_state_row, draw_tables
 
 
 def draw_save(trace: Trace, key: str, name: str, run: Run | None = None) -> None:
@@ -31,47 +36,98 @@ def draw_save(trace: Trace, key: str, name: str, run: Run | None = None) -> None
     st.download_button(t("Save transcript"), data=lambda: dumps(with_branches(trace, family)),
                        file_name=f"loopscope-{file_stem(name)}.json",
                        mime="application/json", key=f"{key}-save", disabled=not len(trace),
-                       icon=":material/download:", on_click="ignore", width="stretch",
+                       icon=":material/download:", on_click="ignore", width="content",
                        help=t("Loopscope's transcript format: open it again on the Replay page."))
 
 
-def draw_diagram(dot: str, key: str) -> None:
-    """The loop diagram, drawn as a new chart whenever it changes.
+def diagram_html(trace: Trace, cursor: int, key: str, heading: str = "", after: str = "") -> str:
+    """The loop diagram at `cursor` as HTML: plain SVG made in loop/diagram.py, large when presenting.
 
-    Streamlit's graphviz chart updates an existing drawing by tweening every
-    shape (about 0.25 s of browser time a click); a new chart is drawn without
-    that. Alternating one level of nesting gives the chart a new element id.
+    st.html keeps HTML only (its sanitiser drops SVG), and Markdown would parse the whole picture on
+    every click; so a one-line script puts the SVG in place.
     """
-    last, flip = st.session_state.get(f"{key}-diagram", ("", False))
-    if dot != last:
-        flip = not flip
-        st.session_state[f"{key}-diagram"] = (dot, flip)
-    slot = st.empty()
-    (slot.container() if flip else slot).graphviz_chart(dot, width="stretch")
+    picture = svg_at(trace, cursor, translate=t, size=LARGE if presenting() else NORMAL)
+    box = f"ls-diagram-{key}"
+    code = json.dumps(picture).replace("<", "\\u003c")  # no "<" in a script: the sanitiser drops such a script
+    return (f'{heading}<div class="ls-diagram-box" id="{box}" data-step="{cursor + 1}"></div>{after}'
+            f'<script>document.getElementById("{box}").innerHTML = {code};</script>')
 
 
-def draw_note(trace: Trace, cursor: int) -> None:
-    """The note of the stage just executed, in the chosen language."""
+def draw_views(trace: Trace, cursor: int, key: str, next_words: str = "") -> None:
+    """The diagram and its note beside the history, as ONE element: a click redraws one thing, not a dozen.
+
+    Presenter mode puts the note above the history (the diagram keeps the room it needs to stay readable),
+    `next_words` (what comes next) under the diagram, and the history fills the screen.
+    """
+    if presenting():
+        after = f'<div class="ls-next">{markdown_html(next_words)}</div>' if next_words else ""
+        left = diagram_html(trace, cursor, key, after=after)
+        right = history_panel(trace, cursor, key, height=PRESENTER_HEIGHT, fit=True,
+                              before=note_html(trace, cursor, presenter=True))
+    else:
+        left = diagram_html(trace, cursor, key, heading='<h4 class="ls-h4">' + escape(t("The loop")) + "</h4>",
+                            after=note_html(trace, cursor))
+        right = history_panel(trace, cursor, key, height=HISTORY_HEIGHT)
+    grid = "ls-grid ls-present" if presenting() else "ls-grid"
+    st.html(f'<div class="{grid}"><div class="ls-col">{left}</div><div class="ls-col">{right}</div></div>',
+            unsafe_allow_javascript=True)
+
+
+def note_extras(trace: Trace, cursor: int, presenter: bool = False) -> list[str]:
+    """What this very step adds to its stage's note: the turn it ends, an error the model reads, the end.
+
+    In presenter mode the screen has no room to say a thing twice: the error is said by the callout under
+    it in the history, the end under the diagram, so the note leaves them out.
+    """
+    out = []
+    change = turn_count_change(trace, cursor)
+    if change:
+        out.append(t("`turn_count` {a} → {b}: turn {a} ends with this write-back; the next call starts turn {b}.",
+                     a=change[0], b=change[1]))
+    read = errors_read_at(trace, cursor) if not presenter else []
+    if read:
+        ids = ", ".join(f"`{tool_use_id}`" for _, _, tool_use_id in read)
+        out.append(t("**The model reads an error in this call** ({ids}, ringed in the history): a failed result is "
+                     "its next input, not a terminal log.", ids=ids))
+    end = ending(trace, cursor) if not presenter else None
+    if end:
+        out.append(t("**The loop ends.**") + " " + t(end))
+    return out
+
+
+def note_html(trace: Trace, cursor: int, presenter: bool = False) -> str:
+    """The note of the stage just executed, in the chosen language, and what this step adds to it, as HTML."""
     if not 0 <= cursor < len(trace):
-        return
+        return ""
     step = trace.steps[cursor]
-    with st.container(border=True, key="stage-note"):
-        st.markdown(f"**{stage_title(step.stage)}**")
-        st.markdown(note(step.stage, lang()))
-        if step.stage == "run_tool" and isinstance(step.detail.get("parallel"), dict):  # the complete loop's
-            st.markdown(note("parallel", lang()))
-        if not trace.thread_of(cursor).is_main:  # where the learner is: inside a call frame
-            st.markdown(note("subagent", lang()))
-        elif step.stage == "run_tool" and step.detail.get("thread"):
-            st.markdown(note("subagent_returns", lang()))
+    parts = [f"**{stage_title(step.stage)}**", note(step.stage, lang())]
+    if presenter and step.stage == "run_tool" and step.detail.get("thread"):  # no room to say both: the one that
+        parts = parts[:1]  # matters here is how the sub-agent's answer comes back, said below
+    if step.stage == "run_tool" and isinstance(step.detail.get("parallel"), dict):  # the complete loop's
+        parts.append(note("parallel", lang()))
+    thread = trace.thread_of(cursor)
+    # Where the learner is: inside a call frame. A presenter says it once, as the sub-agent starts: the heading
+    # and the diagram say it on every step after, and the history needs the room.
+    if not thread.is_main and not (presenter and trace.opened_at(thread.id) != cursor):
+        parts.append(note("subagent", lang()))
+    elif step.stage == "run_tool" and step.detail.get("thread"):
+        parts.append(note("subagent_returns", lang()))
+    text = "\n\n".join([*parts, *note_extras(trace, cursor, presenter)])
+    return f'<div class="ls-note" data-stage="{step.stage}">{markdown_html(text)}</div>'
 
 
-@st.fragment
 def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run") -> None:
     """The controls, then the loop diagram, the history, the pairs, the LoopState and the raw JSON.
 
-    A fragment: a click reruns only this, not the page around it. `name` names the saved file.
+    The step itself is a fragment: a click reruns only it, not the page around it (nor the views' stylesheet).
+    `name` names the saved file.
     """
+    draw_style()
+    _draw_step(trace, key, run, name)
+
+
+@st.fragment
+def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run") -> None:
     def changed() -> None:  # before the page shows the step: the URL names it, and a live run is saved
         keep_url(trace, key, run)
         if run is not None:
@@ -81,25 +137,18 @@ def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run")
         draw_save(trace, key, name, run)
         draw_copy_link(key)
 
-    draw_controls(trace, key, run, save=header, saved=changed)
+    next_words = draw_controls(trace, key, run, save=header, saved=changed)
     cursor = trace.cursor
-    if presenting():  # the note, in large type, above the diagram
-        draw_note(trace, cursor)
-    left, right = st.columns([1, 1], gap="large")
-    with left:
-        if not presenting():
-            st.markdown(t("#### The loop"))
-        draw_diagram(dot_at(trace, cursor, translate=t), key)
-        if not presenting():
-            draw_note(trace, cursor)
-    with right:
-        draw_history(trace, cursor, key, height=PRESENTER_HEIGHT if presenting() else HISTORY_HEIGHT)
-        draw_fork(trace, cursor, run, key)
-    if presenting():  # one screen: the diagram and the newest messages
+    if trace.has_threads and not presenting():  # where the cursor is among the threads: up, or into a sub-agent
+        draw_threads(trace, cursor, key)  # (a presenter steps in and out with Step; the heading names the thread)
+    if presenting():  # one screen: the state in one row, the diagram, the note and the newest messages
+        draw_state_row(trace, cursor)
+        draw_views(trace, cursor, key, next_words)
         return
-    st.divider()
-    draw_pairs(trace, cursor, key)
-    draw_loop_state(trace, cursor, key)
+    draw_views(trace, cursor, key)
+    draw_pager(trace, cursor, key)
+    draw_fork(trace, cursor, run, key)
+    draw_tables(trace, cursor, key)
     draw_complete_state(trace, cursor, key)
     draw_growth(trace, cursor, key)
     draw_exports(trace, cursor, key, name)

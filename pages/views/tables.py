@@ -1,33 +1,32 @@
-"""The Pairs table and the LoopState tables, drawn as Markdown tables.
+"""The Pairs table and the LoopState tables, drawn as HTML tables.
 
 Plain tables, not st.dataframe: a grid costs the server a pandas-to-Arrow
-conversion (and a Styler for the id colours) and the browser a canvas, on every
-click, for a few dozen rows. A Markdown table is text the browser lays out
-once, readable on a projector and findable with Ctrl+F, and its ids are the
-very badges the history uses, so their colours match by construction.
+conversion and the browser a canvas, on every click, for a few dozen rows. An
+HTML table is text the browser lays out once, readable on a projector and
+findable with Ctrl+F, and its ids are the very badges the history draws, so
+their colours match by construction. Field names stay the chapter's (in code
+style); in Japanese and Chinese their meaning is written under them.
 """
 
 from __future__ import annotations
 
-import re
+from html import escape
 
 import streamlit as st
 
 from loop.catalogs import N_
-from loop.trace import STAGE_TITLES, Trace
-from loop.views import (COLLECTED, THREAD_COLUMN, pair_columns, pairs_rows, pairs_signature, pairs_table, state_rows,
-                        step_columns, step_row, steps_window, thread_name)
+from loop.trace import Trace
+from loop.views import (COLLECTED, THREAD_COLUMN, pair_columns, pairs_rows, pairs_signature, pairs_table,
+                        presenter_state, state_rows, step_columns, step_row, steps_window, thread_name,
+                        turn_count_cell)
 
-from .blocks import id_badge
-from .i18n import lang, t
+from .blocks import error_badge, id_badge
+from .i18n import lang, stage_title, t
 
 AROUND = 7  # LoopState rows drawn each side of the cursor in a long run (all of a run up to 15 steps)
 RECENT = 12  # paired rows drawn in a long run, the newest; "Show all pairs" draws every row, in a grid
 PROBLEMS = 20  # waiting or orphan rows drawn beside them, the first ones
 NOW = "▶"
-
-_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|:$~])")
-
 
 # The words of the tables in the page's language; the chapter's names (id, is_error, turn_count,
 # transition_reason, stop_reason) and the stages' names stay as they are, as code.
@@ -46,11 +45,18 @@ def word(value: object) -> str:
     return t(WORDS[value]) if isinstance(value, str) and value in WORDS else str(value)
 
 
-def stage_cell(stage: str) -> str:
-    """A stage's name as code, with its title beside it in a language other than English."""
-    if lang() == "en" or stage not in STAGE_TITLES:
-        return cell(stage)
-    return f"`{stage}` " + cell(t(STAGE_TITLES[stage]))
+def cell(value: object) -> str:
+    """A table cell showing `value` as it is, on one line, as text."""
+    if value is None or value != value:  # None or NaN
+        return ""
+    return escape(" ".join(str(value).split()))
+
+
+def named(name: str) -> str:
+    """A column's name, a colour or a status in the page's language; one of the chapter's names as code."""
+    if name in WORDS:
+        return escape(word(name))
+    return f"<code>{escape(name)}</code>"
 
 
 def result_cell(result: object) -> str:
@@ -61,24 +67,14 @@ def result_cell(result: object) -> str:
     return cell(text)
 
 
-def cell(value: object) -> str:
-    """A table cell showing `value` as it is: Markdown, directives and LaTeX escaped, one line."""
-    if value is None or value != value:  # None or NaN
-        return ""
-    text = " ".join(str(value).split())
-    return _SPECIAL.sub(r"\\\1", text)
-
-
-def badge_cell(tool_use_id: object) -> str:
-    """An id as the history's badge, safe inside a table row."""
-    return " ".join(id_badge(tool_use_id).split()).replace("|", "\\|")
-
-
-def markdown_table(columns: list[str], rows: list[list[str]]) -> str:
-    """A GitHub-flavoured Markdown table of cells already made safe with `cell` (or badges)."""
-    lines = ["| " + " | ".join(cell(c) or " " for c in columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(r or " " for r in row) + " |" for row in rows]
-    return "\n".join(lines)
+def html_table(columns: list[str], rows: list[list[str]], now: int | None = None, key: str = "") -> str:
+    """An HTML table of cells already made safe (`cell`, `named`, badges); row `now` is marked."""
+    head = "".join(f"<th>{named(c)}</th>" for c in columns)
+    marked = ' class="ls-now"'
+    body = "".join(f"<tr{marked if i == now else ''}>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
+                   for i, row in enumerate(rows))
+    return f'<div class="ls-wrap"><table class="ls-table" data-table="{key}"><thead><tr>{head}</tr></thead>' \
+           f"<tbody>{body}</tbody></table></div>"
 
 
 def _cached(key: str, trace: Trace, signature: tuple, build, keep: int = 4):
@@ -98,33 +94,58 @@ def _cached(key: str, trace: Trace, signature: tuple, build, keep: int = 4):
     return built[signature]
 
 
-def pairs_markdown(trace: Trace, cursor: int) -> tuple[str, int, int]:
-    """The Pairs table as Markdown, with the number of rows drawn and in all (a long one: the newest rows)."""
+def pairs_html(trace: Trace, cursor: int) -> tuple[str, int, int]:
+    """The Pairs table as HTML, with the number of rows drawn and in all (a long one: the newest rows)."""
     found, total = pairs_rows(trace, cursor, recent=RECENT, problems=PROBLEMS)
     rows = [[
         *([cell(row[THREAD_COLUMN])] if THREAD_COLUMN in row else []),
-        cell(row["turn"]), badge_cell(row["id"]), cell(word(row["colour"])), cell(row["tool"]), cell(row["input"]),
-        result_cell(row["result"]), ":red-badge[true]" if row["is_error"] else "false",
-        cell(word(row["status"])) if row["status"] == "paired" else f"**{cell(word(row['status']))}**",
+        cell(row["turn"]), id_badge(row["id"]), named(row["colour"]), cell(row["tool"]),
+        f'<span class="ls-data">{cell(row["input"])}</span>', f'<span class="ls-data">{result_cell(row["result"])}</span>',
+        error_badge("true") if row["is_error"] else "<code>false</code>",
+        named(row["status"]) if row["status"] == "paired" else f"<b>{named(row['status'])}</b>",
     ] for row in found]
-    return markdown_table([word(c) for c in pair_columns(trace)], rows), len(found), total
+    return html_table(pair_columns(trace), rows, key="pairs"), len(found), total
 
 
-def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
+def caption_html(text: str) -> str:
+    return f'<p class="ls-caption">{escape(text)}</p>'
+
+
+def heading(title: str, caption: str = "") -> str:
+    """A table's heading and caption, drawn in the same element as the table."""
+    return (f'<h4 class="ls-h4">{escape(title)}</h4>' + (f'<p class="ls-caption">{escape(caption)}</p>'
+                                                          if caption else ""))
+
+
+def draw_tables(trace: Trace, cursor: int, key: str) -> None:
+    """A rule and the Pairs table, then the LoopState.
+
+    Two elements: the Pairs table is the same on about half the clicks, and an element whose HTML is
+    unchanged costs the browser nothing to redraw.
+    """
+    pairs = draw_pairs(trace, cursor, key, draw=False)
+    if pairs is not None:  # else a long run: the Pairs table came with its own controls
+        st.html('<hr class="ls-rule">' + pairs)
+    st.html(loop_state_html(trace, cursor))
+
+
+def draw_pairs(trace: Trace, cursor: int, key: str, draw: bool = True) -> str | None:
+    """The Pairs table; with `draw=False` its HTML is returned instead, unless it needs controls of its own."""
     pending = len(trace.results_at(cursor)) if 0 <= cursor < len(trace) else 0
     n = trace.steps[cursor].n_messages if 0 <= cursor < len(trace) else 0
     if trace.has_threads or trace.has_compaction:  # the table shows every thread's history as it is at the cursor
         n = (n, pairs_signature(trace, cursor))
     everything = bool(st.session_state.get(f"{key}-all-pairs"))
     text, shown, total = _cached(f"{key}-pairs-table", trace, (n, pending, lang()),
-                                 lambda: pairs_markdown(trace, cursor))
-    st.markdown(t("#### Pairs · tool_use ↔ tool_result"))
-    st.caption(t("Every tool_use needs a tool_result with the same id in the very next (user) message. "
-                 "The id's colour is the same here and in the history."))
+                                 lambda: pairs_html(trace, cursor))
+    head = heading(t("Pairs · tool_use ↔ tool_result"),
+                   t("Every tool_use needs a tool_result with the same id in the very next (user) message. "
+                     "The id's colour is the same here and in the history."))
     if not total:
-        st.caption(t("No tool_use yet."))
-        return
+        body = head + caption_html(t("No tool_use yet."))
+        return body if not draw else st.html(body)
     if shown < total:
+        st.html('<hr class="ls-rule">' + head)
         left, right = st.columns([3, 1], vertical_alignment="center")
         left.caption(t("All {total} rows.", total=f"{total:,}") if everything else
                      t("{shown} of {total} rows: the newest, and those that break a rule.", shown=shown,
@@ -134,35 +155,55 @@ def draw_pairs(trace: Trace, cursor: int, key: str) -> None:
         table = _cached(f"{key}-all-pairs-table", trace, (n, pending), lambda: pairs_table(trace, cursor))
         st.dataframe(table, hide_index=True, key=f"{key}-pairs-all",
                      column_config={c: st.column_config.Column(word(c)) for c in pair_columns(trace)})
-        return
-    st.markdown(text)
+        return None
+    if shown < total:
+        st.html(text)
+        return None
+    return head + text if not draw else st.html(head + text)
 
 
-def steps_markdown(trace: Trace, cursor: int) -> tuple[str, int, int]:
-    """The LoopState rows around `cursor` as Markdown (▶ marks the cursor), the first row's index and the row count."""
+def steps_html(trace: Trace, cursor: int) -> tuple[str, int, int]:
+    """The LoopState rows around `cursor` (▶ marks it), the first row's index and the row count.
+
+    `turn` is the turn a step is part of; `turn_count` is the variable after it (`1 → 2` at a write-back).
+    """
     start, end = steps_window(trace, cursor, around=AROUND)
     rows, columns = [], step_columns(trace)
     for i in range(start, end):
-        values = [stage_cell(v) if c == "stage" else cell(v) for c, v in zip(columns, step_row(trace, i))]
-        if i == cursor:
-            values = [NOW] + [f"**{v}**" if v else v for v in values[1:]]
-        rows.append(values)
-    return markdown_table([word(c) for c in columns], rows), start, end - start
+        values = step_row(trace, i)
+        thread = [cell(values.pop(2))] if trace.has_threads else []  # a run with sub-agents: the step's thread
+        shown = [NOW if i == cursor else "", cell(values[1]), *thread, cell(values[2]) if values[2] else "—",
+                 f"<code>{escape(values[3])}</code>" + (f'<span class="ls-cn">{escape(stage_title(values[3]))}</span>'
+                                                        if lang() != "en" else ""),
+                 cell(turn_count_cell(trace, i))] + [cell(v) for v in values[5:]]
+        rows.append(shown)
+    return html_table(columns, rows, now=cursor - start, key="steps"), start, end - start
 
 
-def draw_loop_state(trace: Trace, cursor: int, key: str) -> None:
-    st.markdown(t("#### LoopState · after each step"))
-    now = state_rows(trace, cursor)  # the chapter's three fields, as one row: the state the next stage starts from
-    if trace.has_threads and 0 <= cursor < len(trace):  # each thread has its own LoopState: the cursor's
-        st.caption(t("Now, in thread {thread}", thread=f"`{thread_name(trace.thread_of(cursor))}`"))
-    else:
-        st.caption(t("Now"))
-    st.markdown(markdown_table([word(f) for f, _ in now], [[f"**{cell(v)}**" for _, v in now]]))
+def loop_state_html(trace: Trace, cursor: int) -> str:
+    """The LoopState now (the chapter's three fields: the state the next stage starts from), then step by step:
+    the heading, both tables and their captions. In a run with sub-agents, each thread has its own LoopState:
+    "now" is the cursor's."""
+    now = state_rows(trace, cursor)
+    where = (t("Now, in thread {thread}", thread=thread_name(trace.thread_of(cursor)))
+             if trace.has_threads and 0 <= cursor < len(trace) else t("Now"))
+    out = [heading(t("LoopState · after each step"), where),
+           html_table([f for f, _ in now], [[f"<b>{cell(v)}</b>" for _, v in now]], key="now")]
     if not len(trace):
-        st.caption(t("No steps yet."))
-        return
-    text, start, shown = steps_markdown(trace, cursor)
-    if start > 0 or shown < len(trace):
-        st.caption(t("Steps {a}–{b} of {n}, around the current one (▶).", a=start + 1, b=start + shown,
-                     n=f"{len(trace):,}"))
-    st.markdown(text)
+        out.append(caption_html(t("No steps yet.")))
+    else:
+        text, start, shown = steps_html(trace, cursor)
+        if start > 0 or shown < len(trace):
+            out.append(caption_html(t("Steps {a}–{b} of {n}, around the current one (▶).", a=start + 1,
+                                      b=start + shown, n=f"{len(trace):,}")))
+        out.append(text)
+    return "".join(out)
+
+
+def draw_state_row(trace: Trace, cursor: int) -> None:
+    """Presenter mode's LoopState: one row (turn_count, transition_reason, stop_reason, messages), large."""
+    fields = presenter_state(trace, cursor)  # the chapter's own names, as code in every language
+    items = "".join(f'<span class="ls-field"><code>{escape(f)}</code> <b class="ls-value">{cell(v)}</b></span>'
+                    for f, v in fields)
+    st.html('<div class="ls-state-row" data-table="state-row"><span class="ls-state-name">LoopState</span>'
+            + items + "</div>")

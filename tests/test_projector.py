@@ -1,0 +1,270 @@
+"""On a projector: 1280×800, and presenter mode at 1280×720, in English, Japanese and Chinese, in a real Chromium.
+
+No control may cut its own text (a button shrunk to a sliver, a heading or a label ending in "…"), no text may
+run into other text or a control (a heading into the buttons under it), and no Chinese or Japanese is slanted.
+In presenter mode the lit stage of the diagram stays on the screen, its text is as large as the note's, the
+history fits the screen with room for a message or two, the block that matters is scrolled into view, and the
+LoopState is one row. The screenshots go to docs/ (docs/projector/ for every language; docs/screenshot.png and
+docs/presenter.png are the English ones).
+"""
+
+from pathlib import Path
+
+import pytest
+
+from tests.browser import CHROMIUM, IDLE, launch, serve_app
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "docs" / "projector"
+LANGS = ("en", "ja", "zh")
+
+# Every element whose text a control shows: buttons, labels, headings, links, the select boxes' values.
+CONTROLS = ", ".join([
+    "button", "label", "[data-testid='stWidgetLabel']", "[data-testid='stPageLink'] a", "[role='tab']",
+    "[data-baseweb='select'] [title]", "[data-baseweb='select'] > div", "h1", "h2", "h3", "h4",
+    "[data-testid='stSidebarNav'] a", ".ls-state-row", "[data-testid='stAlertContentError']",
+])
+TRUNCATED = """(selector) => {
+    const cut = [];
+    const seen = new Set();
+    for (const root of document.querySelectorAll(selector)) {
+        for (const el of [root, ...root.querySelectorAll('*')]) {
+            if (seen.has(el)) continue;
+            seen.add(el);
+            const box = el.getBoundingClientRect();
+            if (!box.width || !box.height || el.closest('[aria-hidden="true"]')) continue;  // not drawn
+            const style = getComputedStyle(el);
+            if (style.overflowX === 'auto' || style.overflowX === 'scroll') continue;  // a scroll box by design
+            if (el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0 && el.textContent.trim()) {
+                cut.push(`${el.tagName.toLowerCase()}.${String(el.className).slice(0, 40)}: `
+                         + `"${el.textContent.trim().slice(0, 60)}" (${el.scrollWidth} > ${el.clientWidth})`);
+            }
+        }
+    }
+    return cut;
+}"""
+# Text that runs into other text or a control: a heading's glyphs (not its padding) over the row of buttons under
+# it, a caption under a select box. Only what is drawn counts (not a closed expander's content).
+OVERLAPPING = r"""() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const glyphs = (el) => { const r = document.createRange(); r.selectNodeContents(el); return r.getBoundingClientRect(); };
+    const boxes = [];
+    for (const el of main.querySelectorAll('h1, h2, h3, h4, .ls-h4, [data-testid="stMarkdownContainer"] > p, '
+                                           + '[data-testid="stCaptionContainer"] p, .ls-caption')) {
+        if (el.textContent.trim()) boxes.push([el, glyphs(el)]);
+    }
+    for (const el of main.querySelectorAll('button, .ls-state-row, [data-baseweb="select"], [data-testid="stCheckbox"], '
+                                           + '.ls-diagram, .ls-note, .ls-panel')) {
+        boxes.push([el, el.getBoundingClientRect()]);
+    }
+    const drawn = boxes.filter(([el, box]) => box.width && box.height && !el.closest('details:not([open])')
+                                              && el.checkVisibility({visibilityProperty: true}));
+    const name = (el) => `${el.tagName.toLowerCase()} "${el.textContent.trim().slice(0, 40)}"`;
+    const out = [];
+    for (let i = 0; i < drawn.length; i++) for (let j = i + 1; j < drawn.length; j++) {
+        const [a, ra] = drawn[i], [b, rb] = drawn[j];
+        if (a.contains(b) || b.contains(a)) continue;
+        const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+        const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+        if (w > 2 && h > 2) out.push(`${name(a)} over ${name(b)} (${Math.round(w)}×${Math.round(h)} px)`);
+    }
+    return out;
+}"""
+# Chinese characters or kana set in italics, which a browser slants (the HTML views' emphasis included).
+SLANTED = r"""() => [...document.querySelectorAll('em, i, .token.comment')]
+    .filter(el => /[\u3040-\u30ff\u3400-\u9fff]/.test(el.textContent) && getComputedStyle(el).fontStyle !== 'normal')
+    .map(el => el.textContent.slice(0, 60))"""
+PRESENTER_FACTS = """() => {
+    const lit = document.querySelector('.ls-diagram .ls-lit');
+    const svg = document.querySelector('.ls-diagram');
+    const label = svg && svg.querySelector('.ls-node text');
+    const scale = svg ? svg.getBoundingClientRect().width / svg.viewBox.baseVal.width : 0;
+    const note = document.querySelector('.ls-note p');
+    const focus = document.querySelector('.ls-history .ls-focus');
+    const panel = document.querySelector('.ls-panel');
+    const rect = (el) => el ? el.getBoundingClientRect().toJSON() : null;
+    const row = document.querySelector('.ls-state-row');
+    return {
+        lit: rect(lit), panel: rect(panel), focus: rect(focus), row: rect(row),
+        fields: row ? [...row.querySelectorAll('code')].map(c => c.textContent) : [],
+        diagramPx: label ? parseFloat(label.getAttribute('font-size')) * scale : 0,
+        notePx: note ? parseFloat(getComputedStyle(note).fontSize) : 0,
+        height: window.innerHeight, width: window.innerWidth,
+        sliders: document.querySelectorAll('.st-key-present-top [data-testid="stSlider"]').length,
+    };
+}"""
+
+
+@pytest.fixture(scope="module")
+def url():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium. Install it with "
+                    "`sudo apt-get install -y chromium` (or `make chromium`), then run the tests again.")
+    with serve_app() as address:
+        yield address
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = launch(p)
+        yield chromium
+        chromium.close()
+
+
+def opened(browser, url: str, path: str, width: int, height: int):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(f"{url}/{path}")
+    page.wait_for_selector(IDLE, timeout=60_000)
+    page.wait_for_timeout(600)  # fonts and the diagram in place
+    return page
+
+
+def wait_for_step(page, k: int) -> None:
+    page.wait_for_function(
+        """([k, idle]) => document.querySelector(`.ls-panel[data-step="${k}"]`) !== null
+                          && document.querySelector(`.ls-diagram-box[data-step="${k}"] svg`) !== null
+                          && document.querySelector(idle) !== null""", arg=[k, IDLE], timeout=60_000)
+    page.wait_for_timeout(150)  # the panel's scroll happens in the next frame
+
+
+def truncated(page) -> list[str]:
+    return page.evaluate(TRUNCATED, CONTROLS)
+
+
+def overlapping(page) -> list[str]:
+    return page.evaluate(OVERLAPPING)
+
+
+def slanted(page) -> list[str]:
+    return page.evaluate(SLANTED)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_at_1280_by_800_no_control_cuts_its_text(browser, url, lang):
+    page = opened(browser, url, f"?scenario=two-tools&step=7&lang={lang}", 1280, 800)
+    wait_for_step(page, 7)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"step-{lang}.png"))
+    if lang == "en":
+        page.screenshot(path=str(ROOT / "docs" / "screenshot.png"))
+    assert truncated(page) == [], f"text cut at 1280×800 in {lang}"
+    assert overlapping(page) == [], f"text over text or a control at 1280×800 in {lang}"
+    assert slanted(page) == [], lang
+    # the other pages too: the Mistakes lab (its refusal wraps) and About
+    for path in (f"mistakes?lang={lang}&mistake=no-write-back", f"about?lang={lang}"):
+        page.goto(f"{url}/{path}")
+        page.wait_for_selector(IDLE, timeout=60_000)
+        page.wait_for_timeout(400)
+        assert truncated(page) == [], f"text cut on {path}"
+        assert overlapping(page) == [], f"text over text or a control on {path}"
+        assert slanted(page) == [], path
+        if path.startswith("mistakes"):  # the API's words wrap inside the box, the rule under them
+            page.wait_for_selector("[data-testid='stAlertContentError']", timeout=60_000)
+            box = page.evaluate("""() => { const e = document.querySelector("[data-testid='stAlertContentError']");
+                return [e.scrollWidth, e.clientWidth, e.getBoundingClientRect().right, innerWidth, e.innerText]; }""")
+            assert box[0] <= box[1] + 1 and box[2] <= box[3], box[:4]
+            assert "immediately after" in box[4]  # the sentence that states the rule is on the page
+    page.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(browser, url, lang):
+    page = opened(browser, url, f"?scenario=recover&step=1&lang={lang}", 1280, 800)
+    page.locator(".st-key-present label").click()
+    page.wait_for_selector(".ls-state-row", timeout=60_000)
+    wait_for_step(page, 1)
+    page.wait_for_timeout(1500)  # drawn and settled at 1280×800; then the projector's screen (F11): no rerun comes
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.wait_for_timeout(300)
+    k, seen = 1, set()
+    while True:
+        facts = page.evaluate(PRESENTER_FACTS)
+        stage = page.locator(".ls-diagram .ls-lit").get_attribute("data-stage")
+        seen.add(stage)
+        where = f"{lang}, step {k} ({stage})"
+        assert truncated(page) == [], where
+        assert overlapping(page) == [], where
+        assert slanted(page) == [], where
+        lit = facts["lit"]
+        assert lit and lit["top"] >= 0 and lit["bottom"] <= facts["height"] and lit["right"] <= facts["width"], where
+        assert facts["diagramPx"] >= 0.9 * facts["notePx"] > 0, (where, facts["diagramPx"], facts["notePx"])
+        assert facts["panel"]["bottom"] <= facts["height"] + 1, where  # the history fits the screen
+        assert facts["panel"]["height"] >= 200, (where, facts["panel"])  # and has room for a message or two
+        focus, panel = facts["focus"], facts["panel"]
+        assert focus and panel["top"] - 1 <= focus["top"] < panel["bottom"] - 30, where  # what matters is in view
+        assert facts["fields"][:4] == ["turn_count", "transition_reason", "stop_reason", "messages"], where
+        assert facts["row"]["height"] < 60, where  # one row
+        assert facts["sliders"] == 0, where  # the pause is a select box: no value sitting on a track
+        if k == 7:  # recover: the call where the model reads the failed command's result
+            ringed = page.evaluate("() => document.querySelector('.ls-history .ls-focus').className")
+            assert "ls-error" in ringed, ringed
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / f"presenter-{lang}.png"))
+            if lang == "en":
+                page.screenshot(path=str(ROOT / "docs" / "presenter.png"))
+        if stage == "write_back" and lang == "en":
+            page.screenshot(path=str(SHOTS / "presenter-write-back-en.png"))
+        if page.locator(".st-key-live-step button").is_disabled():
+            break
+        k += 1
+        page.locator(".st-key-live-step button").click()
+        wait_for_step(page, k)
+    assert {"user_request", "call_model", "append_assistant", "decide", "run_tool", "write_back"} <= seen
+    page.close()
+
+
+def _moments(scenario: str) -> list[int]:
+    """The steps (1-based) of a scenario that draw more than the chapter's loop: into a sub-agent, a step inside
+    it, the answer taken; the summary call and the compactions."""
+    from loop.runner import start
+
+    run = start(scenario=scenario)
+    run.run_to_end()
+    trace = run.trace
+    if scenario == "subagent":
+        child = next(t for t in trace.threads.values() if not t.is_main)
+        first = trace.opened_at(child.id)
+        return [first, first + 3, trace.returned_at(child.id) + 1]
+    return [s.index + 1 for s in trace.steps if s.stage in ("summarize", "compact")]
+
+
+LIT_FACTS = """() => {
+    const lit = document.querySelector('.ls-diagram .ls-lit');
+    const svg = document.querySelector('.ls-diagram');
+    const scale = svg ? svg.getBoundingClientRect().width / svg.viewBox.baseVal.width : 0;
+    const text = lit && lit.querySelector('text');
+    const note = document.querySelector('.ls-note p');
+    const panel = document.querySelector('.ls-panel');
+    return {lit: lit ? lit.getBoundingClientRect().toJSON() : null, stage: lit && lit.getAttribute('data-stage'),
+            litPx: text ? parseFloat(text.getAttribute('font-size')) * scale : 0,
+            notePx: note ? parseFloat(getComputedStyle(note).fontSize) : 0,
+            panel: panel ? panel.getBoundingClientRect().toJSON() : null,
+            height: window.innerHeight, width: window.innerWidth};
+}"""
+
+
+@pytest.mark.parametrize("scenario", ["subagent", "compact"])
+@pytest.mark.parametrize("lang", LANGS)
+def test_presenter_mode_inside_a_sub_agent_and_at_a_compaction_keeps_the_lit_stage_readable(browser, url, lang,
+                                                                                            scenario):
+    for k in _moments(scenario):
+        page = opened(browser, url, f"?scenario={scenario}&step={k}&lang={lang}", 1280, 800)
+        page.locator(".st-key-present label").click()
+        page.wait_for_selector(".ls-state-row", timeout=60_000)
+        wait_for_step(page, k)
+        page.wait_for_timeout(1000)
+        page.set_viewport_size({"width": 1280, "height": 720})
+        page.wait_for_timeout(300)
+        facts = page.evaluate(LIT_FACTS)
+        where = f"{scenario}, {lang}, step {k} ({facts['stage']})"
+        assert truncated(page) == [], where
+        assert overlapping(page) == [], where
+        assert slanted(page) == [], where
+        lit = facts["lit"]
+        assert lit and lit["top"] >= 0 and lit["bottom"] <= facts["height"] and lit["right"] <= facts["width"], where
+        assert facts["litPx"] >= 0.9 * facts["notePx"] > 0, (where, facts["litPx"], facts["notePx"])
+        assert facts["panel"]["bottom"] <= facts["height"] + 1 and facts["panel"]["height"] >= 200, (where, facts)
+        page.close()
