@@ -104,4 +104,4 @@ def test_step_overloaded_the_page_counts_the_wait_down_and_can_skip_it(page, url
 
     page.get_by_role("button", name="Run to end").click()
     wait_for_status(page, "Step 12 of 12", timeout=60_000)
-    assert page.get_by_text("The loop has ended: end_turn.").count() >= 1
+    assert page.get_by_text("The loop has ended. The model finished its answer (end_turn).").count() >= 1
