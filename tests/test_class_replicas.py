@@ -29,7 +29,7 @@ from deploy.classroom import COOKIE, CONFIG, ROOT, Classroom, haproxy
 from loop import browser_id
 from loop.runs import RunsStore
 from tests.fake_server import FakeAnthropic
-from tests.test_runs_server_killed import STAGES, expected
+from tests.test_runs_server_killed import STAGES, click, expected, plan
 
 END = (10, 10)  # two-tools ends at its tenth step
 
@@ -275,20 +275,10 @@ class Student:
 
 
 async def step(student: Student, killed: asyncio.Event, clicks: list) -> None:
-    plan = ["live-step"] * student.target
-    if student.back:
-        plan.insert(len(plan) - 1, "live-back")
     wire = student.wire
     try:
-        for action in plan:
-            await asyncio.sleep(student.think)
-            student.pending = action
-            wire.text = []
-            try:
-                await wire.rerun(action)
-            finally:
-                student.seen = wire.status() or student.seen
-            student.pending = None
+        for action in plan(student):
+            await click(student, wire, action)
             clicks.append(student.agent)
             student.clicks_after_kill += killed.is_set()
         await wire.close()

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, IDLE, launch, serve_app
+from tests.browser import IDLE, launch
+from tests.test_browser import url  # noqa: F401 (the app, served once for the module, as a fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "docs" / "projector"
@@ -93,15 +94,6 @@ PRESENTER_FACTS = """() => {
         sliders: document.querySelectorAll('.st-key-present-top [data-testid="stSlider"]').length,
     };
 }"""
-
-
-@pytest.fixture(scope="module")
-def url():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium. Install it with "
-                    "`sudo apt-get install -y chromium` (or `make chromium`), then run the tests again.")
-    with serve_app() as address:
-        yield address
 
 
 @pytest.fixture(scope="module")

@@ -39,23 +39,33 @@ async def attend(url: str, student: Student, killed: asyncio.Event, clicks: list
     wire = Wire(url)
     await wire.open()
     student.cookies = wire.cookies
-    plan = ["live-step"] * student.target
-    if student.back:
-        plan.insert(len(plan) - 1, "live-back")
     try:
-        for action in plan:
-            await asyncio.sleep(student.think)
-            student.pending = action
-            wire.text = []
-            try:
-                await wire.rerun(action)
-            finally:
-                student.seen = wire.status() or student.seen
-            student.pending = None
+        for action in plan(student):
+            await click(student, wire, action)
             clicks.append(action)
         await killed.wait()  # done before the kill: wait for it like the others
     except Exception:  # the server died under this click
         student.cookies = wire.cookies
+
+
+def plan(student) -> list[str]:
+    """The clicks a student makes: Step to its target, with one Back before the last when it goes back."""
+    out = ["live-step"] * student.target
+    if student.back:
+        out.insert(len(out) - 1, "live-back")
+    return out
+
+
+async def click(student, wire: Wire, action: str) -> None:
+    """One click after the student's pause; what the page then shows is kept even when the click dies."""
+    await asyncio.sleep(student.think)
+    student.pending = action
+    wire.text = []
+    try:
+        await wire.rerun(action)
+    finally:
+        student.seen = wire.status() or student.seen
+    student.pending = None
 
 
 def expected(student: Student) -> set[tuple[int, int]]:
