@@ -7,7 +7,8 @@ person or `jq` can read it: `python -m loop runs export ID`.
 
 - One transaction a step, in WAL mode with synchronous=FULL: a killed server
   (or a power cut) leaves a run as it was before the step or after it, never
-  in between. Several processes may share the file (replicas on one machine,
+  in between. A click that only moves the cursor is written without waiting
+  for the disk (`move`): a power cut may lose where the cursor was, not a step. Several processes may share the file (replicas on one machine,
   never over a network file system): a writer waits up to `BUSY` seconds for
   another's transaction, and nothing read is kept between calls; only the
   connection is kept, one a process.
@@ -100,9 +101,12 @@ class SavedRun:
     modified: float  # seconds since the epoch
 
 
+_BESIDE_APP = Path(__file__).resolve().parents[1] / "runs"  # resolved once: every click of Step asks for the store
+
+
 def default_root() -> Path:
     """Where the store lives: LOOPSCOPE_RUNS, else `runs/` beside app.py."""
-    return Path(os.environ.get("LOOPSCOPE_RUNS") or Path(__file__).resolve().parents[1] / "runs")
+    return Path(os.environ.get("LOOPSCOPE_RUNS") or _BESIDE_APP)
 
 
 def owner_key(name: str) -> str:
@@ -218,23 +222,40 @@ class RunsStore:
                 folder.rename(target)
 
     @contextlib.contextmanager
-    def _transaction(self, write: bool):
-        """A transaction: IMMEDIATE takes the write lock at once (waiting up to BUSY s); a read one sees a snapshot."""
+    def _transaction(self, write: bool, synced: bool = True):
+        """A transaction: IMMEDIATE takes the write lock at once (waiting up to BUSY s); a read one sees a snapshot.
+
+        `synced=False` commits without waiting for the disk (see `move`); the next transaction waits again.
+        """
         with _lock:
             try:
                 db = self._connection()
-                db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            except (sqlite3.Error, OSError) as exc:  # a locked file past BUSY seconds, a folder we may not write
+            except (sqlite3.Error, OSError) as exc:  # a folder we may not write, a file that is not a database
                 raise StoreError(f"the saved runs cannot be opened: {exc}") from exc
             try:
-                yield db
-                db.execute("COMMIT")
-            except BaseException as exc:
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.Error):
-                    raise StoreError(f"the saved runs: {exc}") from exc
-                raise
+                yield from self._in_transaction(db, write, synced)
+            finally:
+                if not synced:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("PRAGMA synchronous=FULL")
+
+    @staticmethod
+    def _in_transaction(db: sqlite3.Connection, write: bool, synced: bool):
+        try:
+            if not synced:
+                db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error as exc:  # a locked file past BUSY seconds
+            raise StoreError(f"the saved runs cannot be opened: {exc}") from exc
+        try:
+            yield db
+            db.execute("COMMIT")
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"the saved runs: {exc}") from exc
+            raise
 
     # -- the runs --
     def save(self, owner: str, run_id: str, trace: Trace, settings: dict | None = None, *, writer: str) -> int:
@@ -267,6 +288,23 @@ class RunsStore:
             db.execute("UPDATE runs SET steps=?, ended=?, cursor=?, modified=? WHERE n=?",
                        (max(have, len(trace)), ended, trace.cursor, now, n))
         return max(0, len(trace) - have)
+
+    def move(self, owner: str, run_id: str, cursor: int, *, writer: str) -> None:
+        """Keep where the cursor of a saved run is, when a click only moved it (Back, First, the slider).
+
+        Not waited for on the disk (synchronous=NORMAL for this one transaction): a power cut may lose
+        where the cursor was, never a step; a killed server loses nothing (the write is in the WAL file).
+        Waiting for the disk here was most of the server's time for a click of Back. Raises `TakenOver`
+        when another writer resumed the run since, KeyError when the store has no such run.
+        """
+        _check(owner, run_id)
+        with self._transaction(write=True, synced=False) as db:
+            row = db.execute("SELECT n, writer FROM runs WHERE owner=? AND id=?", (owner, run_id)).fetchone()
+            if row is None:
+                raise KeyError(run_id)
+            if row[1] != writer:
+                raise TakenOver(run_id)
+            db.execute("UPDATE runs SET cursor=?, modified=? WHERE n=?", (cursor, time.time(), row[0]))
 
     def load(self, owner: str, run_id: str, *, writer: str | None = None) -> tuple[Trace, dict]:
         """The trace of a saved run (cursor restored) and its settings; KeyError when this owner has no such run.

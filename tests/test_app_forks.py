@@ -18,6 +18,9 @@ def test_edit_a_tool_result_continue_switch_back_and_save_both():
     assert original.done and "README.txt" in original.trace.messages[-1]["content"][0]["text"]
     slider(at, "live").set_value(5).run()  # step 5 ran `ls -la`
     assert status(at).endswith("4 · run a tool_use")
+    assert not at.text_area  # the form is drawn once its expander is opened
+    at.session_state["live-fork-4"] = True  # the learner opens "Edit this tool_result…"
+    at.run()
     at.text_area(key="live-fork-text-4").set_value("notes.md\nplan.txt")
     click(at, "live-fork-go-4")
 
@@ -46,6 +49,8 @@ def test_edit_a_tool_result_continue_switch_back_and_save_both():
 def test_edit_the_task_at_step_one():
     at = app()
     click(at, "live-step")
+    at.session_state["live-fork-0"] = True  # "Edit the task…"
+    at.run()
     at.text_area(key="live-fork-task").set_value("What Python version is installed?")
     click(at, "live-fork-go-0")
     run = at.session_state["live-run"]
@@ -58,6 +63,8 @@ def test_edit_the_task_at_step_one():
 
 def test_a_saved_run_with_branches_replays_each_branch():
     at = app(scenario="list-files", step="5")
+    at.session_state["live-fork-4"] = True
+    at.run()
     at.text_area(key="live-fork-text-4").set_value("only.txt")
     click(at, "live-fork-go-4")
     click(at, "live-to-end")

@@ -112,9 +112,13 @@ CHILD = textwrap.dedent("""
         return db
 
     sqlite3.connect = traced
-    trace = prefix(int(sys.argv[3]))
-    trace.goto(1)
-    RunsStore(sys.argv[2]).save(OWNER, "run", trace, writer="tab")
+    steps = int(sys.argv[3])
+    if steps:  # a step: its lines and the cursor
+        trace = prefix(steps)
+        trace.goto(1)
+        RunsStore(sys.argv[2]).save(OWNER, "run", trace, writer="tab")
+    else:  # Back: the cursor only
+        RunsStore(sys.argv[2]).move(OWNER, "run", 1, writer="tab")
     print(seen[0], flush=True)
     if kill_at < 0:  # killed just after the save returned: what the page showed must be there
         os.kill(os.getpid(), signal.SIGKILL)
@@ -159,6 +163,44 @@ def test_a_writer_killed_before_any_statement_of_a_step_leaves_the_run_before_or
     assert outcomes == {(4, 3), (6, 1)}  # both happened: the kills landed on both sides of the commit
 
 
+def test_a_writer_killed_while_it_moves_the_cursor_leaves_it_before_or_after_the_move(tmp_path):
+    """Back, First and the slider only move the cursor (`move`, not waited for on the disk): a killed server
+    keeps either cursor and every step, and the store waits for the disk again at the next step."""
+    pristine = tmp_path / "pristine"
+    RunsStore(pristine).save(OWNER, "run", prefix(4), writer="tab")  # the cursor on the last of four steps
+    RunsStore(pristine).close()
+    done = _child(shutil.copytree(pristine, tmp_path / "dry"), 0, 0)
+    assert done.returncode == 0, done.stderr
+    statements = int(done.stdout)
+    outcomes = set()
+    for kill_at in [*range(1, statements + 1), -1]:
+        case = shutil.copytree(pristine, tmp_path / f"kill-{kill_at}")
+        done = _child(case, 0, kill_at)
+        assert done.returncode == -9, (kill_at, done.returncode, done.stderr)
+        trace, _ = RunsStore(case).load(OWNER, "run")
+        assert [s.stage for s in trace.steps] == STAGES[:4]
+        outcomes.add(trace.cursor)
+        if kill_at == -1:  # killed once `move` returned: the page's cursor is the saved one
+            assert trace.cursor == 1
+    assert outcomes == {3, 1}
+
+
+def test_a_moved_cursor_is_kept_and_the_next_step_is_waited_for_on_the_disk(tmp_path):
+    store = RunsStore(tmp_path)
+    store.save(OWNER, "run", prefix(4), writer="tab")
+    said = []
+    store._connection().set_trace_callback(said.append)
+    store.move(OWNER, "run", 0, writer="tab")
+    assert RunsStore(tmp_path).load(OWNER, "run")[0].cursor == 0 and [r.steps for r in store.list(OWNER)] == [4]
+    update = next(i for i, sql in enumerate(said) if sql.startswith("UPDATE"))
+    assert said.index("PRAGMA synchronous=NORMAL") < update < said.index("PRAGMA synchronous=FULL")
+    assert store._connection().execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again for the next step
+    with pytest.raises(KeyError):  # a run the store does not have (deleted in another tab) is not made by a move
+        store.move(OWNER, "other", 0, writer="tab")
+    assert store._connection().execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again after a refusal too
+    assert [r.id for r in store.list(OWNER)] == ["run"]
+
+
 # -- tabs -----------------------------------------------------------------------------
 
 def test_a_tab_whose_run_was_resumed_elsewhere_cannot_write_it(tmp_path):
@@ -169,6 +211,8 @@ def test_a_tab_whose_run_was_resumed_elsewhere_cannot_write_it(tmp_path):
         store.save(OWNER, "run", prefix(5, by="first"), writer="first")
     with pytest.raises(TakenOver):  # a move of the cursor neither
         store.save(OWNER, "run", prefix(4), writer="first")
+    with pytest.raises(TakenOver):
+        store.move(OWNER, "run", 0, writer="first")
     store.save(OWNER, "run", prefix(5, by="second"), writer="second")
     trace, _ = store.load(OWNER, "run")
     assert trace.steps[4].detail.get("by") == "second"
@@ -308,6 +352,7 @@ def test_a_hostile_run_id_is_refused_and_touches_nothing(tmp_path, run_id):
     before = sorted(p.name for p in tmp_path.rglob("*"))
     for call in (lambda: store.save(OWNER, run_id, prefix(2), writer="tab"), lambda: store.load(OWNER, run_id),
                  lambda: store.load(OWNER, run_id, writer="tab"), lambda: store.delete(OWNER, run_id),
+                 lambda: store.move(OWNER, run_id, 0, writer="tab"),
                  lambda: store.journal(OWNER, run_id)):
         with pytest.raises(ValueError):
             call()

@@ -90,7 +90,12 @@ def draw_fork(trace: Trace, cursor: int, run: Run | None, key: str) -> None:
         title = t("Edit the task and continue from here")
     else:
         return
-    with st.expander(title, icon=":material/call_split:", key=f"{key}-fork-{cursor}"):
+    # Its form is drawn only while it is open: a text area holding the tool's output, made again at every
+    # click of Step, was a tenth of what the browser did for a click.
+    expander = st.expander(title, icon=":material/call_split:", key=f"{key}-fork-{cursor}", on_change="rerun")
+    with expander:
+        if not expander.open:
+            return
         st.caption(t("A new branch starts here; the current one is kept and the branch picker switches back."))
         if step.stage == "run_tool":
             text = st.text_area(t("tool_result content"), value=result_text(step.detail.get("output", "")),

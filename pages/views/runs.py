@@ -129,7 +129,13 @@ def autosave(run: Run) -> None:
         run_id = new_run_id()
     try:
         try:
-            store().save(owner, run_id, run.trace, settings_of(run), writer=writer)
+            if run_id == saved[1] and len(run.trace) == steps:  # a click that only moved the cursor
+                try:
+                    store().move(owner, run_id, run.trace.cursor, writer=writer)
+                except KeyError:  # gone from the store meanwhile (deleted in another tab): saved whole again
+                    store().save(owner, run_id, run.trace, settings_of(run), writer=writer)
+            else:
+                store().save(owner, run_id, run.trace, settings_of(run), writer=writer)
         except TakenOver:  # Resume in another tab took this run over: this tab's steps become a run of their own
             run_id = new_run_id()
             store().save(owner, run_id, run.trace, settings_of(run), writer=writer)
