@@ -96,17 +96,18 @@ BUSY = "#fff4e6"  # the tool stage waiting for its sub-agent
 DIM = "#ced4da"
 
 # Compaction (loop/compact.py): a summary call, then the rewrite, before the call the model is about to make.
-COMPACT = Node(N_("compact messages\n(micro · summary)"), N_("compact messages\n(micro · summary)"), "compact", 1,
-               col=1, in_turn=False)
+# Beside the chapter's loop, a stage's presenter label keeps two short lines: the right column's width is taken
+# from the whole picture's, and a wide picture shrinks every stage's text on the projector.
+COMPACT = Node(N_("compact messages\n(micro · summary)"), N_("compact\nmessages"), "compact", 1, col=1, in_turn=False)
 COMPACT_EDGES = [Edge("compact", "model", N_("before a call")),
                  Edge("compact", "compact", N_("summary call"), route="self")]
 COMPACT_TAKEN = {("compact", "call_model"): ("compact", "model"), ("summarize", "compact"): ("compact", "compact"),
                  ("compact", "summarize"): ("compact", "compact")}
 # The complete loop (profiles.py): a retry on the call, a recovery from the decision, compaction when the prompt is
 # too long. Drawn only for a run of that profile, right of the chapter's loop, each lit when taken.
-RETRY = Node(N_("retry: wait 1 s × 2^k\n(timeout · 429 · 5xx · 529)"), N_("retry: wait 1 s × 2^k\n(timeout · 429 · 5xx · 529)"),
-             "retry", 0, col=1, in_turn=False)
-RECOVER = Node(N_("recover: ask the model\nto continue"), N_("recover: ask the model\nto continue"), "recover", 2, col=1,
+RETRY = Node(N_("retry: wait 1 s × 2^k\n(timeout · 429 · 5xx · 529)"), N_("retry:\nwait 1 s × 2^k"), "retry", 0,
+             col=1, in_turn=False)
+RECOVER = Node(N_("recover: ask the model\nto continue"), N_("recover:\nask to continue"), "recover", 2, col=1,
                in_turn=False)
 COMPLETE_TAKEN = {  # (stage before, stage now) -> the edge that led here
     ("call_model", "retry"): ("model", "retry"), ("summarize", "retry"): ("model", "retry"),

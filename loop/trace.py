@@ -70,11 +70,12 @@ class Step:
         stop_reason, run the tools, write the results back), as the chapter counts it.
         `turn_count` is the number of the turn in progress or about to start, so
         `write_back`, which ends turn k, leaves it at k + 1: the step itself belongs to
-        turn k. A max-turns stop comes after the last turn's write-back and belongs to it.
+        turn k. A max-turns stop comes after the last turn's write-back and belongs to it. The complete loop's
+        `recover` (the request to continue after max_tokens) ends its turn as a write-back does.
         """
         if self.stage == "user_request":
             return 0
-        return self.turn_count - 1 if self.stage in ("write_back", "stop") else self.turn_count
+        return self.turn_count - 1 if self.stage in ("write_back", "stop", "recover") else self.turn_count
 
 
 @dataclass(eq=False)

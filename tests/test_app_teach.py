@@ -102,6 +102,21 @@ def test_the_write_back_belongs_to_the_turn_it_ends_in_every_view():
     assert table(at, "stage").iloc[-1]["turn"] == "2" and table(at, "stage").iloc[-1]["turn_count"] == "2"
 
 
+def test_in_the_complete_loop_a_request_to_continue_ends_its_turn_and_the_note_says_so():
+    run = start(scenario="max-tokens", profile="complete")
+    while not run.done:
+        run.skip_wait()
+        run.execute()
+    k = next(s.index for s in run.trace.steps if s.stage == "recover")
+    at = app(scenario="max-tokens", profile="complete", step=str(k + 1))
+    step = at.session_state["live-run"].trace.steps[k]
+    assert step.stage == "recover" and step.turn_count == step.turn + 1
+    said = note(at)
+    assert (f"turn_count {step.turn} → {step.turn + 1}: turn {step.turn} ends with this request to continue; the "
+            f"next call starts turn {step.turn + 1}.") in said
+    assert "write-back" not in said  # no tool_result is written back at this step
+
+
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_headers_pairs_and_loopstate_count_turns_alike_in_every_scenario(scenario):
     from loop import rules

@@ -260,3 +260,45 @@ def test_presenter_mode_inside_a_sub_agent_and_at_a_compaction_keeps_the_lit_sta
         assert facts["litPx"] >= 0.9 * facts["notePx"] > 0, (where, facts["litPx"], facts["notePx"])
         assert facts["panel"]["bottom"] <= facts["height"] + 1 and facts["panel"]["height"] >= 200, (where, facts)
         page.close()
+
+
+def _complete_moments() -> list[tuple[str, int]]:
+    """Steps (1-based) of the complete loop where its own stages are lit: a retry, a recovery, a refused call."""
+    from loop.runner import start
+
+    found = []
+    for scenario, stage in (("overloaded", "retry"), ("max-tokens", "recover"), ("big-context", "refused")):
+        run = start(scenario=scenario, profile="complete")
+        while not run.done:
+            run.skip_wait()
+            run.execute()
+        found.append((scenario, next(s.index + 1 for s in run.trace.steps if s.stage == stage)))
+    return found
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_presenter_mode_keeps_the_complete_loop_s_stages_as_readable_as_the_note(browser, url, lang):
+    """The complete loop draws its retry and recovery stages beside the chapter's: a wider picture, which the
+    projector's screen must not shrink below the note's size."""
+    for scenario, k in _complete_moments():
+        page = opened(browser, url, f"?scenario={scenario}&profile=complete&step={k}&lang={lang}", 1280, 800)
+        page.locator(".st-key-present label").click()
+        page.wait_for_selector(".ls-state-row", timeout=60_000)
+        wait_for_step(page, k)
+        page.wait_for_timeout(1000)
+        page.set_viewport_size({"width": 1280, "height": 720})
+        page.wait_for_timeout(300)
+        facts = page.evaluate(LIT_FACTS)
+        where = f"{scenario}, {lang}, step {k} ({facts['stage']})"
+        assert page.locator(".ls-diagram [data-stage='retry']").count() == 1, where  # the complete loop's picture
+        assert truncated(page) == [], where
+        assert overlapping(page) == [], where
+        assert slanted(page) == [], where
+        lit = facts["lit"]
+        assert lit and lit["top"] >= 0 and lit["bottom"] <= facts["height"] and lit["right"] <= facts["width"], where
+        assert facts["litPx"] >= 0.9 * facts["notePx"] > 0, (where, facts["litPx"], facts["notePx"])
+        assert facts["panel"]["bottom"] <= facts["height"] + 1 and facts["panel"]["height"] >= 200, (where, facts)
+        if scenario == "overloaded":
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / f"presenter-complete-{lang}.png"))
+        page.close()

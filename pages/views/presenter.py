@@ -38,8 +38,8 @@ header[data-testid="stHeader"] { display: none !important; }
 [data-testid="stMain"] h4 { font-size: 1.3rem !important; padding: 0.1rem 0 !important; }
 [data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1rem !important; }
 [data-testid="stMain"] button p { font-size: 1.1rem !important; }
-.ls-note { padding: 0.5rem 0.8rem 0.1rem; margin: 0 0 0.4rem; }
-.ls-note p, .ls-note li { font-size: 1.15rem; line-height: 1.4; margin-bottom: 0.4rem; }
+.ls-note { padding: 0.45rem 0.8rem 0.05rem; margin: 0 0 0.3rem; }
+.ls-note p, .ls-note li { font-size: 1.15rem; line-height: 1.4; margin-bottom: 0.3rem; }
 .ls-history { font-size: 1.1rem; }
 .ls-h4 { font-size: 1.3rem; padding: 0.1rem 0; }
 .ls-next { margin-top: 0.6rem; }
@@ -50,6 +50,8 @@ header[data-testid="stHeader"] { display: none !important; }
 .ls-history pre { font-size: 1rem; }
 .ls-state-row { font-size: 1.2rem; }
 .ls-state-row code { font-size: 1.05rem; }
+/* a long task wraps in its own place: the controls stay on its row, and the history keeps the room */
+.st-key-present-top > [data-testid="stElementContainer"]:first-child { flex: 1 1 0 !important; min-width: 0 !important; }
 </style>
 """
 

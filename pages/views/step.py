@@ -9,6 +9,7 @@ import streamlit as st
 
 from loop.diagram import LARGE, NORMAL, svg_at
 from loop.notes import note
+from loop.profiles import COMPLETE
 from loop.runner import Run
 from loop.trace import Trace
 from loop.transcript import dumps
@@ -69,6 +70,8 @@ def draw_views(trace: Trace, cursor: int, key: str, next_words: str = "") -> Non
                             after=note_html(trace, cursor))
         right = history_panel(trace, cursor, key, height=HISTORY_HEIGHT)
     grid = "ls-grid ls-present" if presenting() else "ls-grid"
+    if presenting() and trace.meta.get("profile") == COMPLETE:  # its retry and recovery stages beside the loop
+        grid += " ls-wide"
     st.html(f'<div class="{grid}"><div class="ls-col">{left}</div><div class="ls-col">{right}</div></div>',
             unsafe_allow_javascript=True)
 
@@ -77,11 +80,14 @@ def note_extras(trace: Trace, cursor: int, presenter: bool = False) -> list[str]
     """What this very step adds to its stage's note: the turn it ends, an error the model reads, the end.
 
     In presenter mode the screen has no room to say a thing twice: the error is said by the callout under
-    it in the history, the end under the diagram, so the note leaves them out.
+    it in the history, the end under the diagram, `turn_count a → b` in the state row, so the note leaves them out.
     """
     out = []
-    change = turn_count_change(trace, cursor)
-    if change:
+    change = turn_count_change(trace, cursor) if not presenter else None  # the presenter's state row says `a → b`
+    if change and trace.steps[cursor].stage == "recover":  # the complete loop: the request to continue ends it
+        out.append(t("`turn_count` {a} → {b}: turn {a} ends with this request to continue; the next call starts "
+                     "turn {b}.", a=change[0], b=change[1]))
+    elif change:
         out.append(t("`turn_count` {a} → {b}: turn {a} ends with this write-back; the next call starts turn {b}.",
                      a=change[0], b=change[1]))
     read = errors_read_at(trace, cursor) if not presenter else []
