@@ -135,7 +135,7 @@ def _replay(args) -> int:
 
     rest = cover_the_rest(trace)
     if rest:
-        out(f"note: {rest}")
+        out(f"note: {rest.render()}")
     lang = known(args.lang or trace.meta.get("lang"))  # a run is replayed in the language it was made in
     out(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model"),
             task=trace.meta.get("task")))

@@ -7,7 +7,7 @@ from pages.views.forks import trace_label
 from pages.views.i18n import lang, t
 from pages.views.nav import through_app
 from pages.views.permalink import open_sample_link
-from pages.views.replay import _open_sample, draw_openers, sample_names
+from pages.views.replay import _open_sample, draw_openers, said, sample_names
 from pages.views.step import draw_step
 
 through_app()
@@ -26,10 +26,10 @@ trace, meta = replay["trace"], replay["trace"].meta
 st.markdown(t("**Replaying {name}** · format `{format}` · model `{model}`", name=plain(replay["name"]),
               format=replay["format"], model=in_code(meta.get("model", "?")))
             + (" · " + t("task: {task}", task=plain(meta["task"])) if meta.get("task") else ""))
-warnings = replay["warnings"]
+warnings = replay["warnings"]  # notes (loop/importers/notes.py), said in the page's language
 if warnings:
-    shown = "\n".join(f"- {plain(w)}" for w in warnings[:10])
-    more = f"\n- … and {len(warnings) - 10} more" if len(warnings) > 10 else ""
+    shown = "\n".join(f"- {said(note, lang())}" for note in warnings[:10])
+    more = "\n- " + t("… and {n} more", n=len(warnings) - 10) if len(warnings) > 10 else ""
     st.warning(t("**{n} warning(s) while importing:**", n=len(warnings)) + f"\n{shown}{more}", icon=":material/warning:")
 if trace.branches:  # a saved run with forks: every branch can be replayed
     family = [trace, *trace.branches]

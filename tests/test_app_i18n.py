@@ -208,6 +208,47 @@ def test_replay_page_has_no_english_left(lang, title):
     assert not left, left
 
 
+def api_words(note) -> list[str]:
+    """The values of a warning that quote the API's own words (a rule it states, with its own `code`): data."""
+    out = []
+    for value in note.values.values():
+        for item in value if isinstance(value, list) else [value]:
+            if hasattr(item, "values"):
+                out += api_words(item)
+            elif isinstance(item, str) and "`" in item:  # inline code in a longer fence, which english_left cannot read
+                out.append(item)
+    return out
+
+
+@pytest.mark.parametrize("lang, skipped", [("ja", "読み飛ばしました"), ("zh", "已跳过")])
+def test_import_warnings_on_replay_are_in_the_page_s_language(lang, skipped):
+    from loop.catalogs import say
+    from tests.test_import_warnings import broken_uploads
+
+    at = open_in("pages/replay.py", lang)
+    # Beside the chapter's terms, the words this language's catalog itself keeps in Latin letters for a concept.
+    kept = [w for concept in ("thread", "System prompt") for w in say(lang, concept).split() if w.isascii()]
+    boxes = []
+    for upload in broken_uploads():
+        at.file_uploader(key="replay-upload").set_value([(name, data, "application/json") for name, data in upload])
+        at.run()
+        assert not at.exception, at.exception
+        assert not at.error, at.error[0].value
+        notes = at.session_state["replay"]["warnings"]
+        heading = say(lang, "**{n} warning(s) while importing:**", n=len(notes))
+        box = next(w.value for w in at.warning if w.value.startswith(heading))
+        assert box.count("\n- ") == min(len(notes), 10) + (len(notes) > 10), box
+        left = english_left(box, [w for note in notes for w in api_words(note)], names(lang) + kept)
+        assert not left, f"English left in the warnings of {upload[0][0]}:\n{left}\n<= {box}"
+        boxes.append(box)
+    said = "\n".join(boxes)
+    assert skipped in said and "`messages[3]`" in said  # the page's words, and the file's places as they are
+    assert "`Unterminated string starting at`" in said  # the JSON parser's words, quoted as it said them
+    assert say(lang, "… and {n} more", n=11) in said  # many.json: 21 warnings, 10 shown
+    at.segmented_control(key="lang").set_value("en").run()  # the page's language changes after the import
+    assert at.warning[0].value.startswith("**4 warning(s) while importing:**\n- `empty.jsonl`: empty; passed over")
+
+
 @pytest.mark.parametrize("lang, mistake", [("ja", "no-assistant-append"), ("zh", "no-assistant-append"),
                                            ("ja", "no-loop"), ("zh", "no-loop")])
 def test_mistakes_lab_has_no_english_left_and_keeps_the_api_error_verbatim(lang, mistake):

@@ -6,7 +6,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from loop import transcript
-from loop.importers import Imported
+from loop.importers import Imported, Note
+from loop.importers.notes import on_line
 from tests.apptest import app, click, download
 from tests.synthetic import long_transcript
 from tests.tables import history_indexes, history_text, table
@@ -92,7 +93,7 @@ def test_import_warnings_are_shown_above_the_replay(monkeypatch):
 
     trace = transcript.load(ROOT / "samples" / "list-files.json")
     monkeypatch.setattr(opener, "import_isolated", lambda data, name, **options: Imported(
-        trace, "claude-code", [f"line {i}: a summary record was passed over" for i in range(12)]))
+        trace, "claude-code", [Note("{place}: a summary record was passed over", place=on_line(i)) for i in range(12)]))
     at = replay_page()
     upload(at, "session.jsonl", b"{}")
     warning = at.warning[0].value

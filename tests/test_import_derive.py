@@ -95,7 +95,7 @@ def test_a_tool_use_left_without_a_result_gets_a_step_that_says_so():
     assert step.stage == "run_tool" and step.n_messages == 2
     assert step.detail["recorded"] is False and step.detail["is_error"] is True
     assert step.detail["output"] == NOT_RECORDED
-    assert warnings == ["messages.1: tool_use t1 (bash) has no tool_result (the history ends here)"]
+    assert [w.render() for w in warnings] == ["messages.1: tool_use t1 (bash) has no tool_result (the history ends here)"]
 
 
 def test_a_person_interrupting_and_asking_again():

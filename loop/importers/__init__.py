@@ -1,8 +1,9 @@
 """Importers: every file format people replay becomes Loopscope's own trace.
 
 `import_bytes(data, name)` detects the format, converts, and returns the trace
-with a list of warnings (what was passed over or repaired, and where). A file
-that cannot be read at all raises `ImportFailed` with one clear message.
+with a list of warnings (what was passed over or repaired, and where): notes
+that can be said in any language (notes.py), `Imported.warnings` in English. A
+file that cannot be read at all raises `ImportFailed` with one clear message.
 
 Formats, told apart by their shape, not their file name:
 
@@ -29,11 +30,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import rules, transcript
+from ..catalogs import N_
 from ..trace import Trace
 from . import anthropic_api, claude_code, course, openai_chat
 from .common import Parsed, describe_json
 from .derive import cover_the_rest, trace_from_history, trace_from_threads
-from .notes import Notes
+from .notes import FILE_LINE, WHERE_FROM, Note, Notes, in_thread, on_line
 
 DEFAULT_MAX_BYTES = 100_000_000  # 100 MB: a long Claude Code session is a few MB; this is far past any real one
 MAX_MESSAGES = 50_000  # ten times the longest log the benchmarks replay; a file of a million tiny messages is refused
@@ -43,8 +45,8 @@ KNOWN_BLOCKS = {"text", "tool_use", "tool_result", "thinking", "redacted_thinkin
 KNOWN_FORMATS = ("a Loopscope transcript, a Claude Code session log (.jsonl), an Anthropic messages list, request "
                  "body or list of responses, OpenAI chat messages or a request body, or a learn-claude-code trace")
 
-__all__ = ["DEFAULT_MAX_BYTES", "MAX_MESSAGES", "MAX_STEPS", "ImportFailed", "Imported", "Thread", "import_bytes",
-           "import_file", "import_files", "import_path", "trace_from_history"]
+__all__ = ["DEFAULT_MAX_BYTES", "MAX_MESSAGES", "MAX_STEPS", "ImportFailed", "Imported", "Note", "Thread",
+           "import_bytes", "import_file", "import_files", "import_path", "trace_from_history"]
 
 
 class ImportFailed(ValueError):
@@ -63,9 +65,14 @@ class Thread(NamedTuple):
 class Imported:
     trace: Trace
     format: str  # e.g. "loopscope", "claude-code", "anthropic-messages", "openai-chat", "course-trace"
-    warnings: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)  # the warnings, each to say in any language (Note.render)
     threads: list[Thread] = field(default_factory=list)  # Claude Code logs: every thread, the main one first
     thread: str | None = None  # the thread imported (Claude Code logs)
+
+    @property
+    def warnings(self) -> list[str]:
+        """The warnings in English: the command line's, and the transcript's record (meta["imported"])."""
+        return [note.render() for note in self.notes]
 
 
 def import_file(path: str | Path, name: str | None = None, *, thread: str | None = None,
@@ -194,7 +201,7 @@ def _session(entries: list[tuple[str, bytes]], thread: str | None) -> Imported:
         try:
             text = _decode(data)
             if not text or text.isspace():
-                notes.warn(f"{name}: empty; passed over")
+                notes.warn(N_("{file}: empty; passed over"), file=name)
                 continue
             value, records = _parse(text, notes)
         except ImportFailed as exc:
@@ -219,7 +226,7 @@ def _session(entries: list[tuple[str, bytes]], thread: str | None) -> Imported:
     for name, records in logs:
         for line, record in records:
             combined.append((len(places), record))
-            places.append(f"{name}, line {line}")
+            places.append(Note(FILE_LINE, file=name, n=line))
     try:
         parsed, listing, chosen = claude_code.read(combined, notes, thread, place=places.__getitem__)
     except claude_code.UnknownThread as exc:
@@ -292,7 +299,8 @@ def _import(data: bytes, name: str, thread: str | None) -> Imported:
         else:
             fmt, parsed = _by_shape(value, notes)
     if thread is not None:
-        notes.warn(f"thread {thread!r} was asked for, but only Claude Code logs have threads; it is ignored")
+        notes.warn(N_("thread {thread} was asked for, but only Claude Code logs have threads; it is ignored"),
+                   thread=repr(thread))
     return _finish(parsed, fmt, notes, name, threads, chosen)
 
 
@@ -310,16 +318,16 @@ def _finish(parsed: Parsed, fmt: str, notes: Notes, name: str, threads: list, ch
         trace = trace_from_history(parsed.messages, meta, parsed.responses, parsed.tool_details,
                                    times=parsed.times, warnings=derived)
     _not_too_long(sum(len(t.messages) for t in trace.threads.values()), len(trace.steps))
-    for line in derived:
-        notes.warn(_located(line, parsed.origins))
+    for note in derived:
+        notes.add(_located(note, parsed.origins))
     if parsed.threads:
         _broken_threads(trace, parsed.origins, notes)
     else:
         _broken_rules(parsed.messages, parsed.origins, notes)
     _unknown_blocks(parsed, notes)
-    warnings = notes.render()
-    meta["imported"] = {"format": fmt, "source": name, "warnings": warnings, **({"thread": chosen} if chosen else {})}
-    return Imported(trace, fmt, warnings, threads, chosen)
+    meta["imported"] = {"format": fmt, "source": name, "warnings": notes.render(),  # in English: the record
+                        **({"thread": chosen} if chosen else {})}
+    return Imported(trace, fmt, notes.items(), threads, chosen)
 
 
 def _decode(data: bytes) -> str:
@@ -369,10 +377,10 @@ def _parse(text: str, notes: Notes) -> tuple[object, list | None]:
     last = max(records[-1][0], bad[-1][0] if bad else 0)
     for n, exc in bad:
         if n == last:
-            notes.warn(f"line {n}: cut short, not valid JSON ({exc.msg}, column {exc.colno}); "
-                       "the lines before it are imported")
+            notes.warn(N_("line {line}: cut short, not valid JSON ({error}, column {column}); the lines before it are "
+                          "imported"), line=n, error=exc.msg, column=exc.colno)
         else:
-            notes.count("passed over lines that are not valid JSON", f"line {n}")
+            notes.count(N_("passed over lines that are not valid JSON"), on_line(n))
     return None, records
 
 
@@ -423,9 +431,9 @@ def _loopscope(data: dict, notes: Notes, fmt: str = "loopscope") -> Imported:
     for trace_or_branch in (trace, *trace.branches):
         rest = cover_the_rest(trace_or_branch)
         if rest:
-            notes.warn(rest if trace_or_branch is trace else f"a branch: {rest}")
+            notes.add(rest if trace_or_branch is trace else Note(N_("a branch: {said}"), said=rest))
     _broken_rules(trace.messages, [], notes)
-    return Imported(trace, fmt, notes.render())
+    return Imported(trace, fmt, notes.items())
 
 
 def _journal(records: list, notes: Notes) -> Imported:
@@ -438,40 +446,46 @@ def _journal(records: list, notes: Notes) -> Imported:
         try:
             journal.add(record if isinstance(record, dict) else {}, f"line {n}")
         except transcript.TranscriptError:
-            notes.count("passed over lines that are not a step of the run", f"line {n}")
+            notes.count(N_("passed over lines that are not a step of the run"), on_line(n))
     meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}
     return _loopscope(journal.transcript(meta), notes, "loopscope-journal")
 
 
-def _located(text: str, origins: list) -> str:
-    """`messages.N: ...` with where message N came from in the file, when that says more."""
-    head, sep, rest = text.partition(": ")
-    if sep and head.startswith("messages.") and head[9:].split(".")[0].isdigit():
-        index = int(head[9:].split(".")[0])
+BREAKS = N_("{where}: breaks an API rule, kept as recorded: {rule}")  # the rule in the API's own words
+MORE_BROKEN = N_("… and {n} more places that break the API's tool-use rules (`python -m loop check` lists them all)")
+
+
+def _located(note: Note, origins: list) -> Note:
+    """A note about `messages.N` (its value `where`) with where message N came from in the file, when that says more."""
+    where = note.values.get("where")
+    if isinstance(where, str) and where.startswith("messages.") and where[9:].split(".")[0].isdigit():
+        index = int(where[9:].split(".")[0])
         if index < len(origins) and origins[index] != f"messages[{index}]":
-            return f"{head} ({origins[index]}): {rest}"
-    return text
+            return note.with_values(where=Note(WHERE_FROM, where=where, origin=origins[index]))
+    return note
 
 
 def _broken_rules(messages: list, origins: list, notes: Notes) -> None:
     broken = rules.check(messages, as_request=False)
     for violation in broken[:SHOWN_VIOLATIONS]:
-        notes.warn(_located(f"{violation.where}: breaks an API rule, kept as recorded: {violation.message}", origins))
+        notes.add(_located(Note(BREAKS, where=violation.where, rule=violation.message), origins))
     if len(broken) > SHOWN_VIOLATIONS:
-        notes.warn(f"… and {len(broken) - SHOWN_VIOLATIONS} more places that break the API's tool-use rules "
-                   "(`python -m loop check` lists them all)")
+        notes.warn(MORE_BROKEN, n=len(broken) - SHOWN_VIOLATIONS)
 
 
 def _broken_threads(trace: Trace, origins: list, notes: Notes) -> None:
     """`_broken_rules` for a trace of several threads or stretches: every final history and every one sent."""
     broken = transcript.violations(trace)
     for where, violation in broken[:SHOWN_VIOLATIONS]:
-        text = f"{violation.where}: breaks an API rule, kept as recorded: {violation.message}"
-        notes.warn(_located(text, origins) if not where else f"{where}: {text}" if where.startswith("thread")
-                   else f"the history sent at step {int(where[6:-1]) + 1}: {text}")
+        said = Note(BREAKS, where=violation.where, rule=violation.message)
+        if not where:
+            notes.add(_located(said, origins))
+        elif where.startswith("thread "):
+            notes.add(in_thread(where.removeprefix("thread "), said))
+        else:  # "steps[i]"
+            notes.warn(N_("the history sent at step {step}: {said}"), step=int(where[6:-1]) + 1, said=said)
     if len(broken) > SHOWN_VIOLATIONS:
-        notes.warn(f"… and {len(broken) - SHOWN_VIOLATIONS} more places that break the API's tool-use rules "
-                   "(`python -m loop check` lists them all)")
+        notes.warn(MORE_BROKEN, n=len(broken) - SHOWN_VIOLATIONS)
 
 
 def _unknown_blocks(parsed: Parsed, notes: Notes) -> None:
@@ -484,7 +498,8 @@ def _unknown_blocks(parsed: Parsed, notes: Notes) -> None:
         for block in rules.blocks(message):
             kind = block.get("type") if isinstance(block, dict) else None
             if not (isinstance(kind, str) and kind in KNOWN_BLOCKS):
-                notes.count(f"kept blocks of type {kind!r}, which Loopscope shows raw", f"messages.{i}")
+                notes.count(N_("kept blocks of type {kind}, which Loopscope shows raw"), f"messages.{i}",
+                            kind=repr(kind))
     for i, recorded in parsed.responses.items():
         content = recorded.get("content")
         # a response whose message is in the history was counted above; one never appended was not
@@ -493,5 +508,5 @@ def _unknown_blocks(parsed: Parsed, notes: Notes) -> None:
         for block in content if isinstance(content, list) and not appended else []:
             kind = block.get("type") if isinstance(block, dict) else None
             if not (isinstance(kind, str) and kind in KNOWN_BLOCKS):
-                notes.count(f"kept blocks of type {kind!r} in recorded responses, which Loopscope shows raw",
-                            f"the call for messages.{i}")
+                notes.count(N_("kept blocks of type {kind} in recorded responses, which Loopscope shows raw"),
+                            Note(N_("the call for {where}"), where=f"messages.{i}"), kind=repr(kind))

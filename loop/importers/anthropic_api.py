@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..catalogs import N_
 from ..rules import tool_uses
 from .common import SETTINGS, Parsed, clean_content
 from .derive import message_text
@@ -21,15 +22,17 @@ def read_messages(items: list, notes: Notes, where: str = "messages") -> Parsed:
     for i, item in enumerate(items):
         at = f"{where}[{i}]"
         if not isinstance(item, dict):
-            notes.count("passed over messages that are not objects", at)
+            notes.count(N_("passed over messages that are not objects"), at)
             continue
         role = item.get("role")
         if role not in ("user", "assistant"):
-            notes.warn(f"{at}: role {role!r} is neither 'user' nor 'assistant'; passed over")
+            notes.warn(N_("{where}: role {role} is neither 'user' nor 'assistant'; passed over"), where=at,
+                       role=repr(role))
             continue
         content = clean_content(item.get("content"), at, notes)
         if content is None:
-            notes.warn(f"{at}: the {role} message has no content (a string or a list of blocks); passed over")
+            notes.warn(N_("{where}: the {role} message has no content (a string or a list of blocks); passed over"),
+                       where=at, role=role)
             continue
         if role == "assistant":
             recorded = {k: item[k] for k in RESPONSE_KEYS if k in item}
@@ -55,8 +58,12 @@ def read_responses(items: list, notes: Notes) -> Parsed:
     """A list of response Message objects: the assistant side only, as recorded."""
     parsed = read_messages(items, notes, where="responses")
     uses = sum(len(tool_uses(m)) for m in parsed.messages)
-    notes.warn("a list of responses holds no user messages: the request and the tool_results were not recorded"
-               + (f", so its {uses} tool_use block(s) have no tool_result" if uses else ""))
+    if uses:
+        notes.warn(N_("a list of responses holds no user messages: the request and the tool_results were not "
+                      "recorded, so its {n} tool_use block(s) have no tool_result"), n=uses)
+    else:
+        notes.warn(N_("a list of responses holds no user messages: the request and the tool_results were not "
+                      "recorded"))
     models = [r.get("model") for r in parsed.responses.values() if r.get("model")]
     if models:
         parsed.meta["model"] = models[0]

@@ -42,11 +42,12 @@ from datetime import datetime
 
 from typing import Callable
 
+from ..catalogs import N_
 from ..narrate import short
 from ..rules import tool_results, tool_uses
 from .common import Parsed, ParsedThread, Segment, clean_content, id_key
 from .derive import message_text
-from .notes import Notes
+from .notes import Note, Notes, in_thread, on_line
 
 MAIN = "main"
 MESSAGE_TYPES = ("user", "assistant")
@@ -87,19 +88,15 @@ class ThreadInfo:
     forest: list  # its chains, see _forest
 
 
-def _line(n: int) -> str:
-    return f"line {n}"
-
-
 def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = None,
-         place: Callable[[int], str] = _line) -> tuple[Parsed, list, str]:
+         place: Callable[[int], Note] = on_line) -> tuple[Parsed, list, str]:
     """Every thread of a log's parsed lines, the main conversation first (or only `thread`).
 
     Returns the history (one thread: `Parsed.messages`; several, or a history
     compacted on the way: `Parsed.threads`), the threads of the log as
     (id, label, n_records) and the id of the thread imported (the main one when
     all are). An unknown `thread` raises UnknownThread. `place(n)` names record
-    n in warnings ("line 12", or "agent-ab.jsonl, line 3" for several files).
+    n in warnings, as a Note ("line 12", or "agent-ab.jsonl, line 3" for several files).
     """
     pools: dict[str, list[_Node]] = {}
     everywhere: set[str] = set()  # every uuid in the file, to tell a link to another thread from a missing record
@@ -107,22 +104,22 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
     unflagged: list[tuple[_Node, dict]] = []
     for line, record in records:
         if not isinstance(record, dict):
-            notes.count("passed over lines that are JSON but not a record (an object)", place(line))
+            notes.count(N_("passed over lines that are JSON but not a record (an object)"), place(line))
             continue
         kind = record.get("type")
         good = None
         if kind in MESSAGE_TYPES:
             message = record.get("message")
             if not isinstance(message, dict):
-                notes.count(f"passed over {kind} records whose message is not an object", place(line))
+                notes.count(N_("passed over {kind} records whose message is not an object"), place(line), kind=kind)
             elif not isinstance(message.get("content"), (str, list)):
-                notes.count(f"passed over {kind} records whose message has no content", place(line))
+                notes.count(N_("passed over {kind} records whose message has no content"), place(line), kind=kind)
             else:
                 good = record
         elif kind is None:
-            notes.count("passed over records without a type", place(line))
+            notes.count(N_("passed over records without a type"), place(line))
         elif not (kind == "system" and record.get("subtype") == "compact_boundary"):
-            notes.count(f"passed over records that are not messages ({kind})", place(line))
+            notes.count(N_("passed over records that are not messages ({kind})"), place(line), kind=kind)
         uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else None
         if uuid is None and good is None:
             continue
@@ -176,8 +173,8 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
     if not threads:
         return Parsed(), listing, MAIN
     if threads[0].id != MAIN:
-        notes.warn(f"the log holds no main conversation (isSidechain false); imported the sub-agent thread "
-                   f"{threads[0].id}")
+        notes.warn(N_("the log holds no main conversation (isSidechain false); imported the sub-agent thread "
+                      "{thread}"), thread=threads[0].id)
         if len(threads) == 1:
             return _single(threads[0], notes, place), listing, threads[0].id
     if len(threads) == 1:
@@ -186,8 +183,8 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
     tool_details: dict = {}
     read_threads = []
     for info in threads:
-        segments, meta = _segments(_order(info.forest, notes, f"thread {info.id}: " if info.id != threads[0].id
-                                          else ""), notes, tool_details, place)
+        segments, meta = _segments(_order(info.forest, notes, info.id if info.id != threads[0].id else None),
+                                   notes, tool_details, place)
         read_threads.append(ParsedThread(MAIN if info is threads[0] else info.id, segments, label=info.label,
                                          facts={"records": info.n_records}))
         if info is threads[0]:
@@ -206,7 +203,7 @@ def _pool(record: dict) -> str:
     return MAIN
 
 
-def _single(info: ThreadInfo, notes: Notes, place: Callable[[int], str]) -> Parsed:
+def _single(info: ThreadInfo, notes: Notes, place: Callable[[int], Note]) -> Parsed:
     """One thread alone, as the main one: one history, or its stretches when it was compacted."""
     tool_details: dict = {}
     segments, meta = _segments(_order(info.forest, notes), notes, tool_details, place)
@@ -264,7 +261,7 @@ def _link(threads: list[ParsedThread], tool_details: dict, notes: Notes) -> None
         child.facts["started_by"] = {"tool": use.get("name"), "subagent_type": tool_input.get("subagent_type")}
 
 
-def _dedupe(nodes: list[_Node], notes: Notes, place: Callable[[int], str] = _line) -> list[_Node]:
+def _dedupe(nodes: list[_Node], notes: Notes, place: Callable[[int], Note] = on_line) -> list[_Node]:
     """One node a uuid. A readable message replaces a record that only linked the chain; a record written
     twice is kept once; a different record under a uuid already used gets an id of its own."""
     by_id: dict[str, int] = {}
@@ -277,11 +274,11 @@ def _dedupe(nodes: list[_Node], notes: Notes, place: Callable[[int], str] = _lin
         elif out[at].record is None and node.record is not None:
             out[at] = node
         elif node.record is not None and node.record == out[at].record:
-            notes.count("records written twice (same uuid, same content); kept once",
-                        f"{place(node.line)} (as {place(out[at].line)})")
+            notes.count(N_("records written twice (same uuid, same content); kept once"),
+                        Note(N_("{place} (as {earlier})"), place=place(node.line), earlier=place(out[at].line)))
         elif node.record is not None:
-            notes.count("records repeat the uuid of an earlier line; each is kept as a record of its own",
-                        f"{place(node.line)} (uuid of {place(out[at].line)})")
+            notes.count(N_("records repeat the uuid of an earlier line; each is kept as a record of its own"),
+                        Note(N_("{place} (uuid of {earlier})"), place=place(node.line), earlier=place(out[at].line)))
             node.uuid = f"{node.uuid}#line{node.line}"
             out.append(node)
     out.sort(key=lambda n: n.line)
@@ -289,7 +286,7 @@ def _dedupe(nodes: list[_Node], notes: Notes, place: Callable[[int], str] = _lin
 
 
 def _forest(nodes: list[_Node], everywhere: set[str], notes: Notes,
-            place: Callable[[int], str] = _line) -> list[tuple[_Node, list[_Node]]]:
+            place: Callable[[int], Note] = on_line) -> list[tuple[_Node, list[_Node]]]:
     """The chains of one thread as trees: (root, members in line order), roots in line order."""
     by_id = {n.uuid: n for n in nodes}
     roots = []
@@ -299,7 +296,7 @@ def _forest(nodes: list[_Node], everywhere: set[str], notes: Notes,
             parent.kids.append(node)
         else:
             if node.parent and node.parent not in everywhere:
-                notes.count("records name a parentUuid that is not in the file; each starts a chain",
+                notes.count(N_("records name a parentUuid that is not in the file; each starts a chain"),
                             place(node.line))
             roots.append(node)
     forest = []
@@ -325,7 +322,7 @@ def _forest(nodes: list[_Node], everywhere: set[str], notes: Notes,
     if len(seen) < len(nodes):  # parentUuid loops: cut each where it starts
         for node in nodes:
             if id(node) not in seen:
-                notes.count("records whose parentUuid chain loops back; cut there", place(node.line))
+                notes.count(N_("records whose parentUuid chain loops back; cut there"), place(node.line))
                 forest.append((node, grow(node)))
     return forest
 
@@ -342,7 +339,7 @@ def _thread(key: str, forest: list) -> ThreadInfo:
     return ThreadInfo(key, label, len(messages), nodes[0].line if nodes else 0, forest)
 
 
-def _order(forest: list, notes: Notes, prefix: str = "") -> list[_Node]:
+def _order(forest: list, notes: Notes, thread: str | None = None) -> list[_Node]:
     """The records of the conversation in chain order, tree after tree, and the compact boundaries on its path.
 
     In each tree the conversation is the path to its newest message record;
@@ -395,15 +392,19 @@ def _order(forest: list, notes: Notes, prefix: str = "") -> list[_Node]:
             for kid in kids:
                 if kid.up is node:
                     heapq.heappush(ready, (kid.ts, kid.line, kid))
+    said = []
     if abandoned:
-        notes.warn(f"{prefix}passed over {abandoned} message record(s) on abandoned branches of the chain (a message edited "
-                   "or a response retried); the branch written last is imported")
+        said.append(Note(N_("passed over {n} message record(s) on abandoned branches of the chain (a message edited "
+                            "or a response retried); the branch written last is imported"), n=abandoned))
     if trees > 1:
         if linked:
-            notes.warn(f"{prefix}the conversation is {trees} separate chains (after compaction, a resumed session or missing "
-                       "records); they are joined in the order of their first lines")
+            said.append(Note(N_("the conversation is {n} separate chains (after compaction, a resumed session or "
+                                "missing records); they are joined in the order of their first lines"), n=trees))
         else:
-            notes.warn(f"{prefix}no record's parentUuid links it to another record: the records are taken in line order")
+            said.append(Note(N_("no record's parentUuid links it to another record: the records are taken in line "
+                                "order")))
+    for note in said:  # about a sub-agent's thread: said so
+        notes.add(in_thread(thread, note) if thread is not None else note)
     return out
 
 
@@ -440,7 +441,7 @@ def _epoch(ts: str) -> float:
 
 
 def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
-              place: Callable[[int], str] = _line) -> tuple[list[Segment], dict]:
+              place: Callable[[int], Note] = on_line) -> tuple[list[Segment], dict]:
     """Records in order -> stretches of history (a compact boundary starts a new one) and the thread's facts.
 
     In each stretch one response's lines are joined into one message, and one
@@ -458,7 +459,7 @@ def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
                 facts = {k: v for k, v in (("trigger", trigger), ("pre_tokens", node.boundary.get("pre_tokens")))
                          if v is not None}
                 segments.append(Segment([], compaction={
-                    "kind": kind, **facts, "source": f"compact_boundary ({node.boundary.get('line')})",
+                    "kind": kind, **facts, "source": f"compact_boundary ({node.boundary['line'].render()})",
                     "why": "Claude Code compacted the conversation: from here the model sees the summary, not the "
                            "messages before it"}))
                 group, results_open = None, False

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .notes import Notes
+from ..catalogs import N_
+from .notes import Note, Notes
 
 # The settings of a model call that a trace keeps in its meta (and each call_model step in its request).
 SETTINGS = ("model", "system", "tools", "max_tokens")
@@ -66,13 +67,19 @@ def id_key(value: object) -> object:
     return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
 
 
-def clean_content(content: object, where: str, notes: Notes) -> str | list | None:
+def clean_content(content: object, where: str | Note, notes: Notes) -> str | list | None:
     """A message's content as the API's form: a string, or a list of blocks (objects).
 
     Valid content is returned as it is. A bare string in the list becomes a
     text block; any other non-object item is kept as `{"type": "unknown",
     "raw": ...}` so it is shown, never dropped. None when there is no content.
+    `where` names the message in warnings: a path in the file ("messages[3]") or a Note ("line 12").
     """
+    def item(j: int) -> str | Note:  # where the content's item j is
+        if isinstance(where, str):
+            return f"{where}.content[{j}]"
+        return Note(N_("{where}.{item}"), where=where, item=f"content[{j}]")
+
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
@@ -85,10 +92,10 @@ def clean_content(content: object, where: str, notes: Notes) -> str | list | Non
             out.append(block)
         elif isinstance(block, str):
             out.append({"type": "text", "text": block})
-            notes.count("repaired content items that were bare strings into text blocks", f"{where}.content[{j}]")
+            notes.count(N_("repaired content items that were bare strings into text blocks"), item(j))
         else:
             out.append({"type": "unknown", "raw": json.dumps(block, ensure_ascii=False)})
-            notes.count("kept content items that are not blocks as type 'unknown'", f"{where}.content[{j}]")
+            notes.count(N_("kept content items that are not blocks as type 'unknown'"), item(j))
     return out
 
 

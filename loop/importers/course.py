@@ -23,6 +23,7 @@ raw, while the next request carries the block as it was really sent.
 from __future__ import annotations
 
 from ..blocks import tool_result
+from ..catalogs import N_
 from ..rules import tool_uses
 from ..tools import ToolOutput
 from ..trace import MAIN
@@ -75,7 +76,7 @@ def read(trace: dict, notes: Notes) -> Parsed:
     parsed = Parsed()
     cycles = [c for c in trace["cycles"] if isinstance(c, dict)]
     if len(cycles) < len(trace["cycles"]):
-        notes.warn(f"cycles: {len(trace['cycles']) - len(cycles)} item(s) are not objects; passed over")
+        notes.warn(N_("cycles: {n} item(s) are not objects; passed over"), n=len(trace["cycles"]) - len(cycles))
     first_request = next((c["request"] for c in cycles if isinstance(c.get("request"), dict)), {})
     settings = {k: first_request[k] for k in SETTINGS if k in first_request}
     main = _Thread(ParsedThread(MAIN, [Segment([])]), first_request.get("system"))
@@ -91,7 +92,8 @@ def read(trace: dict, notes: Notes) -> Parsed:
             for j, m in enumerate(raw):
                 content = clean_content(m.get("content"), f"{name}.request.messages[{j}]", notes) if isinstance(m, dict) else None
                 if content is None or m.get("role") not in ("user", "assistant"):
-                    notes.warn(f"{name}.request.messages[{j}]: not a user or assistant message with content; passed over")
+                    notes.warn(N_("{where}: not a user or assistant message with content; passed over"),
+                               where=f"{name}.request.messages[{j}]")
                     continue
                 sent.append({"role": m["role"], "content": content})
         thread = stack[-1]
@@ -107,19 +109,20 @@ def read(trace: dict, notes: Notes) -> Parsed:
             segment.messages[:] = [{"role": "user", "content": str(trace.get("prompt", ""))}]
             segment.origins[:] = ["prompt"]
             thread.sent = list(segment.messages)
-            notes.warn(f"{name}: the request's messages were not recorded; the history starts from the prompt")
+            notes.warn(N_("{cycle}: the request's messages were not recorded; the history starts from the prompt"),
+                       cycle=name)
         else:
-            notes.warn(f"{name}: the request's messages were not recorded; the history is built from the responses "
-                       "and tool_executions before it")
+            notes.warn(N_("{cycle}: the request's messages were not recorded; the history is built from the "
+                          "responses and tool_executions before it"), cycle=name)
             thread.sent = list(segment.messages)
         history = segment.messages
         response = cycle.get("response")
         if not isinstance(response, dict):
-            notes.warn(f"{name}: no response was recorded; the trace ends before it")
+            notes.warn(N_("{cycle}: no response was recorded; the trace ends before it"), cycle=name)
             break
         content = clean_content(response.get("content"), f"{name}.response", notes)
         if content is None:
-            notes.warn(f"{name}: the response has no content; the trace ends before it")
+            notes.warn(N_("{cycle}: the response has no content; the trace ends before it"), cycle=name)
             break
         index = len(history)
         recorded = dict(response)
@@ -138,7 +141,8 @@ def read(trace: dict, notes: Notes) -> Parsed:
         recorded_runs = cycle.get("tool_executions")
         executions = [e for e in recorded_runs if isinstance(e, dict)] if isinstance(recorded_runs, list) else []
         if len(executions) != len(uses) and not (thread.pending and len(executions) == len(uses) - len(thread.pending)):
-            notes.warn(f"{name}: {len(uses)} tool_use block(s) but {len(executions)} tool_execution(s) recorded")
+            notes.warn(N_("{cycle}: {uses} tool_use block(s) but {runs} tool_execution(s) recorded"), cycle=name,
+                       uses=len(uses), runs=len(executions))
         results = []
         ran = iter(executions)
         for use in uses:
@@ -147,8 +151,8 @@ def read(trace: dict, notes: Notes) -> Parsed:
             if execution is None:
                 continue  # a sub-agent's answer: its parent's next request carries it
             if execution.get("name") != use.get("name"):
-                notes.warn(f"{name}: tool_execution {execution.get('name')!r} recorded for tool_use "
-                           f"{use.get('name')!r} ({use.get('id')})")
+                notes.warn(N_("{cycle}: tool_execution {ran} recorded for tool_use {asked} ({id})"), cycle=name,
+                           ran=repr(execution.get("name")), asked=repr(use.get("name")), id=str(use.get("id")))
             parsed.tool_details[id_key(use.get("id"))] = {"tool_execution": execution}
             results.append(tool_result(use.get("id"), ToolOutput(execution.get("output", ""))))
         if results:
@@ -161,10 +165,15 @@ def read(trace: dict, notes: Notes) -> Parsed:
             for index, recorded in segment.responses.items():
                 if index < len(segment.messages) - 1 and recorded["content"] != segment.messages[index]["content"]:
                     unknown = sum(1 for b in recorded["content"] if isinstance(b, dict) and b.get("type") == "unknown")
-                    why = f" ({unknown} block(s) recorded as type 'unknown')" if unknown else ""
-                    notes.warn(f"cycle {recorded['detail']['cycle']}: the response as recorded{why} differs from the "
-                               f"assistant message the next request sent; call_model shows the response, the history "
-                               f"(messages.{index}) what was sent")
+                    said = {"cycle": f"cycle {recorded['detail']['cycle']}", "where": f"messages.{index}"}
+                    if unknown:
+                        notes.warn(N_("{cycle}: the response as recorded ({n} block(s) recorded as type 'unknown') "
+                                      "differs from the assistant message the next request sent; call_model shows "
+                                      "the response, the history ({where}) what was sent"), n=unknown, **said)
+                    else:
+                        notes.warn(N_("{cycle}: the response as recorded differs from the assistant message the next "
+                                      "request sent; call_model shows the response, the history ({where}) what was "
+                                      "sent"), **said)
     _check_totals(trace, cycles, notes)
     # a field of the wrong type is left out, not turned into text the page would show as the task
     prompt = trace.get("prompt") if isinstance(trace.get("prompt"), str) else ""
@@ -207,8 +216,9 @@ def _place(stack: list, threads: list, sent: list, request: dict, name: str, not
     if request.get("system") != top.system:
         child = _Thread(ParsedThread(f"cycle-{name.split()[-1]}", [Segment([])], parent=top.parsed.id,
                                      system=request.get("system"), tools=request.get("tools")), request.get("system"))
-        notes.warn(f"{name}: its request starts a history of its own with another system prompt, but no task "
-                   "tool_use asked for it; read as a sub-agent's thread that nothing links to its parent")
+        notes.warn(N_("{cycle}: its request starts a history of its own with another system prompt, but no task "
+                      "tool_use asked for it; read as a sub-agent's thread that nothing links to its parent"),
+                   cycle=name)
         threads.append(child)
         stack.append(child)
         return child
@@ -221,11 +231,13 @@ def _place(stack: list, threads: list, sent: list, request: dict, name: str, not
 
 def _check_totals(trace: dict, cycles: list, notes: Notes) -> None:
     if isinstance(trace.get("total_cycles"), int) and trace["total_cycles"] != len(cycles):
-        notes.warn(f"total_cycles says {trace['total_cycles']}, the file holds {len(cycles)} cycle(s)")
+        notes.warn(N_("total_cycles says {said}, the file holds {n} cycle(s)"), said=trace["total_cycles"],
+                   n=len(cycles))
     usages = [c["response"]["usage"] for c in cycles
               if isinstance(c.get("response"), dict) and isinstance(c["response"].get("usage"), dict)]
     for side in ("input", "output"):
         total = trace.get(f"total_{side}_tokens")
         found = sum(u.get(f"{side}_tokens") for u in usages if type(u.get(f"{side}_tokens")) is int)
         if type(total) is int and total != found:
-            notes.warn(f"total_{side}_tokens says {total}, the cycles' usage adds up to {found}")
+            notes.warn(N_("{field} says {said}, the cycles' usage adds up to {found}"), field=f"total_{side}_tokens",
+                       said=total, found=found)

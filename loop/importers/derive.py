@@ -36,12 +36,14 @@ its steps sit inside that one, as in a live run.
 from __future__ import annotations
 
 from ..blocks import tool_result
+from ..catalogs import N_
 from ..rules import blocks, tool_results, tool_uses
 from ..runner import GO_ON, why_ended
 from ..tools import ToolOutput
 from ..trace import MAIN, Step, Thread, Trace
 from ..transcript import MAX_COUNT
 from .common import SETTINGS, ParsedThread, Segment, id_key
+from .notes import WHERE_FROM, Note, in_thread
 
 NOT_RECORDED = "(no tool_result was recorded for this tool_use)"
 
@@ -74,7 +76,7 @@ def trace_from_history(messages: list, meta: dict, responses: dict | None = None
       times        {message index: seconds since the epoch}.
     A missing stop_reason is inferred as the API would give it: "tool_use" when
     the message has tool_use blocks, else "end_turn". What cannot be derived
-    (a tool_use nobody answered, ...) is appended to `warnings`.
+    (a tool_use nobody answered, ...) is appended to `warnings`, a Note each.
     """
     main = ParsedThread(MAIN, [Segment(messages, responses=responses or {}, times=times or {})])
     trace = trace_from_threads([main], meta, tool_details, warnings=warnings)
@@ -111,10 +113,13 @@ def trace_from_threads(threads: list[ParsedThread], meta: dict, tool_details: di
     walker.thread(threads[0])
     for parsed in threads[1:]:
         if parsed.id not in walker.walked:
-            link = f" (its tool_use {parsed.parent_tool_use_id} is not in {parsed.parent})" \
-                if parsed.parent_tool_use_id else ""
-            notes.append(f"thread {parsed.id}: no tool_use of another thread started it{link}; its steps are "
-                         "put after the main thread's")
+            if parsed.parent_tool_use_id:
+                said = Note(N_("no tool_use of another thread started it (its tool_use {id} is not in {parent}); "
+                               "its steps are put after the main thread's"),
+                            id=str(parsed.parent_tool_use_id), parent=str(parsed.parent))
+            else:
+                said = Note(N_("no tool_use of another thread started it; its steps are put after the main thread's"))
+            notes.append(in_thread(parsed.id, said))
             walker.thread(parsed)
     trace.first()
     return trace
@@ -145,13 +150,15 @@ class _Walk:
                 self.compact(parsed, segment, held, state, k)
             self.segment(parsed, segment, held, state, k)
 
-    def where(self, parsed: ParsedThread, k: int, i: int, segment: Segment) -> str:
+    def where(self, parsed: ParsedThread, k: int, i: int, segment: Segment) -> str | Note:
         """How a warning names message i of a stretch: `messages.i`, with its thread and its line in the file."""
         origin = segment.origins[i] if i < len(segment.origins) else None
-        place = f"messages.{i}" + (f" ({origin})" if origin and origin != f"messages[{i}]" else "")
+        place: str | Note = f"messages.{i}"
+        if origin and origin != f"messages[{i}]":
+            place = Note(WHERE_FROM, where=place, origin=origin)
         if parsed.id != MAIN:
-            place = f"thread {parsed.id}: {place}"
-        return place + (f" (after compaction {k})" if k else "")
+            place = in_thread(parsed.id, place)
+        return Note(N_("{where} (after compaction {k})"), where=place, k=k) if k else place
 
     def add(self, parsed: ParsedThread, stage: str, n: int, detail: dict, at: float, state: dict, segment: Segment,
             held: list, rewritten=()) -> None:
@@ -220,11 +227,11 @@ class _Walk:
         content = blocks(message)
         uses = tool_uses(message)
         if i == 0:
-            notes.append(f"{self.where(parsed, k, 0, segment)}: the history starts with an assistant message "
-                         "(no user request was recorded)")
+            notes.append(Note(N_("{where}: the history starts with an assistant message (no user request was "
+                                 "recorded)"), where=self.where(parsed, k, 0, segment)))
         elif isinstance(messages[i - 1], dict) and messages[i - 1].get("role") == "assistant":
-            notes.append(f"{self.where(parsed, k, i, segment)}: an assistant message follows another assistant "
-                         "message (the API would join them into one)")
+            notes.append(Note(N_("{where}: an assistant message follows another assistant message (the API would "
+                                 "join them into one)"), where=self.where(parsed, k, i, segment)))
         # Stage 2: the call, as far as the record tells it.
         settings = dict(self.settings)
         if parsed.id != MAIN:
@@ -235,8 +242,9 @@ class _Walk:
         response = {key: v for key, v in recorded.items() if key not in ("request", "duration_ms", "detail")}
         response.setdefault("content", content)
         if not isinstance(response.get("stop_reason"), (str, type(None))):
-            notes.append(f"{self.where(parsed, k, i, segment)}: the recorded stop_reason {response['stop_reason']!r} "
-                         "is not a string; inferred from the content instead")
+            notes.append(Note(N_("{where}: the recorded stop_reason {value} is not a string; inferred from the "
+                                 "content instead"), where=self.where(parsed, k, i, segment),
+                              value=repr(response["stop_reason"])))
             response["stop_reason"] = None
         inferred = response.get("stop_reason") is None
         if inferred:
@@ -262,8 +270,9 @@ class _Walk:
                                            "why": GO_ON if continues else why_ended(stop_reason)},
                  at, state, segment, held)
         if uses and not continues:
-            notes.append(f"{self.where(parsed, k, i, segment)}: stop_reason {stop_reason!r} ends the chapter's "
-                         f"loop, yet the message has {len(uses)} tool_use block(s); they are shown as the log went on")
+            notes.append(Note(N_("{where}: stop_reason {reason} ends the chapter's loop, yet the message has {n} "
+                                 "tool_use block(s); they are shown as the log went on"),
+                              where=self.where(parsed, k, i, segment), reason=repr(stop_reason), n=len(uses)))
         if not uses:
             return
         following = messages[i + 1] if i + 1 < len(messages) and isinstance(messages[i + 1], dict) else None
@@ -280,9 +289,14 @@ class _Walk:
             result = answers.get(key)
             if result is None:
                 result = tool_result(use.get("id"), ToolOutput(NOT_RECORDED, is_error=True))
-                notes.append(f"{self.where(parsed, k, i, segment)}: tool_use {use.get('id')} ({use.get('name')}) has "
-                             "no tool_result " + ("in the next message" if following is not None
-                                                  else "(the history ends here)"))
+                said = {"where": self.where(parsed, k, i, segment), "id": str(use.get("id")),
+                        "name": str(use.get("name"))}
+                if following is not None:
+                    notes.append(Note(N_("{where}: tool_use {id} ({name}) has no tool_result in the next message"),
+                                      **said))
+                else:
+                    notes.append(Note(N_("{where}: tool_use {id} ({name}) has no tool_result (the history ends "
+                                         "here)"), **said))
             detail = {"tool_use_id": use.get("id"), "name": use.get("name"), "input": use.get("input"),
                       "output": result.get("content"), "is_error": bool(result.get("is_error")),
                       "tool_result": result, "given_by_user": False, "recorded": key in answers}
@@ -300,7 +314,7 @@ def _estimate(messages: list) -> int:
         return estimate_tokens(messages)
     except (TypeError, ValueError, RecursionError):  # a hostile log's oddities: no estimate, no crash
         return 0
-def cover_the_rest(trace: Trace) -> str | None:
+def cover_the_rest(trace: Trace) -> Note | None:
     """Steps for the messages a transcript holds past its last step; what was done, said in one line (None: nothing).
 
     A transcript cut after its history was written (by hand, or by a tool that
@@ -314,16 +328,18 @@ def cover_the_rest(trace: Trace) -> str | None:
     total = len(trace.messages)
     if covered >= total:
         return None
-    which = f"the last {total - covered} message(s) (messages.{covered} to messages.{total - 1})"
+    which = Note(N_("the last {n} message(s) ({first} to {last})"), n=total - covered, first=f"messages.{covered}",
+                 last=f"messages.{total - 1}")
     if trace.has_threads or trace.has_compaction:  # the chapter's rules derive one thread whose history only grew
-        return f"{which} are in the file, but no step reaches them: the replay ends before them"
+        return Note(N_("{which} are in the file, but no step reaches them: the replay ends before them"), which=which)
     derived = trace_from_history(trace.messages, trace.meta, warnings=[]).steps
     k = len(trace.steps)
     if k < len(derived) and [(s.stage, s.n_messages) for s in trace.steps] == [(s.stage, s.n_messages) for s in derived[:k]]:
         trace.steps.extend(derived[k:])
-        return (f"{which} had no step in the file: steps {k + 1} to {len(trace.steps)} were derived from the "
-                "history by the chapter's rules")
-    return f"{which} are in the file, but no step reaches them and none could be derived: the replay ends before them"
+        return Note(N_("{which} had no step in the file: steps {first} to {last} were derived from the history by "
+                       "the chapter's rules"), which=which, first=k + 1, last=len(trace.steps))
+    return Note(N_("{which} are in the file, but no step reaches them and none could be derived: the replay ends "
+                   "before them"), which=which)
 
 
 def _tokens(value: object) -> int:

@@ -4,7 +4,8 @@ A file can be built to cost far more to read than its size says: 98 MB of tiny
 messages took 2.3 GB and 25 s to import in the server, and two such uploads
 from two sessions held 4.27 GB. Here the file goes to a child Python that
 limits its own address space (RLIMIT_AS) and CPU time before it reads a byte,
-imports it with `import_bytes`, and sends the trace back as a transcript. What
+imports it with `import_bytes`, and sends the trace back as a transcript (and
+the warnings as notes, to be said in any language: notes.py). What
 the child runs out of ends the child, not the server; at most `SLOTS` imports
 run at once, so a class uploading together queues instead of adding up.
 
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from .. import transcript
 from . import DEFAULT_MAX_BYTES, MAX_FILES, ImportFailed, Imported, Thread, _too_big, import_bytes, import_files
+from .notes import Note
 
 MEMORY_BYTES = 1536 * 2**20  # the child's address space: Python, the file, and what parsing it makes
 CPU_SECONDS = 60
@@ -87,8 +89,8 @@ def _in_child(head: dict, data: bytes, label: str, thread: str | None, max_bytes
     if "error" in answer:
         raise ImportFailed(answer["error"])
     trace = transcript.from_dict(answer["trace"], strict=False)
-    return Imported(trace, answer["format"], answer["warnings"], [Thread(*t) for t in answer["threads"]],
-                    answer["thread"])
+    return Imported(trace, answer["format"], [Note.from_json(n) for n in answer["notes"]],
+                    [Thread(*t) for t in answer["threads"]], answer["thread"])
 
 
 def _child() -> None:
@@ -117,8 +119,8 @@ def _child() -> None:
         else:
             imported = import_bytes(data, header["name"], thread=header["thread"], max_bytes=header["max_bytes"])
             del data
-        answer = {"format": imported.format, "warnings": imported.warnings, "threads": imported.threads,
-                  "thread": imported.thread, "trace": transcript.to_dict(imported.trace)}
+        answer = {"format": imported.format, "notes": [note.to_json() for note in imported.notes],
+                  "threads": imported.threads, "thread": imported.thread, "trace": transcript.to_dict(imported.trace)}
         out = json.dumps(answer, ensure_ascii=False).encode()
     except ImportFailed as exc:
         out = json.dumps({"error": str(exc)}).encode()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from ..blocks import tool_result
+from ..catalogs import N_
 from ..transcript import NumberTooLong, parse_json, too_deep
 from ..tools import ToolOutput
 from .common import Parsed
@@ -61,17 +62,18 @@ def _parts(content: list, where: str, notes: Notes) -> list:
                 out.append({"type": "image", "source": {"type": "url", "url": url}})
         else:
             out.append(part if isinstance(part, dict) else {"type": "unknown", "raw": json.dumps(part)})
-            notes.count("kept content parts Loopscope cannot translate, shown raw", f"{where}.content[{j}]")
+            notes.count(N_("kept content parts Loopscope cannot translate, shown raw"), f"{where}.content[{j}]")
     return out
 
 
 def _tool_use(call: object, where: str, notes: Notes) -> dict:
     if not isinstance(call, dict):
-        notes.warn(f"{where}: a tool call that is not an object; kept raw")
+        notes.warn(N_("{where}: a tool call that is not an object; kept raw"), where=where)
         return {"type": "unknown", "raw": json.dumps(call)}
     function = call.get("function") if isinstance(call.get("function"), dict) else {}
     if call.get("type", "function") != "function":
-        notes.warn(f"{where}: a tool call of type {call.get('type')!r}; read as a function call")
+        notes.warn(N_("{where}: a tool call of type {type}; read as a function call"), where=where,
+                   type=repr(call.get("type")))
     arguments = function.get("arguments", "{}")
     tool_input: object = arguments
     if isinstance(arguments, str):
@@ -81,14 +83,14 @@ def _tool_use(call: object, where: str, notes: Notes) -> dict:
                 raise RecursionError
             tool_input = parsed
         except json.JSONDecodeError as exc:
-            notes.warn(f"{where}: the arguments of {function.get('name')!r} are not valid JSON ({exc.msg}); "
-                       "kept as the raw string")
-        except NumberTooLong as exc:
-            notes.warn(f"{where}: the arguments of {function.get('name')!r} cannot be read ({exc}); "
-                       "kept as the raw string")
+            notes.warn(N_("{where}: the arguments of {name} are not valid JSON ({error}); kept as the raw string"),
+                       where=where, name=repr(function.get("name")), error=exc.msg)
+        except NumberTooLong:  # its words, said here so that they can be translated
+            notes.warn(N_("{where}: the arguments of {name} cannot be read (it holds a whole number too long to read "
+                          "(over 4,300 digits)); kept as the raw string"), where=where, name=repr(function.get("name")))
         except RecursionError:
-            notes.warn(f"{where}: the arguments of {function.get('name')!r} nest too deeply to read; "
-                       "kept as the raw string")
+            notes.warn(N_("{where}: the arguments of {name} nest too deeply to read; kept as the raw string"),
+                       where=where, name=repr(function.get("name")))
     return {"type": "tool_use", "id": call.get("id"), "name": function.get("name"), "input": tool_input}
 
 
@@ -99,19 +101,19 @@ def read_messages(items: list, notes: Notes, where: str = "messages") -> Parsed:
     for i, item in enumerate(items):
         at = f"{where}[{i}]"
         if not isinstance(item, dict):
-            notes.count("passed over messages that are not objects", at)
+            notes.count(N_("passed over messages that are not objects"), at)
             continue
         role = item.get("role")
         content = item.get("content")
         if role in ("system", "developer"):
             systems.append(_text(content))
             if parsed.messages:
-                notes.warn(f"{at}: a {role} message in the middle of the conversation; the Messages API keeps the "
-                           "system prompt outside the messages, so it joins meta.system")
+                notes.warn(N_("{where}: a {role} message in the middle of the conversation; the Messages API keeps "
+                              "the system prompt outside the messages, so it joins meta.system"), where=at, role=role)
             continue
         if role == "tool":
             if not item.get("tool_call_id"):
-                notes.warn(f"{at}: a tool message without tool_call_id")
+                notes.warn(N_("{where}: a tool message without tool_call_id"), where=at)
             output = content if isinstance(content, str) else _parts(content, at, notes) if isinstance(content, list) else ""
             block = tool_result(item.get("tool_call_id"), ToolOutput(output))
             if collecting:
@@ -126,7 +128,7 @@ def read_messages(items: list, notes: Notes, where: str = "messages") -> Parsed:
             if isinstance(content, list):
                 content = _parts(content, at, notes)
             elif not isinstance(content, str):
-                notes.warn(f"{at}: a user message without content; passed over")
+                notes.warn(N_("{where}: a user message without content; passed over"), where=at)
                 continue
             parsed.messages.append({"role": "user", "content": content})
             parsed.origins.append(at)
@@ -142,12 +144,13 @@ def read_messages(items: list, notes: Notes, where: str = "messages") -> Parsed:
             for j, call in enumerate(calls if isinstance(calls, list) else []):
                 blocks.append(_tool_use(call, f"{at}.tool_calls[{j}]", notes))
             if item.get("function_call"):
-                notes.warn(f"{at}: a legacy function_call (no id to pair a result with); kept raw")
+                notes.warn(N_("{where}: a legacy function_call (no id to pair a result with); kept raw"), where=at)
                 blocks.append({"type": "unknown", "raw": json.dumps(item["function_call"])})
             parsed.messages.append({"role": "assistant", "content": blocks})
             parsed.origins.append(at)
         else:
-            notes.warn(f"{at}: role {role!r} has no counterpart in the Messages API; passed over")
+            notes.warn(N_("{where}: role {role} has no counterpart in the Messages API; passed over"), where=at,
+                       role=repr(role))
     if systems:
         parsed.meta["system"] = "\n\n".join(systems)
     parsed.meta["task"] = next((message_text(m) for m in parsed.messages if m["role"] == "user"), "")
@@ -165,14 +168,14 @@ def read_request(body: dict, notes: Notes) -> Parsed:
     tools = []
     given = body.get("tools")
     if given is not None and not isinstance(given, list):
-        notes.warn(f"tools: {json.dumps(given)[:80]} is not a list; passed over")
+        notes.warn(N_("tools: {tools} is not a list; passed over"), tools=json.dumps(given)[:80])
     for tool in given if isinstance(given, list) else []:
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(function, dict):
             tools.append({"name": function.get("name"), "description": function.get("description", ""),
                           "input_schema": function.get("parameters") or {"type": "object"}})
         else:
-            notes.warn(f"tools: {json.dumps(tool)[:80]} is not a function tool; kept raw")
+            notes.warn(N_("tools: {tool} is not a function tool; kept raw"), tool=json.dumps(tool)[:80])
             tools.append(tool)
     if tools:
         parsed.meta["tools"] = tools

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from loop.importers import ImportFailed, import_bytes
+from loop.importers import ImportFailed, Note, import_bytes
 from loop.importers.isolated import import_files_isolated, import_isolated
 
-from .blocks import plain
+from .blocks import inline_code, plain
 from .i18n import lang, t
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -55,8 +55,16 @@ def _open_many(files: list[tuple[str, bytes]]) -> None:
 
 def _keep(imported, name: str, source: str) -> None:
     # Every thread of a log (sub-agents included) is in the one trace: the history view goes into and out of them.
+    # The warnings are kept as notes, said in the page's language when drawn (it may change after the import).
     st.session_state[REPLAY] = {"trace": imported.trace, "format": imported.format,
-                                "warnings": list(imported.warnings), "name": name, "source": source}
+                                "warnings": list(imported.notes), "name": name, "source": source}
+
+
+def said(note: Note, language: str) -> str:
+    """An import's warning as Markdown in `language`: its words from the catalog, its data (a file's name, a place,
+    an id, the parser's words) as inline code, so a name is never read as Markdown and no English sentence of the
+    API or the JSON parser reads as the interface's."""
+    return note.render(language, data=lambda value: str(value) if isinstance(value, int) else inline_code(value))
 
 
 def _open_sample() -> None:

@@ -1,0 +1,330 @@
+"""An import's warnings in every language: each is a message of the catalogs with its data as values, said in
+English for the command line and the transcript, and in the page's language on Replay (tests/test_app_i18n.py
+opens the page in Japanese and Chinese with the files below)."""
+
+import ast
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+
+from loop import start, transcript
+from loop.catalogs import N_, catalog_path
+from loop.importers import Note, import_bytes, import_files
+from loop.importers.isolated import import_files_isolated, import_isolated
+from loop.importers.notes import AND, Notes, on_line
+from loop.runs import RunsStore, owner_key
+from tests.test_import_claude_code import TASK, Log
+from tests.test_import_formats import BASH, DATA, HISTORY
+
+ROOT = Path(__file__).resolve().parent.parent
+IMPORTERS = ROOT / "loop" / "importers"
+LANGS = ("ja", "zh")
+
+
+def dumps(value) -> bytes:
+    return json.dumps(value).encode()
+
+
+# -- files that make an import say many kinds of warning (at most 10 each, as the page lists 10, but many.json) ----
+
+def _log_lines() -> bytes:
+    """A Claude Code log with lines that are no records: not JSON, no object, no type, no message, cut short."""
+    log = Log()
+    log.history(TASK)
+    records: list = list(log.records)
+    records[1:1] = [{"type": "summary", "summary": "counting"}, {"uuid": "x1"}, [1, 2],
+                    {"type": "user", "uuid": "x2", "message": {"role": "user"}},
+                    {"type": "assistant", "uuid": "x3", "message": "error"}]
+    text = "".join(json.dumps(r) + "\n" for r in records)
+    return (text + "{not json\n" * 6 + json.dumps(log.records[-1]) + "\n" + '{"type": "user", "mess').encode()
+
+
+def _log_chain() -> bytes:
+    """A Claude Code log whose chain forks, repeats, loops and breaks."""
+    log = Log()
+    ask = log.add("user", None, "write a poem")
+    answer = log.add("assistant", ask, [{"type": "text", "text": "Roses are red"}])
+    old = log.add("user", answer, "make it about cats")  # edited later: an abandoned branch
+    log.add("assistant", old, [{"type": "text", "text": "Cats are grey"}])
+    newer = log.add("user", answer, ["make it about dogs"])  # a bare string where a block belongs
+    log.add("assistant", newer, [{"type": "tool_use", "id": "toolu_d", "name": "Bash", "input": {"command": "ls"}}],
+            mid="msg_d")
+    records = list(log.records)
+    records.insert(3, records[2])  # written twice
+    records.append(dict(records[-1], message=dict(records[-1]["message"], content="another")))  # its uuid again
+    records.append(dict(records[0], uuid="lost", parentUuid="gone"))  # a parent not in the file
+    records += [dict(records[0], uuid="a1", parentUuid="a2"), dict(records[0], uuid="a2", parentUuid="a1")]  # a loop
+    return "".join(json.dumps(r) + "\n" for r in records).encode()
+
+
+def _sub_agent_alone() -> bytes:
+    side = Log(agent="b7", sidechain=True)
+    side.add("user", None, "count the lines")
+    side.add("assistant", None, [{"type": "text", "text": "3 lines."}])  # no parentUuid: nothing chains them
+    return side.bytes()
+
+
+def _odd_messages() -> bytes:
+    return dumps([HISTORY[0], {"role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "s1", "name": "web_search"}, "a bare string", 42]},
+        "not a message", {"role": "model", "content": "x"}, {"role": "user"}])
+
+
+def _broken_pairs() -> bytes:
+    ended = dict(HISTORY[1], type="message", stop_reason="end_turn", id="msg_e")  # a tool_use, yet end_turn
+    return dumps([HISTORY[0], ended, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_zzz", "content": "lost"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "a"}]}, {"role": "assistant", "content": "b"}])
+
+
+def _openai_calls() -> bytes:
+    call = {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"du a"}}
+    return dumps({"model": "gpt-x", "messages": [
+        {"role": "user", "content": "Size?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            call, "not a call", dict(call, id="call_3", type="custom", function={"name": "du", "arguments": "{}"})]},
+        {"role": "user", "content": "And now?"},
+        {"role": "assistant", "content": "ok", "function_call": {"name": "bash", "arguments": "{}"}}],
+        "tools": "bash"})
+
+
+def _openai_arguments() -> bytes:
+    def call(n: int, arguments: str) -> dict:
+        return {"id": f"call_{n}", "type": "function", "function": {"name": "bash", "arguments": arguments}}
+
+    too_long, too_deep = "[" + "1" * 5000 + "]", "[" * 250 + "]" * 250
+    return dumps([{"role": "user", "content": "Size?"},
+                  {"role": "assistant", "tool_calls": [call(1, too_long), call(2, too_deep)]},
+                  {"role": "tool", "tool_call_id": "call_1", "content": "4 a"},
+                  {"role": "tool", "tool_call_id": "call_2", "content": "8 b"}])
+
+
+def _openai_roles() -> bytes:
+    return dumps({"model": "gpt-x", "messages": [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": [{"type": "text", "text": "Size?"}, {"type": "input_audio", "input_audio": {}}]},
+        {"role": "assistant", "content": "Which file?"},
+        {"role": "system", "content": "Now in French."},
+        {"role": "critic", "content": "hm"},
+        {"role": "user", "content": None},
+        {"role": "tool", "content": "4 a"}],
+        "tools": [{"type": "function", "function": {"name": "bash", "parameters": BASH["input_schema"]}},
+                  {"type": "web_search"}]})
+
+
+def _course_rebuilt() -> bytes:
+    raw = json.loads((DATA / "course_s01_trace.json").read_text())
+    for cycle in raw["cycles"]:
+        del cycle["request"]["messages"]
+    raw.update(total_output_tokens=1, total_cycles=9)
+    raw["cycles"].insert(2, "not a cycle")
+    raw["cycles"][1]["tool_executions"][0]["name"] = "other"
+    raw["cycles"][-1]["response"]["content"] = None
+    return dumps(raw)
+
+
+def _course_as_sent() -> bytes:
+    raw = json.loads((DATA / "course_s01_trace.json").read_text())
+    raw["cycles"][2]["tool_executions"].append(dict(raw["cycles"][2]["tool_executions"][0]))
+    sub = raw["cycles"][3]["request"]
+    sub["system"], sub["messages"] = "another system prompt", [{"role": "user", "content": "a task nobody asked for"}]
+    return dumps(raw)
+
+
+def _course_cut() -> bytes:
+    raw = json.loads((DATA / "course_s01_trace.json").read_text())
+    raw["cycles"][0]["response"]["content"] = raw["cycles"][0]["response"]["content"][1:]  # no thinking, as recorded
+    raw["cycles"][1]["request"]["messages"].append({"role": "system", "content": "not in a history"})
+    del raw["cycles"][3]["response"]
+    return dumps(raw)
+
+
+def _responses(tool_use: bool) -> bytes:
+    content = HISTORY[1]["content"] if tool_use else HISTORY[3]["content"]
+    return dumps([{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x", "content": content,
+                   "stop_reason": 7, "usage": {"input_tokens": 1, "output_tokens": 2}}])
+
+
+def _transcripts() -> tuple[bytes, bytes, bytes]:
+    run = start(scenario="two-tools")
+    run.run_to_end()
+    whole = json.loads(transcript.dumps(run.trace))
+    branch = dict(whole, steps=[dict(whole["steps"][0], stage="decide")])
+    threads = json.loads((ROOT / "samples" / "subagent.json").read_text())  # the rules derive no sub-agent's steps
+    threads["steps"] = threads["steps"][:8]
+    return dumps(dict(whole, steps=whole["steps"][:6], branches=[branch])), dumps(branch), dumps(threads)
+
+
+def _journal() -> bytes:
+    """A run saved in the runs folder (`python -m loop runs export`), with a line that is no step."""
+    run = start(scenario="list-files")
+    run.run_to_end()
+    with tempfile.TemporaryDirectory() as folder:
+        store, owner = RunsStore(Path(folder)), owner_key("browser:warnings")
+        store.save(owner, "r1", run.trace, writer="tab")
+        lines = list(store.journal(owner, "r1"))
+    return "\n".join([*lines[:2], json.dumps({"step": "not one"}), *lines[2:]]).encode() + b"\n"
+
+
+def _many_orphans() -> bytes:
+    """More broken rules than a warning each: 22 results nobody asked for."""
+    messages = [HISTORY[0], HISTORY[3]]
+    for n in range(22):
+        orphan = {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": "?"}
+        messages += [{"role": "user", "content": [orphan]}, {"role": "assistant", "content": [{"type": "text", "text": "?"}]}]
+    return dumps(messages)
+
+
+def _session() -> list[tuple[str, bytes]]:
+    main = Log()
+    main.history([{"role": "user", "content": "go"}, {"role": "assistant", "content": "ok"}])
+    side = Log(agent="zz", sidechain=True)
+    side.n = 300
+    side.history([{"role": "user", "content": "an orphan task"},
+                  {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_q", "name": "Bash",
+                                                     "input": {"command": "ls"}}]}])
+    side.add("user", side.records[-1]["uuid"], "not a result")
+    return [("session.jsonl", main.bytes()), ("agent-zz.jsonl", side.bytes()), ("empty.jsonl", b"\n")]
+
+
+def broken_uploads() -> list[list[tuple[str, bytes]]]:
+    """Uploads (each one file, or a session of several) that make the importers warn in most of the ways they can."""
+    cut, branch, threads = _transcripts()
+    files = {"lines.jsonl": _log_lines(), "chain.jsonl": _log_chain(), "agent-b7.jsonl": _sub_agent_alone(),
+             "odd.json": _odd_messages(), "pairs.json": _broken_pairs(), "calls.json": _openai_calls(),
+             "arguments.json": _openai_arguments(), "roles.json": _openai_roles(), "rebuilt.json": _course_rebuilt(),
+             "sent.json": _course_as_sent(), "short.json": _course_cut(), "responses.json": _responses(True),
+             "answer.json": _responses(False), "cut.json": cut, "branch.json": branch, "subagent.json": threads,
+             "r1.jsonl": _journal(), "many.json": _many_orphans()}
+    return [[(name, data)] for name, data in files.items()] + [_session()]
+
+
+def imported(upload: list[tuple[str, bytes]]):
+    return import_bytes(upload[0][1], upload[0][0]) if len(upload) == 1 else import_files(upload)
+
+
+def messages_of(note: Note) -> set[str]:
+    """The message of `note` and of every note among its values."""
+    found = {note.message}
+    for value in note.values.values():
+        if isinstance(value, list) and len(value) > 1:
+            found.add(AND)  # the places of a counted warning, joined in the language
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, Note):
+                found |= messages_of(item)
+    return found
+
+
+# -- every warning is a message of the catalogs -------------------------------------------------------------------
+
+def _marked(node: ast.AST, constants: dict, path: Path) -> list[str]:
+    """The messages `node` (a message argument) can be: N_("…"), a constant set to one, or either of two."""
+    if isinstance(node, ast.IfExp):
+        return _marked(node.body, constants, path) + _marked(node.orelse, constants, path)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "N_" \
+            and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return [node.args[0].value]
+    if isinstance(node, ast.Name) and node.id in constants:
+        return [constants[node.id]]
+    raise AssertionError(f"{path.name}:{node.lineno}: a warning's message must be marked with N_(\"…\") where it is "
+                         f"written (or be a constant that is), not {ast.unparse(node)!r}")
+
+
+def warning_messages() -> set[str]:
+    """Every message the importers give `notes.warn`, `notes.count` or `Note`, read from their code."""
+    trees = {path: ast.parse(path.read_text(), str(path)) for path in sorted(IMPORTERS.glob("*.py"))}
+    constants = {target.id: node.value.args[0].value for tree in trees.values() for node in tree.body
+                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                 and getattr(node.value.func, "id", None) == "N_" for target in node.targets}
+    found = set(constants.values())
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and node.args):
+                continue
+            func = node.func
+            says = (isinstance(func, ast.Name) and func.id == "Note") or (
+                isinstance(func, ast.Attribute) and func.attr in ("warn", "count")
+                and "notes" in ast.unparse(func.value))
+            if not says:
+                continue
+            message = node.args[0]
+            if path.name == "notes.py" and isinstance(message, (ast.Name, ast.Attribute, ast.Subscript)) \
+                    and ast.unparse(message) in ("message", "self.message", 'value["message"]'):
+                continue  # Notes and Note passing on a message made elsewhere
+            found.update(_marked(message, constants, path))
+    return found
+
+
+def test_every_warning_the_importers_say_is_a_message_translated_in_every_catalog():
+    said = warning_messages()
+    assert len(said) > 70  # the scan found the importers' warnings
+    for lang in LANGS:
+        with catalog_path(lang).open("rb") as f:
+            entries = {m.id: m for m in read_po(f, locale=lang) if m.id}
+        untranslated = [m for m in said if m not in entries or entries[m].fuzzy or not entries[m].string]
+        assert not untranslated, f"{lang}: run `make messages`, then translate:\n" + "\n".join(sorted(untranslated))
+
+
+def test_the_scan_finds_a_warning_that_is_not_marked(tmp_path, monkeypatch):
+    (tmp_path / "new.py").write_text('def read(notes, n):\n    notes.warn(f"line {n}: something new")\n')
+    monkeypatch.setattr(f"{__name__}.IMPORTERS", tmp_path)
+    with pytest.raises(AssertionError, match="new.py:2: a warning's message must be marked"):
+        warning_messages()
+
+
+def test_the_broken_files_make_most_kinds_of_warning_and_only_those_of_the_code():
+    said = warning_messages()
+    made: set[str] = set()
+    for upload in broken_uploads():
+        notes = imported(upload).notes
+        most = 21 if upload[0][0] == "many.json" else 10
+        assert 0 < len(notes) <= most, (upload[0][0], [n.render() for n in notes])
+        for note in notes:
+            made |= messages_of(note)
+    assert made <= said, made - said
+    assert len(made) >= 0.9 * len(said), sorted(said - made)
+
+
+# -- said in a language, data kept as it is ------------------------------------------------------------------------
+
+def test_a_warning_is_said_in_the_language_asked_and_its_data_as_it_is():
+    note = Note(N_("line {line}: cut short, not valid JSON ({error}, column {column}); the lines before it are "
+                   "imported"), line=12, error="Expecting value", column=3)
+    assert note.render() == ("line 12: cut short, not valid JSON (Expecting value, column 3); the lines before it "
+                             "are imported")
+    ja = note.render("ja")
+    assert ja.startswith("12 行目: ") and "Expecting value" in ja and "imported" not in ja
+    assert "`Expecting value`" in note.render("zh", data=lambda v: str(v) if isinstance(v, int) else f"`{v}`")
+
+
+def test_a_counted_warning_names_its_first_places_in_the_language_asked():
+    notes = Notes()
+    for n in range(1, 8):
+        notes.count(N_("passed over lines that are not valid JSON"), on_line(n))
+    notes.count(N_("passed over records that are not messages ({kind})"), on_line(9), kind="summary")
+    assert notes.render() == [
+        "passed over lines that are not valid JSON ×7: line 1, line 2, line 3, line 4, line 5, …",
+        "passed over records that are not messages (summary) ×1: line 9"]
+    assert notes.render("ja") == [
+        "正しい JSON ではない行を読み飛ばしました（7 件）: 1 行目、2 行目、3 行目、4 行目、5 行目 など",
+        "message ではない summary のレコードを読み飛ばしました（1 件）: 9 行目"]
+    assert notes.render("zh")[0] == "跳过了不是有效 JSON 的行（7 处）：第 1 行、第 2 行、第 3 行、第 4 行、第 5 行 等"
+
+
+def test_the_notes_cross_the_process_boundary_of_an_upload_whole():
+    uploads = broken_uploads()
+    for upload in (uploads[0], uploads[-1]):  # a file; a session of several files
+        here = imported(upload)
+        there = import_isolated(upload[0][1], upload[0][0]) if len(upload) == 1 else import_files_isolated(upload)
+        assert there.notes == here.notes and there.warnings == here.warnings
+        assert [n.render("zh") for n in there.notes] == [n.render("zh") for n in here.notes]
+
+
+def test_the_transcript_keeps_the_warnings_in_english():
+    done = imported(broken_uploads()[0])
+    assert done.trace.meta["imported"]["warnings"] == done.warnings
+    assert done.warnings[0] == ("passed over lines that are not valid JSON ×6: line 15, line 16, line 17, line 18, "
+                                "line 19, …")
