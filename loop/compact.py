@@ -40,6 +40,12 @@ COMPRESSED = "[Conversation compressed. The full history before this point is ke
 MICRO_WHY = N_("{n} old tool_result(s) replaced by placeholders; the newest {keep} are kept")
 AUTO_WHY = N_("the history is about {tokens} tokens, past the threshold of {threshold}")
 MANUAL_WHY = N_("the model called the compact tool")
+# Why an imported log's history was replaced (the importers record these in English; views say them in any language)
+COMPACTED_WHY = N_("Claude Code compacted the conversation: from here the model sees the summary, not the messages "
+                   "before it")
+REWRITTEN_WHY = N_("the history the log goes on with is not the one before it: it was rewritten")
+RESENT_WHY = N_("{name}'s request does not go on from the history before it: it sent {sent} message(s) where the "
+                "thread held {held}")
 SUMMARY_WHY = N_("the history is replaced by the summary the model just wrote")
 # The complete loop's compact_resume (profiles.py): compact, then call again
 REFUSED_WHY = N_("the API refused the prompt as too long ({tokens} tokens > {maximum} maximum): summarise, then call "

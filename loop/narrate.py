@@ -9,7 +9,7 @@ import re
 from . import narrate_complete as complete
 from . import rules
 from .catalogs import say
-from .compact import AUTO_WHY, BUDGET_WHY, MICRO_WHY, REFUSED_WHY, STILL_TOO_LONG
+from .compact import AUTO_WHY, BUDGET_WHY, MICRO_WHY, REFUSED_WHY, RESENT_WHY, STILL_TOO_LONG
 from .recovery import WHY_EXHAUSTED, WHY_RECOVER
 from .runner import GO_ON, MAX_TURNS, why_ended
 from .trace import MAIN, STAGE_TITLES, Trace
@@ -38,6 +38,12 @@ def head(trace: Trace, index: int, lang: str = "en") -> str:
     return say(lang, "[{k}] turn {turn} · {stage}", k=index + 1, turn=step.turn, stage=stage)
 
 
+def why_in(step, lang: str) -> str:
+    """Why `step` did what it did, in `lang`: its `why`, which the trace keeps in English (the runner's or an
+    importer's words), said again in `lang` when it is a known message; any other words as they were recorded."""
+    return _why(step, lang)
+
+
 def _why(step, lang: str) -> str:
     """The trace keeps why in English; the words are the runner's, so they are said again in `lang`."""
     why = str(step.detail.get("why", ""))
@@ -49,11 +55,11 @@ def _why(step, lang: str) -> str:
         if why == why_ended(step.stop_reason):
             return why_ended(step.stop_reason, lang)
     for template in (MAX_TURNS, MICRO_WHY, AUTO_WHY, WHY_RECOVER, WHY_EXHAUSTED, REFUSED_WHY, BUDGET_WHY,
-                     STILL_TOO_LONG):  # the words with numbers in them: matched, said again
+                     STILL_TOO_LONG, RESENT_WHY):  # the words with numbers (or a name) in them: matched, said again
         names = re.findall(r"\{(\w+)\}", template)
         pattern = re.escape(template)
         for name in names:
-            pattern = pattern.replace(re.escape("{" + name + "}"), r"(\d+)", 1)
+            pattern = pattern.replace(re.escape("{" + name + "}"), r"(.+)" if name == "name" else r"(\d+)", 1)
         found = re.fullmatch(pattern, why)
         if found:
             return say(lang, template, **dict(zip(names, found.groups())))

@@ -18,6 +18,7 @@ import math
 from pathlib import Path
 
 from . import rules
+from .catalogs import N_
 from .history import History
 from .trace import COMPLETE_STAGES, MAIN, MORE_STAGES, STAGES, Step, Thread, Trace
 
@@ -45,6 +46,9 @@ class NumberTooLong(ValueError):
     """JSON holding a whole number longer than Python reads (4,300 digits), as a hostile file may."""
 
 
+NUMBER_TOO_LONG = N_("it holds a whole number too long to read (over 4,300 digits)")  # an importer says it again
+
+
 def parse_json(text: str | bytes) -> object:
     """`json.loads`, where a number too long to read is a `NumberTooLong` that says so.
 
@@ -58,7 +62,7 @@ def parse_json(text: str | bytes) -> object:
     except ValueError as exc:
         if "digits" not in str(exc):
             raise
-        raise NumberTooLong("it holds a whole number too long to read (over 4,300 digits)") from None
+        raise NumberTooLong(NUMBER_TOO_LONG) from None
 
 
 # The numbers of a step: whole counts of at most 15 digits, and a time a float can hold.

@@ -4,7 +4,7 @@ import streamlit as st
 
 from pages.views.blocks import in_code, plain
 from pages.views.forks import trace_label
-from pages.views.i18n import lang, t
+from pages.views.i18n import lang, t, t_n
 from pages.views.nav import through_app
 from pages.views.permalink import open_sample_link
 from pages.views.replay import _open_sample, draw_openers, said, sample_names
@@ -23,7 +23,10 @@ if replay is None:
 
 trace, meta = replay["trace"], replay["trace"].meta
 # The file's name, model and task are the file's: shown as text, never as Markdown (an image there would be fetched).
-st.markdown(t("**Replaying {name}** · format `{format}` · model `{model}`", name=plain(replay["name"]),
+shown = plain(replay["name"])
+if replay.get("sub_agent_logs"):  # a session read with its sub-agents' logs
+    shown = t_n("{name} with {n} sub-agent log", "{name} with {n} sub-agent logs", replay["sub_agent_logs"], name=shown)
+st.markdown(t("**Replaying {name}** · format `{format}` · model `{model}`", name=shown,
               format=replay["format"], model=in_code(meta.get("model", "?")))
             + (" · " + t("task: {task}", task=plain(meta["task"])) if meta.get("task") else ""))
 warnings = replay["warnings"]  # notes (loop/importers/notes.py), said in the page's language

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from loop.importers import ImportFailed
 from loop.notes import note
 from loop.views import short, what_happened
 from loop.scripted import SCENARIOS
@@ -383,3 +384,69 @@ def test_a_scenario_link_with_a_language_opens_the_run_in_it():
     assert run.lang == "zh" and run.trace.cursor == 2
     assert run.state.messages[0]["content"] == "创建一个打印问候语的 hello.py，然后运行它。"
     assert run.state.messages[1]["content"][0]["text"] == "我先创建 hello.py。"
+
+
+FORMAT_NAMES = ["UTF", "Lines", "zip", "learn-claude-code", "subagents", "MiB", "CPU"]  # names of formats and units
+
+
+def unreadable_uploads() -> list[list[tuple[str, bytes]]]:
+    """Uploads the importers refuse, each for a different reason."""
+    import io
+    import zipfile
+
+    user = b'{"type": "user", "isSidechain": false, "uuid": "%d", "message": {"role": "user", "content": "x"}}'
+    no_log = io.BytesIO()
+    with zipfile.ZipFile(no_log, "w") as z:
+        z.writestr("notes.txt", "no logs here")
+    return [[("empty.json", b"  \n")], [("wide.json", b"\xff\xfe{}")], [("latin.json", b'{"a": "\xe9"}')],
+            [("bad.json", b'{"messages": [')], [("numbers.json", b"[1, 2, 3]")], [("keys.json", b'{"a": 1, "b": 2}')],
+            [("lines.jsonl", b'{"a": 1}\n{"b": 2}\n')], [("deep.json", b"[" * 100_000 + b"]" * 100_000)],
+            [("long.json", b'{"n": ' + b"9" * 5000 + b"}")], [("nothing.json", b'{"messages": [{"role": 3}]}')],
+            [("a.jsonl", user % 1), ("b.jsonl", user % 2)], [("a.jsonl", user % 1), ("t.json", b'{"x": 1}')],
+            [("x.zip", b"PK\x03\x04 broken")], [("e.zip", no_log.getvalue())],
+            [("a.jsonl", b"\n"), ("b.jsonl", b" "), ("c.jsonl", b""), ("d.jsonl", b"\n")],
+            [("list.json", b"[]")], [("object.json", b"{}")], [("int.json", b"5")], [("dicts.json", b'[{"a": 1}]')],
+            [("many-keys.json", json.dumps(dict.fromkeys("abcdefghi", 1)).encode())],
+            [("t.json", b'{"format": "loopscope-transcript", "messages": 5}')],
+            [("deeper.json", b"[" * 300 + b"]" * 300)], [("request.json", b'{"messages": []}')]]
+
+
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_why_a_file_cannot_be_replayed_is_said_in_the_page_s_language(lang):
+    from loop.catalogs import say
+    from loop.importers import import_files
+
+    at = open_in("pages/replay.py", lang)
+    heading = say(lang, "**This file cannot be replayed.**")
+    for upload in unreadable_uploads():
+        with pytest.raises(ImportFailed) as failed:  # the command line's words: English
+            import_files(upload)
+        at.file_uploader(key="replay-upload").set_value([(name, data, "application/json") for name, data in upload])
+        at.run()
+        assert not at.exception, at.exception
+        (error,) = at.error
+        assert error.value.startswith(heading), error.value
+        reason = error.value[len(heading):]
+        assert str(failed.value) not in reason
+        left = english_left(reason, api_words(failed.value.note), names(lang) + FORMAT_NAMES)
+        assert not left, f"English left in why {upload[0][0]} cannot be replayed:\n{left}\n<= {error.value}"
+    at.segmented_control(key="lang").set_value("en").run()  # said again in the page's language when it changes
+    assert at.error[0].value.replace("`", "").startswith(f"**This file cannot be replayed.** {failed.value}")
+
+
+@pytest.mark.parametrize("lang", ["ja", "zh", "en"])
+def test_the_header_of_a_session_read_with_its_sub_agents_logs_is_in_the_page_s_language(lang):
+    from tests.test_import_warnings import _session
+
+    at = open_in("pages/replay.py", lang)
+    upload = _session()  # session.jsonl, agent-zz.jsonl, and an empty file passed over
+    at.file_uploader(key="replay-upload").set_value([(name, data, "application/json") for name, data in upload])
+    at.run()
+    assert not at.exception, at.exception
+    (header,) = [m.value for m in at.markdown if "session.jsonl" in m.value]
+    if lang == "en":
+        assert header.startswith("**Replaying session.jsonl with 1 sub-agent log** · format `claude-code`"), header
+        return
+    task = at.session_state["replay"]["trace"].meta["task"]  # the log's words: data
+    left = english_left(header, ["session\\.jsonl", "session.jsonl", task], names(lang))
+    assert not left, f"English left in the header: {left}\n<= {header}"

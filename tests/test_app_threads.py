@@ -10,6 +10,7 @@ import zipfile
 import re
 from html import unescape
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop import transcript
@@ -130,8 +131,9 @@ def test_replay_a_session_with_its_sub_agent_file_and_a_compaction(tmp_path):
         ("agent-a9.jsonl", log_bytes(side), "application/json")]).run()
     assert not at.exception, at.exception
     replay = at.session_state["replay"]
-    assert replay["name"] == "session.jsonl with 1 sub-agent log(s)"
+    assert replay["name"] == "session.jsonl" and replay["sub_agent_logs"] == 1
     trace = replay["trace"]
+    assert trace.meta["imported"]["source"] == "session.jsonl with 1 sub-agent log(s)"  # the record: English
     assert list(trace.threads) == ["main", "agent-a9"] and not replay["warnings"]
     trace.goto(trace.opened_at("agent-a9"))
     at.run()
@@ -234,3 +236,31 @@ def test_turn_count_moves_only_at_a_write_back_of_its_own_thread():
     assert turn_count_cell(trace, returned) == str(trace.steps[returned].turn_count)
     at = app(scenario="subagent", step=str(returned + 1))
     assert "`turn_count`" not in note_text(at) and "→" not in table(at, "stage").iloc[-1]["turn_count"]
+
+
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_why_an_imported_history_was_compacted_is_said_in_the_page_s_language(lang):
+    from loop.catalogs import say
+    from loop.compact import COMPACTED_WHY, RESENT_WHY
+    from loop.narrate import why_in
+    from loop.trace import Step
+
+    at = replay_page()
+    at.segmented_control(key="lang").set_value(lang).run()
+    upload(at, "s.jsonl", log_bytes(compacted_log()))
+    trace = at.session_state["replay"]["trace"]
+    step = next(s for s in trace.steps if s.stage == "compact")
+    assert step.detail["why"] == COMPACTED_WHY  # the transcript keeps it in English
+    trace.goto(step.index)
+    at.run()
+    head = html_text(compaction(at)).split("\n")[0:2]
+    shown = " ".join(head)
+    assert say(lang, COMPACTED_WHY) in shown, shown
+    left = english_left(shown, [], names(lang))
+    assert not left, f"English left above the compaction: {left}\n<= {shown}"
+    step.detail["why"] = "a reason no catalog knows"  # an older file's own words: shown as they were recorded
+    at.run()
+    assert "a reason no catalog knows" in html_text(compaction(at))
+    resent = Step(0, "compact", 1, None, None, 3, 0, 0, None, 0.0,
+                  detail={"why": RESENT_WHY.format(name="s02", sent=3, held=5)})
+    assert why_in(resent, lang) == say(lang, RESENT_WHY, name="s02", sent="3", held="5")

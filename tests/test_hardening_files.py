@@ -48,7 +48,8 @@ def test_the_upload_limit_is_set_on_purpose_and_the_page_applies_it():
     at.file_uploader(key="replay-upload").set_value(("huge.json", b" " * (50 * 2**20 + 1), "application/json")).run()
     assert not at.exception
     (error,) = at.error
-    assert "huge.json: the file is 52.4 MB, over the import limit of 52.4 MB; nothing was read" in error.value
+    said = error.value.replace("`", "")  # its data (the name, the sizes) as inline code
+    assert "huge.json: the file is 52.4 MB, over the import limit of 52.4 MB; nothing was read" in said
     assert at.session_state["replay"]["name"] == "two-tools.json"  # the replay before it is kept
 
 
@@ -60,7 +61,7 @@ def test_a_million_tiny_messages_are_refused_without_the_server_holding_them():
     grew = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
     assert not at.exception
     (error,) = at.error
-    assert f"tiny.json: it holds 965,518 messages, over the limit of {MAX_MESSAGES:,}; nothing was read" in error.value
+    assert f"tiny.json: it holds 965,518 messages, over the limit of {MAX_MESSAGES:,}; nothing was read" in error.value.replace("`", "")
     assert at.session_state["replay"]["name"] == "two-tools.json"
     assert grew < 400 * 2**20, f"the server grew by {grew / 2**20:.0f} MiB"  # in the server: more than 2 GB
 

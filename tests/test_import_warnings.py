@@ -12,7 +12,8 @@ from babel.messages.pofile import read_po
 
 from loop import start, transcript
 from loop.catalogs import N_, catalog_path
-from loop.importers import Note, import_bytes, import_files
+from loop.importers import ImportFailed, Note, import_bytes, import_files
+from loop.transcript import NUMBER_TOO_LONG
 from loop.importers.isolated import import_files_isolated, import_isolated
 from loop.importers.notes import AND, Notes, on_line
 from loop.runs import RunsStore, owner_key
@@ -233,8 +234,14 @@ def _marked(node: ast.AST, constants: dict, path: Path) -> list[str]:
                          f"written (or be a constant that is), not {ast.unparse(node)!r}")
 
 
+# ImportFailed passing on a reason made elsewhere: a Note, an UnknownThread's note, NumberTooLong's one message
+# (marked in transcript.py), _too_big's note, the child's note (isolated.py).
+PASSED_ON = {"__init__.py": ("message", "exc.note", "str(exc)", "_too_big(total, max_bytes)", "_too_big(len(data), max_bytes)"),
+             "isolated.py": ("Note.from_json(error) if isinstance(error, dict) else str(error)",)}
+
+
 def warning_messages() -> set[str]:
-    """Every message the importers give `notes.warn`, `notes.count` or `Note`, read from their code."""
+    """Every message the importers give `notes.warn`, `notes.count`, `Note` or `ImportFailed`, read from their code."""
     trees = {path: ast.parse(path.read_text(), str(path)) for path in sorted(IMPORTERS.glob("*.py"))}
     constants = {target.id: node.value.args[0].value for tree in trees.values() for node in tree.body
                  if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
@@ -245,7 +252,7 @@ def warning_messages() -> set[str]:
             if not (isinstance(node, ast.Call) and node.args):
                 continue
             func = node.func
-            says = (isinstance(func, ast.Name) and func.id == "Note") or (
+            says = (isinstance(func, ast.Name) and func.id in ("Note", "ImportFailed")) or (
                 isinstance(func, ast.Attribute) and func.attr in ("warn", "count")
                 and "notes" in ast.unparse(func.value))
             if not says:
@@ -254,8 +261,10 @@ def warning_messages() -> set[str]:
             if path.name == "notes.py" and isinstance(message, (ast.Name, ast.Attribute, ast.Subscript)) \
                     and ast.unparse(message) in ("message", "self.message", 'value["message"]'):
                 continue  # Notes and Note passing on a message made elsewhere
+            if ast.unparse(message) in PASSED_ON.get(path.name, ()):
+                continue
             found.update(_marked(message, constants, path))
-    return found
+    return found | {NUMBER_TOO_LONG}  # ImportFailed(str(exc)) of a NumberTooLong
 
 
 def test_every_warning_the_importers_say_is_a_message_translated_in_every_catalog():
@@ -275,7 +284,7 @@ def test_the_scan_finds_a_warning_that_is_not_marked(tmp_path, monkeypatch):
         warning_messages()
 
 
-def test_the_broken_files_make_most_kinds_of_warning_and_only_those_of_the_code():
+def test_the_broken_files_make_most_kinds_of_warning_or_failure_and_only_those_of_the_code():
     said = warning_messages()
     made: set[str] = set()
     for upload in broken_uploads():
@@ -284,8 +293,15 @@ def test_the_broken_files_make_most_kinds_of_warning_and_only_those_of_the_code(
         assert 0 < len(notes) <= most, (upload[0][0], [n.render() for n in notes])
         for note in notes:
             made |= messages_of(note)
+    from tests.test_app_i18n import unreadable_uploads
+
+    for upload in unreadable_uploads():  # and the reasons a file cannot be read
+        with pytest.raises(ImportFailed) as failed:
+            import_files(upload)
+        made |= messages_of(failed.value.note)
     assert made <= said, made - said
-    assert len(made) >= 0.9 * len(said), sorted(said - made)
+    # 0.8, not the 0.9 of warnings alone: the limits (size, count, memory, time) are not reached by small files
+    assert len(made) >= 0.8 * len(said), sorted(said - made)
 
 
 # -- said in a language, data kept as it is ------------------------------------------------------------------------

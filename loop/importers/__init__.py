@@ -3,7 +3,8 @@
 `import_bytes(data, name)` detects the format, converts, and returns the trace
 with a list of warnings (what was passed over or repaired, and where): notes
 that can be said in any language (notes.py), `Imported.warnings` in English. A
-file that cannot be read at all raises `ImportFailed` with one clear message.
+file that cannot be read at all raises `ImportFailed` with one clear message: a Note too (its `note`), English
+as `str()`, in the page's language on Replay.
 
 Formats, told apart by their shape, not their file name:
 
@@ -42,15 +43,43 @@ MAX_MESSAGES = 50_000  # ten times the longest log the benchmarks replay; a file
 MAX_STEPS = 250_000  # about five steps a turn: what MAX_MESSAGES gives
 SHOWN_VIOLATIONS = 20
 KNOWN_BLOCKS = {"text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
-KNOWN_FORMATS = ("a Loopscope transcript, a Claude Code session log (.jsonl), an Anthropic messages list, request "
-                 "body or list of responses, OpenAI chat messages or a request body, or a learn-claude-code trace")
+KNOWN_FORMATS = N_("a Loopscope transcript, a Claude Code session log (.jsonl), an Anthropic messages list, request "
+                    "body or list of responses, OpenAI chat messages or a request body, or a learn-claude-code trace")
+NAMED = N_("{name}: {said}")  # a reason, about the file it names
+THE_FILE = N_("the file")
+THE_FILES = N_("the files")
+UNEXPECTED = N_("{name}: the import failed on something Loopscope did not expect ({error}); please report it with "
+                "the file")
+CANNOT_READ = N_("{name}: cannot read it ({error})")
+OVER_FILES = N_("{n} logs, over the limit of {limit} in one import")
+OVER_UPLOAD = N_("{n} files, over the limit of {limit} in one import")
+UNZIPPED = N_("{name}: {said} once unzipped")
+TOO_DEEP = N_("its JSON is nested too deeply to read (over {levels} levels)")
 
 __all__ = ["DEFAULT_MAX_BYTES", "MAX_MESSAGES", "MAX_STEPS", "ImportFailed", "Imported", "Note", "Thread",
            "import_bytes", "import_file", "import_files", "import_path", "trace_from_history"]
 
 
 class ImportFailed(ValueError):
-    """The file cannot be read as any known format; the message says why."""
+    """The file cannot be read as any known format; the message says why.
+
+    Its reason is a Note (notes.py), `note`, said in any language: `ImportFailed(N_("… {name} …"), name=...)`, or
+    a Note made elsewhere. `str()` of it is the English (the command line's).
+    """
+
+    def __init__(self, message: str | Note, /, **values: object) -> None:
+        self.note = message if isinstance(message, Note) else Note(message, **values)
+        super().__init__(self.note.render())
+
+
+def _named(name: object, exc: ImportFailed) -> ImportFailed:
+    return ImportFailed(NAMED, name=name, said=exc.note)
+
+
+def _listed(names: list[str]) -> Note | str:
+    """Up to three names, and how many more: "a, b, c and 4 more"."""
+    shown = ", ".join(names[:3])
+    return Note(N_("{names} and {n} more"), names=shown, n=len(names) - 3) if len(names) > 3 else shown
 
 
 class Thread(NamedTuple):
@@ -68,6 +97,7 @@ class Imported:
     notes: list[Note] = field(default_factory=list)  # the warnings, each to say in any language (Note.render)
     threads: list[Thread] = field(default_factory=list)  # Claude Code logs: every thread, the main one first
     thread: str | None = None  # the thread imported (Claude Code logs)
+    logs: list[str] = field(default_factory=list)  # several files read as one session: their names, its own log first
 
     @property
     def warnings(self) -> list[str]:
@@ -83,10 +113,10 @@ def import_file(path: str | Path, name: str | None = None, *, thread: str | None
     try:
         size = path.stat().st_size
         if size > max_bytes:
-            raise ImportFailed(f"{label}: {_too_big(size, max_bytes)}")
+            raise ImportFailed(NAMED, name=label, said=_too_big(size, max_bytes))
         data = path.read_bytes()
     except OSError as exc:
-        raise ImportFailed(f"{label}: cannot read it ({exc.strerror})") from None
+        raise ImportFailed(CANNOT_READ, name=label, error=exc.strerror) from None
     return import_bytes(data, label, thread=thread, max_bytes=max_bytes)
 
 
@@ -97,7 +127,7 @@ def import_files(files: list[tuple[str, bytes]], *, thread: str | None = None,
                  max_bytes: int = DEFAULT_MAX_BYTES) -> Imported:
     """Several files as one: a Claude Code session log with its sub-agents' logs (`subagents/agent-<id>.jsonl`),
     given as the files themselves, or as a zip of them. A single file that is not a zip is `import_bytes`."""
-    label = ", ".join(name for name, _ in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    label = _listed([name for name, _ in files]) or Note(THE_FILES)
     try:
         entries = _unzipped(files, max_bytes)
         if len(entries) == 1:
@@ -107,12 +137,11 @@ def import_files(files: list[tuple[str, bytes]], *, thread: str | None = None,
     except ImportFailed as exc:
         said = str(exc)
         named = any(said.startswith(f"{name}:") or said.startswith(f"{name} ") for name, _ in files)
-        raise ImportFailed(said if named else f"{label or 'the files'}: {said}") from None
+        raise (exc if named else _named(label, exc)) from None
     except MemoryError:  # not a bug of ours: the caller's limit (importers/isolated.py) says what it was
         raise
     except Exception as exc:  # never crash the page that called us
-        raise ImportFailed(f"{label}: the import failed on something Loopscope did not expect "
-                           f"({type(exc).__name__}: {exc}); please report it with the files") from exc
+        raise ImportFailed(UNEXPECTED, name=label, error=f"{type(exc).__name__}: {exc}") from exc
 
 
 def import_path(path: str | Path, *, thread: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Imported:
@@ -122,7 +151,7 @@ def import_path(path: str | Path, *, thread: str | None = None, max_bytes: int =
     if path.is_dir():
         found = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
         if not found:
-            raise ImportFailed(f"{path.name}: the folder holds no .jsonl log")
+            raise ImportFailed(N_("{name}: the folder holds no .jsonl log"), name=path.name)
         return import_files(_read_all(found, path, max_bytes), thread=thread, max_bytes=max_bytes)
     beside = path.with_suffix("") / "subagents"
     if path.suffix == ".jsonl" and beside.is_dir():
@@ -135,16 +164,16 @@ def import_path(path: str | Path, *, thread: str | None = None, max_bytes: int =
 def _read_all(paths: list[Path], base: Path, max_bytes: int) -> list[tuple[str, bytes]]:
     out, total = [], 0
     if len(paths) > MAX_FILES:
-        raise ImportFailed(f"{base.name}: {len(paths)} logs, over the limit of {MAX_FILES} in one import")
+        raise ImportFailed(NAMED, name=base.name, said=Note(OVER_FILES, n=len(paths), limit=MAX_FILES))
     for path in paths:
         label = str(path.relative_to(base)) if path.is_relative_to(base) else path.name
         try:
             total += path.stat().st_size
             if total > max_bytes:
-                raise ImportFailed(f"{label}: {_too_big(total, max_bytes)}")
+                raise ImportFailed(NAMED, name=label, said=_too_big(total, max_bytes))
             out.append((label, path.read_bytes()))
         except OSError as exc:
-            raise ImportFailed(f"{label}: cannot read it ({exc.strerror})") from None
+            raise ImportFailed(CANNOT_READ, name=label, error=exc.strerror) from None
     return out
 
 
@@ -165,31 +194,33 @@ def _unzipped(files: list[tuple[str, bytes]], max_bytes: int) -> list[tuple[str,
                 members = [m for m in archive.infolist() if not m.is_dir() and m.filename.endswith(".jsonl")
                            and not m.filename.startswith("__MACOSX/")]
                 if not members:
-                    raise ImportFailed(f"{name}: the zip holds no .jsonl log")
+                    raise ImportFailed(N_("{name}: the zip holds no .jsonl log"), name=name)
                 if len(members) > MAX_FILES:
-                    raise ImportFailed(f"{name}: {len(members)} logs, over the limit of {MAX_FILES} in one import")
+                    raise ImportFailed(NAMED, name=name, said=Note(OVER_FILES, n=len(members), limit=MAX_FILES))
                 expanded = sum(m.file_size for m in members)
                 if total + expanded > max_bytes:  # said before anything is expanded (a zip bomb stops here)
-                    raise ImportFailed(f"{name}: {_too_big(total + expanded, max_bytes)} once unzipped")
+                    raise ImportFailed(UNZIPPED, name=name, said=_too_big(total + expanded, max_bytes))
                 for member in members:
                     with archive.open(member) as f:
                         body = f.read(max_bytes - total + 1)  # a header that lies about the size stops here too
                     total += len(body)
                     if total > max_bytes:
-                        raise ImportFailed(f"{name}: {_too_big(total, max_bytes)} once unzipped")
+                        raise ImportFailed(UNZIPPED, name=name, said=_too_big(total, max_bytes))
                     out.append((member.filename, body))
             except ImportFailed:
                 raise
             except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError) as exc:
-                raise ImportFailed(f"{name}: not a zip Loopscope can open ({exc})") from None
+                raise ImportFailed(N_("{name}: not a zip Loopscope can open ({error})"), name=name, error=str(exc)) \
+                    from None
             except (RuntimeError, OSError) as exc:  # an encrypted member, a broken stream
-                raise ImportFailed(f"{name}: a log in the zip cannot be read ({exc})") from None
+                raise ImportFailed(N_("{name}: a log in the zip cannot be read ({error})"), name=name,
+                                   error=str(exc)) from None
         if len(out) > MAX_FILES:
-            raise ImportFailed(f"{len(out)} files, over the limit of {MAX_FILES} in one import")
+            raise ImportFailed(OVER_UPLOAD, n=len(out), limit=MAX_FILES)
         if total > max_bytes:
             raise ImportFailed(_too_big(total, max_bytes))
     if not out:
-        raise ImportFailed("no file was given")
+        raise ImportFailed(N_("no file was given"))
     return out
 
 
@@ -205,21 +236,21 @@ def _session(entries: list[tuple[str, bytes]], thread: str | None) -> Imported:
                 continue
             value, records = _parse(text, notes)
         except ImportFailed as exc:
-            raise ImportFailed(f"{name}: {exc}") from None
+            raise _named(name, exc) from None
         if records is None:
             records = [(1, value)]
         if not any(claude_code.looks_like(r) for _, r in records):
-            raise ImportFailed(f"{name} is not a Claude Code log; several files are read together only as one "
-                               "Claude Code session and its sub-agents' logs")
+            raise ImportFailed(N_("{name} is not a Claude Code log; several files are read together only as one "
+                                  "Claude Code session and its sub-agents' logs"), name=name)
         logs.append((name, records))
     if not logs:
-        raise ImportFailed("every file is empty")
+        raise ImportFailed(N_("every file is empty"))
     mains = [name for name, records in logs if any(
         isinstance(r, dict) and r.get("type") in claude_code.MESSAGE_TYPES and r.get("isSidechain") is False
         for _, r in records)]
     if len(mains) > 1:
-        raise ImportFailed(f"several sessions' logs ({', '.join(mains[:4])}): give one session's log with its "
-                           "subagents/ files")
+        raise ImportFailed(N_("several sessions' logs ({names}): give one session's log with its subagents/ files"),
+                           names=", ".join(mains[:4]))
     logs.sort(key=lambda log: (log[0] not in mains, log[0]))
     places: list[str] = []
     combined = []
@@ -230,9 +261,11 @@ def _session(entries: list[tuple[str, bytes]], thread: str | None) -> Imported:
     try:
         parsed, listing, chosen = claude_code.read(combined, notes, thread, place=places.__getitem__)
     except claude_code.UnknownThread as exc:
-        raise ImportFailed(str(exc)) from None
+        raise ImportFailed(exc.note) from None
     source = logs[0][0] + (f" with {len(logs) - 1} sub-agent log(s)" if len(logs) > 1 else "")
-    return _finish(parsed, "claude-code", notes, source, [Thread(*t) for t in listing], chosen)
+    imported = _finish(parsed, "claude-code", notes, source, [Thread(*t) for t in listing], chosen)
+    imported.logs = [name for name, _ in logs]
+    return imported
 
 
 def import_bytes(data: bytes, name: str = "", *, thread: str | None = None,
@@ -243,33 +276,32 @@ def import_bytes(data: bytes, name: str = "", *, thread: str | None = None,
     main conversation is imported by default. A file over `max_bytes` is
     refused before it is parsed.
     """
-    label = name or "the file"
+    label = name or Note(THE_FILE)
     try:
         if len(data) > max_bytes:  # before anything else touches it
             raise ImportFailed(_too_big(len(data), max_bytes))
-        return _import(data if isinstance(data, bytes) else bytes(data), label, thread)
+        return _import(data if isinstance(data, bytes) else bytes(data), name or "the file", thread)
     except ImportFailed as exc:
-        raise ImportFailed(f"{label}: {exc}") from None
+        raise _named(label, exc) from None
     except MemoryError:  # not a bug of ours: the caller's limit (importers/isolated.py) says what it was
         raise
     except Exception as exc:  # never crash the page that called us; say what happened instead
-        raise ImportFailed(f"{label}: the import failed on something Loopscope did not expect "
-                           f"({type(exc).__name__}: {exc}); please report it with the file") from exc
+        raise ImportFailed(UNEXPECTED, name=label, error=f"{type(exc).__name__}: {exc}") from exc
 
 
 def _size(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n:,} bytes"
 
 
-def _too_big(size: int, limit: int) -> str:
-    return (f"the file is {_size(size)}, over the import limit of {_size(limit)}; nothing was read "
-            "(raise the limit with max_bytes, or --max-mb on the command line)")
+def _too_big(size: int, limit: int) -> Note:
+    return Note(N_("the file is {size}, over the import limit of {limit}; nothing was read (raise the limit with "
+                   "max_bytes, or --max-mb on the command line)"), size=_size(size), limit=_size(limit))
 
 
 def _import(data: bytes, name: str, thread: str | None) -> Imported:
     text = _decode(data)
     if not text or text.isspace():
-        raise ImportFailed("the file is empty")
+        raise ImportFailed(N_("the file is empty"))
     notes = Notes()
     value, records = _parse(text, notes)
     threads: list[Thread] = []
@@ -286,8 +318,9 @@ def _import(data: bytes, name: str, thread: str | None) -> Imported:
             value = [r for _, r in records]  # one message a line: read as a list
             fmt, parsed = _by_shape(value, notes)
         else:
-            raise ImportFailed("JSON Lines, but not a log of any known format: the first line holds "
-                               f"{describe_json(records[0][1])}. Loopscope reads {KNOWN_FORMATS}")
+            raise ImportFailed(N_("JSON Lines, but not a log of any known format: the first line holds {what}. "
+                                  "Loopscope reads {formats}"), what=describe_json(records[0][1]),
+                               formats=Note(KNOWN_FORMATS))
     else:
         if isinstance(value, dict) and value.get("format") == transcript.FORMAT:
             return _loopscope(value, notes)
@@ -307,8 +340,10 @@ def _import(data: bytes, name: str, thread: str | None) -> Imported:
 def _finish(parsed: Parsed, fmt: str, notes: Notes, name: str, threads: list, chosen: str | None) -> Imported:
     """The trace of what was read: its steps derived, its broken rules and odd blocks said."""
     if not parsed.messages:
-        said = "; ".join(notes.render()[:3])
-        raise ImportFailed(f"read as {fmt}, but no message could be read" + (f": {said}" if said else ""))
+        said = notes.items()[:3]
+        if said:
+            raise ImportFailed(N_("read as {format}, but no message could be read: {said}"), format=fmt, said=said)
+        raise ImportFailed(N_("read as {format}, but no message could be read"), format=fmt)
     _not_too_long(len(parsed.messages), 0)
     derived: list[str] = []
     meta = dict(parsed.meta)
@@ -332,13 +367,13 @@ def _finish(parsed: Parsed, fmt: str, notes: Notes, name: str, threads: list, ch
 
 def _decode(data: bytes) -> str:
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise ImportFailed("the file is UTF-16 text; Loopscope reads UTF-8 (save it again as UTF-8)")
+        raise ImportFailed(N_("the file is UTF-16 text; Loopscope reads UTF-8 (save it again as UTF-8)"))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise ImportFailed(f"not UTF-8 text: line {line}, byte {exc.start} (0x{data[exc.start]:02x}) "
-                           "cannot be decoded") from None
+        raise ImportFailed(N_("not UTF-8 text: line {line}, byte {byte} ({hex}) cannot be decoded"), line=line,
+                           byte=exc.start, hex=f"0x{data[exc.start]:02x}") from None
     return text.removeprefix("\ufeff")
 
 
@@ -349,12 +384,12 @@ def _parse(text: str, notes: Notes) -> tuple[object, list | None]:
     except json.JSONDecodeError as exc:
         whole = exc
     except transcript.NumberTooLong as exc:
-        raise ImportFailed(str(exc)) from None
+        raise ImportFailed(str(exc)) from None  # one message, marked N_ in transcript.py
     except RecursionError:
-        raise ImportFailed("its JSON is nested too deeply to read") from None
+        raise ImportFailed(N_("its JSON is nested too deeply to read")) from None
     else:
         if transcript.too_deep(value):
-            raise ImportFailed(f"its JSON is nested too deeply to read (over {transcript.MAX_DEPTH} levels)")
+            raise ImportFailed(TOO_DEEP, levels=transcript.MAX_DEPTH)
         return value, None
     lines = text.split("\n")  # not splitlines(): a JSON string may hold U+2028, which it would split on
     records, bad = [], []
@@ -366,14 +401,16 @@ def _parse(text: str, notes: Notes) -> tuple[object, list | None]:
         except json.JSONDecodeError as exc:
             bad.append((n, exc))
         except transcript.NumberTooLong as exc:
-            raise ImportFailed(f"line {n}: {exc}") from None
+            raise ImportFailed(NAMED, name=on_line(n), said=Note(str(exc))) from None
         except RecursionError:
-            raise ImportFailed(f"line {n}: its JSON is nested too deeply to read") from None
+            raise ImportFailed(NAMED, name=on_line(n), said=Note(N_("its JSON is nested too deeply to read"))) \
+                from None
         if records and records[-1][0] == n and transcript.too_deep(records[-1][1]):
-            raise ImportFailed(f"line {n}: its JSON is nested too deeply to read (over {transcript.MAX_DEPTH} levels)")
+            raise ImportFailed(NAMED, name=on_line(n), said=Note(TOO_DEEP, levels=transcript.MAX_DEPTH))
     first_ok = bool(records) and (not bad or records[0][0] < bad[0][0])
     if not records or not (first_ok or len(records) > len(bad)):
-        raise ImportFailed(f"line {whole.lineno}: not valid JSON ({whole.msg}, column {whole.colno})")
+        raise ImportFailed(N_("line {line}: not valid JSON ({error}, column {column})"), line=whole.lineno,
+                           error=whole.msg, column=whole.colno)
     last = max(records[-1][0], bad[-1][0] if bad else 0)
     for n, exc in bad:
         if n == last:
@@ -402,23 +439,25 @@ def _by_shape(value: object, notes: Notes) -> tuple[str, Parsed]:
             if openai_chat.looks_like(value):
                 return "openai-chat", openai_chat.read_messages(value, notes)
             return "anthropic-messages", anthropic_api.read_messages(value, notes)
-    raise ImportFailed(f"valid JSON but not a transcript of any known format: it is {describe_json(value)}. "
-                       f"Loopscope reads {KNOWN_FORMATS}")
+    raise ImportFailed(N_("valid JSON but not a transcript of any known format: it is {what}. Loopscope reads "
+                          "{formats}"), what=describe_json(value), formats=Note(KNOWN_FORMATS))
 
 
 def _claude_code(records: list, notes: Notes, thread: str | None) -> tuple[Parsed, list, str]:
     try:
         return claude_code.read(records, notes, thread)
     except claude_code.UnknownThread as exc:
-        raise ImportFailed(str(exc)) from None
+        raise ImportFailed(exc.note) from None
 
 
 def _not_too_long(n_messages: int, n_steps: int) -> None:
     """Refuse a history longer than any a person replays (MAX_MESSAGES, MAX_STEPS), before it costs more."""
     if n_messages > MAX_MESSAGES:
-        raise ImportFailed(f"it holds {n_messages:,} messages, over the limit of {MAX_MESSAGES:,}; nothing was read")
+        raise ImportFailed(N_("it holds {n:,} messages, over the limit of {limit:,}; nothing was read"), n=n_messages,
+                           limit=MAX_MESSAGES)
     if n_steps > MAX_STEPS:
-        raise ImportFailed(f"it makes {n_steps:,} steps, over the limit of {MAX_STEPS:,}; nothing was read")
+        raise ImportFailed(N_("it makes {n:,} steps, over the limit of {limit:,}; nothing was read"), n=n_steps,
+                           limit=MAX_STEPS)
 
 
 def _loopscope(data: dict, notes: Notes, fmt: str = "loopscope") -> Imported:
@@ -427,7 +466,7 @@ def _loopscope(data: dict, notes: Notes, fmt: str = "loopscope") -> Imported:
     try:
         trace = transcript.from_dict(data, strict=False)
     except transcript.TranscriptError as exc:
-        raise ImportFailed(f"a Loopscope transcript that cannot be loaded: {exc}") from None
+        raise ImportFailed(N_("a Loopscope transcript that cannot be loaded: {error}"), error=str(exc)) from None
     for trace_or_branch in (trace, *trace.branches):
         rest = cover_the_rest(trace_or_branch)
         if rest:

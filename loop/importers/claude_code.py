@@ -43,6 +43,7 @@ from datetime import datetime
 from typing import Callable
 
 from ..catalogs import N_
+from ..compact import COMPACTED_WHY
 from ..narrate import short
 from ..rules import tool_results, tool_uses
 from .common import Parsed, ParsedThread, Segment, clean_content, id_key
@@ -56,7 +57,14 @@ RECORD_KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain")
 
 
 class UnknownThread(LookupError):
-    pass
+    """A thread the log does not have; its one argument, `note`, says so in any language."""
+
+    @property
+    def note(self) -> Note:
+        return self.args[0]
+
+    def __str__(self) -> str:
+        return self.note.render()
 
 
 def looks_like(record: object) -> bool:
@@ -167,8 +175,8 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
     if thread is not None:
         chosen = next((t for t in threads if t.id == thread), None)
         if chosen is None:
-            raise UnknownThread(f"no thread {thread!r} in this log; its threads: "
-                                + (", ".join(t.id for t in threads) or "none"))
+            raise UnknownThread(Note(N_("no thread {thread} in this log; its threads: {threads}"), thread=repr(thread),
+                                     threads=", ".join(t.id for t in threads) or "—"))
         return _single(chosen, notes, place), listing, chosen.id
     if not threads:
         return Parsed(), listing, MAIN
@@ -460,8 +468,7 @@ def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
                          if v is not None}
                 segments.append(Segment([], compaction={
                     "kind": kind, **facts, "source": f"compact_boundary ({node.boundary['line'].render()})",
-                    "why": "Claude Code compacted the conversation: from here the model sees the summary, not the "
-                           "messages before it"}))
+                    "why": COMPACTED_WHY}))
                 group, results_open = None, False
                 responses = segments[-1].responses
             continue

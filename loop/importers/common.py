@@ -99,15 +99,20 @@ def clean_content(content: object, where: str | Note, notes: Notes) -> str | lis
     return out
 
 
-def describe_json(value: object) -> str:
-    """A few words on what a JSON value is, for an error message."""
+def describe_json(value: object):
+    """A few words on what a JSON value is, for an error message: a Note (notes.py), said in any language."""
     if isinstance(value, dict):
         keys = list(value)[:8]
-        return f"an object with keys {keys}" + (" …" if len(value) > 8 else "") if keys else "an empty object"
+        if not keys:
+            return Note(N_("an empty object"))
+        return Note(N_("an object with keys {keys} …") if len(value) > 8 else N_("an object with keys {keys}"),
+                    keys=str(keys))
     if isinstance(value, list):
         if not value:
-            return "an empty list"
-        kinds = sorted({type(v).__name__ for v in value})
-        first = f" (the first has keys {list(value[0])[:6]})" if isinstance(value[0], dict) else ""
-        return f"a list of {len(value)} item(s) of type {', '.join(kinds)}{first}"
-    return f"a single {type(value).__name__}"
+            return Note(N_("an empty list"))
+        kinds = ", ".join(sorted({type(v).__name__ for v in value}))
+        if isinstance(value[0], dict):
+            return Note(N_("a list of {n} item(s) of type {kinds} (the first has keys {keys})"), n=len(value),
+                        kinds=kinds, keys=str(list(value[0])[:6]))
+        return Note(N_("a list of {n} item(s) of type {kinds}"), n=len(value), kinds=kinds)
+    return Note(N_("a single {kind}"), kind=type(value).__name__)

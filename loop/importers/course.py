@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from ..blocks import tool_result
 from ..catalogs import N_
+from ..compact import RESENT_WHY
 from ..rules import tool_uses
 from ..tools import ToolOutput
 from ..trace import MAIN
@@ -224,8 +225,7 @@ def _place(stack: list, threads: list, sent: list, request: dict, name: str, not
         return child
     # The same loop, but its history was rewritten (shorter, or earlier messages changed): a compaction.
     top.parsed.segments.append(Segment([], start=len(sent), compaction={
-        "kind": "imported", "why": f"{name}'s request does not go on from the history before it: it sent "
-                                   f"{len(sent)} message(s) where the thread held {len(top.segment.messages)}"}))
+        "kind": "imported", "why": RESENT_WHY.format(name=name, sent=len(sent), held=len(top.segment.messages))}))
     return top
 
 

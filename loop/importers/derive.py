@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from ..blocks import tool_result
 from ..catalogs import N_
+from ..compact import REWRITTEN_WHY
 from ..rules import blocks, tool_results, tool_uses
 from ..runner import GO_ON, why_ended
 from ..tools import ToolOutput
@@ -175,7 +176,7 @@ class _Walk:
         new = segment.messages[: segment.start]
         detail = dict(segment.compaction or {})
         detail.setdefault("kind", "imported")
-        detail.setdefault("why", "the history the log goes on with is not the one before it: it was rewritten")
+        detail.setdefault("why", REWRITTEN_WHY)
         tokens_before = _estimate(held)
         if len(new) == len(held):
             changed = [j for j in range(len(held)) if held[j] != new[j]]

@@ -26,7 +26,9 @@ import threading
 from pathlib import Path
 
 from .. import transcript
-from . import DEFAULT_MAX_BYTES, MAX_FILES, ImportFailed, Imported, Thread, _too_big, import_bytes, import_files
+from ..catalogs import N_
+from . import (DEFAULT_MAX_BYTES, MAX_FILES, NAMED, OVER_UPLOAD, THE_FILE, THE_FILES, ImportFailed, Imported, Thread,
+               _listed, _too_big, import_bytes, import_files)
 from .notes import Note
 
 MEMORY_BYTES = 1536 * 2**20  # the child's address space: Python, the file, and what parsing it makes
@@ -42,9 +44,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def import_isolated(data: bytes, name: str = "", *, thread: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
                     memory_bytes: int = MEMORY_BYTES, cpu_seconds: int = CPU_SECONDS) -> Imported:
     """`import_bytes(data, name, ...)`, run in a child process with `memory_bytes` of address space at most."""
-    label = name or "the file"
+    label = name or Note(THE_FILE)
     if len(data) > max_bytes:  # refused before a process is started for it
-        raise ImportFailed(f"{label}: {_too_big(len(data), max_bytes)}")
+        raise ImportFailed(NAMED, name=label, said=_too_big(len(data), max_bytes))
     return _in_child({"name": name}, data, label, thread, max_bytes, memory_bytes, cpu_seconds)
 
 
@@ -52,18 +54,17 @@ def import_files_isolated(files: list[tuple[str, bytes]], *, thread: str | None 
                           max_bytes: int = DEFAULT_MAX_BYTES, memory_bytes: int = MEMORY_BYTES,
                           cpu_seconds: int = CPU_SECONDS) -> Imported:
     """`import_files(files, ...)`, run in a child process with `memory_bytes` of address space at most."""
-    label = ", ".join(name for name, _ in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-    label = label or "the files"
+    label = _listed([name for name, _ in files]) or Note(THE_FILES)
     total = sum(len(data) for _, data in files)
     if total > max_bytes:  # refused before a process is started for them (a zip's contents are checked there)
-        raise ImportFailed(f"{label}: {_too_big(total, max_bytes)}")
+        raise ImportFailed(NAMED, name=label, said=_too_big(total, max_bytes))
     if len(files) > MAX_FILES:
-        raise ImportFailed(f"{len(files)} files, over the limit of {MAX_FILES} in one import")
+        raise ImportFailed(OVER_UPLOAD, n=len(files), limit=MAX_FILES)
     head = {"names": [name for name, _ in files], "sizes": [len(data) for _, data in files]}
     return _in_child(head, b"".join(data for _, data in files), label, thread, max_bytes, memory_bytes, cpu_seconds)
 
 
-def _in_child(head: dict, data: bytes, label: str, thread: str | None, max_bytes: int, memory_bytes: int,
+def _in_child(head: dict, data: bytes, label: str | Note, thread: str | None, max_bytes: int, memory_bytes: int,
               cpu_seconds: int) -> Imported:
     header = json.dumps({**head, "thread": thread, "max_bytes": max_bytes, "memory_bytes": memory_bytes,
                          "cpu_seconds": cpu_seconds}).encode()
@@ -74,23 +75,26 @@ def _in_child(head: dict, data: bytes, label: str, thread: str | None, max_bytes
             done = subprocess.run([sys.executable, "-m", "loop.importers.isolated"], input=header + b"\n" + data,
                                   capture_output=True, env=env, cwd=ROOT, timeout=cpu_seconds * 2)
         except subprocess.TimeoutExpired:
-            raise ImportFailed(f"{label}: the import took longer than {cpu_seconds * 2} s and was stopped") from None
+            raise ImportFailed(N_("{name}: the import took longer than {seconds} s and was stopped"), name=label,
+                               seconds=cpu_seconds * 2) from None
     if len(done.stdout) > max(ANSWER_FACTOR * len(data), ANSWER_FLOOR):  # what the server would then hold
-        raise ImportFailed(f"{label}: it makes a trace {len(done.stdout) / max(len(data), 1):.0f} times its own "
-                           "size, more than Loopscope keeps for one upload; nothing was read")
+        raise ImportFailed(N_("{name}: it makes a trace {times} times its own size, more than Loopscope keeps for "
+                              "one upload; nothing was read"), name=label,
+                           times=round(len(done.stdout) / max(len(data), 1)))
     try:
         answer = json.loads(done.stdout)
     except ValueError:
         answer = None
     if not isinstance(answer, dict):  # the child died: out of memory or CPU time, most likely
-        raise ImportFailed(f"{label}: reading it needs more than Loopscope gives one upload "
-                           f"({memory_bytes // 2**20} MiB of memory, {cpu_seconds} s of CPU); nothing was read "
-                           f"(the import stopped with status {done.returncode})")
-    if "error" in answer:
-        raise ImportFailed(answer["error"])
+        raise ImportFailed(N_("{name}: reading it needs more than Loopscope gives one upload ({mib} MiB of memory, "
+                              "{seconds} s of CPU); nothing was read (the import stopped with status {status})"),
+                           name=label, mib=memory_bytes // 2**20, seconds=cpu_seconds, status=done.returncode)
+    if "error" in answer:  # a Note, to say in any language (a plain string from an older child)
+        error = answer["error"]
+        raise ImportFailed(Note.from_json(error) if isinstance(error, dict) else str(error))
     trace = transcript.from_dict(answer["trace"], strict=False)
     return Imported(trace, answer["format"], [Note.from_json(n) for n in answer["notes"]],
-                    [Thread(*t) for t in answer["threads"]], answer["thread"])
+                    [Thread(*t) for t in answer["threads"]], answer["thread"], answer.get("logs") or [])
 
 
 def _child() -> None:
@@ -120,15 +124,15 @@ def _child() -> None:
             imported = import_bytes(data, header["name"], thread=header["thread"], max_bytes=header["max_bytes"])
             del data
         answer = {"format": imported.format, "notes": [note.to_json() for note in imported.notes],
-                  "threads": imported.threads, "thread": imported.thread, "trace": transcript.to_dict(imported.trace)}
+                  "threads": imported.threads, "thread": imported.thread, "logs": imported.logs, "trace": transcript.to_dict(imported.trace)}
         out = json.dumps(answer, ensure_ascii=False).encode()
     except ImportFailed as exc:
-        out = json.dumps({"error": str(exc)}).encode()
+        out = json.dumps({"error": exc.note.to_json()}).encode()
     except MemoryError:
-        named = header.get("name") or ", ".join((header.get("names") or [])[:3]) or "the file"
-        out = json.dumps({"error": f"{named}: reading it needs more than the "
-                                   f"{memory // 2**20} MiB of memory Loopscope gives one upload; nothing was "
-                                   "read"}).encode()
+        named = header.get("name") or _listed(header.get("names") or []) or Note(THE_FILE)
+        note = Note(N_("{name}: reading it needs more than the {mib} MiB of memory Loopscope gives one upload; "
+                       "nothing was read"), name=named, mib=memory // 2**20)
+        out = json.dumps({"error": note.to_json()}).encode()
     sys.stdout.buffer.write(out)
 
 

@@ -22,6 +22,7 @@ from html import escape
 
 import streamlit as st
 
+from loop.narrate import why_in
 from loop.trace import Trace
 from loop.views import (breadcrumb, compaction_at, ending, errors_read_at, pending_response, sub_agent_at,
                         thread_name, window)
@@ -169,8 +170,9 @@ def compaction_html(trace: Trace, cursor: int) -> str | None:
     before, after = shown["before"], shown["after"]
     head = ('<h4 class="ls-h4">' + escape(t("compact ({kind}) · messages {a} → {b}", kind=shown["kind"],
                                               a=before["messages"], b=after["messages"])) + "</h4>")
-    if lang() == "en":  # the reason as the run recorded it, in English; the stage note says it in every language
-        head += f'<p class="ls-caption">{escape(str(shown["why"]))}</p>'
+    why = why_in(trace.steps[cursor], lang())  # recorded in English; a known reason said in the page's language
+    if why:
+        head += f'<p class="ls-caption">{escape(why)}</p>'
     sides = [markdown_html(t("**Before** · {n} messages · about {tokens} tokens", n=before["messages"],
                              tokens=f"{before['tokens'] or 0:,}")),
              markdown_html(t("**After** · {n} messages · about {tokens} tokens", n=after["messages"],

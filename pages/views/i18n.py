@@ -37,6 +37,11 @@ def t(text: str, _in: str | None = None, **values) -> str:
     return words.format(**values) if values else words
 
 
+def t_n(singular: str, plural: str, n: int, **values) -> str:
+    """The form of a message for the number `n` in the chosen language (`n` is also a value to fill in)."""
+    return translations(lang()).ngettext(singular, plural, n).format(n=n, **values)
+
+
 def stage_title(stage: str | None) -> str:
     from loop.trace import STAGE_TITLES
 

@@ -49,7 +49,7 @@ def _open(data: bytes, name: str, source: str) -> None:
 def _open_many(files: list[tuple[str, bytes]]) -> None:
     """A Claude Code session with its sub-agents' logs (several files, or a zip): one trace, every thread."""
     imported = import_files_isolated(files, max_bytes=upload_limit())
-    name = imported.trace.meta.get("imported", {}).get("source") or files[0][0]
+    name = imported.logs[0] if imported.logs else files[0][0]
     _keep(imported, name, "upload")
 
 
@@ -57,7 +57,8 @@ def _keep(imported, name: str, source: str) -> None:
     # Every thread of a log (sub-agents included) is in the one trace: the history view goes into and out of them.
     # The warnings are kept as notes, said in the page's language when drawn (it may change after the import).
     st.session_state[REPLAY] = {"trace": imported.trace, "format": imported.format,
-                                "warnings": list(imported.notes), "name": name, "source": source}
+                                "warnings": list(imported.notes), "name": name, "source": source,
+                                "sub_agent_logs": max(len(imported.logs) - 1, 0)}
 
 
 def said(note: Note, language: str) -> str:
@@ -73,7 +74,9 @@ def _open_sample() -> None:
         try:
             _open(sample_path(name, lang()).read_bytes(), f"{name}.json", "sample")
         except (OSError, ImportFailed) as exc:
-            st.session_state["replay-error"] = t("The sample {name} cannot be opened: {error}", name=name, error=exc)
+            error = said(exc.note, lang()) if isinstance(exc, ImportFailed) else inline_code(exc)
+            st.session_state["replay-error"] = t("The sample {name} cannot be opened: {error}", name=inline_code(name),
+                                                 error=error)
         else:
             st.session_state.pop("replay-error", None)
 
@@ -135,15 +138,17 @@ def draw_openers() -> dict | None:
                 _open(uploads[0].getvalue(), uploads[0].name, "upload")
             else:
                 _open_many([(u.name, u.getvalue()) for u in uploads])
-        except ImportFailed as exc:
-            st.session_state["replay-upload-error"] = str(exc)
+        except ImportFailed as exc:  # kept as a Note, said in the page's language when drawn
+            st.session_state["replay-upload-error"] = exc.note
         except Exception as exc:  # an importer's bug must not take the page down
-            st.session_state["replay-upload-error"] = t("{name}: could not be read ({error})", name=named,
-                                                        error=f"{type(exc).__name__}: {exc}")
+            st.session_state["replay-upload-error"] = t("{name}: could not be read ({error})", name=plain(named),
+                                                        error=inline_code(f"{type(exc).__name__}: {exc}"))
         else:
             st.session_state.pop("replay-upload-error", None)
     for key in ("replay-upload-error", "replay-error"):
-        if st.session_state.get(key):
-            st.error(t("**This file cannot be replayed.**") + f" {plain(st.session_state[key])}\n\n"
+        error = st.session_state.get(key)  # a Note from the importer, or Markdown already in the page's language
+        if error:
+            reason = said(error, lang()) if isinstance(error, Note) else error
+            st.error(t("**This file cannot be replayed.**") + f" {reason}\n\n"
                      + t("The replay below is unchanged."), icon=":material/error:")
     return st.session_state.get(REPLAY)
