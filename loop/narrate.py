@@ -41,11 +41,6 @@ def head(trace: Trace, index: int, lang: str = "en") -> str:
 def why_in(step, lang: str) -> str:
     """Why `step` did what it did, in `lang`: its `why`, which the trace keeps in English (the runner's or an
     importer's words), said again in `lang` when it is a known message; any other words as they were recorded."""
-    return _why(step, lang)
-
-
-def _why(step, lang: str) -> str:
-    """The trace keeps why in English; the words are the runner's, so they are said again in `lang`."""
     why = str(step.detail.get("why", ""))
     if lang == "en" or not why:
         return why
@@ -90,8 +85,8 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         return line + (f": {short(' '.join(texts), 100)}" if texts else "")
     if step.stage == "decide":
         if d.get("continues"):
-            return say(lang, "go on: {why}", why=_why(step, lang))
-        return say(lang, "the loop ends: {why}", why=_why(step, lang))
+            return say(lang, "go on: {why}", why=why_in(step, lang))
+        return say(lang, "the loop ends: {why}", why=why_in(step, lang))
     if step.stage == "run_tool" and d.get("thread"):
         return say(lang, "{tool} → the subagent's answer ({thread}): {output}", tool=d.get("name"),
                    thread=d.get("thread"), output=short(d.get("output", ""), 80))
@@ -105,10 +100,10 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
                    after=step.turn_count, reason=step.transition_reason) + complete.batch_extras(d, lang)
     if step.stage == "compact":
         return say(lang, "{kind}: {why} · messages {before} → {after} · about {tokens_before} → {tokens_after} tokens",
-                   kind=d.get("kind"), why=_why(step, lang), before=d.get("messages_before"),
+                   kind=d.get("kind"), why=why_in(step, lang), before=d.get("messages_before"),
                    after=d.get("messages_after"), tokens_before=d.get("tokens_before"),
                    tokens_after=d.get("tokens_after")) + complete.reason(step)
-    return _why(step, lang)
+    return why_in(step, lang)
 
 
 def describe(trace: Trace, index: int, lang: str = "en") -> str:

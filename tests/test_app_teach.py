@@ -104,7 +104,7 @@ def test_the_write_back_belongs_to_the_turn_it_ends_in_every_view():
 
 def test_in_the_complete_loop_a_request_to_continue_ends_its_turn_and_the_note_says_so():
     run = start(scenario="max-tokens", profile="complete")
-    while not run.done:
+    while not run.done:  # the complete loop's waits before a retry skipped, not waited
         run.skip_wait()
         run.execute()
     k = next(s.index for s in run.trace.steps if s.stage == "recover")

@@ -238,28 +238,34 @@ LIT_FACTS = """() => {
 }"""
 
 
+def presenting_at(browser, url: str, query: str, k: int, where: str):
+    """Step k opened by a permalink, presenter mode on at 1280×800, then the projector's 1280×720: the lit stage
+    in view and as readable as the note, nothing cut or overlapping, the history with room. Returns the page."""
+    page = opened(browser, url, f"?{query}&step={k}", 1280, 800)
+    page.locator(".st-key-present label").click()
+    page.wait_for_selector(".ls-state-row", timeout=60_000)
+    wait_for_step(page, k)
+    page.wait_for_timeout(1000)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.wait_for_timeout(300)
+    facts = page.evaluate(LIT_FACTS)
+    where = f"{where}, step {k} ({facts['stage']})"
+    assert truncated(page) == [], where
+    assert overlapping(page) == [], where
+    assert slanted(page) == [], where
+    lit = facts["lit"]
+    assert lit and lit["top"] >= 0 and lit["bottom"] <= facts["height"] and lit["right"] <= facts["width"], where
+    assert facts["litPx"] >= 0.9 * facts["notePx"] > 0, (where, facts["litPx"], facts["notePx"])
+    assert facts["panel"]["bottom"] <= facts["height"] + 1 and facts["panel"]["height"] >= 200, (where, facts)
+    return page
+
+
 @pytest.mark.parametrize("scenario", ["subagent", "compact"])
 @pytest.mark.parametrize("lang", LANGS)
 def test_presenter_mode_inside_a_sub_agent_and_at_a_compaction_keeps_the_lit_stage_readable(browser, url, lang,
                                                                                             scenario):
     for k in _moments(scenario):
-        page = opened(browser, url, f"?scenario={scenario}&step={k}&lang={lang}", 1280, 800)
-        page.locator(".st-key-present label").click()
-        page.wait_for_selector(".ls-state-row", timeout=60_000)
-        wait_for_step(page, k)
-        page.wait_for_timeout(1000)
-        page.set_viewport_size({"width": 1280, "height": 720})
-        page.wait_for_timeout(300)
-        facts = page.evaluate(LIT_FACTS)
-        where = f"{scenario}, {lang}, step {k} ({facts['stage']})"
-        assert truncated(page) == [], where
-        assert overlapping(page) == [], where
-        assert slanted(page) == [], where
-        lit = facts["lit"]
-        assert lit and lit["top"] >= 0 and lit["bottom"] <= facts["height"] and lit["right"] <= facts["width"], where
-        assert facts["litPx"] >= 0.9 * facts["notePx"] > 0, (where, facts["litPx"], facts["notePx"])
-        assert facts["panel"]["bottom"] <= facts["height"] + 1 and facts["panel"]["height"] >= 200, (where, facts)
-        page.close()
+        presenting_at(browser, url, f"scenario={scenario}&lang={lang}", k, f"{scenario}, {lang}").close()
 
 
 def _complete_moments() -> list[tuple[str, int]]:
@@ -281,23 +287,9 @@ def test_presenter_mode_keeps_the_complete_loop_s_stages_as_readable_as_the_note
     """The complete loop draws its retry and recovery stages beside the chapter's: a wider picture, which the
     projector's screen must not shrink below the note's size."""
     for scenario, k in _complete_moments():
-        page = opened(browser, url, f"?scenario={scenario}&profile=complete&step={k}&lang={lang}", 1280, 800)
-        page.locator(".st-key-present label").click()
-        page.wait_for_selector(".ls-state-row", timeout=60_000)
-        wait_for_step(page, k)
-        page.wait_for_timeout(1000)
-        page.set_viewport_size({"width": 1280, "height": 720})
-        page.wait_for_timeout(300)
-        facts = page.evaluate(LIT_FACTS)
-        where = f"{scenario}, {lang}, step {k} ({facts['stage']})"
-        assert page.locator(".ls-diagram [data-stage='retry']").count() == 1, where  # the complete loop's picture
-        assert truncated(page) == [], where
-        assert overlapping(page) == [], where
-        assert slanted(page) == [], where
-        lit = facts["lit"]
-        assert lit and lit["top"] >= 0 and lit["bottom"] <= facts["height"] and lit["right"] <= facts["width"], where
-        assert facts["litPx"] >= 0.9 * facts["notePx"] > 0, (where, facts["litPx"], facts["notePx"])
-        assert facts["panel"]["bottom"] <= facts["height"] + 1 and facts["panel"]["height"] >= 200, (where, facts)
+        page = presenting_at(browser, url, f"scenario={scenario}&profile=complete&lang={lang}", k,
+                             f"{scenario}, {lang}")
+        assert page.locator(".ls-diagram [data-stage='retry']").count() == 1, scenario  # the complete loop's picture
         if scenario == "overloaded":
             SHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SHOTS / f"presenter-complete-{lang}.png"))
