@@ -70,6 +70,18 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
+# The page shows the step as the server drew it: its run is over, and no step the browser showed ahead of the
+# server's answer (pages/views/ahead.py) is left on it.
+DRAWN = f"document.querySelector(\"{IDLE}\") !== null && document.querySelector('[data-ahead]') === null"
+
+
+def wait_for_status(page, prefix: str, timeout: float = 60_000) -> None:
+    """Until the page's heading starts with `prefix` ("Step 3 of 9"), as the server drew it."""
+    page.wait_for_function(
+        f"""(prefix) => [...document.querySelectorAll('h3')].some(h => h.textContent.startsWith(prefix))
+                        && {DRAWN}""", arg=prefix, timeout=timeout)
+
+
 def wait_idle(page, timeout: float = 120_000) -> None:
     """Until the page's script has finished its run."""
     page.wait_for_selector(IDLE, timeout=timeout)

@@ -72,6 +72,11 @@ def html_bodies(at) -> list[str]:
     return [el.proto.body for el in at.get("html")]
 
 
+def words(at) -> str:
+    """The line beside the buttons (what comes next), as the reader sees it."""
+    return next(html_text(b) for b in html_bodies(at) if 'class="ls-words"' in b)
+
+
 def page_text(at) -> str:
     """Everything the page says in Markdown and in HTML elements, as text (for `in` checks)."""
     return "\n".join([m.value for m in at.markdown] + [html_text(b) for b in html_bodies(at)])

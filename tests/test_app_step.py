@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from loop import transcript
 from tests.apptest import app, click, download, slider
-from tests.tables import history_roles, page_text, table
+from tests.tables import history_roles, page_text, table, words
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,7 +62,7 @@ def test_step_through_two_tools_to_the_end():
     assert last["transition_reason"] == ""  # None: the loop ended with no reason to go on
     now = table(at, "messages (count)")  # the LoopState now: one row
     assert now.iloc[0].to_dict() == {"messages (count)": "4", "turn_count": "2", "transition_reason": "None"}
-    assert any("The loop has ended. The model finished its answer (end_turn)." in m.value for m in at.markdown)
+    assert words(at) == "The loop has ended. The model finished its answer (end_turn)."
     assert at.button(key="live-to-end").disabled
 
     # The history draws one card per message, and every tool_use id is on the page.
@@ -172,10 +172,9 @@ def test_keys_only_move_the_cursor_as_the_page_and_the_readme_say():
     run = at.session_state["live-run"]
     # At the end of the trace Step executes, so no key is bound to it; nor to Run to end.
     assert shortcuts(at) == {"first": "home", "back": "left", "step": "", "last": "end", "to-end": ""}
-    assert any("Next, a click on **Step** executes *stop_reason: go on or end?*; the keys only move over recorded steps."
-               in m.value for m in at.markdown)
+    assert words(at) == "Next, a click on Step executes stop_reason: go on or end?; the keys only move over recorded steps."
     click(at, "live-back")
     assert shortcuts(at) == {"first": "home", "back": "left", "step": "right", "last": "end", "to-end": ""}
-    assert any("Moving the cursor runs nothing" in m.value for m in at.markdown)
+    assert words(at) == "Moving the cursor runs nothing: every step is already recorded."
     click(at, "live-last")  # End: the last recorded step, nothing executed
     assert run.trace.cursor == 2 and len(run.trace) == 3 and at.button(key="live-last").disabled

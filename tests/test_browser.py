@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from loop import transcript
-from tests.browser import CHROMIUM, IDLE, launch, serve_app
+from tests.browser import CHROMIUM, IDLE, launch, serve_app, wait_for_status
 
 ROOT = Path(__file__).resolve().parent.parent
 # The blocks of the history's messages, in page order: (kind, text) for each block's heading and its code.
@@ -49,13 +49,6 @@ def page(url):
 def status(page) -> str:
     heads = [h for h in page.locator("h3").all_text_contents() if h.startswith("Step ")]
     return heads[0] if heads else ""
-
-
-def wait_for_status(page, prefix: str, timeout: float = 60_000) -> None:
-    page.wait_for_function(
-        """([prefix, idle]) => [...document.querySelectorAll('h3')].some(h => h.textContent.startsWith(prefix))
-                               && document.querySelector(idle) !== null""",
-        arg=[prefix, IDLE], timeout=timeout)
 
 
 def click_step(page, k: int, n: int | None = None) -> None:

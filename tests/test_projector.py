@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import IDLE, launch
+from tests.browser import DRAWN, IDLE, launch
 from tests.test_browser import url  # noqa: F401 (the app, served once for the module, as a fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,9 +116,9 @@ def opened(browser, url: str, path: str, width: int, height: int):
 
 def wait_for_step(page, k: int) -> None:
     page.wait_for_function(
-        """([k, idle]) => document.querySelector(`.ls-panel[data-step="${k}"]`) !== null
-                          && document.querySelector(`.ls-diagram-box[data-step="${k}"] svg`) !== null
-                          && document.querySelector(idle) !== null""", arg=[k, IDLE], timeout=60_000)
+        f"""(k) => document.querySelector(`.ls-panel[data-step="${{k}}"]`) !== null
+                  && document.querySelector(`.ls-diagram-box[data-step="${{k}}"] svg`) !== null && {DRAWN}""",
+        arg=k, timeout=60_000)
     page.wait_for_timeout(150)  # the panel's scroll happens in the next frame
 
 

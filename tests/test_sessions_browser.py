@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, IDLE, launch, resume_saved_run, serve_app
+from tests.browser import CHROMIUM, IDLE, launch, resume_saved_run, serve_app, wait_for_status
 
 KEY = "sk-ant-api03-student-A-secret-0123456789"
 
@@ -26,13 +26,6 @@ def url():
 def status(page) -> str:
     heads = [h for h in page.locator("h3").all_text_contents() if h.startswith("Step ")]
     return heads[0] if heads else ""
-
-
-def wait_for_status(page, prefix: str) -> None:
-    page.wait_for_function(
-        """([prefix, idle]) => [...document.querySelectorAll('h3')].some(h => h.textContent.startsWith(prefix))
-                               && document.querySelector(idle) !== null""",
-        arg=[prefix, IDLE], timeout=60_000)
 
 
 def step(page, k: int) -> None:

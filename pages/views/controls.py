@@ -13,6 +13,8 @@ is Last's key in a live run (in a replay, Run to end only jumps, and End is its)
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
+from html import escape
 
 import streamlit as st
 
@@ -23,13 +25,14 @@ from loop.runner import DENIED, Run
 from loop.trace import Trace
 from loop.views import ending, status_line, what_happened
 
-from .blocks import plain
+from .blocks import markdown_html, plain
 from .gate import draw_gate, waiting
 from .i18n import lang, stage_title, t
 from .presenter import presenting, stopped_by_click
 from .streaming import streamed
 
 from .attempts import attempts_note, attempts_shown
+from .clicks import ask, taken
 from .gate import gate_on
 from .progress import arm, armed_key, draw_progress
 
@@ -123,39 +126,47 @@ def _goto(trace: Trace, slider_key: str) -> None:
 
 
 def _ask(key: str, action: str) -> None:
-    st.session_state[f"{key}-action"] = action  # done in the script body, where progress can be drawn
+    ask(key, action)  # done in the script body, where progress can be drawn
 
 
-def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, saved=None) -> str:
+def _handle(action: str, run: Run | None, trace: Trace, key: str, saved) -> None:
+    if action == "first":
+        trace.first()
+    elif action == "back":
+        trace.back()
+    elif action == "step":
+        _step(run, trace, key)
+    elif action == "last":
+        trace.last()
+    elif action == "to_end":
+        _run_to_end(run, trace, key, saved)
+    elif action == "retry" and run is not None:
+        _retry(run, key)
+    elif action in ("approve", "deny") and waiting(run):
+        with st.spinner(t("Running {stage}…", stage=stage_title("run_tool"))):
+            given = None if action == "approve" else DENIED
+            _execute(run, key, lambda observer: run.execute(given=given, observer=observer))
+
+
+def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
+                  saved=None) -> Callable[[int], str]:
     """The buttons, the error and Retry (live only), the slider and the status line; `save()` draws beside it.
 
     `saved()` is called once a click has changed the trace (and after each step of Run to end), before the page
-    shows the new step. Returns what comes next, in a sentence (Markdown): drawn under the buttons, except in
-    presenter mode, which has no row to spare and puts it under the diagram.
+    shows the new step. Returns `words_at(k)`: what comes next with the cursor at k, in a sentence (Markdown),
+    drawn beside the buttons, except in presenter mode, which has no row to spare and puts it under the diagram.
     """
     bar = st.container()  # drawn after the click is handled, so enabled/disabled match the new cursor
     feedback = st.container()
-    action = st.session_state.pop(f"{key}-action", None)
-    stopped_by_click(action)  # any click stops the presenter's autoplay
-    if action in ("first", "back", "last"):  # moving away: a call asked for after a wait is asked no more
+    actions = taken(key)
+    stopped_by_click(bool(actions))  # any click stops the presenter's autoplay
+    if {"first", "back", "last"} & set(actions):  # moving away: a call asked for after a wait is asked no more
         st.session_state.pop(armed_key(key), None)
     with feedback:
-        if action == "first":
-            trace.first()
-        elif action == "back":
-            trace.back()
-        elif action == "step":
-            _step(run, trace, key)
-        elif action == "last":
-            trace.last()
-        elif action == "to_end":
-            _run_to_end(run, trace, key, saved)
-        elif action == "retry" and run is not None:
-            _retry(run, key)
-        elif action in ("approve", "deny") and waiting(run):
-            with st.spinner(t("Running {stage}…", stage=stage_title("run_tool"))):
-                given = None if action == "approve" else DENIED
-                _execute(run, key, lambda observer: run.execute(given=given, observer=observer))
+        for action in actions:
+            _handle(action, run, trace, key, saved)
+            if run is not None and f"{key}-error" in st.session_state:  # a failed stage: the clicks after it wait
+                break
         if saved is not None:
             saved()
         error = st.session_state.get(f"{key}-error") if run is not None else None
@@ -175,9 +186,8 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, sav
             draw_gate(gated, key, _ask)
     with bar:
         st.markdown(f"### {status_line(trace, trace.cursor, t)}")
-        happened = what_happened(trace, trace.cursor, lang())
-        if happened and not presenting():
-            st.markdown(f":material/lightbulb: {plain(happened)}")  # the narration quotes commands and JSON
+        if trace.cursor >= 0 and not presenting():
+            st.html(said_html(trace, trace.cursor, key))
         live = run is not None
         # One row that wraps rather than squeezes: every button keeps its whole label, in every language,
         # at 1280 px (columns of fixed shares cut "最初" to a sliver).
@@ -210,22 +220,38 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None, sav
                                   args=(trace, slider_key), label_visibility="collapsed")
             if save is not None:
                 save()
-            end = ending(trace, trace.cursor, t)
-            if run is not None and at_end:
-                nxt = run.next_stage()
-                frame = run.frames[-1]
-                words = (t("The loop has ended.") + " " + (end or "") if nxt is None else
-                         t("Next: **Run** or **Deny** the command above.") if gated else
-                         t("Next, a click on **Step** starts the sub-agent's own loop: *{stage}*.",
-                           stage=stage_title(nxt)) if nxt == "user_request" and frame.state.stage is not None else
-                         t("Next, a click on **Step** goes back to the parent: *{stage}* takes the sub-agent's "
-                           "answer.", stage=stage_title(nxt)) if frame.state.ended else
-                         t("Next, a click on **Step** executes *{stage}*; the keys only move over recorded steps.",
-                           stage=stage_title(nxt) + _attempt(run, nxt)))
-            elif not at_end:
-                words = t("Moving the cursor runs nothing: every step is already recorded.")
-            else:
-                words = t("The last recorded step.") + (" " + end if end else "")
+            words_at = _words(trace, run, gated)
             if not presenting():
-                st.markdown(words, width="stretch")
-    return words
+                st.html(words_html(words_at(trace.cursor), key), width="stretch")
+    return words_at
+
+
+def _words(trace: Trace, run: Run | None, gated) -> Callable[[int], str]:
+    """What comes next, in a sentence (Markdown), for the cursor at `k`: the same for any recorded step but the last."""
+    def words_at(k: int) -> str:
+        end = ending(trace, k, t)
+        if run is not None and k >= len(trace) - 1:
+            nxt = run.next_stage()
+            frame = run.frames[-1]
+            return (t("The loop has ended.") + " " + (end or "") if nxt is None else
+                    t("Next: **Run** or **Deny** the command above.") if gated else
+                    t("Next, a click on **Step** starts the sub-agent's own loop: *{stage}*.",
+                      stage=stage_title(nxt)) if nxt == "user_request" and frame.state.stage is not None else
+                    t("Next, a click on **Step** goes back to the parent: *{stage}* takes the sub-agent's "
+                      "answer.", stage=stage_title(nxt)) if frame.state.ended else
+                    t("Next, a click on **Step** executes *{stage}*; the keys only move over recorded steps.",
+                      stage=stage_title(nxt) + _attempt(run, nxt)))
+        if k < len(trace) - 1:
+            return t("Moving the cursor runs nothing: every step is already recorded.")
+        return t("The last recorded step.") + (" " + end if end else "")
+    return words_at
+
+
+def said_html(trace: Trace, k: int, key: str) -> str:
+    """What step `k` did, in one line: the narration, which quotes commands and JSON as they are."""
+    return f'<p class="ls-said" id="ls-said-{key}">{escape(what_happened(trace, k, lang()))}</p>'  # its icon: CSS
+
+
+def words_html(words: str, key: str) -> str:
+    """The line beside the buttons (Markdown) as HTML."""
+    return f'<div class="ls-words" id="ls-words-{key}">{markdown_html(words)}</div>'

@@ -86,9 +86,9 @@ def apply() -> None:
         st.markdown(CSS, unsafe_allow_html=True)
 
 
-def stopped_by_click(action: str | None) -> None:
+def stopped_by_click(clicked: bool) -> None:
     """Any click of the controls stops autoplay."""
-    if action:
+    if clicked:
         _stop()
 
 

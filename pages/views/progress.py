@@ -17,6 +17,7 @@ from loop.narrate_complete import error_label, number
 from loop.runner import Run
 
 from .blocks import in_code
+from .clicks import ask
 from .i18n import t
 
 TICK = 0.25  # seconds between two redraws of the countdown
@@ -55,7 +56,7 @@ def draw_progress(run: Run | None, key: str) -> None:
     elif run is not None and run.trace.at_end and armed_key(key) in st.session_state:
         action = st.session_state.pop(armed_key(key))
         if not run.done:
-            st.session_state[f"{key}-action"] = action
+            ask(key, action)
             st.rerun()
 
 
@@ -67,7 +68,7 @@ def _live(run: Run, key: str) -> None:
     if left <= 0 and not running:  # over: the page takes over again (and Step's call goes, if it was asked for)
         if armed:
             st.session_state.pop(armed_key(key), None)
-            st.session_state[f"{key}-action"] = armed
+            ask(key, armed)
         st.rerun()
     if left > 0:
         retry = run.trace.steps[-1]

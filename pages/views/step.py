@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from html import escape
 
 import streamlit as st
@@ -13,10 +14,11 @@ from loop.profiles import COMPLETE
 from loop.runner import Run
 from loop.trace import Trace
 from loop.transcript import dumps
-from loop.views import ending, errors_read_at, turn_count_change
+from loop.views import ending, errors_read_at, status_line, turn_count_change
 
+from .ahead import ahead_script
 from .complete_state import draw_complete_state
-from .controls import draw_controls
+from .controls import draw_controls, said_html, words_html
 from .copylink import draw_copy_link
 from .forks import branches, draw_fork, with_branches
 from .blocks import draw_style, markdown_html
@@ -28,7 +30,7 @@ from .permalink import keep_url
 from .presenter import PRESENTER_HEIGHT, presenting
 from .raw import draw_raw
 from .runs import autosave
-from .tables import draw_state_row, draw_tables
+from .tables import draw_state_row, draw_tables, state_row_html
 
 
 def draw_save(trace: Trace, key: str, name: str, run: Run | None = None) -> None:
@@ -54,8 +56,8 @@ def diagram_html(trace: Trace, cursor: int, key: str, heading: str = "", after: 
             f'<script>document.getElementById("{box}").innerHTML = {code};</script>')
 
 
-def draw_views(trace: Trace, cursor: int, key: str, next_words: str = "") -> None:
-    """The diagram and its note beside the history, as ONE element: a click redraws one thing, not a dozen.
+def views_html(trace: Trace, cursor: int, key: str, next_words: str = "") -> str:
+    """The diagram and its note beside the history, as HTML.
 
     Presenter mode puts the note above the history (the diagram keeps the room it needs to stay readable),
     `next_words` (what comes next) under the diagram, and the history fills the screen.
@@ -72,8 +74,30 @@ def draw_views(trace: Trace, cursor: int, key: str, next_words: str = "") -> Non
     grid = "ls-grid ls-present" if presenting() else "ls-grid"
     if presenting() and trace.meta.get("profile") == COMPLETE:  # its retry and recovery stages beside the loop
         grid += " ls-wide"
-    st.html(f'<div class="{grid}"><div class="ls-col">{left}</div><div class="ls-col">{right}</div></div>',
-            unsafe_allow_javascript=True)
+    return (f'<div class="{grid}" id="ls-grid-{key}"><div class="ls-col">{left}</div>'
+            f'<div class="ls-col">{right}</div></div>')
+
+
+def step_html(trace: Trace, k: int, key: str, words_at: Callable[[int], str]) -> dict:
+    """What shows step k outside the tables, as the browser shows it before the server answers (see ahead.py):
+    the heading's text, the elements above and beside the buttons by id, and the views."""
+    if presenting():
+        parts = {f"ls-state-{key}": state_row_html(trace, k, key)}
+    else:
+        parts = {f"ls-said-{key}": said_html(trace, k, key), f"ls-words-{key}": words_html(words_at(k), key)}
+    return {"status": status_line(trace, k, t), "parts": parts,
+            "views": views_html(trace, k, key, words_at(k) if presenting() else "")}
+
+
+def draw_views(trace: Trace, cursor: int, key: str, words_at: Callable[[int], str]) -> None:
+    """The views at `cursor` as ONE element: a click redraws one thing, not a dozen.
+
+    A second, hidden element carries the steps beside the cursor, so that Back and Step show at once (see
+    ahead.py); `words_at(k)` is what comes next at step k.
+    """
+    st.html(views_html(trace, cursor, key, words_at(cursor) if presenting() else ""), unsafe_allow_javascript=True)
+    beside = {k: step_html(trace, k, key, words_at) for k in (cursor - 1, cursor + 1) if 0 <= k < len(trace)}
+    st.html(ahead_script(key, cursor, status_line(trace, cursor, t), beside), unsafe_allow_javascript=True)
 
 
 def note_extras(trace: Trace, cursor: int, presenter: bool = False) -> list[str]:
@@ -143,15 +167,15 @@ def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run"
         draw_save(trace, key, name, run)
         draw_copy_link(key)
 
-    next_words = draw_controls(trace, key, run, save=header, saved=changed)
+    words_at = draw_controls(trace, key, run, save=header, saved=changed)
     cursor = trace.cursor
     if trace.has_threads and not presenting():  # where the cursor is among the threads: up, or into a sub-agent
         draw_threads(trace, cursor, key)  # (a presenter steps in and out with Step; the heading names the thread)
     if presenting():  # one screen: the state in one row, the diagram, the note and the newest messages
-        draw_state_row(trace, cursor)
-        draw_views(trace, cursor, key, next_words)
+        draw_state_row(trace, cursor, key)
+        draw_views(trace, cursor, key, words_at)
         return
-    draw_views(trace, cursor, key)
+    draw_views(trace, cursor, key, words_at)
     draw_pager(trace, cursor, key)
     draw_fork(trace, cursor, run, key)
     draw_tables(trace, cursor, key)

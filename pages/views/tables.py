@@ -200,10 +200,15 @@ def loop_state_html(trace: Trace, cursor: int) -> str:
     return "".join(out)
 
 
-def draw_state_row(trace: Trace, cursor: int) -> None:
+def state_row_html(trace: Trace, cursor: int, key: str) -> str:
     """Presenter mode's LoopState: one row (turn_count, transition_reason, stop_reason, messages), large."""
     fields = presenter_state(trace, cursor)  # the chapter's own names, as code in every language
     items = "".join(f'<span class="ls-field"><code>{escape(f)}</code> <b class="ls-value">{cell(v)}</b></span>'
                     for f, v in fields)
-    st.html('<div class="ls-state-row" data-table="state-row"><span class="ls-state-name">LoopState</span>'
-            + items + "</div>")
+    return (f'<div class="ls-state-row" id="ls-state-{key}" data-table="state-row"><span class="ls-state-name">'
+            f'LoopState</span>{items}</div>')
+
+
+def draw_state_row(trace: Trace, cursor: int, key: str) -> None:
+    """The one-row LoopState of presenter mode."""
+    st.html(state_row_html(trace, cursor, key))

@@ -1,0 +1,102 @@
+"""Back and Step shown at once, as Python Tutor shows them: the steps beside the cursor go with the page.
+
+Every page run sends, in a hidden element beside the views, the steps just before and after the cursor,
+already drawn: the heading, the line saying what happened and the line beside the buttons (in presenter
+mode, the one-row LoopState instead), and the views (the diagram, the note, the history). A click on Back
+or Step, or ← / →, puts that step on the screen at once, in the browser. The server's answer follows a
+moment later and replaces it with the same words, and with what only the server draws: the tables under
+the views, the buttons' states, the URL, the saved cursor.
+
+Only recorded steps are sent: a Step that executes a stage waits for the server, and so does a second
+click before the server has answered the first, unless it goes back to where the server is. Should the
+server not answer a click (a lost connection), the page goes back to the step the server last drew.
+"""
+
+from __future__ import annotations
+
+import json
+
+# The browser's half. Installed once a page; each page run gives it the steps beside the new cursor.
+# Streamlit owns the heading (a Markdown element: only its one text node is changed, as Streamlit itself
+# changes it) and the HTML elements (replaced whole, as Streamlit replaces them); nothing else is touched.
+SCRIPT = """(() => {
+const data = DATA;
+data.server = data.shown;
+data.steps[data.shown] = {status: data.status};  // the rest of it is on the screen: kept when first left
+const all = window.lsAhead || (window.lsAhead = {});
+if (all[data.key]) clearTimeout(all[data.key].timer);
+all[data.key] = data;
+if (window.lsAheadOn) return;
+window.lsAheadOn = true;
+const BY = {back: -1, step: 1};
+const KEYS = {ArrowLeft: "back", ArrowRight: "step"};
+const rerun = (box) => box.querySelectorAll("script").forEach((old) => {
+  const script = document.createElement("script");
+  script.textContent = old.textContent;
+  old.replaceWith(script);
+});
+const show = (d, k) => {
+  const to = d.steps[k], from = d.steps[d.shown];
+  if (!to || !from || !to.views) return false;
+  const head = [...document.querySelectorAll("h3 [data-heading-text]")].find((s) => s.textContent === from.status);
+  const grid = document.getElementById("ls-grid-" + d.key);
+  const parts = Object.keys(to.parts).map((id) => document.getElementById(id));
+  if (!head || head.childNodes.length !== 1 || head.firstChild.nodeType !== Node.TEXT_NODE || !grid
+      || parts.includes(null)) return false;
+  const box = grid.parentElement;
+  if (!from.views) {
+    from.parts = Object.fromEntries(parts.map((el) => [el.id, el.outerHTML]));
+    from.views = box.innerHTML;
+  }
+  head.firstChild.nodeValue = to.status;
+  parts.forEach((el) => { el.outerHTML = to.parts[el.id]; });
+  box.innerHTML = to.views;
+  rerun(box);
+  if (k !== d.server) document.getElementById("ls-grid-" + d.key).dataset.ahead = "1";
+  d.shown = k;
+  return true;
+};
+const heal = (d) => {  // the server's answer replaces `d`; without one, its last step comes back
+  clearTimeout(d.timer);
+  d.timer = setTimeout(function check() {
+    if (all[d.key] !== d || d.shown === d.server) return;
+    if (document.querySelector("[data-test-script-state='running']")) { d.timer = setTimeout(check, 500); return; }
+    show(d, d.server);
+  }, 3000);
+};
+const press = (button, key, action) => {
+  const d = all[key];
+  if (!d || button.disabled) return;
+  const k = d.shown + BY[action];
+  setTimeout(() => { if (show(d, k)) heal(d); });  // after Streamlit has sent the click on its way
+};
+const find = (button) => {
+  for (const key in all) for (const action in BY) {
+    if (button.closest(".st-key-" + key + "-" + action)) return [key, action];
+  }
+  return null;
+};
+document.addEventListener("click", (event) => {
+  const button = event.target.closest && event.target.closest("button");
+  const found = button && find(button);
+  if (found) press(button, ...found);
+}, true);
+document.addEventListener("keydown", (event) => {  // as Streamlit's own shortcuts: no modifier, not while typing
+  const action = KEYS[event.key];
+  const typing = event.target.closest && event.target.closest("input, textarea, select, [contenteditable]");
+  if (!action || typing || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+  for (const key in all) {
+    const button = document.querySelector(".st-key-" + key + "-" + action + " button");
+    if (button && button.querySelector("[data-has-shortcut='true']")) press(button, key, action);
+  }
+}, true);
+})();"""
+
+
+def ahead_script(key: str, cursor: int, status: str, beside: dict[int, dict]) -> str:
+    """A hidden element whose script holds the steps `beside` the cursor, each a dict of `status` (the heading's
+    text), `parts` (the HTML of each element, by id, that shows it outside the views) and `views` (the HTML of
+    the views element); `status` is the heading of the step under the cursor."""
+    # No "<" in the script: the sanitiser drops a script that has one.
+    data = json.dumps({"key": key, "shown": cursor, "status": status, "steps": beside}).replace("<", "\\u003c")
+    return f'<div class="ls-ahead"></div><script>{SCRIPT.replace("DATA", data)}</script>'

@@ -1,0 +1,143 @@
+"""Back and Step show their step in the browser at once, before the server answers (pages/views/ahead.py),
+in every language; the server's answer then changes nothing the learner reads. Shown with the server
+stopped (SIGSTOP): whatever the page shows then, the browser drew by itself."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.browser import CHROMIUM, IDLE, launch, serve_app
+
+# What a learner reads of the step on the screen: the heading, the line saying what happened, the line beside the
+# buttons and the views (the diagram's lit stage, the note, the history), and which step the views are of.
+READ = """() => {
+    const heading = [...document.querySelectorAll('h3')].map(h => h.textContent).find(t => /\\d/.test(t)) || '';
+    const text = (id) => { const el = document.getElementById(id); return el ? el.innerText : null; };
+    const grid = document.getElementById('ls-grid-live');
+    return {heading, said: text('ls-said-live'), words: text('ls-words-live'), state: text('ls-state-live'),
+            views: grid ? grid.innerText : null,
+            panel: grid && grid.querySelector('.ls-panel') ? grid.querySelector('.ls-panel').dataset.step : null,
+            diagram: grid && grid.querySelector('.ls-diagram-box svg') ? grid.querySelector('.ls-diagram-box').dataset.step
+                                                                     : null,
+            ahead: document.querySelector('[data-ahead]') !== null};
+}"""
+HEADINGS = {"en": "Step {k} of", "ja": "ステップ {k} /", "zh": "第 {k} /"}
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium (`make chromium`).")
+    started = []
+    with serve_app(started=started) as address:
+        yield address, started[0]
+
+
+@pytest.fixture
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = launch(p)
+        yield chromium
+        chromium.close()
+
+
+@contextlib.contextmanager
+def stopped(process):
+    """The server stopped: it reads nothing and answers nothing until the block ends."""
+    os.kill(process.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(process.pid, signal.SIGCONT)
+
+
+def open_page(browser, url: str, **query: str):
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "/?" + "&".join(f"{k}={v}" for k, v in query.items()))
+    page.wait_for_selector(IDLE, timeout=60_000)
+    page.wait_for_selector("#ls-grid-live .ls-diagram-box svg", timeout=60_000)
+    page.wait_for_timeout(300)
+    return page
+
+
+def shows(page, lang: str, k: int, ahead: bool, timeout: float = 10_000) -> dict:
+    """Wait until the page shows step k (ahead of the server, or as the server drew it); what it shows."""
+    page.wait_for_function(
+        """([prefix, k, ahead, idle]) => {
+            const heading = [...document.querySelectorAll('h3')].some(h => h.textContent.startsWith(prefix));
+            const grid = document.getElementById('ls-grid-live');
+            return heading && grid && grid.querySelector(`.ls-panel[data-step="${k}"]`) !== null
+                && grid.querySelector(`.ls-diagram-box[data-step="${k}"] svg`) !== null
+                && (grid.dataset.ahead === '1') === ahead && (ahead || document.querySelector(idle) !== null);
+        }""", arg=[HEADINGS[lang].format(k=k), k, ahead, IDLE], timeout=timeout)
+    return page.evaluate(READ)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "zh"])
+def test_back_and_step_show_their_step_before_the_server_answers(server, browser, lang):
+    url, process = server
+    page = open_page(browser, url, scenario="two-tools", step="99", lang=lang)
+    at_end = page.evaluate(READ)
+    assert at_end["panel"] == "10" and not at_end["ahead"]
+    with stopped(process):
+        page.locator(".st-key-live-back button").click()
+        early = shows(page, lang, 9, ahead=True)
+    answered = shows(page, lang, 9, ahead=False)
+    assert {**early, "ahead": False} == answered  # the server's answer changes nothing the learner reads
+    assert early["said"] and early["words"] and early["views"] and early["heading"] != at_end["heading"]
+    with stopped(process):
+        page.keyboard.press("ArrowRight")  # → is Step where Step only moves
+        early = shows(page, lang, 10, ahead=True)
+    assert {**early, "ahead": False} == shows(page, lang, 10, ahead=False) == {**at_end, "ahead": False}
+    page.locator(".st-key-live-back button").click()
+    middle = shows(page, lang, 9, ahead=False)  # (at the end Step is off until the server says it is not)
+    with stopped(process):  # Back, and Step again before the server answers: the step it drew comes back as it was
+        page.locator(".st-key-live-back button").click()
+        shows(page, lang, 8, ahead=True)
+        page.locator(".st-key-live-step button").click()
+        assert shows(page, lang, 9, ahead=False) == middle
+    page.wait_for_timeout(1_000)
+    assert shows(page, lang, 9, ahead=False) == middle
+
+
+def test_a_presenter_s_click_shows_its_step_and_its_one_row_loop_state_at_once(server, browser):
+    url, process = server
+    page = open_page(browser, url, scenario="two-tools", step="99")
+    page.locator(".st-key-present label").click()
+    page.wait_for_selector("#ls-state-live", timeout=60_000)
+    page.wait_for_timeout(500)
+    at_end = shows(page, "en", 10, ahead=False)
+    with stopped(process):
+        page.keyboard.press("ArrowLeft")  # a presenter's clicker sends the arrow keys
+        early = shows(page, "en", 9, ahead=True)
+    assert early["state"] != at_end["state"] and "turn_count" in early["state"]
+    assert {**early, "ahead": False} == shows(page, "en", 9, ahead=False)
+
+
+def test_a_click_the_server_does_not_answer_goes_back_to_the_server_s_step_until_it_does(server, browser):
+    url, process = server
+    page = open_page(browser, url, scenario="two-tools", step="99")
+    with stopped(process):
+        page.locator(".st-key-live-back button").click()
+        shows(page, "en", 9, ahead=True)
+        page.wait_for_timeout(4_000)  # no answer yet: the step the server drew last comes back
+        shows(page, "en", 10, ahead=False)
+    shows(page, "en", 9, ahead=False)  # the click was not lost: the server answers it
+
+
+def test_a_step_that_executes_a_stage_waits_for_the_server(server, browser):
+    url, process = server
+    page = open_page(browser, url, scenario="two-tools", step="3")
+    with stopped(process):
+        page.locator(".st-key-live-step button").click()
+        page.wait_for_timeout(1_000)
+        now = page.evaluate(READ)
+        assert now["heading"].startswith("Step 3 of 3") and now["panel"] == "3" and not now["ahead"]
+    shows(page, "en", 4, ahead=False, timeout=30_000)
