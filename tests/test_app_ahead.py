@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import json
 import re
+from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
 from loop.scripted import SCENARIOS
 from tests.apptest import app, click
 from tests.tables import html_bodies
-from tests.test_app_replay import replay_page
+from tests.test_app_replay import replay_page, upload
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def ahead(at, key: str) -> dict:
@@ -102,3 +106,59 @@ def test_two_clicks_the_server_gets_in_one_go_both_count():
     at.button(key="live-step").click()
     at.run()
     assert not at.exception and trace.cursor == 1  # First, then Step: step 2
+
+
+HOSTILE = ('<img src=x onerror="alert(1)"><script>alert(2)</script></script><svg onload=alert(3)> '
+           '[link](javascript:alert(4)) "quoted" \\u003c/script\\u003e')
+
+
+def hostile_transcript() -> bytes:
+    """The two-tools sample with markup, a script and a javascript: link in every text the model and the tools wrote."""
+    data = json.loads((ROOT / "samples" / "two-tools.json").read_text(encoding="utf-8"))
+    for message in data["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("type") == "text":
+                block["text"] += HOSTILE
+            elif block.get("type") == "tool_result" and isinstance(block.get("content"), str):
+                block["content"] += HOSTILE
+    return json.dumps(data).encode()
+
+
+class Elements(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.found: list[tuple[str, dict]] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self.found.append((tag, dict(attrs)))
+        self._in_script = tag == "script"
+
+    def handle_data(self, data):
+        if self._in_script:
+            self.scripts.append(data)
+            self._in_script = False
+
+
+def test_a_hostile_transcript_s_steps_sent_ahead_carry_no_markup_of_its_own():
+    # The steps sent ahead are put in the page without the sanitiser st.html applies: what makes them safe is
+    # that the page draws every text as text. A transcript full of markup must not get one element or script in.
+    at = replay_page()
+    upload(at, "hostile.json", hostile_transcript())
+    click(at, "replay-to-end")
+    seen = 0
+    trace = trace_of(at, "replay")
+    while trace.cursor > 0:
+        sent, _ = ahead(at, "replay")
+        for step in sent.values():
+            for html in [step["views"], *step["parts"].values()]:
+                parsed = Elements()
+                parsed.feed(html)
+                assert not [tag for tag, _ in parsed.found if tag in ("img", "iframe", "object", "embed")]
+                assert not [a for _, attrs in parsed.found for a in attrs if a.startswith("on")]
+                assert not [v for _, attrs in parsed.found for v in attrs.values() if v and "javascript:" in v]
+                assert all(s.startswith('document.getElementById("ls-') for s in parsed.scripts), parsed.scripts
+                seen += HOSTILE.split(" ")[0].replace("<", "&lt;") in html or "&lt;img" in html
+        click(at, "replay-back")
+    assert seen  # the markup was there, as text
