@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from . import transcript
+from .catalogs import N_, Note
 from .redact import without_secrets
 from .trace import Trace
 
@@ -42,19 +43,24 @@ def read(data: bytes, name: str = "journal") -> tuple[dict, list[dict], object]:
         except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past reading
             break  # a line cut by a crash: keep what came before it
         if transcript.too_deep(record):
-            raise transcript.TranscriptError(f"{name}, line {n}: nested too deeply to read")
+            raise transcript.TranscriptError(transcript.AT, where=_line(name, n), said=Note(N_("nested too deeply to read")))
         if n == 1:
             if not isinstance(record, dict):
-                raise transcript.TranscriptError(f"{name}, line 1: not the facts of a saved run")
+                raise transcript.TranscriptError(transcript.AT, where=_line(name, 1),
+                                                 said=Note(N_("not the facts of a saved run")))
             head = record
             continue
         if isinstance(record, dict) and set(record) == {"cursor"}:
             cursor = record["cursor"]
             continue
         if not is_step(record):
-            raise transcript.TranscriptError(f"{name}, line {n}: not a step of the run")
+            raise transcript.TranscriptError(transcript.AT, where=_line(name, n), said=Note(transcript.NOT_STEP))
         records.append(record)
     return head, records, cursor
+
+
+def _line(name: str, n: int) -> Note:
+    return Note(N_("{file}, line {n}"), file=name, n=n)
 
 
 def is_step(record: object) -> bool:
@@ -66,7 +72,7 @@ def to_trace(head: dict, records: list[dict], cursor: object = None) -> tuple[Tr
     """The trace the journal holds (cursor restored, else at its last step) and its settings."""
     replayed = transcript.Journal()
     for n, record in enumerate(records, 2):
-        replayed.add(record, f"step line {n}")
+        replayed.add(record, Note(N_("step line {n}"), n=n))
     meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}
     settings = head.get("settings") if isinstance(head.get("settings"), dict) else {}
     trace = transcript.from_dict(replayed.transcript(meta), strict=False)

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import journal, transcript
+from .catalogs import N_
 from .redact import without_secrets
 from .trace import Trace
 
@@ -328,9 +329,10 @@ class RunsStore:
             head = {"meta": json.loads(meta), "settings": json.loads(settings)}
             records = [json.loads(line) for line in lines]
         except (ValueError, RecursionError) as exc:
-            raise transcript.TranscriptError(f"the saved run {run_id} cannot be read: {exc}") from None
+            raise transcript.TranscriptError(N_("the saved run {id} cannot be read: {error}"), id=run_id, error=str(exc)) \
+                from None
         if not all(journal.is_step(r) for r in records):
-            raise transcript.TranscriptError(f"the saved run {run_id} holds a step of the wrong shape")
+            raise transcript.TranscriptError(N_("the saved run {id} holds a step of the wrong shape"), id=run_id)
         return journal.to_trace(head, records, cursor)
 
     def list(self, owner: str) -> list[SavedRun]:

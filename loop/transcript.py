@@ -18,7 +18,7 @@ import math
 from pathlib import Path
 
 from . import rules
-from .catalogs import N_
+from .catalogs import N_, N_n, Note
 from .history import History
 from .trace import COMPLETE_STAGES, MAIN, MORE_STAGES, STAGES, Step, Thread, Trace
 
@@ -38,8 +38,19 @@ COMPACT_KINDS = ("micro", "auto", "manual", "imported", "resume")
 MAX_DEPTH = 200
 
 
+AT = N_("{where}: {said}")  # what is wrong, and where: a JSON path such as steps[3].stage (data, as it is)
+
+
 class TranscriptError(ValueError):
-    """A transcript that cannot be loaded; the message says what is wrong and where."""
+    """A transcript that cannot be loaded: its `note` says what is wrong and where, in any language.
+
+    `TranscriptError(N_("… {name} …"), name=...)`, or a Note made elsewhere; `str()` of it is the English (the
+    command line's and the logs'), a page says `note` in its own language.
+    """
+
+    def __init__(self, message: str | Note, /, **values: object) -> None:
+        self.note = message if isinstance(message, Note) else Note(message, **values)
+        super().__init__(self.note.render())
 
 
 class NumberTooLong(ValueError):
@@ -67,7 +78,7 @@ def parse_json(text: str | bytes) -> object:
 
 # The numbers of a step: whole counts of at most 15 digits, and a time a float can hold.
 MAX_COUNT = 10**15
-COUNT = "a whole number of at most 15 digits"
+NOT_COUNT = N_("not a whole number of at most 15 digits: {found}")
 
 
 def _count_ok(value: object) -> bool:
@@ -131,30 +142,38 @@ def save(trace: Trace, path: str | Path) -> None:
     Path(path).write_text(dumps(trace), encoding="utf-8")
 
 
-def _shown(value: object) -> str:
-    """A value for an error message: a hostile number is cut, not printed whole."""
+def _shown(value: object) -> str | Note:
+    """A value for an error message: its repr (data), cut; a hostile number is said by its size, not printed whole."""
     if isinstance(value, int) and value.bit_length() > 200:  # a hostile number: say its size, not its digits
         try:
-            return f"a number of {len(str(abs(value))):,} digits"
+            return Note(N_n("a number of {n:,} digit", "a number of {n:,} digits"), n=len(str(abs(value))))
         except ValueError:  # over 4,300 digits: str() refuses
-            return f"a number of about {int(value.bit_length() * 0.30103):,} digits"
+            return Note(N_n("a number of about {n:,} digit", "a number of about {n:,} digits"),
+                        n=int(value.bit_length() * 0.30103))
     text = repr(value)
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-def _need(condition: bool, where: str, what: str) -> None:
+def _need(condition: bool, where: str | Note, what: str | tuple[str, str], /, **values: object) -> None:
+    """Unless `condition`: a TranscriptError saying `what` (a message marked N_, filled with `values`) at `where`."""
     if not condition:
-        raise TranscriptError(f"{where}: {what}")
+        raise TranscriptError(AT, where=where, said=Note(what, **values))
+
+
+NOT_LIST = N_("missing, or not a list")
+NOT_OBJECT = N_("not an object")
+NO_THREAD = N_("names no thread of this transcript: {found}")
 
 
 def _messages(value: object, where: str) -> list:
-    _need(isinstance(value, list), where, "missing, or not a list")
+    _need(isinstance(value, list), where, NOT_LIST)
     for i, message in enumerate(value):
-        _need(isinstance(message, dict), f"{where}[{i}]", "not an object")
+        _need(isinstance(message, dict), f"{where}[{i}]", NOT_OBJECT)
         _need(message.get("role") in ("user", "assistant"), f"{where}[{i}].role",
-              f"must be 'user' or 'assistant', found {message.get('role')!r}")
+              N_("must be {user} or {assistant}, found {found}"), user="'user'", assistant="'assistant'",
+              found=_shown(message.get("role")))
         _need(isinstance(message.get("content"), (str, list)), f"{where}[{i}].content",
-              "missing, or not a string or list")
+              N_("missing, or not a string or list"))
     return value
 
 
@@ -163,78 +182,79 @@ def _threads(data: dict, messages: list) -> dict[str, Thread]:
     raw = data.get("threads")
     if raw is None:
         return {MAIN: Thread(MAIN, system=data.get("system"), tools=data.get("tools"), messages=messages)}
-    _need(isinstance(raw, list), "threads", "not a list")
+    _need(isinstance(raw, list), "threads", N_("not a list"))
     threads: dict[str, Thread] = {}
     for i, item in enumerate(raw):
         where = f"threads[{i}]"
-        _need(isinstance(item, dict), where, "not an object")
+        _need(isinstance(item, dict), where, NOT_OBJECT)
         tid = item.get("id")
-        _need(isinstance(tid, str) and tid, f"{where}.id", "missing, or not a string")
-        _need(tid not in threads, f"{where}.id", f"{tid!r} is used by an earlier thread")
+        _need(isinstance(tid, str) and tid, f"{where}.id", N_("missing, or not a string"))
+        _need(tid not in threads, f"{where}.id", N_("{found} is used by an earlier thread"), found=_shown(tid))
         # system and tools are kept as they came (an imported log's may be blocks, or odd); these are read:
-        for key, kinds in (("parent", str), ("label", str), ("facts", dict)):
-            _need(item.get(key) is None or isinstance(item[key], kinds), f"{where}.{key}",
-                  f"not a {kinds.__name__}: {item.get(key)!r}")
+        for key, kinds, what in (("parent", str, N_("not a str: {found}")), ("label", str, N_("not a str: {found}")),
+                                 ("facts", dict, N_("not a dict: {found}"))):
+            _need(item.get(key) is None or isinstance(item[key], kinds), f"{where}.{key}", what,
+                  found=_shown(item.get(key)))
         own = _messages(item["messages"], f"{where}.messages") if "messages" in item else None
         if tid == MAIN:
-            _need(item.get("parent") is None, f"{where}.parent", "the main thread has no parent")
+            _need(item.get("parent") is None, f"{where}.parent", N_("the main thread has no parent"))
             _need(own is None or own == messages, f"{where}.messages",
-                  "differs from the top-level messages (both are the main thread's final history)")
+                  N_("differs from the top-level messages (both are the main thread's final history)"))
             own = messages
         else:
-            _need(own is not None, f"{where}.messages", "missing, or not a list")
+            _need(own is not None, f"{where}.messages", NOT_LIST)
         threads[tid] = Thread(tid, parent=item.get("parent"), parent_tool_use_id=item.get("parent_tool_use_id"),
                               system=item.get("system"), tools=item.get("tools"), label=item.get("label") or "",
                               messages=own, facts=item.get("facts") or {})
-    _need(MAIN in threads, "threads", "no thread with id 'main' (the main loop)")
+    _need(MAIN in threads, "threads", N_("no thread with id {main} (the main loop)"), main=repr(MAIN))
     for i, thread in enumerate(threads.values()):
-        _need(thread.parent is None or thread.parent in threads, f"threads[{i}].parent",
-              f"names no thread of this transcript: {thread.parent!r}")
+        _need(thread.parent is None or thread.parent in threads, f"threads[{i}].parent", NO_THREAD,
+              found=_shown(thread.parent))
         _need(thread.id == MAIN or thread.parent is not None, f"threads[{i}].parent",
-              "a sub-agent's thread names its parent thread")
+              N_("a sub-agent's thread names its parent thread"))
     main = threads.pop(MAIN)
     return {MAIN: main, **threads}  # the main thread first
 
 
 def _step(raw: object, i: int, threads: dict) -> Step:
     where = f"steps[{i}]"
-    _need(isinstance(raw, dict), where, "not an object")
+    _need(isinstance(raw, dict), where, NOT_OBJECT)
     missing = [k for k in ("stage", "turn_count", "n_messages") if k not in raw]
-    _need(not missing, where, f"missing {', '.join(missing)}")
+    _need(not missing, where, N_("missing {fields}"), fields=missing)
     _need(isinstance(raw["stage"], str) and raw["stage"] in KNOWN_STAGES, f"{where}.stage",
-          f"unknown stage {_shown(raw['stage'])}")
+          N_("unknown stage {found}"), found=_shown(raw["stage"]))
     thread = raw.get("thread", MAIN)
-    _need(isinstance(thread, str) and thread in threads, f"{where}.thread",
-          f"names no thread of this transcript: {_shown(thread)}")
+    _need(isinstance(thread, str) and thread in threads, f"{where}.thread", NO_THREAD, found=_shown(thread))
     _need(isinstance(raw["n_messages"], int) and not isinstance(raw["n_messages"], bool) and raw["n_messages"] >= 0,
-          f"{where}.n_messages", f"not a count of messages: {_shown(raw['n_messages'])}")
-    _need(_count_ok(raw["turn_count"]), f"{where}.turn_count", f"not {COUNT}: {_shown(raw['turn_count'])}")
+          f"{where}.n_messages", N_("not a count of messages: {found}"), found=_shown(raw["n_messages"]))
+    _need(_count_ok(raw["turn_count"]), f"{where}.turn_count", NOT_COUNT, found=_shown(raw["turn_count"]))
     detail = raw.get("detail") or {}
-    _need(isinstance(detail, dict), f"{where}.detail", "not an object")
+    _need(isinstance(detail, dict), f"{where}.detail", NOT_OBJECT)
     stage = raw["stage"]
     if stage in ("call_model", "summarize"):
         _need(isinstance(detail.get("response"), dict) and isinstance(detail.get("request"), dict),
-              f"{where}.detail", f"a {stage} step needs its request and response")
+              f"{where}.detail", N_("a {stage} step needs its request and response"), stage=stage)
     if stage == "run_tool":
-        _need(isinstance(detail.get("tool_result"), dict), f"{where}.detail", "a run_tool step needs its tool_result")
+        _need(isinstance(detail.get("tool_result"), dict), f"{where}.detail",
+              N_("a {stage} step needs its tool_result"), stage=stage)
     if stage == "compact":
-        _need(detail.get("kind") in COMPACT_KINDS, f"{where}.detail.kind",
-              f"one of {', '.join(COMPACT_KINDS)}, found {_shown(detail.get('kind'))}")
+        _need(detail.get("kind") in COMPACT_KINDS, f"{where}.detail.kind", N_("one of {kinds}, found {found}"),
+              kinds=list(COMPACT_KINDS), found=_shown(detail.get("kind")))
         if "history_before" in detail:
             _messages(detail["history_before"], f"{where}.detail.history_before")
         else:
             replaced = detail.get("replaced")
             _need(isinstance(replaced, list), f"{where}.detail",
-                  "a compact step needs what it replaced: `replaced` or `history_before`")
+                  N_("a compact step needs what it replaced: `replaced` or `history_before`"))
             for k, item in enumerate(replaced):
                 _need(isinstance(item, dict) and isinstance(item.get("index"), int)
                       and not isinstance(item.get("index"), bool), f"{where}.detail.replaced[{k}]",
-                      "needs an `index` and the `message` it held")
+                      N_("needs an `index` and the `message` it held"))
                 _messages([item.get("message")], f"{where}.detail.replaced[{k}].message")
-    for key, ok, what in (("input_tokens", _count_ok, COUNT), ("output_tokens", _count_ok, COUNT),
-                          ("time", _time_ok, "a number of seconds")):
+    for key, ok, what in (("input_tokens", _count_ok, NOT_COUNT), ("output_tokens", _count_ok, NOT_COUNT),
+                          ("time", _time_ok, N_("not a number of seconds: {found}"))):
         value = raw.get(key)
-        _need(value is None or ok(value), f"{where}.{key}", f"not {what}: {_shown(value)}")
+        _need(value is None or ok(value), f"{where}.{key}", what, found=_shown(value))
     return Step(
         index=i, stage=stage, turn_count=raw["turn_count"],
         transition_reason=raw.get("transition_reason"), stop_reason=raw.get("stop_reason"),
@@ -242,6 +262,9 @@ def _step(raw: object, i: int, threads: dict) -> Step:
         output_tokens=int(raw.get("output_tokens") or 0), ended=raw.get("ended"), time=float(raw.get("time") or 0),
         detail=detail, thread=thread,
     )
+
+
+THREAD = N_("the thread {thread}")  # named by its id
 
 
 def _history(thread: Thread, steps: list[Step], own: list[int]) -> History:
@@ -256,12 +279,15 @@ def _history(thread: Thread, steps: list[Step], own: list[int]) -> History:
         for i in own:
             n = steps[i].n_messages
             _need(previous <= n <= len(final), f"steps[{i}].n_messages",
-                  f"{_shown(n)} does not fit a history of {len(final)} messages (after {previous})")
+                  N_n("{found} does not fit a history of {n} message (after {previous})",
+                      "{found} does not fit a history of {n} messages (after {previous})"),
+                  found=_shown(n), n=len(final), previous=previous)
             previous = n
         return History(final)
     last = steps[own[-1]].n_messages
     _need(last <= len(final), f"steps[{own[-1]}].n_messages",
-          f"{_shown(last)} does not fit the thread's final history of {len(final)} messages")
+          N_n("{found} does not fit the thread's final history of {n} message",
+              "{found} does not fit the thread's final history of {n} messages"), found=_shown(last), n=len(final))
     held = list(final[:last])  # the history after the step being undone
     timelines: dict[int, list] = {}
     for k in range(len(own) - 1, -1, -1):
@@ -270,10 +296,12 @@ def _history(thread: Thread, steps: list[Step], own: list[int]) -> History:
         before = steps[own[k - 1]].n_messages if k else 0
         where = f"steps[{i}].n_messages"
         _need(len(held) == step.n_messages, where,
-              f"{_shown(step.n_messages)} does not fit: the thread's history then holds {len(held)} messages")
+              N_n("{found} does not fit: the thread's history then holds {n} message",
+                  "{found} does not fit: the thread's history then holds {n} messages"),
+              found=_shown(step.n_messages), n=len(held))
         if step.stage != "compact":
-            _need(before <= step.n_messages, where, f"{step.n_messages} is fewer than the {before} of the thread's "
-                  "step before it; only a compact step may shorten a history")
+            _need(before <= step.n_messages, where, N_("{found} is fewer than the {before} of the thread's step before "
+                  "it; only a compact step may shorten a history"), found=step.n_messages, before=before)
             for slot in range(before, step.n_messages):
                 timelines.setdefault(slot, []).append((i, held[slot]))
             del held[before:]
@@ -282,17 +310,19 @@ def _history(thread: Thread, steps: list[Step], own: list[int]) -> History:
                 timelines.setdefault(slot, []).append((i, held[slot]))
             held = list(step.detail["history_before"])
             _need(len(held) == before, f"steps[{i}].detail.history_before",
-                  f"holds {len(held)} messages; the thread's step before it has {before}")
+                  N_n("holds {n} message; the thread's step before it has {before}",
+                      "holds {n} messages; the thread's step before it has {before}"), n=len(held), before=before)
         else:
-            _need(before == step.n_messages, where, "a compact step that replaces messages in place keeps their "
-                  f"number; the thread's step before it has {before}")
+            _need(before == step.n_messages, where, N_("a compact step that replaces messages in place keeps their "
+                  "number; the thread's step before it has {before}"), before=before)
             for item in reversed(step.detail["replaced"]):
                 slot = item["index"]
-                _need(0 <= slot < len(held), f"steps[{i}].detail.replaced", f"index {slot} is outside the history")
+                _need(0 <= slot < len(held), f"steps[{i}].detail.replaced", N_("index {index} is outside the history"),
+                      index=slot)
                 timelines.setdefault(slot, []).append((i, held[slot]))
                 held[slot] = item["message"]
     slots = [timelines.get(slot) for slot in range(max(timelines, default=-1) + 1)]
-    _need(all(slots), f"threads: {thread.id!r}", "a message of its history was never added by a step")
+    _need(all(slots), Note(THREAD, thread=repr(thread.id)), N_("a message of its history was never added by a step"))
     return History.from_timelines([t[::-1] for t in slots], len(final))
 
 
@@ -303,15 +333,17 @@ def from_dict(data: object, *, strict: bool = True) -> Trace:
     (a Loopscope run never writes one); importers pass `strict=False` to keep a
     real log's broken pairs as a lesson.
     """
-    _need(isinstance(data, dict), "top level", "a transcript is a JSON object")
+    _need(isinstance(data, dict), Note(N_("top level")), N_("a transcript is a JSON object"))
     _need(data.get("format") == FORMAT, "format",
-          f"expected {FORMAT!r}, found {data.get('format')!r} (is this a Loopscope transcript?)")
+          N_("expected {expected}, found {found} (is this a Loopscope transcript?)"), expected=repr(FORMAT),
+          found=_shown(data.get("format")))
     _need(data.get("version") in READS, "version",
-          f"this Loopscope reads versions {READS[0]} to {READS[-1]}, the file is version {data.get('version')!r}")
+          N_("this Loopscope reads versions {first} to {last}, the file is version {found}"), first=READS[0],
+          last=READS[-1], found=_shown(data.get("version")))
     messages = _messages(data.get("messages"), "messages")
     threads = _threads(data, messages) if data["version"] >= 2 else _threads({}, messages)
     raw_steps = data.get("steps")
-    _need(isinstance(raw_steps, list), "steps", "missing, or not a list")
+    _need(isinstance(raw_steps, list), "steps", NOT_LIST)
     steps = [_step(raw, i, threads) for i, raw in enumerate(raw_steps)]
     own: dict[str, list[int]] = {}
     for step in steps:
@@ -321,23 +353,34 @@ def from_dict(data: object, *, strict: bool = True) -> Trace:
     if strict:
         for tid, thread in threads.items():
             broken = rules.check(thread.messages, as_request=False)
-            where = "messages" if tid == MAIN else f"threads: {tid!r} messages"
-            _need(not broken, where, "the tool_use/tool_result ids do not pair: "
-                  + "; ".join(str(v) for v in broken[:3]) + (f" (and {len(broken) - 3} more)" if len(broken) > 3 else ""))
+            where = "messages" if tid == MAIN else Note(N_("the messages of the thread {thread}"), thread=repr(tid))
+            shown = "; ".join(str(v) for v in broken[:3])  # the API's own words: data
+            if len(broken) > 3:
+                _need(False, where, N_("the tool_use/tool_result ids do not pair: {broken} (and {more} more)"),
+                      broken=shown, more=len(broken) - 3)
+            _need(not broken, where, N_("the tool_use/tool_result ids do not pair: {broken}"), broken=shown)
     raw_branches = data.get("branches") or []
-    _need(isinstance(raw_branches, list), "branches", "not a list")
+    _need(isinstance(raw_branches, list), "branches", N_("not a list"))
     branches = []
     for i, raw in enumerate(raw_branches):
         try:
             branches.append(from_dict(raw, strict=strict))
         except TranscriptError as exc:
-            raise TranscriptError(f"branches[{i}].{exc}") from None
+            raise _in_branch(exc, i) from None
     meta = {k: v for k, v in data.items() if k not in ("messages", "steps", "format", "version", "branches", "threads")}
     if not isinstance(meta.get("task", ""), str):  # left out, not turned into text the page would show as the task
         del meta["task"]
     trace = Trace(meta=meta, steps=steps, branches=branches, threads=threads)
     trace.first()
     return trace
+
+
+def _in_branch(exc: TranscriptError, i: int) -> TranscriptError:
+    """What is wrong in branch `i`, where it is: a path in the branch goes on from `branches[i]`."""
+    where = exc.note.values.get("where") if exc.note.message == AT else None
+    if isinstance(where, str):
+        return TranscriptError(exc.note.with_values(where=f"branches[{i}].{where}"))
+    return TranscriptError(AT, where=f"branches[{i}]", said=exc.note)
 
 
 def violations(trace: Trace) -> list[tuple[str, rules.Violation]]:
@@ -401,6 +444,9 @@ def journal_line(trace: Trace, step: Step) -> dict:
     return line
 
 
+NOT_STEP = N_("not a step of the run")
+
+
 class Journal:
     """Rebuilds a transcript from journal lines (`journal_line`), one line at a time."""
 
@@ -409,21 +455,22 @@ class Journal:
         self.threads: dict[str, dict] = {}
         self.steps: list[dict] = []
 
-    def add(self, record: dict, where: str) -> None:
+    def add(self, record: dict, where: str | Note) -> None:
         """One step's line; TranscriptError when it is not one."""
         step, added = record.get("step"), record.get("messages")
-        _need(isinstance(step, dict) and isinstance(added, list), where, "not a step of the run")
+        _need(isinstance(step, dict) and isinstance(added, list), where, NOT_STEP)
         tid = step.get("thread", MAIN)
         if isinstance(record.get("thread"), dict) and tid not in self.histories:
             self.threads[tid] = record["thread"]
             self.histories[tid] = []
-        _need(isinstance(tid, str) and tid in self.histories, where, f"a step of a thread not started: {tid!r}")
+        _need(isinstance(tid, str) and tid in self.histories, where, N_("a step of a thread not started: {found}"),
+              found=_shown(tid))
         held = self.histories[tid]
         if record.get("replaces"):
             held[:] = []
         for item in record.get("rewritten") or []:
             _need(isinstance(item, list) and len(item) == 2 and isinstance(item[0], int)
-                  and 0 <= item[0] < len(held), where, "a rewritten message outside the history")
+                  and 0 <= item[0] < len(held), where, N_("a rewritten message outside the history"))
             held[item[0]] = item[1]
         held.extend(added)
         self.steps.append(dict(step, n_messages=len(held)))
@@ -436,20 +483,25 @@ class Journal:
                 "steps": self.steps}
 
 
+NOT_TRANSCRIPT = N_("not a transcript: {said}")
+
+
 def loads(text: str | bytes, *, strict: bool = True) -> Trace:
     """Parse and check a transcript; any problem is a `TranscriptError` naming what and where."""
     try:
         data = parse_json(text)
     except UnicodeDecodeError as exc:
-        raise TranscriptError(f"not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise TranscriptError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
-    except NumberTooLong as exc:
-        raise TranscriptError(f"not a transcript: {exc}") from None
+        raise TranscriptError(N_("not UTF-8 text (byte {byte})"), byte=exc.start) from None
+    except json.JSONDecodeError as exc:  # the parser's own words are data
+        raise TranscriptError(N_("not valid JSON: {error} at line {line}, column {column}"), error=exc.msg,
+                              line=exc.lineno, column=exc.colno) from None
+    except NumberTooLong:
+        raise TranscriptError(NOT_TRANSCRIPT, said=Note(NUMBER_TOO_LONG)) from None
     except RecursionError:
-        raise TranscriptError("not a transcript: its JSON is nested too deeply to read") from None
+        raise TranscriptError(NOT_TRANSCRIPT, said=Note(N_("its JSON is nested too deeply to read"))) from None
     if too_deep(data):
-        raise TranscriptError(f"not a transcript: its JSON is nested too deeply to read (over {MAX_DEPTH} levels)")
+        raise TranscriptError(NOT_TRANSCRIPT, said=Note(N_("its JSON is nested too deeply to read (over {levels} "
+                                                           "levels)"), levels=MAX_DEPTH))
     return from_dict(data, strict=strict)
 
 
@@ -457,5 +509,5 @@ def load(path: str | Path) -> Trace:
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
-        raise TranscriptError(f"{path}: cannot read it ({exc.strerror})") from None
+        raise TranscriptError(N_("{name}: cannot read it ({error})"), name=str(path), error=exc.strerror) from None
     return loads(raw)

@@ -33,7 +33,8 @@ warnings = replay["warnings"]  # notes (loop/importers/notes.py), said in the pa
 if warnings:
     shown = "\n".join(f"- {said(note, lang())}" for note in warnings[:10])
     more = "\n- " + t("… and {n} more", n=len(warnings) - 10) if len(warnings) > 10 else ""
-    st.warning(t("**{n} warning(s) while importing:**", n=len(warnings)) + f"\n{shown}{more}", icon=":material/warning:")
+    st.warning(t_n("**{n} warning while importing:**", "**{n} warnings while importing:**", len(warnings))
+               + f"\n{shown}{more}", icon=":material/warning:")
 if trace.branches:  # a saved run with forks: every branch can be replayed
     family = [trace, *trace.branches]
     if st.session_state.get("replay-branch") not in range(len(family)):

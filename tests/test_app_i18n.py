@@ -223,7 +223,7 @@ def api_words(note) -> list[str]:
 
 @pytest.mark.parametrize("lang, skipped", [("ja", "読み飛ばしました"), ("zh", "已跳过")])
 def test_import_warnings_on_replay_are_in_the_page_s_language(lang, skipped):
-    from loop.catalogs import say
+    from loop.catalogs import say, say_n
     from tests.test_import_warnings import broken_uploads
 
     at = open_in("pages/replay.py", lang)
@@ -236,7 +236,7 @@ def test_import_warnings_on_replay_are_in_the_page_s_language(lang, skipped):
         assert not at.exception, at.exception
         assert not at.error, at.error[0].value
         notes = at.session_state["replay"]["warnings"]
-        heading = say(lang, "**{n} warning(s) while importing:**", n=len(notes))
+        heading = say_n(lang, "**{n} warning while importing:**", "**{n} warnings while importing:**", len(notes))
         box = next(w.value for w in at.warning if w.value.startswith(heading))
         assert box.count("\n- ") == min(len(notes), 10) + (len(notes) > 10), box
         left = english_left(box, [w for note in notes for w in api_words(note)], names(lang) + kept)
@@ -247,7 +247,7 @@ def test_import_warnings_on_replay_are_in_the_page_s_language(lang, skipped):
     assert "`Unterminated string starting at`" in said  # the JSON parser's words, quoted as it said them
     assert say(lang, "… and {n} more", n=11) in said  # many.json: 21 warnings, 10 shown
     at.segmented_control(key="lang").set_value("en").run()  # the page's language changes after the import
-    assert at.warning[0].value.startswith("**4 warning(s) while importing:**\n- `empty.jsonl`: empty; passed over")
+    assert at.warning[0].value.startswith("**4 warnings while importing:**\n- `empty.jsonl`: empty; passed over")
 
 
 @pytest.mark.parametrize("lang, mistake", [("ja", "no-assistant-append"), ("zh", "no-assistant-append"),
@@ -450,3 +450,115 @@ def test_the_header_of_a_session_read_with_its_sub_agents_logs_is_in_the_page_s_
     task = at.session_state["replay"]["trace"].meta["task"]  # the log's words: data
     left = english_left(header, ["session\\.jsonl", "session.jsonl", task], names(lang))
     assert not left, f"English left in the header: {left}\n<= {header}"
+
+
+def broken_transcripts() -> list[tuple[str, bytes]]:
+    """Loopscope transcripts broken in the ways the loader names (loop/transcript.py): one file each."""
+    import copy
+
+    samples = {name: json.loads((ROOT / "samples" / f"{name}.json").read_text())
+               for name in ("two-tools", "subagent", "compact")}
+    micro, auto = [i for i, s in enumerate(samples["compact"]["steps"]) if s["stage"] == "compact"]
+
+    def detail(sample: str, i: int) -> dict:
+        return samples[sample]["steps"][i]["detail"]
+
+    changes = {
+        "version": ("two-tools", lambda d: d.update(version=3)),
+        "no-messages": ("two-tools", lambda d: d.pop("messages")),
+        "message": ("two-tools", lambda d: d["messages"].__setitem__(1, "hi")),
+        "role": ("two-tools", lambda d: d["messages"][2].update(role="tool")),
+        "content": ("two-tools", lambda d: d["messages"][0].pop("content")),
+        "no-steps": ("two-tools", lambda d: d.pop("steps")),
+        "step": ("two-tools", lambda d: d["steps"].__setitem__(2, 7)),
+        "fields": ("two-tools", lambda d: [d["steps"][5].pop(k) for k in ("stage", "n_messages")]),
+        "stage": ("two-tools", lambda d: d["steps"][2].update(stage="think")),
+        "thread": ("two-tools", lambda d: d["steps"][1].update(thread="task-9")),
+        "n-messages": ("two-tools", lambda d: d["steps"][1].update(n_messages="x")),
+        "turn-count": ("two-tools", lambda d: d["steps"][1].update(turn_count=10**400)),
+        "tokens": ("two-tools", lambda d: d["steps"][1].update(input_tokens=-1)),
+        "time": ("two-tools", lambda d: d["steps"][1].update(time=[1])),
+        "detail": ("two-tools", lambda d: d["steps"][1].update(detail="x")),
+        "request": ("two-tools", lambda d: d["steps"][1]["detail"].pop("request")),
+        "tool-result": ("two-tools", lambda d: d["steps"][4]["detail"].pop("tool_result")),
+        "fit": ("two-tools", lambda d: d["steps"][4].update(n_messages=1)),
+        "after": ("two-tools", lambda d: d["steps"][-1].update(n_messages=99)),
+        "branches": ("two-tools", lambda d: d.update(branches="x")),
+        "branch": ("two-tools", lambda d: d.update(branches=[dict(copy.deepcopy(d), version=7)])),
+        "threads": ("subagent", lambda d: d.update(threads="x")),
+        "thread-item": ("subagent", lambda d: d["threads"].__setitem__(1, 5)),
+        "thread-id": ("subagent", lambda d: d["threads"][1].pop("id")),
+        "same-id": ("subagent", lambda d: d["threads"][1].update(id="main")),
+        "label": ("subagent", lambda d: d["threads"][1].update(label=5)),
+        "facts": ("subagent", lambda d: d["threads"][1].update(facts="x")),
+        "main-parent": ("subagent", lambda d: d["threads"][0].update(parent="task")),
+        "main-messages": ("subagent", lambda d: d["threads"][0].update(messages=[])),
+        "thread-messages": ("subagent", lambda d: d["threads"][1].pop("messages")),
+        "no-main": ("subagent", lambda d: d["threads"].pop(0)),
+        "parent": ("subagent", lambda d: d["threads"][1].update(parent="nobody")),
+        "orphan": ("subagent", lambda d: d["threads"][1].update(parent=None)),
+        "kind": ("compact", lambda d: d["steps"][micro]["detail"].update(kind="zip")),
+        "replaced": ("compact", lambda d: d["steps"][micro]["detail"].pop("replaced")),
+        "replaced-item": ("compact", lambda d: d["steps"][micro]["detail"]["replaced"].__setitem__(0, 5)),
+        "index": ("compact", lambda d: d["steps"][micro]["detail"]["replaced"][0].update(index=999)),
+        "in-place": ("compact", lambda d: d["steps"][micro].update(n_messages=d["steps"][micro]["n_messages"] + 1)),
+        "history-before": ("compact", lambda d: d["steps"][auto]["detail"]["history_before"].pop()),
+    }
+    assert detail("compact", micro)["kind"] == "micro" and "history_before" in detail("compact", auto)
+    out = []
+    for name, (sample, change) in changes.items():
+        data = copy.deepcopy(samples[sample])
+        change(data)
+        out.append((f"{name}.json", json.dumps(data).encode()))
+    return out
+
+
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_why_a_broken_transcript_cannot_be_loaded_is_said_in_the_page_s_language(lang):
+    from loop.catalogs import say
+    from loop.importers import import_bytes
+    from tests.test_import_warnings import loader_messages, messages_of
+
+    at = open_in("pages/replay.py", lang)
+    heading = say(lang, "**This file cannot be replayed.**")
+    kept = [w for w in say(lang, "thread").split() if w.isascii()]
+    reasons = set()
+    for name, data in broken_transcripts():
+        with pytest.raises(ImportFailed) as failed:  # the command line's words: English
+            import_bytes(data, name)
+        reasons |= messages_of(failed.value.note)
+        at.file_uploader(key="replay-upload").set_value([(name, data, "application/json")])
+        at.run()
+        assert not at.exception, at.exception
+        (error,) = at.error
+        assert error.value.startswith(heading), error.value
+        reason = error.value[len(heading):]
+        assert str(failed.value) not in reason and f"`{name}`" in reason
+        left = english_left(reason, [], names(lang) + FORMAT_NAMES + kept)
+        assert not left, f"English left in why {name} cannot be replayed:\n{left}\n<= {error.value}"
+    # 31 of the loader's reasons; an upload cannot reach the rest (the importers read the JSON themselves and load a
+    # transcript without the pairing check; a saved run's journal is read by the runs store).
+    assert len(reasons & loader_messages()) >= 31, sorted(reasons & loader_messages())
+    at.segmented_control(key="lang").set_value("en").run()  # said again in the page's language when it changes
+    assert at.error[0].value.replace("`", "").startswith(f"**This file cannot be replayed.** {failed.value}")
+
+
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_why_a_sample_cannot_be_opened_follows_a_later_change_of_language(lang, tmp_path, monkeypatch):
+    from loop.catalogs import say
+    from pages.views import replay
+
+    at = open_in("pages/replay.py", lang)
+    broken = tmp_path / "hello-py.json"
+    broken.write_text(json.dumps({"format": "loopscope-transcript", "version": 9, "messages": [], "steps": []}))
+    monkeypatch.setattr(replay, "sample_path", lambda name, language: broken)
+    at.selectbox(key="replay-sample").set_value("hello-py").run()
+    assert not at.exception, at.exception
+    (error,) = at.error
+    assert say(lang, "The sample {name} cannot be opened: {error}", name="`hello-py`", error="")[:2] in error.value
+    assert not english_left(error.value, [], names(lang)), error.value
+    at.segmented_control(key="lang").set_value("en").run()
+    assert at.error[0].value == (
+        "**This file cannot be replayed.** The sample `hello-py` cannot be opened: `hello-py.json`: a Loopscope "
+        "transcript that cannot be loaded: `version`: this Loopscope reads versions 1 to 2, the file is version `9`"
+        "\n\nThe replay below is unchanged.")

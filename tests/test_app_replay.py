@@ -97,7 +97,7 @@ def test_import_warnings_are_shown_above_the_replay(monkeypatch):
     at = replay_page()
     upload(at, "session.jsonl", b"{}")
     warning = at.warning[0].value
-    assert "12 warning(s) while importing" in warning
+    assert "12 warnings while importing" in warning
     assert "line 0: a summary record was passed over" in warning and "… and 2 more" in warning
     assert "format `claude-code`" in " ".join(m.value for m in at.markdown)
 

@@ -78,7 +78,7 @@ def test_a_list_of_responses_alone_says_what_was_not_recorded():
     assert imported.format == "anthropic-responses"
     assert imported.trace.meta["model"] == "claude-x"
     assert imported.warnings[0] == ("a list of responses holds no user messages: the request and the tool_results "
-                                    "were not recorded, so its 1 tool_use block(s) have no tool_result")
+                                    "were not recorded, so its 1 tool_use block has no tool_result")
     assert imported.trace.steps[-1].stage == "run_tool" and imported.trace.steps[-1].detail["recorded"] is False
 
 
@@ -198,7 +198,7 @@ def test_the_course_trace_keeps_usage_timing_and_unknown_blocks():
     assert [r.detail["tool_execution"] for r in runs] == [c["tool_executions"][0] for c in raw["cycles"][:3]]
     assert [s.turn_count for s in trace.steps if s.stage == "write_back"] == [2, 3, 4]
     assert "kept blocks of type 'unknown', which Loopscope shows raw ×1: messages.7" in imported.warnings
-    assert "cycle 1: the response as recorded (1 block(s) recorded as type 'unknown') differs from the assistant " \
+    assert "cycle 1: the response as recorded (1 block recorded as type 'unknown') differs from the assistant " \
            "message the next request sent; call_model shows the response, the history (messages.1) what was sent" \
            in imported.warnings
     assert "[17] turn 4 · 2 · call the model: stop_reason=end_turn · content ['unknown', 'text'] · tokens in 1330 " \
@@ -237,7 +237,7 @@ def test_messages_past_the_last_step_are_derived_or_said_never_dropped(shared):
     whole = json.loads(transcript.dumps(run.trace))
     cut = dict(whole, steps=whole["steps"][:6])  # the two tools ran; the write-back and the answer have no step
     imported = import_bytes(json.dumps(cut).encode(), "cut.json")
-    assert imported.warnings == ["the last 2 message(s) (messages.2 to messages.3) had no step in the file: steps 7 "
+    assert imported.warnings == ["the last 2 messages (messages.2 to messages.3) had no step in the file: steps 7 "
                                  "to 10 were derived from the history by the chapter's rules"]
     assert [(s.stage, s.turn_count, s.n_messages, s.ended) for s in imported.trace.steps] == \
            [(s.stage, s.turn_count, s.n_messages, s.ended) for s in run.trace.steps]
@@ -246,7 +246,7 @@ def test_messages_past_the_last_step_are_derived_or_said_never_dropped(shared):
     odd = dict(whole, steps=[dict(whole["steps"][0], stage="decide")])
     imported = import_bytes(json.dumps(odd).encode(), "odd.json")
     assert len(imported.trace) == 1 and imported.warnings == [
-        "the last 3 message(s) (messages.1 to messages.3) are in the file, but no step reaches them and none could be "
+        "the last 3 messages (messages.1 to messages.3) are in the file, but no step reaches them and none could be "
         "derived: the replay ends before them"]
 
 

@@ -4,6 +4,7 @@ opens the page in Japanese and Chinese with the files below)."""
 
 import ast
 import json
+import re
 import tempfile
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from babel.messages.pofile import read_po
 
 from loop import start, transcript
-from loop.catalogs import N_, catalog_path
+from loop.catalogs import N_, N_n, catalog_path
 from loop.importers import ImportFailed, Note, import_bytes, import_files
 from loop.transcript import NUMBER_TOO_LONG
 from loop.importers.isolated import import_files_isolated, import_isolated
@@ -207,9 +208,14 @@ def imported(upload: list[tuple[str, bytes]]):
     return import_bytes(upload[0][1], upload[0][0]) if len(upload) == 1 else import_files(upload)
 
 
+def msgid(message: str | tuple[str, str]) -> str:
+    """A message as the catalogs key it: itself, or the singular of one with a plural form (N_n)."""
+    return message[0] if isinstance(message, tuple) else message
+
+
 def messages_of(note: Note) -> set[str]:
     """The message of `note` and of every note among its values."""
-    found = {note.message}
+    found = {msgid(note.message)}
     for value in note.values.values():
         if isinstance(value, list) and len(value) > 1:
             found.add(AND)  # the places of a counted warning, joined in the language
@@ -222,14 +228,17 @@ def messages_of(note: Note) -> set[str]:
 # -- every warning is a message of the catalogs -------------------------------------------------------------------
 
 def _marked(node: ast.AST, constants: dict, path: Path) -> list[str]:
-    """The messages `node` (a message argument) can be: N_("…"), a constant set to one, or either of two."""
+    """The messages `node` (a message argument) can be: N_("…") (N_n("…", "…"): its singular), a constant set to
+    one, or either of two."""
     if isinstance(node, ast.IfExp):
         return _marked(node.body, constants, path) + _marked(node.orelse, constants, path)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "N_" \
-            and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (node.func.id, len(node.args)) in \
+            (("N_", 1), ("N_n", 2)) and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
         return [node.args[0].value]
     if isinstance(node, ast.Name) and node.id in constants:
         return [constants[node.id]]
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in constants:
+        return [constants[node.attr]]  # transcript.AT: a constant of a module scanned with this one
     raise AssertionError(f"{path.name}:{node.lineno}: a warning's message must be marked with N_(\"…\") where it is "
                          f"written (or be a constant that is), not {ast.unparse(node)!r}")
 
@@ -240,12 +249,17 @@ PASSED_ON = {"__init__.py": ("message", "exc.note", "str(exc)", "_too_big(total,
              "isolated.py": ("Note.from_json(error) if isinstance(error, dict) else str(error)",)}
 
 
+def _constants(trees) -> dict[str, str]:
+    """{NAME: message} of each module-level NAME = N_("…") (or N_n("…", "…"))."""
+    return {target.id: node.value.args[0].value for tree in trees for node in tree.body
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            and getattr(node.value.func, "id", None) in ("N_", "N_n") for target in node.targets}
+
+
 def warning_messages() -> set[str]:
     """Every message the importers give `notes.warn`, `notes.count`, `Note` or `ImportFailed`, read from their code."""
     trees = {path: ast.parse(path.read_text(), str(path)) for path in sorted(IMPORTERS.glob("*.py"))}
-    constants = {target.id: node.value.args[0].value for tree in trees.values() for node in tree.body
-                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                 and getattr(node.value.func, "id", None) == "N_" for target in node.targets}
+    constants = _constants(trees.values())
     found = set(constants.values())
     for path, tree in trees.items():
         for node in ast.walk(tree):
@@ -264,17 +278,23 @@ def warning_messages() -> set[str]:
             if ast.unparse(message) in PASSED_ON.get(path.name, ()):
                 continue
             found.update(_marked(message, constants, path))
-    return found | {NUMBER_TOO_LONG}  # ImportFailed(str(exc)) of a NumberTooLong
+    return found | {NUMBER_TOO_LONG, AND}  # ImportFailed(str(exc)) of a NumberTooLong; a list's values, joined
+
+
+def untranslated(said: set[str], lang: str) -> list[str]:
+    """The messages of `said` that the catalog of `lang` lacks, or holds empty or fuzzy."""
+    with catalog_path(lang).open("rb") as f:
+        entries = {msgid(m.id): m for m in read_po(f, locale=lang) if m.id}
+    return sorted(m for m in said if m not in entries or entries[m].fuzzy
+                  or not all(entries[m].string if isinstance(entries[m].string, tuple) else [entries[m].string]))
 
 
 def test_every_warning_the_importers_say_is_a_message_translated_in_every_catalog():
     said = warning_messages()
     assert len(said) > 70  # the scan found the importers' warnings
     for lang in LANGS:
-        with catalog_path(lang).open("rb") as f:
-            entries = {m.id: m for m in read_po(f, locale=lang) if m.id}
-        untranslated = [m for m in said if m not in entries or entries[m].fuzzy or not entries[m].string]
-        assert not untranslated, f"{lang}: run `make messages`, then translate:\n" + "\n".join(sorted(untranslated))
+        left = untranslated(said, lang)
+        assert not left, f"{lang}: run `make messages`, then translate:\n" + "\n".join(left)
 
 
 def test_the_scan_finds_a_warning_that_is_not_marked(tmp_path, monkeypatch):
@@ -299,7 +319,8 @@ def test_the_broken_files_make_most_kinds_of_warning_or_failure_and_only_those_o
         with pytest.raises(ImportFailed) as failed:
             import_files(upload)
         made |= messages_of(failed.value.note)
-    assert made <= said, made - said
+    assert made <= said | loader_messages(), made - said - loader_messages()  # the loader's: why a transcript fails
+    made &= said
     # 0.8, not the 0.9 of warnings alone: the limits (size, count, memory, time) are not reached by small files
     assert len(made) >= 0.8 * len(said), sorted(said - made)
 
@@ -344,3 +365,71 @@ def test_the_transcript_keeps_the_warnings_in_english():
     assert done.trace.meta["imported"]["warnings"] == done.warnings
     assert done.warnings[0] == ("passed over lines that are not valid JSON ×6: line 15, line 16, line 17, line 18, "
                                 "line 19, …")
+
+
+# -- why a Loopscope transcript cannot be loaded: the same, from the loader (loop/transcript.py, and the journals) --
+
+LOADER = [ROOT / "loop" / name for name in ("transcript.py", "journal.py", "runs.py")]
+PATH = re.compile(r"^[\w\[\].]*$")  # a "where" written out: a JSON path such as steps[3].stage, data in every language
+
+
+def loader_messages(paths: list[Path] = LOADER) -> set[str]:
+    """Every reason the loader gives (`_need`, `TranscriptError`, `Note`), read from its code; each must be marked
+    N_ where it is written, and a place it names (`_need`'s where) a JSON path or a Note."""
+    trees = {path: ast.parse(path.read_text(), str(path)) for path in paths}
+    constants = _constants(trees.values())
+    found: set[str] = set()
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and node.args):
+                continue
+            name = ast.unparse(node.func)
+            if name == "_need" and len(node.args) >= 3:
+                where = node.args[1]
+                literal = [v.value for v in getattr(where, "values", [where]) if isinstance(v, ast.Constant)]
+                assert all(PATH.match(str(part)) for part in literal), \
+                    f"{path.name}:{node.lineno}: a place in words is a Note, not {ast.unparse(where)!r}"
+                if ast.unparse(node.args[2]) != "what":  # one of a list of messages, each marked N_ in the list
+                    found.update(_marked(node.args[2], constants, path))
+            elif name in ("N_", "N_n"):
+                found.update(_marked(node, constants, path))
+            elif name in ("TranscriptError", "transcript.TranscriptError", "Note"):
+                message = node.args[0]
+                if ast.unparse(message) in ("message", "what", "exc.note.with_values(where=f'branches[{i}].{where}')"):
+                    continue  # passing on a message marked where it was made
+                found.update(_marked(message, constants, path))
+    return found
+
+
+def test_every_reason_the_loader_gives_is_a_message_translated_in_every_catalog():
+    said = loader_messages()
+    assert len(said) > 45  # the scan found the loader's reasons
+    for lang in LANGS:
+        left = untranslated(said, lang)
+        assert not left, f"{lang}: run `make messages`, then translate:\n" + "\n".join(left)
+
+
+@pytest.mark.parametrize("line, found", [
+    ('_need(ok, "steps", f"missing {n}")', "a warning's message must be marked"),
+    ('raise TranscriptError(f"steps[{i}]: unknown stage {stage!r}")', "a warning's message must be marked"),
+    ('_need(ok, "top level", N_("not an object"))', "a place in words is a Note"),
+])
+def test_the_scan_finds_a_loader_reason_in_english_only(tmp_path, line, found):
+    (tmp_path / "transcript.py").write_text(f"def check(ok, n, i, stage):\n    {line}\n")
+    with pytest.raises(AssertionError, match=f"transcript.py:2: {found}"):
+        loader_messages([tmp_path / "transcript.py"])
+
+
+def test_a_loader_reason_is_english_on_the_command_line_and_in_the_language_asked_on_a_page():
+    with pytest.raises(transcript.TranscriptError) as failed:
+        transcript.loads(json.dumps({"format": "loopscope-transcript", "version": 1, "messages": [],
+                                     "steps": [{"stage": "think", "turn_count": 0, "n_messages": 0}]}))
+    assert str(failed.value) == "steps[0].stage: unknown stage 'think'"
+    code = lambda v: str(v) if isinstance(v, int) else f"`{v}`"  # noqa: E731 (the page's way: data as code)
+    assert failed.value.note.render("ja", code) == "`steps[0].stage`: 知らない段階です: `'think'`"
+    assert failed.value.note.render("zh", code) == "`steps[0].stage`：未知的阶段：`'think'`"
+    one = Note(N_n("holds {n} message; the thread's step before it has {before}",
+                   "holds {n} messages; the thread's step before it has {before}"), n=1, before=2)
+    assert one.render() == "holds 1 message; the thread's step before it has 2"
+    assert one.with_values(n=3).render() == "holds 3 messages; the thread's step before it has 2"
+    assert Note.from_json(json.loads(json.dumps(one.to_json()))) == one  # as an upload's child process sends it

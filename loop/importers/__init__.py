@@ -466,7 +466,7 @@ def _loopscope(data: dict, notes: Notes, fmt: str = "loopscope") -> Imported:
     try:
         trace = transcript.from_dict(data, strict=False)
     except transcript.TranscriptError as exc:
-        raise ImportFailed(N_("a Loopscope transcript that cannot be loaded: {error}"), error=str(exc)) from None
+        raise ImportFailed(N_("a Loopscope transcript that cannot be loaded: {error}"), error=exc.note) from None
     for trace_or_branch in (trace, *trace.branches):
         rest = cover_the_rest(trace_or_branch)
         if rest:
@@ -483,7 +483,7 @@ def _journal(records: list, notes: Notes) -> Imported:
         if isinstance(record, dict) and set(record) == {"cursor"}:
             continue
         try:
-            journal.add(record if isinstance(record, dict) else {}, f"line {n}")
+            journal.add(record if isinstance(record, dict) else {}, on_line(n))
         except transcript.TranscriptError:
             notes.count(N_("passed over lines that are not a step of the run"), on_line(n))
     meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..catalogs import N_
+from ..catalogs import N_, N_n
 from ..rules import tool_uses
 from .common import SETTINGS, Parsed, clean_content
 from .derive import message_text
@@ -59,8 +59,10 @@ def read_responses(items: list, notes: Notes) -> Parsed:
     parsed = read_messages(items, notes, where="responses")
     uses = sum(len(tool_uses(m)) for m in parsed.messages)
     if uses:
-        notes.warn(N_("a list of responses holds no user messages: the request and the tool_results were not "
-                      "recorded, so its {n} tool_use block(s) have no tool_result"), n=uses)
+        notes.warn(N_n("a list of responses holds no user messages: the request and the tool_results were not "
+                       "recorded, so its {n} tool_use block has no tool_result",
+                       "a list of responses holds no user messages: the request and the tool_results were not "
+                       "recorded, so its {n} tool_use blocks have no tool_result"), n=uses)
     else:
         notes.warn(N_("a list of responses holds no user messages: the request and the tool_results were not "
                       "recorded"))

@@ -42,7 +42,7 @@ from datetime import datetime
 
 from typing import Callable
 
-from ..catalogs import N_
+from ..catalogs import N_, N_n
 from ..compact import COMPACTED_WHY
 from ..narrate import short
 from ..rules import tool_results, tool_uses
@@ -402,8 +402,10 @@ def _order(forest: list, notes: Notes, thread: str | None = None) -> list[_Node]
                     heapq.heappush(ready, (kid.ts, kid.line, kid))
     said = []
     if abandoned:
-        said.append(Note(N_("passed over {n} message record(s) on abandoned branches of the chain (a message edited "
-                            "or a response retried); the branch written last is imported"), n=abandoned))
+        said.append(Note(N_n("passed over {n} message record on an abandoned branch of the chain (a message "
+                             "edited or a response retried); the branch written last is imported",
+                             "passed over {n} message records on abandoned branches of the chain (a message edited "
+                             "or a response retried); the branch written last is imported"), n=abandoned))
     if trees > 1:
         if linked:
             said.append(Note(N_("the conversation is {n} separate chains (after compaction, a resumed session or "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..catalogs import N_
+from ..catalogs import N_, N_n
 from .notes import Note, Notes
 
 # The settings of a model call that a trace keeps in its meta (and each call_model step in its request).
@@ -112,7 +112,9 @@ def describe_json(value: object):
             return Note(N_("an empty list"))
         kinds = ", ".join(sorted({type(v).__name__ for v in value}))
         if isinstance(value[0], dict):
-            return Note(N_("a list of {n} item(s) of type {kinds} (the first has keys {keys})"), n=len(value),
+            return Note(N_n("a list of {n} item of type {kinds} (the first has keys {keys})",
+                            "a list of {n} items of type {kinds} (the first has keys {keys})"), n=len(value),
                         kinds=kinds, keys=str(list(value[0])[:6]))
-        return Note(N_("a list of {n} item(s) of type {kinds}"), n=len(value), kinds=kinds)
+        return Note(N_n("a list of {n} item of type {kinds}", "a list of {n} items of type {kinds}"), n=len(value),
+                    kinds=kinds)
     return Note(N_("a single {kind}"), kind=type(value).__name__)

@@ -23,7 +23,7 @@ raw, while the next request carries the block as it was really sent.
 from __future__ import annotations
 
 from ..blocks import tool_result
-from ..catalogs import N_
+from ..catalogs import N_, N_n
 from ..compact import RESENT_WHY
 from ..rules import tool_uses
 from ..tools import ToolOutput
@@ -77,7 +77,8 @@ def read(trace: dict, notes: Notes) -> Parsed:
     parsed = Parsed()
     cycles = [c for c in trace["cycles"] if isinstance(c, dict)]
     if len(cycles) < len(trace["cycles"]):
-        notes.warn(N_("cycles: {n} item(s) are not objects; passed over"), n=len(trace["cycles"]) - len(cycles))
+        notes.warn(N_n("cycles: {n} item is not an object; passed over", "cycles: {n} items are not objects; passed over"),
+                   n=len(trace["cycles"]) - len(cycles))
     first_request = next((c["request"] for c in cycles if isinstance(c.get("request"), dict)), {})
     settings = {k: first_request[k] for k in SETTINGS if k in first_request}
     main = _Thread(ParsedThread(MAIN, [Segment([])]), first_request.get("system"))
@@ -168,9 +169,12 @@ def read(trace: dict, notes: Notes) -> Parsed:
                     unknown = sum(1 for b in recorded["content"] if isinstance(b, dict) and b.get("type") == "unknown")
                     said = {"cycle": f"cycle {recorded['detail']['cycle']}", "where": f"messages.{index}"}
                     if unknown:
-                        notes.warn(N_("{cycle}: the response as recorded ({n} block(s) recorded as type 'unknown') "
-                                      "differs from the assistant message the next request sent; call_model shows "
-                                      "the response, the history ({where}) what was sent"), n=unknown, **said)
+                        notes.warn(N_n("{cycle}: the response as recorded ({n} block recorded as type 'unknown') "
+                                       "differs from the assistant message the next request sent; call_model shows "
+                                       "the response, the history ({where}) what was sent",
+                                       "{cycle}: the response as recorded ({n} blocks recorded as type 'unknown') "
+                                       "differs from the assistant message the next request sent; call_model shows "
+                                       "the response, the history ({where}) what was sent"), n=unknown, **said)
                     else:
                         notes.warn(N_("{cycle}: the response as recorded differs from the assistant message the next "
                                       "request sent; call_model shows the response, the history ({where}) what was "
@@ -231,8 +235,8 @@ def _place(stack: list, threads: list, sent: list, request: dict, name: str, not
 
 def _check_totals(trace: dict, cycles: list, notes: Notes) -> None:
     if isinstance(trace.get("total_cycles"), int) and trace["total_cycles"] != len(cycles):
-        notes.warn(N_("total_cycles says {said}, the file holds {n} cycle(s)"), said=trace["total_cycles"],
-                   n=len(cycles))
+        notes.warn(N_n("total_cycles says {said}, the file holds {n} cycle",
+                       "total_cycles says {said}, the file holds {n} cycles"), said=trace["total_cycles"], n=len(cycles))
     usages = [c["response"]["usage"] for c in cycles
               if isinstance(c.get("response"), dict) and isinstance(c["response"].get("usage"), dict)]
     for side in ("input", "output"):

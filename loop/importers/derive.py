@@ -36,7 +36,7 @@ its steps sit inside that one, as in a live run.
 from __future__ import annotations
 
 from ..blocks import tool_result
-from ..catalogs import N_
+from ..catalogs import N_, N_n
 from ..compact import REWRITTEN_WHY
 from ..rules import blocks, tool_results, tool_uses
 from ..runner import GO_ON, why_ended
@@ -271,8 +271,10 @@ class _Walk:
                                            "why": GO_ON if continues else why_ended(stop_reason)},
                  at, state, segment, held)
         if uses and not continues:
-            notes.append(Note(N_("{where}: stop_reason {reason} ends the chapter's loop, yet the message has {n} "
-                                 "tool_use block(s); they are shown as the log went on"),
+            notes.append(Note(N_n("{where}: stop_reason {reason} ends the chapter's loop, yet the message has {n} "
+                                  "tool_use block; it is shown as the log went on",
+                                  "{where}: stop_reason {reason} ends the chapter's loop, yet the message has {n} "
+                                  "tool_use blocks; they are shown as the log went on"),
                               where=self.where(parsed, k, i, segment), reason=repr(stop_reason), n=len(uses)))
         if not uses:
             return
@@ -329,8 +331,8 @@ def cover_the_rest(trace: Trace) -> Note | None:
     total = len(trace.messages)
     if covered >= total:
         return None
-    which = Note(N_("the last {n} message(s) ({first} to {last})"), n=total - covered, first=f"messages.{covered}",
-                 last=f"messages.{total - 1}")
+    which = Note(N_n("the last {n} message ({first} to {last})", "the last {n} messages ({first} to {last})"),
+                 n=total - covered, first=f"messages.{covered}", last=f"messages.{total - 1}")
     if trace.has_threads or trace.has_compaction:  # the chapter's rules derive one thread whose history only grew
         return Note(N_("{which} are in the file, but no step reaches them: the replay ends before them"), which=which)
     derived = trace_from_history(trace.messages, trace.meta, warnings=[]).steps

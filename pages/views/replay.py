@@ -9,10 +9,11 @@ from pathlib import Path
 
 import streamlit as st
 
+from loop.catalogs import N_
 from loop.importers import ImportFailed, Note, import_bytes
 from loop.importers.isolated import import_files_isolated, import_isolated
 
-from .blocks import inline_code, plain
+from .blocks import inline_code
 from .i18n import lang, t
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -73,10 +74,9 @@ def _open_sample() -> None:
     if name:
         try:
             _open(sample_path(name, lang()).read_bytes(), f"{name}.json", "sample")
-        except (OSError, ImportFailed) as exc:
-            error = said(exc.note, lang()) if isinstance(exc, ImportFailed) else inline_code(exc)
-            st.session_state["replay-error"] = t("The sample {name} cannot be opened: {error}", name=inline_code(name),
-                                                 error=error)
+        except (OSError, ImportFailed) as exc:  # kept as a Note, said in the page's language when drawn
+            st.session_state["replay-error"] = Note(N_("The sample {name} cannot be opened: {error}"), name=name,
+                                                    error=exc.note if isinstance(exc, ImportFailed) else str(exc))
         else:
             st.session_state.pop("replay-error", None)
 
@@ -141,14 +141,13 @@ def draw_openers() -> dict | None:
         except ImportFailed as exc:  # kept as a Note, said in the page's language when drawn
             st.session_state["replay-upload-error"] = exc.note
         except Exception as exc:  # an importer's bug must not take the page down
-            st.session_state["replay-upload-error"] = t("{name}: could not be read ({error})", name=plain(named),
-                                                        error=inline_code(f"{type(exc).__name__}: {exc}"))
+            st.session_state["replay-upload-error"] = Note(N_("{name}: could not be read ({error})"), name=named,
+                                                           error=f"{type(exc).__name__}: {exc}")
         else:
             st.session_state.pop("replay-upload-error", None)
     for key in ("replay-upload-error", "replay-error"):
-        error = st.session_state.get(key)  # a Note from the importer, or Markdown already in the page's language
+        error = st.session_state.get(key)  # a Note: said in the page's language now, not when it happened
         if error:
-            reason = said(error, lang()) if isinstance(error, Note) else error
-            st.error(t("**This file cannot be replayed.**") + f" {reason}\n\n"
+            st.error(t("**This file cannot be replayed.**") + f" {said(error, lang())}\n\n"
                      + t("The replay below is unchanged."), icon=":material/error:")
     return st.session_state.get(REPLAY)
