@@ -517,8 +517,10 @@ def broken_transcripts() -> list[tuple[str, bytes]]:
 def test_why_a_broken_transcript_cannot_be_loaded_is_said_in_the_page_s_language(lang):
     from loop.catalogs import say
     from loop.importers import import_bytes
+    from pages.views.replay import said
     from tests.test_import_warnings import loader_messages, messages_of
 
+    loader = loader_messages()
     at = open_in("pages/replay.py", lang)
     heading = say(lang, "**This file cannot be replayed.**")
     kept = [w for w in say(lang, "thread").split() if w.isascii()]
@@ -526,19 +528,21 @@ def test_why_a_broken_transcript_cannot_be_loaded_is_said_in_the_page_s_language
     for name, data in broken_transcripts():
         with pytest.raises(ImportFailed) as failed:  # the command line's words: English
             import_bytes(data, name)
-        reasons |= messages_of(failed.value.note)
+        note = failed.value.note
+        assert messages_of(note) & loader, note  # the loader's reason travels as its message, not as English text
+        reasons |= messages_of(note)
         at.file_uploader(key="replay-upload").set_value([(name, data, "application/json")])
         at.run()
         assert not at.exception, at.exception
         (error,) = at.error
-        assert error.value.startswith(heading), error.value
-        reason = error.value[len(heading):]
-        assert str(failed.value) not in reason and f"`{name}`" in reason
-        left = english_left(reason, [], names(lang) + FORMAT_NAMES + kept)
+        assert error.value.startswith(f"{heading} {said(note, lang)}\n\n"), error.value  # data as code
+        assert f"`{name}`" in error.value and str(failed.value) not in error.value.replace("`", "")
+        words = note.render(lang, data=lambda value: " ")  # the reason's own words, its data (paths, values) left out
+        left = english_left(words, [], names(lang) + FORMAT_NAMES + kept)
         assert not left, f"English left in why {name} cannot be replayed:\n{left}\n<= {error.value}"
     # 31 of the loader's reasons; an upload cannot reach the rest (the importers read the JSON themselves and load a
     # transcript without the pairing check; a saved run's journal is read by the runs store).
-    assert len(reasons & loader_messages()) >= 31, sorted(reasons & loader_messages())
+    assert len(reasons & loader) >= 31, sorted(reasons & loader)
     at.segmented_control(key="lang").set_value("en").run()  # said again in the page's language when it changes
     assert at.error[0].value.replace("`", "").startswith(f"**This file cannot be replayed.** {failed.value}")
 
