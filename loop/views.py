@@ -107,7 +107,9 @@ def result_text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(b.get("text", json.dumps(b)) if isinstance(b, dict) else str(b) for b in content)
+        return "\n".join(b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str)  # a log may hold "text": null
+                         else json.dumps(b) if isinstance(b, dict) else str(b)
+                         for b in content)
     return "" if content is None else json.dumps(content, ensure_ascii=False, default=str)
 
 

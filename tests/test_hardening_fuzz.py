@@ -285,3 +285,12 @@ def test_a_saved_run_whose_task_is_not_text_exports_with_the_default_title():
     run.trace.meta["task"] = True
     assert export.to_markdown(run.trace).startswith("# Agent loop transcript\n")
     renderable(run.trace)
+
+
+def test_a_tool_result_block_whose_text_is_null_renders():
+    # found by the fuzz test: a real log's tool_result content held {"type": "text", "text": null}; the pairs table
+    # joined it as text and the page crashed
+    from loop.views import result_text
+
+    assert result_text([{"type": "text", "text": None}, {"type": "text", "text": "4 a"}]) == \
+        '{"type": "text", "text": null}\n4 a'

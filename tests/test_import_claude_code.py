@@ -210,7 +210,7 @@ def test_an_edited_message_forks_the_chain_and_the_newer_branch_is_imported():
     imported = import_bytes(log.bytes())
     assert [rules.blocks(m)[0]["text"] for m in imported.trace.messages] == [
         "write a poem", "Roses are red", "make it about dogs", "Dogs are loyal"]
-    assert imported.warnings == ["passed over 2 message record(s) on abandoned branches of the chain (a message "
+    assert imported.warnings == ["passed over 2 message records on abandoned branches of the chain (a message "
                                  "edited or a response retried); the branch written last is imported"]
 
 

@@ -152,6 +152,6 @@ def test_replay_says_when_it_derived_the_steps_a_file_lacks(tmp_path):
     done = loop("replay", cut)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == ("note: the last 2 message(s) (messages.2 to messages.3) had no step in the file: steps 7 to 10 "
+    assert lines[0] == ("note: the last 2 messages (messages.2 to messages.3) had no step in the file: steps 7 to 10 "
                         "were derived from the history by the chapter's rules")
     assert len(lines) == 12 and lines[-1].startswith("[10] turn 2 · stop_reason: go on or end?: the loop ends")
