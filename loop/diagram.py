@@ -211,34 +211,48 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
             w, h = w * 1.3, h * 1.45
         box[name] = (w, h)
     rail = size.font * 2.2  # the left rail of "next turn", with its label beside it
-    loop_room = text_width(translate("next tool_use"), size.small) + 30  # the self-loop and its label
     col0 = max(box[n][0] for n, node in nodes.items() if node.col == 0)
     cx0 = rail + 14 + col0 / 2
-    # the turn box's right side: past the widest stage of column 0 and the self-loop's label
+    # the turn box's right side: past the widest stage of column 0 and the self-loop's label, which the complete
+    # loop puts under the self-loop (right of it, its width would widen the picture and shrink all its text)
+    loop_label = text_width(translate("next tool_use"), size.small)
+    loop_label_x = max(cx0 + 8, cx0 + box["tools"][0] / 2 + 22 - loop_label)  # where it starts, under the loop
     right_of_col0 = cx0 + max(max(box[n][0] for n, node in nodes.items() if node.in_turn) / 2 + 12,
-                              box["tools"][0] / 2 + loop_room)
+                              box["tools"][0] / 2 + (30 if complete else loop_label + 30))
+    if complete:
+        right_of_col0 = max(right_of_col0, loop_label_x + loop_label + 8)
     col1 = max(box[n][0] for n, node in nodes.items() if node.col == 1)
     left_of_col1 = right_of_col0 + 22
-    if compact:  # room for "before a call" between stage 2 and the compact stage
+    lanes = (right_of_col0 + 6, right_of_col0 + 15)  # the complete loop's edges run up and down these two
+    if compact and not complete:  # room for "before a call" between stage 2 and the compact stage
         left_of_col1 = max(left_of_col1, cx0 + box["model"][0] / 2 + text_width(translate("before a call"),
                                                                                   size.small) + 20)
-    if complete:  # two lanes for the complete loop's edges, and room for their labels
-        left_of_col1 = max(left_of_col1 + 16, right_of_col0 + 24 + text_width(translate("max_tokens"), size.small))
+    if complete:  # right of the lanes, the labels of the edges that run across: "before a call", "failed"
+        left_of_col1 = max(left_of_col1 + 16, lanes[0] + 12 + text_width(translate("before a call"), size.small),
+                           lanes[1] + 12 + text_width(translate("failed"), size.small))
     col_x = {0: cx0, 1: left_of_col1 + col1 / 2}
     rows = max(n.row for n in nodes.values()) + 1
     row_h = [max((box[n][1] for n, node in nodes.items() if node.row == r), default=0) for r in range(rows)]
     top = 6.0
     row_y = []
     for r in range(rows):
-        extra = size.small * 1.7 if r == 1 else 0  # room for the turn box's name above stage 2
+        # room for the turn box's name above stage 2; the complete loop's "call again" and "too long" labels
+        # share that space, one above the other
+        extra = size.small * (3.2 if complete else 1.7) if r == 1 else 0
+        if complete and r in (2, 5):  # under stage 4 and the compact stage, their self-loops' labels
+            extra = max(0.0, size.small * 1.6 + 3 - size.gap)
+        if complete and r == 4:  # "yes", between stop_reason and stage 4
+            extra = max(0.0, size.small * 1.4 + 2 - size.gap)
         row_y.append(top + extra + row_h[r] / 2)
         top += extra + row_h[r] + size.gap
     centre = {name: (col_x[n.col], row_y[n.row]) for name, n in nodes.items()}
     width = col_x[1] + col1 / 2 + 6
     if compact:  # the summary call's loop and its label, right of the compact stage
         width = max(width, col_x[1] + box["compact"][0] / 2 + 28)
-    if complete:  # "no retry left" runs down the right of the column
-        width = max(width, col_x[1] + col1 / 2 + 40)
+    right_lane = col_x[1] + col1 / 2 + 10
+    if complete:  # "no retry left" runs down a lane right of the column (and of the summary call's loop), its
+        right_lane = max(right_lane, col_x[1] + box["compact"][0] / 2 + 32)  # label turned along it
+        width = right_lane + size.small * 1.6 + 4
     height = top - size.gap + 10
 
     def edge_of(name: str, side: str) -> tuple[float, float]:
@@ -279,8 +293,13 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
             parts.append(f'<path d="M {x:.1f} {y_out:.1f} C {x + bulge:.1f} {y_out - 6:.1f}, {x + bulge:.1f} '
                          f'{y_in + 6:.1f}, {x + 1:.1f} {y_in:.1f}" {stroke}/>')
             parts.append(_arrow(x + 1, y_in, -1, 0, colour, head))
-            if label and e.a == "compact":  # under it: right of it would widen the picture
+            if label and e.a == "compact" and complete:  # under the loop: the lane of "continue" runs left of it
+                parts.append(_label(x + bulge, y + h / 2 + size.small * 0.9, label, size.small, ink, anchor="end"))
+            elif label and e.a == "compact":  # under it: right of it would widen the picture
                 parts.append(_label(centre[e.a][0], y + h / 2 + size.small * 0.9, label, size.small, ink))
+            elif label and complete:  # under it: beside it would widen the turn box
+                parts.append(_label(loop_label_x, y + h / 2 + size.small * 0.9, label, size.small, ink,
+                                    anchor="start"))
             elif label:
                 parts.append(_label(x + bulge + 4, y, label, size.small, ink, anchor="start"))
         elif e.route == "back":
@@ -313,12 +332,16 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
             tx, ty = edge_of(e.b, "left" if right else "right")
             parts.append(f'<path d="M {sx:.1f} {sy:.1f} H {tx - 1 if right else tx + 1:.1f}" {stroke}/>')
             parts.append(_arrow(tx, ty, 1 if right else -1, 0, colour, head))
-            if label:
+            if label and complete and e.b == "done":  # under it, past the lanes of the complete loop's edges
+                parts.append(_label((lanes[1] + tx) / 2, sy + size.small * 0.8, label, size.small, ink))
+            elif label and complete:  # "before a call": under it, right of the lane that runs down from it
+                parts.append(_label(lanes[0] + 6, sy + size.small * 0.8, label, size.small, ink, anchor="start"))
+            elif label:
                 parts.append(_label((sx + tx) / 2, sy - size.small * 0.75, label, size.small, ink))
         parts.append("</g>")
 
     if complete:
-        parts += _complete_edges(centre, box, right_of_col0, col_x[1] + col1 / 2, taken, translate, size)
+        parts += _complete_edges(centre, box, lanes, right_lane, y0, taken, translate, size)
 
     # -- nodes --
     for name, node in nodes.items():
@@ -347,35 +370,50 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
     return _Drawing(parts, width, height, centre, box, right_of_col0)
 
 
-def _complete_edges(centre: dict, box: dict, lane: float, right: float, taken: tuple | None,
+def _complete_edges(centre: dict, box: dict, lanes: tuple, right: float, turn_top: float, taken: tuple | None,
                     translate: Callable[[str], str], size: Size) -> list[str]:
     """The complete loop's edges: stage 2 to retry and back, retry to the end, stop_reason to recover, recover
-    back to stage 2, stage 2 to compaction when the prompt is too long."""
+    back to stage 2, stage 2 to compaction when the prompt is too long.
+
+    They run up and down two `lanes` right of the turn box; "no retry left" down a lane at `right`. Each label
+    sits where no other edge runs and no node stands: right of the lanes, or in the open space between two rows
+    of the right column (`turn_top` is the turn box's top, which the edge to the compact stage passes above)."""
     def side(name: str, where: str, shift: float = 0.0) -> tuple[float, float]:
         x, y = centre[name]
         w, h = box[name]
         return {"left": (x - w / 2, y + shift), "right": (x + w / 2, y + shift), "top": (x + shift, y - h / 2),
                 "bottom": (x + shift, y + h / 2)}[where]
 
+    def between(upper: str, lower: str) -> float:  # the middle of the open space between two stages' rows
+        return (side(upper, "bottom")[1] + side(lower, "top")[1]) / 2
+
     mh = box["model"][1] / 4
-    l1, l2 = lane + 6, lane + 15
-    routes = [  # (a, b, label, points, dashed)
-        ("model", "retry", N_("failed"), [side("model", "right", -mh), (l1, None), (None, "retry"),
-                                          side("retry", "left", 4)], False),
-        ("retry", "model", N_("call again"), [side("retry", "left", -4), (l2, None), (None, centre["model"][1] - mh - 5),
-                                              side("model", "right", -mh - 5)], False),
-        ("retry", "done", N_("no retry left"), [side("retry", "right"), (right + 30, None), (None, "done"),
-                                                side("done", "right")], True),
-        ("decide", "recover", N_("max_tokens"), [side("decide", "right", -6), (l2, None), (None, "recover"),
-                                                 side("recover", "left", -5)], False),
+    l1, l2 = lanes
+    over = min(turn_top, side("compact", "top")[1]) - 8  # "too long" runs above the turn box and the compact stage
+    small = size.small
+    retry_in = (side("retry", "left")[0] + l2) / 2  # "failed": under its edge, between the lanes and the stage
+    routes = [  # (a, b, label, points, dashed, where the label goes: x, y, anchor, turned)
+        ("model", "retry", N_("failed"), [side("model", "right", -mh), (l1, None), (None, centre["retry"][1] + 6),
+                                          side("retry", "left", 6)], False,
+         (retry_in + 2, centre["retry"][1] + 6 + small * 0.8, "middle", False)),
+        ("retry", "model", N_("call again"), [side("retry", "left", -6), (l2, None), (None, centre["model"][1] - mh - 5),
+                                              side("model", "right", -mh - 5)], False,
+         (l2 + 5, side("retry", "bottom")[1] + small * 0.8, "start", False)),
+        ("retry", "done", N_("no retry left"), [side("retry", "right"), (right, None), (None, "done"),
+                                                side("done", "right")], True,
+         (right + small * 0.8, (centre["retry"][1] + centre["done"][1]) / 2, "middle", True)),
+        ("decide", "recover", N_("max_tokens"), [side("decide", "right", -6), (l2, None),
+                                                 (None, centre["recover"][1] - 5), side("recover", "left", -5)], False,
+         (l2 + 5, between("recover", "done"), "start", False)),
         ("recover", "model", N_("continue"), [side("recover", "left", 5), (l1, None), (None, centre["model"][1] + mh),
-                                              side("model", "right", mh)], False),
-        ("model", "compact", N_("too long"), [side("model", "top", box["model"][0] / 4),
-                                              (None, centre["model"][1] - box["model"][1] / 2 - 8),
-                                              (centre["compact"][0], None), side("compact", "top")], False),
+                                              side("model", "right", mh)], False,
+         (l1 + 5, between("compact", "recover"), "start", False)),
+        ("model", "compact", N_("too long"), [side("model", "top", box["model"][0] / 4), (None, over),
+                                              (centre["compact"][0], None), side("compact", "top")], False,
+         (l2 + 5, over - small * 0.75, "start", False)),
     ]
     parts = []
-    for a, b, label, points, dashed in routes:
+    for a, b, label, points, dashed, (lx, ly, anchor, turned) in routes:
         path, (x, y) = [], points[0]
         for px, py in points[1:]:  # a fixed x or y, the other kept; a name: that node's centre line
             if isinstance(py, str):
@@ -393,16 +431,11 @@ def _complete_edges(centre: dict, box: dict, lane: float, right: float, taken: t
         norm = max(1e-6, abs(fx - ex) + abs(fy - ey))
         parts.append(f'<g class="ls-edge{" ls-taken" if bold else ""}" data-edge="{a}-{b}"><path d="{d}" {stroke}/>'
                      + _arrow(fx, fy, (fx - ex) / norm, (fy - ey) / norm, colour, size.font * (0.7 if bold else 0.55)))
-        # the label by a stretch of the edge in the open: above it when it runs across, beside it when it runs down
-        points_all = [points[0]] + path
-        labelled = {("model", "retry"): 2, ("model", "compact"): 1}.get((a, b), 1)  # the stretch in the open
-        (sx, sy), (tx, ty) = list(zip(points_all, points_all[1:]))[labelled]
         ink = LIT_LINE if bold else "#495057"
-        if abs(tx - sx) >= abs(ty - sy):
-            where = ((sx + tx) / 2, sy - size.small * 0.7, "middle")
-        else:
-            where = (sx - 4, (sy + ty) / 2, "end") if a == "retry" and b == "done" else (sx + 4, (sy + ty) / 2, "start")
-        parts.append(_label(where[0], where[1], translate(label), size.small * 0.9, ink, anchor=where[2]) + "</g>")
+        text = _label(lx, ly, translate(label), small, ink, anchor=anchor)
+        if turned:  # along a lane that runs down: read from bottom to top, as "next turn" on the left
+            text = text.replace("<text ", f'<text transform="rotate(-90 {lx:.1f} {ly:.1f})" ', 1)
+        parts.append(text + "</g>")
     return parts
 
 
@@ -474,7 +507,8 @@ def svg(stage: str | None = None, previous: str | None = None, *, continues: boo
         parts.append("</g>")
         width = max(width, fx + fw + 4, lane + 10 + text_width("task ↓ ↑ tool_result", size.small))
         height = fy + fh + 4
-    return (f'<svg class="ls-diagram" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
+    kind = "ls-diagram ls-complete" if complete else "ls-diagram"  # the page gives the complete loop more room
+    return (f'<svg class="{kind}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
             f'width="{width:.0f}" height="{height:.0f}" role="img" '
             f'style="max-width:100%;height:auto;display:block;margin:0 auto">' + "".join(parts) + "</svg>")
 

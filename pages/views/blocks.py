@@ -42,6 +42,9 @@ CSS = """<style>
 .ls-grid.ls-present { grid-template-columns: minmax(0, 1.05fr) minmax(0, 1fr); gap: 0.5rem 1.2rem; }
 /* the complete loop's picture is a column wider: on a projector its stages keep the note's size */
 .ls-grid.ls-present.ls-wide { grid-template-columns: minmax(0, 1.2fr) minmax(0, 1fr); }
+/* and beside the history too: its stages' text stays readable (the history's text wraps, it does not shrink) */
+.ls-grid:not(.ls-present):has(.ls-diagram.ls-complete) {
+  grid-template-columns: minmax(0, 1.25fr) minmax(0, 1fr); gap: 1rem 2rem; }
 @media (max-width: 760px) { .ls-grid, .ls-grid.ls-present, .ls-grid.ls-present.ls-wide { grid-template-columns: minmax(0, 1fr); } }
 .ls-empty { border-radius: 0.5rem; background: rgba(28,131,225,0.1); color: #004280; padding: 0.8rem 1rem 0.1rem; }
 .ls-h4 { font-size: 1.5rem; font-weight: 600; margin: 0; padding: 0.5rem 0 0.3rem; line-height: 1.2; }
