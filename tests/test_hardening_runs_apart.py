@@ -19,9 +19,12 @@ any name stays out of it.
 
 from __future__ import annotations
 
+import shutil
 import struct
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -245,3 +248,26 @@ def test_a_commands_environment_holds_only_what_the_tools_need_whatever_the_serv
     assert {f"HOME={inside}", f"PATH={sandbox.PATH}"} <= set(out.splitlines())
     # what bash itself adds (PWD, SHLVL, _) and the step's mark; nothing else of the server's
     assert names <= set(sandbox.PASSED) | {"HOME", "PATH", "PWD", "SHLVL", "_", "LOOPSCOPE_STEP"}
+
+
+def test_where_bubblewrap_cannot_apply_the_filter_commands_run_plain_and_the_run_says_why(shared, monkeypatch):
+    # A bwrap that works but refuses seccomp filters, as on a kernel without them: the trial has the filter,
+    # so the server does not run commands under bubblewrap without it.
+    folder = Path(tempfile.mkdtemp(prefix="loopscope-test-bwrap-"))
+    try:
+        fake = folder / "bwrap"
+        fake.write_text('#!/bin/sh\ncase " $* " in *" --seccomp "*) '
+                        'echo "bwrap: prctl(PR_SET_SECCOMP): Invalid argument" >&2; exit 1;; esac\n'
+                        'exec /usr/bin/bwrap "$@"\n')
+        folder.chmod(0o755)
+        fake.chmod(0o755)
+        monkeypatch.setenv(sandbox.BWRAP_VARIABLE, str(fake))
+        monkeypatch.setattr(sandbox, "_programs", None)
+        with default_toolbox(shared) as run:
+            (warning,) = run.warnings
+            out = command(run, "pwd")
+    finally:
+        shutil.rmtree(folder)
+    assert warning.startswith("Warning: commands run without bubblewrap: bubblewrap cannot run here "
+                              "(bwrap: prctl(PR_SET_SECCOMP): Invalid argument).")
+    assert out == str(shared)  # plain: the real folder
