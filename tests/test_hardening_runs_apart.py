@@ -20,6 +20,7 @@ any name stays out of it.
 from __future__ import annotations
 
 import shutil
+import socket
 import struct
 import tempfile
 import threading
@@ -271,3 +272,29 @@ def test_where_bubblewrap_cannot_apply_the_filter_commands_run_plain_and_the_run
     assert warning.startswith("Warning: commands run without bubblewrap: bubblewrap cannot run here "
                               "(bwrap: prctl(PR_SET_SECCOMP): Invalid argument).")
     assert out == str(shared)  # plain: the real folder
+
+
+CONNECT = r"""python3 - <<'EOF'
+import socket
+try:
+    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect(b"\0loopscope-server-{tag}")
+    print("connected")
+except OSError as error:
+    print(error.strerror)
+EOF"""
+
+
+@needs_bubblewrap
+@pytest.mark.parametrize("network", [False, True], ids=["no-network", "network-allowed"])
+def test_abstract_sockets_are_apart_only_without_the_network(network, tag, monkeypatch):
+    # The gap docs/security.md states: sharing the host's network shares its abstract sockets, the server's too.
+    monkeypatch.setenv(sandbox.NETWORK_VARIABLE, "1" if network else "0")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(f"\0loopscope-server-{tag}".encode())
+    listener.listen()
+    try:
+        with new_run() as run:
+            said = command(run, CONNECT.replace("{tag}", tag))
+    finally:
+        listener.close()
+    assert said == ("connected" if network else "Connection refused")
