@@ -89,9 +89,11 @@ def test_the_environment_holds_no_secrets(workspace, monkeypatch):
                 "X_SECRET": "canary-x-secret-3", "Y_KEY": "canary-y-key-4", "ANTHROPIC_BASE_URL": "canary-url-5"}
     for name, value in canaries.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setenv("LOOPSCOPE_HARMLESS", "visible-value")
+    monkeypatch.setenv("LOOPSCOPE_HARMLESS", "not-passed-either")
+    monkeypatch.setenv("TZ", "Europe/Paris")
     out = bash(workspace, "env")
-    assert "LOOPSCOPE_HARMLESS=visible-value" in out.content  # the environment is there, minus secrets
+    assert "TZ=Europe/Paris" in out.content  # what tools need passes; nothing else, harmless or not
+    assert "LOOPSCOPE_HARMLESS" not in out.content
     for name, value in canaries.items():
         assert value not in out.content and f"{name}=" not in out.content
     assert f"HOME={INSIDE}" in out.content  # the workspace as the command sees it, under bubblewrap

@@ -9,7 +9,10 @@ dangerous commands refused). What it adds, and why (sandbox.py has the rest):
 - in its run's cgroup (memory, processes, CPU weight for the whole run) and a
   cgroup of the step's own, so every process the command starts is killed at
   the timeout and when the command ends;
-- the child's environment holds no API key or other secret;
+- the child's environment holds a few named variables only, so no API key or
+  other secret;
+- no kernel keyring (a seccomp filter: keys are per user, and every run's user
+  is the same);
 - per-process limits bound address space, file size and CPU time.
 See docs/security.md for what each mode promises.
 """
@@ -25,6 +28,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from . import seccomp
 from .base import Tool, ToolOutput
 from .cgroups import Limits
 from .sandbox import Sandbox
@@ -222,20 +226,25 @@ class Bash(Tool):
         mark = os.urandom(8).hex()  # in every process of this step's environment, for the final kill without a cgroup
         # Without a cgroup, under bubblewrap, the step ends with its PID namespace: bwrap says its init's pid.
         info = os.pipe() if step is None and sandbox.mode == "bubblewrap" else None
+        # bwrap reads the seccomp program from this fd before it starts the command.
+        rules = seccomp.readable(seccomp.keyring_filter()) if sandbox.mode == "bubblewrap" else None
         try:
             proc = subprocess.Popen(
-                sandbox.argv(command, step, cpu_seconds=int(self.timeout) + 5, info_fd=info[1] if info else None),
+                sandbox.argv(command, step, cpu_seconds=int(self.timeout) + 5, info_fd=info[1] if info else None,
+                             rules=rules),
                 cwd=sandbox.cwd(),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 env=dict(sandbox.environment(), **{MARK_VARIABLE: mark}),
                 start_new_session=True,  # its own process group and session, for the kill without a cgroup
-                pass_fds=(info[1],) if info else (),
+                pass_fds=((info[1],) if info else ()) + ((rules,) if rules is not None else ()),
             )
         finally:
             if info:
                 os.close(info[1])
+            if rules is not None:
+                os.close(rules)
         namespace = _namespace_init(info[0]) if info else None  # a pidfd: safe from the pid's reuse
 
         def kill():

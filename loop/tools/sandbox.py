@@ -9,7 +9,10 @@ Under bubblewrap (`bwrap`, Debian's package `bubblewrap`), a command sees:
   minimal /dev;
 - new PID, IPC, UTS, cgroup, user and network namespaces: its own processes
   only (its own /proc), no network unless the operator allows it
-  (LOOPSCOPE_SANDBOX_NETWORK=1), and no user namespaces of its own.
+  (LOOPSCOPE_SANDBOX_NETWORK=1), and no user namespaces of its own;
+- a seccomp filter that refuses the kernel keyring, which the kernel keeps
+  per user, not per namespace (seccomp.py);
+- an environment of a few named variables only (`child_environment`).
 
 Each command starts through an exec chain with no Python in the child (the
 server is threaded; Python code between fork and exec can deadlock there):
@@ -33,7 +36,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from ..redact import secret_name
+from . import seccomp
 from .cgroups import Limits, RunCgroup, StepCgroup, join_and_run, layout
 from .workspace import Workspace, sandbox_user, workspaces_root
 
@@ -83,9 +86,13 @@ class Programs:
             self.why_not = ("bubblewrap is not installed (`apt-get install bubblewrap`)" if not configured
                             else f"{BWRAP_VARIABLE}={configured} is not a program")
             return
-        trial = subprocess.run(self.head(None) + bwrap_options(self.bwrap, None, network=False) + ["/bin/true"],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               timeout=30, cwd="/")
+        rules = seccomp.readable(seccomp.keyring_filter())  # the trial has the filter too: it must work here
+        try:
+            trial = subprocess.run(self.head(None) + bwrap_options(self.bwrap, None, network=False, rules=rules)
+                                   + ["/bin/true"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, timeout=30, cwd="/", pass_fds=(rules,))
+        finally:
+            os.close(rules)
         if trial.returncode != 0:
             said = trial.stderr.decode(errors="replace").strip().splitlines()
             self.why_not = f"bubblewrap cannot run here ({said[-1] if said else f'status {trial.returncode}'})"
@@ -135,11 +142,17 @@ def _hidden() -> list[Path]:
     return [p.resolve() for p in found]
 
 
-def bwrap_options(bwrap: str, workspace: Path | None, network: bool, limits: Limits = Limits()) -> list[str]:
-    """bwrap and its options, up to the command: the view of the machine a command gets (see the module's doc)."""
+def bwrap_options(bwrap: str, workspace: Path | None, network: bool, limits: Limits = Limits(),
+                  rules: int | None = None) -> list[str]:
+    """bwrap and its options, up to the command: the view of the machine a command gets (see the module's doc).
+
+    `rules`: an fd bwrap reads the seccomp program from (seccomp.readable), which it applies before the command.
+    """
     uid, gid = sandbox_user()
     argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--uid", str(uid), "--gid", str(gid), "--hostname", "loopscope"]
+    if rules is not None:
+        argv += ["--seccomp", str(rules)]
     if network:
         argv.append("--share-net")
     for folder in SYSTEM:
@@ -162,12 +175,19 @@ def bwrap_options(bwrap: str, workspace: Path | None, network: bool, limits: Lim
     return argv + ["--chdir", INSIDE, "--remount-ro", "/"]
 
 
+# What a command gets of the server's environment: language, terminal and time zone, which change how tools
+# print, and nothing else. An allow-list, because no list of names to remove knows every secret (DB_PASS,
+# DATABASE_URL, SENTRY_DSN, a proxy's URL with its password, ...).
+PASSED = ("LANG", "LANGUAGE", "TERM", "TZ", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_MONETARY",
+          "LC_NUMERIC", "LC_TIME", "LC_ADDRESS", "LC_IDENTIFICATION", "LC_MEASUREMENT", "LC_NAME", "LC_PAPER",
+          "LC_TELEPHONE")
+
+
 def child_environment(home: str) -> dict[str, str]:
-    """The server's environment less every secret, with a fixed PATH and HOME in the workspace."""
-    env = {name: value for name, value in os.environ.items() if not secret_name(name)}
+    """The few variables of the server's environment in PASSED, with a fixed PATH and HOME in the workspace."""
+    env = {name: os.environ[name] for name in PASSED if name in os.environ}
     # HOME in the workspace keeps tools from reading the server user's dot-files.
     env.update(HOME=home, PWD=home, PATH=PATH)
-    env.pop("TMPDIR", None)  # the server's may not exist for the command
     return env
 
 
@@ -214,10 +234,12 @@ class Sandbox:
                     self._cgroup = RunCgroup(where, self.limits)
             return self._cgroup
 
-    def argv(self, command: str, step: StepCgroup | None, cpu_seconds: int = 0, info_fd: int | None = None) -> list[str]:
+    def argv(self, command: str, step: StepCgroup | None, cpu_seconds: int = 0, info_fd: int | None = None,
+             rules: int | None = None) -> list[str]:
         """The exec chain that runs `command` (joining `step` and the run's cgroups); CPU time per process.
 
         `info_fd`: where bwrap writes `{"child-pid": …}`, the pid of the namespace's init (see bash.py).
+        `rules`: where bwrap reads the seccomp filter (seccomp.readable); under bubblewrap it is required.
         """
         found = programs()
         cgroup = self.cgroup()
@@ -225,7 +247,9 @@ class Sandbox:
         pids_bounded = cgroup is not None and cgroup.read("pids.max") is not None
         head = found.head(self.limits, cpu_seconds, nproc=not pids_bounded)
         if found.bwrap:
-            tail = bwrap_options(found.bwrap, self.workspace.path, self.network, self.limits)
+            if rules is None:
+                raise ValueError("under bubblewrap a command needs the seccomp filter's fd (seccomp.readable)")
+            tail = bwrap_options(found.bwrap, self.workspace.path, self.network, self.limits, rules)
             if info_fd is not None:
                 tail[1:1] = ["--info-fd", str(info_fd)]
         else:
