@@ -515,14 +515,14 @@ def broken_transcripts() -> list[tuple[str, bytes]]:
 
 @pytest.mark.parametrize("lang", ["ja", "zh"])
 def test_why_a_broken_transcript_cannot_be_loaded_is_said_in_the_page_s_language(lang):
+    """Every reason the loader gives, as the page says it (`said`, the words after the error's heading); then one
+    broken transcript uploaded for real: the page shows that reason, said so, with its heading."""
     from loop.catalogs import say
     from loop.importers import import_bytes
     from pages.views.replay import said
     from tests.test_import_warnings import loader_messages, messages_of
 
     loader = loader_messages()
-    at = open_in("pages/replay.py", lang)
-    heading = say(lang, "**This file cannot be replayed.**")
     kept = [w for w in say(lang, "thread").split() if w.isascii()]
     reasons = set()
     for name, data in broken_transcripts():
@@ -531,18 +531,25 @@ def test_why_a_broken_transcript_cannot_be_loaded_is_said_in_the_page_s_language
         note = failed.value.note
         assert messages_of(note) & loader, note  # the loader's reason travels as its message, not as English text
         reasons |= messages_of(note)
-        at.file_uploader(key="replay-upload").set_value([(name, data, "application/json")])
-        at.run()
-        assert not at.exception, at.exception
-        (error,) = at.error
-        assert error.value.startswith(f"{heading} {said(note, lang)}\n\n"), error.value  # data as code
-        assert f"`{name}`" in error.value and str(failed.value) not in error.value.replace("`", "")
+        shown = said(note, lang)  # what the page writes after its heading
+        assert f"`{name}`" in shown and str(failed.value) not in shown.replace("`", "")  # data as code
         words = note.render(lang, data=lambda value: " ")  # the reason's own words, its data (paths, values) left out
         left = english_left(words, [], names(lang) + FORMAT_NAMES + kept)
-        assert not left, f"English left in why {name} cannot be replayed:\n{left}\n<= {error.value}"
+        assert not left, f"English left in why {name} cannot be replayed:\n{left}\n<= {shown}"
     # 31 of the loader's reasons; an upload cannot reach the rest (the importers read the JSON themselves and load a
     # transcript without the pairing check; a saved run's journal is read by the runs store).
     assert len(reasons & loader) >= 31, sorted(reasons & loader)
+
+    at = open_in("pages/replay.py", lang)  # one of them uploaded: read in the import's own process, said on the page
+    name, data = "thread-id.json", dict(broken_transcripts())["thread-id.json"]
+    with pytest.raises(ImportFailed) as failed:
+        import_bytes(data, name)
+    at.file_uploader(key="replay-upload").set_value([(name, data, "application/json")])
+    at.run()
+    assert not at.exception, at.exception
+    (error,) = at.error
+    assert error.value == (f"{say(lang, '**This file cannot be replayed.**')} {said(failed.value.note, lang)}\n\n"
+                           + say(lang, "The replay below is unchanged.")), error.value
     at.segmented_control(key="lang").set_value("en").run()  # said again in the page's language when it changes
     assert at.error[0].value.replace("`", "").startswith(f"**This file cannot be replayed.** {failed.value}")
 
