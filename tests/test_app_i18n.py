@@ -48,7 +48,7 @@ def english_left(text: str, data: list[str], words: list[str] = ()) -> str:
     `data` is taken out wherever it is found; `words` (names(lang)) only as whole words.
     """
     text = re.sub(r"\\([\\`*_{}\[\]<>()#+\-.!|:$~])", r"\1", text)  # Markdown's escapes, as the reader sees them
-    for d in sorted(data, key=len, reverse=True):  # the longest first: a piece of data may hold another
+    for d in sorted(filter(None, data), key=len, reverse=True):  # the longest first: a piece of data may hold another
         text = text.replace(d, " ")
     text = re.sub(r"\]\([^)]*\)", "]", text)  # a link's target: an address, not words the reader sees
     text = re.sub(r"`[^`]*`", " ", text)  # code: commands, ids, JSON
