@@ -573,3 +573,16 @@ def test_why_a_sample_cannot_be_opened_follows_a_later_change_of_language(lang, 
         "**This file cannot be replayed.** The sample `hello-py` cannot be opened: `hello-py.json`: a Loopscope "
         "transcript that cannot be loaded: `version`: this Loopscope reads versions 1 to 2, the file is version `9`"
         "\n\nThe replay below is unchanged.")
+
+
+def test_an_unknown_language_falls_back_to_english():
+    from loop import start
+    from loop.catalogs import known
+
+    at = open_in("pages/replay.py", "xx")  # a link with a language Loopscope does not have
+    assert at.title[0].value == "Replay a run"
+    assert "lang" not in at.session_state or at.session_state["lang"] == "en"
+    assert at.segmented_control(key="lang").value == "en"
+    assert known("xx") == known(None) == "en" and known("zh") == "zh"
+    with start(scenario="list-files", lang="xx") as run:  # a run started in it is made in English
+        assert run.trace.meta["lang"] == "en" and run.trace.meta["task"] == SCENARIOS["list-files"].task_in("en")

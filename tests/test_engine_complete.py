@@ -178,6 +178,19 @@ def test_long_answer_is_cut_twice_and_continued_without_repetition(shared):
         assert check(messages) == []
 
 
+def test_a_recover_ends_its_turn_and_the_call_after_it_is_the_next_turn(shared):
+    from loop.narrate import head
+
+    with start(scenario="long-answer", workspace=shared, tool_timeout=10) as run:
+        run.run_to_end()
+        steps = run.trace.steps
+        calls = [s for s in steps if s.stage == "call_model"]
+        assert [s.turn for s in calls] == [1, 2, 3, 4]  # each request to continue starts a turn of its own
+        assert [s.turn for s in steps if s.stage == "recover"] == [2, 3]
+        after = next(s for s in steps if s.stage == "call_model" and steps[s.index - 1].stage == "recover")
+        assert head(run.trace, after.index).startswith(f"[{after.index + 1}] turn 3 · ")  # the line a user reads
+        assert run.state.turn_count == 4
+
 def test_the_minimal_loop_ends_on_max_tokens_as_the_chapter_says(shared):
     with start(scenario="long-answer", workspace=shared, tool_timeout=10, profile="minimal") as run:
         run.run_to_end()
