@@ -18,7 +18,7 @@ from .narrate_complete import number
 from .profiles import COMPLETE, MINIMAL
 from .retry import error_facts, label
 from .runner import start
-from .trace import Trace
+from .trace import Step, Trace
 
 SCENARIOS = ("overloaded", "long-answer", "big-context", "parallel")  # one row of the chapter's table each
 CALLS = ("call_model", "summarize", "retry", "refused")  # the steps that are a model call
@@ -49,6 +49,7 @@ class Call:
     values: dict = field(default_factory=dict)  # what THEN's words need
     tool_outputs: list = field(default_factory=list)  # what the tools printed after this call
     parallel: dict | None = None  # the tools' wall time beside their sum, when they ran at once
+    why_step: Step | None = None  # the step whose `why` THEN says (kept in English: narrate.why_in says it again)
 
 
 @dataclass
@@ -103,12 +104,13 @@ def calls_of(trace: Trace) -> list[Call]:
         elif step.stage == "refused":
             call.error = d.get("error")
             call.then = "end" if step.ended else "compact"
-            call.values = {"why": d.get("why", "")}
+            call.values, call.why_step = {"why": d.get("why", "")}, step
         elif step.stage == "summarize":
             call.response, call.then = d.get("response"), "summary"
         else:
             call.response = d.get("response")
             call.then, call.values = _after(trace, i)
+            call.why_step = next((s for s in trace.steps[i + 1:] if s.stage == "decide"), None)
             call.tool_outputs, call.parallel = _tools_after(trace, i)
         out.append(call)
     return out

@@ -11,7 +11,7 @@ from . import rules
 from .catalogs import say
 from .compact import AUTO_WHY, BUDGET_WHY, MICRO_WHY, REFUSED_WHY, RESENT_WHY, STILL_TOO_LONG
 from .recovery import WHY_EXHAUSTED, WHY_RECOVER
-from .runner import GO_ON, MAX_TURNS, why_ended
+from .endings import GO_ON, MAX_TURNS, why_ended
 from .trace import MAIN, STAGE_TITLES, Trace
 
 

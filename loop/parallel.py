@@ -76,6 +76,7 @@ class Running:
     future: Future
     started: float  # time.perf_counter() when it started
     early: bool  # started while the response was still streaming
+    began: float | None = None  # when a worker began running it (later than `started` when the workers are busy)
     finished: float | None = None
     message_end: float | None = None  # when the response it belongs to was complete (early starts only)
 
@@ -101,6 +102,7 @@ class ToolPool:
             running = Running(None, time.perf_counter(), early)  # type: ignore[arg-type]
 
             def work() -> ToolOutput:
+                running.began = time.perf_counter()
                 try:
                     return tools.run(block.get("name"), block.get("input"))
                 finally:
@@ -133,7 +135,8 @@ class ToolPool:
         self.names.pop(str(tool_use_id), None)
         output = running.future.result()
         finished = running.finished or time.perf_counter()
-        timing = {"started": running.started, "finished": finished, "duration_ms": round(output.duration_ms, 3)}
+        timing = {"started": running.started, "began": running.began or running.started, "finished": finished,
+                  "duration_ms": round(output.duration_ms, 3)}
         if running.early and running.message_end is not None:
             ahead = max(0.0, running.message_end - running.started)
             timing["early"] = {"started_before_end_ms": round(ahead * 1000, 3),
@@ -156,10 +159,14 @@ class ToolPool:
 
 
 def batch_timing(timings: list[dict]) -> dict:
-    """Wall time beside the sum, for the tools of one response that ran at once."""
-    wall = max(t["finished"] for t in timings) - min(t["started"] for t in timings)
+    """Wall time beside the sum, for the tools of one response that ran at once; and when each ran (`ran_ms`: when
+    it began and ended, in ms from the first start, in tool_use order), which shows them overlap."""
+    first = min(t["started"] for t in timings)
+    wall = max(t["finished"] for t in timings) - first
     out = {"tools": len(timings), "wall_ms": round(wall * 1000, 3),
-           "sum_ms": round(sum(t["duration_ms"] for t in timings), 3)}
+           "sum_ms": round(sum(t["duration_ms"] for t in timings), 3),
+           "ran_ms": [[round((t.get("began", t["started"]) - first) * 1000, 3),
+                       round((t["finished"] - first) * 1000, 3)] for t in timings]}
     saved = sum(t["early"]["saved_ms"] for t in timings if "early" in t)
     if any("early" in t for t in timings):
         out["early_saved_ms"] = round(saved, 3)

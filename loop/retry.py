@@ -17,11 +17,12 @@ SDK's own are switched off in this profile (`max_retries=0`).
 
 from __future__ import annotations
 
-import os
 import random
 import re
 
 import anthropic
+
+from .waits import SCALE_VARIABLE, scale  # noqa: F401 (retry.SCALE_VARIABLE: the tests' name for it)
 
 
 MAX_RETRIES = 3
@@ -29,22 +30,12 @@ BASE = 1.0  # seconds: the first wait, doubled each retry
 CAP = 30.0
 JITTER = 1.0  # at most this many seconds added at random, so clients that failed together do not retry together
 LONGEST_WAIT = 60.0  # a retry-after longer than this ends the loop: a learner at a page will not wait that long
-SCALE_VARIABLE = "LOOPSCOPE_WAIT_SCALE"  # tests scale the waits down; the page still shows the seconds really left
 TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
 
 # A retry step's `why`, in English as the trace keeps it (narrate_complete.py says it in the learner's language)
 WHY_RETRY = "the call failed ({error}): attempt {attempt} of {attempts}; wait {wait} s, then call again"
 WHY_GAVE_UP = "the call failed ({error}) {attempts} times: no retry is left, the loop ends"
 WHY_TOO_LONG_WAIT = "the call failed ({error}) and the server asks to wait {wait} s, longer than {longest} s: the loop ends"
-
-
-def scale() -> float:
-    """How much of each wait is really waited (1 outside tests)."""
-    try:
-        value = float(os.environ.get(SCALE_VARIABLE, "1"))
-    except ValueError:
-        return 1.0
-    return value if 0 <= value <= 1 else 1.0
 
 
 def status_of(exc: BaseException) -> int | None:

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import compact, parallel, profiles, recovery, retry, stages, subagent
-from .catalogs import N_, say
 from .compact import Compaction
+from .endings import END_WORDS, GO_ON, MAX_TURNS, OTHER_END, why_ended  # noqa: F401 (the runner's names too)
 from .rules import tool_uses
 from .state import LoopState
 from .tools import ToolBox, ToolOutput, Workspace, WorkspaceError, default_toolbox
@@ -33,20 +33,6 @@ from .trace import MAIN, Step, Thread, Trace
 
 if TYPE_CHECKING:
     from .model import Model, Observer
-
-END_WORDS = {
-    "end_turn": N_("the model finished its answer (end_turn)"),
-    "max_tokens": N_("the answer was cut at max_tokens; the loop ends, it does not go on"),
-    "stop_sequence": N_("the model hit a stop sequence"),
-    "refusal": N_("the model refused"),
-    "pause_turn": N_("the server paused a long turn; the s01 loop ends here"),
-    "model_context_window_exceeded": N_("the context window is full"),
-    "retries_exhausted": N_("the model call failed on every attempt; the loop ends"),
-    "prompt_too_long": N_("the prompt is too long even after a compaction; the loop ends"),
-}
-OTHER_END = N_("stop_reason {stop_reason} is not tool_use, so the loop ends")
-GO_ON = N_("stop_reason is tool_use: run the tools")
-MAX_TURNS = N_("max turns ({n}) reached: the loop was stopped before calling the model again")
 
 
 DENIED = ToolOutput("Error: denied by the user. The command was not run.", is_error=True)
@@ -74,12 +60,6 @@ class Attempt:
 
     def create(self, messages: list, tools: list | None = None, observer=None, **settings):
         return self.model.create(messages, tools, observer, attempt=self.attempt, **settings)
-
-
-def why_ended(stop_reason: str | None, lang: str = "en") -> str:
-    """Why the loop ended, in `lang` (the trace keeps the English)."""
-    words = END_WORDS.get(stop_reason or "")
-    return say(lang, words) if words else say(lang, OTHER_END, stop_reason=repr(stop_reason))
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from . import rules
 from .catalogs import N_, languages, say, say_n
 from .compact import COMPRESSED, SUMMARY_PROMPT
 from .recovery import is_continuation
+from .waits import scale
 
 MODEL_NAME = "loopscope-scripted"
 PLACEHOLDER_KEY = "scripted-offline-no-key"
@@ -49,7 +50,7 @@ class Scenario:
     compact_at: int | None = None  # its auto-compact threshold, with toolset s06
     profile: str | None = None  # the loop profile it is made to show (None: the minimal loop, the default)
     context_window: int | None = None  # tokens a request may hold: the API refuses a longer prompt (400)
-    pace: float = 0.0  # seconds the model takes to write each block of an answer (streamed, block by block)
+    pace: float = 0.0  # seconds the model takes to write each block of an answer (streamed, block by block; scaled)
 
     def task_in(self, lang: str) -> str:
         return say(lang, self.task)
@@ -396,17 +397,23 @@ BIG_PARTS = 6
 MAKE_BIG_PARTS = ("for i in 1 2 3 4 5 6; do for j in $(seq 1 20); do "
                   "echo \"part $i, line $j: the loop calls the model, runs each tool, writes the results back.\"; "
                   "done > part$i.txt; done; echo 'part 6, line 21: a falcon circles over the loop.' >> part6.txt; ls -l")
-# The slowest first: started early, it is the one whose head start saves the most.
-CHECKS = ("sleep 2 && ls /usr/bin | wc -l", "sleep 1.5 && uname -sr", "sleep 1 && date -u +%Y-%m-%d")
+# The slowest first: started early, it is the one whose head start saves the most. Each waits so many seconds.
+SLOW_CHECKS = ((2, "ls /usr/bin | wc -l"), (1.5, "uname -sr"), (1, "date -u +%Y-%m-%d"))
+
+
+def checks() -> tuple[str, ...]:
+    """The `parallel` scenario's commands: `sleep 2 && ls /usr/bin | wc -l`, ...; their waits scaled in tests
+    (waits.py), as the retry waits are."""
+    return tuple(f"sleep {seconds * scale():g} && {command}" for seconds, command in SLOW_CHECKS)
 
 
 def _parallel(results: list[dict], lang: str) -> Reply:
     if not results:
         return Reply(say(lang, "Three slow read-only checks, asked for at once: each waits a second or two first."),
-                     CHECKS)
-    if len(results) < len(CHECKS) or any(r.get("is_error") for r in results[-len(CHECKS):]):
+                     checks())
+    if len(results) < len(SLOW_CHECKS) or any(r.get("is_error") for r in results[-len(SLOW_CHECKS):]):
         return Reply(say(lang, "A check failed:") + "\n" + _quote(_out(results[-1]), lang))
-    programs, kernel, date = (_out(r).strip() for r in results[-len(CHECKS):])
+    programs, kernel, date = (_out(r).strip() for r in results[-len(SLOW_CHECKS):])
     return Reply(say(lang, "The three checks are back:") + "\n"
                  + say(lang, "- programs in /usr/bin: {n}", n=programs) + "\n"
                  + say(lang, "- the kernel: {kernel}", kernel=kernel) + "\n"
@@ -729,7 +736,7 @@ def pace(body: object) -> float:
     messages = body["messages"]
     task = _compacted(messages)[0] or _first_text(messages)
     scenario = scenario_for_task(task)
-    return scenario.pace if scenario else 0.0
+    return scenario.pace * scale() if scenario else 0.0
 
 
 def blocks_written(message: dict) -> int:

@@ -30,37 +30,62 @@ def free_port() -> int:
 def serve_app(port: int | None = None, started: list | None = None, app: Path | str = ROOT / "app.py"):
     """`streamlit run app.py` (or another script) on 127.0.0.1; yields its URL and stops it (only it) afterwards.
 
-    `started` receives the server's process, for a caller that kills it itself.
+    `started` receives the server's process, for a caller that kills it itself. Without a `port`, a free one is
+    picked; another process may take it before Streamlit binds it, so the server counts as up only once it says
+    it is serving (after its bind) and is still running, and a server that found its port taken is started again
+    on another.
     """
-    port = port or free_port()
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    for attempt in range(3):
+        chosen = port or free_port()
+        log = tempfile.TemporaryFile()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(chosen), "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        try:
+            said = _serving(proc, log, chosen)
+            if said is None:
+                break
+            if port is not None or attempt == 2 or "is not available" not in said:
+                raise RuntimeError(f"streamlit exited: {said[-2000:]}")
+        except BaseException:
+            _stop(proc, log)
+            raise
+        _stop(proc, log)  # its port was taken: another one
     if started is not None:
         started.append(proc)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"streamlit exited: {log.read().decode(errors='replace')[-2000:]}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-            time.sleep(0.2)
-        else:
-            raise RuntimeError("streamlit did not start within 60 s")
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{chosen}"
     finally:
+        _stop(proc, log)
+
+
+def _serving(proc: subprocess.Popen, log, port: int) -> str | None:
+    """None once the server says it is serving and takes connections; what it said if it exited first."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        log.seek(0)
+        said = log.read().decode(errors="replace")
+        if proc.poll() is not None:
+            return said
+        if "You can now view" in said:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                if proc.poll() is None:
+                    return None
+        time.sleep(0.2)
+    raise RuntimeError("streamlit did not start within 60 s")
+
+
+def _stop(proc: subprocess.Popen, log) -> None:
+    if proc.poll() is None:
         proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    log.close()
 
 
 def launch(playwright):

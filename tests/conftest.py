@@ -143,3 +143,14 @@ def tag():
             os.kill(pid, 9)
         except ProcessLookupError:
             pass
+
+
+@pytest.fixture
+def closed_port():
+    """A loopback port nothing listens on, for as long as the test runs: bound here and never listened on, so a
+    connection to it is refused (no other process can take it meanwhile; port 9 may be open on some machines)."""
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]

@@ -64,9 +64,9 @@ def test_overloaded_during_run_to_end_keeps_the_steps_so_far(fake_api):
     assert len(run.trace) == 2 and not at.error
 
 
-def test_no_connection_says_so(fake_api):
+def test_no_connection_says_so(fake_api, closed_port):
     at = app()
-    choose_server(at, "http://127.0.0.1:9")  # nothing listens on the discard port
+    choose_server(at, f"http://127.0.0.1:{closed_port}")  # nothing listens there
     run = at.session_state["live-run"]
     run.model.client = run.model.client.with_options(max_retries=0)
     click(at, "live-step")

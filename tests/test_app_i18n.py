@@ -48,7 +48,7 @@ def english_left(text: str, data: list[str], words: list[str] = ()) -> str:
     `data` is taken out wherever it is found; `words` (names(lang)) only as whole words.
     """
     text = re.sub(r"\\([\\`*_{}\[\]<>()#+\-.!|:$~])", r"\1", text)  # Markdown's escapes, as the reader sees them
-    for d in sorted(data, key=len, reverse=True):  # the longest first: a piece of data may hold another
+    for d in sorted(filter(None, data), key=len, reverse=True):  # the longest first: a piece of data may hold another
         text = text.replace(d, " ")
     text = re.sub(r"\]\([^)]*\)", "]", text)  # a link's target: an address, not words the reader sees
     text = re.sub(r"`[^`]*`", " ", text)  # code: commands, ids, JSON
@@ -515,14 +515,14 @@ def broken_transcripts() -> list[tuple[str, bytes]]:
 
 @pytest.mark.parametrize("lang", ["ja", "zh"])
 def test_why_a_broken_transcript_cannot_be_loaded_is_said_in_the_page_s_language(lang):
+    """Every reason the loader gives, as the page says it (`said`, the words after the error's heading); then one
+    broken transcript uploaded for real: the page shows that reason, said so, with its heading."""
     from loop.catalogs import say
     from loop.importers import import_bytes
     from pages.views.replay import said
     from tests.test_import_warnings import loader_messages, messages_of
 
     loader = loader_messages()
-    at = open_in("pages/replay.py", lang)
-    heading = say(lang, "**This file cannot be replayed.**")
     kept = [w for w in say(lang, "thread").split() if w.isascii()]
     reasons = set()
     for name, data in broken_transcripts():
@@ -531,18 +531,25 @@ def test_why_a_broken_transcript_cannot_be_loaded_is_said_in_the_page_s_language
         note = failed.value.note
         assert messages_of(note) & loader, note  # the loader's reason travels as its message, not as English text
         reasons |= messages_of(note)
-        at.file_uploader(key="replay-upload").set_value([(name, data, "application/json")])
-        at.run()
-        assert not at.exception, at.exception
-        (error,) = at.error
-        assert error.value.startswith(f"{heading} {said(note, lang)}\n\n"), error.value  # data as code
-        assert f"`{name}`" in error.value and str(failed.value) not in error.value.replace("`", "")
+        shown = said(note, lang)  # what the page writes after its heading
+        assert f"`{name}`" in shown and str(failed.value) not in shown.replace("`", "")  # data as code
         words = note.render(lang, data=lambda value: " ")  # the reason's own words, its data (paths, values) left out
         left = english_left(words, [], names(lang) + FORMAT_NAMES + kept)
-        assert not left, f"English left in why {name} cannot be replayed:\n{left}\n<= {error.value}"
+        assert not left, f"English left in why {name} cannot be replayed:\n{left}\n<= {shown}"
     # 31 of the loader's reasons; an upload cannot reach the rest (the importers read the JSON themselves and load a
     # transcript without the pairing check; a saved run's journal is read by the runs store).
     assert len(reasons & loader) >= 31, sorted(reasons & loader)
+
+    at = open_in("pages/replay.py", lang)  # one of them uploaded: read in the import's own process, said on the page
+    name, data = "thread-id.json", dict(broken_transcripts())["thread-id.json"]
+    with pytest.raises(ImportFailed) as failed:
+        import_bytes(data, name)
+    at.file_uploader(key="replay-upload").set_value([(name, data, "application/json")])
+    at.run()
+    assert not at.exception, at.exception
+    (error,) = at.error
+    assert error.value == (f"{say(lang, '**This file cannot be replayed.**')} {said(failed.value.note, lang)}\n\n"
+                           + say(lang, "The replay below is unchanged.")), error.value
     at.segmented_control(key="lang").set_value("en").run()  # said again in the page's language when it changes
     assert at.error[0].value.replace("`", "").startswith(f"**This file cannot be replayed.** {failed.value}")
 
@@ -566,3 +573,16 @@ def test_why_a_sample_cannot_be_opened_follows_a_later_change_of_language(lang, 
         "**This file cannot be replayed.** The sample `hello-py` cannot be opened: `hello-py.json`: a Loopscope "
         "transcript that cannot be loaded: `version`: this Loopscope reads versions 1 to 2, the file is version `9`"
         "\n\nThe replay below is unchanged.")
+
+
+def test_an_unknown_language_falls_back_to_english():
+    from loop import start
+    from loop.catalogs import known
+
+    at = open_in("pages/replay.py", "xx")  # a link with a language Loopscope does not have
+    assert at.title[0].value == "Replay a run"
+    assert "lang" not in at.session_state or at.session_state["lang"] == "en"
+    assert at.segmented_control(key="lang").value == "en"
+    assert known("xx") == known(None) == "en" and known("zh") == "zh"
+    with start(scenario="list-files", lang="xx") as run:  # a run started in it is made in English
+        assert run.trace.meta["lang"] == "en" and run.trace.meta["task"] == SCENARIOS["list-files"].task_in("en")

@@ -191,6 +191,19 @@ def test_micro_compaction_rewrites_old_results_and_keeps_what_was_sent(tmp_path)
     assert check(trace.messages, as_request=False) == []
 
 
+def test_micro_compaction_keeps_what_a_file_holds():
+    """An old read_file result is what a file holds, kept as it was; an old bash result of the same length is not."""
+    messages = [{"role": "user", "content": "work"}]
+    for n, name in enumerate(["read_file", "bash", "bash", "bash", "bash"]):
+        messages.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{n}", "name": name,
+                                                           "input": {}}]})
+        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{n}",
+                                                      "content": f"{name} {n}: {LONG}"}]})
+    rewritten = dict(compact.micro_compact(messages))
+    assert sorted(rewritten) == [4]  # the old bash result only; the newest three are kept anyway
+    assert rewritten[4]["content"][0]["content"] == compact.placeholder("bash")
+    assert messages[2]["content"][0]["content"] == f"read_file 0: {LONG}"
+
 def test_auto_compaction_is_a_summary_call_then_a_rewrite(tmp_path):
     run, seen = make_run("work", tmp_path, compact_at=400)
     held = run_recording(run)
@@ -449,3 +462,42 @@ def test_a_replay_draws_the_sub_agents_loop_only_where_it_runs():
     assert drawn == list(range(first - 1, returned + 1))  # the step before it, its own steps, the answer taken
     assert 'class="ls-child' in svg_at(transcript.load(Path(__file__).resolve().parent.parent / "samples" /
                                                      "subagent.json"), 0)  # a live s04 run shows it from the start
+
+
+def test_a_sub_agent_has_its_own_limit_of_30_turns_not_its_parents():
+    """The course gives a child loop 30 turns whatever the parent's max_turns: a parent allowed 2 turns still gets
+    the answer of a sub-agent that needs 5."""
+    import tempfile
+
+    from loop.model import Reply
+    from loop.subagent import Task
+
+    class Delegating:
+        config = ModelConfig()
+        name = "delegating-model"
+
+        def create(self, messages, tools, observer=None, **settings):
+            child = messages[0]["content"] == "the sub-task"
+            turn = sum(1 for m in messages if m["role"] == "assistant") + 1
+            if child and turn < 5:
+                content, stop = [{"type": "tool_use", "id": f"toolu_c{turn}", "name": "bash",
+                                  "input": {"command": f"echo {turn}"}}], "tool_use"
+            elif not child and turn == 1:
+                content, stop = [{"type": "tool_use", "id": "toolu_task", "name": "task",
+                                  "input": {"prompt": "the sub-task", "description": "five turns"}}], "tool_use"
+            else:
+                content, stop = [{"type": "text", "text": f"done after {turn} turns"}], "end_turn"
+            response = {"id": f"msg_{turn}", "type": "message", "role": "assistant", "model": self.name,
+                        "content": content, "stop_reason": stop, "stop_sequence": None,
+                        "usage": {"input_tokens": 1, "output_tokens": 1}}
+            return Reply(response=response, request={"model": self.name, "max_tokens": 8000}, duration_ms=0.0)
+
+    assert subagent.MAX_TURNS == 30
+    with Run("Delegate it.", Delegating(), ToolBox([Echo(), Task()], tempfile.gettempdir()), max_turns=2) as run:
+        run.run_to_end()
+        child = [s for s in run.trace.steps if s.thread != MAIN]
+        assert "stop" not in [s.stage for s in child] and child[-1].ended == "end_turn"
+        assert max(s.turn for s in child) == 5
+        task_result = tool_results(run.trace.messages[2])[0]
+        assert "done after 5 turns" in json.dumps(task_result)
+        assert run.state.ended == "end_turn"

@@ -175,11 +175,10 @@ def test_a_fifo_or_a_device_in_the_workspace_is_refused_without_hanging_the_serv
     # and read_file runs inside the server process.
     for name in _special_files(tmp_path):
         tool_input = {"path": name, "content": "c", "old_text": "a", "new_text": "b"}
-        out, took = timed(files(tmp_path), tool, tool_input, 1)
+        out, _ = timed(files(tmp_path), tool, tool_input, 1)  # fails if it does not come back: it did not hang
         assert out.is_error, name
         assert out.content == (f"Error: {name} is not a regular file (a FIFO, socket or device); "
                                "file tools read and write regular files only.")
-        assert took < 1
 
 
 def test_read_file_reads_no_more_than_it_shows(tmp_path):

@@ -19,6 +19,7 @@ found in /proc by its command line, whatever its session, group or pid.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -258,10 +259,12 @@ def test_a_folder_not_made_yet_is_made_for_the_commands(tmp_path):
 
 def test_not_as_root_there_is_nothing_to_warn_about():
     # A server that is not root has nothing to warn about: its commands run as itself. As root (as in CI),
-    # the check runs in a process that is not: the sandbox's user, in a folder of its own.
+    # the check runs in a process that is not: the sandbox's user, in a folder of its own, with a copy of the
+    # engine there (the clone may sit in a folder that user cannot read).
     base = Path(tempfile.mkdtemp(prefix="loopscope-not-root-"))
     try:
         base.chmod(0o755)
+        shutil.copytree(ROOT / "loop", base / "loop", ignore=shutil.ignore_patterns("__pycache__"))
         folder = base / "ws"
         folder.mkdir()
         code = "import sys; from loop.tools import default_toolbox; print(default_toolbox(sys.argv[1], toolset='s02').warnings)"
@@ -270,7 +273,8 @@ def test_not_as_root_there_is_nothing_to_warn_about():
             uid, gid = sandbox_user()
             os.chown(folder, uid, gid)
             command = ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", *command]
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(command, cwd=base, capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "[]"
     finally:

@@ -2,7 +2,6 @@
 
 import json
 import random
-import time
 from pathlib import Path
 
 import pytest
@@ -336,13 +335,10 @@ def test_results_and_an_interruption_in_one_record_stay_one_write_back():
     assert rules.check(messages, as_request=False) == []
 
 
-def test_a_long_log_imports_without_slowing_down_per_record():
-    data = claude_code_log(5000)
-    started = time.perf_counter()
-    imported = import_bytes(data)
-    took = time.perf_counter() - started
+def test_a_long_log_imports_whole():
+    # How long it takes (about 0.15 s for 5,000 records) is bench/replay.py's to measure and print.
+    imported = import_bytes(claude_code_log(5000))
     assert len(imported.trace.messages) > 2000
-    assert took < 3, f"5,000 records took {took:.2f} s (about 0.15 s expected; see bench/replay.py)"
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -220,6 +220,23 @@ def test_a_course_trace_without_its_requests_is_rebuilt_from_responses_and_tool_
     assert "total_output_tokens says 1, the cycles' usage adds up to 551" in imported.warnings
 
 
+def test_a_course_cycle_of_two_tools_is_written_back_in_the_order_the_model_asked():
+    raw = json.loads((DATA / "course_s01_trace.json").read_text())
+    for cycle in raw["cycles"]:
+        del cycle["request"]["messages"]  # rebuilt from the responses and the tool executions
+    first = raw["cycles"][0]
+    use = next(b for b in first["response"]["content"] if b["type"] == "tool_use")
+    second = {"type": "tool_use", "id": "call_second", "name": "bash", "input": {"command": "wc -l hello.py"}}
+    first["response"]["content"].append(second)
+    first["tool_executions"].append({"name": "bash", "input": second["input"], "output": "3 hello.py"})
+    trace = import_bytes(dumps(raw)).trace
+    written = trace.messages[2]["content"]
+    assert [r["tool_use_id"] for r in written] == [use["id"], "call_second"]
+    assert [r["content"] for r in written] == [first["tool_executions"][0]["output"], "3 hello.py"]
+    ran = [s.detail["tool_use_id"] for s in trace.steps if s.stage == "run_tool"][:2]
+    assert ran == [use["id"], "call_second"]
+    assert rules.check(trace.messages, as_request=False) == []
+
 # -- Loopscope's own ----------------------------------------------------------------------------------------------------
 
 def test_a_loopscope_transcript_comes_back_as_it_was(tmp_path):

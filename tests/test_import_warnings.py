@@ -360,6 +360,18 @@ def test_the_notes_cross_the_process_boundary_of_an_upload_whole():
         assert [n.render("zh") for n in there.notes] == [n.render("zh") for n in here.notes]
 
 
+def test_why_a_broken_transcript_cannot_be_loaded_crosses_the_process_boundary_of_an_upload_whole():
+    from tests.test_app_i18n import broken_transcripts
+
+    for name, data in broken_transcripts():  # each of the loader's reasons, as an upload's own process says it
+        with pytest.raises(ImportFailed) as here:
+            import_bytes(data, name)
+        with pytest.raises(ImportFailed) as there:
+            import_isolated(data, name)
+        assert there.value.note == here.value.note, name
+        assert there.value.note.render("ja") == here.value.note.render("ja") and str(there.value) == str(here.value)
+
+
 def test_the_transcript_keeps_the_warnings_in_english():
     done = imported(broken_uploads()[0])
     assert done.trace.meta["imported"]["warnings"] == done.warnings

@@ -67,6 +67,36 @@ def test_a_run_is_saved_step_by_step_and_loads_with_its_cursor(tmp_path):
     assert len(import_bytes("\n".join(lines).encode(), "run.jsonl").trace) == 5
 
 
+def test_a_step_is_committed_waiting_for_the_disk_and_only_a_moved_cursor_is_not(tmp_path):
+    """runs.py promises a step survives a power cut: every transaction that writes a step runs with
+    synchronous=FULL (2); only `move` (the cursor alone) commits with NORMAL (1), and the next one waits again."""
+    store = RunsStore(tmp_path)
+    store.save(OWNER, "r1", prefix(1), writer="tab")
+    db = store._connection()
+    committed: list[int] = []  # the pragma in force at each COMMIT on the store's connection
+
+    def seen(statement: str) -> None:
+        if statement.strip().upper().startswith("COMMIT"):
+            committed.append(pragma())
+
+    def pragma() -> int:
+        db.set_trace_callback(None)
+        try:
+            return db.execute("PRAGMA synchronous").fetchone()[0]
+        finally:
+            db.set_trace_callback(seen)
+
+    db.set_trace_callback(seen)
+    try:
+        store.save(OWNER, "r1", prefix(2), writer="tab")  # a step
+        assert committed == [2]
+        store.move(OWNER, "r1", 0, writer="tab")  # the cursor only
+        store.save(OWNER, "r1", prefix(3), writer="tab")  # a step again
+    finally:
+        db.set_trace_callback(None)
+    assert committed == [2, 1, 2]
+    assert pragma() == 2
+
 def test_the_schema_has_a_version_and_a_newer_one_is_refused(tmp_path):
     RunsStore(tmp_path).list(OWNER)
     RunsStore(tmp_path).close()

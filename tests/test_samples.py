@@ -7,6 +7,7 @@ import pytest
 from loop import transcript
 from loop.catalogs import languages
 from loop.scripted import SCENARIOS, respond
+from loop.waits import SCALE_VARIABLE
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -17,9 +18,10 @@ def sample_file(lang: str, name: str) -> Path:
 
 @pytest.mark.parametrize("lang", list(languages()))
 @pytest.mark.parametrize("name", list(SCENARIOS))
-def test_each_sample_is_what_the_scripted_model_answers_today(name, lang):
+def test_each_sample_is_what_the_scripted_model_answers_today(name, lang, monkeypatch):
     """Every recorded call, asked again, gets the recorded answer: a sample left behind by a change to a
     scenario or to its words fails here (run `make samples`)."""
+    monkeypatch.setenv(SCALE_VARIABLE, "1")  # the samples wait as a learner's run does (`sleep 2`), not as tests do
     trace = transcript.load(sample_file(lang, name))
     assert trace.meta["lang"] == lang and trace.meta["task"] == SCENARIOS[name].task_in(lang)
     calls = [i for i, step in enumerate(trace.steps) if step.stage == "call_model"]

@@ -39,7 +39,7 @@ from ..blocks import tool_result
 from ..catalogs import N_, N_n
 from ..compact import REWRITTEN_WHY
 from ..rules import blocks, tool_results, tool_uses
-from ..runner import GO_ON, why_ended
+from ..endings import GO_ON, why_ended
 from ..tools import ToolOutput
 from ..trace import MAIN, Step, Thread, Trace
 from ..transcript import MAX_COUNT

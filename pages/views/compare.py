@@ -13,6 +13,7 @@ import json
 import streamlit as st
 
 from loop.compare import THEN, Call, ProfileRun, failure, side_by_side
+from loop.narrate import why_in
 from loop.profiles import TRANSITIONS
 
 from .history import draw_message
@@ -60,7 +61,10 @@ def _outcome(call: Call) -> None:
             st.caption(t("{n} tools at once: wall time {wall} s beside a sum of {sum} s",
                          n=call.parallel["tools"], wall=f"{call.parallel['wall_ms'] / 1000:.1f}",
                          sum=f"{call.parallel['sum_ms'] / 1000:.1f}"))
-    then = t(THEN[call.then], **call.values)
+    values = dict(call.values)
+    if "why" in values and call.why_step is not None:  # the trace's English, said in the page's language
+        values["why"] = why_in(call.why_step, lang())
+    then = t(THEN[call.then], **values)
     icon = ":material/stop_circle:" if call.then in ("end", "error", "gave_up") else ":material/redo:"
     st.markdown(f"{icon} " + t("Then:") + " " + then.replace("$", "\\$"))
 
