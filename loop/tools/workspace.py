@@ -37,6 +37,7 @@ import weakref
 from pathlib import Path
 
 from .cgroups import Limits
+from .rights import as_sandbox_user, sandbox_user
 
 ROOT_VARIABLE = "LOOPSCOPE_WORKSPACES"
 README = "This folder is the agent's workspace. Every command the model asks for runs here.\n"
@@ -48,26 +49,6 @@ log.addHandler(logging.NullHandler())
 
 class WorkspaceError(ValueError):
     """The workspace cannot be used; the message says why and what is needed."""
-
-
-def sandbox_user() -> tuple[int, int]:
-    """(uid, gid) commands run as: `nobody` when the server is root, else the server's own user. Decided once."""
-    global _user
-    if _user is None:
-        if os.geteuid() != 0:
-            _user = (os.geteuid(), os.getegid())
-        else:
-            import pwd
-
-            try:  # the machine's nobody; 65534 is the kernel's overflow id, which owns nothing, where there is none
-                entry = pwd.getpwnam("nobody")
-                _user = (entry.pw_uid, entry.pw_gid) if entry.pw_uid != 0 else (65534, 65534)
-            except KeyError:
-                _user = (65534, 65534)
-    return _user
-
-
-_user: tuple[int, int] | None = None
 
 
 def workspaces_root() -> Path:
