@@ -183,3 +183,22 @@ def test_only_the_thread_in_the_block_takes_nobodys_rights_and_gives_them_back(r
         assert seen["after"] == ("0", "0", "0 5") and root_only.read_text() == CANARY
     finally:
         os.setgroups(saved)
+
+
+# -- Resume's copy: found by the server, read as nobody -----------------------------------------------
+
+@needs_root
+def test_an_old_workspace_under_a_folder_closed_to_others_is_still_copied(tmp_path, root_only):
+    # pytest's tmp_path sits under root's 0700 folder, as a configured workspaces folder may: the server finds
+    # the old workspace, and reads what is in it as the sandbox's user.
+    old = tmp_path / "old"
+    (old / "src").mkdir(parents=True)
+    (old / "src" / "a.py").write_text("print(1)\n")
+    for made in (old, old / "src", old / "src" / "a.py"):
+        os.chown(made, *sandbox_user())
+    os.link(root_only, old / "src" / "hard.txt")  # root's file: not the sandbox's user's to read
+    with Workspace.make() as new:
+        assert new.copy_from(old, 2**20) is True
+        assert (new.path / "src" / "a.py").read_text() == "print(1)\n"
+        assert os.stat(new.path / "src" / "a.py").st_uid == sandbox_user()[0]
+        assert not (new.path / "src" / "hard.txt").exists()

@@ -222,14 +222,21 @@ class Workspace:
         """
         target = os.open(self.path, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
+            # The old folder is found as the server (its parents may be closed to others, as the new one's
+            # are): a handle only, O_PATH, that reads nothing. Everything under it is opened as the sandbox's user.
+            where = os.open(source, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except (OSError, TypeError, ValueError):
+            os.close(target)
+            return False
+        try:
+            if os.path.samestat(os.fstat(where), os.fstat(target)):
+                return False
             with as_sandbox_user():
                 try:
-                    top = os.open(source, _FOLDER)
-                except (OSError, TypeError, ValueError):
+                    top = os.open(".", _FOLDER, dir_fd=where)
+                except OSError:
                     return False
                 try:
-                    if os.path.samestat(os.fstat(top), os.fstat(target)):
-                        return False
                     total = 0
                     for _, name, info in _walk(top):
                         if stat.S_ISREG(info.st_mode):
@@ -240,6 +247,7 @@ class Workspace:
                 finally:
                     os.close(top)
         finally:
+            os.close(where)
             os.close(target)
         return True
 
