@@ -29,6 +29,7 @@ from loop.blocks import tool_result
 from loop.tools import Bash, EditFile, ReadFile, ToolBox, WriteFile
 from loop.tools import Limits
 from loop.tools.bash import OUTPUT_LIMIT
+from loop.tools.workspace import sandbox_user
 from tests.conftest import settle
 
 AS_ROOT = os.geteuid() == 0
@@ -119,9 +120,8 @@ def _escape_path(kind: str, ws: Path, out: Path) -> str:
 
 @pytest.mark.parametrize("kind", ESCAPES)
 @pytest.mark.parametrize("tool", ["read_file", "write_file", "edit_file"])
-def test_file_tools_refuse_every_way_out_of_the_workspace(kind, tool, tmp_path, outside):
-    ws = tmp_path / "ws"
-    ws.mkdir()
+def test_file_tools_refuse_every_way_out_of_the_workspace(kind, tool, shared, outside):
+    ws = shared
     path = _escape_path(kind, ws, outside)
     tool_input = {"read_file": {"path": path},
                   "write_file": {"path": path, "content": "overwritten"},
@@ -133,11 +133,14 @@ def test_file_tools_refuse_every_way_out_of_the_workspace(kind, tool, tmp_path, 
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]  # nothing created beside it
 
 
-def test_links_that_stay_inside_the_workspace_still_work(tmp_path):
+def test_links_that_stay_inside_the_workspace_still_work(shared):
     # So the refusals above come from leaving the workspace, not from links or `..` as such.
-    ws = tmp_path / "ws"
+    ws = shared
     (ws / "sub").mkdir(parents=True)
     (ws / "sub" / "real.txt").write_text("inside\n")
+    if AS_ROOT:  # as a command would have made it: the file tools act with the rights commands have
+        for made in (ws / "sub", ws / "sub" / "real.txt"):
+            os.chown(made, *sandbox_user())
     (ws / "link.txt").symlink_to("sub/real.txt")
     (ws / "subdir").symlink_to(ws / "sub")
     box = files(ws)
@@ -170,20 +173,20 @@ def _special_files(ws: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("tool", ["read_file", "write_file", "edit_file"])
-def test_a_fifo_or_a_device_in_the_workspace_is_refused_without_hanging_the_server(tool, tmp_path):
+def test_a_fifo_or_a_device_in_the_workspace_is_refused_without_hanging_the_server(tool, shared):
     # A command can `mkfifo` in its workspace; opening a FIFO nobody writes to blocks for ever,
     # and read_file runs inside the server process.
-    for name in _special_files(tmp_path):
+    for name in _special_files(shared):
         tool_input = {"path": name, "content": "c", "old_text": "a", "new_text": "b"}
-        out, _ = timed(files(tmp_path), tool, tool_input, 1)  # fails if it does not come back: it did not hang
+        out, _ = timed(files(shared), tool, tool_input, 1)  # fails if it does not come back: it did not hang
         assert out.is_error, name
         assert out.content == (f"Error: {name} is not a regular file (a FIFO, socket or device); "
                                "file tools read and write regular files only.")
 
 
-def test_read_file_reads_no_more_than_it_shows(tmp_path):
-    (tmp_path / "big.txt").write_bytes(b"y" * (8 * 2**20))
-    out = files(tmp_path).run("read_file", {"path": "big.txt"})
+def test_read_file_reads_no_more_than_it_shows(shared):
+    (shared / "big.txt").write_bytes(b"y" * (8 * 2**20))
+    out = files(shared).run("read_file", {"path": "big.txt"})
     assert out.content == "y" * 50_000 and not out.is_error
 
 

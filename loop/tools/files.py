@@ -7,7 +7,10 @@ the file is opened from the workspace's own descriptor one name at a time,
 never following a link (O_NOFOLLOW at each step, the effect of openat2's
 RESOLVE_BENEATH with RESOLVE_NO_SYMLINKS): a link a command plants between the
 check and the open makes the open fail, it cannot make the server, which runs
-these tools, read or write outside the workspace.
+these tools, read or write outside the workspace. And all of it runs with the
+sandbox's user's file rights (`rights.as_sandbox_user`), not the server's: even
+a mistake in that walk, or a hard link to a file of root's, reaches only what
+the run's own commands may, and what the tools create is that user's.
 
 A path may be given as commands see it under bubblewrap (/workspace/…), or as
 the server sees it.
@@ -22,7 +25,8 @@ from pathlib import Path
 
 from .base import Tool, ToolOutput
 from .sandbox import INSIDE, Sandbox
-from .workspace import Workspace, sandbox_user
+from .rights import as_sandbox_user
+from .workspace import Workspace
 
 READ_LIMIT = 50_000
 WRITE_LIMIT = 5 * 2**20
@@ -54,21 +58,6 @@ def beneath(workspace: Path, path: str) -> list[str]:
     return list(target.relative_to(root).parts)
 
 
-def safe_path(workspace: Path, path: str) -> Path:
-    """`path` inside `workspace` as the server sees it, or OutsideWorkspace (for checks; open with `open_beneath`)."""
-    return Path(workspace).resolve().joinpath(*beneath(workspace, path))
-
-
-def _chown(fd: int | None, name: str | None = None, dir_fd: int | None = None) -> None:
-    """As root, give what a file tool made to the sandbox's user, so the model's own commands can change it."""
-    if os.geteuid() != 0:
-        return
-    if name is None:
-        os.fchown(fd, *sandbox_user())
-    else:
-        os.chown(name, *sandbox_user(), dir_fd=dir_fd, follow_symlinks=False)
-
-
 def open_beneath(root_fd: int, names: list[str], flags: int, make_folders: bool = False) -> tuple[int, bool]:
     """(an fd of the regular file at `names` under `root_fd`, whether it was created), following no link.
 
@@ -87,7 +76,6 @@ def open_beneath(root_fd: int, names: list[str], flags: int, make_folders: bool 
                 if not make_folders:
                     raise
                 os.mkdir(name, 0o755, dir_fd=folder)
-                _chown(None, name, folder)
                 inner = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
             except NotADirectoryError:
                 if stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
@@ -124,8 +112,6 @@ def open_beneath(root_fd: int, names: list[str], flags: int, make_folders: bool 
             raise IsADirectoryError
         if not stat.S_ISREG(kind):
             raise NotRegular
-        if created:
-            _chown(fd)
         os.set_blocking(fd, True)
         return fd, created
     except BaseException:
@@ -149,7 +135,9 @@ class _FileTool(Tool):
             return ToolOutput(f"Error: {self.name} needs a non-empty string in `path`.", True)
         space = sandbox.workspace
         try:
-            return self.act(space.fd(), beneath(space.path, path), tool_input)
+            root = space.fd()  # held open by the server; what is beneath it is the run's, touched as its user
+            with as_sandbox_user():
+                return self.act(root, beneath(space.path, path), tool_input)
         except OutsideWorkspace as exc:
             return ToolOutput(str(exc), True)
         except Changed:

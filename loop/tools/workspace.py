@@ -37,6 +37,7 @@ import weakref
 from pathlib import Path
 
 from .cgroups import Limits
+from .rights import as_sandbox_user, sandbox_user
 
 ROOT_VARIABLE = "LOOPSCOPE_WORKSPACES"
 README = "This folder is the agent's workspace. Every command the model asks for runs here.\n"
@@ -48,26 +49,6 @@ log.addHandler(logging.NullHandler())
 
 class WorkspaceError(ValueError):
     """The workspace cannot be used; the message says why and what is needed."""
-
-
-def sandbox_user() -> tuple[int, int]:
-    """(uid, gid) commands run as: `nobody` when the server is root, else the server's own user. Decided once."""
-    global _user
-    if _user is None:
-        if os.geteuid() != 0:
-            _user = (os.geteuid(), os.getegid())
-        else:
-            import pwd
-
-            try:  # the machine's nobody; 65534 is the kernel's overflow id, which owns nothing, where there is none
-                entry = pwd.getpwnam("nobody")
-                _user = (entry.pw_uid, entry.pw_gid) if entry.pw_uid != 0 else (65534, 65534)
-            except KeyError:
-                _user = (65534, 65534)
-    return _user
-
-
-_user: tuple[int, int] | None = None
 
 
 def workspaces_root() -> Path:
@@ -213,59 +194,61 @@ class Workspace:
         return workspace
 
     def write_readme(self) -> None:
-        """Something real for a first `ls` to find, given to the sandbox's user."""
-        fd = os.open(self.path / "README.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        """Something real for a first `ls` to find, made as the sandbox's user (so theirs) in the folder's fd."""
+        folder = os.open(self.path, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
-            os.write(fd, README.encode())
-            if os.geteuid() == 0:
-                os.fchown(fd, *sandbox_user())
+            with as_sandbox_user():
+                fd = os.open("README.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                             0o644, dir_fd=folder)
+                try:
+                    os.write(fd, README.encode())
+                finally:
+                    os.close(fd)
         finally:
-            os.close(fd)
+            os.close(folder)
 
     def copy_from(self, source: Path | str, limit: int) -> bool:
-        """Copy an earlier run's workspace into this one, given to the sandbox's user; False when it is not copied.
+        """Copy an earlier run's workspace into this one, as the sandbox's user; False when it is not copied.
 
         A resumed run gets a new workspace; the files its commands wrote come with it while the old one is
-        still there. Those files are the model's: only folders, regular files and links (as links) are
-        copied, none is followed, and a FIFO, socket or device is passed over (reading one would hang the
-        server). Nothing is copied when the regular files add up to more than `limit` bytes.
+        still there, and while those commands may still be changing it. Those files are the model's, so the
+        copy reads them with the sandbox's user's rights (`as_sandbox_user`), never root's, and walks them
+        from folder descriptors, never by a path: every name is opened relative to its folder with
+        O_NOFOLLOW, so a folder swapped for a link mid-copy is passed over, and even a walk gone wrong
+        reaches only what the run's commands could read anyway. Only folders, regular files and links (as
+        links) are copied; a FIFO, socket or device is passed over (reading one would hang the server).
+        Nothing is copied when the regular files add up to more than `limit` bytes, and no more than
+        `limit` bytes are written if they grow meanwhile. What it makes is the sandbox's user's.
         """
-        source = Path(source)
+        target = os.open(self.path, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
-            if not stat.S_ISDIR(os.lstat(source).st_mode) or source.resolve() == self.path.resolve():
-                return False
-        except OSError:
+            # The old folder is found as the server (its parents may be closed to others, as the new one's
+            # are): a handle only, O_PATH, that reads nothing. Everything under it is opened as the sandbox's user.
+            where = os.open(source, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except (OSError, TypeError, ValueError):
+            os.close(target)
             return False
-        entries = []
-        total = 0
-        for folder, dirs, files in os.walk(source, followlinks=False):
-            for name in dirs + files:
-                path = Path(folder) / name
+        try:
+            if os.path.samestat(os.fstat(where), os.fstat(target)):
+                return False
+            with as_sandbox_user():
                 try:
-                    info = os.lstat(path)
+                    top = os.open(".", _FOLDER, dir_fd=where)
                 except OSError:
-                    continue
-                if stat.S_ISREG(info.st_mode):
-                    total += info.st_size
-                    if total > limit:
-                        return False
-                entries.append((path, info.st_mode))
-        user = sandbox_user() if os.geteuid() == 0 else None
-        for path, mode in entries:
-            target = self.path / path.relative_to(source)
-            try:
-                if stat.S_ISDIR(mode):
-                    target.mkdir(mode=0o755, exist_ok=True)
-                elif stat.S_ISLNK(mode):
-                    os.symlink(os.readlink(path), target)
-                elif stat.S_ISREG(mode):
-                    _copy_file(path, target)
-                else:
-                    continue
-                if user:
-                    os.chown(target, *user, follow_symlinks=False)
-            except OSError as exc:  # a file the old run removed meanwhile, a name already here
-                log.info("not copied into the resumed run's workspace: %s (%s)", path, exc)
+                    return False
+                try:
+                    total = 0
+                    for _, name, info in _walk(top):
+                        if stat.S_ISREG(info.st_mode):
+                            total += info.st_size
+                            if total > limit:
+                                return False
+                    _copy_tree(top, target, limit)
+                finally:
+                    os.close(top)
+        finally:
+            os.close(where)
+            os.close(target)
         return True
 
     # -- given by the user -------------------------------------------------------------
@@ -379,17 +362,111 @@ def _may(info: os.stat_result, uid: int, gid: int, bits: int) -> bool:
     return (info.st_mode >> shift) & bits == bits
 
 
-def _copy_file(source: Path, target: Path) -> None:
-    """A regular file's bytes, opened without following a link or waiting on a FIFO swapped in meanwhile."""
-    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+MAX_DEPTH = 200  # folders deeper than this are not copied: each level holds a descriptor while it is walked
+
+
+def _walk(top: int):
+    """(folder fd, name, lstat) of everything under the folder `top`, depth first, from descriptors only.
+
+    Each folder is opened relative to its parent's descriptor with O_NOFOLLOW | O_DIRECTORY: a name swapped for
+    a link (or for anything not a folder) since it was listed fails to open and is passed over, never followed.
+    Only the folders on the way down are held open. Names that vanish meanwhile are passed over.
+    """
+    stack = [(top, iter(_names(top)), False)]
+    try:
+        while stack:
+            folder, names, own = stack[-1]
+            name = next(names, None)
+            if name is None:
+                stack.pop()
+                if own:
+                    os.close(folder)
+                continue
+            try:
+                info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            except OSError:
+                continue
+            yield folder, name, info
+            if stat.S_ISDIR(info.st_mode) and len(stack) < MAX_DEPTH:
+                try:
+                    inner = os.open(name, _FOLDER, dir_fd=folder)
+                except OSError:  # swapped for a link or a file since, or not ours to enter
+                    continue
+                stack.append((inner, iter(_names(inner)), True))
+    finally:  # also when the caller stops early (over the limit)
+        for folder, _, own in stack:
+            if own:
+                os.close(folder)
+
+
+def _names(folder: int) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _copy_tree(source: int, target: int, limit: int) -> None:
+    """Copy what is under the folder fd `source` into the folder fd `target`, both walked by descriptor only."""
+    stack = [(source, target, iter(_names(source)), False)]
+    left = limit
+    try:
+        while stack:
+            folder, into, names, own = stack[-1]
+            name = next(names, None)
+            if name is None:
+                stack.pop()
+                if own:
+                    os.close(folder)
+                    os.close(into)
+                continue
+            try:
+                info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode) and len(stack) < MAX_DEPTH:
+                    inner = os.open(name, _FOLDER, dir_fd=folder)
+                    try:
+                        try:
+                            os.mkdir(name, 0o755, dir_fd=into)
+                        except FileExistsError:
+                            pass
+                        made = os.open(name, _FOLDER, dir_fd=into)
+                    except BaseException:
+                        os.close(inner)
+                        raise
+                    stack.append((inner, made, iter(_names(inner)), True))
+                elif stat.S_ISLNK(info.st_mode):
+                    os.symlink(os.readlink(name, dir_fd=folder), name, dir_fd=into)
+                elif stat.S_ISREG(info.st_mode):
+                    left -= _copy_file(folder, into, name, left)
+            except OSError as exc:  # removed or swapped meanwhile, a name already here, not the sandbox's to read
+                log.info("not copied into the resumed run's workspace: %s (%s)", name, exc.strerror)
+    finally:
+        for folder, into, _, own in stack:
+            if own:
+                os.close(folder)
+                os.close(into)
+
+
+def _copy_file(folder: int, into: int, name: str, left: int) -> int:
+    """Copy the regular file `name` of `folder` into `into`, at most `left` bytes; the bytes written.
+
+    Opened without following a link or waiting on a FIFO swapped in meanwhile, and checked to be a regular
+    file once open.
+    """
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "no longer a regular file")
-        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=into)
+        written = 0
         try:
-            while chunk := os.read(fd, 1 << 20):
-                os.write(out, chunk)
+            while written < left and (chunk := os.read(fd, min(1 << 20, left - written))):
+                while chunk:
+                    done = os.write(out, chunk)
+                    written, chunk = written + done, chunk[done:]
         finally:
             os.close(out)
+        return written
     finally:
         os.close(fd)
