@@ -115,6 +115,16 @@ def _setting(variable: str, default: int) -> int:
     return value if value > 0 else default
 
 
+def run_max_bytes() -> int:
+    """The bytes of JSON one run may hold: LOOPSCOPE_RUN_MAX_BYTES, else 64 MiB."""
+    return _setting(RUN_MAX_VARIABLE, RUN_MAX)
+
+
+def quota_bytes() -> int:
+    """The bytes all the saved runs of one owner may hold: LOOPSCOPE_RUNS_QUOTA_BYTES, else 256 MiB."""
+    return _setting(QUOTA_VARIABLE, QUOTA)
+
+
 class TakenOver(StoreError):
     """Another tab resumed this run: this tab's steps must go to a new run."""
 
@@ -329,7 +339,7 @@ class RunsStore:
     @staticmethod
     def _room(db: sqlite3.Connection, owner: str, stored: int, added: int) -> None:
         """Raise `StoreFull` when `added` bytes would pass the size a run may have, or the owner's quota."""
-        run_max, quota = _setting(RUN_MAX_VARIABLE, RUN_MAX), _setting(QUOTA_VARIABLE, QUOTA)
+        run_max, quota = run_max_bytes(), quota_bytes()
         if stored + added > run_max:
             raise StoreFull(Note(RUN_FULL, size=size_words(run_max)))
         (total,) = db.execute("SELECT coalesce(sum(bytes), 0) FROM runs WHERE owner=?", (owner,)).fetchone()
