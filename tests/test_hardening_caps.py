@@ -138,10 +138,11 @@ def rss_kib(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
-def stored(runs: Path) -> tuple[int, int]:
-    """(step rows, bytes of their lines) in the runs store."""
+def stored(runs: Path) -> tuple[int, int, int]:
+    """(step rows, bytes of their lines, lines holding a run of the huge answer's letters) in the runs store."""
     with sqlite3.connect(runs / FILE) as db:
-        return db.execute("SELECT count(*), coalesce(sum(length(CAST(line AS BLOB))), 0) FROM steps").fetchone()
+        return db.execute("SELECT count(*), coalesce(sum(length(CAST(line AS BLOB))), 0), "
+                          "count(nullif(instr(line, ?), 0)) FROM steps", ("a" * 1000,)).fetchone()
 
 
 def test_the_page_refuses_a_200_mb_answer_keeps_nothing_and_gives_its_memory_back(tmp_path, monkeypatch):
@@ -178,7 +179,9 @@ def test_the_page_refuses_a_200_mb_answer_keeps_nothing_and_gives_its_memory_bac
             after = rss_kib(server)
     assert calls == 1
     assert wire.shows(REFUSED), wire.errors
-    assert stored(runs) == kept  # not a byte of it saved
+    steps, size, holding = stored(runs)
+    assert holding == 0 and size - kept[1] < 64 * 1024  # not a byte of it saved: only the stages before the call
+    assert wire.status() == (steps, steps)  # the steps the page shows, every one saved, and no step more
     assert after - before < 50 * 1024, f"the server's RSS went from {before // 1024} to {after // 1024} MiB"
 
 
