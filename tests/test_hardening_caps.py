@@ -145,7 +145,8 @@ def stored(runs: Path) -> tuple[int, int, int]:
                           "count(nullif(instr(line, ?), 0)) FROM steps", ("a" * 1000,)).fetchone()
 
 
-def test_the_page_refuses_a_200_mb_answer_keeps_nothing_and_gives_its_memory_back(tmp_path, monkeypatch):
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_the_page_refuses_a_200_mb_answer_keeps_nothing_and_gives_its_memory_back(tmp_path, monkeypatch, stream):
     runs = tmp_path / "runs"
     monkeypatch.setenv("LOOPSCOPE_RUNS", str(runs))
     monkeypatch.setenv("LOOPSCOPE_ALLOW_UNSANDBOXED", "1")  # the answer is refused before any command could run
@@ -161,6 +162,8 @@ def test_the_page_refuses_a_200_mb_answer_keeps_nothing_and_gives_its_memory_bac
                 for name, value in (("set-model", "An Anthropic model"), ("set-api-key", "sk-test")):
                     await wire.rerun(name, string_value=value)
                 await wire.rerun("set-approve", bool_value=False)
+                if stream:  # the text is drawn as it arrives: 8 MiB of it must not be sent to the page again and again
+                    await wire.rerun("set-stream", bool_value=True)
                 await wire.rerun("new-run")
                 for _ in range(3):  # a warm-up: a whole model call and a tool, so the imports are all done
                     await wire.rerun("live-step")
