@@ -19,8 +19,8 @@ import argparse
 import sys
 import time
 
-from . import journal, rules, transcript
-from .catalogs import known, languages, say
+from . import journal, rules, runs, transcript
+from .catalogs import N_, known, languages, say, size_words
 from .errors import explain
 from .model import SCRIPTED, MissingKey, ModelConfig
 from .narrate import describe
@@ -34,6 +34,17 @@ from .tools import TOOLSETS
 def out(*parts: object, file=None, flush: bool = False) -> None:
     """print(), with control characters from files, models and commands shown, not obeyed (terminal.py)."""
     print(*(printable(p) for p in parts), file=file or sys.stdout, flush=flush)
+
+
+# A run the command line writes is bounded as a saved run is (loop/runs.py): the journal grows with the run.
+JOURNAL_FULL = N_("the journal {path} has reached the size a run may hold ({size}, {variable}): the run stops here; "
+                  "every step before this one is in it")
+OUT_TOO_LARGE = N_("the transcript would be {actual}, more than a run may hold ({size}, {variable}): {path} is not "
+                   "written")
+
+
+class JournalFull(Exception):
+    """The next step's line would take the journal past the size a run may hold."""
 
 
 def _run(args) -> int:
@@ -69,18 +80,26 @@ def _run_to_end(run, args, config) -> int:
     log = _journal(run, args.journal)
     if args.journal and log is None:
         return 1
+    limit = runs.run_max_bytes()
 
     def on_step(step) -> None:
         out(describe(run.trace, step.index, lang), flush=True)
         if log is not None:  # one JSON line a step, as it happens: `tail -f` and `jq` read it
-            log.write(journal.step_line(run.trace, step.index) + "\n")
+            line = (journal.step_line(run.trace, step.index) + "\n").encode()
+            if log.tell() + len(line) > limit:
+                raise JournalFull()
+            log.write(line)
             log.flush()
 
     try:
         run.run_to_end(on_step=on_step)
+    except JournalFull:
+        out("error: " + say(lang, JOURNAL_FULL, path=args.journal, size=size_words(limit),
+                            variable=runs.RUN_MAX_VARIABLE), file=sys.stderr)
+        return 1
     except Exception as exc:  # an API error: say what to do, keep what was done
         out(f"error: {explain(exc, lang)}", file=sys.stderr)
-        if args.out and _save(run, args.out):
+        if args.out and _save(run, args.out, lang):
             out(f"the steps so far are in {args.out}", file=sys.stderr)
         return 1
     finally:
@@ -89,7 +108,7 @@ def _run_to_end(run, args, config) -> int:
     out(say(lang, "ended: {ended} · turn_count {turn} · {n} steps", ended=run.state.ended,
             turn=run.state.turn_count, n=len(run.trace)))
     if args.out:
-        if not _save(run, args.out):
+        if not _save(run, args.out, lang):
             return 1
         out(say(lang, "transcript: {path}", path=args.out))
     return 1 if run.state.ended in FAILED else 0
@@ -103,17 +122,24 @@ def _journal(run, path: str | None):
     if not path:
         return None
     try:
-        log = open(path, "w", encoding="utf-8")
+        log = open(path, "wb")  # bytes: its size is where it is (tell), checked against the size a run may hold
     except OSError as exc:
         out(f"error: cannot write {path}: {exc.strerror}", file=sys.stderr)
         return None
-    log.write(journal.head_line(run.trace.meta, {"profile": run.profile.name}) + "\n")
+    log.write((journal.head_line(run.trace.meta, {"profile": run.profile.name}) + "\n").encode())
     return log
 
 
-def _save(run, path: str) -> bool:
+def _save(run, path: str, lang: str = "en") -> bool:
+    data = transcript.dumps(run.trace).encode()
+    limit = runs.run_max_bytes()
+    if len(data) > limit:
+        out("error: " + say(lang, OUT_TOO_LARGE, actual=size_words(len(data)), size=size_words(limit),
+                            variable=runs.RUN_MAX_VARIABLE, path=path), file=sys.stderr)
+        return False
     try:
-        transcript.save(run.trace, path)
+        with open(path, "wb") as f:
+            f.write(data)
     except OSError as exc:
         out(f"error: cannot write {path}: {exc.strerror}", file=sys.stderr)
         return False

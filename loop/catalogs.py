@@ -91,6 +91,14 @@ def say_n(lang: str, singular: str, plural: str, n: int, **values) -> str:
     return translations(lang).ngettext(singular, plural, n).format(n=n, **values)
 
 
+def size_words(n: int) -> str:
+    """`8 MiB`, `512 KiB`, `100 B`: a size in bytes as a person reads it, the same in every language."""
+    for unit, scale in (("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} B"
+
+
 def known(lang: str | None) -> str:
     """`lang` when Loopscope has that language, else English."""
     return lang if lang in languages() else SOURCE

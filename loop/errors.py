@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import anthropic
 
-from .catalogs import N_, say
+from .capped import TOO_LARGE, ResponseTooLarge
+from .catalogs import N_, say, size_words
 from .model import NEEDS_KEY, NO_ID, InvalidResponse, MissingKey
 from .redact import redact
 
@@ -46,6 +47,8 @@ def _explain(exc: BaseException, lang: str) -> str:
         return say(lang, NEEDS_KEY, model=repr(exc.model))
     if isinstance(exc, InvalidResponse):
         return say(lang, NO_ID, n=exc.n, missing=exc.missing)
+    if isinstance(exc, ResponseTooLarge):
+        return say(lang, TOO_LARGE, size=size_words(exc.limit))
     if isinstance(exc, anthropic.APITimeoutError):
         return say(lang, "The model did not answer in time (timeout). Try again, or raise the timeout.")
     if isinstance(exc, anthropic.APIConnectionError):

@@ -16,7 +16,7 @@ from typing import Callable
 import anthropic
 import httpx2
 
-from . import scripted
+from . import capped, scripted
 from .catalogs import N_
 
 SCRIPTED = "scripted"
@@ -130,9 +130,9 @@ def make_client(config: ModelConfig, on_request: Callable | None = None) -> anth
         raise MissingKey(config.model)
     # A local Anthropic-compatible server often needs no key, but the SDK wants one.
     hooks = {"request": [on_request] if on_request else [], "response": [_no_long_waits]}
+    http_client = capped.cap(anthropic.DefaultHttpxClient(event_hooks=hooks, timeout=config.timeout))
     return anthropic.Anthropic(api_key=key or "no-key", base_url=base_url, timeout=config.timeout,
-                               max_retries=config.max_retries,
-                               http_client=anthropic.DefaultHttpxClient(event_hooks=hooks, timeout=config.timeout))
+                               max_retries=config.max_retries, http_client=http_client)
 
 
 LONGEST_WAIT = 60.0  # seconds; a learner at a page should not wait longer for one retry

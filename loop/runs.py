@@ -20,6 +20,10 @@ person or `jq` can read it: `python -m loop runs export ID`.
 - Private: the folder is 0700 and every file in it 0600 (made so, not by
   changing the process's umask, which would change the mode of the files the
   tools' commands write in other threads).
+- Bounded: a run may hold `LOOPSCOPE_RUN_MAX_BYTES` of JSON (64 MiB), and all
+  the runs of one owner `LOOPSCOPE_RUNS_QUOTA_BYTES` (256 MiB); a save that
+  would pass either writes nothing and raises `StoreFull`. Each run keeps its
+  size (`bytes`), so the check reads one number a run, not its steps.
 - `PRAGMA user_version` is the schema's version. Journals that older versions
   kept as files (`<folder>/<browser id>/<run id>.jsonl`) are imported when the
   store is made, then moved to `journals-imported/`, under a hash of their id.
@@ -42,17 +46,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import journal, transcript
-from .catalogs import N_
+from .catalogs import N_, Note, size_words
 from .redact import without_secrets
 from .trace import Trace
 
-SCHEMA = 1
+SCHEMA = 2  # 2: runs.bytes, the size of what a run holds
 FILE = "runs.sqlite3"
 IMPORTED = "journals-imported"
 BUSY = 15.0  # seconds a write waits for another process's transaction
 ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a run's id
 OWNER = re.compile(r"[0-9a-f]{64}")  # a hash
 LEGACY_BROWSER = re.compile(r"[A-Za-z0-9_-]{16,64}")  # an id older versions kept in the URL and as a folder name
+RUN_MAX_VARIABLE, RUN_MAX = "LOOPSCOPE_RUN_MAX_BYTES", 64 * 2**20  # bytes of JSON one run may hold
+QUOTA_VARIABLE, QUOTA = "LOOPSCOPE_RUNS_QUOTA_BYTES", 256 * 2**20  # bytes all the runs of one owner may hold
+RUN_FULL = N_("This run is too large to save: a saved run may hold {size}, and its new steps would pass that, so "
+              "they are not saved. Keep the run with “Save transcript”, then start a new run.")
+QUOTA_FULL = N_("This browser's saved runs have reached their quota ({size}), so this step is not saved. Delete old "
+                "runs under “Saved runs” (keep one first with “Save transcript” if you need it), then step again.")
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +96,33 @@ CREATE TABLE server (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 
 class StoreError(Exception):
     """The store cannot be used (a full disk, a file of a newer version, a locked database)."""
+
+
+class StoreFull(StoreError):
+    """A save that would pass the size a run may have or its owner's quota: nothing of it was written."""
+
+    def __init__(self, note: Note):
+        self.note = note  # said in the reader's language by the page
+        super().__init__(note.render())
+
+
+def _setting(variable: str, default: int) -> int:
+    """A size from the environment, when it is a positive whole number of bytes."""
+    try:
+        value = int(os.environ.get(variable, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def run_max_bytes() -> int:
+    """The bytes of JSON one run may hold: LOOPSCOPE_RUN_MAX_BYTES, else 64 MiB."""
+    return _setting(RUN_MAX_VARIABLE, RUN_MAX)
+
+
+def quota_bytes() -> int:
+    """The bytes all the saved runs of one owner may hold: LOOPSCOPE_RUNS_QUOTA_BYTES, else 256 MiB."""
+    return _setting(QUOTA_VARIABLE, QUOTA)
 
 
 class TakenOver(StoreError):
@@ -211,6 +248,8 @@ class RunsStore:
                     if statement.strip():
                         db.execute(statement)
                 moved = _import_journals(db, self.root)
+            if version < 2:
+                _add_sizes(db)
             db.execute(f"PRAGMA user_version={SCHEMA}")
             db.execute("COMMIT")
         except BaseException:
@@ -269,26 +308,43 @@ class RunsStore:
         _check(owner, run_id)
         now = time.time()
         with self._transaction(write=True) as db:
-            row = db.execute("SELECT n, steps, writer FROM runs WHERE owner=? AND id=?", (owner, run_id)).fetchone()
+            row = db.execute("SELECT n, steps, writer, bytes FROM runs WHERE owner=? AND id=?",
+                             (owner, run_id)).fetchone()
             if row is None:
                 meta = trace.meta
+                head = (json.dumps(meta, ensure_ascii=False), json.dumps(without_secrets(settings or {}), ensure_ascii=False))
+                n, have, stored, added = None, 0, 0, sum(len(part.encode()) for part in head)
+            else:
+                n, have, current, stored = row
+                if current != writer:
+                    raise TakenOver(run_id)
+                added = 0
+            lines = [journal.step_line(trace, i) for i in range(have, len(trace))]
+            added += sum(len(line.encode()) for line in lines)  # what is written: the bytes the store will hold
+            if added:
+                self._room(db, owner, stored, added)
+            if n is None:
                 n = db.execute(
                     "INSERT INTO runs (owner, id, task, model, meta, settings, steps, ended, cursor, writer, created,"
                     " modified) VALUES (?, ?, ?, ?, ?, ?, 0, NULL, -1, ?, ?, ?)",
-                    (owner, run_id, str(meta.get("task", "")), str(meta.get("model", "")),
-                     json.dumps(meta, ensure_ascii=False),
-                     json.dumps(without_secrets(settings or {}), ensure_ascii=False), writer, now, now)).lastrowid
-                have = 0
-            else:
-                n, have, current = row
-                if current != writer:
-                    raise TakenOver(run_id)
+                    (owner, run_id, str(meta.get("task", "")), str(meta.get("model", "")), *head, writer, now,
+                     now)).lastrowid
             db.executemany("INSERT INTO steps (run, idx, line) VALUES (?, ?, ?)",
-                           ((n, i, journal.step_line(trace, i)) for i in range(have, len(trace))))
+                           ((n, have + k, line) for k, line in enumerate(lines)))
             ended = _text(trace.steps[-1].ended) if len(trace) else None
-            db.execute("UPDATE runs SET steps=?, ended=?, cursor=?, modified=? WHERE n=?",
-                       (max(have, len(trace)), ended, trace.cursor, now, n))
+            db.execute("UPDATE runs SET steps=?, ended=?, cursor=?, modified=?, bytes=? WHERE n=?",
+                       (max(have, len(trace)), ended, trace.cursor, now, stored + added, n))
         return max(0, len(trace) - have)
+
+    @staticmethod
+    def _room(db: sqlite3.Connection, owner: str, stored: int, added: int) -> None:
+        """Raise `StoreFull` when `added` bytes would pass the size a run may have, or the owner's quota."""
+        run_max, quota = run_max_bytes(), quota_bytes()
+        if stored + added > run_max:
+            raise StoreFull(Note(RUN_FULL, size=size_words(run_max)))
+        (total,) = db.execute("SELECT coalesce(sum(bytes), 0) FROM runs WHERE owner=?", (owner,)).fetchone()
+        if total + added > quota:
+            raise StoreFull(Note(QUOTA_FULL, size=size_words(quota)))
 
     def move(self, owner: str, run_id: str, cursor: int, *, writer: str) -> None:
         """Keep where the cursor of a saved run is, when a click only moved it (Back, First, the slider).
@@ -406,6 +462,13 @@ def _private_file(path: Path) -> None:
         info = os.lstat(path)
         if stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) & 0o077 and info.st_uid == os.geteuid():
             os.chmod(path, 0o600)
+
+
+def _add_sizes(db: sqlite3.Connection) -> None:
+    """Schema 2: each run keeps the bytes it holds (its facts and its step lines), counted once here."""
+    db.execute("ALTER TABLE runs ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0")
+    db.execute("UPDATE runs SET bytes = length(CAST(meta AS BLOB)) + length(CAST(settings AS BLOB)) + "
+               "coalesce((SELECT sum(length(CAST(line AS BLOB))) FROM steps WHERE run = runs.n), 0)")
 
 
 def _import_journals(db: sqlite3.Connection, root: Path) -> list[Path]:

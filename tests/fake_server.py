@@ -8,6 +8,10 @@ closes the connection mid-stream, `server.fail("not-json")` sends garbage, and
 `server.ask("cmd", ["a", "b"], {"name": "read_file", "input": {...}})` makes it a
 model that asks for chosen tool calls, one turn each (a list: several at once),
 then ends its turn: a hostile model, as a steered one would be.
+`server.huge(200 * 2**20)` answers the next call with one text block of that many
+bytes, made as it is sent (never held whole): JSON, or SSE events when the call
+streams; `declared=True` sends its Content-Length first, `encoding="gzip"` sends it
+compressed (a few hundred KB on the wire).
 Every request body it received is kept in `server.requests`, and every
 request's headers in `server.headers`.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import zlib
 from collections import deque
 
 from loop import scripted
@@ -40,6 +45,12 @@ class FakeAnthropic:
         with self.lock:
             for _ in range(times):
                 self.faults.append((kind, headers or {}, body, delay))
+
+    def huge(self, size: int, *, declared: bool = False, encoding: str | None = None, times: int = 1) -> None:
+        """Answer the next `times` calls with a text block of `size` bytes, made as it is sent (see the docstring)."""
+        with self.lock:
+            for _ in range(times):
+                self.faults.append(("huge", {}, {"size": size, "declared": declared, "encoding": encoding}, 0.0))
 
     def ask(self, *turns) -> None:
         """Answer the next calls with these tool calls, one turn each, then with end_turn."""
@@ -85,6 +96,8 @@ class FakeAnthropic:
                     self.wfile.flush()
                     self.close_connection = True
                     return
+                if kind == "huge":
+                    return _send_huge(self, body, **error)
                 if kind == "not-json":
                     data = b"<html>502 Bad Gateway</html>"
                     self.send_response(200)
@@ -106,6 +119,55 @@ class FakeAnthropic:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+CHUNK = 64 * 1024
+
+
+def _send_huge(handler, request: dict, size: int, declared: bool, encoding: str | None) -> None:
+    """One answer whose text block is `size` bytes of "a", written chunk by chunk (at most CHUNK held at once)."""
+    streamed = bool(request.get("stream"))
+    message = {"id": "msg_huge", "type": "message", "role": "assistant", "model": request.get("model", "huge"),
+               "content": [], "stop_reason": "end_turn", "stop_sequence": None,
+               "usage": {"input_tokens": 1, "output_tokens": 1}}
+    text = b"a" * CHUNK
+    if streamed:
+        delta = b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": ' \
+                b'{"type": "text_delta", "text": "' + text + b'"}}\n\n'
+        head = (f"event: message_start\ndata: {json.dumps({'type': 'message_start', 'message': message})}\n\n"
+                'event: content_block_start\ndata: {"type": "content_block_start", "index": 0, '
+                '"content_block": {"type": "text", "text": ""}}\n\n').encode()
+        tail = ('event: content_block_stop\ndata: {"type": "content_block_stop", "index": 0}\n\n'
+                'event: message_delta\ndata: {"type": "message_delta", "delta": {"stop_reason": "end_turn", '
+                '"stop_sequence": null}, "usage": {"output_tokens": 1}}\n\n'
+                'event: message_stop\ndata: {"type": "message_stop"}\n\n').encode()
+        body_of = delta
+        kind = "text/event-stream"
+    else:
+        whole = json.dumps({**message, "content": [{"type": "text", "text": "<TEXT>"}]}).encode()
+        head, tail = whole.split(b"<TEXT>")
+        body_of = text
+        kind = "application/json"
+    n = max(1, size // CHUNK)
+    length = len(head) + n * len(body_of) + len(tail)
+    pack = zlib.compressobj(wbits=31) if encoding == "gzip" else None
+    handler.send_response(200)
+    handler.send_header("content-type", kind)
+    if declared and pack is None:
+        handler.send_header("content-length", str(length))
+    else:
+        handler.send_header("connection", "close")  # the body ends when the connection does
+        handler.close_connection = True
+    if pack is not None:
+        handler.send_header("content-encoding", "gzip")
+    handler.end_headers()
+    try:
+        for piece in (head, *(body_of for _ in range(n)), tail):
+            handler.wfile.write(pack.compress(piece) if pack is not None else piece)
+        if pack is not None:
+            handler.wfile.write(pack.flush())
+    except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: what a capped client does
+        handler.close_connection = True
 
 
 def _asking(body: dict, turn, n: int) -> dict:

@@ -29,7 +29,7 @@ from loop.errors import explain
 from loop.fork import continue_from
 from loop.model import Model, ModelConfig
 from loop.runner import Run, Settings, new_workspace
-from loop.runs import RunsStore, StoreError, TakenOver, default_root, new_run_id
+from loop.runs import RunsStore, StoreError, StoreFull, TakenOver, default_root, new_run_id
 from loop.scripted import MODEL_NAME
 from loop.tools import default_toolbox
 
@@ -142,7 +142,8 @@ def autosave(run: Run) -> None:
             st.toast(t("This run was resumed in another tab, which saves it from now on. This tab's steps are "
                        "saved as a new run."), icon=":material/call_split:")
     except (StoreError, OSError) as exc:  # a full disk must not stop the lesson; say so, and try again next click
-        st.toast(t("This run could not be saved: {error}", error=exc), icon=":material/warning:")
+        said = exc.note.render(lang()) if isinstance(exc, StoreFull) else exc  # what to do, in the learner's words
+        st.toast(t("This run could not be saved: {error}", error=said), icon=":material/warning:")
         s[SAVED] = saved  # nothing was written: the next click tries again
         return
     s[SAVED] = (run, run_id, run.trace.cursor, len(run.trace), writer)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import time
 
 import streamlit as st
 
 from loop.runner import Run
 
 from .i18n import t
+
+SHOWN = 4000  # characters of a streaming answer on the page: its end (the whole answer is in the history after)
+DRAWS_PER_SECOND = 20
 
 
 @contextlib.contextmanager
@@ -23,9 +27,19 @@ def streamed(run: Run | None):
         return
     box = st.empty()
     text: list[str] = []
+    tail = {"text": "", "cut": False, "drawn": 0.0}
 
     def on_text(chunk: str) -> None:
-        text.append(chunk)
+        # Only the answer's end is drawn, and at most DRAWS_PER_SECOND times: a server that streams megabytes in
+        # tiny deltas would otherwise send the page the whole text again at every delta (loop/capped.py bounds it).
+        joined = tail["text"] + chunk
+        tail["cut"] = tail["cut"] or len(joined) > SHOWN
+        tail["text"] = joined[-SHOWN:]
+        now = time.monotonic()
+        if now - tail["drawn"] < 1 / DRAWS_PER_SECOND:
+            return
+        tail["drawn"] = now
+        text[:] = [("…" if tail["cut"] else "") + tail["text"]]
         box.markdown(t("**Streaming from the model…**") + "\n\n" + "".join(text).replace("$", "\\$"))
 
     try:
