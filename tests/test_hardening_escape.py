@@ -1,0 +1,194 @@
+"""Every string a transcript, a model or a student controls is shown as the text it is, wherever it is drawn.
+
+A probe put markup into a sub-agent's label (the `task` input's description): the button that goes into the
+sub-agent drew it as Markdown, so an image in it was fetched by every viewer's browser. The fixture here
+(tests/synthetic.py `hostile_transcript`) puts an HTML image with an id, a Markdown image, a script link,
+emphasis, LaTeX and a colour directive into every such string; each view must show them as text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+
+from streamlit.testing.v1 import AppTest
+
+from tests.apptest import app, run
+from tests.tables import html_text
+from tests.synthetic import HOSTILE_FIELDS, hostile, hostile_transcript
+
+BASE = "http://127.0.0.1:9"  # nothing listens there; the browser test below runs a listener of its own
+MARKERS = ("![i](", "[l](", "**bold**", "$x$", ":red[x]")  # each escaped (`\[`, `\*`, `\$`) when shown as text
+_CODE = re.compile(r"^```.*?^```|(`+)(?!`).+?(?<!`)\1(?!`)", re.S | re.M)
+
+
+def markdown_faults(source: str) -> list[str]:
+    """The markup of `hostile()` that a Markdown body would act on: what is neither escaped nor in code."""
+    outside = _CODE.sub("", source)
+    found = [m for m in MARKERS if m in outside]
+    if re.search(r"(?<!\\)<img", outside):
+        found.append("<img")
+    return found
+
+
+VOID = {"br", "img", "hr", "input", "meta", "link", "wbr", "col", "area", "base", "source", "track"}
+
+
+class _Live(HTMLParser):
+    """Elements of an HTML fragment that `hostile()` made: an image, the `pwn` id, a script link, emphasis.
+
+    A message's own text (class `ls-text`) is Markdown by design: its emphasis, and its links, which a reader
+    follows or not, are what its writer meant; an image there is a link, never fetched.
+    """
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self.open: list[tuple[str, bool]] = []  # each open element, and whether it is in a message's text
+
+    def handle_starttag(self, tag, attrs):
+        values = dict(attrs)
+        text = (self.open and self.open[-1][1]) or "ls-text" in (values.get("class") or "").split()
+        if tag == "img" or values.get("id") == "pwn":
+            self.found.append(f"<{tag} {values}>")
+        for name in ("href", "src", "xlink:href"):
+            link = values.get(name) or ""
+            if link.startswith("javascript:") or (link.startswith(BASE) and not (text and tag == "a")):
+                self.found.append(f"<{tag} {name}={link}>")
+        if tag not in VOID:
+            self.open.append((tag, text))
+
+    def handle_data(self, data):
+        if self.open and self.open[-1][0] in ("strong", "b", "em") and data == "bold" and not self.open[-1][1]:
+            self.found.append(f"<{self.open[-1][0]}>bold")
+
+    def handle_endtag(self, tag):
+        if tag not in VOID and self.open:
+            self.open.pop()
+
+
+def html_faults(body: str) -> list[str]:
+    reader = _Live()
+    reader.feed(body)
+    found = reader.found
+    for script in re.findall(r"<script>(.*?)</script>", body, re.S):  # HTML a script puts in place
+        for literal in re.findall(r'"(?:[^"\\]|\\.)*"', script):
+            text = json.loads(literal)
+            if "<" in text:
+                found += html_faults(text)
+    return found
+
+
+def _walk(node):
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _walk(child)
+
+
+def faults(at: AppTest) -> dict[str, list[str]]:
+    """Every element of the page (main and sidebar) that would make markup of `hostile()` live, with what it made.
+
+    Streamlit draws Markdown in markdown, captions, alerts, toasts, and in the labels and `help` tooltips of
+    buttons, expanders, tabs and widgets, and in a radio's options (a selectbox's are text); st.html is HTML.
+    """
+    out: dict[str, list[str]] = {}
+    for root in (at.main, at.sidebar):
+        for el in _walk(root):
+            kind = el.type
+            if kind == "html":
+                bad = html_faults(el.proto.body)
+                if bad:
+                    out[f"html {el.proto.body[:80]!r}"] = bad
+                continue
+            texts = []
+            if kind in ("markdown", "caption", "error", "info", "success", "warning", "toast", "exception"):
+                texts.append(getattr(el, "value", "") or "")
+                if kind == "markdown" and (el.value or "").lstrip().startswith("<"):  # HTML in it: read that too
+                    bad = html_faults(el.value)
+                    if bad:
+                        out[f"markdown html {el.value[:80]!r}"] = bad
+            for attr in ("label", "help"):
+                value = getattr(el, attr, None) if kind != "markdown" else None
+                if not isinstance(value, str):
+                    value = getattr(getattr(el, "proto", None), attr, None)
+                if isinstance(value, str):
+                    texts.append(value)
+            if kind == "radio":
+                texts += [str(o) for o in el.options]
+            for text in texts:
+                bad = markdown_faults(text)
+                if bad and not (kind == "markdown" and text.lstrip().startswith(("<style", "<div", "<script"))):
+                    out[f"{kind} {text[:100]!r}"] = bad
+    return out
+
+
+def shown(at: AppTest) -> str:
+    """What the page says, as a reader reads it: Markdown's escapes gone, HTML's text (and the diagram's)."""
+    out = []
+    for root in (at.main, at.sidebar):
+        for el in _walk(root):
+            if el.type == "html":
+                out.append(html_text(el.proto.body))
+                out += [html_text(json.loads(m)) for m in re.findall(r'innerHTML = ("(?:[^"\\]|\\.)*");', el.proto.body)]
+                continue
+            for attr in ("value", "label", "help"):
+                value = getattr(el, attr, None)
+                if isinstance(value, str):
+                    out.append(re.sub(r"\\(.)", r"\1", value))
+            if el.type in ("radio", "selectbox"):
+                out += [str(o) for o in el.options]
+    return "\n".join(out)
+
+
+def every_step(at: AppTest, key: str = "replay") -> tuple[dict[str, list[str]], set[str]]:
+    """`faults` at each step of the trace on the page, by step; and the fields of `hostile()` shown whole as text."""
+    trace = at.session_state[key]["trace"]
+    found, whole = {}, set()
+    for i in range(len(trace)):
+        trace.goto(i)
+        run(at)
+        found.update({f"step {i + 1}: {where}": bad for where, bad in faults(at).items()})
+        text = shown(at)
+        whole |= {f for f in HOSTILE_FIELDS if hostile(BASE, f) in text}
+    return found, whole
+
+
+def hostile_replay() -> AppTest:
+    at = app("pages/replay.py")
+    at.file_uploader(key="replay-upload").set_value(
+        (hostile(BASE, "file") + ".json", hostile_transcript(BASE).encode(), "application/json"))
+    return run(at)
+
+
+def test_every_string_a_transcript_controls_is_text_at_every_step_of_replay():
+    at = hostile_replay()
+    assert at.session_state["replay"]["name"].startswith("file<img")
+    found, whole = every_step(at)
+    assert found == {}
+    assert whole >= {"task", "label", "tool", "id", "path", "model", "stop", "error"}  # each drawn, as text
+
+
+def test_the_markdown_export_of_every_step_shows_the_strings_as_text_and_fetches_nothing():
+    from markdown_it import MarkdownIt
+
+    from loop import transcript
+    from loop.export import to_markdown
+
+    viewer = MarkdownIt("commonmark", {"html": True}).enable("table")  # a viewer that renders HTML and images
+    trace = transcript.loads(hostile_transcript(BASE))
+    inside = next(i for i, s in enumerate(trace.steps) if s.thread != "main") + 8  # after the sub-agent's read_file
+    for i in range(len(trace)):
+        page = viewer.render(to_markdown(trace, i))
+        assert html_faults(page) == [] or set(html_faults(page)) == {"<strong>bold"}, (i, html_faults(page))
+        assert not re.search(r"<(img|script|a href=\"javascript)", page), i
+        head = html_text(page.split("<h2>messages</h2>")[0])
+        for field in ("task", "model", *(("stop",) if str(trace.steps[i].stop_reason).startswith("stop") else ())):
+            assert hostile(BASE, field) in head, (i, field)
+    page = viewer.render(to_markdown(trace, inside))
+    pairs = html_text(page.split("tool_use / tool_result pairs")[-1])
+    assert hostile(BASE, "tool") in pairs and hostile(BASE, "id") + "3" in pairs
+    assert hostile(BASE, "id") in html_text(page.split("<h2>")[0])  # the sub-agent's thread, named by its id
+    # the model's own Markdown keeps its look; its image is a text, never fetched
+    assert "<strong>bold</strong>" in viewer.render(to_markdown(trace))
+    assert f"![i]({BASE}/task-md.png)" in html_text(viewer.render(to_markdown(trace)))
