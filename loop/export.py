@@ -58,6 +58,15 @@ def no_fetch(markdown: str) -> str:
     return "\n".join(out)
 
 
+def prose(text: object) -> str:
+    """Like `plain`, but a `code span` in it stays code (a server's words quoting a field): one line."""
+    line, pieces, last = " ".join(str(text).split()), [], 0
+    for span in _SPAN.finditer(line):
+        pieces.append(plain(line[last:span.start()]) + span.group(0))
+        last = span.end()
+    return "".join(pieces) + plain(line[last:])
+
+
 def _unfetch(text: str) -> str:
     return text.replace("<", "\\<").replace("![", "!\\[")
 

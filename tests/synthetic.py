@@ -323,7 +323,7 @@ def claude_code_session(records: int = 5000, compactions: int = 5, agents: int =
 
 # -- a transcript whose every string is markup ----------------------------------------------------
 
-HOSTILE_FIELDS = ("task", "label", "tool", "id", "path", "model", "stop", "error", "system", "file")
+HOSTILE_FIELDS = ("task", "label", "tool", "id", "path", "model", "stop", "error", "system", "thread", "file")
 
 
 def hostile(base: str, field: str) -> str:
@@ -338,7 +338,7 @@ def hostile_transcript(base: str) -> str:
     """samples/subagent.json with hostile markup (`hostile()`) in every string a transcript, a model or a student
     controls: the task, the sub-agent's label and the `task` input's description, a tool's name, each tool_use
     id (so the sub-agent's thread name), a read_file path, the model, the last stop_reason, a failed call's
-    error (a retry step) and the system prompt. Written in Loopscope's own format, so nothing is normalised."""
+    error (a retry step), the system prompt, and a third thread's id and label (so the thread picker shows). Written in Loopscope's own format, so nothing is normalised."""
     from pathlib import Path
 
     sample = Path(__file__).resolve().parent.parent / "samples" / "subagent.json"
@@ -393,4 +393,7 @@ def hostile_transcript(base: str) -> str:
         "thread": "main", "detail": {"error": error, "attempt": 1, "attempts": 4, "gave_up": False, "backoff_s": 1.0,
                                      "jitter_s": 0.1, "wait_s": 1.1, "stage": "call_model",
                                      "why": "the call failed (529 " + error["type"] + "): attempt 1 of 4"}})
+    # a third thread, so that the page offers its thread picker: named by its own id (no tool_use started it)
+    data["threads"].append({"id": hostile(base, "thread"), "parent": "main", "parent_tool_use_id": None,
+                            "label": hostile(base, "thread") + " label", "messages": []})
     return json.dumps(data, ensure_ascii=False, indent=1)

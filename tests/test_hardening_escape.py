@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import app, run
+from tests.apptest import APP, app, run
 from tests.tables import html_text
 from tests.synthetic import HOSTILE_FIELDS, hostile, hostile_transcript
 
@@ -166,7 +166,20 @@ def test_every_string_a_transcript_controls_is_text_at_every_step_of_replay():
     assert at.session_state["replay"]["name"].startswith("file<img")
     found, whole = every_step(at)
     assert found == {}
-    assert whole >= {"task", "label", "tool", "id", "path", "model", "stop", "error"}  # each drawn, as text
+    assert whole >= {"task", "label", "tool", "id", "path", "model", "stop", "error", "thread", "file"}
+    # The thread picker's options are plain text (a selectbox's, unlike a radio's, are not Markdown): as they are.
+    options = at.selectbox(key="replay-thread").options
+    assert any(hostile(BASE, "label") in o for o in options) and any(hostile(BASE, "thread") in o for o in options)
+
+
+def test_presenter_mode_shows_every_string_as_text_at_every_step():
+    at = hostile_replay()
+    at.session_state["present"] = True  # as Step through's switch leaves it for Replay
+    run(at)
+    assert "ls-present" in "".join(el.proto.body for el in at.get("html"))
+    found, whole = every_step(at)
+    assert found == {}
+    assert whole >= {"task", "tool", "id", "path", "stop"}
 
 
 def test_the_markdown_export_of_every_step_shows_the_strings_as_text_and_fetches_nothing():
@@ -192,3 +205,59 @@ def test_the_markdown_export_of_every_step_shows_the_strings_as_text_and_fetches
     # the model's own Markdown keeps its look; its image is a text, never fetched
     assert "<strong>bold</strong>" in viewer.render(to_markdown(trace))
     assert f"![i]({BASE}/task-md.png)" in html_text(viewer.render(to_markdown(trace)))
+
+
+def _sent() -> list:
+    """The messages a call sent: the task, a message (drawn as the history draws one, its Markdown kept)."""
+    return [{"role": "user", "content": hostile(BASE, "task")}]
+
+
+def _response(field: str, tool: bool) -> dict:
+    """A model's response whose every string is `hostile()` markup: its words, a tool's name, id and input, its
+    stop_reason."""
+    content = [{"type": "text", "text": hostile(BASE, field)}]
+    if tool:
+        content.append({"type": "tool_use", "id": hostile(BASE, "id"), "name": hostile(BASE, "tool"),
+                        "input": {"path": hostile(BASE, "path")}})
+    return {"role": "assistant", "content": content, "stop_reason": hostile(BASE, "stop")}
+
+
+def test_the_compare_page_shows_what_a_model_and_a_server_said_as_text():
+    from loop.compare import SCENARIOS, Call, ProfileRun
+
+    error = {"status": 529, "type": hostile(BASE, "error") + " type", "message": hostile(BASE, "error")}
+    minimal = ProfileRun("minimal", [Call(1, "call_model", _sent(), response=_response("said", True),
+                                          then="tool_use", tool_outputs=[hostile(BASE, "output")]),
+                                     Call(2, "error", _sent(), error=error, then="error",
+                                          values={"error": hostile(BASE, "error")})],
+                         ended="error", steps=5, wall_ms=1.0, waited_s=0.0)
+    complete = ProfileRun("complete", [Call(1, "call_model", _sent(), response=_response("said", False),
+                                            then="end", values={"why": hostile(BASE, "stop")})],
+                          ended=hostile(BASE, "stop"), steps=4, wall_ms=1.0, waited_s=0.0)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page("pages/compare.py")
+    at.session_state["compare-runs"] = {(SCENARIOS[0], "en"): (minimal, complete)}
+    run(at)
+    assert faults(at) == {}
+    text = shown(at)
+    assert {f for f in ("said", "tool", "path", "stop", "error") if hostile(BASE, f) in text} \
+        == {"said", "tool", "path", "stop", "error"}
+
+
+def test_the_mistakes_lab_shows_what_a_model_and_the_api_said_as_text():
+    from loop.mistakes import MISTAKES, Call, LabRun
+
+    name = next(iter(MISTAKES))
+    refused = f"messages.1: {hostile(BASE, 'error')}\nline 2 {hostile(BASE, 'error')}"
+    wrong = LabRun(name, [Call(1, _sent(), response=_response("said", True)),
+                          Call(2, _sent(), error=refused)], ended="400")
+    right = LabRun(None, [Call(1, _sent(), response=_response("said", False))], ended=hostile(BASE, "stop"))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page("pages/mistakes.py")
+    at.session_state["mistakes-runs"] = {(name, "en"): (wrong, right)}
+    at.session_state["mistake-pick"] = at.session_state["mistake-seen"] = name
+    run(at)
+    assert faults(at) == {}
+    text = shown(at)
+    assert {f for f in ("said", "tool", "path", "stop", "error") if hostile(BASE, f) in text} \
+        == {"said", "tool", "path", "stop", "error"}
