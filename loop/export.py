@@ -14,14 +14,21 @@ from . import rules
 from .catalogs import say
 from .trace import Trace
 
-_SPECIAL = re.compile(r"([\\`*\[\]<$~|])")
+# Escaped: what opens a link, an image, HTML, code, emphasis, LaTeX or a table's cell, and a colon before a name,
+# which opens a directive (`:red[…]`, or `:red` alone). (A bare URL may still show as a link: Streamlit finds
+# those in the text itself. A link is followed only when clicked; nothing is fetched.)
+_SPECIAL = re.compile(r"([\\`*\[\]<$~|])|:(?=\w)")
 
 
 def plain(text: object) -> str:
     """Any text (a file's name, a model id, a task, a server's error) as Markdown that shows it as it is: no link,
     image, HTML, directive (`:red[…]`), code, emphasis, LaTeX or table cell of its own. (A heading or a list mark
     at the start of a line still is one: only the look changes.)"""
-    return _SPECIAL.sub(r"\\\1", str(text))
+    return _SPECIAL.sub(_escaped, str(text))
+
+
+def _escaped(found: re.Match) -> str:
+    return "\\" + (found.group(1) or ":")
 
 
 def inline_code(text: object) -> str:

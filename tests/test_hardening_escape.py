@@ -17,6 +17,8 @@ from streamlit.testing.v1 import AppTest
 from tests.apptest import APP, app, run
 from tests.tables import html_text
 from tests.synthetic import HOSTILE_FIELDS, hostile, hostile_transcript
+from tests.test_browser import page, url  # noqa: F401 (the browser and the app, as fixtures)
+from tests.test_hardening_files import pixel_server  # noqa: F401 (a listener on 127.0.0.1)
 
 BASE = "http://127.0.0.1:9"  # nothing listens there; the browser test below runs a listener of its own
 MARKERS = ("![i](", "[l](", "**bold**", "$x$", ":red[x]")  # each escaped (`\[`, `\*`, `\$`) when shown as text
@@ -261,3 +263,50 @@ def test_the_mistakes_lab_shows_what_a_model_and_the_api_said_as_text():
     text = shown(at)
     assert {f for f in ("said", "tool", "path", "stop", "error") if hostile(BASE, f) in text} \
         == {"said", "tool", "path", "stop", "error"}
+
+
+# -- a real browser: nothing made, nothing fetched ---------------------------------------------------
+
+LIVE = """(base) => [...document.querySelectorAll('#pwn, img, a[href^="javascript:"]')]
+    .filter((el) => el.id === 'pwn' || el.tagName !== 'IMG' || (el.src || '').startsWith(base)
+                    || (el.src || '').includes('probe'))
+    .map((el) => el.outerHTML.slice(0, 120))"""
+
+
+def test_a_browser_stepping_through_the_hostile_transcript_makes_no_element_and_fetches_nothing(page, url, tmp_path,
+                                                                                                 pixel_server):
+    from tests.browser import wait_for_status, wait_idle
+
+    base, seen = pixel_server
+    requests, dialogs = [], []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    name = "file<img src=probe.png id=pwn>![i](probe-md.png)**bold**$x$:red[x].json"  # no "/" in a file's name
+    path = tmp_path / name
+    path.write_text(hostile_transcript(base))
+    page.goto(f"{url}/replay")
+    wait_idle(page)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
+    page.get_by_text(f"Replaying {name}").wait_for(timeout=60_000)  # the name as it is, not rendered
+    n = 29
+    wait_for_status(page, f"Step 1 of {n}")
+    made = {}
+    for k in range(2, n + 1):  # every step, the sub-agent's thread among them
+        page.locator(".st-key-replay-step button").click()
+        wait_for_status(page, f"Step {k} of {n}")
+        wait_idle(page)
+        into = page.locator(".st-key-replay-into button")
+        if into.count():  # its tooltip is the sub-agent's label, drawn as Markdown when shown
+            into.first.hover()
+            page.get_by_text(hostile(base, "label")).first.wait_for()
+        if page.evaluate(LIVE, base):
+            made[k] = page.evaluate(LIVE, base)
+    assert page.get_by_text(hostile(base, "stop")).count()  # the end's reason, as text
+    page.locator(".st-key-replay-thread").click()  # the thread picker, open: its options are text
+    page.get_by_text(hostile(base, "thread") + " label").first.wait_for()
+    made["picker"] = page.evaluate(LIVE, base)
+    wait_idle(page)
+    assert {k: v for k, v in made.items() if v} == {}
+    assert dialogs == []
+    assert seen == []  # the listener was asked for nothing
+    assert not [u for u in requests if u.startswith(base) or "probe" in u]

@@ -130,7 +130,8 @@ def draw_threads(trace: Trace, cursor: int, key: str) -> None:
     here = path[-1][0]
     with st.container(horizontal=True, vertical_alignment="center", key=f"{key}-threads"):
         for n, (thread, to) in enumerate(ups):
-            st.button(f"{plain(thread_name(thread))} ›",  # a label is Markdown; a name is a file's id key=f"{key}-up" if n == len(ups) - 1 else f"{key}-up-{n}",
+            # A button's label is Markdown, and a thread's name is the file's (a tool_use id): shown as text.
+            st.button(f"{plain(thread_name(thread))} ›", key=f"{key}-up" if n == len(ups) - 1 else f"{key}-up-{n}",
                       icon=":material/arrow_upward:", disabled=to is None, on_click=_go, args=(trace, to),
                       help=t("Go up to the parent loop, at the step that took the sub-agent's answer (or waits "
                              "for it)."))
