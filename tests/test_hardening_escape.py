@@ -21,7 +21,7 @@ from tests.test_browser import page, url  # noqa: F401 (the browser and the app,
 from tests.test_hardening_files import pixel_server  # noqa: F401 (a listener on 127.0.0.1)
 
 BASE = "http://127.0.0.1:9"  # nothing listens there; the browser test below runs a listener of its own
-MARKERS = ("![i](", "[l](", "**bold**", "$x$", ":red[x]")  # each escaped (`\[`, `\*`, `\$`) when shown as text
+MARKERS = ("![i](", "[l](", "**bold**", "$x$")  # each escaped (`\[`, `\*`, `\$`) when shown as text
 _CODE = re.compile(r"^```.*?^```|(`+)(?!`).+?(?<!`)\1(?!`)", re.S | re.M)
 
 
@@ -29,8 +29,8 @@ def markdown_faults(source: str) -> list[str]:
     """The markup of `hostile()` that a Markdown body would act on: what is neither escaped nor in code."""
     outside = _CODE.sub("", source)
     found = [m for m in MARKERS if m in outside]
-    if re.search(r"(?<!\\)<img", outside):
-        found.append("<img")
+    found += ["<img"] if re.search(r"(?<!\\)<img", outside) else []
+    found += [":red"] if re.search(r"(?<!\\):red\\?\[x", outside) else []  # `:red` alone is a directive too
     return found
 
 
@@ -194,16 +194,16 @@ def test_the_markdown_export_of_every_step_shows_the_strings_as_text_and_fetches
     trace = transcript.loads(hostile_transcript(BASE))
     inside = next(i for i, s in enumerate(trace.steps) if s.thread != "main") + 8  # after the sub-agent's read_file
     for i in range(len(trace)):
-        page = viewer.render(to_markdown(trace, i))
-        assert html_faults(page) == [] or set(html_faults(page)) == {"<strong>bold"}, (i, html_faults(page))
-        assert not re.search(r"<(img|script|a href=\"javascript)", page), i
-        head = html_text(page.split("<h2>messages</h2>")[0])
+        html = viewer.render(to_markdown(trace, i))
+        assert html_faults(html) == [] or set(html_faults(html)) == {"<strong>bold"}, (i, html_faults(html))
+        assert not re.search(r"<(img|script|a href=\"javascript)", html), i
+        head = html_text(html.split("<h2>messages</h2>")[0])
         for field in ("task", "model", *(("stop",) if str(trace.steps[i].stop_reason).startswith("stop") else ())):
             assert hostile(BASE, field) in head, (i, field)
-    page = viewer.render(to_markdown(trace, inside))
-    pairs = html_text(page.split("tool_use / tool_result pairs")[-1])
+    html = viewer.render(to_markdown(trace, inside))
+    pairs = html_text(html.split("tool_use / tool_result pairs")[-1])
     assert hostile(BASE, "tool") in pairs and hostile(BASE, "id") + "3" in pairs
-    assert hostile(BASE, "id") in html_text(page.split("<h2>")[0])  # the sub-agent's thread, named by its id
+    assert hostile(BASE, "id") in html_text(html.split("<h2>")[0])  # the sub-agent's thread, named by its id
     # the model's own Markdown keeps its look; its image is a text, never fetched
     assert "<strong>bold</strong>" in viewer.render(to_markdown(trace))
     assert f"![i]({BASE}/task-md.png)" in html_text(viewer.render(to_markdown(trace)))
