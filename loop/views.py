@@ -158,14 +158,18 @@ def turn_count_cell(trace: Trace, i: int) -> str:
     return f"{change[0]} → {change[1]}" if change else str(trace.steps[i].turn_count)
 
 
-def ending(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> str | None:
-    """Why the loop ended, in a sentence, at the step that ended it and after; None while it goes on."""
+def ending(trace: Trace, cursor: int, translate: Callable[[str], str] = str,
+           quote: Callable[[str], str] = str) -> str | None:
+    """Why the loop ended, in a sentence, at the step that ended it and after; None while it goes on.
+
+    `quote` makes a stop_reason the loop does not know (a transcript's, a model's) text where the sentence is
+    drawn: the pages draw it as Markdown."""
     if not 0 <= cursor < len(trace) or not trace.steps[cursor].ended:
         return None
     ended = trace.steps[cursor].ended
     if ended in ENDINGS:
         return translate(ENDINGS[ended])
-    return translate(OTHER_ENDING).format(stop=repr(ended))
+    return translate(OTHER_ENDING).format(stop=quote(repr(ended)))
 
 
 # -- the moment the model reads a failure --

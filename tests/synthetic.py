@@ -319,3 +319,81 @@ def claude_code_session(records: int = 5000, compactions: int = 5, agents: int =
                 node = log.ask(log.answer(node))
     log.answer(node)
     return ("\n".join(log.lines) + "\n").encode(), files
+
+
+# -- a transcript whose every string is markup ----------------------------------------------------
+
+HOSTILE_FIELDS = ("task", "label", "tool", "id", "path", "model", "stop", "error", "system", "thread", "file")
+
+
+def hostile(base: str, field: str) -> str:
+    """Markup of each kind Streamlit's Markdown or a browser would act on, named after the `field` it goes into:
+    an HTML image with an id, a Markdown image, a script link, emphasis, LaTeX and a colour directive. Every
+    URL is under `base` (a listener the test owns)."""
+    return (f"{field}<img src={base}/{field}.png id=pwn>![i]({base}/{field}-md.png)[l](javascript:alert(1))"
+            f"**bold**$x$:red[x]")
+
+
+def hostile_transcript(base: str) -> str:
+    """samples/subagent.json with hostile markup (`hostile()`) in every string a transcript, a model or a student
+    controls: the task, the sub-agent's label and the `task` input's description, a tool's name, each tool_use
+    id (so the sub-agent's thread name), a read_file path, the model, the last stop_reason, a failed call's
+    error (a retry step), the system prompt, and a third thread's id and label (so the thread picker shows). Written in Loopscope's own format, so nothing is normalised."""
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parent.parent / "samples" / "subagent.json"
+    data = json.loads(sample.read_text())
+    text = json.dumps(data, ensure_ascii=False)
+
+    def swap(old: str, new: str) -> None:
+        nonlocal text
+        assert json.dumps(old)[1:-1] in text, old
+        text = text.replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1])
+
+    swap(data["task"], hostile(base, "task"))
+    swap(data["system"], hostile(base, "system"))
+    swap(data["threads"][1]["system"], hostile(base, "system") + " sub")
+    swap("find where greet is defined", hostile(base, "label"))  # the label and the description it came from
+    swap(data["model"], hostile(base, "model"))
+    ids = sorted({b["id"] for m in data["messages"] for b in m["content"] if isinstance(b, dict) and "id" in b}
+                 | {b["id"] for t in data["threads"][1:] for m in t["messages"] if isinstance(m["content"], list)
+                    for b in m["content"] if "id" in b})
+    for n, tool_use_id in enumerate(ids):
+        swap(tool_use_id, hostile(base, "id") + str(n))
+    data = json.loads(text)
+
+    tool = hostile(base, "tool")
+    stop = hostile(base, "stop")
+    path = hostile(base, "path")
+
+    def rename(value: object) -> None:  # the tool `bash` wherever it is named, read_file's path in its inputs
+        if isinstance(value, dict):
+            if value.get("name") == "bash":
+                value["name"] = tool
+            if value.get("path") == "src/people.py":
+                value["path"] = path
+            for v in value.values():
+                rename(v)
+        elif isinstance(value, list):
+            for v in value:
+                rename(v)
+
+    rename(data)
+    last = [i for i, s in enumerate(data["steps"]) if s["thread"] == "main"][-3:]  # call, append, decide
+    for i in last:
+        data["steps"][i]["stop_reason"] = stop
+    data["steps"][last[0]]["detail"]["response"]["stop_reason"] = stop
+    data["steps"][last[-1]]["ended"] = stop
+    data["steps"][last[-1]]["detail"]["why"] = f"stop_reason {stop}"
+    first_call = next(i for i, s in enumerate(data["steps"]) if s["stage"] == "call_model")
+    error = {"status": 529, "type": hostile(base, "error") + " type", "message": hostile(base, "error")}
+    data["steps"].insert(first_call, {
+        "stage": "retry", "turn_count": 1, "transition_reason": None, "stop_reason": None, "n_messages": 1,
+        "input_tokens": 0, "output_tokens": 0, "ended": None, "time": data["steps"][first_call]["time"] - 1,
+        "thread": "main", "detail": {"error": error, "attempt": 1, "attempts": 4, "gave_up": False, "backoff_s": 1.0,
+                                     "jitter_s": 0.1, "wait_s": 1.1, "stage": "call_model",
+                                     "why": "the call failed (529 " + error["type"] + "): attempt 1 of 4"}})
+    # a third thread, so that the page offers its thread picker: named by its own id (no tool_use started it)
+    data["threads"].append({"id": hostile(base, "thread"), "parent": "main", "parent_tool_use_id": None,
+                            "label": hostile(base, "thread") + " label", "messages": []})
+    return json.dumps(data, ensure_ascii=False, indent=1)

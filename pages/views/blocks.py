@@ -21,6 +21,7 @@ from html import escape
 import streamlit as st
 from markdown_it import MarkdownIt
 
+from loop.export import inline_code, plain  # noqa: F401 (the pages' Markdown escapes are the exports')
 from loop.views import id_colour, result_text
 
 from .i18n import t
@@ -112,28 +113,9 @@ CSS = """<style>
 </style>"""
 
 
-_SPECIAL = re.compile(r"([\\`*\[\]<$~])")
-
-
-def plain(text: object) -> str:
-    """Any text (a file's name, a model id, a task, a server's error) as Markdown that shows it as it is: no link,
-    image, HTML, directive (`:red[…]`), code, emphasis or LaTeX of its own. (A heading or a list mark at the start
-    of a line still is one: only the look changes.)"""
-    return _SPECIAL.sub(r"\\\1", str(text))
-
-
 def in_code(text: object) -> str:
     """Text to put between single backticks: one line, its own backticks turned into ˋ (a code span ends at one)."""
     return " ".join(str(text).split()).replace("`", "ˋ")
-
-
-def inline_code(text: object) -> str:
-    """`text` as inline code, with a fence of backticks no run in it can close; one line."""
-    text = " ".join(str(text).split())
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def draw_style() -> None:

@@ -13,9 +13,11 @@ import json
 import streamlit as st
 
 from loop.compare import THEN, Call, ProfileRun, failure, side_by_side
+from loop.export import fenced
 from loop.narrate import why_in
 from loop.profiles import TRANSITIONS
 
+from .blocks import in_code, inline_code, plain
 from .history import draw_message
 from .i18n import lang, t
 
@@ -36,37 +38,40 @@ def ending(run: ProfileRun) -> str:
     """How a run ended, in a line."""
     last = run.calls[-1] if run.calls else None
     if run.ended == "error" and last is not None:
-        return t("**Stopped by an error** at call {n}: `{error}`.", n=last.number, error=failure(last))
-    return t("**Ended with `{ended}`** after {n} call(s).", ended=run.ended, n=len(run.calls))
+        return t("**Stopped by an error** at call {n}: `{error}`.", n=last.number, error=in_code(failure(last)))
+    return t("**Ended with `{ended}`** after {n} call(s).", ended=in_code(run.ended), n=len(run.calls))
 
 
 def _outcome(call: Call) -> None:
     if call.error:
-        st.error(t("**Call {n} failed: `{error}`**", n=call.number, error=failure(call))
-                 + f"\n\n```\n{call.error.get('message', '')}\n```", icon=":material/block:")
+        st.error(t("**Call {n} failed: `{error}`**", n=call.number, error=in_code(failure(call)))
+                 + "\n\n" + fenced(str(call.error.get("message", ""))), icon=":material/block:")
     else:
         response = call.response or {}
         uses = [b for b in response.get("content", []) if b.get("type") == "tool_use"]
         texts = [b.get("text", "") for b in response.get("content", []) if b.get("type") == "text"]
-        line = ":green-badge[" + t("accepted") + f"] stop_reason `{response.get('stop_reason')}`"
+        # The model's names, inputs and words are text here, whatever they hold (code spans, escapes).
+        line = ":green-badge[" + t("accepted") + f"] stop_reason {inline_code(response.get('stop_reason'))}"
         if uses:
-            line += " · " + t("asks for") + " " + ", ".join(f"`{u['name']}` `{json.dumps(u['input'])}`" for u in uses)
+            line += " · " + t("asks for") + " " + ", ".join(
+                f"{inline_code(u.get('name'))} {inline_code(json.dumps(u.get('input'), ensure_ascii=False))}"
+                for u in uses)
         st.markdown(line)
         if texts and not uses:
-            text = " ".join(texts).replace("$", "\\$")
-            st.caption(text[:300] + ("…" if len(text) > 300 else ""))
+            text = " ".join(texts)
+            st.caption(plain(text[:300] + ("…" if len(text) > 300 else "")))
         for output in call.tool_outputs:
             st.code(output[:400] or " ", language=None)
         if call.parallel:
             st.caption(t("{n} tools at once: wall time {wall} s beside a sum of {sum} s",
                          n=call.parallel["tools"], wall=f"{call.parallel['wall_ms'] / 1000:.1f}",
                          sum=f"{call.parallel['sum_ms'] / 1000:.1f}"))
-    values = dict(call.values)
+    values = {k: plain(v) for k, v in call.values.items()}  # they quote a server's error
     if "why" in values and call.why_step is not None:  # the trace's English, said in the page's language
-        values["why"] = why_in(call.why_step, lang())
+        values["why"] = plain(why_in(call.why_step, lang()))
     then = t(THEN[call.then], **values)
     icon = ":material/stop_circle:" if call.then in ("end", "error", "gave_up") else ":material/redo:"
-    st.markdown(f"{icon} " + t("Then:") + " " + then.replace("$", "\\$"))
+    st.markdown(f"{icon} " + t("Then:") + " " + then)
 
 
 def _draw_call(call: Call | None, side: str, stops_here: bool) -> None:

@@ -185,7 +185,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
         with feedback:
             draw_gate(gated, key, _ask)
     with bar:
-        st.markdown(f"### {status_line(trace, trace.cursor, t)}")
+        st.markdown(f"### {plain(status_line(trace, trace.cursor, t))}")  # a thread's name is the file's id
         if trace.cursor >= 0 and not presenting():
             st.html(said_html(trace, trace.cursor, key))
         live = run is not None
@@ -229,7 +229,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
 def _words(trace: Trace, run: Run | None, gated) -> Callable[[int], str]:
     """What comes next, in a sentence (Markdown), for the cursor at `k`: the same for any recorded step but the last."""
     def words_at(k: int) -> str:
-        end = ending(trace, k, t)
+        end = ending(trace, k, t, quote=plain)
         if run is not None and k >= len(trace) - 1:
             nxt = run.next_stage()
             frame = run.frames[-1]

@@ -27,7 +27,7 @@ from loop.trace import Trace
 from loop.views import (breadcrumb, compaction_at, ending, errors_read_at, pending_response, sub_agent_at,
                         thread_name, window)
 
-from .blocks import content_html, markdown_html
+from .blocks import content_html, in_code, markdown_html, plain
 from .i18n import lang, t
 
 WINDOW = 12  # messages drawn at least; up to WINDOW + SNAP - 1 (see loop.views.window)
@@ -130,7 +130,8 @@ def draw_threads(trace: Trace, cursor: int, key: str) -> None:
     here = path[-1][0]
     with st.container(horizontal=True, vertical_alignment="center", key=f"{key}-threads"):
         for n, (thread, to) in enumerate(ups):
-            st.button(f"{thread_name(thread)} ›", key=f"{key}-up" if n == len(ups) - 1 else f"{key}-up-{n}",
+            # A button's label is Markdown, and a thread's name is the file's (a tool_use id): shown as text.
+            st.button(f"{plain(thread_name(thread))} ›", key=f"{key}-up" if n == len(ups) - 1 else f"{key}-up-{n}",
                       icon=":material/arrow_upward:", disabled=to is None, on_click=_go, args=(trace, to),
                       help=t("Go up to the parent loop, at the step that took the sub-agent's answer (or waits "
                              "for it)."))
@@ -139,9 +140,9 @@ def draw_threads(trace: Trace, cursor: int, key: str) -> None:
             count = len(trace.steps_of(into.id))
             st.button(t("Into the sub-agent's loop ({n} steps)", n=count), key=f"{key}-into",
                       icon=":material/subdirectory_arrow_right:", disabled=first is None, on_click=_go,
-                      args=(trace, first), help=into.label or None)
+                      args=(trace, first), help=plain(into.label) if into.label else None)  # a tooltip is Markdown
         elif not here.is_main:
-            st.markdown(f"**`{thread_name(here)}`**" + (f" · {here.label}" if here.label else ""))
+            st.markdown(f"**`{in_code(thread_name(here))}`**" + (f" · {plain(here.label)}" if here.label else ""))
         if len(trace.threads) > 2:  # many sub-agents (an imported session): go to any one's first step
             ids = list(trace.threads)
             st.session_state[f"{key}-thread"] = trace.thread_of(cursor).id  # follows the cursor, as the slider does

@@ -15,6 +15,9 @@ from loop.mistakes import MISTAKES, Call, LabRun, run_loop
 from loop.runner import new_workspace
 from loop.tools import default_toolbox
 
+from loop.export import prose
+
+from .blocks import in_code, inline_code, plain
 from .history import draw_message
 from .i18n import commented, lang, t
 
@@ -38,7 +41,7 @@ def lab_runs(name: str) -> tuple[LabRun, LabRun]:
 
 def refusal(call: Call, rule: str) -> str:
     """The API's 400 as the page shows it: its words verbatim, wrapping like prose, then what the rule means."""
-    quoted = "\n".join("> " + line for line in call.error.splitlines())
+    quoted = "\n".join("> " + prose(line) for line in call.error.splitlines())  # the server's words, as text
     return (t("**Call {n} refused: HTTP 400 `invalid_request_error`**", n=call.number) + "\n\n" + quoted
             + ("\n\n" + t("**What the rule means:**") + " " + t(rule) if rule else ""))
 
@@ -51,12 +54,13 @@ def _outcome(call: Call, rule: str = "") -> None:
     stop = response.get("stop_reason")
     texts = [b.get("text", "") for b in response.get("content", []) if b.get("type") == "text"]
     uses = [b for b in response.get("content", []) if b.get("type") == "tool_use"]
-    line = ":green-badge[" + t("accepted") + f"] stop_reason `{stop}`"
-    if uses:
-        line += " · " + t("asks for") + " " + ", ".join(f"`{u['name']}` `{json.dumps(u['input'])}`" for u in uses)
+    line = ":green-badge[" + t("accepted") + f"] stop_reason {inline_code(stop)}"
+    if uses:  # the model's names and inputs are text here, whatever they hold
+        line += " · " + t("asks for") + " " + ", ".join(
+            f"{inline_code(u.get('name'))} {inline_code(json.dumps(u.get('input'), ensure_ascii=False))}" for u in uses)
     st.markdown(line)
     if texts and not uses:
-        st.caption(" ".join(texts).replace("$", "\\$")[:400])
+        st.caption(plain(" ".join(texts)[:400]))
     for output in call.tool_outputs:
         st.code(output[:600] or " ", language=None)
 
@@ -89,13 +93,13 @@ def draw_lab(name: str) -> None:
     with b:
         st.markdown(":green[:material/check:] " + t("**The chapter's loop has**"))
         st.code(commented(m.right), language="python", wrap_lines=True)
-    st.caption(t("Scenario `{name}`: “{task}”.", name=m.scenario, task=right.calls[0].messages[0]["content"]) + " "
+    st.caption(t("Scenario `{name}`: “{task}”.", name=m.scenario, task=plain(right.calls[0].messages[0]["content"])) + " "
                + (t("The broken loop is refused at call {n}; the correct loop ends with `{ended}` after {calls} call(s).",
-                    n=broke.number, ended=right.ended, calls=len(right.calls)) if broke else
+                    n=broke.number, ended=in_code(right.ended), calls=len(right.calls)) if broke else
                   t("The broken loop stops after {calls} call(s) with `{ended}` and runs {tools} tool(s); the correct "
                     "loop runs {right_tools} and ends with `{right_ended}` after {right_calls} call(s).",
-                    calls=len(wrong.calls), ended=wrong.ended, tools=wrong.tools_run, right_tools=right.tools_run,
-                    right_ended=right.ended, right_calls=len(right.calls))))
+                    calls=len(wrong.calls), ended=in_code(wrong.ended), tools=wrong.tools_run,
+                    right_tools=right.tools_run, right_ended=in_code(right.ended), right_calls=len(right.calls))))
     a, b = st.columns(2)
     a.markdown(t("#### With the mistake"))
     b.markdown(t("#### The correct loop"))

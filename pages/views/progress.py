@@ -16,7 +16,7 @@ import streamlit as st
 from loop.narrate_complete import error_label, number
 from loop.runner import Run
 
-from .blocks import in_code
+from .blocks import in_code, plain
 from .clicks import ask
 from .i18n import t
 
@@ -86,7 +86,7 @@ def _live(run: Run, key: str) -> None:
             b.caption(t("The call goes out when the wait ends: you clicked Step.") if armed else
                       t("Step calls the model again when the wait ends; Skip the wait calls it now."))
     if running:
-        lines = [t("{name} `{id}`: {s} s so far", name=name, id=tool_use_id, s=f"{seconds:.1f}")
+        lines = [t("{name} `{id}`: {s} s so far", name=plain(name), id=in_code(tool_use_id), s=f"{seconds:.1f}")
                  for tool_use_id, name, seconds in running]
         st.info(t("**Tools still running, at once:**") + "\n\n" + "\n".join(f"- {line}" for line in lines),
                 icon=":material/sync:")

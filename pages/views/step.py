@@ -21,7 +21,7 @@ from .complete_state import draw_complete_state
 from .controls import draw_controls, said_html, words_html
 from .copylink import draw_copy_link
 from .forks import branches, draw_fork, with_branches
-from .blocks import draw_style, markdown_html
+from .blocks import draw_style, inline_code, markdown_html, plain
 from .history import HEIGHT as HISTORY_HEIGHT
 from .history import draw_pager, draw_threads, history_panel
 from .more import draw_exports, draw_growth, file_stem
@@ -116,12 +116,12 @@ def note_extras(trace: Trace, cursor: int, presenter: bool = False) -> list[str]
                      a=change[0], b=change[1]))
     read = errors_read_at(trace, cursor) if not presenter else []
     if read:
-        ids = ", ".join(f"`{tool_use_id}`" for _, _, tool_use_id in read)
+        ids = ", ".join(inline_code(tool_use_id) for _, _, tool_use_id in read)
         out.append(t("**The model reads an error in this call** ({ids}, ringed in the history): a failed result is "
                      "its next input, not a terminal log.", ids=ids))
-    end = ending(trace, cursor) if not presenter else None
+    end = ending(trace, cursor, t, quote=plain) if not presenter else None
     if end:
-        out.append(t("**The loop ends.**") + " " + t(end))
+        out.append(t("**The loop ends.**") + " " + end)
     return out
 
 
