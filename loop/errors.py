@@ -6,6 +6,7 @@ import anthropic
 
 from .capped import TOO_LARGE, ResponseTooLarge
 from .catalogs import N_, say, size_words
+from .keys import KeyRefused
 from .model import NEEDS_KEY, NO_ID, InvalidResponse, MissingKey
 from .redact import redact
 
@@ -43,6 +44,8 @@ def sent_keys(exc: BaseException) -> list[str]:
 
 
 def _explain(exc: BaseException, lang: str) -> str:
+    if isinstance(exc, KeyRefused):  # the server's key, not sent: where it may not go, or past a limit
+        return say(lang, exc.message, **exc.values)
     if isinstance(exc, MissingKey):
         return say(lang, NEEDS_KEY, model=repr(exc.model))
     if isinstance(exc, InvalidResponse):

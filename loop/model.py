@@ -16,7 +16,7 @@ from typing import Callable
 import anthropic
 import httpx2
 
-from . import capped, scripted
+from . import capped, keys, scripted
 from .catalogs import N_
 
 SCRIPTED = "scripted"
@@ -38,6 +38,8 @@ class ModelConfig:
     timeout: float = 120.0
     max_retries: int = 2
     context_window: int | None = None  # the scripted model's, set small by a scenario; a real model's is the API's
+    # Set only when `api_key` is the server's, lent to a browser (loop/keys.py); never saved
+    allowance: keys.Allowance | None = field(default=None, repr=False, compare=False)
 
     @property
     def scripted(self) -> bool:
@@ -124,8 +126,9 @@ def make_client(config: ModelConfig, on_request: Callable | None = None) -> anth
             http_client=httpx2.Client(transport=scripted_transport(config.context_window)),
             max_retries=0,
         )
-    key = config.api_key or os.environ.get("ANTHROPIC_API_KEY")
     base_url = config.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+    # The environment's key goes only to the environment's own base URL (keys.py), whoever made the config.
+    key = config.api_key or keys.server_key_for(base_url, os.environ.get("ANTHROPIC_API_KEY"))
     if not key and not base_url:
         raise MissingKey(config.model)
     # A local Anthropic-compatible server often needs no key, but the SDK wants one.
@@ -196,6 +199,11 @@ class Model:
         self._observer = NOBODY  # the observer of the call under way
 
     def _attempt(self, request) -> None:
+        if self.config.allowance is not None:  # the server's key: within its limits, or nothing is sent
+            try:
+                self.config.allowance.before_call()
+            except keys.KeyRefused as exc:
+                raise _NotSent(exc) from None
         if self._observer.on_attempt:
             self._observer.on_attempt(retries_of(request) + 1, self.config.max_retries + 1)
 
@@ -215,6 +223,8 @@ class Model:
         try:
             return self._create(messages, tools, self.config.system if system is ... else system,
                                 max_tokens or self.config.max_tokens, attempt)
+        except _NotSent as exc:
+            raise exc.refusal from None
         finally:
             self._observer = NOBODY
 
@@ -255,11 +265,21 @@ class Model:
             retries = raw.retries_taken
         took = (time.perf_counter() - started) * 1000
         response = message.to_dict()
+        if self.config.allowance is not None:
+            self.config.allowance.after_call(response.get("usage"))
         if not isinstance(response.get("content"), list):  # the later stages read it
             raise _bad_answer(answer, "it has no `content` list")
         _check_tool_uses(response)
         request = {k: v for k, v in json.loads(answer.request.content).items() if k != "messages"}
         return Reply(response=response, request=request, duration_ms=round(took, 3), retries=retries)
+
+
+class _NotSent(anthropic.AnthropicError):
+    """A refusal raised before an HTTP attempt. The SDK neither wraps nor retries its own error type."""
+
+    def __init__(self, refusal: keys.KeyRefused):
+        self.refusal = refusal
+        super().__init__(str(refusal))
 
 
 def _bad_answer(response: httpx2.Response, why: str) -> anthropic.APIResponseValidationError:

@@ -93,6 +93,19 @@ CREATE TABLE steps (
 CREATE TABLE server (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 """
 
+# What browsers spent with the server's key, by hour (loop/keys.py). Made when first used, so a store of
+# schema 1 needs no migration and older versions read it as before.
+_SPENDING = """
+CREATE TABLE IF NOT EXISTS spending (
+    owner  TEXT NOT NULL,       -- a browser's owner key, or '*' for all browsers together
+    hour   INTEGER NOT NULL,    -- hours since the epoch, UTC
+    calls  INTEGER NOT NULL DEFAULT 0,
+    tokens INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (owner, hour)
+) WITHOUT ROWID
+"""
+EVERYONE = "*"
+
 
 class StoreError(Exception):
     """The store cannot be used (a full disk, a file of a newer version, a locked database)."""
@@ -437,6 +450,44 @@ class RunsStore:
             db.executemany("DELETE FROM steps WHERE run=?", old)
             db.executemany("DELETE FROM runs WHERE n=?", old)
         return len(old)
+
+    # -- spending with the server's key (loop/keys.py) --
+    def spend_call(self, owner: str, limits, now: float) -> tuple[str, int] | None:
+        """Count one call of `owner` with the server's key, unless a limit is reached: then (which, spent).
+
+        `which` is "calls" (this hour's), "tokens" (this browser's today) or "all" (every browser's today);
+        hours and days are UTC. The check and the count are one transaction: replicas never both pass the last.
+        """
+        _check(owner)
+        hour = int(now // 3600)
+        first = hour - hour % 24  # the day's first hour
+        with self._transaction(write=True) as db:
+            db.execute(_SPENDING)
+            calls = db.execute("SELECT calls FROM spending WHERE owner=? AND hour=?", (owner, hour)).fetchone()
+            today = "SELECT COALESCE(SUM(tokens), 0) FROM spending WHERE owner=? AND hour BETWEEN ? AND ?"
+            mine = db.execute(today, (owner, first, first + 23)).fetchone()[0]
+            everyone = db.execute(today, (EVERYONE, first, first + 23)).fetchone()[0]
+            calls = calls[0] if calls else 0
+            if calls >= limits.calls_an_hour:
+                return "calls", calls
+            if mine >= limits.tokens_a_day:
+                return "tokens", mine
+            if everyone >= limits.tokens_a_day_all:
+                return "all", everyone
+            db.executemany("INSERT INTO spending (owner, hour, calls) VALUES (?, ?, 1) "
+                           "ON CONFLICT (owner, hour) DO UPDATE SET calls = calls + 1", ((owner, hour), (EVERYONE, hour)))
+            db.execute("DELETE FROM spending WHERE hour < ?", (first - 24,))  # yesterday's is kept, older goes
+        return None
+
+    def spend_tokens(self, owner: str, tokens: int, now: float) -> None:
+        """Charge `tokens` a call of `owner` used with the server's key, to it and to every browser's total."""
+        _check(owner)
+        hour = int(now // 3600)
+        with self._transaction(write=True) as db:
+            db.execute(_SPENDING)
+            db.executemany("INSERT INTO spending (owner, hour, tokens) VALUES (?, ?, ?) "
+                           "ON CONFLICT (owner, hour) DO UPDATE SET tokens = tokens + excluded.tokens",
+                           ((owner, hour, int(tokens)), (EVERYONE, hour, int(tokens))))
 
     def secret(self, name: str = "browser-id-key") -> bytes:
         """A random key made once and kept in the store (0600), the same for every process that shares it."""

@@ -87,11 +87,12 @@ def test_missing_key_keeps_the_current_run_and_says_what_to_do():
 
 def test_a_key_from_the_environment_is_used_but_never_sent_to_the_page(monkeypatch, fake_api):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env-secret-999")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.url)  # the server's key goes only to the server's base URL
     at = app()
     at.radio(key="set-model").set_value("anthropic").run()
     field = at.text_input(key="set-api-key")
     assert field.value == "" and "ANTHROPIC_API_KEY" in field.placeholder
-    at.text_input(key="set-base-url").set_value(fake_api.url)
+    assert at.text_input(key="set-base-url").value == fake_api.url
     at.button(key="new-run").click().run()
     click(at, "live-step")
     click(at, "live-step")

@@ -181,7 +181,9 @@ def test_a_real_model_run_is_saved_without_its_key_and_asks_for_it_again(fake_ap
     assert run.model.name == "claude-test" and run.model.config.base_url == fake_api.url
     assert len(run.trace) == 3
     asked = len(fake_api.requests)
-    click(again, "live-to-end")  # the next model call goes out with the key typed again
+    click(again, "live-to-end")  # the gate is back on, as it was saved: each tool waits for Run
+    while not run.done:  # the next model call goes out with the key typed again
+        click(again, "live-approve" if [b for b in again.button if b.key == "live-approve"] else "live-step")
     assert run.done and len(fake_api.requests) > asked
     assert sent_key(fake_api.headers[-1]) == "sk-ant-typed-again-7"
 
@@ -282,3 +284,46 @@ def test_a_resumed_run_has_the_files_its_commands_wrote_and_may_change_them(runs
     assert copied.read_text() == (Path(before.workspace) / "hello.py").read_text()
     changed = run.tools.run("bash", {"command": "echo 'print(2)' > hello.py && python3 hello.py"})
     assert changed.content == "2" and not changed.is_error, changed.content  # the sandbox's user owns the copy
+
+
+def _saved_with_the_gate_on(fake_api, runs_folder):
+    """A real model's run with the gate on (a real model's default), saved at its first tool_use, and its owner."""
+    at = app()
+    cookie = issued(at)
+    choose_server(at, fake_api.url, "sk-ant-gate-1", gate=None)
+    assert at.toggle(key="set-approve").value
+    click(at, "live-to-end")  # stops before the tool, waiting for Run or Deny
+    assert at.button(key="live-approve")
+    [saved] = runs_of(runs_folder, cookie)
+    store = RunsStore(runs_folder)
+    return at, store, browser_id.owner(browser_id.verify(store.secret(), cookie)), saved
+
+
+def _resumed_waits_for_approval(at, fake_api) -> None:
+    again = reload(at)  # a new session: the sidebar is back to the scripted model, whose gate is off
+    assert again.radio(key="set-model").value == "scripted"
+    again.text_input(key="resume-api-key").set_value("sk-ant-gate-2")
+    click(again, "resume-run")
+    run = again.session_state["live-run"]
+    assert again.toggle(key="set-approve").value
+    # The run was saved waiting at its tool_use: resumed, it waits again; nothing runs the tool but Run.
+    assert run.trace.steps[-1].stage == "decide" and again.button(key="live-approve")
+    assert again.button(key="live-step").disabled and again.button(key="live-to-end").disabled
+    click(again, "live-approve")
+    assert run.trace.steps[-1].stage == "run_tool"
+
+
+def test_the_approval_gate_is_back_on_after_a_reload_and_resume(fake_api, runs_folder):
+    at, store, owner, saved = _saved_with_the_gate_on(fake_api, runs_folder)
+    assert '"approve": true' in store.journal(owner, saved.id)[0]
+    _resumed_waits_for_approval(at, fake_api)
+
+
+def test_a_real_model_run_saved_without_a_gate_setting_resumes_with_the_gate_on(fake_api, runs_folder):
+    import sqlite3
+
+    at, store, owner, saved = _saved_with_the_gate_on(fake_api, runs_folder)
+    with sqlite3.connect(runs_folder / "runs.sqlite3") as db:  # as a version that did not save the gate left it
+        db.execute("UPDATE runs SET settings = json_remove(settings, '$.approve') WHERE id = ?", (saved.id,))
+    assert '"approve"' not in store.journal(owner, saved.id)[0]
+    _resumed_waits_for_approval(at, fake_api)

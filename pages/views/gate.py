@@ -1,6 +1,9 @@
 """The approval gate: before a tool runs, show the exact command and wait for Run or Deny.
 
-On by default with a real model (a sidebar toggle). Deny answers the tool_use
+On by default with a real model (a sidebar toggle), and saved with a run's
+settings: Resume brings it back as it was, and on for a real model's run saved
+without it (a new session's toggle follows the sidebar's model, which is back to
+the scripted one). Deny answers the tool_use
 with runner.DENIED, an is_error tool_result, so the history stays valid and
 the model is told what happened.
 """
@@ -28,6 +31,12 @@ def default_on() -> bool:
 def model_changed() -> None:
     """Choosing a model sets the toggle to that model's default; the learner can still change it."""
     st.session_state[TOGGLE] = default_on()
+
+
+def as_saved(settings: dict, scripted: bool) -> bool:
+    """The gate of a resumed run: as its settings saved it; when they say nothing, on unless the model is scripted."""
+    value = settings.get("approve")
+    return value if isinstance(value, bool) else not scripted
 
 
 def gate_on() -> bool:

@@ -12,14 +12,15 @@ the site's data starts afresh. The runs live in the runs store
 (loop/runs.py): `runs/runs.sqlite3` beside app.py, or in LOOPSCOPE_RUNS.
 
 What is saved is the trace, the cursor and the run's settings, never the API key:
-a run on a real model asks for it again when it is resumed.
+a run on a real model asks for it again when it is resumed. The settings include
+the approval gate, so Resume brings it back as it was.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 import streamlit as st
@@ -27,6 +28,7 @@ import streamlit as st
 from loop import browser_id
 from loop.errors import explain
 from loop.fork import continue_from
+from loop.keys import lending
 from loop.model import Model, ModelConfig
 from loop.runner import Run, Settings, new_workspace
 from loop.runs import RunsStore, StoreError, StoreFull, TakenOver, default_root, new_run_id
@@ -34,8 +36,9 @@ from loop.scripted import MODEL_NAME
 from loop.tools import default_toolbox
 
 from .blocks import plain
+from .gate import TOGGLE, as_saved, gate_on
 from .i18n import lang, t
-from .settings import RUN, _keep, default_key, unsandboxed_refusal
+from .settings import RUN, _keep, default_key, lent_key, unsandboxed_refusal
 
 COOKIE = "loopscope_browser"
 COOKIE_DAYS = 400  # the longest a browser keeps a cookie (Chrome's limit)
@@ -100,10 +103,11 @@ def _draw_cookie(value: str) -> None:
 
 
 def settings_of(run: Run) -> dict:
-    """What it takes to go on with `run` later; never the key."""
-    config = {k: v for k, v in asdict(run.model.config).items() if k != "api_key"}
+    """What it takes to go on with `run` later, the approval gate included; never the key or its allowance."""
+    config = {f.name: getattr(run.model.config, f.name) for f in fields(run.model.config)
+              if f.name not in ("api_key", "allowance")}
     return {"config": config, **asdict(run.settings), "toolset": run.settings.toolset or "s01",
-            "workspace": str(run.workspace)}
+            "workspace": str(run.workspace), "approve": gate_on()}
 
 
 def autosave(run: Run) -> None:
@@ -182,9 +186,11 @@ def resume(run_id: str, writer: str, api_key: str | None = None) -> Run:
 
 def _live(trace, settings: dict, api_key: str | None = None) -> Run:
     known = ModelConfig.__dataclass_fields__
-    config = ModelConfig(**{k: v for k, v in (settings.get("config") or {}).items() if k in known and k != "api_key"})
-    if not config.scripted:
-        config = replace(config, api_key=api_key or st.session_state.get("set-api-key") or default_key()[0])
+    config = ModelConfig(**{k: v for k, v in (settings.get("config") or {}).items()
+                            if k in known and k not in ("api_key", "allowance")})
+    if not config.scripted:  # the same rule as New run: the server's key only to its own base URL, within limits
+        key, allowance = lent_key(config.base_url, api_key or st.session_state.get("set-api-key"))
+        config = replace(config, api_key=key, allowance=allowance)
     refusal = unsandboxed_refusal(config)  # a real model's commands need bubblewrap here (settings.py)
     if refusal:
         raise ValueError(refusal)
@@ -205,6 +211,7 @@ def _live(trace, settings: dict, api_key: str | None = None) -> Run:
     else:
         run = Run(trace.meta.get("task", ""), Model(config), tools, settings=kept)
     run.trace.goto(cursor)
+    st.session_state[TOGGLE] = as_saved(settings, config.scripted)  # the gate as it was
     return run
 
 
@@ -300,7 +307,7 @@ def draw_saved_runs(run: Run) -> None:
             st.session_state["saved-run"] = runs[0].id
         st.selectbox(t("Saved run"), list(by_id), key="saved-run", format_func=lambda i: _label(by_id[i], now))
         chosen = by_id[st.session_state["saved-run"]]
-        if chosen.model != MODEL_NAME and not (st.session_state.get("set-api-key") or default_key()[0]):
+        if chosen.model != MODEL_NAME and not (st.session_state.get("set-api-key") or (default_key()[0] and lending())):
             st.text_input(t("API key for this run"), type="password", key="resume-api-key", autocomplete="off",
                           help=t("The key is never saved with a run: give it again to go on calling the model."))
         a, b = st.columns(2)

@@ -4,7 +4,9 @@ Each session has its own Run in st.session_state and its own workspace (start()
 makes a temporary folder). The API key is read from the field, else from
 ANTHROPIC_API_KEY or .streamlit/secrets.toml; it is never drawn, logged or saved.
 A key from the environment is not put in the password field either: that would
-send it to the browser.
+send it to the browser. The server's key is lent to a browser by loop/keys.py's
+rule: only to the server's own base URL, only if the operator allows it, and
+within limits counted in the runs store (`lent_key`).
 
 Streamlit forgets a widget's value on a page that does not draw it, so each
 sidebar setting is also kept under `kept-<widget key>` and put back when Step
@@ -22,8 +24,10 @@ from pathlib import Path
 
 import streamlit as st
 
+from loop import keys
 from loop.compact import THRESHOLD
 from loop.profiles import MINIMAL, NAMES, PROFILES
+from loop.runs import StoreError
 from loop.errors import explain
 from loop.model import SCRIPTED, ModelConfig
 from loop.runner import Run, start
@@ -65,6 +69,38 @@ def default_key() -> tuple[str | None, str]:
     return (secret, "secrets.toml") if secret else (None, "")
 
 
+def lent_key(base_url: str | None, typed: str | None) -> tuple[str | None, keys.Allowance | None]:
+    """The key a real model's calls carry from this browser, and its allowance when the key is the server's.
+
+    A typed key is the browser's own: it goes wherever the browser says, with no limits. The server's key
+    goes only to the server's own base URL, when the operator lends it, counted for this browser; otherwise
+    KeyRefused says why and nothing is sent. None when the server has no key either (a keyless server).
+    """
+    if typed:
+        return typed, None
+    server = default_key()[0]
+    if not server:
+        return None, None
+    if not keys.is_server_url(base_url):
+        raise keys.KeyRefused(keys.OWN_URL_OWN_KEY)
+    if not keys.lending():
+        raise keys.KeyRefused(keys.SERVER_KEY_OFF, setting=keys.SETTING)
+    from .runs import store, this_browser  # runs.py imports this module
+
+    try:
+        store().secret()  # spending is counted in the runs store: no store, no server key
+    except (StoreError, OSError) as exc:
+        raise keys.KeyRefused(keys.NO_LEDGER, error=str(exc)[:200]) from None
+    owner = this_browser()
+    if owner is None:
+        raise keys.KeyRefused(keys.NO_LEDGER, error="-")
+    return server, keys.Allowance(store(), owner, keys.limits())
+
+
+def _own_key_note() -> str:
+    return t("A Base URL of your own needs an API key of your own: the server's key goes only to its own base URL.")
+
+
 def _keep(run: Run) -> Run:
     """Make `run` this session's run. What it made (its workspace, its cgroups) goes when the run does:
     at the next New run, or when the session ends and its state is dropped. The run's tool box knows
@@ -100,10 +136,14 @@ def _new_run() -> None:
     if s.get("set-model") == SCRIPTED:
         config = ModelConfig()
     else:
-        key = s.get("set-api-key") or default_key()[0]
+        base_url = (s.get("set-base-url") or "").strip() or None
+        try:
+            key, allowance = lent_key(base_url, s.get("set-api-key"))
+        except keys.KeyRefused as exc:  # the server's key may not go there: nothing is started, nothing sent
+            s["live-setup-error"] = explain(exc, lang())
+            return
         config = ModelConfig(model=(s.get("set-model-id") or DEFAULT_MODEL_ID).strip(), api_key=key,
-                             stream=bool(s.get("set-stream")),
-                             base_url=(s.get("set-base-url") or "").strip() or None)
+                             stream=bool(s.get("set-stream")), base_url=base_url, allowance=allowance)
     scenario = s.get("set-scenario", DEFAULT_SCENARIO)
     task = (s.get("set-task") or "").strip()
     if scenario == FREE and not task:
@@ -152,13 +192,20 @@ def draw_sidebar() -> None:
         if st.session_state.get("set-model") != SCRIPTED:
             st.text_input(t("Model id"), key=_kept("set-model-id", DEFAULT_MODEL_ID))
             _, source = default_key()
+            source = source if keys.lending() else ""  # a key the server does not lend is not offered
             st.text_input(t("API key"), type="password", key=_kept("set-api-key", ""), autocomplete="off",
                           placeholder=t("using {source}", source=source) if source else "sk-ant-…",
                           help=t("Kept in this session only; never shown, logged or saved.")
                           + (t(" Left empty, the key from {source} is used.", source=source) if source else ""))
+            if default_key()[0] and not source:
+                st.caption(t("This server does not lend its API key: type an API key of your own."))
             st.text_input(t("Base URL"), key=_kept("set-base-url", os.environ.get("ANTHROPIC_BASE_URL", "")),
                           placeholder="https://api.anthropic.com",
-                          help=t("Leave empty for Anthropic's API, or give an Anthropic-compatible server."))
+                          help=t("Leave empty for Anthropic's API, or give an Anthropic-compatible server.")
+                          + " " + _own_key_note())
+            if source and not st.session_state.get("set-api-key") \
+                    and not keys.is_server_url(st.session_state.get("set-base-url")):
+                st.caption(_own_key_note())
         # The boxes show a name that fits; what it stands for is written out under them, where it can wrap.
         st.selectbox(t("Task"), [*SCENARIOS, FREE], key=_kept("set-scenario", DEFAULT_SCENARIO),
                      on_change=_scenario_changed, format_func=lambda n: t("A task of my own…", now) if n == FREE else n)
