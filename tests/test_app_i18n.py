@@ -25,7 +25,7 @@ KEPT = r"""messages?|tool_use_id|tool_use|text|tool_results?|turn_count|turn|tra
 response|assistant|user|system|tools?|max_tokens|state|bash|read_file|write_file|edit_file|block|context|
 append|budget|real|execution|id|ID|JSON|Raw|API|key|Base|URL|LoopState|workspace|Loopscope|transcript|
 Request|request|history|SDK|Messages|HTTP|Claude|Code|OpenAI|chat|jsonl|CSV|Markdown|tokens?|is_error|None|trace|header|body|end_turn|refusal|Model|Python|Anthropic|server|sk-ant|cm|s01|s02|terminal|true|false|Cookie|
-s04|s06|task|compact|micro|auto|manual|sub-agent|subagent|main|toolu_\w*"""
+s04|s06|task|compact|micro|auto|manual|sub-agent|subagent|thread|main|toolu_\w*"""
 KEPT_RE = re.compile(r"\b(?:" + KEPT.replace("\n", "") + r")\b")
 # Names, as scenario names are: the profiles, the complete loop's stages and transition reasons, a header's name.
 NAMES = ["minimal", "complete", "retry", "refused", "recover", "retry-after", "overloaded_error", "Overloaded",
