@@ -347,6 +347,9 @@ class RunsStore:
             ended = _text(trace.steps[-1].ended) if len(trace) else None
             db.execute("UPDATE runs SET steps=?, ended=?, cursor=?, modified=?, bytes=? WHERE n=?",
                        (max(have, len(trace)), ended, trace.cursor, now, stored + added, n))
+            if row is not None and settings is not None:  # settings changed during the run (the gate) go on with it
+                db.execute("UPDATE runs SET settings=? WHERE n=?",
+                           (json.dumps(without_secrets(settings), ensure_ascii=False), n))
         return max(0, len(trace) - have)
 
     @staticmethod

@@ -327,3 +327,15 @@ def test_a_real_model_run_saved_without_a_gate_setting_resumes_with_the_gate_on(
         db.execute("UPDATE runs SET settings = json_remove(settings, '$.approve') WHERE id = ?", (saved.id,))
     assert '"approve"' not in store.journal(owner, saved.id)[0]
     _resumed_waits_for_approval(at, fake_api)
+
+
+def test_the_gate_turned_off_during_a_run_comes_back_off(fake_api, runs_folder):
+    at, store, owner, saved = _saved_with_the_gate_on(fake_api, runs_folder)
+    at.toggle(key="set-approve").set_value(False).run()
+    click(at, "live-step")  # the tool runs without asking; the step is saved with the gate as it is now
+    assert '"approve": false' in store.journal(owner, saved.id)[0]
+    again = reload(at)
+    again.text_input(key="resume-api-key").set_value("sk-ant-gate-2")
+    click(again, "resume-run")
+    assert again.session_state["live-run"].trace.steps[-1].stage == "run_tool"
+    assert not again.toggle(key="set-approve").value
