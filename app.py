@@ -9,7 +9,7 @@ import sys
 import streamlit as st
 
 from pages.views.nav import run_app
-from pages.views.runs import browser_session
+from pages.views.browser import browser_session
 
 # Every browser's script runs in a thread of this one process. Python hands the GIL between running threads
 # every 5 ms by default; with a class stepping at once, that switching cost more than the work (bench/load.py:

@@ -5,7 +5,7 @@ one server, and no student should see another's runs. A browser is known by an
 id the server issues and signs (loop/browser_id.py), kept in a cookie that this
 page sets on the first visit (`loopscope_browser`; Streamlit reads cookies with
 st.context.cookies, and a few lines of our own JavaScript set it, see
-`_draw_cookie`). The address bar holds no part of it, so a copied link hands
+browser.py `_draw_cookie`). The address bar holds no part of it, so a copied link hands
 over nothing; `?session=` in an old link is dropped and grants nothing. A reload,
 a closed tab or a server restart keeps the cookie, so it keeps the runs; clearing
 the site's data starts afresh. The runs live in the runs store
@@ -25,81 +25,23 @@ from pathlib import Path
 
 import streamlit as st
 
-from loop import browser_id
 from loop.errors import explain
 from loop.fork import continue_from
 from loop.keys import lending
 from loop.model import Model, ModelConfig
 from loop.runner import Run, Settings, new_workspace
-from loop.runs import RunsStore, StoreError, StoreFull, TakenOver, default_root, new_run_id
+from loop.runs import StoreError, StoreFull, TakenOver, new_run_id
 from loop.scripted import MODEL_NAME
 from loop.tools import default_toolbox
 
 from .blocks import plain
 from .gate import TOGGLE, as_saved, gate_on
 from .i18n import lang, t
+from .browser import store, this_browser
 from .settings import RUN, _keep, default_key, lent_key, unsandboxed_refusal
 
-COOKIE = "loopscope_browser"
-COOKIE_DAYS = 400  # the longest a browser keeps a cookie (Chrome's limit)
-LEGACY = "session"  # the query parameter older versions kept the browser's id in
-BROWSER = "browser-owner"  # session_state: (owner key or None, the cookie still to set or None)
 SAVED = "live-run-saved"  # (the Run object, its run id, the cursor and the step count last saved, this tab's writer id)
 COPY_LIMIT = 50 * 2**20  # bytes of an old workspace copied into a resumed run's new one
-
-# Sets the cookie the page was given, in this browser: our own few lines, no package (see docs/security.md).
-_set_cookie = st.components.v2.component("loopscope_browser_cookie", js="""
-export default function ({ data }) {
-  if (data && data.cookie) {
-    document.cookie = data.cookie + (window.location.protocol === "https:" ? "; Secure" : "");
-  }
-}
-""")
-
-
-def store() -> RunsStore:
-    """The runs store. Nothing is kept between calls: other processes may write it (replicas)."""
-    return RunsStore(default_root())
-
-
-def browser_session() -> None:
-    """On every page, from app.py: take `?session=` out of the URL (it grants nothing), and hand a new browser its id."""
-    if LEGACY in st.query_params:
-        del st.query_params[LEGACY]
-    this_browser()
-    cookie = st.session_state[BROWSER][1]
-    if cookie is not None:
-        _draw_cookie(cookie)
-
-
-def this_browser() -> str | None:
-    """This browser's owner key in the runs store, or None when the store cannot be opened.
-
-    The id comes from the browser's cookie when the server signed it; otherwise a
-    new one is issued, which `browser_session` hands to the browser.
-    """
-    s = st.session_state
-    if BROWSER not in s:
-        try:
-            key = store().secret()
-        except (StoreError, OSError) as exc:
-            s[BROWSER] = (None, None)
-            s["saved-runs-error"] = t("Saved runs are not available on this server: {error}", error=exc)
-            return None
-        token = browser_id.verify(key, st.context.cookies.get(COOKIE))
-        cookie = None
-        if token is None:  # a first visit, cleared site data, or an id the server did not sign
-            cookie = browser_id.issue(key)
-            token = browser_id.verify(key, cookie)
-        s[BROWSER] = (browser_id.owner(token), cookie)
-    return s[BROWSER][0]
-
-
-def _draw_cookie(value: str) -> None:
-    """Hand the browser its id: drawn on every run of a session that came without one (the same element each time)."""
-    st.html("<style>.st-key-browser-cookie { display: none; }</style>")  # no room taken; its script still runs
-    _set_cookie(key="browser-cookie", height=0, data={
-        "cookie": f"{COOKIE}={value}; Path=/; Max-Age={COOKIE_DAYS * 86400}; SameSite=Lax"})
 
 
 def settings_of(run: Run) -> dict:

@@ -35,6 +35,7 @@ from loop.scripted import SCENARIOS
 from loop.tools import TOOLSETS
 from loop.tools.sandbox import UNSANDBOXED_VARIABLE, programs, unsandboxed_allowed
 
+from .browser import store, this_browser
 from .gate import TOGGLE, default_on, draw_toggle, model_changed
 from .i18n import lang, t
 from .keep import kept as _kept
@@ -85,8 +86,6 @@ def lent_key(base_url: str | None, typed: str | None) -> tuple[str | None, keys.
         raise keys.KeyRefused(keys.OWN_URL_OWN_KEY)
     if not keys.lending():
         raise keys.KeyRefused(keys.SERVER_KEY_OFF, setting=keys.SETTING)
-    from .runs import store, this_browser  # runs.py imports this module
-
     try:
         store().secret()  # spending is counted in the runs store: no store, no server key
     except (StoreError, OSError) as exc:
