@@ -86,14 +86,15 @@ def lent_key(base_url: str | None, typed: str | None) -> tuple[str | None, keys.
         raise keys.KeyRefused(keys.OWN_URL_OWN_KEY)
     if not keys.lending():
         raise keys.KeyRefused(keys.SERVER_KEY_OFF, setting=keys.SETTING)
+    ledger = store()
     try:
-        store().secret()  # spending is counted in the runs store: no store, no server key
+        ledger.secret()  # spending is counted in the runs store: no store, no server key
     except (StoreError, OSError) as exc:
         raise keys.KeyRefused(keys.NO_LEDGER, error=str(exc)[:200]) from None
     owner = this_browser()
     if owner is None:
         raise keys.KeyRefused(keys.NO_LEDGER, error="-")
-    return server, keys.Allowance(store(), owner, keys.limits())
+    return server, keys.Allowance(ledger, owner, keys.limits())
 
 
 def _own_key_note() -> str:
