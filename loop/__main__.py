@@ -26,9 +26,9 @@ from .model import SCRIPTED, MissingKey, ModelConfig
 from .narrate import describe
 from .profiles import ABOUT, PROFILES
 from .runner import start
-from .scripted import SCENARIOS
+from .scenarios import SCENARIOS
 from .terminal import printable
-from .tools import TOOLSETS
+from .toolsets import TOOLSETS
 
 
 def out(*parts: object, file=None, flush: bool = False) -> None:

@@ -19,7 +19,8 @@ from .blocks import tool_result
 from .catalogs import N_
 from .model import SYSTEM, Model, ModelConfig
 from .rules import tool_uses
-from .scripted import SCENARIOS, system_prompt
+from .language import system_prompt
+from .scenarios import SCENARIOS
 from .tools import ToolBox
 
 

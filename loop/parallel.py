@@ -9,56 +9,18 @@ chapter, each taking its own tool's result when it is done.
 
 Tools declare what is safe (`Tool.parallel_safe`): reading a file is, writing
 or editing one is not, and `bash` only for a short list of read-only commands
-(`read_only` below). A tool that is not safe, and every block after it, runs
-in order as the chapter's loop runs it.
+(`read_only` in tools/read_only.py). A tool that is not safe, and every block
+after it, runs in order as the chapter's loop runs it.
 """
 
 from __future__ import annotations
 
-import shlex
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from .tools import ToolBox, ToolOutput
-
-# Programs that only read: the first word of every part of a command must be one of them.
-READ_ONLY = frozenset({"cat", "cut", "date", "du", "echo", "file", "find", "grep", "head", "id", "ls", "pwd",
-                       "sleep", "sort", "stat", "tail", "uname", "uniq", "wc", "whoami"})
-WRITING_OPTIONS = {"find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
-                            "-fls"),
-                   "sort": ("-o", "--output")}
-JOINS = {"&&", "||", ";", "|"}
-
-
-FORBIDDEN = set("$`<>\n\\(){}")  # substitution, redirection, subshells and escapes, even inside quotes
-
-
-def read_only(command: object) -> bool:
-    """Is this bash command on the short read-only list: programs that only read, joined by && || ; |,
-    with no redirection, substitution, variable, subshell or background job?"""
-    if not isinstance(command, str) or not command.strip() or any(c in FORBIDDEN for c in command):
-        return False
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        words = list(lexer)
-    except ValueError:  # an unclosed quote
-        return False
-    part: list[str] = []
-    for word in [*words, ";"]:
-        if word in JOINS:
-            if not part or part[0] not in READ_ONLY:
-                return False
-            if any(w == o or w.startswith(o + "=") for w in part[1:] for o in WRITING_OPTIONS.get(part[0], ())):
-                return False
-            part = []
-        elif word and set(word) <= set("&|;"):  # another operator: a background job, `|&`, `;;`
-            return False
-        else:
-            part.append(word)
-    return True
 
 
 def safe(tools: ToolBox, block: dict) -> bool:

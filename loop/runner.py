@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING
 
 from . import compact, parallel, profiles, recovery, retry, stages, subagent
 from .compact import Compaction
-from .endings import END_WORDS, GO_ON, MAX_TURNS, OTHER_END, why_ended  # noqa: F401 (the runner's names too)
+from .endings import GO_ON, MAX_TURNS, why_ended  # noqa: F401 (the runner's names too)
 from .rules import tool_uses
 from .state import LoopState
-from .tools import ToolBox, ToolOutput, Workspace, WorkspaceError, default_toolbox
+from .tools import ToolBox, ToolOutput, Workspace, WorkspaceError
+from .toolsets import default_toolbox
 from .trace import MAIN, Step, Thread, Trace
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class Attempt:
 class Settings:
     """How a run was set up, besides its task and model: what a fork or a resumed run takes over.
 
-    `toolset` names the built-in toolset (tools/TOOLSETS) the run's tools are; None for tools of one's own.
+    `toolset` names the built-in toolset (toolsets.TOOLSETS) the run's tools are; None for tools of one's own.
     `lang` is the language the run was started in: its task, the model's words, its notes.
     `compact_at` is s06's threshold.
     """
@@ -604,7 +605,7 @@ def start(task: str | None = None, *, scenario: str | None = None, config=None, 
 
     `lang` is the learner's language: a scenario's task is given in it, and the
     system prompt asks the model to write in it (the scripted model does).
-    `toolset` picks the tools (loop.tools.TOOLSETS; default s01); a scenario made
+    `toolset` picks the tools (loop.toolsets.TOOLSETS; default s01); a scenario made
     for a toolset (a sub-agent's, compaction's) brings its own. With s06,
     `compact_at` is the auto-compact threshold in estimated tokens.
     `profile` is the loop's (profiles.py): "minimal", the chapter's, or
@@ -619,7 +620,8 @@ def start(task: str | None = None, *, scenario: str | None = None, config=None, 
     """
     from .catalogs import known
     from .model import SYSTEM, Model, ModelConfig  # here, not above: importers use this module without the SDK
-    from .scripted import SCENARIOS, system_prompt
+    from .language import system_prompt
+    from .scenarios import SCENARIOS
 
     lang = known(lang)
     config = config or ModelConfig()

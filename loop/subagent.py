@@ -49,7 +49,7 @@ class Task(Tool):
 
 def system(lang: str = "en") -> str:
     """A sub-agent's system prompt, asking for the learner's language as the parent's does."""
-    from .scripted import system_prompt
+    from .language import system_prompt
 
     return system_prompt(lang, SYSTEM)
 

@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass, field
 
 from .catalogs import N_
 from .history import History
-from .rules import tool_uses
 
 MAIN = "main"
 STAGES = ("user_request", "call_model", "append_assistant", "decide", "run_tool", "write_back")
@@ -281,19 +280,6 @@ class Trace:
     def response_at(self, index: int) -> dict | None:
         step = self.steps[index]
         return step.detail.get("response") if step.stage in ("call_model", "summarize") else None
-
-    def tool_uses_at(self, index: int) -> list[dict]:
-        """The tool_use blocks of the response step `index`'s thread is working through."""
-        if not 0 <= index < len(self.steps):
-            return []
-        own = self.steps_of(self.steps[index].thread)
-        for k in range(bisect_right(own, index) - 1, -1, -1):
-            step = self.steps[own[k]]
-            if step.stage == "call_model":
-                return tool_uses(step.detail["response"])
-            if step.stage == "compact":
-                return []
-        return []
 
     def new_blocks_at(self, index: int) -> tuple[int, int]:
         """(first message index, count) of the messages step `index` appended to its thread (none on a rewrite)."""

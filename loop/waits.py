@@ -1,8 +1,8 @@
 """How much of each wait is really waited: all of it, except where LOOPSCOPE_WAIT_SCALE says less (the tests).
 
-The waits are the complete loop's retry waits (retry.py) and the scripted model's slow parts (scripted.py:
-the `parallel` scenario's slow checks and its pace). Here, not in retry.py, so the scripted model reads it
-without loading the SDK.
+The waits are the complete loop's retry waits (retry.py) and the scripted model's slow parts (scenarios.py and
+scripted.py: the `parallel` scenario's slow checks and its pace). Here, not in retry.py, so the scripted model
+reads it without loading the SDK.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from loop.compare import SCENARIOS
-from loop.scripted import SCENARIOS as ALL
+from loop.scenarios import SCENARIOS as ALL
 from pages.views.compare import draw_compare
 from pages.views.i18n import lang, t
 from pages.views.nav import through_app

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from loop.importers import ImportFailed
 from loop.notes import note
 from loop.views import short, what_happened
-from loop.scripted import SCENARIOS
+from loop.scenarios import SCENARIOS
 from tests.apptest import COOKIE, app, choose_server, click, issued
 from tests.tables import diagram_svg, html_bodies, html_text, note_text, plain
 

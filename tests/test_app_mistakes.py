@@ -74,7 +74,7 @@ def test_without_a_loop_the_tool_use_stays_a_wish(lab):
 
 def test_without_a_loop_no_file_is_read(shared):
     from loop.mistakes import run_loop
-    from loop.tools import default_toolbox
+    from loop.toolsets import default_toolbox
 
     class Counting:
         def __init__(self, box):

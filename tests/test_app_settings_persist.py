@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop.runner import Settings
-from loop.scripted import SCENARIOS
+from loop.scenarios import SCENARIOS
 from tests.apptest import app, click
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")

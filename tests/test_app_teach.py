@@ -6,7 +6,7 @@ import re
 import pytest
 
 from loop.runner import start
-from loop.scripted import SCENARIOS
+from loop.scenarios import SCENARIOS
 from loop.views import errors_read_at
 from tests.apptest import app, click
 from tests.tables import diagram_svg, history_text, html_bodies, note_text, page_text, table, words

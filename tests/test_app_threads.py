@@ -178,7 +178,7 @@ def test_japanese_inside_a_sub_agent_leaves_no_english_label():
     child = next(t for t in trace.threads.values() if not t.is_main)
     trace.goto(trace.opened_at(child.id) + 1)
     at.run()
-    from loop.scripted import SCENARIOS
+    from loop.scenarios import SCENARIOS
 
     scenarios = [*SCENARIOS, *(s.task for s in SCENARIOS.values())]  # names and tasks are data
     data = [run.task, str(run.workspace), run.model.name, child.label, child.id, *scenarios,

@@ -40,7 +40,7 @@ def sample(name):
 
 
 def test_every_scenario_has_a_sample_that_loads_strictly():
-    from loop.scripted import SCENARIOS
+    from loop.scenarios import SCENARIOS
 
     for name in SCENARIOS:
         trace = sample(name)

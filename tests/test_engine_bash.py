@@ -6,10 +6,11 @@ import os
 
 import pytest
 
-from loop.tools import Bash, ToolBox, default_toolbox
+from loop.tools import Bash, ToolBox
 from loop.tools.bash import OUTPUT_LIMIT
 from loop.tools.sandbox import INSIDE
 from loop.tools.workspace import sandbox_user
+from loop.toolsets import default_toolbox
 from tests.conftest import settle
 
 

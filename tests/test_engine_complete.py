@@ -8,7 +8,6 @@ for the tests (conftest.short_waits); what each step says it waited is checked.
 
 from __future__ import annotations
 
-import json
 import random
 
 import anthropic
@@ -17,13 +16,15 @@ import pytest
 from loop import profiles, retry, start, transcript
 from loop.fork import state_at
 from loop.model import Model, ModelConfig
-from loop.parallel import read_only
 from loop.recovery import CONTINUE
 from loop.rules import check, tool_results, tool_uses
 from loop.runner import Run, Settings
-from loop.scripted import SCENARIOS, WRITE_LOG, checks, respond, too_long
-from loop.tools import ToolBox, ToolOutput, default_toolbox
+from loop.scenarios import SCENARIOS, WRITE_LOG, checks
+from loop.scripted import respond, too_long
+from loop.tools import ToolBox, ToolOutput
 from loop.tools.base import Tool
+from loop.tools.read_only import read_only
+from loop.toolsets import default_toolbox
 
 SCALE = 0.02  # conftest's LOOPSCOPE_WAIT_SCALE
 

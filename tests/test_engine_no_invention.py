@@ -20,7 +20,7 @@ from loop.catalogs import LOCALES, languages
 from loop.compact import COMPRESSED
 from loop.recovery import is_continuation
 from loop.rules import blocks
-from loop.scripted import SCENARIOS
+from loop.scenarios import SCENARIOS
 from loop.views import result_text
 
 PLACEHOLDER = re.compile(r"\{\w*\}")
@@ -168,18 +168,18 @@ def test_a_free_form_task_states_nothing_it_did_not_see(task, lang, shared):
 
 def test_the_check_catches_the_old_recover_that_made_up_a_file(shared, monkeypatch):
     """The scenario as it was: notes.txt written with three invented lines, then "3 lines" reported."""
-    from loop import scripted
+    from loop import scenarios
 
     def invented(results, lang):
         if not results:
-            return scripted.Reply("I'll count the lines of notes.txt.", ("wc -l notes.txt",))
+            return scenarios.Reply("I'll count the lines of notes.txt.", ("wc -l notes.txt",))
         if len(results) == 1:
-            return scripted.Reply("That failed. I'll create it with three lines.",
-                                  ("printf 'milk\\neggs\\nbread\\n' > notes.txt && wc -l notes.txt",))
-        return scripted.Reply("notes.txt has 3 lines after creating it; they are milk, eggs and bread.")
+            return scenarios.Reply("That failed. I'll create it with three lines.",
+                                   ("printf 'milk\\neggs\\nbread\\n' > notes.txt && wc -l notes.txt",))
+        return scenarios.Reply("notes.txt has 3 lines after creating it; they are milk, eggs and bread.")
 
-    monkeypatch.setitem(scripted.SCENARIOS, "recover", scripted.SCENARIOS["recover"].__class__(
-        "recover", scripted.SCENARIOS["recover"].task, "", invented))
+    monkeypatch.setitem(scenarios.SCENARIOS, "recover", scenarios.SCENARIOS["recover"].__class__(
+        "recover", scenarios.SCENARIOS["recover"].task, "", invented))
     workspace = prepared(shared, {})
     run = start(scenario="recover", workspace=workspace, tool_timeout=10)
     before = snapshot(workspace)
@@ -190,16 +190,16 @@ def test_the_check_catches_the_old_recover_that_made_up_a_file(shared, monkeypat
 
 
 def test_the_check_catches_a_count_no_tool_printed(shared, monkeypatch):
-    from loop import scripted
+    from loop import scenarios
 
     def boastful(results, lang):
         if not results:
-            return scripted.Reply(scripted.say(lang, "I'll look at what is in the workspace."), ("ls -la",))
-        return scripted.Reply(scripted.say_n(lang, "The workspace holds {n} entry: {names}.",
-                                             "The workspace holds {n} entries: {names}.", 42, names="`secret.db`"))
+            return scenarios.Reply(scenarios.say(lang, "I'll look at what is in the workspace."), ("ls -la",))
+        return scenarios.Reply(scenarios.say_n(lang, "The workspace holds {n} entry: {names}.",
+                                              "The workspace holds {n} entries: {names}.", 42, names="`secret.db`"))
 
-    monkeypatch.setitem(scripted.SCENARIOS, "list-files", scripted.SCENARIOS["list-files"].__class__(
-        "list-files", scripted.SCENARIOS["list-files"].task, "", boastful))
+    monkeypatch.setitem(scenarios.SCENARIOS, "list-files", scenarios.SCENARIOS["list-files"].__class__(
+        "list-files", scenarios.SCENARIOS["list-files"].task, "", boastful))
     run = start(scenario="list-files", workspace=prepared(shared, {}), tool_timeout=10, lang="ja")
     run.run_to_end()
     assert set(unsupported(run)) == {"42", "secret.db"}

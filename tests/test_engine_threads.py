@@ -133,6 +133,19 @@ def test_a_subagent_is_a_call_frame_inside_the_parents_run_tool(tmp_path):
     assert [t.id for t in trace.path(decide + 2)] == [MAIN, child.id]
 
 
+def tool_uses_at(trace, index: int) -> list[dict]:
+    """The tool_use blocks of the response step `index`'s thread is working through (none after a compaction)."""
+    if not 0 <= index < len(trace.steps):
+        return []
+    for k in reversed([i for i in trace.steps_of(trace.steps[index].thread) if i <= index]):
+        step = trace.steps[k]
+        if step.stage == "call_model":
+            return tool_uses(step.detail["response"])
+        if step.stage == "compact":
+            return []
+    return []
+
+
 def test_results_and_tool_uses_at_skip_the_child_steps(tmp_path):
     run, _ = make_run("delegate", tmp_path, with_task=True)
     run.run_to_end()
@@ -142,9 +155,9 @@ def test_results_and_tool_uses_at_skip_the_child_steps(tmp_path):
     inside = trace.opened_at(child) + 4  # the child's first run_tool
     assert trace.steps[inside].stage == "run_tool" and trace.steps[inside].thread == child
     assert [r["tool_use_id"] for r in trace.results_at(inside)] == ["toolu_c0"]
-    assert trace.tool_uses_at(returned)[0]["id"] == "toolu_task1"
+    assert tool_uses_at(trace, returned)[0]["id"] == "toolu_task1"
     assert [r["tool_use_id"] for r in trace.results_at(returned)] == ["toolu_task1"]
-    assert trace.tool_uses_at(inside)[0]["id"] == "toolu_c0"
+    assert tool_uses_at(trace, inside)[0]["id"] == "toolu_c0"
 
 
 def test_the_loop_goes_on_inside_a_subagent_after_an_error(tmp_path):
@@ -383,7 +396,7 @@ def test_a_real_model_over_http_runs_the_sub_agent_and_the_summary_call(fake_api
     """The same loops with a model id and a base URL: every call, the sub-agent's and the summary's
     included, goes over HTTP to an Anthropic-compatible server, which receives exactly what the trace shows."""
     from loop.runner import start
-    from loop.scripted import SCENARIOS
+    from loop.scenarios import SCENARIOS
 
     chosen = SCENARIOS[scenario]
     config = ModelConfig(model="claude-test", api_key="sk-test-http", base_url=fake_api.url, max_retries=0)

@@ -9,7 +9,7 @@ from loop.fork import state_at
 from loop.importers import import_bytes, trace_from_history
 from loop.importers.derive import NOT_RECORDED
 from loop.narrate import describe
-from loop.scripted import SCENARIOS
+from loop.scenarios import SCENARIOS
 
 SHAPE = ("stage", "turn_count", "transition_reason", "n_messages")
 

@@ -1,6 +1,7 @@
 """An upload is imported in a process of its own (importers/isolated.py), started for every upload: what
 `import loop.importers` loads is what each upload waits for before its first byte is read."""
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -27,3 +28,148 @@ def test_the_words_of_the_end_are_the_same_for_a_live_run_and_an_imported_one():
 
     assert runner.why_ended is endings.why_ended is derive.why_ended is narrate.why_ended
     assert runner.GO_ON is endings.GO_ON is derive.GO_ON
+
+
+# The layers, read from the code: which file imports which. An import inside a function is an import too (it runs
+# the first time the function does), so the graph holds every `import` statement of a file, wherever it stands.
+SOURCES = ("loop", "pages", "app.py")  # what the product runs; tests/ and bench/ may import anything
+
+
+def _modules(root: Path, sources=SOURCES) -> dict[str, Path]:
+    """{dotted module name: its file} for every Python file of `sources` (a package is its __init__.py)."""
+    found = {}
+    for source in sources:
+        place = root / source
+        for path in sorted([place] if place.is_file() else place.rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def _packages(modules: dict[str, Path]) -> set[str]:
+    return {name for name, path in modules.items() if path.name == "__init__.py"}
+
+
+def _named(module: str, node, packages: set[str]) -> list[str]:
+    """The dotted names an import statement in `module` loads, relative ones made whole."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        here = module.split(".") if module in packages else module.split(".")[:-1]
+        here = here[:len(here) - (node.level - 1)]
+        base = ".".join(here + ([base] if base else []))
+    return [base] + [f"{base}.{alias.name}" for alias in node.names]
+
+
+def import_graph(root: Path, sources=SOURCES) -> dict[str, dict[str, int]]:
+    """{module: {module of ours it imports: the line of the first such import}}.
+
+    Importing `a.b.c` runs the packages `a` and `a.b` first, so those count as imported too (except the
+    packages the importing module is itself inside: they are already running when it is loaded).
+    """
+    modules = _modules(root, sources)
+    packages = _packages(modules)
+    graph: dict[str, dict[str, int]] = {name: {} for name in modules}
+    for name, path in modules.items():
+        own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)} | ({name} & packages)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for dotted in _named(name, node, packages):
+                parts = dotted.split(".")
+                for i in range(1, len(parts) + 1):
+                    target = ".".join(parts[:i])
+                    if target in modules and target not in own and target != name:
+                        graph[name].setdefault(target, node.lineno)
+    return graph
+
+
+def _circle(graph: dict, starts=None) -> list[str] | None:
+    """One circle of the graph through one of `starts` (any node by default), as its nodes in order (the first
+    again at the end), or None."""
+    for start in sorted(graph if starts is None else starts):
+        came_from = {start: None}
+        queue = [start]
+        while queue:
+            node = queue.pop(0)
+            for nxt in sorted(graph.get(node, ())):
+                if nxt == start:
+                    path = [node]
+                    while came_from[path[0]] is not None:
+                        path.insert(0, came_from[path[0]])
+                    return path + [start]
+                if nxt not in came_from:
+                    came_from[nxt] = node
+                    queue.append(nxt)
+    return None
+
+
+def _folded(graph: dict[str, dict[str, int]], package: str) -> dict[str, dict[str, tuple[str, int]]]:
+    """The graph with every module inside `package` (at any depth) made one node, `package/`; each arrow keeps
+    the import it stands for (importing module, line). Arrows inside the folder are dropped."""
+    def node(name: str) -> str:
+        return package.replace(".", "/") + "/" if name == package or name.startswith(package + ".") else name
+
+    folded: dict[str, dict[str, tuple[str, int]]] = {}
+    for name, targets in graph.items():
+        for target, line in targets.items():
+            if node(name) != node(target):
+                folded.setdefault(node(name), {}).setdefault(node(target), (name, line))
+    return folded
+
+
+def _said(circle: list[str], where) -> str:
+    return "\n".join(f"  {a} -> {b}  ({where(a, b)})" for a, b in zip(circle, circle[1:]))
+
+
+def file_circles(root: Path, sources=SOURCES) -> str:
+    graph = import_graph(root, sources)
+    circle = _circle(graph)
+    if not circle:
+        return ""
+    return "files that import each other:\n" + _said(circle, lambda a, b: f"{_modules(root, sources)[a].relative_to(root)}"
+                                                      f" line {graph[a][b]}")
+
+
+def folder_circles(root: Path, sources=SOURCES) -> str:
+    """For each package (a folder), one circle through it: a module inside it importing a module outside that
+    imports it back (a lower layer importing a higher one), or the like through other modules."""
+    graph = import_graph(root, sources)
+    modules = _modules(root, sources)
+    found = []
+    for package in sorted(_packages(modules)):
+        folded = _folded(graph, package)
+        circle = _circle(folded, [package.replace(".", "/") + "/"])
+        if circle:
+            found.append(f"the folder {package.replace('.', '/')}/ and what imports it back:\n" + _said(
+                circle, lambda a, b: f"{modules[folded[a][b][0]].relative_to(root)} line {folded[a][b][1]}"))
+    return "\n".join(found)
+
+
+def test_no_two_files_import_each_other_even_through_others():
+    assert file_circles(ROOT) == ""
+
+
+def test_no_folder_imports_a_module_that_imports_the_folder_back():
+    assert folder_circles(ROOT) == ""
+
+
+def test_the_graph_sees_imports_inside_functions_and_says_where(tmp_path):
+    (tmp_path / "low").mkdir()
+    (tmp_path / "low" / "__init__.py").write_text("from .tool import Tool\n")
+    (tmp_path / "low" / "tool.py").write_text("class Tool:\n    def run(self):\n        from high import Box\n")
+    (tmp_path / "high.py").write_text("import low\n\n\nclass Box:\n    pass\n")
+    assert file_circles(tmp_path, ("low", "high.py")).splitlines() == [
+        "files that import each other:",
+        "  high -> low  (high.py line 1)",
+        "  low -> low.tool  (low/__init__.py line 1)",
+        "  low.tool -> high  (low/tool.py line 3)"]
+    assert folder_circles(tmp_path, ("low", "high.py")).splitlines() == [
+        "the folder low/ and what imports it back:",
+        "  low/ -> high  (low/tool.py line 3)",
+        "  high -> low/  (high.py line 1)"]
+    (tmp_path / "low" / "tool.py").write_text("class Tool:\n    pass\n")
+    assert file_circles(tmp_path, ("low", "high.py")) == folder_circles(tmp_path, ("low", "high.py")) == ""

@@ -6,7 +6,8 @@ import pytest
 
 from loop import transcript
 from loop.catalogs import languages
-from loop.scripted import SCENARIOS, respond
+from loop.scenarios import SCENARIOS
+from loop.scripted import respond
 from loop.waits import SCALE_VARIABLE
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"

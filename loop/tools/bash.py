@@ -31,6 +31,7 @@ from pathlib import Path
 from . import seccomp
 from .base import Tool, ToolOutput
 from .cgroups import Limits
+from .read_only import read_only
 from .sandbox import Sandbox
 from .workspace import Workspace
 
@@ -187,8 +188,6 @@ class Bash(Tool):
 
     def parallel_safe(self, tool_input: dict) -> bool:
         """Only a command of the short read-only list may run beside others (loop/parallel.py)."""
-        from ..parallel import read_only
-
         return read_only(tool_input.get("command"))
 
     def run(self, tool_input: dict, workspace: Path) -> ToolOutput:

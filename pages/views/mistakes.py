@@ -13,7 +13,7 @@ import streamlit as st
 
 from loop.mistakes import MISTAKES, Call, LabRun, run_loop
 from loop.runner import new_workspace
-from loop.tools import default_toolbox
+from loop.toolsets import default_toolbox
 
 from loop.export import prose
 

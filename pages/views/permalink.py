@@ -15,7 +15,7 @@ import streamlit as st
 from loop.errors import explain
 from loop.profiles import COMPLETE, MINIMAL, PROFILES
 from loop.runner import Run, start
-from loop.scripted import SCENARIOS, scenario_for_task
+from loop.scenarios import SCENARIOS, scenario_for_task
 from loop.trace import Trace
 
 from .i18n import lang

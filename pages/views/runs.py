@@ -32,7 +32,7 @@ from loop.model import Model, ModelConfig
 from loop.runner import Run, Settings, new_workspace
 from loop.runs import StoreError, StoreFull, TakenOver, new_run_id
 from loop.scripted import MODEL_NAME
-from loop.tools import default_toolbox
+from loop.toolsets import default_toolbox
 
 from .blocks import plain
 from .gate import TOGGLE, as_saved, gate_on
@@ -107,7 +107,7 @@ def _from_link(run: Run) -> bool:
 
 def _scenario_tasks() -> set[str]:
     from loop.catalogs import languages
-    from loop.scripted import SCENARIOS
+    from loop.scenarios import SCENARIOS
 
     return {s.task_in(lang) for s in SCENARIOS.values() for lang in languages()}
 

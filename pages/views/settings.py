@@ -31,9 +31,9 @@ from loop.runs import StoreError
 from loop.errors import explain
 from loop.model import SCRIPTED, ModelConfig
 from loop.runner import Run, start
-from loop.scripted import SCENARIOS
-from loop.tools import TOOLSETS
+from loop.scenarios import SCENARIOS
 from loop.tools.sandbox import UNSANDBOXED_VARIABLE, programs, unsandboxed_allowed
+from loop.toolsets import TOOLSETS
 
 from .browser import store, this_browser
 from .gate import TOGGLE, default_on, draw_toggle, model_changed
