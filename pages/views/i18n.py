@@ -17,15 +17,14 @@ import unicodedata
 
 import streamlit as st
 
-from loop.catalogs import languages, translations
+from loop.catalogs import known, languages, say, say_n
 
 LANG = "lang"
 
 
 def lang() -> str:
     """The language chosen: en, or one with a catalog (ja, zh, …)."""
-    value = st.session_state.get(LANG)
-    return value if value in languages() else "en"
+    return known(st.session_state.get(LANG))
 
 
 def t(text: str, _in: str | None = None, **values) -> str:
@@ -33,13 +32,12 @@ def t(text: str, _in: str | None = None, **values) -> str:
 
     A widget's format_func passes `_in`: it may be called outside the script run, where the session is not known.
     """
-    words = translations(_in or lang()).gettext(text)
-    return words.format(**values) if values else words
+    return say(_in or lang(), text, **values)
 
 
 def t_n(singular: str, plural: str, n: int, **values) -> str:
     """The form of a message for the number `n` in the chosen language (`n` is also a value to fill in)."""
-    return translations(lang()).ngettext(singular, plural, n).format(n=n, **values)
+    return say_n(lang(), singular, plural, n, **values)
 
 
 def stage_title(stage: str | None) -> str:
