@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from bench.load import Wire
-from loop import journal
 from loop.capped import ResponseTooLarge
 from loop.catalogs import Note, size_words
 from loop.errors import explain

@@ -192,7 +192,7 @@ class _Walk:
         self.add(parsed, "compact", len(new), detail, at, state, segment, held, rewritten)
 
     def segment(self, parsed: ParsedThread, segment: Segment, held: list, state: dict, k: int) -> None:
-        messages, responses, times, notes = segment.messages, segment.responses, segment.times, self.notes
+        messages, times = segment.messages, segment.times
         write_backs: set[int] = set()  # user messages that answer the previous assistant's tool_use blocks
         for i in range(segment.start, len(messages)):
             message = messages[i]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from html import escape
 
 import streamlit as st

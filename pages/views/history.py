@@ -256,7 +256,7 @@ def _pending_html(trace: Trace, cursor: int, focus: bool) -> str:
     if results:
         ring = " ls-focus" if focus and response is None else ""
         out.append(
-            f'<div class="ls-card"><div class="ls-card-head">'
+            '<div class="ls-card"><div class="ls-card-head">'
             + escape(t("{n} tool_result(s) collected, not yet written back", n=len(results))) + "</div>"
             + '<div class="ls-card-caption">'
             + escape(t("Stage 5 writes them back as ONE user message; until then the model cannot see them.")) + "</div>"
