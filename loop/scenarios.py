@@ -21,6 +21,7 @@ from .compact import COMPRESSED
 from .language import asked_for
 from .waits import scale
 
+
 @dataclass(frozen=True)
 class Scenario:
     """A built-in task and how the scripted model plays it.
@@ -472,7 +473,6 @@ def find_scenario(task: str) -> tuple[Scenario, str] | None:
 def scenario_for_task(task: str) -> Scenario | None:
     found = find_scenario(task)
     return found[0] if found else None
-
 
 
 def language_of(system: object, task: str) -> str:

@@ -126,12 +126,14 @@ def _said(circle: list[str], where) -> str:
 
 
 def file_circles(root: Path, sources=SOURCES) -> str:
+    """One circle of files that import each other, through others or not; "" when there is none."""
     graph = import_graph(root, sources)
+    modules = _modules(root, sources)
     circle = _circle(graph)
     if not circle:
         return ""
-    return "files that import each other:\n" + _said(circle, lambda a, b: f"{_modules(root, sources)[a].relative_to(root)}"
-                                                      f" line {graph[a][b]}")
+    return "files that import each other:\n" + _said(
+        circle, lambda a, b: f"{modules[a].relative_to(root)} line {graph[a][b]}")
 
 
 def folder_circles(root: Path, sources=SOURCES) -> str:
