@@ -1,8 +1,9 @@
 """The record a page draws for step k (loop/step_view.py), built once a rerun.
 
-Kept by (trace, its length, k, language), the last few: the controls, the views
-and the tables of one rerun read the same record, and the step beside the
-cursor drawn ahead of the server (ahead.py) is the next click's own.
+The controls, the views and the tables of one rerun read the same record. A
+rerun builds its records again (a step's recorded facts are read as they are
+now); what is dear to build, the Pairs rows of a long history, loop/step_view.py
+keeps by what they depend on.
 """
 
 from __future__ import annotations
@@ -15,19 +16,20 @@ from loop.trace import Trace
 from .i18n import lang
 
 KEY = "step-views"
-KEEP = 6  # the cursor and the steps each side of it, for a live run's and a replay's page
+
+
+def fresh() -> None:
+    """Start a rerun's records (call once, before the step is drawn)."""
+    st.session_state.pop(KEY, None)
 
 
 def view_at(trace: Trace, k: int) -> StepView:
-    """`view(trace, k, lang())`, built once for each state of the trace."""
+    """`view(trace, k, lang())`, built once this rerun for each state of the trace."""
     kept = st.session_state.get(KEY)
     if kept is None or kept[0] is not trace:  # the trace itself is kept: an id() can be reused
         kept = (trace, {})
         st.session_state[KEY] = kept
-    built = kept[1]
     key = (len(trace), k, lang())  # a new step changes what the others show (Step k of n, the way into it)
-    if key not in built:
-        if len(built) >= KEEP:
-            del built[next(iter(built))]  # the oldest
-        built[key] = view(trace, k, lang())
-    return built[key]
+    if key not in kept[1]:
+        kept[1][key] = view(trace, k, lang())
+    return kept[1][key]

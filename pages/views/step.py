@@ -20,7 +20,7 @@ from .ahead import ahead_script
 from .complete_state import draw_complete_state
 from .controls import draw_controls, said_html, words_html
 from .copylink import draw_copy_link
-from .current import view_at
+from .current import fresh, view_at
 from .forks import branches, draw_fork, with_branches
 from .blocks import draw_style, inline_code, markdown_html
 from .history import HEIGHT as HISTORY_HEIGHT
@@ -163,6 +163,7 @@ def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run"
         draw_save(trace, key, name, run)
         draw_copy_link(key)
 
+    fresh()  # this rerun's records of the steps: built again, once each
     words_at = draw_controls(trace, key, run, save=header, saved=changed)
     cursor = trace.cursor
     v = view_at(trace, cursor)  # everything drawn below of the step under the cursor: one record
