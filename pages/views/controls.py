@@ -222,13 +222,13 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
                                   args=(trace, slider_key), label_visibility="collapsed")
             if save is not None:
                 save()
-            words_at = _words(trace, run, gated)
+            words_at = _words(run, gated)
             if not presenting():
                 st.html(words_html(words_at(v), key), width="stretch")
     return words_at
 
 
-def _words(trace: Trace, run: Run | None, gated) -> Callable[[StepView], str]:
+def _words(run: Run | None, gated) -> Callable[[StepView], str]:
     """What comes next, in a sentence (Markdown), at step `v.index`: the same for any recorded step but the last."""
     def words_at(v: StepView) -> str:
         k, end = v.index, v.ending
