@@ -558,7 +558,12 @@ def _inside(child: dict, turn: int, translate: Callable[[str], str], size: Size)
 
 
 def svg_at(trace: Trace, cursor: int, translate: Callable[[str], str] = str, size: Size = NORMAL) -> str:
-    """The diagram for step `cursor` of `trace` (nothing lit before the first step).
+    """The diagram for step `cursor` of `trace` (nothing lit before the first step): `svg(**svg_args(...))`."""
+    return svg(**svg_args(trace, cursor), translate=translate, size=size)
+
+
+def svg_args(trace: Trace, cursor: int) -> dict:
+    """What `svg` draws for step `cursor` of `trace`, as plain data (its arguments but the language and size).
 
     A run with compaction draws its compact stage. The sub-agent's loop is drawn under the chapter's in a
     live run of toolset s04, and in any trace while the cursor is in a sub-agent or at the step that goes in
@@ -570,7 +575,7 @@ def svg_at(trace: Trace, cursor: int, translate: Callable[[str], str] = str, siz
     nested = toolset == "s04" or (trace.has_threads and _near_a_sub_agent(trace, cursor))
     child = {} if nested else None
     if not 0 <= cursor < len(trace):
-        return svg(translate=translate, size=size, compact=compact, child=child, complete=complete)
+        return {"compact": compact, "child": child, "complete": complete}
     step = trace.steps[cursor]
     before = trace.previous_in_thread(cursor)
     previous = trace.steps[before].stage if before is not None else None
@@ -582,12 +587,12 @@ def svg_at(trace: Trace, cursor: int, translate: Callable[[str], str] = str, siz
         while parent >= 0 and trace.steps[parent].thread != thread.parent:
             parent -= 1
         turn = max(1, trace.steps[parent].turn) if parent >= 0 else 1
-        return svg(None, None, turn=turn, translate=translate, size=size, compact=compact, child=child)
+        return {"stage": None, "previous": None, "turn": turn, "compact": compact, "child": child}
     if nested and step.stage == "run_tool" and step.detail.get("thread"):
         child = {"returned": True}
-    return svg(step.stage, previous, continues=step.detail.get("continues"), ended=step.ended is not None,
-               turn=max(1, step.turn), translate=translate, size=size, compact=compact, child=child,
-               complete=complete, recovering=bool(step.detail.get("recover")))
+    return {"stage": step.stage, "previous": previous, "continues": step.detail.get("continues"),
+            "ended": step.ended is not None, "turn": max(1, step.turn), "compact": compact, "child": child,
+            "complete": complete, "recovering": bool(step.detail.get("recover"))}
 
 
 def _near_a_sub_agent(trace: Trace, cursor: int) -> bool:

@@ -1,7 +1,8 @@
 """What the pages show at step i, as plain data: tables, colours, windows, lines.
 
-No Streamlit here: the pages draw these, the tests read them. Each function
-takes (trace, cursor) and looks at nothing else, as a Python Tutor view does.
+No Streamlit here: the tests read them, and loop/step_view.py gathers what a
+page draws of step i into one record. Each function takes (trace, cursor) and
+looks at nothing else, as a Python Tutor view does.
 """
 
 from __future__ import annotations

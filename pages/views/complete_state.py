@@ -3,32 +3,18 @@ the transition history, and the tools' wall time beside their sum. Drawn for a r
 
 from __future__ import annotations
 
-import weakref
-
 import streamlit as st
 
-from loop.compact import Compaction
 from loop.narrate_complete import number
-from loop.profiles import COMPLETE
-from loop.trace import Trace
-from loop.views import complete_state
+from loop.step_view import StepView
 
 from .i18n import t
 from .tables import cell, html_table
 
-_sizers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a trace's token estimates, each message's once
 
-
-def _estimate(trace: Trace):
-    sizer = _sizers.get(trace)
-    if sizer is None:
-        sizer = _sizers[trace] = Compaction()
-    return sizer.estimate
-
-
-def rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:
+def rows(v: StepView) -> list[tuple[str, str]]:
     """(field, value) in the page's language."""
-    s = complete_state(trace, cursor, _estimate(trace))
+    s = v.complete_state
     budget = f"{s['budget']:,}" if isinstance(s["budget"], int) else "—"
     out = [
         (t("budget"), t("~{tokens} of {budget} tokens (estimated)", tokens=f"{s['tokens']:,}", budget=budget)),
@@ -49,10 +35,10 @@ def rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:
     return out
 
 
-def draw_complete_state(trace: Trace, cursor: int, key: str) -> None:
-    if trace.meta.get("profile") != COMPLETE:
+def draw_complete_state(v: StepView) -> None:
+    if v.complete_state is None:  # a run of the complete loop's profile only
         return
     st.caption(t("The complete loop holds more state, explicitly (the chapter's table: turn, budget, transition and "
                  "recovery):"))
-    found = rows(trace, cursor)
+    found = rows(v)
     st.html(html_table([f for f, _ in found], [[cell(v) for _, v in found]], key="complete-state"))

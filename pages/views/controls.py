@@ -22,10 +22,11 @@ from loop.errors import explain
 from loop.model import Observer
 from loop.narrate import describe
 from loop.runner import DENIED, Run
+from loop.step_view import StepView
 from loop.trace import Trace
-from loop.views import ending, status_line, what_happened
 
 from .blocks import markdown_html, plain
+from .current import view_at
 from .gate import draw_gate, waiting
 from .i18n import lang, stage_title, t
 from .presenter import presenting, stopped_by_click
@@ -149,11 +150,11 @@ def _handle(action: str, run: Run | None, trace: Trace, key: str, saved) -> None
 
 
 def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
-                  saved=None) -> Callable[[int], str]:
+                  saved=None) -> Callable[[StepView], str]:
     """The buttons, the error and Retry (live only), the slider and the status line; `save()` draws beside it.
 
     `saved()` is called once a click has changed the trace (and after each step of Run to end), before the page
-    shows the new step. Returns `words_at(k)`: what comes next with the cursor at k, in a sentence (Markdown),
+    shows the new step. Returns `words_at(view)`: what comes next at a step's record, in a sentence (Markdown),
     drawn beside the buttons, except in presenter mode, which has no row to spare and puts it under the diagram.
     """
     bar = st.container()  # drawn after the click is handled, so enabled/disabled match the new cursor
@@ -184,10 +185,11 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
     if gated and not error:
         with feedback:
             draw_gate(gated, key, _ask)
+    v = view_at(trace, trace.cursor)  # the step to show, now that the clicks are done
     with bar:
-        st.markdown(f"### {plain(status_line(trace, trace.cursor, t))}")  # a thread's name is the file's id
+        st.markdown(f"### {plain(v.status)}")  # a thread's name is the file's id
         if trace.cursor >= 0 and not presenting():
-            st.html(said_html(trace, trace.cursor, key))
+            st.html(said_html(v, key))
         live = run is not None
         # One row that wraps rather than squeezes: every button keeps its whole label, in every language,
         # at 1280 px (columns of fixed shares cut "最初" to a sliver).
@@ -220,17 +222,17 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
                                   args=(trace, slider_key), label_visibility="collapsed")
             if save is not None:
                 save()
-            words_at = _words(trace, run, gated)
+            words_at = _words(run, gated)
             if not presenting():
-                st.html(words_html(words_at(trace.cursor), key), width="stretch")
+                st.html(words_html(words_at(v), key), width="stretch")
     return words_at
 
 
-def _words(trace: Trace, run: Run | None, gated) -> Callable[[int], str]:
-    """What comes next, in a sentence (Markdown), for the cursor at `k`: the same for any recorded step but the last."""
-    def words_at(k: int) -> str:
-        end = ending(trace, k, t, quote=plain)
-        if run is not None and k >= len(trace) - 1:
+def _words(run: Run | None, gated) -> Callable[[StepView], str]:
+    """What comes next, in a sentence (Markdown), at step `v.index`: the same for any recorded step but the last."""
+    def words_at(v: StepView) -> str:
+        k, end = v.index, v.ending
+        if run is not None and k >= v.total - 1:
             nxt = run.next_stage()
             frame = run.frames[-1]
             return (t("The loop has ended.") + " " + (end or "") if nxt is None else
@@ -241,15 +243,15 @@ def _words(trace: Trace, run: Run | None, gated) -> Callable[[int], str]:
                       "answer.", stage=stage_title(nxt)) if frame.state.ended else
                     t("Next, a click on **Step** executes *{stage}*; the keys only move over recorded steps.",
                       stage=stage_title(nxt) + _attempt(run, nxt)))
-        if k < len(trace) - 1:
+        if k < v.total - 1:
             return t("Moving the cursor runs nothing: every step is already recorded.")
         return t("The last recorded step.") + (" " + end if end else "")
     return words_at
 
 
-def said_html(trace: Trace, k: int, key: str) -> str:
-    """What step `k` did, in one line: the narration, which quotes commands and JSON as they are."""
-    return f'<p class="ls-said" id="ls-said-{key}">{escape(what_happened(trace, k, lang()))}</p>'  # its icon: CSS
+def said_html(v: StepView, key: str) -> str:
+    """What the step did, in one line: the narration, which quotes commands and JSON as they are."""
+    return f'<p class="ls-said" id="ls-said-{key}">{escape(v.said)}</p>'  # its icon: CSS
 
 
 def words_html(words: str, key: str) -> str:

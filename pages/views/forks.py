@@ -12,6 +12,7 @@ import streamlit as st
 
 from loop.fork import ForkRefused, fork_task, fork_tool_result
 from loop.runner import Run
+from loop.step_view import StepView
 from loop.trace import Trace
 from loop.views import result_text
 
@@ -79,14 +80,14 @@ def _ask(key: str, cursor: int) -> None:
     st.session_state[f"{key}-fork-asked"] = cursor  # acted on in the body, which then reruns the whole page
 
 
-def draw_fork(trace: Trace, cursor: int, run: Run | None, key: str) -> None:
+def draw_fork(trace: Trace, v: StepView, run: Run | None, key: str) -> None:
     """At a run_tool step: edit its result; at step 1: edit the task. Either continues in a new branch."""
-    if run is None or not 0 <= cursor < len(trace):
+    if run is None or v.stage is None:
         return
-    step = trace.steps[cursor]
-    if step.stage == "run_tool":
+    cursor, stage = v.index, v.stage
+    if stage == "run_tool":
         title = t("Edit this tool_result and continue from here")
-    elif step.stage == "user_request":
+    elif stage == "user_request":
         title = t("Edit the task and continue from here")
     else:
         return
@@ -97,17 +98,17 @@ def draw_fork(trace: Trace, cursor: int, run: Run | None, key: str) -> None:
         if not expander.open:
             return
         st.caption(t("A new branch starts here; the current one is kept and the branch picker switches back."))
-        if step.stage == "run_tool":
-            text = st.text_area(t("tool_result content"), value=result_text(step.detail.get("output", "")),
+        if stage == "run_tool":
+            text = st.text_area(t("tool_result content"), value=result_text(v.recorded.get("output", "")),
                                 key=f"{key}-fork-text-{cursor}", height=150)
-            is_error = st.checkbox("is_error", value=bool(step.detail.get("is_error")), key=f"{key}-fork-err-{cursor}")
+            is_error = st.checkbox("is_error", value=bool(v.recorded.get("is_error")), key=f"{key}-fork-err-{cursor}")
         else:
             text = st.text_area(t("Task"), value=trace.meta.get("task", ""), key=f"{key}-fork-task")
         st.button(t("Continue from here"), key=f"{key}-fork-go-{cursor}", type="primary",
                   icon=":material/call_split:", on_click=_ask, args=(key, cursor))
         if st.session_state.pop(f"{key}-fork-asked", None) == cursor:
             try:
-                branch = (fork_tool_result(run, cursor, text, is_error) if step.stage == "run_tool"
+                branch = (fork_tool_result(run, cursor, text, is_error) if stage == "run_tool"
                           else fork_task(run, text))
             except ForkRefused as exc:
                 st.error(plain(t(exc.message, **exc.values)), icon=":material/error:")

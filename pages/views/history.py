@@ -22,13 +22,12 @@ from html import escape
 
 import streamlit as st
 
-from loop.narrate import why_in
+from loop.step_view import StepView, ThreadView
 from loop.trace import Trace
-from loop.views import (breadcrumb, compaction_at, ending, errors_read_at, pending_response, sub_agent_at,
-                        thread_name, window)
+from loop.views import window
 
 from .blocks import content_html, in_code, markdown_html, plain
-from .i18n import lang, t
+from .i18n import t
 
 WINDOW = 12  # messages drawn at least; up to WINDOW + SNAP - 1 (see loop.views.window)
 SNAP = 4
@@ -120,58 +119,56 @@ def _go(trace: Trace, index: int) -> None:
     trace.goto(index)
 
 
-def draw_threads(trace: Trace, cursor: int, key: str) -> None:
+def draw_threads(trace: Trace, v: StepView, key: str) -> None:
     """Where the cursor is among the threads: main › task toolu_… (each part goes up), and the way in."""
-    path = breadcrumb(trace, cursor)
-    into = sub_agent_at(trace, cursor)
-    if len(path) == 1 and into is None and len(trace.threads) <= 2:
+    path = v.breadcrumb
+    into = v.sub_agent
+    if len(path) == 1 and into is None and len(v.threads) <= 2:
         return
     ups = path[:-1]
-    here = path[-1][0]
+    here = path[-1].thread
     with st.container(horizontal=True, vertical_alignment="center", key=f"{key}-threads"):
-        for n, (thread, to) in enumerate(ups):
+        for n, (thread, to) in enumerate((crumb.thread, crumb.to) for crumb in ups):
             # A button's label is Markdown, and a thread's name is the file's (a tool_use id): shown as text.
-            st.button(f"{plain(thread_name(thread))} ›", key=f"{key}-up" if n == len(ups) - 1 else f"{key}-up-{n}",
+            st.button(f"{plain(thread.name)} ›", key=f"{key}-up" if n == len(ups) - 1 else f"{key}-up-{n}",
                       icon=":material/arrow_upward:", disabled=to is None, on_click=_go, args=(trace, to),
                       help=t("Go up to the parent loop, at the step that took the sub-agent's answer (or waits "
                              "for it)."))
         if into is not None:
-            first = trace.opened_at(into.id)
-            count = len(trace.steps_of(into.id))
+            first, count = into.first, into.steps
             st.button(t("Into the sub-agent's loop ({n} steps)", n=count), key=f"{key}-into",
                       icon=":material/subdirectory_arrow_right:", disabled=first is None, on_click=_go,
                       args=(trace, first), help=plain(into.label) if into.label else None)  # a tooltip is Markdown
         elif not here.is_main:
-            st.markdown(f"**`{in_code(thread_name(here))}`**" + (f" · {plain(here.label)}" if here.label else ""))
-        if len(trace.threads) > 2:  # many sub-agents (an imported session): go to any one's first step
-            ids = list(trace.threads)
-            st.session_state[f"{key}-thread"] = trace.thread_of(cursor).id  # follows the cursor, as the slider does
-            st.selectbox(t("Go to a thread"), ids, key=f"{key}-thread", on_change=_to_thread, args=(trace, key),
-                         format_func=lambda tid: _thread_option(trace, tid), label_visibility="collapsed",
-                         width=320)
+            st.markdown(f"**`{in_code(here.name)}`**" + (f" · {plain(here.label)}" if here.label else ""))
+        if len(v.threads) > 2:  # many sub-agents (an imported session): go to any one's first step
+            threads = {thread.id: thread for thread in v.threads}
+            st.session_state[f"{key}-thread"] = v.thread.id  # follows the cursor, as the slider does
+            st.selectbox(t("Go to a thread"), list(threads), key=f"{key}-thread", on_change=_to_thread,
+                         args=(trace, key, threads), format_func=lambda tid: _thread_option(threads[tid]),
+                         label_visibility="collapsed", width=320)
 
 
-def _thread_option(trace: Trace, tid: str) -> str:
-    thread = trace.threads[tid]
+def _thread_option(thread: ThreadView) -> str:
     label = f": {thread.label}" if thread.label else ""
-    return f"{thread_name(thread)}{label} ({len(trace.steps_of(tid))})"
+    return f"{thread.name}{label} ({thread.steps})"
 
 
-def _to_thread(trace: Trace, key: str) -> None:
-    first = trace.opened_at(st.session_state[f"{key}-thread"])
+def _to_thread(trace: Trace, key: str, threads: dict[str, ThreadView]) -> None:
+    first = threads[st.session_state[f"{key}-thread"]].first
     if first is not None:
         trace.goto(first)
 
 
-def compaction_html(trace: Trace, cursor: int) -> str | None:
+def compaction_html(v: StepView) -> str | None:
     """At a compact step: the history before and after, side by side, as HTML. None on any other step."""
-    shown = compaction_at(trace, cursor)
+    shown = v.compaction
     if shown is None:
         return None
     before, after = shown["before"], shown["after"]
     head = ('<h4 class="ls-h4">' + escape(t("compact ({kind}) · messages {a} → {b}", kind=shown["kind"],
                                               a=before["messages"], b=after["messages"])) + "</h4>")
-    why = why_in(trace.steps[cursor], lang())  # recorded in English; a known reason said in the page's language
+    why = shown["said_why"]  # recorded in English; a known reason said in the page's language
     if why:
         head += f'<p class="ls-caption">{escape(why)}</p>'
     sides = [markdown_html(t("**Before** · {n} messages · about {tokens} tokens", n=before["messages"],
@@ -194,22 +191,21 @@ def compaction_html(trace: Trace, cursor: int) -> str | None:
         right = [message_html(i, message, new=True) for i, message in enumerate(new[:WINDOW])]
         rows.append(("".join(left), "".join(right)))
     cells = "".join(f'<div class="ls-history">{a}</div><div class="ls-history">{b}</div>' for a, b in rows)
-    return (f'{head}<p class="ls-caption">{escape(note)}</p><div class="ls-compact" data-step="{cursor + 1}">'
+    return (f'{head}<p class="ls-caption">{escape(note)}</p><div class="ls-compact" data-step="{v.index + 1}">'
             + "".join(f"<div>{side}</div>" for side in sides) + cells + "</div>")
 
 
-def history_html(trace: Trace, cursor: int, start: int, end: int) -> str:
+def history_html(v: StepView, start: int, end: int) -> str:
     """messages[start:end] at `cursor`, newest last, then (when the window reaches the end) what waits outside.
 
     One thing is ringed, the one that matters at this step: an is_error result the model reads now, else
     the first message the step added, else what it holds outside messages, else (a stop_reason check)
     the newest message.
     """
-    messages = trace.messages_at(cursor)
-    first_new, n_new = trace.new_blocks_at(cursor) if 0 <= cursor < len(trace) else (0, 0)
-    read = errors_read_at(trace, cursor)
-    waiting = end == len(messages) and (pending_response(trace, cursor) is not None or
-                                        (0 <= cursor < len(trace) and trace.results_at(cursor)))
+    messages = v.messages
+    first_new, n_new = v.new_blocks
+    read = v.errors_read
+    waiting = end == len(messages) and (v.pending_response is not None or bool(v.results))
     parts = []
     for i in range(start, end):
         focus = {j for m, j, _ in read if m == i}
@@ -218,7 +214,7 @@ def history_html(trace: Trace, cursor: int, start: int, end: int) -> str:
         ring = not read and ((new and i == first_new) or (not n_new and not waiting and i == end - 1))
         parts.append(message_html(i, messages[i], new=new, ring=ring, focus=focus, callouts=callouts))
     if end == len(messages):
-        parts.append(_pending_html(trace, cursor, focus=not read and not n_new))
+        parts.append(_pending_html(v, focus=not read and not n_new))
     return "".join(parts)
 
 
@@ -230,11 +226,11 @@ def _callout(tool_use_id: str) -> str:
         "third point at work: a tool_result is not a terminal log, it is the next turn's input block.")) + "</div>")
 
 
-def _pending_html(trace: Trace, cursor: int, focus: bool) -> str:
+def _pending_html(v: StepView, focus: bool) -> str:
     """What a stage holds outside messages: a response received but not yet appended, results not yet written back."""
     out = []
-    response = pending_response(trace, cursor)
-    if response is not None and trace.steps[cursor].stage == "summarize":
+    response = v.pending_response
+    if response is not None and v.stage == "summarize":
         out.append(
             f'<div class="ls-card{" ls-focus" if focus else ""}"><div class="ls-card-head">'
             + escape(t("The summary the model wrote, not yet in messages")) + " "
@@ -252,7 +248,7 @@ def _pending_html(trace: Trace, cursor: int, focus: bool) -> str:
             + '<div class="ls-card-caption">'
             + escape(t("Stage 3 appends it to messages. Leave it out and the next turn loses its context.")) + "</div>"
             + content_html(response.get("content")) + "</div>")
-    results = trace.results_at(cursor) if 0 <= cursor < len(trace) else []
+    results = list(v.results)
     if results:
         ring = " ls-focus" if focus and response is None else ""
         out.append(
@@ -267,11 +263,11 @@ def _pending_html(trace: Trace, cursor: int, focus: bool) -> str:
     return "".join(out)
 
 
-def caption(trace: Trace, cursor: int, short: bool = False) -> str:
+def caption(v: StepView, short: bool = False) -> str:
     """What the panel shows: the next call's input while the loop goes on; what it left when it has ended."""
-    if ending(trace, cursor):
+    if v.ending:
         return t("The history as the loop left it: the loop has ended, so no model call will read it.")
-    if 0 <= cursor < len(trace) and not trace.thread_of(cursor).is_main:
+    if v.index >= 0 and not v.thread.is_main:
         if short:  # presenter mode: one line, the history needs the room
             return t("The sub-agent's own history; the parent's is not in it.")
         return t("The sub-agent's own history, exactly as its model will see it on its next call; the parent's "
@@ -279,41 +275,39 @@ def caption(trace: Trace, cursor: int, short: bool = False) -> str:
     return t("The history exactly as the model will see it on its next call.")
 
 
-def history_panel(trace: Trace, cursor: int, key: str, height: int = HEIGHT, fit: bool = False,
-                  before: str = "") -> str:
-    """The window of messages at `cursor` as HTML: its heading, then the panel, newest last, then what waits.
+def history_panel(v: StepView, key: str, height: int = HEIGHT, fit: bool = False, before: str = "") -> str:
+    """The window of messages at the step as HTML: its heading, then the panel, newest last, then what waits.
 
     The panel opens at its newest message by itself (it runs bottom-up); a script scrolls it only where
     the block that matters is higher up (an error the model reads now), and with `fit` it also makes the
     panel fill the screen down to its bottom (presenter mode). `before` is drawn above the heading.
     """
     fits = ' data-fit="1"' if fit else ""
-    compacted = compaction_html(trace, cursor)
+    cursor = v.index
+    compacted = compaction_html(v)
     if compacted is not None:  # the history before and after the rewrite, in place of the window
         anchor = f"ls-compact-{key}"
         return (f'{before}<div class="ls-panel ls-panel-compact" style="height:{height}px" data-step="{cursor + 1}"'
                 f'{fits}><div id="{anchor}">{compacted}</div></div>'
                 + (SCROLL.replace("ANCHOR", anchor) if fit else ""))
-    messages = trace.messages_at(cursor)
-    total = len(messages)
+    total = len(v.messages)
     start, end = window(total, WINDOW, _offset(f"{key}-history-offset", cursor), snap=SNAP)
-    thread = trace.thread_of(cursor)
     # the thread beside the count; a presenter's heading above already names it, and the line is needed
-    where = "" if thread.is_main or fit else " · " + escape(thread_name(thread))
+    where = "" if v.thread.is_main or fit else " · " + escape(v.thread.name)
     head = (f'{before}<div class="ls-panel-head"><h4 class="ls-h4">messages · {total}{where}</h4>'
-            f'<p class="ls-caption">{escape(caption(trace, cursor, short=fit))}</p></div>')
+            f'<p class="ls-caption">{escape(caption(v, short=fit))}</p></div>')
     if total == 0:
         empty = t("messages is empty. Press **Step**: stage 1 puts the user's request into it.")
         return head + f'<div class="ls-empty" data-step="{cursor + 1}">{markdown_html(empty)}</div>'
     anchor = f"ls-history-{key}"
-    script = SCROLL.replace("ANCHOR", anchor) if fit or errors_read_at(trace, cursor) else ""
+    script = SCROLL.replace("ANCHOR", anchor) if fit or v.errors_read else ""
     return (f'{head}<div class="ls-panel" style="height:{height}px" data-step="{cursor + 1}"{fits}>'
-            f'<div class="ls-history" id="{anchor}">{history_html(trace, cursor, start, end)}</div></div>{script}')
+            f'<div class="ls-history" id="{anchor}">{history_html(v, start, end)}</div></div>{script}')
 
 
-def draw_pager(trace: Trace, cursor: int, key: str) -> None:
+def draw_pager(v: StepView, key: str) -> None:
     """Show earlier / Show later, under a history longer than its window."""
-    total = len(trace.messages_at(cursor))
+    cursor, total = v.index, len(v.messages)
     if total <= WINDOW:
         return
     offset_key = f"{key}-history-offset"

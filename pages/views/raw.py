@@ -9,8 +9,7 @@ import json
 
 import streamlit as st
 
-from loop.trace import Trace
-from loop.views import last_call_at
+from loop.step_view import StepView
 
 from .i18n import stage_title, t
 
@@ -34,42 +33,40 @@ def _elided(request: dict) -> dict:
     return dict(request, messages=shown)
 
 
-def draw_raw(trace: Trace, cursor: int, key: str) -> None:
+def draw_raw(v: StepView, key: str) -> None:
     expander = st.expander(t("Raw JSON · the request sent and the response received"), key=f"{key}-raw",
                            on_change="rerun", icon=":material/data_object:")
     with expander:
         if not expander.open:  # drawn only when open: a request can hold the whole history
             return
-        if not 0 <= cursor < len(trace):
+        if v.stage is None:
             st.caption(t("Nothing has been sent yet."))
             return
-        step = trace.steps[cursor]
-        if step.stage in ("retry", "refused"):  # a call that failed: what it sent, and the API's error
+        if v.stage in ("retry", "refused"):  # a call that failed: what it sent, and the API's error
             left, right = st.columns(2)
             left.markdown(t("**Request** (body sent to `/v1/messages`; the key travels in a header and is not here)"))
-            left.code(_json(_elided(trace.request_at(cursor) or {})), language="json", height=500, wrap_lines=True)
+            left.code(_json(_elided(v.failed_request or {})), language="json", height=500, wrap_lines=True)
             right.markdown(t("**The error the call got**"))
-            right.code(_json({k: v for k, v in step.detail.items() if k != "request"}), language="json", height=500,
-                       wrap_lines=True)
+            right.code(_json(v.recorded), language="json", height=500, wrap_lines=True)
             return
-        if step.stage not in ("call_model", "summarize"):
+        if v.stage not in ("call_model", "summarize"):
             st.caption(t("This step ({stage}) did its work locally; what it recorded is below.",
-                         stage=stage_title(step.stage)))
-            st.code(_json({k: v for k, v in step.detail.items() if k not in ("request", "response")}), language="json")
-        call = last_call_at(trace, cursor)
+                         stage=stage_title(v.stage)))
+            st.code(_json({k: value for k, value in v.recorded.items() if k != "response"}), language="json")
+        call = v.last_call
         if call is None:
             st.caption(t("No model call yet at this step."))
             return
-        if call != cursor:
+        if call != v.index:
             st.markdown(t("**The last model call, step {n}:**", n=call + 1))
-        request, response = trace.request_at(call), trace.response_at(call)
+        request, response = v.call_request, v.call_response
         text = _json(request)
         left, right = st.columns(2)
         with left:
             st.markdown(t("**Request** (body sent to `/v1/messages`; the key travels in a header and is not here)"))
             if len(text) > SHOWN_LIMIT:
                 st.caption(t("The body is {n} characters; the middle messages are left out below.", n=f"{len(text):,}"))
-                st.download_button(t("Download the exact request body"), data=lambda: _json(trace.request_at(call)),
+                st.download_button(t("Download the exact request body"), data=lambda: _json(request),
                                    file_name=f"request-step-{call + 1}.json", mime="application/json",
                                    key=f"{key}-raw-download", on_click="ignore")
                 text = _json(_elided(request))

@@ -8,24 +8,25 @@ from html import escape
 
 import streamlit as st
 
-from loop.diagram import LARGE, NORMAL, svg_at
+from loop.diagram import LARGE, NORMAL, svg
 from loop.notes import note
 from loop.profiles import COMPLETE
 from loop.runner import Run
+from loop.step_view import StepView
 from loop.trace import Trace
 from loop.transcript import dumps
-from loop.views import ending, errors_read_at, status_line, turn_count_change
 
 from .ahead import ahead_script
 from .complete_state import draw_complete_state
 from .controls import draw_controls, said_html, words_html
 from .copylink import draw_copy_link
+from .current import fresh, view_at
 from .forks import branches, draw_fork, with_branches
-from .blocks import draw_style, inline_code, markdown_html, plain
+from .blocks import draw_style, inline_code, markdown_html
 from .history import HEIGHT as HISTORY_HEIGHT
 from .history import draw_pager, draw_threads, history_panel
 from .more import draw_exports, draw_growth, file_stem
-from .i18n import lang, stage_title, t
+from .i18n import t
 from .permalink import keep_url
 from .presenter import PRESENTER_HEIGHT, presenting
 from .raw import draw_raw
@@ -43,20 +44,20 @@ def draw_save(trace: Trace, key: str, name: str, run: Run | None = None) -> None
                        help=t("Loopscope's transcript format: open it again on the Replay page."))
 
 
-def diagram_html(trace: Trace, cursor: int, key: str, heading: str = "", after: str = "") -> str:
+def diagram_html(v: StepView, key: str, heading: str = "", after: str = "") -> str:
     """The loop diagram at `cursor` as HTML: plain SVG made in loop/diagram.py, large when presenting.
 
     st.html keeps HTML only (its sanitiser drops SVG), and Markdown would parse the whole picture on
     every click; so a one-line script puts the SVG in place.
     """
-    picture = svg_at(trace, cursor, translate=t, size=LARGE if presenting() else NORMAL)
+    picture = svg(**v.diagram, translate=t, size=LARGE if presenting() else NORMAL)
     box = f"ls-diagram-{key}"
     code = json.dumps(picture).replace("<", "\\u003c")  # no "<" in a script: the sanitiser drops such a script
-    return (f'{heading}<div class="ls-diagram-box" id="{box}" data-step="{cursor + 1}"></div>{after}'
+    return (f'{heading}<div class="ls-diagram-box" id="{box}" data-step="{v.index + 1}"></div>{after}'
             f'<script>document.getElementById("{box}").innerHTML = {code};</script>')
 
 
-def views_html(trace: Trace, cursor: int, key: str, next_words: str = "") -> str:
+def views_html(v: StepView, key: str, next_words: str = "") -> str:
     """The diagram and its note beside the history, as HTML.
 
     Presenter mode puts the note above the history (the diagram keeps the room it needs to stay readable),
@@ -64,86 +65,81 @@ def views_html(trace: Trace, cursor: int, key: str, next_words: str = "") -> str
     """
     if presenting():
         after = f'<div class="ls-next">{markdown_html(next_words)}</div>' if next_words else ""
-        left = diagram_html(trace, cursor, key, after=after)
-        right = history_panel(trace, cursor, key, height=PRESENTER_HEIGHT, fit=True,
-                              before=note_html(trace, cursor, presenter=True))
+        left = diagram_html(v, key, after=after)
+        right = history_panel(v, key, height=PRESENTER_HEIGHT, fit=True, before=note_html(v, presenter=True))
     else:
-        left = diagram_html(trace, cursor, key, heading='<h4 class="ls-h4">' + escape(t("The loop")) + "</h4>",
-                            after=note_html(trace, cursor))
-        right = history_panel(trace, cursor, key, height=HISTORY_HEIGHT)
+        left = diagram_html(v, key, heading='<h4 class="ls-h4">' + escape(t("The loop")) + "</h4>", after=note_html(v))
+        right = history_panel(v, key, height=HISTORY_HEIGHT)
     grid = "ls-grid ls-present" if presenting() else "ls-grid"
-    if presenting() and trace.meta.get("profile") == COMPLETE:  # its retry and recovery stages beside the loop
+    if presenting() and v.profile == COMPLETE:  # its retry and recovery stages beside the loop
         grid += " ls-wide"
     return (f'<div class="{grid}" id="ls-grid-{key}"><div class="ls-col">{left}</div>'
             f'<div class="ls-col">{right}</div></div>')
 
 
-def step_html(trace: Trace, k: int, key: str, words_at: Callable[[int], str]) -> dict:
+def step_html(v: StepView, key: str, words_at: Callable[[StepView], str]) -> dict:
     """What shows step k outside the tables, as the browser shows it before the server answers (see ahead.py):
     the heading's text, the elements above and beside the buttons by id, and the views."""
     if presenting():
-        parts = {f"ls-state-{key}": state_row_html(trace, k, key)}
+        parts = {f"ls-state-{key}": state_row_html(v, key)}
     else:
-        parts = {f"ls-said-{key}": said_html(trace, k, key), f"ls-words-{key}": words_html(words_at(k), key)}
-    return {"status": status_line(trace, k, t), "parts": parts,
-            "views": views_html(trace, k, key, words_at(k) if presenting() else "")}
+        parts = {f"ls-said-{key}": said_html(v, key), f"ls-words-{key}": words_html(words_at(v), key)}
+    return {"status": v.status, "parts": parts, "views": views_html(v, key, words_at(v) if presenting() else "")}
 
 
-def draw_views(trace: Trace, cursor: int, key: str, words_at: Callable[[int], str]) -> None:
+def draw_views(trace: Trace, v: StepView, key: str, words_at: Callable[[StepView], str]) -> None:
     """The views at `cursor` as ONE element: a click redraws one thing, not a dozen.
 
     A second, hidden element carries the steps beside the cursor, so that Back and Step show at once (see
-    ahead.py); `words_at(k)` is what comes next at step k.
+    ahead.py); `words_at(view)` is what comes next at that step.
     """
-    st.html(views_html(trace, cursor, key, words_at(cursor) if presenting() else ""), unsafe_allow_javascript=True)
-    beside = {k: step_html(trace, k, key, words_at) for k in (cursor - 1, cursor + 1) if 0 <= k < len(trace)}
-    st.html(ahead_script(key, cursor, status_line(trace, cursor, t), beside), unsafe_allow_javascript=True)
+    st.html(views_html(v, key, words_at(v) if presenting() else ""), unsafe_allow_javascript=True)
+    beside = {k: step_html(view_at(trace, k), key, words_at) for k in (v.index - 1, v.index + 1) if 0 <= k < v.total}
+    st.html(ahead_script(key, v.index, v.status, beside), unsafe_allow_javascript=True)
 
 
-def note_extras(trace: Trace, cursor: int, presenter: bool = False) -> list[str]:
+def note_extras(v: StepView, presenter: bool = False) -> list[str]:
     """What this very step adds to its stage's note: the turn it ends, an error the model reads, the end.
 
     In presenter mode the screen has no room to say a thing twice: the error is said by the callout under
     it in the history, the end under the diagram, `turn_count a → b` in the state row, so the note leaves them out.
     """
     out = []
-    change = turn_count_change(trace, cursor) if not presenter else None  # the presenter's state row says `a → b`
-    if change and trace.steps[cursor].stage == "recover":  # the complete loop: the request to continue ends it
+    change = v.turn_count_change if not presenter else None  # the presenter's state row says `a → b`
+    if change and v.stage == "recover":  # the complete loop: the request to continue ends it
         out.append(t("`turn_count` {a} → {b}: turn {a} ends with this request to continue; the next call starts "
                      "turn {b}.", a=change[0], b=change[1]))
     elif change:
         out.append(t("`turn_count` {a} → {b}: turn {a} ends with this write-back; the next call starts turn {b}.",
                      a=change[0], b=change[1]))
-    read = errors_read_at(trace, cursor) if not presenter else []
+    read = v.errors_read if not presenter else ()
     if read:
         ids = ", ".join(inline_code(tool_use_id) for _, _, tool_use_id in read)
         out.append(t("**The model reads an error in this call** ({ids}, ringed in the history): a failed result is "
                      "its next input, not a terminal log.", ids=ids))
-    end = ending(trace, cursor, t, quote=plain) if not presenter else None
+    end = v.ending if not presenter else None
     if end:
         out.append(t("**The loop ends.**") + " " + end)
     return out
 
 
-def note_html(trace: Trace, cursor: int, presenter: bool = False) -> str:
+def note_html(v: StepView, presenter: bool = False) -> str:
     """The note of the stage just executed, in the chosen language, and what this step adds to it, as HTML."""
-    if not 0 <= cursor < len(trace):
+    if v.stage is None:
         return ""
-    step = trace.steps[cursor]
-    parts = [f"**{stage_title(step.stage)}**", note(step.stage, lang())]
-    if presenter and step.stage == "run_tool" and step.detail.get("thread"):  # no room to say both: the one that
+    parts = [f"**{v.stage_title}**", note(v.stage, v.lang)]
+    if presenter and v.takes_answer:  # no room to say both: the one that
         parts = parts[:1]  # matters here is how the sub-agent's answer comes back, said below
-    if step.stage == "run_tool" and isinstance(step.detail.get("parallel"), dict):  # the complete loop's
-        parts.append(note("parallel", lang()))
-    thread = trace.thread_of(cursor)
+    if v.parallel:  # the complete loop's
+        parts.append(note("parallel", v.lang))
     # Where the learner is: inside a call frame. A presenter says it once, as the sub-agent starts: the heading
     # and the diagram say it on every step after, and the history needs the room.
-    if not thread.is_main and not (presenter and trace.opened_at(thread.id) != cursor):
-        parts.append(note("subagent", lang()))
-    elif step.stage == "run_tool" and step.detail.get("thread"):
-        parts.append(note("subagent_returns", lang()))
-    text = "\n\n".join([*parts, *note_extras(trace, cursor, presenter)])
-    return f'<div class="ls-note" data-stage="{step.stage}">{markdown_html(text)}</div>'
+    if not v.thread.is_main and not (presenter and not v.opens_thread):
+        parts.append(note("subagent", v.lang))
+    elif v.takes_answer:
+        parts.append(note("subagent_returns", v.lang))
+    text = "\n\n".join([*parts, *note_extras(v, presenter)])
+    return f'<div class="ls-note" data-stage="{v.stage}">{markdown_html(text)}</div>'
 
 
 def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run") -> None:
@@ -167,19 +163,21 @@ def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run"
         draw_save(trace, key, name, run)
         draw_copy_link(key)
 
+    fresh()  # this rerun's records of the steps: built again, once each
     words_at = draw_controls(trace, key, run, save=header, saved=changed)
     cursor = trace.cursor
-    if trace.has_threads and not presenting():  # where the cursor is among the threads: up, or into a sub-agent
-        draw_threads(trace, cursor, key)  # (a presenter steps in and out with Step; the heading names the thread)
+    v = view_at(trace, cursor)  # everything drawn below of the step under the cursor: one record
+    if v.has_threads and not presenting():  # where the cursor is among the threads: up, or into a sub-agent
+        draw_threads(trace, v, key)  # (a presenter steps in and out with Step; the heading names the thread)
     if presenting():  # one screen: the state in one row, the diagram, the note and the newest messages
-        draw_state_row(trace, cursor, key)
-        draw_views(trace, cursor, key, words_at)
+        draw_state_row(v, key)
+        draw_views(trace, v, key, words_at)
         return
-    draw_views(trace, cursor, key, words_at)
-    draw_pager(trace, cursor, key)
-    draw_fork(trace, cursor, run, key)
-    draw_tables(trace, cursor, key)
-    draw_complete_state(trace, cursor, key)
+    draw_views(trace, v, key, words_at)
+    draw_pager(v, key)
+    draw_fork(trace, v, run, key)
+    draw_tables(v, key, trace)  # (the whole Pairs table of a long run, when asked for, is the trace's)
+    draw_complete_state(v)
     draw_growth(trace, cursor, key)
     draw_exports(trace, cursor, key, name)
-    draw_raw(trace, cursor, key)
+    draw_raw(v, key)

@@ -15,17 +15,16 @@ from html import escape
 import streamlit as st
 
 from loop.catalogs import N_
+from loop.step_view import PAIRS_PROBLEMS, PAIRS_RECENT, STEPS_AROUND, StepView
 from loop.trace import Trace
-from loop.views import (COLLECTED, THREAD_COLUMN, pair_columns, pairs_rows, pairs_signature, pairs_table,
-                        presenter_state, state_rows, step_columns, step_row, steps_window, thread_name,
-                        turn_count_cell)
+from loop.views import COLLECTED, THREAD_COLUMN, pairs_table
 
 from .blocks import error_badge, id_badge
 from .i18n import lang, stage_title, t
 
-AROUND = 7  # LoopState rows drawn each side of the cursor in a long run (all of a run up to 15 steps)
-RECENT = 12  # paired rows drawn in a long run, the newest; "Show all pairs" draws every row, in a grid
-PROBLEMS = 20  # waiting or orphan rows drawn beside them, the first ones
+AROUND = STEPS_AROUND  # LoopState rows drawn each side of the cursor in a long run (all of a run up to 15 steps)
+RECENT = PAIRS_RECENT  # paired rows drawn in a long run, the newest; "Show all pairs" draws every row, in a grid
+PROBLEMS = PAIRS_PROBLEMS  # waiting or orphan rows drawn beside them, the first ones
 NOW = "▶"
 
 # The words of the tables in the page's language; the chapter's names (id, is_error, turn_count,
@@ -94,9 +93,9 @@ def _cached(key: str, trace: Trace, signature: tuple, build, keep: int = 4):
     return built[signature]
 
 
-def pairs_html(trace: Trace, cursor: int) -> tuple[str, int, int]:
+def pairs_html(v: StepView) -> tuple[str, int, int]:
     """The Pairs table as HTML, with the number of rows drawn and in all (a long one: the newest rows)."""
-    found, total = pairs_rows(trace, cursor, recent=RECENT, problems=PROBLEMS)
+    found, total = v.pairs, v.pairs_total
     rows = [[
         *([cell(row[THREAD_COLUMN])] if THREAD_COLUMN in row else []),
         cell(row["turn"]), id_badge(row["id"]), named(row["colour"]), cell(row["tool"]),
@@ -104,7 +103,7 @@ def pairs_html(trace: Trace, cursor: int) -> tuple[str, int, int]:
         error_badge("true") if row["is_error"] else "<code>false</code>",
         named(row["status"]) if row["status"] == "paired" else f"<b>{named(row['status'])}</b>",
     ] for row in found]
-    return html_table(pair_columns(trace), rows, key="pairs"), len(found), total
+    return html_table(list(v.pair_columns), rows, key="pairs"), len(found), total
 
 
 def caption_html(text: str) -> str:
@@ -117,27 +116,24 @@ def heading(title: str, caption: str = "") -> str:
                                                           if caption else ""))
 
 
-def draw_tables(trace: Trace, cursor: int, key: str) -> None:
+def draw_tables(v: StepView, key: str, trace: Trace | None = None) -> None:
     """A rule and the Pairs table, then the LoopState.
 
     Two elements: the Pairs table is the same on about half the clicks, and an element whose HTML is
     unchanged costs the browser nothing to redraw.
     """
-    pairs = draw_pairs(trace, cursor, key, draw=False)
+    pairs = draw_pairs(v, key, draw=False, trace=trace)
     if pairs is not None:  # else a long run: the Pairs table came with its own controls
         st.html('<hr class="ls-rule">' + pairs)
-    st.html(loop_state_html(trace, cursor))
+    st.html(loop_state_html(v))
 
 
-def draw_pairs(trace: Trace, cursor: int, key: str, draw: bool = True) -> str | None:
-    """The Pairs table; with `draw=False` its HTML is returned instead, unless it needs controls of its own."""
-    pending = len(trace.results_at(cursor)) if 0 <= cursor < len(trace) else 0
-    n = trace.steps[cursor].n_messages if 0 <= cursor < len(trace) else 0
-    if trace.has_threads or trace.has_compaction:  # the table shows every thread's history as it is at the cursor
-        n = (n, pairs_signature(trace, cursor))
+def draw_pairs(v: StepView, key: str, draw: bool = True, trace: Trace | None = None) -> str | None:
+    """The Pairs table; with `draw=False` its HTML is returned instead, unless it needs controls of its own.
+
+    The whole table of a long run ("Show all pairs") is an export of `trace`, drawn only when asked for."""
     everything = bool(st.session_state.get(f"{key}-all-pairs"))
-    text, shown, total = _cached(f"{key}-pairs-table", trace, (n, pending, lang()),
-                                 lambda: pairs_html(trace, cursor))
+    text, shown, total = pairs_html(v)  # a few dozen rows at most: the rows themselves are kept (loop/step_view.py)
     head = heading(t("Pairs · tool_use ↔ tool_result"),
                    t("Every tool_use needs a tool_result with the same id in the very next (user) message. "
                      "The id's colour is the same here and in the history."))
@@ -151,10 +147,11 @@ def draw_pairs(trace: Trace, cursor: int, key: str, draw: bool = True) -> str | 
                      t("{shown} of {total} rows: the newest, and those that break a rule.", shown=shown,
                        total=f"{total:,}"))
         right.toggle(t("Show all pairs"), key=f"{key}-all-pairs")
-    if everything and shown < total:  # thousands of rows: a grid that draws only what is in view
-        table = _cached(f"{key}-all-pairs-table", trace, (n, pending), lambda: pairs_table(trace, cursor))
+    if everything and shown < total and trace is not None:  # thousands of rows: a grid that draws only what is in view
+        cursor = v.index
+        table = _cached(f"{key}-all-pairs-table", trace, v.pairs_key, lambda: pairs_table(trace, cursor))
         st.dataframe(table, hide_index=True, key=f"{key}-pairs-all",
-                     column_config={c: st.column_config.Column(word(c)) for c in pair_columns(trace)})
+                     column_config={c: st.column_config.Column(word(c)) for c in v.pair_columns})
         return None
     if shown < total:
         st.html(text)
@@ -162,53 +159,52 @@ def draw_pairs(trace: Trace, cursor: int, key: str, draw: bool = True) -> str | 
     return head + text if not draw else st.html(head + text)
 
 
-def steps_html(trace: Trace, cursor: int) -> tuple[str, int, int]:
-    """The LoopState rows around `cursor` (▶ marks it), the first row's index and the row count.
+def steps_html(v: StepView) -> tuple[str, int, int]:
+    """The LoopState rows around the step (▶ marks it), the first row's index and the row count.
 
     `turn` is the turn a step is part of; `turn_count` is the variable after it (`1 → 2` at a write-back).
     """
-    start, end = steps_window(trace, cursor, around=AROUND)
-    rows, columns = [], step_columns(trace)
-    for i in range(start, end):
-        values = step_row(trace, i)
-        thread = [cell(values.pop(2))] if trace.has_threads else []  # a run with sub-agents: the step's thread
+    start, cursor = v.steps_start, v.index
+    rows = []
+    for i, row in enumerate(v.steps_rows, start):
+        values = list(row)
+        thread = [cell(values.pop(2))] if v.has_threads else []  # a run with sub-agents: the step's thread
         shown = [NOW if i == cursor else "", cell(values[1]), *thread, cell(values[2]) if values[2] else "—",
                  f"<code>{escape(values[3])}</code>" + (f'<span class="ls-cn">{escape(stage_title(values[3]))}</span>'
                                                         if lang() != "en" else ""),
-                 cell(turn_count_cell(trace, i))] + [cell(v) for v in values[5:]]
+                 cell(values[4])] + [cell(value) for value in values[5:]]
         rows.append(shown)
-    return html_table(columns, rows, now=cursor - start, key="steps"), start, end - start
+    return html_table(list(v.step_columns), rows, now=cursor - start, key="steps"), start, len(rows)
 
 
-def loop_state_html(trace: Trace, cursor: int) -> str:
+def loop_state_html(v: StepView) -> str:
     """The LoopState now (the chapter's three fields: the state the next stage starts from), then step by step:
     the heading, both tables and their captions. In a run with sub-agents, each thread has its own LoopState:
     "now" is the cursor's."""
-    now = state_rows(trace, cursor)
-    where = (t("Now, in thread {thread}", thread=thread_name(trace.thread_of(cursor)))
-             if trace.has_threads and 0 <= cursor < len(trace) else t("Now"))
+    now = v.state_rows
+    where = t("Now, in thread {thread}", thread=v.thread.name) if v.has_threads and v.index >= 0 else t("Now")
     out = [heading(t("LoopState · after each step"), where),
            html_table([f for f, _ in now], [[f"<b>{cell(v)}</b>" for _, v in now]], key="now")]
-    if not len(trace):
+    if not v.total:
         out.append(caption_html(t("No steps yet.")))
     else:
-        text, start, shown = steps_html(trace, cursor)
-        if start > 0 or shown < len(trace):
+        text, start, shown = steps_html(v)
+        if start > 0 or shown < v.total:
             out.append(caption_html(t("Steps {a}–{b} of {n}, around the current one (▶).", a=start + 1,
-                                      b=start + shown, n=f"{len(trace):,}")))
+                                      b=start + shown, n=f"{v.total:,}")))
         out.append(text)
     return "".join(out)
 
 
-def state_row_html(trace: Trace, cursor: int, key: str) -> str:
+def state_row_html(v: StepView, key: str) -> str:
     """Presenter mode's LoopState: one row (turn_count, transition_reason, stop_reason, messages), large."""
-    fields = presenter_state(trace, cursor)  # the chapter's own names, as code in every language
+    fields = v.presenter_state  # the chapter's own names, as code in every language
     items = "".join(f'<span class="ls-field"><code>{escape(f)}</code> <b class="ls-value">{cell(v)}</b></span>'
                     for f, v in fields)
     return (f'<div class="ls-state-row" id="ls-state-{key}" data-table="state-row"><span class="ls-state-name">'
             f'LoopState</span>{items}</div>')
 
 
-def draw_state_row(trace: Trace, cursor: int, key: str) -> None:
+def draw_state_row(v: StepView, key: str) -> None:
     """The one-row LoopState of presenter mode."""
-    st.html(state_row_html(trace, cursor, key))
+    st.html(state_row_html(v, key))
