@@ -583,7 +583,7 @@ def svg_at(trace: Trace, cursor: int, translate: Callable[[str], str] = str, siz
             parent -= 1
         turn = max(1, trace.steps[parent].turn) if parent >= 0 else 1
         return svg(None, None, turn=turn, translate=translate, size=size, compact=compact, child=child)
-    if nested and step.stage == "run_tool" and step.detail.get("thread"):
+    if nested and step.stage == "run_tool" and step.detail.thread:
         child = {"returned": True}
     return svg(step.stage, previous, continues=step.detail.get("continues"), ended=step.ended is not None,
                turn=max(1, step.turn), translate=translate, size=size, compact=compact, child=child,
@@ -595,7 +595,7 @@ def _near_a_sub_agent(trace: Trace, cursor: int) -> bool:
     if not 0 <= cursor < len(trace):
         return False
     step = trace.steps[cursor]
-    if not trace.thread_of(cursor).is_main or (step.stage == "run_tool" and step.detail.get("thread")):
+    if not trace.thread_of(cursor).is_main or (step.stage == "run_tool" and step.detail.thread):
         return True
     return cursor + 1 < len(trace) and trace.opened_at(trace.steps[cursor + 1].thread) == cursor + 1 \
         and trace.steps[cursor + 1].thread != step.thread
