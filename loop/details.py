@@ -23,7 +23,7 @@ number a page shows through `number()`) is kept as it is.
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
 NUMBER = (int, float)
@@ -69,7 +69,8 @@ class Detail(MutableMapping):
 
     def __post_init__(self) -> None:
         if self.written is None:  # built by hand: a field left at None is not there
-            self.written = tuple(k for k in _names(type(self)) if getattr(self, k) is not None) + tuple(self.extra)
+            given = tuple(k for k in field_names(type(self)) if getattr(self, k) is not None)
+            self.written = given + tuple(self.extra)
 
     def __setattr__(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)
@@ -180,6 +181,8 @@ class RunToolDetail(Detail):
     parallel: dict | None = _is(dict)  # the complete loop's: {waited_ms, with} when it ran beside others
     early: dict | None = _is(dict)  # the complete loop's: {started_before_end_ms, saved_ms} when started early
     recorded: bool | None = _is(bool)  # an import's: false when no tool_result answered the tool_use
+    tool_use_result: object = _kept()  # a Claude Code log's own account of the run (`toolUseResult`)
+    tool_execution: object = _kept()  # a course trace's {name, input, output}
 
 
 @dataclass(eq=False, slots=True, kw_only=True)
@@ -332,8 +335,6 @@ def check(detail: Detail) -> None:
                                   + (("null",) if none else ()))
 
 
-def fields_of(stage: str) -> list[tuple[str, str]]:
-    """(key, what it holds) of a stage's detail, for the documentation's tables and tests."""
-    cls = DETAILS.get(stage, Detail)
-    return [(f.name, str(f.type)) for f in fields(cls) if f.name not in ("written", "extra")
-            and f.default is not MISSING]
+def field_names(cls: type[Detail]) -> list[str]:
+    """The keys a detail type has a field for, in its order (the documentation's, and its test's)."""
+    return [f.name for f in fields(cls) if f.name not in ("written", "extra")]
