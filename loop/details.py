@@ -5,7 +5,8 @@ A step's `detail` was written by the runner (runner.py) or an importer
 named by the keys the format writes (docs/transcript-format.md), so new code
 reads `step.detail.tool_use_id`, not `step.detail["tool_use_id"]`.
 
-Three promises keep a transcript as it was written:
+A detail is frozen: its fields are what the stage recorded. Three promises
+keep a transcript as it was written:
 - the keys a detail was given, and their order, are kept (`written`): a field
   never given is not written out, so a file saved again is the same file;
 - a key this version does not know is kept in `extra` and written back in its
@@ -58,7 +59,7 @@ def _ok(value: object, kinds: tuple, none: bool) -> bool:
     return isinstance(value, kinds)
 
 
-@dataclass(eq=False, slots=True, kw_only=True)
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class Detail(MutableMapping):
     """What a stage did. The base of each stage's type; itself the detail of a stage it does not know."""
 
@@ -70,13 +71,7 @@ class Detail(MutableMapping):
     def __post_init__(self) -> None:
         if self.written is None:  # built by hand: a field left at None is not there
             given = tuple(k for k in field_names(type(self)) if getattr(self, k) is not None)
-            self.written = given + tuple(self.extra)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        object.__setattr__(self, name, value)
-        written = getattr(self, "written", None)  # None while it is being built
-        if written is not None and name not in written and name in _names(type(self)):
-            object.__setattr__(self, "written", written + (name,))  # a field set is a key given
+            object.__setattr__(self, "written", given + tuple(self.extra))
 
     # -- as the format writes it --
     def to_dict(self) -> dict:
@@ -89,18 +84,19 @@ class Detail(MutableMapping):
             raise KeyError(key)
         return getattr(self, key) if key in _names(type(self)) else self.extra[key]
 
+    # A detail is not changed by its attributes (frozen); these two are for code that writes it as a dict.
     def __setitem__(self, key: str, value: object) -> None:
         if key in _names(type(self)):
-            setattr(self, key, value)
-            return
-        self.extra[key] = value
+            object.__setattr__(self, key, value)
+        else:
+            self.extra[key] = value
         if key not in self.written:
-            self.written += (key,)
+            object.__setattr__(self, "written", self.written + (key,))
 
     def __delitem__(self, key: str) -> None:
         if key not in self.written:
             raise KeyError(key)
-        self.written = tuple(k for k in self.written if k != key)
+        object.__setattr__(self, "written", tuple(k for k in self.written if k != key))
         if key in _names(type(self)):
             object.__setattr__(self, key, None)
         else:
@@ -119,7 +115,7 @@ class Detail(MutableMapping):
     __hash__ = None  # type: ignore[assignment]  # it may change, as a dict does
 
 
-@dataclass(eq=False, slots=True, kw_only=True)
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class UserRequestDetail(Detail):
     """Stage 1: the request put into messages."""
 
@@ -129,7 +125,7 @@ class UserRequestDetail(Detail):
     note: str | None = _is(str)  # an import's: why a user message past the first is a request of its own
 
 
-@dataclass(eq=False, slots=True, kw_only=True)
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class CallModelDetail(Detail):
     """Stage 2: the call to the model, and what came back."""
 
@@ -147,14 +143,14 @@ class CallModelDetail(Detail):
     cycle: object = _kept()  # a course trace's cycle number
 
 
-@dataclass(eq=False, slots=True, kw_only=True)
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class AppendAssistantDetail(Detail):
     """Stage 3: the response appended (the history says it all)."""
 
     STAGE: ClassVar[str] = "append_assistant"
 
 
-@dataclass(eq=False, slots=True, kw_only=True)
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class DecideDetail(Detail):
     """The check of stop_reason: go on, or end."""
 
@@ -164,7 +160,7 @@ class DecideDetail(Detail):
     recover: bool | None = _is(bool)  # the complete loop's: cut at max_tokens, it asks the model to continue
 
 
-@dataclass(eq=False, slots=True, kw_only=True)
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class RunToolDetail(Detail):
     """Stage 4: one tool_use run, and its tool_result."""
 
@@ -185,7 +181,7 @@ class RunToolDetail(Detail):
     tool_execution: object = _kept()  # a course trace's {name, input, output}
 
 
-@dataclass(eq=False, slots=True, kw_only=True)
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class WriteBackDetail(Detail):
     """Stage 5: the results written back as one user message."""
 
@@ -194,7 +190,7 @@ class WriteBackDetail(Detail):
     parallel: dict | None = _is(dict)  # the complete loop's: {tools, wall_ms, sum_ms, ran_ms, early_saved_ms}
 
 
-@dataclass(eq=False, slots=True, kw_only=True)
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class StopDetail(Detail):
     """The loop stopped at max turns."""
 
@@ -202,7 +198,7 @@ class StopDetail(Detail):
     why: str | None = _is(str)
 
 
-@dataclass(eq=False, slots=True, kw_only=True)
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class SummarizeDetail(Detail):
     """Compaction, first half: a model call that summarises the history."""
 
@@ -219,7 +215,7 @@ class SummarizeDetail(Detail):
     skipped: bool | None = _is(bool)
 
 
-@dataclass(eq=False, slots=True, kw_only=True)
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class CompactDetail(Detail):
     """Compaction, second half: the history rewritten; what it held before is kept, so it can be rebuilt."""
 
@@ -238,7 +234,7 @@ class CompactDetail(Detail):
     source: str | None = _is(str)  # where an import found the compaction
 
 
-@dataclass(eq=False, slots=True, kw_only=True)
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class RetryDetail(Detail):
     """The complete loop's: a call failed; wait, then call again (or give up)."""
 
@@ -258,7 +254,7 @@ class RetryDetail(Detail):
     kind: str | None = _is(str)  # a failed summarize's kind
 
 
-@dataclass(eq=False, slots=True, kw_only=True)
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class RefusedDetail(Detail):
     """The complete loop's: the API refused the prompt as too long."""
 
@@ -274,7 +270,7 @@ class RefusedDetail(Detail):
     kind: str | None = _is(str)
 
 
-@dataclass(eq=False, slots=True, kw_only=True)
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class RecoverDetail(Detail):
     """The complete loop's: cut at max_tokens, ask the model to continue."""
 
@@ -289,6 +285,7 @@ DETAILS: dict[str, type[Detail]] = {cls.STAGE: cls for cls in (
     StopDetail, SummarizeDetail, CompactDetail, RetryDetail, RefusedDetail, RecoverDetail)}
 
 _NAMES: dict[type, frozenset] = {}
+_ORDER: dict[type, tuple] = {}
 _CHECKED: dict[type, dict] = {}
 
 
@@ -296,7 +293,7 @@ def _names(cls: type) -> frozenset:
     """The keys a detail type has a field for."""
     names = _NAMES.get(cls)
     if names is None:
-        names = _NAMES[cls] = frozenset(f.name for f in fields(cls) if f.name not in ("written", "extra"))
+        names = _NAMES[cls] = frozenset(field_names(cls))
     return names
 
 
@@ -320,9 +317,7 @@ def of(stage: str, raw: Mapping | None) -> Detail:
     raw = raw or {}
     known = {k: v for k, v in raw.items() if k in names}
     extra = {k: v for k, v in raw.items() if k not in names}
-    detail = cls(extra=extra, **known)
-    object.__setattr__(detail, "written", tuple(raw))  # every key given, in its order, None or not
-    return detail
+    return cls(written=tuple(raw), extra=extra, **known)  # every key given, in its order, None or not
 
 
 def check(detail: Detail) -> None:
@@ -335,6 +330,9 @@ def check(detail: Detail) -> None:
                                   + (("null",) if none else ()))
 
 
-def field_names(cls: type[Detail]) -> list[str]:
+def field_names(cls: type[Detail]) -> tuple[str, ...]:
     """The keys a detail type has a field for, in its order (the documentation's, and its test's)."""
-    return [f.name for f in fields(cls) if f.name not in ("written", "extra")]
+    names = _ORDER.get(cls)
+    if names is None:
+        names = _ORDER[cls] = tuple(f.name for f in fields(cls) if f.name not in ("written", "extra"))
+    return names

@@ -91,8 +91,10 @@ def test_a_detail_built_by_hand_writes_only_what_it_was_given_in_the_fields_orde
     assert DecideDetail(continues=True, why="go on").to_dict() == {"continues": True, "why": "go on"}
     call = CallModelDetail(request={"model": "m"}, response={"content": []}, duration_ms=3.0, retries=0)
     assert list(call.to_dict()) == ["request", "response", "duration_ms", "retries"]
-    call.attempt = 2  # a field set later is written too, after those before it
-    assert list(call.to_dict())[-1] == "attempt"
+    with pytest.raises(AttributeError):
+        call.attempt = 2  # frozen: its fields are what was recorded
+    call["attempt"] = 2  # code that writes it as a dict: a key given later is written after the others
+    assert list(call.to_dict())[-1] == "attempt" and call.attempt == 2
 
 
 def test_the_format_documents_every_field_of_every_stage():
