@@ -245,8 +245,8 @@ def _check(args) -> int:
               f"{len(rules.pairs(thread.messages))} pair(s)")
     compactions = [s for s in trace.steps if s.stage == "compact"]
     if compactions:
-        kinds = ", ".join(f"{k} ×{sum(1 for s in compactions if s.detail.get('kind') == k)}"
-                          for k in transcript.COMPACT_KINDS if any(s.detail.get("kind") == k for s in compactions))
+        kinds = ", ".join(f"{k} ×{sum(1 for s in compactions if s.detail.kind == k)}"
+                          for k in transcript.COMPACT_KINDS if any(s.detail.kind == k for s in compactions))
         out(f"ok: {len(compactions)} compaction(s) ({kinds}); every history before them is kept")
     return 0
 

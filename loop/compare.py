@@ -77,7 +77,7 @@ def run_profile(scenario: str, profile: str, lang: str = "en", tool_timeout: flo
             facts = error_facts(failed)
             calls.append(Call(len(calls) + 1, "error", list(run.state.messages), error=facts, then="error",
                               values={"error": explain(failed, lang)}))
-        waited = sum(s.detail.get("wait_s", 0) for s in run.trace.steps if s.stage == "retry")
+        waited = sum(s.detail.wait_s or 0 for s in run.trace.steps if s.stage == "retry")
         times = [s.time for s in run.trace.steps]
         return ProfileRun(profile, calls, "error" if failed else run.state.ended or "", len(run.trace),
                           round((times[-1] - times[0]) * 1000, 3) if times else 0.0,
@@ -95,20 +95,20 @@ def calls_of(trace: Trace) -> list[Call]:
         call = Call(len(out) + 1, step.stage, list(request.get("messages") or trace.history_before(i)))
         d = step.detail
         if step.stage == "retry":
-            call.error = d.get("error")
-            if d.get("gave_up"):
+            call.error = d.error
+            if d.gave_up:
                 call.then = "gave_up"
             else:
-                call.then, call.values = "retry", {"wait": f"{number(d.get('wait_s')):.2f}",
-                                                   "k": f"{number(d.get('attempt'), 1) + 1:g}", "n": d.get("attempts")}
+                call.then, call.values = "retry", {"wait": f"{number(d.wait_s):.2f}",
+                                                   "k": f"{number(d.attempt, 1) + 1:g}", "n": d.attempts}
         elif step.stage == "refused":
-            call.error = d.get("error")
+            call.error = d.error
             call.then = "end" if step.ended else "compact"
-            call.values, call.why_step = {"why": d.get("why", "")}, step
+            call.values, call.why_step = {"why": d.why or ""}, step
         elif step.stage == "summarize":
-            call.response, call.then = d.get("response"), "summary"
+            call.response, call.then = d.response, "summary"
         else:
-            call.response = d.get("response")
+            call.response = d.response
             call.then, call.values = _after(trace, i)
             call.why_step = next((s for s in trace.steps[i + 1:] if s.stage == "decide"), None)
             call.tool_outputs, call.parallel = _tools_after(trace, i)
@@ -120,11 +120,11 @@ def _after(trace: Trace, i: int) -> tuple[str, dict]:
     """What the loop did after the call at step i: its decide step says."""
     for step in trace.steps[i + 1:]:
         if step.stage == "decide":
-            if step.detail.get("recover"):
+            if step.detail.recover:
                 return "recover", {}
-            if step.detail.get("continues"):
+            if step.detail.continues:
                 return "tool_use", {}
-            return "end", {"why": step.detail.get("why", step.ended)}
+            return "end", {"why": step.detail.why if "why" in step.detail else step.ended}
     return "end", {"why": trace.steps[-1].ended or ""}
 
 
@@ -134,9 +134,9 @@ def _tools_after(trace: Trace, i: int) -> tuple[list[str], dict | None]:
         if step.stage in CALLS:
             break
         if step.stage == "run_tool":
-            outputs.append(str(step.detail.get("output", "")))
-        if step.stage == "write_back" and isinstance(step.detail.get("parallel"), dict):
-            parallel = step.detail["parallel"]
+            outputs.append(str(step.detail.output if "output" in step.detail else ""))
+        if step.stage == "write_back" and isinstance(step.detail.parallel, dict):
+            parallel = step.detail.parallel
     return outputs, parallel
 
 

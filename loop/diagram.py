@@ -588,7 +588,7 @@ def svg_args(trace: Trace, cursor: int) -> dict:
             parent -= 1
         turn = max(1, trace.steps[parent].turn) if parent >= 0 else 1
         return {"stage": None, "previous": None, "turn": turn, "compact": compact, "child": child}
-    if nested and step.stage == "run_tool" and step.detail.get("thread"):
+    if nested and step.stage == "run_tool" and step.detail.thread:
         child = {"returned": True}
     return {"stage": step.stage, "previous": previous, "continues": step.detail.get("continues"),
             "ended": step.ended is not None, "turn": max(1, step.turn), "compact": compact, "child": child,
@@ -600,7 +600,7 @@ def _near_a_sub_agent(trace: Trace, cursor: int) -> bool:
     if not 0 <= cursor < len(trace):
         return False
     step = trace.steps[cursor]
-    if not trace.thread_of(cursor).is_main or (step.stage == "run_tool" and step.detail.get("thread")):
+    if not trace.thread_of(cursor).is_main or (step.stage == "run_tool" and step.detail.thread):
         return True
     return cursor + 1 < len(trace) and trace.opened_at(trace.steps[cursor + 1].thread) == cursor + 1 \
         and trace.steps[cursor + 1].thread != step.thread

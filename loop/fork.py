@@ -34,7 +34,7 @@ def state_at(trace: Trace, index: int, thread_id: str | None = None) -> LoopStat
         return LoopState()
     step = trace.steps[last]
     own = trace.steps_of(thread_id)
-    response = next((trace.steps[i].detail["response"] for i in reversed(own) if i <= last
+    response = next((trace.steps[i].detail.response for i in reversed(own) if i <= last
                      and trace.steps[i].stage == "call_model"), None)
     state = LoopState(
         messages=trace.messages_at(last),

@@ -41,11 +41,11 @@ def head(trace: Trace, index: int, lang: str = "en") -> str:
 def why_in(step, lang: str) -> str:
     """Why `step` did what it did, in `lang`: its `why`, which the trace keeps in English (the runner's or an
     importer's words), said again in `lang` when it is a known message; any other words as they were recorded."""
-    why = str(step.detail.get("why", ""))
+    why = str(step.detail.get("why", ""))  # any stage's: read as a mapping, absent where a stage has no `why`
     if lang == "en" or not why:
         return why
     if step.stage == "decide":
-        if step.detail.get("continues") and why == GO_ON:
+        if step.detail.continues and why == GO_ON:
             return say(lang, GO_ON)
         if why == why_ended(step.stop_reason):
             return why_ended(step.stop_reason, lang)
@@ -66,9 +66,9 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
     step = trace.steps[index]
     d = step.detail
     if step.stage == "user_request":
-        return say(lang, "messages ← user: {task}", task=short(d.get("task", ""), 100))
+        return say(lang, "messages ← user: {task}", task=short(d.task or "", 100))
     if step.stage == "call_model":
-        response = d.get("response", {})
+        response = d.response or {}
         content = response.get("content") if isinstance(response.get("content"), list) else []
         kinds = [b.get("type") if isinstance(b, dict) else type(b).__name__ for b in content]
         usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
@@ -84,25 +84,26 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         line = say(lang, "messages ← assistant ({n} messages)", n=step.n_messages)
         return line + (f": {short(' '.join(texts), 100)}" if texts else "")
     if step.stage == "decide":
-        if d.get("continues"):
+        if d.continues:
             return say(lang, "go on: {why}", why=why_in(step, lang))
         return say(lang, "the loop ends: {why}", why=why_in(step, lang))
-    if step.stage == "run_tool" and d.get("thread"):
-        return say(lang, "{tool} → the subagent's answer ({thread}): {output}", tool=d.get("name"),
-                   thread=d.get("thread"), output=short(d.get("output", ""), 80))
     if step.stage == "run_tool":
-        flag = " [is_error]" if d.get("is_error") else ""
-        return (f"{d.get('name')} {short(d.get('input'), 60)} → {short(d.get('output', ''), 80)}{flag} "
-                f"({d.get('tool_use_id')})" + complete.tool_extras(d, lang))
+        output = d.output if "output" in d else ""  # a null output (a tool_result without content) says null
+        if d.thread:
+            return say(lang, "{tool} → the subagent's answer ({thread}): {output}", tool=d.name, thread=d.thread,
+                       output=short(output, 80))
+        flag = " [is_error]" if d.is_error else ""
+        return (f"{d.name} {short(d.input, 60)} → {short(output, 80)}{flag} "
+                f"({d.tool_use_id})" + complete.tool_extras(d, lang))
     if step.stage == "write_back":
         return say(lang, "messages ← user: {n} tool_result block(s); turn {turn} ends, turn_count {before} → {after}, "
-                   "transition_reason={reason}", n=d.get("results"), turn=step.turn, before=step.turn,
+                   "transition_reason={reason}", n=d.results, turn=step.turn, before=step.turn,
                    after=step.turn_count, reason=step.transition_reason) + complete.batch_extras(d, lang)
     if step.stage == "compact":
         return say(lang, "{kind}: {why} · messages {before} → {after} · about {tokens_before} → {tokens_after} tokens",
-                   kind=d.get("kind"), why=why_in(step, lang), before=d.get("messages_before"),
-                   after=d.get("messages_after"), tokens_before=d.get("tokens_before"),
-                   tokens_after=d.get("tokens_after")) + complete.reason(step)
+                   kind=d.kind, why=why_in(step, lang), before=d.messages_before,
+                   after=d.messages_after, tokens_before=d.tokens_before,
+                   tokens_after=d.tokens_after) + complete.reason(step)
     return why_in(step, lang)
 
 

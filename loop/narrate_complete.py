@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from .catalogs import say
+from .details import CallModelDetail, RetryDetail, RunToolDetail, WriteBackDetail
 from .recovery import CONTINUE
 
 
@@ -31,26 +32,26 @@ def error_label(error: object) -> str:
     return " ".join(str(p) for p in (facts.get("status"), facts.get("type")) if p) or "error"
 
 
-def wait_words(d: dict, lang: str) -> str:
+def wait_words(d: RetryDetail, lang: str) -> str:
     """How the wait was worked out: the server's retry-after, or 1 s × 2^k plus jitter (and a test's scale)."""
-    if number(d.get("retry_after_s"), None) is not None:
-        how = say(lang, "retry-after: {s} s", s=f"{number(d['retry_after_s']):g}")
+    if number(d.retry_after_s, None) is not None:
+        how = say(lang, "retry-after: {s} s", s=f"{number(d.retry_after_s):g}")
     else:
-        how = say(lang, "{base} s × 2^{k} + jitter {jitter} s", base="1", k=f"{number(d.get('attempt'), 1) - 1:g}",
-                  jitter=f"{number(d.get('jitter_s')):.2f}")
-    if number(d.get("scale")):
-        how = "(" + how + ") " + say(lang, "× {scale} for tests", scale=f"{number(d['scale']):g}")
+        how = say(lang, "{base} s × 2^{k} + jitter {jitter} s", base="1", k=f"{number(d.attempt, 1) - 1:g}",
+                  jitter=f"{number(d.jitter_s):.2f}")
+    if number(d.scale):
+        how = "(" + how + ") " + say(lang, "× {scale} for tests", scale=f"{number(d.scale):g}")
     return how
 
 
 def retry_line(step, lang: str) -> str:
     d = step.detail
-    error = error_label(d.get("error"))
-    if d.get("gave_up"):
+    error = error_label(d.error)
+    if d.gave_up:
         return say(lang, "the call failed ({error}) on attempt {k} of {n}: no retry is left, the loop ends",
-                   error=error, k=d.get("attempt"), n=d.get("attempts"))
+                   error=error, k=d.attempt, n=d.attempts)
     return say(lang, "the call failed ({error}) on attempt {k} of {n}: wait {wait} s ({how}), then call again",
-               error=error, k=d.get("attempt"), n=d.get("attempts"), wait=f"{number(d.get('wait_s')):.2f}",
+               error=error, k=d.attempt, n=d.attempts, wait=f"{number(d.wait_s):.2f}",
                how=wait_words(d, lang))
 
 
@@ -58,16 +59,16 @@ def refused_line(step, lang: str) -> str:
     d = step.detail
     if step.ended:
         return say(lang, "the API refused the prompt as too long ({tokens} tokens > {maximum} maximum) even after a "
-                         "compaction: the loop ends", tokens=d.get("tokens"), maximum=d.get("maximum"))
+                         "compaction: the loop ends", tokens=d.tokens, maximum=d.maximum)
     return say(lang, "the API refused the prompt as too long ({tokens} tokens > {maximum} maximum): compact, then call "
-                     "again; the budget is now {budget} tokens", tokens=d.get("tokens"), maximum=d.get("maximum"),
-               budget=d.get("budget"))
+                     "again; the budget is now {budget} tokens", tokens=d.tokens, maximum=d.maximum,
+               budget=d.budget)
 
 
 def recover_line(step, lang: str) -> str:
     d = step.detail
     return say(lang, "messages ← user: \"{message}\" ({k} of {limit} in a row); turn_count={turn}, "
-                     "transition_reason={reason}", message=CONTINUE, k=d.get("k"), limit=d.get("limit"),
+                     "transition_reason={reason}", message=CONTINUE, k=d.k, limit=d.limit,
                turn=step.turn_count, reason=step.transition_reason)
 
 
@@ -78,36 +79,36 @@ def reason(step) -> str:
     """` · transition_reason=retry`: the complete loop's reason to go on, on the step that set it."""
     if step.stage == "recover" or step.transition_reason not in ("retry", "compact_resume"):
         return ""  # recover's line says it already
-    if step.stage == "compact" and step.detail.get("kind") != "resume":
+    if step.stage == "compact" and step.detail.kind != "resume":
         return ""
     return f" · transition_reason={step.transition_reason}"
 
 
-def call_extras(d: dict, lang: str) -> str:
+def call_extras(d: CallModelDetail, lang: str) -> str:
     """What a call of the complete loop adds to its line: the attempt it took, the tools it started early."""
     out = ""
-    if number(d.get("attempt"), 1) > 1:
-        out += " · " + say(lang, "attempt {k}, after waiting {s} s", k=d["attempt"], s=f"{number(d.get('waited_s')):.2f}")
-        if d.get("skipped"):
+    if number(d.attempt, 1) > 1:
+        out += " · " + say(lang, "attempt {k}, after waiting {s} s", k=d.attempt, s=f"{number(d.waited_s):.2f}")
+        if d.skipped:
             out += " " + say(lang, "(the wait was skipped)")
-    if d.get("early_start") and isinstance(d["early_start"], list):
-        out += " · " + say(lang, "{n} tool(s) started while the answer streamed", n=len(d["early_start"]))
+    if d.early_start and isinstance(d.early_start, list):
+        out += " · " + say(lang, "{n} tool(s) started while the answer streamed", n=len(d.early_start))
     return out
 
 
-def tool_extras(d: dict, lang: str) -> str:
+def tool_extras(d: RunToolDetail, lang: str) -> str:
     out = ""
-    if isinstance(d.get("parallel"), dict):
-        out += " · " + say(lang, "ran at once with {n} other(s); waited {s} s for it", n=d["parallel"].get("with"),
-                           s=seconds(d["parallel"].get("waited_ms")))
-    if isinstance(d.get("early"), dict):
+    if isinstance(d.parallel, dict):
+        out += " · " + say(lang, "ran at once with {n} other(s); waited {s} s for it", n=d.parallel.get("with"),
+                           s=seconds(d.parallel.get("waited_ms")))
+    if isinstance(d.early, dict):
         out += " · " + say(lang, "started {s} s before the answer ended: {saved} s saved",
-                           s=seconds(d["early"].get("started_before_end_ms")), saved=seconds(d["early"].get("saved_ms")))
+                           s=seconds(d.early.get("started_before_end_ms")), saved=seconds(d.early.get("saved_ms")))
     return out
 
 
-def batch_extras(d: dict, lang: str) -> str:
-    batch = d.get("parallel")
+def batch_extras(d: WriteBackDetail, lang: str) -> str:
+    batch = d.parallel
     if not isinstance(batch, dict):
         return ""
     out = " · " + say(lang, "{n} tools: wall time {wall} s beside a sum of {sum} s", n=batch.get("tools"),

@@ -16,9 +16,11 @@ the history at step *i* is rebuilt from the versions kept, never copied a step.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
+from . import details
 from .catalogs import N_
+from .details import Detail
 from .history import History
 
 MAIN = "main"
@@ -55,11 +57,19 @@ class Step:
     output_tokens: int
     ended: str | None  # why the loop ended, on the step that ended it and after
     time: float  # seconds since the epoch
-    detail: dict = field(default_factory=dict)  # what this stage did; see runner.py
+    detail: Detail = field(default_factory=dict)  # what this stage did: its stage's type in details.py
     thread: str = MAIN  # the id of the thread (the loop) it is a step of
 
+    def __post_init__(self) -> None:
+        # The runner and the importers build a dict; the step keeps it as its stage's type.
+        if not isinstance(self.detail, Detail):
+            self.detail = details.of(self.stage, self.detail)
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The step as JSON: its detail as the object it was given (see details.Detail.to_dict)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["detail"] = self.detail.to_dict()
+        return out
 
     @property
     def turn(self) -> int:
@@ -230,7 +240,7 @@ class Trace:
             return None
         for i in self.steps_of(thread.parent):
             step = self.steps[i]
-            if step.stage == "run_tool" and step.detail.get("tool_use_id") == thread.parent_tool_use_id:
+            if step.stage == "run_tool" and step.detail.tool_use_id == thread.parent_tool_use_id:
                 return i
         return None
 
@@ -259,27 +269,27 @@ class Trace:
             step = self.steps[own[k]]
             if step.stage != "run_tool":
                 break
-            pending.append(step.detail["tool_result"])
+            pending.append(step.detail.tool_result)
         return pending[::-1]
 
     def request_at(self, index: int) -> dict | None:
         """The exact body sent at a call_model (or summarize) step: its settings plus the history then."""
         step = self.steps[index]
         if step.stage == "summarize":  # its own request: the summary prompt, not the history
-            request = step.detail.get("request")
+            request = step.detail.request
             return dict(request) if isinstance(request, dict) else None
         if step.stage in ("retry", "refused"):  # a call that failed: what it sent, if it was sent
-            request = step.detail.get("request")
+            request = step.detail.request
             return dict(request, messages=self.messages_at(index)) if isinstance(request, dict) else None
         if step.stage != "call_model":
             return None
-        request = dict(step.detail["request"])
+        request = dict(step.detail.request)
         request["messages"] = self.messages_at(index)
         return request
 
     def response_at(self, index: int) -> dict | None:
         step = self.steps[index]
-        return step.detail.get("response") if step.stage in ("call_model", "summarize") else None
+        return step.detail.response if step.stage in ("call_model", "summarize") else None
 
     def new_blocks_at(self, index: int) -> tuple[int, int]:
         """(first message index, count) of the messages step `index` appended to its thread (none on a rewrite)."""

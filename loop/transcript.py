@@ -17,7 +17,7 @@ import json
 import math
 from pathlib import Path
 
-from . import rules
+from . import details, rules
 from .catalogs import N_, N_n, Note
 from .history import History
 from .trace import COMPLETE_STAGES, MAIN, MORE_STAGES, STAGES, Step, Thread, Trace
@@ -108,8 +108,8 @@ def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
 
 
 def step_dict(step: Step) -> dict:
-    """One step as the format writes it."""
-    return {k: getattr(step, k) for k in STEP_FIELDS}
+    """One step as the format writes it (its detail as the object it was given: the same keys, in their order)."""
+    return {k: getattr(step, k) if k != "detail" else step.detail.to_dict() for k in STEP_FIELDS}
 
 
 def thread_dict(thread: Thread) -> dict:
@@ -161,6 +161,8 @@ def _need(condition: bool, where: str | Note, what: str | tuple[str, str], /, **
 
 
 NOT_LIST = N_("missing, or not a list")
+# A detail's key holding a value of another type; {expected}: JSON's names of types (object, string, ...)
+WRONG_TYPE = N_("{expected} expected, found {found}")
 NOT_OBJECT = N_("not an object")
 NO_THREAD = N_("names no thread of this transcript: {found}")
 
@@ -228,22 +230,23 @@ def _step(raw: object, i: int, threads: dict) -> Step:
     _need(isinstance(raw["n_messages"], int) and not isinstance(raw["n_messages"], bool) and raw["n_messages"] >= 0,
           f"{where}.n_messages", N_("not a count of messages: {found}"), found=_shown(raw["n_messages"]))
     _need(_count_ok(raw["turn_count"]), f"{where}.turn_count", NOT_COUNT, found=_shown(raw["turn_count"]))
-    detail = raw.get("detail") or {}
-    _need(isinstance(detail, dict), f"{where}.detail", NOT_OBJECT)
+    raw_detail = raw.get("detail") or {}
+    _need(isinstance(raw_detail, dict), f"{where}.detail", NOT_OBJECT)
     stage = raw["stage"]
+    detail = details.of(stage, raw_detail)  # its stage's type; keys it does not know kept as they are
     if stage in ("call_model", "summarize"):
-        _need(isinstance(detail.get("response"), dict) and isinstance(detail.get("request"), dict),
+        _need(isinstance(detail.response, dict) and isinstance(detail.request, dict),
               f"{where}.detail", N_("a {stage} step needs its request and response"), stage=stage)
     if stage == "run_tool":
-        _need(isinstance(detail.get("tool_result"), dict), f"{where}.detail",
+        _need(isinstance(detail.tool_result, dict), f"{where}.detail",
               N_("a {stage} step needs its tool_result"), stage=stage)
     if stage == "compact":
-        _need(detail.get("kind") in COMPACT_KINDS, f"{where}.detail.kind", N_("one of {kinds}, found {found}"),
-              kinds=list(COMPACT_KINDS), found=_shown(detail.get("kind")))
+        _need(detail.kind in COMPACT_KINDS, f"{where}.detail.kind", N_("one of {kinds}, found {found}"),
+              kinds=list(COMPACT_KINDS), found=_shown(detail.kind))
         if "history_before" in detail:
-            _messages(detail["history_before"], f"{where}.detail.history_before")
+            _messages(detail.history_before, f"{where}.detail.history_before")
         else:
-            replaced = detail.get("replaced")
+            replaced = detail.replaced
             _need(isinstance(replaced, list), f"{where}.detail",
                   N_("a compact step needs what it replaced: `replaced` or `history_before`"))
             for k, item in enumerate(replaced):
@@ -251,6 +254,11 @@ def _step(raw: object, i: int, threads: dict) -> Step:
                       and not isinstance(item.get("index"), bool), f"{where}.detail.replaced[{k}]",
                       N_("needs an `index` and the `message` it held"))
                 _messages([item.get("message")], f"{where}.detail.replaced[{k}].message")
+    try:
+        details.check(detail)
+    except details.DetailError as exc:
+        _need(False, f"{where}.detail.{exc.key}", WRONG_TYPE, expected=" or ".join(exc.expected),
+              found=_shown(exc.found))
     for key, ok, what in (("input_tokens", _count_ok, NOT_COUNT), ("output_tokens", _count_ok, NOT_COUNT),
                           ("time", _time_ok, N_("not a number of seconds: {found}"))):
         value = raw.get(key)
@@ -305,17 +313,17 @@ def _history(thread: Thread, steps: list[Step], own: list[int]) -> History:
             for slot in range(before, step.n_messages):
                 timelines.setdefault(slot, []).append((i, held[slot]))
             del held[before:]
-        elif "history_before" in step.detail:
+        elif step.detail.history_before is not None:
             for slot in range(step.n_messages):
                 timelines.setdefault(slot, []).append((i, held[slot]))
-            held = list(step.detail["history_before"])
+            held = list(step.detail.history_before)
             _need(len(held) == before, f"steps[{i}].detail.history_before",
                   N_n("holds {n} message; the thread's step before it has {before}",
                       "holds {n} messages; the thread's step before it has {before}"), n=len(held), before=before)
         else:
             _need(before == step.n_messages, where, N_("a compact step that replaces messages in place keeps their "
                   "number; the thread's step before it has {before}"), before=before)
-            for item in reversed(step.detail["replaced"]):
+            for item in reversed(step.detail.replaced):
                 slot = item["index"]
                 _need(0 <= slot < len(held), f"steps[{i}].detail.replaced", N_("index {index} is outside the history"),
                       index=slot)
@@ -403,7 +411,7 @@ def violations(trace: Trace) -> list[tuple[str, rules.Violation]]:
         for i in trace.steps_of(tid):
             step = trace.steps[i]
             if step.stage == "summarize":
-                sent = (step.detail.get("request") or {}).get("messages")
+                sent = (step.detail.request or {}).get("messages")
                 for v in rules.check(sent if isinstance(sent, list) else [], as_request=True):
                     found.append((f"steps[{i}]", v))
                 continue
@@ -434,11 +442,11 @@ def journal_line(trace: Trace, step: Step) -> dict:
     before = trace.steps[previous].n_messages if previous is not None else 0
     if step.stage != "compact":
         line["messages"] = trace.window_at(step.index, before, step.n_messages)
-    elif "history_before" in step.detail:  # the whole history replaced: the new one
+    elif step.detail.history_before is not None:  # the whole history replaced: the new one
         line["messages"] = trace.messages_at(step.index)
         line["replaces"] = True
     else:
-        slots = sorted({item["index"] for item in step.detail.get("replaced", [])})
+        slots = sorted({item["index"] for item in step.detail.replaced or []})
         line["messages"] = []
         line["rewritten"] = [[slot, trace.window_at(step.index, slot, slot + 1)[0]] for slot in slots]
     return line

@@ -1,0 +1,338 @@
+"""What each stage did: one small type a stage, the `detail` of its step.
+
+A step's `detail` was written by the runner (runner.py) or an importer
+(importers/derive.py) as a JSON object; each stage has its own fields here,
+named by the keys the format writes (docs/transcript-format.md), so new code
+reads `step.detail.tool_use_id`, not `step.detail["tool_use_id"]`.
+
+A detail is frozen: its fields are what the stage recorded. Three promises
+keep a transcript as it was written:
+- the keys a detail was given, and their order, are kept (`written`): a field
+  never given is not written out, so a file saved again is the same file;
+- a key this version does not know is kept in `extra` and written back in its
+  place (a later version's facts survive a save here);
+- a detail still answers as the dict it was (`detail["why"]`, `detail.get(...)`,
+  `"thread" in detail`), since code written before these types reads it so. A key
+  of another stage reads as absent, as it did.
+
+`check` refuses a value of the wrong type for a key the readers rely on (a
+transcript's loader calls it once, where it names the step); a field the
+readers take as it comes (a tool's input, an id a real log got wrong, a
+number a page shows through `number()`) is kept as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass, field, fields
+from typing import ClassVar
+
+NUMBER = (int, float)
+
+
+def _is(*kinds: type, none: bool = False):
+    """A field checked at load: its value is one of `kinds` (a bool is no number), or None when `none`."""
+    return field(default=None, metadata={"kinds": kinds, "none": none})
+
+
+def _kept():
+    """A field taken as it comes (the readers do not rely on its type)."""
+    return field(default=None)
+
+
+class DetailError(ValueError):
+    """A detail's `key` holds a value of the wrong type: `found`, where one of `expected` belongs."""
+
+    def __init__(self, key: str, found: object, expected: tuple[str, ...]) -> None:
+        self.key, self.found, self.expected = key, found, expected
+        super().__init__(f"{key}: expected {' or '.join(expected)}, found {type(found).__name__}")
+
+
+_KIND_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number"}
+
+
+def _ok(value: object, kinds: tuple, none: bool) -> bool:
+    if value is None:
+        return none
+    if isinstance(value, bool):
+        return bool in kinds
+    return isinstance(value, kinds)
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class Detail(MutableMapping):
+    """What a stage did. The base of each stage's type; itself the detail of a stage it does not know."""
+
+    STAGE: ClassVar[str] = ""
+    # The keys given, in the order given (fields and extra keys alike); None: the fields that are not None.
+    written: tuple | None = field(default=None, repr=False)
+    extra: dict = field(default_factory=dict)  # keys this version does not know, as they came
+
+    def __post_init__(self) -> None:
+        if self.written is None:  # built by hand: a field left at None is not there
+            given = tuple(k for k in field_names(type(self)) if getattr(self, k) is not None)
+            object.__setattr__(self, "written", given + tuple(self.extra))
+
+    # -- as the format writes it --
+    def to_dict(self) -> dict:
+        """The JSON object of this detail: the keys it was given, in their order, nothing added."""
+        return {k: self[k] for k in self.written}
+
+    # -- the dict it was (for readers written before these types) --
+    def __getitem__(self, key: str) -> object:
+        if key not in self.written:
+            raise KeyError(key)
+        return getattr(self, key) if key in _names(type(self)) else self.extra[key]
+
+    # A detail is not changed by its attributes (frozen); these two are for code that writes it as a dict.
+    def __setitem__(self, key: str, value: object) -> None:
+        if key in _names(type(self)):
+            object.__setattr__(self, key, value)
+        else:
+            self.extra[key] = value
+        if key not in self.written:
+            object.__setattr__(self, "written", self.written + (key,))
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self.written:
+            raise KeyError(key)
+        object.__setattr__(self, "written", tuple(k for k in self.written if k != key))
+        if key in _names(type(self)):
+            object.__setattr__(self, key, None)
+        else:
+            del self.extra[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.written
+
+    def __iter__(self):
+        return iter(self.written)
+
+    def __len__(self) -> int:
+        return len(self.written)
+
+    __eq__ = Mapping.__eq__  # equal to the dict of the same keys and values, as before
+    __hash__ = None  # type: ignore[assignment]  # it may change, as a dict does
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class UserRequestDetail(Detail):
+    """Stage 1: the request put into messages."""
+
+    STAGE: ClassVar[str] = "user_request"
+    task: str | None = _is(str)  # the request's text
+    started_by: object = _kept()  # a sub-agent's: the id of the parent's tool_use that started it
+    note: str | None = _is(str)  # an import's: why a user message past the first is a request of its own
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class CallModelDetail(Detail):
+    """Stage 2: the call to the model, and what came back."""
+
+    STAGE: ClassVar[str] = "call_model"
+    request: dict | None = _is(dict)  # the body sent, less `messages` (rebuilt from the thread's history)
+    response: dict | None = _is(dict)  # the Message the API returned
+    duration_ms: float | None = _kept()  # a number; an imported log's own (a page reads it through number())
+    retries: int | None = _is(int)  # the SDK's own retries
+    attempt: int | None = _kept()  # the complete loop's: which attempt this call was (from 1)
+    waited_s: float | None = _kept()  # the complete loop's: the backoff waited before it
+    skipped: bool | None = _is(bool)  # the complete loop's: the wait was cut short
+    early_start: list | None = _is(list)  # the complete loop's: tool_use ids started while the answer streamed
+    recorded: bool | None = _is(bool)  # an import's: a response was recorded beside the history
+    stop_reason_inferred: bool | None = _is(bool)  # an import's: the stop_reason was filled in from the content
+    cycle: object = _kept()  # a course trace's cycle number
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class AppendAssistantDetail(Detail):
+    """Stage 3: the response appended (the history says it all)."""
+
+    STAGE: ClassVar[str] = "append_assistant"
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class DecideDetail(Detail):
+    """The check of stop_reason: go on, or end."""
+
+    STAGE: ClassVar[str] = "decide"
+    continues: bool | None = _is(bool)
+    why: str | None = _is(str)  # in English; narrate.py says it again in any language
+    recover: bool | None = _is(bool)  # the complete loop's: cut at max_tokens, it asks the model to continue
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class RunToolDetail(Detail):
+    """Stage 4: one tool_use run, and its tool_result."""
+
+    STAGE: ClassVar[str] = "run_tool"
+    tool_use_id: object = _kept()  # as the tool_use block had it (a broken log's may be no string)
+    name: object = _kept()
+    input: object = _kept()
+    output: object = _kept()  # the tool's output (a string when a Loopscope tool ran)
+    is_error: bool | None = _is(bool)
+    duration_ms: float | None = _is(*NUMBER)
+    tool_result: dict | None = _is(dict)  # the block written back at stage 5
+    given_by_user: bool | None = _is(bool)  # answered by the person (the approval gate, a fork), not run
+    thread: str | None = _is(str)  # the sub-agent's thread whose answer this is
+    parallel: dict | None = _is(dict)  # the complete loop's: {waited_ms, with} when it ran beside others
+    early: dict | None = _is(dict)  # the complete loop's: {started_before_end_ms, saved_ms} when started early
+    recorded: bool | None = _is(bool)  # an import's: false when no tool_result answered the tool_use
+    tool_use_result: object = _kept()  # a Claude Code log's own account of the run (`toolUseResult`)
+    tool_execution: object = _kept()  # a course trace's {name, input, output}
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class WriteBackDetail(Detail):
+    """Stage 5: the results written back as one user message."""
+
+    STAGE: ClassVar[str] = "write_back"
+    results: int | None = _is(int)  # how many tool_result blocks
+    parallel: dict | None = _is(dict)  # the complete loop's: {tools, wall_ms, sum_ms, ran_ms, early_saved_ms}
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class StopDetail(Detail):
+    """The loop stopped at max turns."""
+
+    STAGE: ClassVar[str] = "stop"
+    why: str | None = _is(str)
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class SummarizeDetail(Detail):
+    """Compaction, first half: a model call that summarises the history."""
+
+    STAGE: ClassVar[str] = "summarize"
+    kind: str | None = _is(str)  # auto, manual or resume
+    why: str | None = _is(str)
+    request: dict | None = _is(dict)  # its own request, the summary prompt in its messages
+    response: dict | None = _is(dict)
+    duration_ms: float | None = _kept()
+    retries: int | None = _is(int)
+    summary: str | None = _is(str)
+    attempt: int | None = _kept()
+    waited_s: float | None = _kept()
+    skipped: bool | None = _is(bool)
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class CompactDetail(Detail):
+    """Compaction, second half: the history rewritten; what it held before is kept, so it can be rebuilt."""
+
+    STAGE: ClassVar[str] = "compact"
+    kind: str | None = _is(str)  # one of transcript.COMPACT_KINDS
+    replaced: list | None = _is(list)  # [{index, message}]: the messages rewritten in place (micro)
+    history_before: list | None = _is(list)  # the whole history it replaced (a summary)
+    summary: str | None = _is(str)
+    why: str | None = _is(str)
+    messages_before: int | None = _is(int)
+    messages_after: int | None = _is(int)
+    tokens_before: int | None = _is(int)  # estimates
+    tokens_after: int | None = _is(int)
+    trigger: object = _kept()  # a Claude Code log's compact_boundary facts, as it wrote them
+    pre_tokens: object = _kept()
+    source: str | None = _is(str)  # where an import found the compaction
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class RetryDetail(Detail):
+    """The complete loop's: a call failed; wait, then call again (or give up)."""
+
+    STAGE: ClassVar[str] = "retry"
+    error: dict | None = _is(dict)  # {status, type, message}
+    attempt: int | None = _kept()  # the call that failed, from 1
+    attempts: int | None = _kept()  # how many the loop makes at most
+    gave_up: bool | None = _is(bool)
+    backoff_s: float | None = _kept()
+    jitter_s: float | None = _kept()
+    retry_after_s: float | None = _kept()  # what the server asked for, when it said
+    wait_s: float | None = _kept()  # the seconds the loop waits
+    scale: float | None = _kept()  # when tests scale the waits
+    stage: str | None = _is(str)  # the stage whose call failed (call_model or summarize)
+    request: dict | None = _is(dict, none=True)  # what it sent, if it was sent
+    why: str | None = _is(str)
+    kind: str | None = _is(str)  # a failed summarize's kind
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class RefusedDetail(Detail):
+    """The complete loop's: the API refused the prompt as too long."""
+
+    STAGE: ClassVar[str] = "refused"
+    error: dict | None = _is(dict)
+    tokens: int | None = _is(int)  # what the API counted
+    maximum: int | None = _is(int)
+    estimate: int | None = _is(int)  # the loop's own estimate of messages
+    budget: int | None = _is(int, none=True)  # the budget the next compaction aims under
+    stage: str | None = _is(str)
+    request: dict | None = _is(dict, none=True)
+    why: str | None = _is(str)
+    kind: str | None = _is(str)
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class RecoverDetail(Detail):
+    """The complete loop's: cut at max_tokens, ask the model to continue."""
+
+    STAGE: ClassVar[str] = "recover"
+    k: int | None = _is(int)  # the k-th recovery in a row
+    limit: int | None = _is(int)
+    not_run: list | None = _is(list)  # ids of the tool_use blocks the cut answer held, answered as not run
+
+
+DETAILS: dict[str, type[Detail]] = {cls.STAGE: cls for cls in (
+    UserRequestDetail, CallModelDetail, AppendAssistantDetail, DecideDetail, RunToolDetail, WriteBackDetail,
+    StopDetail, SummarizeDetail, CompactDetail, RetryDetail, RefusedDetail, RecoverDetail)}
+
+_NAMES: dict[type, frozenset] = {}
+_ORDER: dict[type, tuple] = {}
+_CHECKED: dict[type, dict] = {}
+
+
+def _names(cls: type) -> frozenset:
+    """The keys a detail type has a field for."""
+    names = _NAMES.get(cls)
+    if names is None:
+        names = _NAMES[cls] = frozenset(field_names(cls))
+    return names
+
+
+def _checked(cls: type) -> dict:
+    """{key: (kinds, None allowed)} for the fields checked at load."""
+    out = _CHECKED.get(cls)
+    if out is None:
+        out = _CHECKED[cls] = {f.name: (f.metadata["kinds"], f.metadata["none"]) for f in fields(cls)
+                               if "kinds" in f.metadata}
+    return out
+
+
+def of(stage: str, raw: Mapping | None) -> Detail:
+    """The detail of a `stage` step from its JSON object (a dict the runner or an importer built), unchecked.
+
+    Every key is kept, in its order: a known one in its field, any other in `extra`."""
+    if isinstance(raw, Detail):
+        return raw
+    cls = DETAILS.get(stage, Detail)
+    names = _names(cls)
+    raw = raw or {}
+    known = {k: v for k, v in raw.items() if k in names}
+    extra = {k: v for k, v in raw.items() if k not in names}
+    return cls(written=tuple(raw), extra=extra, **known)  # every key given, in its order, None or not
+
+
+def check(detail: Detail) -> None:
+    """A `DetailError` for the first key whose value is not of its field's type."""
+    for key, (kinds, none) in _checked(type(detail)).items():
+        if key in detail.written:
+            value = getattr(detail, key)
+            if not _ok(value, kinds, none):
+                raise DetailError(key, value, tuple(_KIND_NAMES.get(k, k.__name__) for k in kinds)
+                                  + (("null",) if none else ()))
+
+
+def field_names(cls: type[Detail]) -> tuple[str, ...]:
+    """The keys a detail type has a field for, in its order (the documentation's, and its test's)."""
+    names = _ORDER.get(cls)
+    if names is None:
+        names = _ORDER[cls] = tuple(f.name for f in fields(cls) if f.name not in ("written", "extra"))
+    return names
