@@ -2,7 +2,7 @@
 
 Each class is deploy/classroom.py's: real `streamlit run` replicas sharing one
 runs store, and Debian's haproxy with deploy/haproxy.cfg in front, on free
-loopback ports. The students are bench/load.py's protocol clients; each keeps
+loopback ports. The students are tests/wire.py's protocol clients; each keeps
 its cookies as a browser does (the balancer's sticky cookie and the page's
 browser id) and sends its own User-Agent, by which the balancer's log names it.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.load import Wire
+from tests.wire import Wire
 from tests.browser import free_port
 from deploy.classroom import COOKIE, CONFIG, ROOT, Classroom, haproxy
 from loop import browser_id

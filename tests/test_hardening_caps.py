@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.load import Wire
+from tests.wire import Wire
 from loop import journal
 from loop.capped import ResponseTooLarge
 from loop.catalogs import Note, size_words
