@@ -553,3 +553,17 @@ def test_make_class_restarts_a_dead_replica_and_ctrl_c_stops_everything(tmp_path
 
 def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def test_a_port_is_told_apart_by_the_process_that_listens_on_it_not_by_an_answer():
+    # What the class's start relies on: a port another process took between being picked and being bound is
+    # that process's, even when something answers on it.
+    import socket
+
+    with socket.socket() as ours:
+        ours.bind(("127.0.0.1", 0))
+        port = ours.getsockname()[1]
+        assert not listening(os.getpid(), port)  # bound, not listening yet
+        ours.listen()
+        assert listening(os.getpid(), port)
+        assert not listening(os.getppid(), port)
