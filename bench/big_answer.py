@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.load import Wire  # noqa: E402
+from tests.wire import Wire  # noqa: E402
 from tests.browser import serve_app  # noqa: E402
 from tests.fake_server import FakeAnthropic  # noqa: E402
 

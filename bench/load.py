@@ -33,9 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -49,11 +47,9 @@ if str(ROOT) not in sys.path:
 
 from bench.render import CLICK_AND_WAIT  # noqa: E402
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, IDLE, free_port, serve_app  # noqa: E402
+from tests.wire import AGENT, ENDED, Bell, drive_wire  # noqa: E402  (the protocol client the tests use too)
 
 MAX_SESSIONS = 50
-AGENT = "loopscope-wire student"  # + the student's number: the User-Agent each wire student sends
-WIDGETS = ("button", "radio", "checkbox", "text_input", "text_area", "selectbox", "number_input")  # the ones Wire can use by key
-ENDED = "The loop has ended"
 
 
 # -- the server's memory, from /proc --
@@ -151,23 +147,6 @@ class Sampler(threading.Thread):
             self.stop.wait(self.every)
 
 
-class Bell:
-    """The class opens the page, then starts stepping together: the first clicks are a burst, as when a
-    teacher says "now press Step", and no click waits behind another student's page being built."""
-
-    def __init__(self, students: int):
-        self.left, self.rang = students, asyncio.Event()
-
-    def arrive(self) -> None:
-        self.left -= 1
-        if self.left <= 0:
-            self.rang.set()
-
-    async def ready(self) -> None:
-        self.arrive()
-        await self.rang.wait()
-
-
 # -- one student --
 async def student(browser, url: str, n: int, max_steps: int, think_ms: int, times: list[float], errors: list[str],
                   bell: Bell, opens: list[float]):
@@ -226,176 +205,6 @@ async def drive(url: str, sessions: int, max_steps: int, think_ms: int, time_lim
 
 
 
-# -- one student whose browser is on another machine: Streamlit's own protocol --
-class Wire:
-    """One browser tab as the server sees it: a WebSocket speaking Streamlit's protobuf messages.
-
-    It sends what the page sends on a click (a rerun with the button's trigger
-    set, in the fragment the button is drawn in, the URL's query string and the
-    page), reads the deltas the server streams back, and keeps the widget ids
-    and the query string the server hands it, as the page does. Rendering is
-    left out: that is the work each student's own machine does.
-
-    It keeps cookies as a browser does and sends them with every request: the
-    ones the server's answers set (`Set-Cookie`: a load balancer's sticky
-    cookie, deploy/haproxy.cfg) and the one the page sets (the browser's id,
-    handed out by a component whose script sets `document.cookie`). Pass
-    `cookies` from an earlier Wire to come back as the same browser, and its
-    `query` (the address bar's) to reconnect as the page does. Opening first
-    loads the page and asks `/_stcore/health` and `/_stcore/host-config`, as
-    the page does before it connects; `agent` is the User-Agent it sends.
-    """
-
-    def __init__(self, url: str, cookies: dict[str, str] | None = None, agent: str = "loopscope-wire",
-                 query: str = ""):
-        self.base, self.agent = url, agent
-        self.url = url.replace("http", "ws", 1) + "/_stcore/stream"
-        self.query, self.page, self.widgets, self.fragments = query, "", {}, {}
-        self.cookies = dict(cookies or {})
-        self.text: list[bytes] = []  # the raw deltas of the last run, searched for what the page would show
-        self.errors: list[str] = []
-
-    async def open(self) -> None:
-        import websockets
-
-        for path in ("/", "/_stcore/health", "/_stcore/host-config"):
-            await asyncio.to_thread(self._get, path)
-        self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None, ping_interval=None,
-                                           additional_headers=self._cookie_header(), user_agent_header=self.agent)
-        self._keep(self.ws.response.headers.get_all("Set-Cookie"))
-        await self.rerun()
-
-    def _get(self, path: str) -> None:
-        import urllib.request
-
-        request = urllib.request.Request(self.base + path, headers={"User-Agent": self.agent, **self._cookie_header()})
-        with urllib.request.urlopen(request, timeout=60) as response:
-            response.read()
-            self._keep(response.headers.get_all("Set-Cookie") or [])
-
-    def _cookie_header(self) -> dict[str, str]:
-        return {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
-
-    def _keep(self, set_cookies: list[str]) -> None:
-        """Keep what `Set-Cookie` headers set (name and value: this client visits one site, over http)."""
-        for header in set_cookies:
-            pair, *attributes = header.split(";")
-            name, _, value = pair.partition("=")
-            if any(a.strip().lower() == "max-age=0" for a in attributes):
-                self.cookies.pop(name.strip(), None)
-            else:
-                self.cookies[name.strip()] = value.strip()
-
-    async def rerun(self, widget: str | None = None, **value) -> None:
-        """Send one rerun and read until the script finishes.
-
-        With `widget` (a user key), the rerun is a click on that button, or with
-        `value` (as Streamlit's WidgetState has it: `string_value="…"`,
-        `bool_value=False`) that widget set to a value, as a student types or chooses.
-        """
-        from streamlit.proto.BackMsg_pb2 import BackMsg
-
-        msg = BackMsg()
-        msg.rerun_script.query_string = self.query
-        msg.rerun_script.page_script_hash = self.page
-        if widget is not None:
-            msg.rerun_script.fragment_id = self.fragments.get(widget, "")
-            state = msg.rerun_script.widget_states.widgets.add()
-            state.id = self.widgets[widget]
-            if value:
-                for field, given in value.items():
-                    setattr(state, field, given)
-            else:
-                state.trigger_value = True
-        await self.ws.send(msg.SerializeToString())
-        self.text = []
-        await self.finished()
-
-    async def finished(self) -> None:
-        """Read what the server sends until the script run finishes."""
-        while not await self._read():
-            pass
-
-    async def _read(self) -> bool:
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-        raw = await self.ws.recv()
-        msg = ForwardMsg()
-        msg.ParseFromString(raw)
-        kind = msg.WhichOneof("type")
-        if kind == "page_info_changed":
-            self.query = msg.page_info_changed.query_string
-        elif kind == "navigation" and msg.navigation.page_script_hash:
-            self.page = msg.navigation.page_script_hash
-        elif kind == "delta":
-            if b'class="ls-ahead"' not in raw:  # the steps beside the cursor, sent ahead (pages/views/ahead.py):
-                self.text.append(raw)  # what the page holds for a click, not what it shows
-            if msg.delta.WhichOneof("type") == "new_element":
-                self._element(msg.delta.new_element, msg.delta.fragment_id)
-        return kind == "script_finished"
-
-    def _element(self, element, fragment: str) -> None:
-        what = element.WhichOneof("type")
-        if what in WIDGETS and "-" in getattr(element, what).id:
-            widget_id = getattr(element, what).id
-            key = widget_id.split("-", 2)[-1]  # "$$ID-<hash>-<key>"
-            self.widgets[key], self.fragments[key] = widget_id, fragment
-        elif what == "bidi_component" and element.bidi_component.WhichOneof("data") == "json":
-            data = json.loads(element.bidi_component.json)
-            if isinstance(data, dict) and isinstance(data.get("cookie"), str):  # what its script does in a browser
-                self._keep([data["cookie"]])
-        elif what == "exception":
-            self.errors.append(f"exception: {element.exception.message[:200]}")
-        elif what == "alert" and element.alert.format == element.alert.ERROR:
-            self.errors.append(f"error shown: {element.alert.body[:200]}")
-
-    def shows(self, text: str) -> bool:
-        needle = text.encode()
-        return any(needle in raw for raw in self.text)
-
-    def status(self) -> tuple[int, int] | None:
-        """(k, n) of the last "Step k of n" the page was sent, even in a run cut short."""
-        found = [m for raw in self.text for m in re.finditer(rb"Step (\d+) of (\d+)", raw)]
-        return (int(found[-1].group(1)), int(found[-1].group(2))) if found else None
-
-    async def close(self) -> None:
-        await self.ws.close()
-
-
-async def wire_student(url: str, n: int, max_steps: int, think_ms: int, times: list[float], errors: list[str],
-                       bell: Bell | None = None, opens: list[float] | None = None):
-    wire = Wire(url, agent=f"{AGENT} {n}")  # the balancer's log names each student by it
-    ready = False
-    try:
-        started = time.perf_counter()
-        await wire.open()
-        if not wire.shows("Step 0 of 0"):
-            raise RuntimeError("the page did not open at step 0")
-        if opens is not None:
-            opens.append(time.perf_counter() - started)
-        ready = True
-        if bell is not None:
-            await bell.ready()
-        for k in range(1, max_steps + 1):
-            await asyncio.sleep(think_ms / 1000)
-            started = time.perf_counter()
-            await wire.rerun("live-step")
-            times.append(time.perf_counter() - started)
-            if not wire.shows(f"Step {k} of {k}"):
-                raise RuntimeError(f"after click {k} the page does not show step {k}")
-            if wire.shows(ENDED):
-                break
-        else:
-            errors.append(f"session {n}: the loop did not end within {max_steps} steps")
-        errors.extend(f"session {n}: {e}" for e in wire.errors)
-        await wire.close()
-    except Exception as exc:
-        errors.append(f"session {n}: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
-    finally:
-        if bell is not None and not ready:
-            bell.arrive()
-
-
 async def warm_up(url: str) -> None:
     """One visit first, so the server's one-time imports are not counted as the class's."""
     from playwright.async_api import async_playwright
@@ -411,19 +220,6 @@ async def warm_up(url: str) -> None:
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
-
-
-async def drive_wire(url: str, sessions: int, max_steps: int, think_ms: int, time_limit: float):
-    times: list[float] = []
-    errors: list[str] = []
-    opens: list[float] = []
-    bell = Bell(sessions)
-    jobs = [wire_student(url, n, max_steps, think_ms, times, errors, bell, opens) for n in range(sessions)]
-    try:
-        await asyncio.wait_for(asyncio.gather(*jobs), timeout=time_limit)
-    except asyncio.TimeoutError:
-        errors.append(f"the run did not finish within {time_limit:.0f} s")
-    return times, errors, opens
 
 
 CLIENTS = {

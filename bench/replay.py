@@ -31,6 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.synthetic import claude_code_log, claude_code_session  # noqa: E402  (the import tests read them too)
+from tests.slider import to_middle  # noqa: E402  (the browser tests move the slider the same way)
 
 GOAL_SECONDS = 1.0
 GOAL_SLOWER = 0.2  # the long log's clicks against a 10-message session's, at the same place
@@ -58,36 +59,6 @@ def _clicks_at(page, n: int, k: int, clicks: int) -> list[float]:
         times.append(timed_click(page, there[0], f"Step {there[1]} of {n}"))
         times.append(timed_click(page, away[0], f"Step {away[1]} of {n}"))
     return times
-
-
-SLIDER_TRACK = ".st-key-replay-slider [data-testid='stSlider'] [data-orientation='horizontal'] [data-orientation='horizontal']"
-GOTO = ".st-key-replay-goto button"  # the "Go to step" popover that holds the slider
-SHOWN_STEP = """async ([before, idle, timeout]) => {
-    const started = performance.now();
-    const heading = () => [...document.querySelectorAll('h3')].map(h => h.textContent).find(t => /^Step \\d+ of/.test(t)) || '';
-    while (heading().startsWith(before) || document.querySelector(idle) === null) {
-        if (performance.now() - started > timeout) throw new Error(`still "${before}" after ${timeout} ms`);
-        await new Promise(requestAnimationFrame);
-    }
-    return heading();
-}"""
-
-
-def to_middle(page, n: int) -> int:
-    """Open "Go to step", click the slider's track at its middle, as a person would: the step it lands on (0-based)."""
-    from tests.browser import IDLE
-
-    page.wait_for_selector(IDLE)
-    page.locator(GOTO).first.click()
-    track = page.locator(SLIDER_TRACK).first
-    track.wait_for(timeout=60_000)
-    box = track.bounding_box()
-    before = next(h for h in page.locator("h3").all_text_contents() if h.startswith("Step "))
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    shown = page.evaluate(SHOWN_STEP, [before.split(" · ")[0] + " ", IDLE, 60_000])
-    page.keyboard.press("Escape")  # close the popover again
-    page.wait_for_selector(SLIDER_TRACK, state="detached")
-    return int(shown.split()[1]) - 1
 
 
 PLACES = ("first step", "middle", "last step")

@@ -1,8 +1,8 @@
-"""bench/load.py's protocol client drives the real server: two students at once, each to the end of the loop."""
+"""tests/wire.py's protocol client drives the real server: two students at once, each to the end of the loop."""
 
 import asyncio
 
-from bench.load import Wire, drive_wire
+from tests.wire import Wire, drive_wire
 from tests.browser import serve_app
 from loop.runs import RunsStore
 

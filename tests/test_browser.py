@@ -189,7 +189,7 @@ def test_presenter_mode_autoplays_pauses_and_fits_one_screen(page, url):
 
 def test_go_to_step_then_step_and_back_move_one_step_each(page, url):
     """The slider waits in a popover; a value picked there must not come back and move the cursor later."""
-    from bench.replay import to_middle
+    from tests.slider import to_middle
 
     page.goto(f"{url}/replay")
     wait_for_status(page, "Step 1 of 10")

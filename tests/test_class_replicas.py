@@ -2,7 +2,7 @@
 
 Each class is deploy/classroom.py's: real `streamlit run` replicas sharing one
 runs store, and Debian's haproxy with deploy/haproxy.cfg in front, on free
-loopback ports. The students are bench/load.py's protocol clients; each keeps
+loopback ports. The students are tests/wire.py's protocol clients; each keeps
 its cookies as a browser does (the balancer's sticky cookie and the page's
 browser id) and sends its own User-Agent, by which the balancer's log names it.
 """
@@ -10,6 +10,7 @@ browser id) and sends its own User-Agent, by which the balancer's log names it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import signal
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.load import Wire
+from tests.wire import Wire
 from tests.browser import free_port
 from deploy.classroom import COOKIE, CONFIG, ROOT, Classroom, haproxy
 from loop import browser_id
@@ -34,10 +35,66 @@ from tests.test_runs_server_killed import STAGES, click, expected, plan
 END = (10, 10)  # two-tools ends at its tenth step
 
 
-def classroom(n: int, folder: Path, **options) -> Classroom:
-    ports = [free_port() for _ in range(n + 1)]
-    return Classroom(ports[1:], port=ports[0], host="127.0.0.1", folder=folder / "class", runs=folder / "runs",
-                     **options)
+def listening(pid: int, port: int) -> bool:
+    """Whether process `pid` holds a socket listening on 127.0.0.1:`port`: the kernel's own tables say who bound a
+    port, where an answer on it could come from any process that took it first."""
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[len("socket:["):-1])
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()  # sl, local address, remote address, state (0A: LISTEN), ..., inode
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port and fields[9] in inodes:
+                    return True
+    return False
+
+
+def _said_taken(logs: list[Path]) -> bool:
+    """Whether a replica (Streamlit) or the balancer (HAProxy) said in its log that its port was taken."""
+    said = "".join(log.read_text(errors="replace") for log in logs if log.exists())
+    return "is not available" in said or "Address already in use" in said or "cannot bind" in said
+
+
+def _taken(room: Classroom) -> bool:
+    """Whether a port of `room` went to another process between being picked free and being bound."""
+    if _said_taken([r.log for r in room.replicas] + [room.balancer_log]):
+        return True
+    replicas = all(r.alive() and listening(r.process.pid, r.port) for r in room.replicas)
+    balancer = room.balancer is not None and room.balancer.poll() is None and listening(room.balancer.pid, room.port)
+    stats = not room.stats_password or (balancer and listening(room.balancer.pid, room.stats_port))
+    return not (replicas and balancer and stats)
+
+
+@contextlib.contextmanager
+def classroom(n: int, folder: Path, **options):
+    """A class of `n` replicas on free loopback ports, started, and stopped after. A port is picked free, then bound
+    later by another process: one that was taken meanwhile is seen (the replica or the balancer exits, or another
+    process holds the port) and the class is started again on other ports."""
+    for attempt in range(3):
+        ports = [free_port() for _ in range(n + 2)]
+        room = Classroom(ports[1:-1], port=ports[0], host="127.0.0.1", folder=folder / f"class-{attempt}",
+                         runs=folder / "runs", stats_port=ports[-1], **options)
+        try:
+            room.start()
+        except RuntimeError:
+            room.stop()
+            if attempt == 2 or not _said_taken([r.log for r in room.replicas] + [room.balancer_log]):
+                raise
+            continue
+        if not _taken(room):
+            break
+        room.stop()
+        if attempt == 2:
+            raise RuntimeError("the class's ports were taken by other processes three times")
+    try:
+        yield room
+    finally:
+        room.stop()
 
 
 def by_student(room: Classroom, prefix: str) -> dict[str, list]:
@@ -80,8 +137,7 @@ def fake():
 def three(tmp_path_factory, fake):
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["ANTHROPIC_BASE_URL"] = fake.url  # the sidebar's default base URL: the fake server; no key anywhere
-    room = classroom(3, tmp_path_factory.mktemp("class3"), stats_password=PASSWORD, stats_port=free_port(), env=env)
-    with room:
+    with classroom(3, tmp_path_factory.mktemp("class3"), stats_password=PASSWORD, env=env) as room:
         yield room
 
 
@@ -304,9 +360,8 @@ async def come_back(url: str, student: Student) -> Wire:
 
 
 def test_a_replica_killed_mid_class_loses_no_step_and_no_other_student_sees_an_error(tmp_path):
-    stats_port = free_port()
-    room = classroom(2, tmp_path, stats_port=stats_port)  # and no stats password
-    with room:
+    with classroom(2, tmp_path) as room:  # and no stats password
+        stats_port = room.stats_port
         # Four on each replica: the students arrive one by one, and the balancer gives each new
         # browser the replica with fewer open pages.
         plans = [(3, True, 0.02), (5, True, 0.05), (7, False, 0.1), (9, True, 0.2)]
@@ -415,19 +470,62 @@ def _consecutive_free_ports(n: int) -> int:
     raise RuntimeError("no free ports in a row")
 
 
-def test_make_class_restarts_a_dead_replica_and_ctrl_c_stops_everything(tmp_path):
+def _children_named(pid: int, name: bytes) -> list[int]:
+    """The children of `pid` whose command line holds `name`."""
+    found = []
+    for child in _session_of(pid):
+        with contextlib.suppress(OSError, ValueError, IndexError):  # a process that ended meanwhile
+            if _parent(child) == pid and name in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(child)
+    return found
+
+
+@contextlib.contextmanager
+def launched_class(tmp_path: Path):
+    """`python deploy/classroom.py --replicas 1` on free ports, as a teacher starts it: (the launcher, the lines it
+    printed so far, its port). The ports are picked free and bound later by the launcher's processes: when another
+    process took one meanwhile (the class says it could not start, or another process holds the port) the class
+    is started again on other ports."""
     import threading
 
-    port = _consecutive_free_ports(2)
-    env = {**os.environ, "LOOPSCOPE_RUNS": str(tmp_path / "runs")}
-    launcher = subprocess.Popen([sys.executable, str(ROOT / "deploy" / "classroom.py"), "--replicas", "1",
-                                 "--port", str(port), "--host", "127.0.0.1", "--folder", str(tmp_path / "class")],
-                                cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)  # its own process group: Ctrl-C goes to the group
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(launcher.stdout), daemon=True)
-    reader.start()
-    try:
+    for attempt in range(3):
+        port = _consecutive_free_ports(2)  # the balancer's, and the replica's after it
+        env = {**os.environ, "LOOPSCOPE_RUNS": str(tmp_path / "runs")}
+        launcher = subprocess.Popen([sys.executable, str(ROOT / "deploy" / "classroom.py"), "--replicas", "1",
+                                     "--port", str(port), "--host", "127.0.0.1",
+                                     "--folder", str(tmp_path / f"class-{attempt}")],
+                                    cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    start_new_session=True)  # its own process group: Ctrl-C goes to the group
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda lines=lines, out=launcher.stdout: lines.extend(out), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 120
+        while not any("Ctrl-C stops them all" in line for line in lines) and launcher.poll() is None:
+            assert time.monotonic() < deadline, "timed out: " + "".join(lines)
+            time.sleep(0.2)
+        running = launcher.poll() is None
+        if running and any(listening(p, port + 1) for p in _children_named(launcher.pid, b"streamlit")) \
+                and any(listening(p, port) for p in _children_named(launcher.pid, b"haproxy")):
+            try:
+                yield launcher, lines, port, reader
+            finally:
+                if launcher.poll() is None:
+                    os.killpg(launcher.pid, signal.SIGKILL)
+                    launcher.wait()
+            return
+        if running:
+            os.killpg(launcher.pid, signal.SIGKILL)
+        launcher.wait()
+        reader.join(10)
+        said = "".join(lines)  # HAProxy's warnings go to the launcher's terminal, the replica's output to its log
+        taken = running or _said_taken(list((tmp_path / f"class-{attempt}").glob("*.log"))) or \
+            "Address already in use" in said or "cannot bind" in said
+        if attempt == 2 or not taken:
+            raise AssertionError("the class did not start: " + said)
+
+
+def test_make_class_restarts_a_dead_replica_and_ctrl_c_stops_everything(tmp_path):
+    with launched_class(tmp_path) as (launcher, lines, port, reader):
         def wait_for(what, seconds: float = 120) -> None:
             deadline = time.monotonic() + seconds
             while not what():
@@ -438,8 +536,7 @@ def test_make_class_restarts_a_dead_replica_and_ctrl_c_stops_everything(tmp_path
         health = f"http://127.0.0.1:{port}/_stcore/health"
         wait_for(lambda: any("Ctrl-C stops them all" in line for line in lines))  # started, and watching
         assert get(health)[0] == 200
-        [replica] = [p for p in _session_of(launcher.pid) if _parent(p) == launcher.pid
-                     and b"streamlit" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        [replica] = _children_named(launcher.pid, b"streamlit")
         os.kill(replica, signal.SIGKILL)
         wait_for(lambda: any("starting it again" in line for line in lines), 30)
         wait_for(lambda: get(health)[0] == 200)  # started again, and back in the balancer
@@ -452,11 +549,21 @@ def test_make_class_restarts_a_dead_replica_and_ctrl_c_stops_everything(tmp_path
         assert not _session_of(launcher.pid), "a process of the class outlived Ctrl-C"
         assert f"http://127.0.0.1:{port}" in "".join(lines)
         assert get(health)[0] is None
-    finally:
-        if launcher.poll() is None:
-            os.killpg(launcher.pid, signal.SIGKILL)
-            launcher.wait()
 
 
 def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def test_a_port_is_told_apart_by_the_process_that_listens_on_it_not_by_an_answer():
+    # What the class's start relies on: a port another process took between being picked and being bound is
+    # that process's, even when something answers on it.
+    import socket
+
+    with socket.socket() as ours:
+        ours.bind(("127.0.0.1", 0))
+        port = ours.getsockname()[1]
+        assert not listening(os.getpid(), port)  # bound, not listening yet
+        ours.listen()
+        assert listening(os.getpid(), port)
+        assert not listening(os.getppid(), port)

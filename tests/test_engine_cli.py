@@ -1,7 +1,8 @@
 """`python -m loop` as a learner types it: run, check, replay, scenarios, a real model id.
 
-Each command is a real subprocess. Starting Python and the SDK takes a second,
-so independent commands are started together and awaited together.
+Each command runs as a real subprocess in a few tests (independent ones started
+together and awaited together: starting Python and the SDK takes a second), and
+through `main`, what `python -m loop` calls, in this process in the others.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +17,7 @@ import pytest
 from loop import rules, transcript
 from loop.__main__ import main
 from loop.rules import check
+from tests.cli import clean_env, loop_cli, loop_main, start_cli  # noqa: F401 (clean_env: test_engine_complete_cli's)
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "subagent", "compact"]
@@ -25,32 +26,20 @@ ENDINGS = {"list-files": "end_turn", "hello-py": "end_turn", "recover": "end_tur
            "max-tokens": "max_tokens", "subagent": "end_turn", "compact": "end_turn"}
 
 
-def clean_env(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    return {**env, **extra}
-
-
-def loop_cli(*commands: list[str], env: dict | None = None) -> list[subprocess.CompletedProcess]:
-    """Run `python -m loop ARGS` for each ARGS, all at once; their results in order."""
-    procs = [subprocess.Popen([sys.executable, "-m", "loop", *args], cwd=ROOT, env=env or clean_env(),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for args in commands]
-    done = []
-    for args, proc in zip(commands, procs):
-        out, err = proc.communicate(timeout=120)
-        done.append(subprocess.CompletedProcess(args, proc.returncode, out, err))
-    return done
-
-
 def stage_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("[")]
 
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory):
-    """Every scenario run from the CLI into its own transcript: {name: (result, path)}."""
+    """Every scenario run from the CLI into its own transcript: {name: (result, path)}. Two as real commands, the
+    others through `main` in this process."""
     base = tmp_path_factory.mktemp("cli")
     commands = [["run", "--scenario", name, "--out", str(base / f"{name}.json")] for name in SCENARIOS]
-    return {name: (result, base / f"{name}.json") for name, result in zip(SCENARIOS, loop_cli(*commands))}
+    real = start_cli(*commands[:2])  # while they run, the others in process
+    inside = loop_main(*commands[2:])
+    results = real() + inside
+    return {name: (result, base / f"{name}.json") for name, result in zip(SCENARIOS, results)}
 
 
 def workspace_of(result: subprocess.CompletedProcess) -> Path:
@@ -96,10 +85,10 @@ def test_the_subagent_and_compact_transcripts_show_the_thread_and_the_compaction
 
 
 def test_check_and_replay_as_commands(ran):
-    names = ["recover", "two-tools"]
+    names = ["two-tools"]  # the other transcripts are checked and replayed in process, below
     paths = [ran[name][1] for name in names]
     results = loop_cli(*[["check", str(p)] for p in paths], *[["replay", str(p)] for p in paths])
-    for name, path, checked, replayed in zip(names, paths, results[:2], results[2:]):
+    for name, path, checked, replayed in zip(names, paths, results[:len(names)], results[len(names):]):
         trace = transcript.load(path)
         assert checked.returncode == 0 and checked.stderr == ""
         calls = sum(1 for s in trace.steps if s.stage == "call_model")
@@ -188,7 +177,7 @@ def test_check_names_each_broken_pair_on_its_own_line(ran, tmp_path):
     data["messages"][2]["content"] = [{"type": "text", "text": "results:"}, first, second]
     path = tmp_path / "pairs.json"
     path.write_text(json.dumps(data))
-    (result,) = loop_cli(["check", str(path)])
+    (result,) = loop_main(["check", str(path)])
     expected = [str(v) for v in check(data["messages"], as_request=False)]
     assert len(expected) == 2
     assert result.returncode == 1
@@ -224,7 +213,7 @@ def test_an_api_error_is_explained_and_the_steps_so_far_are_kept(fake_api, tmp_p
                                                                   "message": "invalid x-api-key"}})
     out = tmp_path / "t.json"
     env = clean_env(ANTHROPIC_BASE_URL=fake_api.url, ANTHROPIC_API_KEY="sk-ant-CANARY-123")
-    (result,) = loop_cli(["run", "--scenario", "list-files", "--model", "some-id", "--out", str(out)], env=env)
+    (result,) = loop_main(["run", "--scenario", "list-files", "--model", "some-id", "--out", str(out)], env=env)
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
         "error: The API key was refused (401 authentication error). Check the key, then retry. invalid x-api-key",
@@ -236,7 +225,7 @@ def test_an_api_error_is_explained_and_the_steps_so_far_are_kept(fake_api, tmp_p
 
 
 def test_a_real_model_without_a_key_is_an_error_not_a_traceback():
-    (result,) = loop_cli(["run", "--scenario", "list-files", "--model", "claude-x"])
+    (result,) = loop_main(["run", "--scenario", "list-files", "--model", "claude-x"])
     assert result.returncode == 2
     assert result.stderr == ("error: The model 'claude-x' needs an API key: set ANTHROPIC_API_KEY or enter one, "
                              "or choose the scripted model, which needs none.\n")
@@ -262,7 +251,7 @@ def test_mistakes_on_the_command_line_are_errors_not_tracebacks(tmp_path, shared
 
 def test_run_in_japanese_is_japanese_from_task_to_answer_and_replays_so(tmp_path, shared):
     out = tmp_path / "ja.json"
-    (result,) = loop_cli(["run", "--scenario", "hello-py", "--lang", "ja", "--out", str(out),
+    (result,) = loop_main(["run", "--scenario", "hello-py", "--lang", "ja", "--out", str(out),
                           "--workspace", str(shared)])
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -276,19 +265,19 @@ def test_run_in_japanese_is_japanese_from_task_to_answer_and_replays_so(tmp_path
     assert lines[-2].startswith("終了: end_turn")
     trace = transcript.load(out)
     assert trace.meta["lang"] == "ja" and "Japanese" in trace.meta["system"]
-    (replayed,) = loop_cli(["replay", str(out)])  # a run is replayed in the language it was made in
+    (replayed,) = loop_main(["replay", str(out)])  # a run is replayed in the language it was made in
     assert stage_lines(replayed.stdout) == stages
-    (english,) = loop_cli(["replay", str(out), "--lang", "en"])
+    (english,) = loop_main(["replay", str(out), "--lang", "en"])
     assert stage_lines(english.stdout)[0].startswith("[1] before turn 1 · 1 · user request into messages: ")
 
 
 def test_run_refuses_a_language_it_does_not_have():
-    (result,) = loop_cli(["run", "--scenario", "hello-py", "--lang", "xx"])
+    (result,) = loop_main(["run", "--scenario", "hello-py", "--lang", "xx"])
     assert result.returncode == 2 and "invalid choice: 'xx'" in result.stderr
 
 
 def test_a_run_leaves_no_workspace_behind_unless_it_is_kept(tmp_path):
-    done, kept = loop_cli(["run", "--scenario", "hello-py"], ["run", "--scenario", "hello-py", "--keep-workspace"])
+    done, kept = loop_main(["run", "--scenario", "hello-py"], ["run", "--scenario", "hello-py", "--keep-workspace"])
     assert done.returncode == 0 and kept.returncode == 0, done.stderr + kept.stderr
     made = workspace_of(done)
     assert made.parent == workspace_of(kept).parent  # both were made in the same place
@@ -302,7 +291,7 @@ def test_a_run_leaves_no_workspace_behind_unless_it_is_kept(tmp_path):
 def test_a_workspace_the_user_gives_is_left_as_it_was(shared):
     (shared / "mine.txt").write_text("mine")
     before = os.stat(shared)
-    (result,) = loop_cli(["run", "--scenario", "hello-py", "--workspace", str(shared)])
+    (result,) = loop_main(["run", "--scenario", "hello-py", "--workspace", str(shared)])
     assert result.returncode == 0, result.stderr
     assert workspace_of(result) == shared
     after = os.stat(shared)

@@ -9,7 +9,8 @@ import os
 import pytest
 
 from loop import transcript
-from tests.test_engine_cli import clean_env, loop_cli, stage_lines
+from tests.cli import clean_env, loop_main, start_cli
+from tests.test_engine_cli import stage_lines
 
 REASONS = {"overloaded": "retry", "long-answer": "max_tokens_recovery", "big-context": "compact_resume",
            "parallel": "tool_result"}
@@ -24,7 +25,9 @@ def ran(tmp_path_factory):
     base = tmp_path_factory.mktemp("complete")
     commands = [["run", "--scenario", name, "--profile", "complete", "--out", str(base / f"{name}.json"),
                  "--journal", str(base / f"{name}.jsonl")] for name in REASONS]
-    return {name: (result, base) for name, result in zip(REASONS, loop_cli(*commands, env=env()))}
+    real = start_cli(commands[0], env=env())  # one as a real command; while it runs, the others in process
+    inside = loop_main(*commands[1:], env=env())
+    return {name: (result, base) for name, result in zip(REASONS, real() + inside)}
 
 
 @pytest.mark.parametrize("name", list(REASONS))
@@ -37,7 +40,7 @@ def test_each_scenario_ends_with_end_turn_in_the_complete_loop(ran, name):
     trace = transcript.load(base / f"{name}.json")
     assert trace.steps[-1].ended == "end_turn" and trace.meta["profile"] == "complete"
     assert REASONS[name] in {s.transition_reason for s in trace.steps}
-    (check,) = loop_cli(["check", str(base / f"{name}.json")], env=env())
+    (check,) = loop_main(["check", str(base / f"{name}.json")], env=env())
     assert check.returncode == 0 and check.stdout.startswith("ok: "), check.stdout
 
 
@@ -61,7 +64,8 @@ def test_the_journal_is_one_json_line_a_step(ran, name):
     assert [s["step"]["stage"] for s in steps] == [s.stage for s in trace.steps]
     assert [s["step"]["transition_reason"] for s in steps] == [s.transition_reason for s in trace.steps]
     # the journal is a run the importers read back: the same steps, the same final history
-    (imported,) = loop_cli(["import", str(base / f"{name}.jsonl"), "--out", str(base / f"{name}-again.json")], env=env())
+    (imported,) = loop_main(["import", str(base / f"{name}.jsonl"), "--out", str(base / f"{name}-again.json")],
+                            env=env())
     assert imported.returncode == 0, imported.stderr
     again = transcript.load(base / f"{name}-again.json")
     assert again.messages == trace.messages and len(again.steps) == len(trace.steps)
@@ -80,7 +84,7 @@ def test_jq_reads_the_journal(ran, tmp_path):
 
 
 def test_the_minimal_loop_ends_on_max_tokens_as_the_chapter_says(tmp_path):
-    (result,) = loop_cli(["run", "--scenario", "long-answer", "--profile", "minimal", "--out", str(tmp_path / "m.json")],
+    (result,) = loop_main(["run", "--scenario", "long-answer", "--profile", "minimal", "--out", str(tmp_path / "m.json")],
                          env=env())
     assert result.returncode == 0 and "ended: max_tokens" in result.stdout
     assert "loop: complete" not in result.stdout and "recover" not in result.stdout
@@ -92,7 +96,7 @@ def test_the_minimal_loop_ends_on_max_tokens_as_the_chapter_says(tmp_path):
     ("big-context", "prompt is too long: "),
 ])
 def test_the_minimal_loop_stops_at_the_error(name, said, tmp_path):
-    (result,) = loop_cli(["run", "--scenario", name, "--profile", "minimal", "--out", str(tmp_path / "m.json")],
+    (result,) = loop_main(["run", "--scenario", name, "--profile", "minimal", "--out", str(tmp_path / "m.json")],
                          env=env())
     assert result.returncode == 1 and said in result.stderr
     assert transcript.load(tmp_path / "m.json").steps  # the steps so far are kept
@@ -101,39 +105,31 @@ def test_the_minimal_loop_stops_at_the_error(name, said, tmp_path):
 def test_retries_exhausted_exit_non_zero(fake_api, tmp_path):
     fake_api.fail(529, times=10)
     e = {**env(), "ANTHROPIC_BASE_URL": fake_api.url, "ANTHROPIC_API_KEY": "sk-test"}
-    (result,) = loop_cli(["run", "hello", "--model", "claude-test", "--profile", "complete"], env=e)
+    (result,) = loop_main(["run", "hello", "--model", "claude-test", "--profile", "complete"], env=e)
     assert result.returncode == 1 and "ended: retries_exhausted" in result.stdout
 
 
 def test_a_bad_profile_or_budget_is_refused():
-    bad, budget = loop_cli(["run", "--scenario", "overloaded", "--profile", "fast"],
+    bad, budget = loop_main(["run", "--scenario", "overloaded", "--profile", "fast"],
                            ["run", "--scenario", "overloaded", "--budget", "0"], env=env())
     assert bad.returncode == 2 and "invalid choice: 'fast'" in bad.stderr
     assert budget.returncode == 2 and "--budget needs a positive number" in budget.stderr
 
 
 def test_serve_refuses_a_prompt_longer_than_its_window(tmp_path):
-    import socket
     import subprocess
     import sys
-    import time
 
     import anthropic
 
-    from tests.browser import free_port
-
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "loop", "serve", "--port", str(port), "--context-window", "50"],
-                            cwd=os.path.dirname(os.path.dirname(__file__)), env=env(), stdout=subprocess.PIPE)
+    # Port 0: the server binds a port the system picks and says which; none is picked here and bound later.
+    proc = subprocess.Popen([sys.executable, "-m", "loop", "serve", "--port", "0", "--context-window", "50"],
+                            cwd=os.path.dirname(os.path.dirname(__file__)), env=env(), stdout=subprocess.PIPE,
+                            text=True)
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        client = anthropic.Anthropic(api_key="k", base_url=f"http://127.0.0.1:{port}", max_retries=0)
+        said = proc.stdout.readline()  # "scripted Anthropic-compatible server on http://127.0.0.1:PORT (...)"
+        url = said.split(" on ", 1)[1].split()[0]
+        client = anthropic.Anthropic(api_key="k", base_url=url, max_retries=0)
         with pytest.raises(anthropic.BadRequestError, match=r"prompt is too long: \d+ tokens > 50 maximum"):
             client.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": "x" * 400}])
     finally:

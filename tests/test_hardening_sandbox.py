@@ -33,6 +33,7 @@ from loop.tools.cgroups import STEP_PREFIX, Layout, StepCgroup, layout
 from loop.tools.sandbox import INSIDE
 from loop.tools.workspace import sandbox_user
 from loop.toolsets import default_toolbox
+from tests.cli import clean_env, loop_main, start_cli
 from tests.conftest import live_with as holding  # live processes whose command line holds the argument
 
 AS_ROOT = os.geteuid() == 0
@@ -306,22 +307,23 @@ def test_without_bubblewrap_the_run_says_so_and_commands_still_never_run_as_root
 
 
 def test_the_cli_says_how_commands_run_and_refuses_a_folder_nobody_cannot_use(tmp_path):
-    env = {**os.environ, sandbox.BWRAP_VARIABLE: "/nonexistent/bwrap"}
-    cli = subprocess.run([sys.executable, "-m", "loop", "run", "--scenario", "list-files"], capture_output=True,
-                         text=True, timeout=120, cwd=ROOT, env=env)
+    # The run without bubblewrap is a real command (the programs found are kept for the process); while it runs,
+    # the other two go through `main` in this process, as `python -m loop` calls it.
+    env = {**clean_env(), sandbox.BWRAP_VARIABLE: "/nonexistent/bwrap"}
+    without = start_cli(["run", "--scenario", "list-files"], env=env)
+    (ok,) = loop_main(["run", "--scenario", "list-files"])
+    if AS_ROOT:
+        closed = tmp_path / "closed"
+        closed.mkdir(mode=0o700)
+        (refused,) = loop_main(["run", "--scenario", "list-files", "--workspace", str(closed / "ws")])
+    (cli,) = without()
     assert cli.returncode == 0, cli.stderr
     lines = cli.stdout.splitlines()
     assert lines[1].startswith("sandbox: plain")
     assert lines[2].startswith(NO_BWRAP + f"{sandbox.BWRAP_VARIABLE}=/nonexistent/bwrap is not a program")
-    ok = subprocess.run([sys.executable, "-m", "loop", "run", "--scenario", "list-files"], capture_output=True,
-                        text=True, timeout=120, cwd=ROOT)
     assert ok.stdout.splitlines()[1].startswith("sandbox: bubblewrap")
     assert not ok.stdout.splitlines()[2].startswith("Warning")  # nothing to warn of: the first stage follows
     if AS_ROOT:
-        closed = tmp_path / "closed"
-        closed.mkdir(mode=0o700)
-        refused = subprocess.run([sys.executable, "-m", "loop", "run", "--scenario", "list-files", "--workspace",
-                                  str(closed / "ws")], capture_output=True, text=True, timeout=120, cwd=ROOT)
         assert refused.returncode == 2 and refused.stdout == ""
         assert "cannot enter" in refused.stderr and "chown 65534:65534 FOLDER" in refused.stderr
         assert not (closed / "ws").exists()  # refused before anything was made

@@ -1,24 +1,36 @@
-"""`python -m loop import FILE --out t.json`, then `check` and `replay` on what it wrote."""
+"""`python -m loop import FILE --out t.json`, then `check` and `replay` on what it wrote.
+
+The first test runs the three as real commands; the others call `main`, what
+`python -m loop` calls, in this process (tests/cli.py).
+"""
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli import loop_cli, loop_main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT.parent / "shared" / "fixtures" / "claude-code"
 
 
+def real(*args) -> subprocess.CompletedProcess:
+    """`python -m loop ARGS` as a real subprocess."""
+    (done,) = loop_cli(list(args), env=None)
+    return done
+
+
 def loop(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "loop", *map(str, args)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    """The same command through `main` in this process."""
+    (done,) = loop_main(list(args), env=None)
+    return done
 
 
 def test_import_a_real_log_then_check_and_replay_it(tmp_path):
     out = tmp_path / "edge.json"
-    done = loop("import", FIXTURES / "edge_cases.jsonl", "--out", out)
+    done = real("import", FIXTURES / "edge_cases.jsonl", "--out", out)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "format: claude-code"
@@ -28,12 +40,11 @@ def test_import_a_real_log_then_check_and_replay_it(tmp_path):
     saved = json.loads(out.read_text())
     assert saved["format"] == "loopscope-transcript" and saved["imported"]["format"] == "claude-code"
 
-    check = loop("check", out)
+    check, replay = loop_cli(["check", out], ["replay", out])  # started together
     assert check.returncode == 1  # the log's own unanswered tool_use blocks, as the API would say it
     assert check.stdout.splitlines()[0].startswith(
         "messages.8: `tool_use` ids were found without `tool_result` blocks immediately after: tool_edge_002.")
 
-    replay = loop("replay", out)
     assert replay.returncode == 0, replay.stderr
     said = replay.stdout.splitlines()
     assert said[0] == f"note: this imported history breaks the API's tool-use rules in 2 place(s); " \
@@ -115,11 +126,7 @@ def test_a_hostile_number_is_one_error_line_for_check_and_import(tmp_path, field
     saved["steps"][1][field] = 123456789
     hostile = tmp_path / "hostile.json"
     hostile.write_text(json.dumps(saved).replace("123456789", "9" * digits))
-    commands = [subprocess.Popen([sys.executable, "-m", "loop", command, str(hostile)], cwd=ROOT, text=True,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE) for command in ("check", "import", "replay")]
-    for proc in commands:  # started together: each is a second of Python and SDK start-up
-        out, err = proc.communicate(timeout=120)
-        done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    for done in loop_main(*[[command, hostile] for command in ("check", "import", "replay")]):
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
         (line,) = done.stderr.splitlines()
         if digits > 4300:  # more than Python reads: refused where the JSON is read

@@ -260,7 +260,7 @@ SESSIONS = _sessions()
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_a_session_with_compactions_and_sub_agents_with_any_field_changed_imports_or_fails_clearly(data):
-    from bench.fuzz import mutated
+    from tests.fuzzing import mutated
 
     changed = data.draw(mutated(SESSIONS))
     try:

@@ -1,6 +1,6 @@
 """A server killed with SIGKILL in the middle of a class, then started again, loses no step.
 
-Four students (bench/load.py's protocol clients, each keeping its cookie as a
+Four students (tests/wire.py's protocol clients, each keeping its cookie as a
 browser does) step two-tools on a real `streamlit run`; some go Back. The server
 is killed while they click. A new server on the same runs store: each student
 comes back with its cookie, presses Resume and finds every step the page had
@@ -16,7 +16,7 @@ import os
 import signal
 from dataclasses import dataclass, field
 
-from bench.load import Wire
+from tests.wire import Wire
 from tests.browser import serve_app
 from loop import browser_id
 from loop.runs import RunsStore

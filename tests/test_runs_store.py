@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -308,15 +307,19 @@ def test_a_writer_waits_for_another_process_transaction_instead_of_failing(tmp_p
         db = sqlite3.connect({str(tmp_path / FILE)!r}, isolation_level=None)
         db.execute("BEGIN IMMEDIATE")
         print("holding", flush=True)
-        time.sleep(1.5)
+        time.sleep(1.5)  # the other process's transaction, held a while
+        print("committing", flush=True)
         db.execute("COMMIT")
     """)], stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "holding"
-    started = time.monotonic()
     store.save(OWNER, "run", prefix(3), writer="tab")
-    waited = time.monotonic() - started
+    # The save returned only after the other process let its transaction go: it had said so by then.
+    import select
+
+    assert select.select([holder.stdout], [], [], 0)[0] == [holder.stdout]
+    assert holder.stdout.readline().strip() == "committing"
     holder.wait(timeout=30)
-    assert waited > 0.5 and len(store.load(OWNER, "run")[0]) == 3
+    assert len(store.load(OWNER, "run")[0]) == 3
 
 
 # -- private --------------------------------------------------------------------------
