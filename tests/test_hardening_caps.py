@@ -17,12 +17,7 @@ from pathlib import Path
 
 import pytest
 
-<<<<<<< HEAD
-from bench.load import Wire
-=======
 from tests.wire import Wire
-from loop import journal
->>>>>>> i23-tests
 from loop.capped import ResponseTooLarge
 from loop.catalogs import Note, size_words
 from loop.errors import explain
