@@ -75,13 +75,16 @@ def test_side_by_side_parallel_says_the_wall_time_beside_the_sum():
     assert any(c.value.startswith("3 tools at once: wall time") for c in at.caption)
 
 
-def test_step_through_the_complete_loop_shows_the_wait_its_state_and_a_link_that_keeps_the_profile():
+def test_step_through_the_complete_loop_shows_the_wait_its_state_and_a_link_that_keeps_the_profile(monkeypatch):
+    from loop.retry import SCALE_VARIABLE
+
+    monkeypatch.setenv(SCALE_VARIABLE, "1")  # the real wait (1-2 s): its box is still drawn when the test clicks Skip
     at = app(scenario="overloaded", profile="complete", step="2")
     run = at.session_state["live-run"]
     assert run.profile.name == "complete" and run.trace.steps[-1].stage == "retry"
     assert any("loop: **complete**" in c.value for c in at.caption)
     assert "### Step 2 of 2 · turn 1 · 2 · the call failed: wait, then retry" in markdowns(at)
-    # the wait before attempt 2, in the seconds really left (scaled down in the tests), with Skip the wait
+    # the wait before attempt 2, in the seconds really left, with Skip the wait
     wait = next(m for m in markdowns(at) if "**Attempt 1 of 4 failed**" in m)
     assert "529 overloaded_error" in wait and "before attempt 2." in wait
     assert at.button(key="live-skip-2").label == "Skip the wait"  # the wait after step 2

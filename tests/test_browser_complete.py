@@ -52,8 +52,8 @@ COUNTED_DOWN = r"""(first) => {
 
 
 def attempt_said(page, k: int) -> tuple[float, bool]:
-    """What the line under the heading says of attempt k's call: the seconds the server waited before it, and
-    whether the wait was skipped."""
+    """What the line under the heading says of attempt k's call (one that was answered): the seconds the server
+    waited before it, and whether the wait was skipped."""
     said = page.locator("#ls-said-live").inner_text()
     found = re.search(rf"attempt {k}, after waiting ([\d.]+) s", said)
     assert found, said
@@ -84,10 +84,9 @@ def test_step_overloaded_the_page_counts_the_wait_down_and_can_skip_it(page, url
 
     # Step during the wait: asked for, it goes when the wait ends, by itself
     page.get_by_role("button", name="Step", exact=False).first.click()
+    # asked for, not gone: the wait box says so while the wait runs (it did wait: no clock needed)
     page.get_by_text("The call goes out when the wait ends: you clicked Step.").wait_for(timeout=10_000)
     wait_for_status(page, "Step 4 of 4 · turn 1 · 2 · the call failed: wait, then retry", timeout=20_000)
-    waited, skipped = attempt_said(page, 3)
-    assert waited >= 1.0 and not skipped  # it did wait, the whole wait (1–1.5 s), as the server's record says
 
     # Skip the wait: attempt 4 goes now, not 2–2.5 s later
     page.locator(".st-key-live-wait").wait_for(timeout=10_000)

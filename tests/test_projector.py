@@ -8,6 +8,7 @@ LoopState is one row. The screenshots go to docs/ (docs/projector/ for every lan
 docs/presenter.png are the English ones).
 """
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -96,11 +97,18 @@ PRESENTER_FACTS = """() => {
 }"""
 
 
-def opened(new_page, url: str, path: str, width: int, height: int):
-    page = new_page(width, height)
-    page.goto(f"{url}/{path}")
-    settled(page)  # fonts and the diagram in place
-    return page
+@pytest.fixture
+def tab(new_page):
+    """One page for the test, in a browser context of its own: each look opens a URL in it (a new session of the
+    app), with the scripts and fonts already in the browser's cache."""
+    return new_page(1280, 800)
+
+
+def opened(tab, url: str, path: str, width: int, height: int):
+    tab.set_viewport_size({"width": width, "height": height})
+    tab.goto(f"{url}/{path}")
+    settled(tab)  # fonts and the diagram in place
+    return tab
 
 
 def wait_for_step(page, k: int) -> None:
@@ -124,8 +132,8 @@ def slanted(page) -> list[str]:
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_at_1280_by_800_no_control_cuts_its_text(new_page, url, lang):
-    page = opened(new_page, url, f"?scenario=two-tools&step=7&lang={lang}", 1280, 800)
+def test_at_1280_by_800_no_control_cuts_its_text(tab, url, lang):
+    page = opened(tab, url, f"?scenario=two-tools&step=7&lang={lang}", 1280, 800)
     wait_for_step(page, 7)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"step-{lang}.png"))
@@ -147,12 +155,11 @@ def test_at_1280_by_800_no_control_cuts_its_text(new_page, url, lang):
                 return [e.scrollWidth, e.clientWidth, e.getBoundingClientRect().right, innerWidth, e.innerText]; }""")
             assert box[0] <= box[1] + 1 and box[2] <= box[3], box[:4]
             assert "immediately after" in box[4]  # the sentence that states the rule is on the page
-    page.close()
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(new_page, url, lang):
-    page = opened(new_page, url, f"?scenario=recover&step=1&lang={lang}", 1280, 800)
+def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(tab, url, lang):
+    page = opened(tab, url, f"?scenario=recover&step=1&lang={lang}", 1280, 800)
     page.locator(".st-key-present label").click()
     page.wait_for_selector(".ls-state-row", timeout=60_000)
     wait_for_step(page, 1)
@@ -193,9 +200,9 @@ def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(ne
         page.locator(".st-key-live-step button").click()
         wait_for_step(page, k)
     assert {"user_request", "call_model", "append_assistant", "decide", "run_tool", "write_back"} <= seen
-    page.close()
 
 
+@functools.cache
 def _moments(scenario: str) -> list[int]:
     """The steps (1-based) of a scenario that draw more than the chapter's loop: into a sub-agent, a step inside
     it, the answer taken; the summary call and the compactions."""
@@ -226,10 +233,10 @@ LIT_FACTS = """() => {
 }"""
 
 
-def presenting_at(new_page, url: str, query: str, k: int, where: str):
+def presenting_at(tab, url: str, query: str, k: int, where: str):
     """Step k opened by a permalink, presenter mode on at 1280×800, then the projector's 1280×720: the lit stage
-    in view and as readable as the note, nothing cut or overlapping, the history with room. Returns the page."""
-    page = opened(new_page, url, f"?{query}&step={k}", 1280, 800)
+    in view and as readable as the note, nothing cut or overlapping, the history with room. Returns the page (`tab`)."""
+    page = opened(tab, url, f"?{query}&step={k}", 1280, 800)
     page.locator(".st-key-present label").click()
     page.wait_for_selector(".ls-state-row", timeout=60_000)
     wait_for_step(page, k)
@@ -250,12 +257,13 @@ def presenting_at(new_page, url: str, query: str, k: int, where: str):
 
 @pytest.mark.parametrize("scenario", ["subagent", "compact"])
 @pytest.mark.parametrize("lang", LANGS)
-def test_presenter_mode_inside_a_sub_agent_and_at_a_compaction_keeps_the_lit_stage_readable(new_page, url, lang,
+def test_presenter_mode_inside_a_sub_agent_and_at_a_compaction_keeps_the_lit_stage_readable(tab, url, lang,
                                                                                             scenario):
     for k in _moments(scenario):
-        presenting_at(new_page, url, f"scenario={scenario}&lang={lang}", k, f"{scenario}, {lang}").close()
+        presenting_at(tab, url, f"scenario={scenario}&lang={lang}", k, f"{scenario}, {lang}")
 
 
+@functools.cache
 def _complete_moments() -> list[tuple[str, int]]:
     """Steps (1-based) of the complete loop where its own stages are lit: a retry, a recovery, a refused call."""
     from loop.runner import start
@@ -271,14 +279,13 @@ def _complete_moments() -> list[tuple[str, int]]:
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_presenter_mode_keeps_the_complete_loop_s_stages_as_readable_as_the_note(new_page, url, lang):
+def test_presenter_mode_keeps_the_complete_loop_s_stages_as_readable_as_the_note(tab, url, lang):
     """The complete loop draws its retry and recovery stages beside the chapter's: a wider picture, which the
     projector's screen must not shrink below the note's size."""
     for scenario, k in _complete_moments():
-        page = presenting_at(new_page, url, f"scenario={scenario}&profile=complete&lang={lang}", k,
+        page = presenting_at(tab, url, f"scenario={scenario}&profile=complete&lang={lang}", k,
                              f"{scenario}, {lang}")
         assert page.locator(".ls-diagram [data-stage='retry']").count() == 1, scenario  # the complete loop's picture
         if scenario == "overloaded":
             SHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SHOTS / f"presenter-complete-{lang}.png"))
-        page.close()
