@@ -27,8 +27,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(port: int | None = None, started: list | None = None, app: Path | str = ROOT / "app.py"):
+def serve_app(port: int | None = None, started: list | None = None, app: Path | str = ROOT / "app.py",
+              env: dict[str, str] | None = None):
     """`streamlit run app.py` (or another script) on 127.0.0.1; yields its URL and stops it (only it) afterwards.
+
+    `env`: variables set for the server only, over this process's environment.
 
     `started` receives the server's process, for a caller that kills it itself. Without a `port`, a free one is
     picked; another process may take it before Streamlit binds it, so the server counts as up only once it says
@@ -41,7 +44,7 @@ def serve_app(port: int | None = None, started: list | None = None, app: Path | 
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
              "--server.address", "127.0.0.1", "--server.port", str(chosen), "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"},
         )
         try:
             said = _serving(proc, log, chosen)
@@ -112,6 +115,18 @@ def wait_idle(page, timeout: float = 120_000) -> None:
     page.wait_for_selector(IDLE, timeout=timeout)
 
 
+# Resolves once the fonts are loaded and the browser has painted twice more: what the page has drawn is laid out
+# (and a scroll asked for in the next frame has happened).
+PAINTED = """() => document.fonts.ready.then(() => new Promise(done =>
+    requestAnimationFrame(() => requestAnimationFrame(() => done(true)))))"""
+
+
+def settled(page, timeout: float = 60_000) -> None:
+    """Until the page's script has finished its run and the browser has laid out and painted what it drew."""
+    page.wait_for_selector(IDLE, timeout=timeout)
+    page.evaluate(PAINTED)
+
+
 def resume_saved_run(page, listed: str, resumed: str, tries: int = 3) -> None:
     """Open Saved runs (labelled `listed`) and click Resume until the page says `resumed`.
 
@@ -122,8 +137,7 @@ def resume_saved_run(page, listed: str, resumed: str, tries: int = 3) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     for attempt in range(tries):
-        page.wait_for_timeout(500)
-        page.wait_for_selector(IDLE)
+        settled(page)
         resume = page.get_by_role("button", name="Resume", exact=False).first
         if not resume.is_visible():
             page.get_by_text(listed).first.click()  # open the expander

@@ -1,5 +1,7 @@
-"""Shared fixtures: a fake Anthropic-compatible server on 127.0.0.1, and workspaces for the bash tool."""
+"""Shared fixtures: a fake Anthropic-compatible server on 127.0.0.1, workspaces for the bash tool, and the browser
+tests' app server and Chromium."""
 
+import contextlib
 import os
 import shutil
 import sys
@@ -154,3 +156,86 @@ def closed_port():
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         yield held.getsockname()[1]
+
+
+# -- the browser tests: one app server and one Chromium for all of them (each test opens its own browser context) --
+
+@pytest.fixture(scope="session")
+def app_server(runs_folder, short_waits):
+    """One `streamlit run app.py` for every browser test of this process (a pytest-xdist worker starts its own):
+    `(url, process)`. It inherits the session's environment: saved runs in the temporary folder, waits scaled down.
+    A test that needs a server with another environment starts its own with `serve_app`."""
+    from tests.browser import serve_app
+
+    started = []
+    with serve_app(started=started) as address:
+        yield address, started[0]
+
+
+class _SharedChromium:
+    """Debian's Chromium, launched on first use and kept for the tests that follow.
+
+    A running sync Playwright holds this thread's asyncio loop: `asyncio.run` or another `sync_playwright()` in a
+    later test would fail. So it is stopped before any test that does not ask for it, and started again by the
+    next one that does (the browser tests come in runs of files, so that is a few launches a session)."""
+
+    def __init__(self) -> None:
+        self.playwright = None
+        self.browser = None
+
+    def get(self):
+        from playwright.sync_api import sync_playwright
+
+        from tests.browser import CHROMIUM, launch
+
+        if not Path(CHROMIUM).exists():
+            pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium. Install it with "
+                        "`sudo apt-get install -y chromium` (or `make chromium`), then run the tests again.")
+        if self.browser is None or not self.browser.is_connected():
+            self.stop()
+            self.playwright = sync_playwright().start()
+            self.browser = launch(self.playwright)
+        return self.browser
+
+    def stop(self) -> None:
+        browser, playwright, self.browser, self.playwright = self.browser, self.playwright, None, None
+        if browser is not None:
+            with contextlib.suppress(Exception):
+                browser.close()
+        if playwright is not None:
+            playwright.stop()
+
+
+_chromium = _SharedChromium()
+
+
+@pytest.fixture
+def chromium():
+    """The shared Chromium (see _SharedChromium); open pages with `new_page`, each in a context of its own."""
+    return _chromium.get()
+
+
+def pytest_runtest_setup(item):
+    if "chromium" not in item.fixturenames:
+        _chromium.stop()
+
+
+def pytest_sessionfinish(session):
+    _chromium.stop()
+
+
+@pytest.fixture
+def new_page(chromium):
+    """`new_page(width, height)`: a page in a fresh browser context (its own cookies, storage and connection, as
+    another browser has), closed with its context after the test."""
+    contexts = []
+
+    def open_page(width: int = 1600, height: int = 1000):
+        context = chromium.new_context(viewport={"width": width, "height": height})
+        contexts.append(context)
+        return context.new_page()
+
+    yield open_page
+    for context in contexts:
+        with contextlib.suppress(Exception):
+            context.close()

@@ -75,22 +75,25 @@ def test_side_by_side_parallel_says_the_wall_time_beside_the_sum():
     assert any(c.value.startswith("3 tools at once: wall time") for c in at.caption)
 
 
-def test_step_through_the_complete_loop_shows_the_wait_its_state_and_a_link_that_keeps_the_profile():
+def test_step_through_the_complete_loop_shows_the_wait_its_state_and_a_link_that_keeps_the_profile(monkeypatch):
+    from loop.retry import SCALE_VARIABLE
+
+    monkeypatch.setenv(SCALE_VARIABLE, "1")  # the real wait (1-2 s): its box is still drawn when the test clicks Skip
     at = app(scenario="overloaded", profile="complete", step="2")
     run = at.session_state["live-run"]
     assert run.profile.name == "complete" and run.trace.steps[-1].stage == "retry"
     assert any("loop: **complete**" in c.value for c in at.caption)
     assert "### Step 2 of 2 · turn 1 · 2 · the call failed: wait, then retry" in markdowns(at)
-    # the wait before attempt 2, in the seconds really left (scaled down in the tests), with Skip the wait
+    # the wait before attempt 2, in the seconds really left, with Skip the wait
     wait = next(m for m in markdowns(at) if "**Attempt 1 of 4 failed**" in m)
     assert "529 overloaded_error" in wait and "before attempt 2." in wait
-    assert at.button(key="live-skip").label == "Skip the wait"
+    assert at.button(key="live-skip-2").label == "Skip the wait"  # the wait after step 2
     # the complete loop's state beside the LoopState
     state = table(at, "budget").iloc[0]
     assert state["retries"] == "1, the next call is attempt 2" and "retry" in state["transitions"]
     query = copied_link(at)
     assert "scenario=overloaded" in query and "profile=complete" in query
-    click(at, "live-skip")  # Skip the wait: the call goes now
+    click(at, "live-skip-2")  # Skip the wait: the call goes now
     assert len(run.trace) >= 3 and run.trace.steps[2].stage == "retry" and run.trace.steps[2].detail["attempt"] == 2
 
 
@@ -178,6 +181,31 @@ def test_a_call_asked_for_as_the_wait_ended_goes_then_and_is_not_left_for_a_late
     assert not at.exception
     assert [s.stage for s in run.trace.steps] == ["user_request", "retry", "retry"]  # attempt 2 went, once
     assert "live-armed" not in at.session_state
+
+
+def test_step_and_skip_clicked_for_one_wait_make_one_call(monkeypatch):
+    # Step clicked during the wait, and Skip the wait clicked as it ended: the page's run at that moment sends the
+    # call Step asked for, and the Skip click, sent from the box as the browser still showed it, reaches the server
+    # with the run after. It skipped the next wait and made a second call, and a wait box it left asked for would
+    # have sent a call when that wait ended, without a click.
+    from loop.retry import SCALE_VARIABLE
+
+    monkeypatch.setenv(SCALE_VARIABLE, "1")  # the real waits (1-2 s): none ends while the test looks
+    at = app(scenario="overloaded", profile="complete", step="1")
+    run = at.session_state["live-run"]
+    click(at, "live-step")  # attempt 1: 529, then the wait
+    click(at, "live-step")  # Step during the wait: the call goes when the wait ends
+    assert any("you clicked Step" in c.value for c in at.caption)
+    skip = next(b for b in at.button if b.label == "Skip the wait")
+    run.skip_wait()  # the wait ends
+    at.run()  # the page's run then sends attempt 2: a 529 again, and the next wait begins
+    assert [s.stage for s in run.trace.steps] == ["user_request", "retry", "retry"] and run.wait_left() > 0
+    sent = at._tree.get_widget_states()  # the page as it is now, and the Skip click of the wait that is over
+    sent.widgets.append(skip.click()._widget_state)
+    at._run(sent)
+    assert not at.exception
+    assert [s.stage for s in run.trace.steps] == ["user_request", "retry", "retry"]  # no second call
+    assert run.wait_left() > 0 and "live-armed" not in at.session_state  # the next wait runs; nothing asked for
 
 
 def test_a_link_to_a_failing_scenario_in_the_minimal_loop_says_the_error_and_keeps_the_steps_before_it():

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from loop import transcript
-from tests.browser import CHROMIUM, IDLE, launch, serve_app, wait_for_status
+from tests.browser import IDLE, wait_for_status
 
 ROOT = Path(__file__).resolve().parent.parent
 # The blocks of the history's messages, in page order: (kind, text) for each block's heading and its code.
@@ -24,26 +24,19 @@ READ_HISTORY = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def url():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium. Install it with "
-                    "`sudo apt-get install -y chromium` (or `make chromium`), then run the tests again.")
-    with serve_app() as address:
-        yield address
+@pytest.fixture
+def url(app_server):
+    """The app, served once for every browser test (tests/conftest.py)."""
+    return app_server[0]
 
 
 @pytest.fixture
-def page(url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.goto(url)
-        page.wait_for_selector(IDLE, timeout=60_000)
-        yield page
-        browser.close()
+def page(url, new_page):
+    """The app's first page, in a browser of its own, once its script has run."""
+    page = new_page(1600, 1000)
+    page.goto(url)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    return page
 
 
 def status(page) -> str:

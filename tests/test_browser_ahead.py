@@ -7,11 +7,9 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from pathlib import Path
-
 import pytest
 
-from tests.browser import CHROMIUM, IDLE, launch, serve_app
+from tests.browser import IDLE, PAINTED, settled
 
 # What a learner reads of the step on the screen: the heading, the line saying what happened, the line beside the
 # buttons and the views (the diagram's lit stage, the note, the history), and which step the views are of.
@@ -29,23 +27,11 @@ READ = """() => {
 HEADINGS = {"en": "Step {k} of", "ja": "ステップ {k} /", "zh": "第 {k} /"}
 
 
-@pytest.fixture(scope="module")
-def server():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium (`make chromium`).")
-    started = []
-    with serve_app(started=started) as address:
-        yield address, started[0]
-
-
 @pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = launch(p)
-        yield chromium
-        chromium.close()
+def server(app_server):
+    """The app served once for the browser tests (tests/conftest.py), and its process, which a test stops for a
+    while (each test lets it go on before it ends)."""
+    return app_server
 
 
 @contextlib.contextmanager
@@ -58,12 +44,12 @@ def stopped(process):
         os.kill(process.pid, signal.SIGCONT)
 
 
-def open_page(browser, url: str, **query: str):
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
+def open_page(new_page, url: str, **query: str):
+    page = new_page(1280, 800)
     page.goto(url + "/?" + "&".join(f"{k}={v}" for k, v in query.items()))
     page.wait_for_selector(IDLE, timeout=60_000)
     page.wait_for_selector("#ls-grid-live .ls-diagram-box svg", timeout=60_000)
-    page.wait_for_timeout(300)
+    settled(page)
     return page
 
 
@@ -81,9 +67,9 @@ def shows(page, lang: str, k: int, ahead: bool, timeout: float = 10_000) -> dict
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "zh"])
-def test_back_and_step_show_their_step_before_the_server_answers(server, browser, lang):
+def test_back_and_step_show_their_step_before_the_server_answers(server, new_page, lang):
     url, process = server
-    page = open_page(browser, url, scenario="two-tools", step="99", lang=lang)
+    page = open_page(new_page, url, scenario="two-tools", step="99", lang=lang)
     at_end = page.evaluate(READ)
     assert at_end["panel"] == "10" and not at_end["ahead"]
     with stopped(process):
@@ -103,16 +89,16 @@ def test_back_and_step_show_their_step_before_the_server_answers(server, browser
         shows(page, lang, 8, ahead=True)
         page.locator(".st-key-live-step button").click()
         assert shows(page, lang, 9, ahead=False) == middle
-    page.wait_for_timeout(1_000)
+    settled(page)
     assert shows(page, lang, 9, ahead=False) == middle
 
 
-def test_a_presenter_s_click_shows_its_step_and_its_one_row_loop_state_at_once(server, browser):
+def test_a_presenter_s_click_shows_its_step_and_its_one_row_loop_state_at_once(server, new_page):
     url, process = server
-    page = open_page(browser, url, scenario="two-tools", step="99")
+    page = open_page(new_page, url, scenario="two-tools", step="99")
     page.locator(".st-key-present label").click()
     page.wait_for_selector("#ls-state-live", timeout=60_000)
-    page.wait_for_timeout(500)
+    settled(page)
     at_end = shows(page, "en", 10, ahead=False)
     with stopped(process):
         page.keyboard.press("ArrowLeft")  # a presenter's clicker sends the arrow keys
@@ -121,23 +107,22 @@ def test_a_presenter_s_click_shows_its_step_and_its_one_row_loop_state_at_once(s
     assert {**early, "ahead": False} == shows(page, "en", 9, ahead=False)
 
 
-def test_a_click_the_server_does_not_answer_goes_back_to_the_server_s_step_until_it_does(server, browser):
+def test_a_click_the_server_does_not_answer_goes_back_to_the_server_s_step_until_it_does(server, new_page):
     url, process = server
-    page = open_page(browser, url, scenario="two-tools", step="99")
+    page = open_page(new_page, url, scenario="two-tools", step="99")
     with stopped(process):
         page.locator(".st-key-live-back button").click()
         shows(page, "en", 9, ahead=True)
-        page.wait_for_timeout(4_000)  # no answer yet: the step the server drew last comes back
-        shows(page, "en", 10, ahead=False)
+        shows(page, "en", 10, ahead=False)  # no answer yet: the step the server drew last comes back (after 3 s)
     shows(page, "en", 9, ahead=False)  # the click was not lost: the server answers it
 
 
-def test_a_step_that_executes_a_stage_waits_for_the_server(server, browser):
+def test_a_step_that_executes_a_stage_waits_for_the_server(server, new_page):
     url, process = server
-    page = open_page(browser, url, scenario="two-tools", step="3")
+    page = open_page(new_page, url, scenario="two-tools", step="3")
     with stopped(process):
         page.locator(".st-key-live-step button").click()
-        page.wait_for_timeout(1_000)
+        page.evaluate(PAINTED)  # the click's handler has run (it draws a step ahead in a task of its own, at once)
         now = page.evaluate(READ)
         assert now["heading"].startswith("Step 3 of 3") and now["panel"] == "3" and not now["ahead"]
     shows(page, "en", 4, ahead=False, timeout=30_000)

@@ -12,9 +12,8 @@ than the minimal loop's and is scaled down more to fit its column. Two things mu
 
 import pytest
 
-from tests.test_browser import url  # noqa: F401 (the app, served once for the module, as a fixture)
-from tests.test_projector import (LANGS, browser, opened, presenting_at,  # noqa: F401 (browser: a fixture)
-                                  wait_for_step)
+from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
+from tests.test_projector import LANGS, opened, presenting_at, tab, wait_for_step  # noqa: F401 (tab: a fixture)
 
 STAGE_PX = 10.5  # a stage's text, as drawn
 LABEL_PX = 8.5  # an edge's label, as drawn
@@ -65,19 +64,17 @@ CLASHES = r"""() => {
 }"""
 
 
-def diagram_facts(browser, url, query: str, k: int, lang: str) -> dict:  # noqa: F811
-    page = opened(browser, url, f"?{query}&step={k}&lang={lang}", 1280, 800)
+def diagram_facts(tab, url, query: str, k: int, lang: str) -> dict:  # noqa: F811
+    page = opened(tab, url, f"?{query}&step={k}&lang={lang}", 1280, 800)
     wait_for_step(page, k)
-    facts = page.evaluate(CLASHES)
-    page.close()
-    return facts
+    return page.evaluate(CLASHES)
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_the_complete_loop_s_diagram_has_no_label_over_another_and_readable_text(browser, url, lang):  # noqa: F811
+def test_the_complete_loop_s_diagram_has_no_label_over_another_and_readable_text(tab, url, lang):  # noqa: F811
     # a retry taken (its edge drawn bold), and a compaction lit: the stages beside the chapter's loop in use
     for query, k in (("scenario=overloaded&profile=complete", 5), ("scenario=compact&profile=complete", 5)):
-        facts = diagram_facts(browser, url, query, k, lang)
+        facts = diagram_facts(tab, url, query, k, lang)
         where = f"{query}, step {k}, {lang}"
         assert {"stage retry", "stage recover", "stage compact"} <= set(facts["stages"]), where  # the complete loop
         assert facts["clashes"] == [], where
@@ -86,16 +83,15 @@ def test_the_complete_loop_s_diagram_has_no_label_over_another_and_readable_text
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_the_minimal_loop_s_diagram_stays_as_clear(browser, url, lang):  # noqa: F811
-    facts = diagram_facts(browser, url, "scenario=two-tools", 5, lang)
+def test_the_minimal_loop_s_diagram_stays_as_clear(tab, url, lang):  # noqa: F811
+    facts = diagram_facts(tab, url, "scenario=two-tools", 5, lang)
     assert facts["clashes"] == [], lang
     assert facts["stagePx"] >= 12 and facts["labelPx"] >= LABEL_PX, (lang, facts["stagePx"], facts["labelPx"])
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_in_presenter_mode_the_complete_loop_s_labels_stay_clear_too(browser, url, lang):  # noqa: F811
+def test_in_presenter_mode_the_complete_loop_s_labels_stay_clear_too(tab, url, lang):  # noqa: F811
     # step 2: a retry, its edge drawn bold (the sizes on a projector are checked against the note's in test_projector)
-    page = presenting_at(browser, url, f"scenario=overloaded&profile=complete&lang={lang}", 2, f"presenter, {lang}")
+    page = presenting_at(tab, url, f"scenario=overloaded&profile=complete&lang={lang}", 2, f"presenter, {lang}")
     facts = page.evaluate(CLASHES)
-    page.close()
     assert "stage retry" in facts["stages"] and facts["clashes"] == [], lang

@@ -5,8 +5,8 @@ Saves docs/subagent.png and docs/compact.png, which the README shows.
 
 from pathlib import Path
 
-from tests.browser import IDLE
 from loop.runner import start
+from tests.browser import settled
 from tests.test_browser import page, url, wait_for_status  # noqa: F401 (the browser and the app, as fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,9 +44,8 @@ def test_step_into_a_sub_agent_and_back_out(page, url):
         wait_for_status(page, f"Step {k} of {n}")
     page.locator(".st-key-live-back button").click()
     wait_for_status(page, f"Step {returned} of {n} · task ")
-    page.wait_for_selector(IDLE)
     page.set_viewport_size({"width": 1600, "height": 1250})
-    page.wait_for_timeout(800)
+    settled(page)
     page.screenshot(path=str(ROOT / "docs" / "subagent.png"))
     page.locator(".st-key-live-up button").first.click()  # main ›: up to the run_tool that took its answer
     wait_for_status(page, f"Step {returned + 1} of {n} · turn 2 · 4 · run a tool_use")
@@ -68,6 +67,5 @@ def test_a_compaction_is_drawn_before_and_after(page, url):
     messages = history_texts(page)
     assert any("[Conversation compressed." in m for m in messages)  # the summary, after
     assert any("part1.txt does not mention the falcon" in m for m in messages)  # what it replaced, before
-    page.wait_for_selector(IDLE)
-    page.wait_for_timeout(800)
+    settled(page)
     page.screenshot(path=str(ROOT / "docs" / "compact.png"))

@@ -117,19 +117,22 @@ def test_a_bad_profile_or_budget_is_refused():
 
 
 def test_serve_refuses_a_prompt_longer_than_its_window(tmp_path):
+    import re
     import subprocess
     import sys
 
     import anthropic
 
-    # Port 0: the server binds a port the system picks and says which; none is picked here and bound later.
+    # Port 0: the server binds a free port itself and says which, once it is listening (no port picked here and
+    # bound later, which another process could take in between).
     proc = subprocess.Popen([sys.executable, "-m", "loop", "serve", "--port", "0", "--context-window", "50"],
                             cwd=os.path.dirname(os.path.dirname(__file__)), env=env(), stdout=subprocess.PIPE,
                             text=True)
     try:
-        said = proc.stdout.readline()  # "scripted Anthropic-compatible server on http://127.0.0.1:PORT (...)"
-        url = said.split(" on ", 1)[1].split()[0]
-        client = anthropic.Anthropic(api_key="k", base_url=url, max_retries=0)
+        said = proc.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)", said)
+        assert found, said
+        client = anthropic.Anthropic(api_key="k", base_url=found.group(0), max_retries=0)
         with pytest.raises(anthropic.BadRequestError, match=r"prompt is too long: \d+ tokens > 50 maximum"):
             client.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": "x" * 400}])
     finally:

@@ -8,12 +8,13 @@ LoopState is one row. The screenshots go to docs/ (docs/projector/ for every lan
 docs/presenter.png are the English ones).
 """
 
+import functools
 from pathlib import Path
 
 import pytest
 
-from tests.browser import DRAWN, IDLE, launch
-from tests.test_browser import url  # noqa: F401 (the app, served once for the module, as a fixture)
+from tests.browser import DRAWN, PAINTED, settled
+from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "docs" / "projector"
@@ -96,22 +97,18 @@ PRESENTER_FACTS = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = launch(p)
-        yield chromium
-        chromium.close()
+@pytest.fixture
+def tab(new_page):
+    """One page for the test, in a browser context of its own: each look opens a URL in it (a new session of the
+    app), with the scripts and fonts already in the browser's cache."""
+    return new_page(1280, 800)
 
 
-def opened(browser, url: str, path: str, width: int, height: int):
-    page = browser.new_page(viewport={"width": width, "height": height})
-    page.goto(f"{url}/{path}")
-    page.wait_for_selector(IDLE, timeout=60_000)
-    page.wait_for_timeout(600)  # fonts and the diagram in place
-    return page
+def opened(tab, url: str, path: str, width: int, height: int):
+    tab.set_viewport_size({"width": width, "height": height})
+    tab.goto(f"{url}/{path}")
+    settled(tab)  # fonts and the diagram in place
+    return tab
 
 
 def wait_for_step(page, k: int) -> None:
@@ -119,7 +116,7 @@ def wait_for_step(page, k: int) -> None:
         f"""(k) => document.querySelector(`.ls-panel[data-step="${{k}}"]`) !== null
                   && document.querySelector(`.ls-diagram-box[data-step="${{k}}"] svg`) !== null && {DRAWN}""",
         arg=k, timeout=60_000)
-    page.wait_for_timeout(150)  # the panel's scroll happens in the next frame
+    page.evaluate(PAINTED)  # the panel's scroll happens in the next frame
 
 
 def truncated(page) -> list[str]:
@@ -135,8 +132,8 @@ def slanted(page) -> list[str]:
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_at_1280_by_800_no_control_cuts_its_text(browser, url, lang):
-    page = opened(browser, url, f"?scenario=two-tools&step=7&lang={lang}", 1280, 800)
+def test_at_1280_by_800_no_control_cuts_its_text(tab, url, lang):
+    page = opened(tab, url, f"?scenario=two-tools&step=7&lang={lang}", 1280, 800)
     wait_for_step(page, 7)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"step-{lang}.png"))
@@ -148,8 +145,7 @@ def test_at_1280_by_800_no_control_cuts_its_text(browser, url, lang):
     # the other pages too: the Mistakes lab (its refusal wraps) and About
     for path in (f"mistakes?lang={lang}&mistake=no-write-back", f"about?lang={lang}"):
         page.goto(f"{url}/{path}")
-        page.wait_for_selector(IDLE, timeout=60_000)
-        page.wait_for_timeout(400)
+        settled(page)
         assert truncated(page) == [], f"text cut on {path}"
         assert overlapping(page) == [], f"text over text or a control on {path}"
         assert slanted(page) == [], path
@@ -159,18 +155,17 @@ def test_at_1280_by_800_no_control_cuts_its_text(browser, url, lang):
                 return [e.scrollWidth, e.clientWidth, e.getBoundingClientRect().right, innerWidth, e.innerText]; }""")
             assert box[0] <= box[1] + 1 and box[2] <= box[3], box[:4]
             assert "immediately after" in box[4]  # the sentence that states the rule is on the page
-    page.close()
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(browser, url, lang):
-    page = opened(browser, url, f"?scenario=recover&step=1&lang={lang}", 1280, 800)
+def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(tab, url, lang):
+    page = opened(tab, url, f"?scenario=recover&step=1&lang={lang}", 1280, 800)
     page.locator(".st-key-present label").click()
     page.wait_for_selector(".ls-state-row", timeout=60_000)
     wait_for_step(page, 1)
-    page.wait_for_timeout(1500)  # drawn and settled at 1280×800; then the projector's screen (F11): no rerun comes
+    settled(page)  # drawn and settled at 1280×800; then the projector's screen (F11): no rerun comes
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.wait_for_timeout(300)
+    page.evaluate(PAINTED)
     k, seen = 1, set()
     while True:
         facts = page.evaluate(PRESENTER_FACTS)
@@ -205,9 +200,9 @@ def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(br
         page.locator(".st-key-live-step button").click()
         wait_for_step(page, k)
     assert {"user_request", "call_model", "append_assistant", "decide", "run_tool", "write_back"} <= seen
-    page.close()
 
 
+@functools.cache
 def _moments(scenario: str) -> list[int]:
     """The steps (1-based) of a scenario that draw more than the chapter's loop: into a sub-agent, a step inside
     it, the answer taken; the summary call and the compactions."""
@@ -238,16 +233,16 @@ LIT_FACTS = """() => {
 }"""
 
 
-def presenting_at(browser, url: str, query: str, k: int, where: str):
+def presenting_at(tab, url: str, query: str, k: int, where: str):
     """Step k opened by a permalink, presenter mode on at 1280×800, then the projector's 1280×720: the lit stage
-    in view and as readable as the note, nothing cut or overlapping, the history with room. Returns the page."""
-    page = opened(browser, url, f"?{query}&step={k}", 1280, 800)
+    in view and as readable as the note, nothing cut or overlapping, the history with room. Returns the page (`tab`)."""
+    page = opened(tab, url, f"?{query}&step={k}", 1280, 800)
     page.locator(".st-key-present label").click()
     page.wait_for_selector(".ls-state-row", timeout=60_000)
     wait_for_step(page, k)
-    page.wait_for_timeout(1000)
+    settled(page)
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.wait_for_timeout(300)
+    page.evaluate(PAINTED)
     facts = page.evaluate(LIT_FACTS)
     where = f"{where}, step {k} ({facts['stage']})"
     assert truncated(page) == [], where
@@ -262,12 +257,13 @@ def presenting_at(browser, url: str, query: str, k: int, where: str):
 
 @pytest.mark.parametrize("scenario", ["subagent", "compact"])
 @pytest.mark.parametrize("lang", LANGS)
-def test_presenter_mode_inside_a_sub_agent_and_at_a_compaction_keeps_the_lit_stage_readable(browser, url, lang,
+def test_presenter_mode_inside_a_sub_agent_and_at_a_compaction_keeps_the_lit_stage_readable(tab, url, lang,
                                                                                             scenario):
     for k in _moments(scenario):
-        presenting_at(browser, url, f"scenario={scenario}&lang={lang}", k, f"{scenario}, {lang}").close()
+        presenting_at(tab, url, f"scenario={scenario}&lang={lang}", k, f"{scenario}, {lang}")
 
 
+@functools.cache
 def _complete_moments() -> list[tuple[str, int]]:
     """Steps (1-based) of the complete loop where its own stages are lit: a retry, a recovery, a refused call."""
     from loop.runner import start
@@ -283,14 +279,13 @@ def _complete_moments() -> list[tuple[str, int]]:
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_presenter_mode_keeps_the_complete_loop_s_stages_as_readable_as_the_note(browser, url, lang):
+def test_presenter_mode_keeps_the_complete_loop_s_stages_as_readable_as_the_note(tab, url, lang):
     """The complete loop draws its retry and recovery stages beside the chapter's: a wider picture, which the
     projector's screen must not shrink below the note's size."""
     for scenario, k in _complete_moments():
-        page = presenting_at(browser, url, f"scenario={scenario}&profile=complete&lang={lang}", k,
+        page = presenting_at(tab, url, f"scenario={scenario}&profile=complete&lang={lang}", k,
                              f"{scenario}, {lang}")
         assert page.locator(".ls-diagram [data-stage='retry']").count() == 1, scenario  # the complete loop's picture
         if scenario == "overloaded":
             SHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SHOTS / f"presenter-complete-{lang}.png"))
-        page.close()

@@ -5,22 +5,37 @@ students, or a teacher and a student) against one `streamlit run app.py`.
 """
 
 import re
-import time
-from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, IDLE, launch, resume_saved_run, serve_app, wait_for_status
+from tests.browser import IDLE, resume_saved_run, settled, wait_for_status
 
 KEY = "sk-ant-api03-student-A-secret-0123456789"
 
 
-@pytest.fixture(scope="module")
-def url():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium.")
-    with serve_app() as address:
-        yield address
+@pytest.fixture
+def url(app_server):
+    """The app, served once for the browser tests (tests/conftest.py)."""
+    return app_server[0]
+
+
+@pytest.fixture
+def browser(chromium):
+    """The shared Chromium; each browser of a test is a context of its own, closed after the test."""
+    opened = []
+    yield _Contexts(chromium, opened)
+    for context in opened:
+        context.close()
+
+
+class _Contexts:
+    def __init__(self, chromium, opened: list):
+        self.chromium, self.opened = chromium, opened
+
+    def new_context(self, **options):
+        context = self.chromium.new_context(**options)
+        self.opened.append(context)
+        return context
 
 
 def status(page) -> str:
@@ -48,93 +63,76 @@ def open_app(browser, url: str, status: str = "Step 0 of 0"):
 
 
 def browser_cookie(context) -> str:
-    """The browser id the page set in this browser (waiting a moment for its script to run)."""
-    for _ in range(50):
-        found = [c for c in context.cookies() if c["name"] == "loopscope_browser"]
-        if found:
-            return found[0]["value"]
-        time.sleep(0.1)
-    raise AssertionError("the page set no loopscope_browser cookie")
+    """The browser id the page set in this browser (once its script has set it)."""
+    context.pages[0].wait_for_function(
+        "() => document.cookie.split('; ').some(c => c.startsWith('loopscope_browser='))", timeout=30_000)
+    return next(c["value"] for c in context.cookies() if c["name"] == "loopscope_browser")
 
 
-def test_a_copied_address_bar_opens_the_step_and_hands_over_no_saved_run(url):
-    from playwright.sync_api import sync_playwright
+def test_a_copied_address_bar_opens_the_step_and_hands_over_no_saved_run(url, browser):
+    # The teacher steps, starts a new run, steps again, and copies the address bar for a slide.
+    t_context, teacher = open_app(browser, url)
+    t_context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
+    for k in (1, 2, 3):
+        step(teacher, k)
+    teacher.wait_for_selector(IDLE)
+    teacher.get_by_role("button", name="New run").first.click()
+    wait_for_status(teacher, "Step 0 of 0")
+    for k in (1, 2):
+        step(teacher, k)
+    teacher.wait_for_function("() => location.search.includes('step=2')", timeout=30_000)
+    link = teacher.url
+    assert "scenario=two-tools" in link and "session" not in link
+    teacher_id = browser_cookie(t_context)
+    assert teacher_id.split(".")[0] not in link
+    # "Copy link" copies the same clean link
+    teacher.get_by_role("button", name="Copy link").first.click()
+    teacher.get_by_role("button", name="Link copied").first.wait_for(timeout=10_000)
+    assert teacher.evaluate("navigator.clipboard.readText()") == link
 
-    with sync_playwright() as p:
-        browser = launch(p)
-        # The teacher steps, starts a new run, steps again, and copies the address bar for a slide.
-        t_context, teacher = open_app(browser, url)
-        t_context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
-        for k in (1, 2, 3):
-            step(teacher, k)
-        teacher.wait_for_selector(IDLE)
-        teacher.get_by_role("button", name="New run").first.click()
-        wait_for_status(teacher, "Step 0 of 0")
-        for k in (1, 2):
-            step(teacher, k)
-        teacher.wait_for_function("() => location.search.includes('step=2')", timeout=30_000)
-        link = teacher.url
-        assert "scenario=two-tools" in link and "session" not in link
-        teacher_id = browser_cookie(t_context)
-        assert teacher_id.split(".")[0] not in link
-        # "Copy link" copies the same clean link
-        teacher.get_by_role("button", name="Copy link").first.click()
-        teacher.get_by_role("button", name="Link copied").first.wait_for(timeout=10_000)
-        assert teacher.evaluate("navigator.clipboard.readText()") == link
+    # A student opens the link in another browser: the step, and no saved run of the teacher's.
+    s_context, student = open_app(browser, link, status="Step 2 of 2")
+    student.get_by_text("Saved runs · 0").wait_for(timeout=30_000)
+    assert student.get_by_text("Saved runs · 1").count() == 0 and student.get_by_text("Saved runs · 2").count() == 0
+    assert browser_cookie(s_context) != teacher_id
+    assert "session" not in student.url
 
-        # A student opens the link in another browser: the step, and no saved run of the teacher's.
-        s_context, student = open_app(browser, link, status="Step 2 of 2")
-        student.get_by_text("Saved runs · 0").wait_for(timeout=30_000)
-        assert student.get_by_text("Saved runs · 1").count() == 0 and student.get_by_text("Saved runs · 2").count() == 0
-        assert browser_cookie(s_context) != teacher_id
-        assert "session" not in student.url
-
-        # The teacher reloads: both runs are still there, in the teacher's browser only.
-        teacher.reload()
-        teacher.wait_for_selector(IDLE, timeout=60_000)
-        wait_for_status(teacher, "Step 2 of 2")
-        teacher.get_by_text("Saved runs · 2").wait_for(timeout=30_000)
-        assert browser_cookie(t_context) == teacher_id
-        t_context.close()
-        s_context.close()
-        browser.close()
+    # The teacher reloads: both runs are still there, in the teacher's browser only.
+    teacher.reload()
+    teacher.wait_for_selector(IDLE, timeout=60_000)
+    wait_for_status(teacher, "Step 2 of 2")
+    teacher.get_by_text("Saved runs · 2").wait_for(timeout=30_000)
+    assert browser_cookie(t_context) == teacher_id
 
 
-def test_two_browsers_keep_their_own_trace_workspace_key_and_runs(url):
-    from playwright.sync_api import sync_playwright
+def test_two_browsers_keep_their_own_trace_workspace_key_and_runs(url, browser):
+    a_context, a = open_app(browser, url)
+    for k in (1, 2, 3):
+        step(a, k)
+    a.get_by_text("An Anthropic model").click()
+    a.wait_for_selector(IDLE)
+    key_field = a.get_by_role("textbox", name="API key")
+    key_field.fill(KEY)
+    key_field.press("Enter")
+    a.get_by_text("Press Enter to apply").wait_for(state="detached")  # sent to the server
+    settled(a)
+    assert "session" not in a.url  # the browser's id is in a cookie, never in the address bar
 
-    with sync_playwright() as p:
-        browser = launch(p)
-        a_context, a = open_app(browser, url)
-        for k in (1, 2, 3):
-            step(a, k)
-        a.get_by_text("An Anthropic model").click()
-        a.wait_for_selector(IDLE)
-        key_field = a.get_by_role("textbox", name="API key")
-        key_field.fill(KEY)
-        key_field.press("Enter")
-        a.wait_for_timeout(500)
-        a.wait_for_selector(IDLE)
-        assert "session" not in a.url  # the browser's id is in a cookie, never in the address bar
+    b_context, b = open_app(browser, url)
+    assert status(b).startswith("Step 0 of 0")  # its own fresh trace, not A's three steps
+    assert workspace(b) != workspace(a), (workspace(a), workspace(b))
+    assert browser_cookie(b_context) != browser_cookie(a_context)
+    assert b.get_by_text("Saved runs · 0").count() == 1  # A's saved run is not listed
+    html = b.content()
+    assert KEY not in html and "student-A" not in html
 
-        b_context, b = open_app(browser, url)
-        assert status(b).startswith("Step 0 of 0")  # its own fresh trace, not A's three steps
-        assert workspace(b) != workspace(a), (workspace(a), workspace(b))
-        assert browser_cookie(b_context) != browser_cookie(a_context)
-        assert b.get_by_text("Saved runs · 0").count() == 1  # A's saved run is not listed
-        html = b.content()
-        assert KEY not in html and "student-A" not in html
-
-        # B steps; A is where it was, and B is at its first step only.
-        step(b, 1)
-        assert status(b).startswith("Step 1 of 1")
-        a.reload()  # A's URL keeps its session: its run can be resumed, B's cannot be seen
-        a.wait_for_selector(IDLE, timeout=60_000)
-        a.get_by_text("Saved runs · 1").wait_for(timeout=30_000)
-        resume_saved_run(a, "Saved runs · 1", "Resumed: 3 steps, at step 3")
-        wait_for_status(a, "Step 3 of 3")
-        assert KEY not in a.content()  # the key was never saved, so it does not come back either
-        assert "Step 1 of 1" in status(b) and KEY not in b.content()
-        a_context.close()
-        b_context.close()
-        browser.close()
+    # B steps; A is where it was, and B is at its first step only.
+    step(b, 1)
+    assert status(b).startswith("Step 1 of 1")
+    a.reload()  # A's URL keeps its session: its run can be resumed, B's cannot be seen
+    a.wait_for_selector(IDLE, timeout=60_000)
+    a.get_by_text("Saved runs · 1").wait_for(timeout=30_000)
+    resume_saved_run(a, "Saved runs · 1", "Resumed: 3 steps, at step 3")
+    wait_for_status(a, "Step 3 of 3")
+    assert KEY not in a.content()  # the key was never saved, so it does not come back either
+    assert "Step 1 of 1" in status(b) and KEY not in b.content()

@@ -27,6 +27,10 @@ def armed_key(key: str) -> str:
     return f"{key}-armed"
 
 
+def _handed_key(key: str) -> str:
+    return f"{key}-handed"
+
+
 def arm(key: str, action: str) -> None:
     """Ask for `action` ("step" or "to_end") once the wait is over."""
     st.session_state[armed_key(key)] = action
@@ -39,9 +43,26 @@ def active(run: Run | None) -> bool:
     return run.wait_left() > 0 or bool(run.pool and run.pool.running())
 
 
-def _skip(run: Run, key: str) -> None:
+def _skip(run: Run, key: str, wait: int) -> None:
+    """Skip the wait that followed step `wait` (the trace's length when the box was drawn).
+
+    A click reaches the server with the page's next run, which may come after the call it asks for was asked for
+    (Step was clicked too) or has gone: then it asks for nothing, or one click would make two calls."""
+    if len(run.trace) != wait or st.session_state.get(_handed_key(key)) == (id(run), wait):
+        return
     run.skip_wait()
     st.session_state.setdefault(armed_key(key), "step")  # skipping the wait is asking for the call now
+
+
+def _hand_over(run: Run, key: str) -> bool:
+    """The wait is over: the call asked for goes now, once for this wait. Was one asked for?"""
+    action = st.session_state.pop(armed_key(key), None)
+    wait = (id(run), len(run.trace))  # this run's wait after its last step
+    if not action or run.done or st.session_state.get(_handed_key(key)) == wait:
+        return False
+    st.session_state[_handed_key(key)] = wait
+    ask(key, action)
+    return True
 
 
 def draw_progress(run: Run | None, key: str) -> None:
@@ -54,9 +75,7 @@ def draw_progress(run: Run | None, key: str) -> None:
     if active(run):
         _live(run, key)
     elif run is not None and run.trace.at_end and armed_key(key) in st.session_state:
-        action = st.session_state.pop(armed_key(key))
-        if not run.done:
-            ask(key, action)
+        if _hand_over(run, key):
             st.rerun()
 
 
@@ -66,9 +85,7 @@ def _live(run: Run, key: str) -> None:
     running = run.pool.running() if run.pool is not None else []
     armed = st.session_state.get(armed_key(key))
     if left <= 0 and not running:  # over: the page takes over again (and Step's call goes, if it was asked for)
-        if armed:
-            st.session_state.pop(armed_key(key), None)
-            ask(key, armed)
+        _hand_over(run, key)
         st.rerun()
     if left > 0:
         retry = run.trace.steps[-1]
@@ -81,8 +98,10 @@ def _live(run: Run, key: str) -> None:
             total = number(d.get("wait_s"))
             st.progress(min(1.0, max(0.0, 1 - left / total)) if total else 1.0)
             a, b = st.columns([1, 3], vertical_alignment="center")
-            a.button(t("Skip the wait"), key=f"{key}-skip", icon=":material/skip_next:", on_click=_skip,
-                     args=(run, key), help=t("Call the model now, without waiting the rest of the backoff."))
+            # A key of its own for each wait: a click on the box of a wait that is over skips no later wait.
+            a.button(t("Skip the wait"), key=f"{key}-skip-{len(run.trace)}", icon=":material/skip_next:",
+                     on_click=_skip, args=(run, key, len(run.trace)),
+                     help=t("Call the model now, without waiting the rest of the backoff."))
             b.caption(t("The call goes out when the wait ends: you clicked Step.") if armed else
                       t("Step calls the model again when the wait ends; Skip the wait calls it now."))
     if running:
