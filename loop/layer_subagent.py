@@ -39,7 +39,9 @@ class SubAgent(Layer):
             detail = call(doing)
             detail["thread"] = doing.child.thread.id
             return detail
-        if doing.stage == "user_request" and doing.frame.state.stage is not None:
+        if doing.stage != "user_request":
+            return call(doing)
+        if doing.frame.state.stage is not None:  # the parent is at a task: the child's loop begins
             doing.frame = self.open_child(run, doing.frame)
         detail = call(doing)
         if doing.frame.thread.parent is not None:
