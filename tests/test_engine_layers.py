@@ -81,3 +81,10 @@ def test_pages_neither_read_nor_set_the_run_s_internals():
         source = path.read_text()
         for internal in ("run.frames", "run.pool", "run.hold_tools", "run.wait_until"):
             assert internal not in source, f"{path.name} uses {internal}"
+
+
+def test_a_sub_agent_s_steps_say_what_started_it_only_on_its_user_request(shared):
+    with start(scenario="subagent", workspace=shared, tool_timeout=10) as run:
+        run.run_to_end()
+        started = [(s.stage, s.thread == "main") for s in run.trace.steps if "started_by" in s.detail]
+        assert started == [("user_request", False)]
