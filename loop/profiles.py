@@ -2,12 +2,12 @@
 
 The chapter ends with a table: its minimal loop beside a high-completion
 system, the same skeleton with more around it. Both profiles run the same five
-stage functions (stages.py); `complete` adds, each in a module of its own:
+stage functions (stages.py); `complete` adds four layers (layers.py), each in a module of its own:
 
 | aspect | minimal | complete |
 | --- | --- | --- |
-| why the loop goes on | `tool_result` | also `retry` (retry.py), `max_tokens_recovery` (recovery.py), `compact_resume` (compact.py) |
-| tool execution | after the whole response, in order | at once when all are safe, started early while streaming (parallel.py) |
+| why the loop goes on | `tool_result` | also `retry` (layer_retry.py), `max_tokens_recovery` (layer_recovery.py), `compact_resume` (layer_resume.py) |
+| tool execution | after the whole response, in order | at once when all are safe, started early while streaming (layer_parallel.py) |
 | state | `messages`, `turn_count`, `transition_reason` | also budget, retries, recoveries, compactions, the transition history |
 | error handling | a failed call ends the run | transport errors retried, a cut answer continued, a too long prompt compacted |
 | observability | the trace | also progress (attempt k of n, the wait left, tools running) and a JSON line a step |
@@ -15,7 +15,7 @@ stage functions (stages.py); `complete` adds, each in a module of its own:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .catalogs import N_
 from .trace import Trace
@@ -26,23 +26,32 @@ BUDGET = 150_000  # estimated tokens a request may hold before the complete loop
 
 @dataclass(frozen=True)
 class Profile:
-    """What the loop does beyond the chapter's five stages."""
+    """What the loop does beyond the chapter's five stages: the layers it adds (layers.py), and their numbers."""
 
     name: str
+    layers: tuple[str, ...] = field(default=())  # "retry", "recovery", "resume", "parallel"
     retries: int = 0  # failed calls the loop retries itself (the SDK's own retries are off when > 0)
     recoveries: int = 0  # max_tokens recoveries in a row
-    resume: bool = False  # compact and call again when the prompt is too long, or the estimate passes the budget
-    budget: int | None = None
-    parallel: bool = False  # tool_use blocks safe together run at once; with streaming, started early
+    budget: int | None = None  # estimated tokens a request may hold before resume compacts first
 
     @property
     def complete(self) -> bool:
         return self.name == COMPLETE
 
+    @property
+    def resume(self) -> bool:
+        """Compact and call again when the prompt is too long, or the estimate passes the budget."""
+        return "resume" in self.layers
+
+    @property
+    def parallel(self) -> bool:
+        """Tool_use blocks safe together run at once; with streaming, started early."""
+        return "parallel" in self.layers
+
 
 PROFILES = {
     MINIMAL: Profile(MINIMAL),
-    COMPLETE: Profile(COMPLETE, retries=3, recoveries=3, resume=True, budget=BUDGET, parallel=True),
+    COMPLETE: Profile(COMPLETE, ("retry", "recovery", "resume", "parallel"), retries=3, recoveries=3, budget=BUDGET),
 }
 ABOUT = {
     MINIMAL: N_("minimal: the chapter's loop; only tool_result makes it go on"),
@@ -64,6 +73,17 @@ TRANSITIONS = {
 def profile(name: str | None) -> Profile:
     """The profile named `name` (the minimal one for None); KeyError for an unknown name."""
     return PROFILES[name or MINIMAL]
+
+
+def layers(chosen: Profile, compacts: bool, tools) -> list[str]:
+    """The layers of a run (layers.py): those every run has, its profile's, and its toolset's (s06 compacts, a
+    `task` tool starts sub-agents)."""
+    names = ["max_turns", "gate", *chosen.layers]
+    if compacts:
+        names.append("compaction")
+    if any(getattr(tool, "starts_thread", False) for tool in getattr(tools, "tools", {}).values()):
+        names.append("sub_agent")
+    return names
 
 
 def counters(trace: Trace, index: int) -> dict:

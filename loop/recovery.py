@@ -4,7 +4,7 @@ The chapter's loop ends on `stop_reason == "max_tokens"`, and must: treating it
 like `tool_use` sends an invalid next request. A production harness keeps the
 cut response in `messages` (stage 3 appended it as it is), then appends a user
 message asking the model to go on from where it stopped, and calls again (the
-course's s11). At most 3 times in a row: an answer that never fits ends there.
+course's s11). At most the profile's recoveries in a row (3): an answer that never fits ends there.
 
 A response cut inside a `tool_use` block asked for a tool whose input may be
 incomplete: it is not run. Its `tool_result` says so (the API's pairing rules
@@ -20,7 +20,6 @@ from .state import LoopState
 from .tools import ToolOutput
 
 CONTINUE = "Output limit hit. Continue directly from where you stopped -- no recap, no repetition."
-LIMIT = 3  # recoveries in a row
 NOT_RUN = ToolOutput("Error: not run. The response was cut at max_tokens, so this tool_use may be incomplete.",
                      is_error=True)
 WHY_RECOVER = N_("stop_reason is max_tokens: keep the cut answer and ask the model to continue ({k} of {limit} in a row)")

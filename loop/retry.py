@@ -5,10 +5,10 @@ harness tells the failures apart (the course's s11, first match wins):
 
 - transient: no connection, a timeout, 429 (rate limited), 5xx and 529
   (overloaded). Wait `1 s × 2^attempt` (at most 30 s) plus 0-1 s of jitter,
-  or what the server asked with `retry-after`, then call again; at most 3
-  retries, then the loop ends with the reason;
+  or what the server asked with `retry-after`, then call again; at most the
+  profile's retries (3, profiles.py), then the loop ends with the reason;
 - the prompt is too long (400 `prompt is too long: N tokens > M maximum`):
-  compact, then call again (the runner and compact.py);
+  compact, then call again (layer_resume.py);
 - anything else (a bad key, a malformed request): no retry can help.
 
 These retries happen in the loop, each a `retry` step the learner sees, so the
@@ -25,7 +25,6 @@ import anthropic
 from .waits import SCALE_VARIABLE, scale  # noqa: F401 (retry.SCALE_VARIABLE: the tests' name for it)
 
 
-MAX_RETRIES = 3
 BASE = 1.0  # seconds: the first wait, doubled each retry
 CAP = 30.0
 JITTER = 1.0  # at most this many seconds added at random, so clients that failed together do not retry together
@@ -105,17 +104,18 @@ def backoff(retry: int, rng: random.Random) -> tuple[float, float]:
     return min(CAP, BASE * 2 ** retry), rng.uniform(0, JITTER)
 
 
-def plan(exc: BaseException, retries: int, rng: random.Random) -> dict:
-    """What the loop does after `exc`, its `retries` so far: the facts a `retry` step records.
+def plan(exc: BaseException, retries: int, rng: random.Random, limit: int) -> dict:
+    """What the loop does after `exc`, its `retries` so far of at most `limit` (the profile's): the facts a
+    `retry` step records.
 
-    {"error": facts, "attempt": k (the call that failed, from 1), "attempts": 1 + MAX_RETRIES,
+    {"error": facts, "attempt": k (the call that failed, from 1), "attempts": 1 + limit,
     "gave_up": bool, and unless it gave up: "backoff_s", "jitter_s", "retry_after_s" (when the server
     said), "wait_s" (the seconds really waited), "scale" (when tests scale the waits)}.
     """
     facts = error_facts(exc)
-    out: dict = {"error": facts, "attempt": retries + 1, "attempts": MAX_RETRIES + 1}
+    out: dict = {"error": facts, "attempt": retries + 1, "attempts": limit + 1}
     asked = retry_after(exc)
-    if retries >= MAX_RETRIES or (asked is not None and asked > LONGEST_WAIT):
+    if retries >= limit or (asked is not None and asked > LONGEST_WAIT):
         out["gave_up"] = True
         if asked is not None:
             out["retry_after_s"] = asked

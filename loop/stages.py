@@ -26,9 +26,7 @@ def call_model(state: LoopState, model, tools, observer=None) -> object:
     reply = model.create(messages=state.messages, tools=tools.specs(), observer=observer)
     state.response = reply.response
     state.stop_reason = reply.response.get("stop_reason")
-    usage = reply.response.get("usage") or {}
-    state.input_tokens += usage.get("input_tokens") or 0
-    state.output_tokens += usage.get("output_tokens") or 0
+    state.count_usage(reply.response)
     return reply
 
 

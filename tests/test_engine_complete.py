@@ -410,7 +410,7 @@ def test_streamed_tools_start_before_the_answer_ends(shared):
 def test_with_the_approval_gate_on_no_tool_starts_before_its_step(shared):
     config = ModelConfig(stream=True)
     with start(scenario="parallel", workspace=shared, tool_timeout=10, config=config) as run:
-        run.hold_tools = True
+        run.approval_gate(True)
         run.run_to_end()
         assert "early_start" not in run.trace.steps[1].detail
         assert all("parallel" not in s.detail for s in run.trace.steps if s.stage == "run_tool")

@@ -8,7 +8,7 @@ from loop import start
 from loop.errors import explain
 from loop.model import MissingKey
 from loop.narrate import describe
-from loop.runner import why_ended
+from loop.endings import why_ended
 
 
 def status_error(status: int, message: str = "quoted as the API said it") -> anthropic.APIStatusError:

@@ -21,7 +21,8 @@ import streamlit as st
 from loop.errors import explain
 from loop.model import Observer
 from loop.narrate import describe
-from loop.runner import DENIED, Run
+from loop.layer_gate import DENIED
+from loop.runner import Run
 from loop.step_view import StepView
 from loop.trace import Trace
 
@@ -42,7 +43,7 @@ def _execute(run: Run, key: str, action) -> None:
     """Run `action(observer)` (which may call the model or a tool); keep its error for the page to show."""
     stage = run.next_stage()
     seen: list = []
-    run.hold_tools = gate_on()  # the complete loop starts no tool ahead of its step while each waits for approval
+    run.approval_gate(gate_on())  # the complete loop starts no tool ahead of its step while each waits for approval
     try:
         # "attempt k of n" while the SDK retries; the text as it streams in
         with attempts_shown(run) as (seen, on_attempt), streamed(run) as on_text:
@@ -116,10 +117,10 @@ def _run_to_end(run: Run | None, trace: Trace, key: str, saved=None) -> None:
 
 def _attempt(run: Run, stage: str | None) -> str:
     """" (attempt k of n)" when the next call is a retry of the complete loop."""
-    state = run.frames[-1].state
-    if stage not in ("call_model", "summarize") or not run.profile.retries or state.attempt <= 1:
+    status = run.status()
+    if stage not in ("call_model", "summarize") or status.attempts <= 1 or status.attempt <= 1:
         return ""
-    return " " + t("(attempt {k} of {n})", k=state.attempt, n=run.profile.retries + 1)
+    return " " + t("(attempt {k} of {n})", k=status.attempt, n=status.attempts)
 
 
 def _goto(trace: Trace, slider_key: str) -> None:
@@ -233,14 +234,14 @@ def _words(run: Run | None, gated) -> Callable[[StepView], str]:
     def words_at(v: StepView) -> str:
         k, end = v.index, v.ending
         if run is not None and k >= v.total - 1:
-            nxt = run.next_stage()
-            frame = run.frames[-1]
+            status = run.status()
+            nxt = status.next_stage
             return (t("The loop has ended.") + " " + (end or "") if nxt is None else
                     t("Next: **Run** or **Deny** the command above.") if gated else
                     t("Next, a click on **Step** starts the sub-agent's own loop: *{stage}*.",
-                      stage=stage_title(nxt)) if nxt == "user_request" and frame.state.stage is not None else
+                      stage=stage_title(nxt)) if nxt == "user_request" and status.stage is not None else
                     t("Next, a click on **Step** goes back to the parent: *{stage}* takes the sub-agent's "
-                      "answer.", stage=stage_title(nxt)) if frame.state.ended else
+                      "answer.", stage=stage_title(nxt)) if status.ended else
                     t("Next, a click on **Step** executes *{stage}*; the keys only move over recorded steps.",
                       stage=stage_title(nxt) + _attempt(run, nxt)))
         if k < v.total - 1:

@@ -40,7 +40,8 @@ def active(run: Run | None) -> bool:
     """Is there a wait or a running tool to show? (only at the end of a live run's trace)"""
     if run is None or not run.trace.at_end:
         return False
-    return run.wait_left() > 0 or bool(run.pool and run.pool.running())
+    status = run.status()
+    return status.wait_left > 0 or bool(status.running)
 
 
 def _skip(run: Run, key: str, wait: int) -> None:
@@ -81,8 +82,8 @@ def draw_progress(run: Run | None, key: str) -> None:
 
 @st.fragment(run_every=TICK)
 def _live(run: Run, key: str) -> None:
-    left = run.wait_left()
-    running = run.pool.running() if run.pool is not None else []
+    status = run.status()
+    left, running = status.wait_left, status.running
     armed = st.session_state.get(armed_key(key))
     if left <= 0 and not running:  # over: the page takes over again (and Step's call goes, if it was asked for)
         _hand_over(run, key)
