@@ -16,8 +16,7 @@ from .endings import GO_ON, why_ended
 from .rules import tool_uses
 
 if TYPE_CHECKING:
-    from .layers import Doing
-    from .runner import Run
+    from .layers import Doing, Run
 
 TO_CALL = frozenset({"user_request", "write_back"})  # after these the loop calls the model
 

@@ -27,10 +27,35 @@ toolset brings its own). The runner asks them, in the list's order:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 if TYPE_CHECKING:
-    from .runner import Frame, Run
+    import random
+
+    from .compact import Compaction
+    from .profiles import Profile
+    from .state import Frame
+    from .trace import Trace
+
+
+class Run(Protocol):
+    """What a layer sees of the run it is part of (runner.Run is one): named here, so that no layer imports the
+    runner that imports it."""
+
+    trace: Trace
+    frames: list[Frame]
+    layers: list[Layer]
+    profile: Profile
+    gate: Layer | None
+    compaction: Compaction | None
+    sizer: Compaction
+    model: object
+    lang: str
+    rng: random.Random
+    sleep: Callable[[float], None]
+
+    @property
+    def done(self) -> bool: ...
 
 
 @dataclass(eq=False)
@@ -104,35 +129,6 @@ def own(layer: Layer, name: str) -> bool:
 ORDER = ("sub_agent", "retry", "recovery", "max_turns", "resume", "compaction", "gate", "parallel")  # outermost first
 
 
-def compose(run: Run, stage: str) -> Callable[[Doing], dict]:
-    """The stage's own function (the chapter's, or the layer's that adds it), inside the layers that wrap it."""
-    from . import chapter
-
-    own = chapter.STAGES.get(stage)
-    call = (lambda doing: own(run, doing)) if own else next(
-        (lambda doing, layer=layer: layer.execute(run, doing)) for layer in run.layers if stage in layer.stages)
-    for layer in reversed(run.layers):
-        if stage in layer.wraps:
-            call = (lambda doing, layer=layer, inner=call: layer.around(run, doing, inner))
-    return call
-
-
 def the(layers: list[Layer], name: str) -> Layer | None:
     """The layer of that name among `layers`, if it is one of them."""
     return next((layer for layer in layers if layer.name == name), None)
-
-
-def make(names) -> list[Layer]:
-    """The layers of these names, in the one order they compose in (a retry outside the call it repeats)."""
-    from . import (layer_compact, layer_gate, layer_max_turns, layer_parallel, layer_recovery, layer_resume,
-                   layer_retry, layer_subagent)
-
-    kinds = {"sub_agent": layer_subagent.SubAgent, "retry": layer_retry.Retry, "recovery": layer_recovery.Recovery,
-             "max_turns": layer_max_turns.MaxTurns, "resume": layer_resume.Resume,
-             "compaction": layer_compact.Compaction, "gate": layer_gate.Gate, "parallel": layer_parallel.Parallel}
-    made = []
-    for name in ORDER:
-        if name in set(names):
-            made.append(kinds[name]())
-            made[-1].name = name
-    return made

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import chapter, compact, layers, profiles, subagent
+from . import chapter, compact, layering, layers, profiles, subagent
 from .compact import Compaction
 from .rules import tool_uses
 from .state import Frame, LoopState, Status
@@ -79,7 +79,7 @@ class Run:
         self.sizer = self.compaction or Compaction()  # estimates a request's tokens, for the budget
         self.rng = random.Random()  # the retry waits' jitter
         self.sleep = time.sleep  # waits before a retry (a permalink rebuilding a run skips them)
-        self.layers = layers.make(profiles.layers(self.profile, self.compaction is not None, tools))
+        self.layers = layering.make(profiles.layers(self.profile, self.compaction is not None, tools))
         self.gate = layers.the(self.layers, "gate")
         self._hooks = {name: [getattr(layer, name) for layer in self.layers if layers.own(layer, name)]
                        for name in ("continues", "before", "recorded")}
@@ -188,7 +188,7 @@ class Run:
         if stage is None:
             raise RuntimeError("the loop has ended")
         doing = layers.Doing(stage, self.frames[-1], given, observer, by_user=given is not None)
-        call = self._calls.get(stage) or self._calls.setdefault(stage, layers.compose(self, stage))
+        call = self._calls.get(stage) or self._calls.setdefault(stage, layering.compose(self, stage))
         detail = call(doing)
         frame, s = doing.frame, doing.frame.state
         s.stage = doing.stage

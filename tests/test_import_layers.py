@@ -23,11 +23,11 @@ def test_importing_the_importers_loads_no_sdk_and_no_engine():
 
 
 def test_the_words_of_the_end_are_the_same_for_a_live_run_and_an_imported_one():
-    from loop import endings, narrate, runner
+    from loop import chapter, endings, narrate
     from loop.importers import derive
 
-    assert runner.why_ended is endings.why_ended is derive.why_ended is narrate.why_ended
-    assert runner.GO_ON is endings.GO_ON is derive.GO_ON
+    assert chapter.why_ended is endings.why_ended is derive.why_ended is narrate.why_ended
+    assert chapter.GO_ON is endings.GO_ON is derive.GO_ON
 
 
 # The layers, read from the code: which file imports which. An import inside a function is an import too (it runs
