@@ -1,5 +1,5 @@
 # `make run` serves the app on http://localhost:8501 (offline by default);
-# `make test` runs every test. Each sets up .venv on a fresh machine first.
+# `make test` runs every test, in two processes (pytest-xdist). Each sets up .venv on a fresh machine first.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -46,7 +46,7 @@ chromium:
 	fi
 
 test: $(VENV)/.test chromium bubblewrap haproxy jq
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 # A run's journal (one JSON line a step) is read with jq in the README and in a test: install it when missing.
 jq:
