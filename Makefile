@@ -82,9 +82,9 @@ messages: $(VENV)/.app
 # Replay's samples: every scenario run on the scripted model, in English (samples/NAME.json) and in each
 # language with a catalog (samples/LANG/NAME.json). Run it after a scenario or its words change.
 samples: $(VENV)/.app
-	@for lang in $$($(BIN)/python -c "from loop.catalogs import languages; print(*languages())"); do \
+	@for lang in $$($(BIN)/python -c "from loop.text.catalogs import languages; print(*languages())"); do \
 		dir=samples; [ $$lang = en ] || dir=samples/$$lang; mkdir -p $$dir; \
-		for name in $$($(BIN)/python -c "from loop.scripted import SCENARIOS; print(*SCENARIOS)"); do \
+		for name in $$($(BIN)/python -c "from loop.engine.scripted import SCENARIOS; print(*SCENARIOS)"); do \
 			$(BIN)/python -m loop run --scenario $$name --lang $$lang --out $$dir/$$name.json >/dev/null \
 				|| exit 1; echo "$$dir/$$name.json"; \
 		done; \

@@ -50,8 +50,8 @@ if str(ROOT) not in sys.path:
 import anthropic  # noqa: E402
 import httpx2  # noqa: E402
 
-from loop.model import Model, ModelConfig  # noqa: E402
-from loop.runner import Run, Settings  # noqa: E402
+from loop.engine.model import Model, ModelConfig  # noqa: E402
+from loop.engine.runner import Run, Settings  # noqa: E402
 from loop.tools import Tool, ToolBox, ToolOutput  # noqa: E402
 
 GOAL_RATIO = 1.5
@@ -205,14 +205,14 @@ class InProcessModel:
     through the SDK would be all the bench measured."""
 
     def __init__(self, turns: int):
-        from loop.model import ModelConfig
+        from loop.engine.model import ModelConfig
 
         self.config = ModelConfig(model=MODEL, api_key="bench", system=SYSTEM)
         self.name = MODEL
         self.responder = Responder(turns)
 
     def create(self, messages, tools, **settings):
-        from loop.model import Reply
+        from loop.engine.model import Reply
 
         return Reply(response=self.responder.next_answer(), request={"model": MODEL, "max_tokens": 8000},
                      duration_ms=0.0)
@@ -366,7 +366,7 @@ def complete_vs_minimal(rounds: int = 5) -> bool:
     The minimal loop stops where the chapter says it does (a 529, a refused prompt, max_tokens): its steps
     up to there are counted.
     """
-    from loop.runner import start
+    from loop.engine.runner import start
 
     print("complete profile against minimal, same scenarios, time a step (best of "
           f"{rounds}; retry waits skipped and said apart):")

@@ -13,7 +13,7 @@ include runs and logs with sub-agents and compactions. Every reader must either 
 own error (`ImportFailed`, `TranscriptError`); anything else is a crash. What
 it reads must be renderable, under a page's depth of stack: the history, the
 pending results and the pairs at every step, the Markdown export, the
-narration, the tables of loop/views.py, and saving it again.
+narration, the tables of loop/views/parts.py, and saving it again.
 
 The strategies and checks are tests/fuzzing.py's (tests/test_hardening_fuzz.py
 runs a few hundred of them under pytest). Exit status 1 when any case crashed.
@@ -43,7 +43,7 @@ from tests.fuzzing import (check_import, check_journal, check_loads, check_sessi
 def main(argv: list[str] | None = None) -> int:
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
-    logging.getLogger("loop.runs").setLevel(logging.ERROR)  # each journal refused would say so
+    logging.getLogger("loop.files.runs").setLevel(logging.ERROR)  # each journal refused would say so
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=10_000, help="hostile files to try (default 10,000)")

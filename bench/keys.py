@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from loop.keys import Allowance, Limits  # noqa: E402
-from loop.runs import RunsStore, owner_key  # noqa: E402
+from loop.engine.keys import Allowance, Limits  # noqa: E402
+from loop.files.runs import RunsStore, owner_key  # noqa: E402
 
 
 def main() -> None:

@@ -132,7 +132,7 @@ class Floor:
 
 def measure(browser, url: str, floor: Floor, n_messages: int, clicks: int, folder: Path) -> dict:
     """Back, then Step, `clicks` times each at the end of a transcript of `n_messages` on the Replay page."""
-    from loop.transcript import loads
+    from loop.files.transcript import loads
 
     path = folder / f"bench-{n_messages}.json"
     path.write_text(long_transcript(n_messages), encoding="utf-8")
@@ -177,7 +177,7 @@ def measure_default(browser, url: str, floor: Floor) -> dict:
 
 def measure_threads(browser, url: str, clicks: int, folder: Path) -> dict:
     """Back and Step clicks in the main thread's last steps and in the sub-agent's, in the same run."""
-    from loop.transcript import dumps
+    from loop.files.transcript import dumps
 
     trace = threaded_trace()
     child = next(t for t in trace.threads.values() if not t.is_main)

@@ -121,8 +121,8 @@ GOAL_SESSION_SECONDS = 1.5
 
 def first_views(trace) -> None:
     """What the Replay page works out for a trace's first step (its data, not its drawing)."""
-    from loop import views
-    from loop.diagram import svg_at
+    from loop.views import parts as views
+    from loop.views.diagram import svg_at
 
     cursor = trace.cursor
     views.window(len(trace.messages_at(cursor)), 12)

@@ -26,7 +26,7 @@ from loop.tools import Bash, ToolBox  # noqa: E402
 
 def _workspace():
     """A workspace as a run gets one: the runner's own, where it has one (closed at the end)."""
-    from loop import runner
+    from loop.engine import runner
 
     made = runner.new_workspace()
     return made, getattr(made, "close", None)

@@ -19,16 +19,17 @@ import argparse
 import sys
 import time
 
-from . import journal, rules, runs, transcript
-from .catalogs import N_, known, languages, say, size_words
-from .errors import explain
-from .model import SCRIPTED, MissingKey, ModelConfig
-from .narrate import describe
-from .profiles import ABOUT, PROFILES
-from .runner import start
-from .scenarios import SCENARIOS
-from .terminal import printable
-from .toolsets import TOOLSETS
+from .files import journal, runs, transcript
+from .engine import rules
+from .text.catalogs import N_, known, languages, say, size_words
+from .views.errors import explain
+from .engine.model import SCRIPTED, MissingKey, ModelConfig
+from .views.narrate import describe
+from .engine.profiles import ABOUT, PROFILES
+from .engine.runner import start
+from .engine.scenarios import SCENARIOS
+from .text.terminal import printable
+from .engine.toolsets import TOOLSETS
 
 
 def out(*parts: object, file=None, flush: bool = False) -> None:
@@ -36,7 +37,7 @@ def out(*parts: object, file=None, flush: bool = False) -> None:
     print(*(printable(p) for p in parts), file=file or sys.stdout, flush=flush)
 
 
-# A run the command line writes is bounded as a saved run is (loop/runs.py): the journal grows with the run.
+# A run the command line writes is bounded as a saved run is (loop/files/runs.py): the journal grows with the run.
 JOURNAL_FULL = N_("the journal {path} has reached the size a run may hold ({size}, {variable}): the run stops here; "
                   "every step before this one is in it")
 OUT_TOO_LARGE = N_("the transcript would be {actual}, more than a run may hold ({size}, {variable}): {path} is not "
@@ -258,7 +259,7 @@ def _scenarios(args) -> int:
 
 
 def _serve(args) -> int:
-    from .server import serve
+    from .engine.server import serve
 
     server = serve(args.port, context_window=args.context_window)
     host, port = server.server_address[:2]
@@ -335,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="refuse a prompt longer than this, as the API does (400 `prompt is too long`)")
     serve.set_defaults(func=_serve)
 
-    from .runs_cli import add_parser as add_runs
+    from .files.runs_cli import add_parser as add_runs
 
     add_runs(sub)
 

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from loop.catalogs import N_
-from loop.diagram import svg
-from loop.mistakes import MISTAKES
-from loop.notes import one_sentence, remember
+from loop.text.catalogs import N_
+from loop.views.diagram import svg
+from loop.views.mistakes import MISTAKES
+from loop.views.notes import one_sentence, remember
 from pages.views.i18n import commented, lang, t
 from pages.views.chapter_table import draw_chapter_table
 from pages.views.nav import through_app

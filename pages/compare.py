@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from loop.compare import SCENARIOS
-from loop.scenarios import SCENARIOS as ALL
+from loop.views.compare import SCENARIOS
+from loop.engine.scenarios import SCENARIOS as ALL
 from pages.views.compare import draw_compare
 from pages.views.i18n import lang, t
 from pages.views.nav import through_app

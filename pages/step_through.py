@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from loop.model import SCRIPTED
-from loop.profiles import ABOUT as PROFILE_ABOUT
+from loop.engine.model import SCRIPTED
+from loop.engine.profiles import ABOUT as PROFILE_ABOUT
 from pages.views.blocks import in_code, plain
 from loop.tools.sandbox import NO_BUBBLEWRAP, programs
 from pages.views.forks import draw_branch_picker

@@ -1,6 +1,6 @@
 """A fake Anthropic-compatible server on 127.0.0.1 for the tests.
 
-It answers like the scripted model (loop/server.py) and can be told to fail:
+It answers like the scripted model (loop/engine/server.py) and can be told to fail:
 `server.fail(status, times=1, headers=..., body=...)` queues HTTP errors,
 `server.fail("timeout")` sleeps past the client's timeout, `server.fail("drop")`
 closes the connection mid-stream, `server.fail("not-json")` sends garbage, and
@@ -24,8 +24,8 @@ import time
 import zlib
 from collections import deque
 
-from loop import scripted
-from loop.server import Handler, serve
+from loop.engine import scripted
+from loop.engine.server import Handler, serve
 
 
 class FakeAnthropic:

@@ -13,7 +13,7 @@ The checks return an `Outcome`: read, refused with the reader's own error
 (`ImportFailed`, `TranscriptError`), or crashed (anything else); and for what
 was read, whether everything a page shows of it drew under a page's depth of
 stack (the history, the pending results and the pairs at every step, the
-Markdown export, the narration, the tables of loop/views.py) and whether,
+Markdown export, the narration, the tables of loop/views/parts.py) and whether,
 saved and opened again, it has the same histories.
 """
 
@@ -29,11 +29,13 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from loop import export, journal, rules, transcript, views
-from loop.diagram import svg_at
+from loop.files import export, journal, transcript
+from loop.engine import rules
+from loop.views import parts as views
+from loop.views.diagram import svg_at
 from loop.importers import ImportFailed, import_bytes, import_files
-from loop.narrate import describe
-from loop.runs import RunsStore, owner_key
+from loop.views.narrate import describe
+from loop.files.runs import RunsStore, owner_key
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "fuzz"  # the file name each hostile file is imported under

@@ -30,8 +30,8 @@ def echo_tool():
 
 def long_trace(n_messages: int):
     """A finished run whose history has exactly `n_messages` messages (an odd count rounds up)."""
-    from loop.model import ModelConfig, Reply
-    from loop.runner import Run
+    from loop.engine.model import ModelConfig, Reply
+    from loop.engine.runner import Run
     from loop.tools import ToolBox
 
     turns = max(1, (n_messages + 1) // 2)  # each turn adds an assistant message and a user one; the last only one
@@ -66,9 +66,9 @@ def long_trace(n_messages: int):
 def threaded_trace(main_messages: int = 2000, child_messages: int = 200, after: int = 3):
     """A finished run whose main thread has about `main_messages` messages; `after` turns before its end it
     calls `task`, and the sub-agent's loop has about `child_messages` of its own."""
-    from loop.model import ModelConfig, Reply
-    from loop.runner import Run
-    from loop.subagent import Task
+    from loop.engine.model import ModelConfig, Reply
+    from loop.engine.runner import Run
+    from loop.engine.subagent import Task
     from loop.tools import ToolBox
 
     main_turns, child_turns = max(after + 2, main_messages // 2), max(1, child_messages // 2)
@@ -99,7 +99,7 @@ def threaded_trace(main_messages: int = 2000, child_messages: int = 200, after: 
     run = Run(f"Count to {main_turns}, with a sub-task near the end.", Counting(),
               ToolBox([echo_tool(), Task()], tempfile.gettempdir()), max_turns=main_turns + 1)
     run.frames[0].max_turns = main_turns + 1
-    import loop.subagent as subagent
+    import loop.engine.subagent as subagent
 
     limit, subagent.MAX_TURNS = subagent.MAX_TURNS, child_turns + 1  # a sub-agent longer than the course's 30 turns
     try:
@@ -110,7 +110,7 @@ def threaded_trace(main_messages: int = 2000, child_messages: int = 200, after: 
 
 
 def long_transcript(n_messages: int) -> str:
-    from loop.transcript import dumps
+    from loop.files.transcript import dumps
 
     return dumps(long_trace(n_messages))
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from loop.scenarios import SCENARIOS
+from loop.engine.scenarios import SCENARIOS
 from tests.apptest import app, click
 from tests.tables import html_bodies
 from tests.test_app_replay import replay_page, upload

@@ -128,7 +128,7 @@ def test_529s_then_success_show_the_attempts_and_the_step_records_the_retries(fa
 
 def test_attempts_are_shown_while_the_sdk_retries():
     """The placeholder says "Attempt k of n" on each retry, as the SDK reports it (k counted from its header)."""
-    from loop.model import Model, ModelConfig
+    from loop.engine.model import Model, ModelConfig
     from pages.views import attempts
 
     shown = []

@@ -3,7 +3,7 @@ can be switched back to, and Save writes both."""
 
 from streamlit.testing.v1 import AppTest
 
-from loop import transcript
+from loop.files import transcript
 from tests.apptest import app, click, download, slider
 from tests.tables import history_text
 

@@ -11,9 +11,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop.importers import ImportFailed
-from loop.notes import note
-from loop.views import short, what_happened
-from loop.scenarios import SCENARIOS
+from loop.views.notes import note
+from loop.views.parts import short, what_happened
+from loop.engine.scenarios import SCENARIOS
 from tests.apptest import COOKIE, app, choose_server, click, issued
 from tests.tables import diagram_svg, html_bodies, html_text, note_text, plain
 
@@ -223,7 +223,7 @@ def api_words(note) -> list[str]:
 
 @pytest.mark.parametrize("lang, skipped", [("ja", "読み飛ばしました"), ("zh", "已跳过")])
 def test_import_warnings_on_replay_are_in_the_page_s_language(lang, skipped):
-    from loop.catalogs import say, say_n
+    from loop.text.catalogs import say, say_n
     from tests.test_import_warnings import broken_uploads
 
     at = open_in("pages/replay.py", lang)
@@ -413,7 +413,7 @@ def unreadable_uploads() -> list[list[tuple[str, bytes]]]:
 
 @pytest.mark.parametrize("lang", ["ja", "zh"])
 def test_why_a_file_cannot_be_replayed_is_said_in_the_page_s_language(lang):
-    from loop.catalogs import say
+    from loop.text.catalogs import say
     from loop.importers import import_files
 
     at = open_in("pages/replay.py", lang)
@@ -453,7 +453,7 @@ def test_the_header_of_a_session_read_with_its_sub_agents_logs_is_in_the_page_s_
 
 
 def broken_transcripts() -> list[tuple[str, bytes]]:
-    """Loopscope transcripts broken in the ways the loader names (loop/transcript.py): one file each."""
+    """Loopscope transcripts broken in the ways the loader names (loop/files/transcript.py): one file each."""
     import copy
 
     samples = {name: json.loads((ROOT / "samples" / f"{name}.json").read_text())
@@ -517,7 +517,7 @@ def broken_transcripts() -> list[tuple[str, bytes]]:
 def test_why_a_broken_transcript_cannot_be_loaded_is_said_in_the_page_s_language(lang):
     """Every reason the loader gives, as the page says it (`said`, the words after the error's heading); then one
     broken transcript uploaded for real: the page shows that reason, said so, with its heading."""
-    from loop.catalogs import say
+    from loop.text.catalogs import say
     from loop.importers import import_bytes
     from pages.views.replay import said
     from tests.test_import_warnings import loader_messages, messages_of
@@ -556,7 +556,7 @@ def test_why_a_broken_transcript_cannot_be_loaded_is_said_in_the_page_s_language
 
 @pytest.mark.parametrize("lang", ["ja", "zh"])
 def test_why_a_sample_cannot_be_opened_follows_a_later_change_of_language(lang, tmp_path, monkeypatch):
-    from loop.catalogs import say
+    from loop.text.catalogs import say
     from pages.views import replay
 
     at = open_in("pages/replay.py", lang)
@@ -577,7 +577,7 @@ def test_why_a_sample_cannot_be_opened_follows_a_later_change_of_language(lang, 
 
 def test_an_unknown_language_falls_back_to_english():
     from loop import start
-    from loop.catalogs import known
+    from loop.text.catalogs import known
 
     at = open_in("pages/replay.py", "xx")  # a link with a language Loopscope does not have
     assert at.title[0].value == "Replay a run"

@@ -5,7 +5,7 @@ and the loop that is not there, where nothing is refused and nothing runs."""
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from loop.mistakes import MISTAKES
+from loop.views.mistakes import MISTAKES
 from tests.apptest import app
 
 # (the call refused, words of the API's error) for each mistake, as the API words them
@@ -73,8 +73,8 @@ def test_without_a_loop_the_tool_use_stays_a_wish(lab):
 
 
 def test_without_a_loop_no_file_is_read(shared):
-    from loop.mistakes import run_loop
-    from loop.toolsets import default_toolbox
+    from loop.views.mistakes import run_loop
+    from loop.engine.toolsets import default_toolbox
 
     class Counting:
         def __init__(self, box):
@@ -103,7 +103,7 @@ def test_a_mistake_link_opens_that_mistake():
 
 
 def test_in_japanese_the_rule_is_explained_in_japanese():
-    from loop.catalogs import say
+    from loop.text.catalogs import say
 
     at = app("pages/mistakes.py", mistake="no-write-back", lang="ja")
     error = at.error[0].value

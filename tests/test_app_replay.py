@@ -5,7 +5,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from loop import transcript
+from loop.files import transcript
 from loop.importers import Imported, Note
 from loop.importers.notes import on_line
 from tests.apptest import app, click, download

@@ -8,8 +8,8 @@ draws the sidebar's settings; the language picker is on every page.
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from loop.runner import Settings
-from loop.scenarios import SCENARIOS
+from loop.engine.runner import Settings
+from loop.engine.scenarios import SCENARIOS
 from tests.apptest import app, click
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from loop import transcript
+from loop.files import transcript
 from tests.apptest import app, click, download, slider
 from tests.tables import history_roles, page_text, table, words
 

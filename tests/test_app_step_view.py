@@ -1,4 +1,4 @@
-"""One record a step: `loop.step_view.view(trace, i, lang)` is plain data, and the pages draw step i from it alone."""
+"""One record a step: `loop.views.step.view(trace, i, lang)` is plain data, and the pages draw step i from it alone."""
 
 import ast
 import dataclasses
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import pages.views.current as current
-from loop import transcript
-from loop.step_view import Crumb, StepView, ThreadView, view
-from loop.trace import Trace
+from loop.files import transcript
+from loop.views.step import Crumb, StepView, ThreadView, view
+from loop.engine.trace import Trace
 
 from tests.apptest import app
 from tests.tables import html_bodies
@@ -94,7 +94,7 @@ def test_the_replay_page_draws_each_step_from_its_record_alone(name, monkeypatch
         assert drawn(at) == expected[i], f"{name}: step {i + 1} drawn differently from its record"
 
 
-# What pages may still use from loop.views: helpers of a block's content, the history's window arithmetic, the
+# What pages may still use from loop.views.parts: helpers of a block's content, the history's window arithmetic, the
 # Pairs table's column names, and the whole-run tables and exports (drawn only when asked for).
 ALLOWED = {"window", "COLLECTED", "THREAD_COLUMN", "id_colour", "result_text", "pairs_table", "steps_table",
            "growth_table"}
@@ -104,9 +104,9 @@ def test_pages_read_a_step_only_through_its_record():
     for path in sorted([ROOT / "app.py", *(ROOT / "pages").rglob("*.py")]):
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module == "loop.views":
+            if isinstance(node, ast.ImportFrom) and node.module == "loop.views.parts":
                 assert {a.name for a in node.names} <= ALLOWED, f"{path.name} imports {[a.name for a in node.names]}"
-            if isinstance(node, ast.ImportFrom) and node.module == "loop.diagram":
+            if isinstance(node, ast.ImportFrom) and node.module == "loop.views.diagram":
                 assert "svg_at" not in {a.name for a in node.names}, path.name
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "trace":
                 assert node.attr not in WALKS | {"steps"}, \

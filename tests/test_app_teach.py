@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from loop.runner import start
-from loop.scenarios import SCENARIOS
-from loop.views import errors_read_at
+from loop.engine.runner import start
+from loop.engine.scenarios import SCENARIOS
+from loop.views.parts import errors_read_at
 from tests.apptest import app, click
 from tests.tables import diagram_svg, history_text, html_bodies, note_text, page_text, table, words
 
@@ -119,8 +119,8 @@ def test_in_the_complete_loop_a_request_to_continue_ends_its_turn_and_the_note_s
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_headers_pairs_and_loopstate_count_turns_alike_in_every_scenario(scenario):
-    from loop import rules
-    from loop.views import THREAD_COLUMN, pairs_rows, status_line, step_columns, step_row, thread_name
+    from loop.engine import rules
+    from loop.views.parts import THREAD_COLUMN, pairs_rows, status_line, step_columns, step_row, thread_name
 
     trace = full_run(scenario).trace
     rows, _ = pairs_rows(trace, len(trace) - 1)
@@ -170,7 +170,7 @@ def test_the_same_end_is_said_on_replay():
 
 
 def test_the_about_page_follows_the_chapter():
-    from loop.notes import ONE_SENTENCE, REMEMBER
+    from loop.views.notes import ONE_SENTENCE, REMEMBER
 
     at = app()
     at.switch_page("pages/about.py").run()

@@ -13,7 +13,7 @@ from html import unescape
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from loop import transcript
+from loop.files import transcript
 from loop.importers import import_files
 from tests.apptest import app, click
 from tests.tables import diagram_svg, history_roles, html_bodies, html_text, note_text, page_text, table
@@ -113,7 +113,7 @@ def test_the_compact_step_shows_the_history_before_and_after_side_by_side():
 
 
 def test_a_permalink_opens_a_step_inside_the_sub_agent():
-    from loop.runner import start
+    from loop.engine.runner import start
 
     run = start(scenario="subagent")
     run.run_to_end()
@@ -178,7 +178,7 @@ def test_japanese_inside_a_sub_agent_leaves_no_english_label():
     child = next(t for t in trace.threads.values() if not t.is_main)
     trace.goto(trace.opened_at(child.id) + 1)
     at.run()
-    from loop.scenarios import SCENARIOS
+    from loop.engine.scenarios import SCENARIOS
 
     scenarios = [*SCENARIOS, *(s.task for s in SCENARIOS.values())]  # names and tasks are data
     data = [run.task, str(run.workspace), run.model.name, child.label, child.id, *scenarios,
@@ -198,7 +198,7 @@ def test_japanese_inside_a_sub_agent_leaves_no_english_label():
 
 
 def test_presenter_mode_inside_a_sub_agent_shows_its_loop_and_its_history():
-    from loop.runner import start
+    from loop.engine.runner import start
 
     run = start(scenario="subagent")
     run.run_to_end()
@@ -223,8 +223,8 @@ def test_presenter_mode_inside_a_sub_agent_shows_its_loop_and_its_history():
 def test_turn_count_moves_only_at_a_write_back_of_its_own_thread():
     # the step that takes the sub-agent's answer follows the sub-agent's last step, whose turn_count is its own:
     # the parent's turn_count did not move there
-    from loop.runner import start
-    from loop.views import turn_count_cell, turn_count_change
+    from loop.engine.runner import start
+    from loop.views.parts import turn_count_cell, turn_count_change
 
     trace = start(scenario="subagent").trace
     run = start(scenario="subagent")
@@ -240,10 +240,10 @@ def test_turn_count_moves_only_at_a_write_back_of_its_own_thread():
 
 @pytest.mark.parametrize("lang", ["ja", "zh"])
 def test_why_an_imported_history_was_compacted_is_said_in_the_page_s_language(lang):
-    from loop.catalogs import say
-    from loop.compact import COMPACTED_WHY, RESENT_WHY
-    from loop.narrate import why_in
-    from loop.trace import Step
+    from loop.text.catalogs import say
+    from loop.engine.compact import COMPACTED_WHY, RESENT_WHY
+    from loop.views.narrate import why_in
+    from loop.engine.trace import Step
 
     at = replay_page()
     at.segmented_control(key="lang").set_value(lang).run()

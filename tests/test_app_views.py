@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from loop import transcript
-from loop.diagram import svg, svg_at
-from loop.narrate import describe
-from loop.views import (
+from loop.files import transcript
+from loop.views.diagram import svg, svg_at
+from loop.views.narrate import describe
+from loop.views.parts import (
     ID_COLOURS,
     PAIR_COLUMNS,
     id_colour,
@@ -40,7 +40,7 @@ def sample(name):
 
 
 def test_every_scenario_has_a_sample_that_loads_strictly():
-    from loop.scenarios import SCENARIOS
+    from loop.engine.scenarios import SCENARIOS
 
     for name in SCENARIOS:
         trace = sample(name)
@@ -57,7 +57,7 @@ KNOWN_COLOURS = {"toolu_01667544294d325c0a45aec8": "blue", "toolu_6bfab06bb066e2
 def test_id_colour_is_the_same_in_every_process_and_never_red():
     assert {i: id_colour(i) for i in KNOWN_COLOURS} == KNOWN_COLOURS
     other = subprocess.run(  # a fresh interpreter with another hash seed
-        [sys.executable, "-c", "import json, sys; from loop.views import id_colour; "
+        [sys.executable, "-c", "import json, sys; from loop.views.parts import id_colour; "
          "print(json.dumps({i: id_colour(i) for i in json.loads(sys.argv[1])}))", json.dumps(list(KNOWN_COLOURS))],
         capture_output=True, text=True, check=True, cwd=SAMPLES.parent, env={**os.environ, "PYTHONHASHSEED": "12345"})
     assert json.loads(other.stdout) == KNOWN_COLOURS
@@ -218,7 +218,7 @@ def chart_rows(at) -> pd.DataFrame:
 
 
 def test_context_growth_chart_and_exports_follow_the_cursor():
-    from loop.views import growth_table
+    from loop.views.parts import growth_table
 
     at = app(scenario="hello-py", step="99")
     run = at.session_state["live-run"]

@@ -4,7 +4,7 @@ import asyncio
 
 from tests.wire import Wire, drive_wire
 from tests.browser import serve_app
-from loop.runs import RunsStore
+from loop.files.runs import RunsStore
 
 
 def test_two_students_over_the_wire_each_step_two_tools_to_its_end(tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from loop import transcript
+from loop.files import transcript
 from tests.browser import IDLE, wait_for_status
 
 ROOT = Path(__file__).resolve().parent.parent

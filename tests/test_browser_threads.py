@@ -5,7 +5,7 @@ Saves docs/subagent.png and docs/compact.png, which the README shows.
 
 from pathlib import Path
 
-from loop.runner import start
+from loop.engine.runner import start
 from tests.browser import settled
 from tests.test_browser import page, url, wait_for_status  # noqa: F401 (the browser and the app, as fixtures)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from babel.messages.pofile import read_po
 
-from loop import catalogs
+from loop.text import catalogs
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCALES = ROOT / "locales"

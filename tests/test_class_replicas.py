@@ -27,8 +27,8 @@ import pytest
 from tests.wire import Wire
 from tests.browser import free_port
 from deploy.classroom import COOKIE, CONFIG, ROOT, Classroom, haproxy
-from loop import browser_id
-from loop.runs import RunsStore
+from loop.files import browser_id
+from loop.files.runs import RunsStore
 from tests.fake_server import FakeAnthropic
 from tests.test_runs_server_killed import STAGES, click, expected, plan
 

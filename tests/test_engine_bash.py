@@ -10,7 +10,7 @@ from loop.tools import Bash, ToolBox
 from loop.tools.bash import OUTPUT_LIMIT
 from loop.tools.sandbox import INSIDE
 from loop.tools.workspace import sandbox_user
-from loop.toolsets import default_toolbox
+from loop.engine.toolsets import default_toolbox
 from tests.conftest import settle
 
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from loop import rules, transcript
+from loop.engine import rules
+from loop.files import transcript
 from loop.__main__ import main
-from loop.rules import check
+from loop.engine.rules import check
 from tests.cli import clean_env, loop_cli, loop_main, start_cli  # noqa: F401 (clean_env: test_engine_complete_cli's)
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,18 +13,20 @@ import random
 import anthropic
 import pytest
 
-from loop import profiles, retry, start, transcript
-from loop.fork import state_at
-from loop.model import Model, ModelConfig
-from loop.recovery import CONTINUE
-from loop.rules import check, tool_results, tool_uses
-from loop.runner import Run, Settings
-from loop.scenarios import SCENARIOS, WRITE_LOG, checks
-from loop.scripted import respond, too_long
+from loop.engine import profiles, retry
+from loop import start
+from loop.files import transcript
+from loop.engine.fork import state_at
+from loop.engine.model import Model, ModelConfig
+from loop.engine.recovery import CONTINUE
+from loop.engine.rules import check, tool_results, tool_uses
+from loop.engine.runner import Run, Settings
+from loop.engine.scenarios import SCENARIOS, WRITE_LOG, checks
+from loop.engine.scripted import respond, too_long
 from loop.tools import ToolBox, ToolOutput
 from loop.tools.base import Tool
 from loop.tools.read_only import read_only
-from loop.toolsets import default_toolbox
+from loop.engine.toolsets import default_toolbox
 
 SCALE = 0.02  # conftest's LOOPSCOPE_WAIT_SCALE
 
@@ -180,7 +182,7 @@ def test_long_answer_is_cut_twice_and_continued_without_repetition(shared):
 
 
 def test_a_recover_ends_its_turn_and_the_call_after_it_is_the_next_turn(shared):
-    from loop.narrate import head
+    from loop.views.narrate import head
 
     with start(scenario="long-answer", workspace=shared, tool_timeout=10) as run:
         run.run_to_end()
@@ -219,7 +221,7 @@ class Cutting:
         self.calls = 0
 
     def create(self, messages, tools, observer=None, **settings):
-        from loop.model import Reply
+        from loop.engine.model import Reply
 
         self.calls += 1
         if self.calls == 1:
@@ -359,7 +361,7 @@ class Writes(Tool):
 def test_a_response_with_one_unsafe_tool_runs_in_order():
     class Mixed(Cutting):
         def create(self, messages, tools, observer=None, **settings):
-            from loop.model import Reply
+            from loop.engine.model import Reply
 
             self.calls += 1
             content = [{"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": {"command": "ls"}}

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from loop import transcript
+from loop.files import transcript
 from tests.cli import clean_env, loop_main, start_cli
 from tests.test_engine_cli import stage_lines
 

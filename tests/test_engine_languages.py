@@ -5,10 +5,10 @@ import httpx2
 import pytest
 
 from loop import start
-from loop.errors import explain
-from loop.model import MissingKey
-from loop.narrate import describe
-from loop.endings import why_ended
+from loop.views.errors import explain
+from loop.engine.model import MissingKey
+from loop.views.narrate import describe
+from loop.engine.endings import why_ended
 
 
 def status_error(status: int, message: str = "quoted as the API said it") -> anthropic.APIStatusError:
@@ -43,7 +43,7 @@ def test_the_narration_and_why_the_loop_ended_speak_chinese(shared):
 
 
 def test_the_markdown_export_is_in_the_learner_s_language(shared):
-    from loop.export import to_markdown
+    from loop.files.export import to_markdown
 
     run = start(scenario="recover", workspace=shared, tool_timeout=10, lang="ja")
     run.run_to_end()
@@ -56,8 +56,8 @@ def test_the_markdown_export_is_in_the_learner_s_language(shared):
 
 
 def test_a_refused_fork_says_why_in_any_language(shared):
-    from loop.catalogs import say
-    from loop.fork import ForkRefused, fork_task, fork_tool_result
+    from loop.text.catalogs import say
+    from loop.engine.fork import ForkRefused, fork_task, fork_tool_result
 
     run = start(scenario="list-files", workspace=shared, tool_timeout=10)
     run.run_to_end()

@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from loop import profiles, start
+from loop.engine import profiles
+from loop import start
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYER_STAGES = {"retry", "recover", "refused", "summarize", "compact", "stop"}
 
 
 def test_the_runner_names_no_stage_of_a_layer_and_stays_under_300_lines():
-    source = (ROOT / "loop" / "runner.py").read_text()
+    source = (ROOT / "loop" / "engine" / "runner.py").read_text()
     named = {node.value for node in ast.walk(ast.parse(source))
              if isinstance(node, ast.Constant) and isinstance(node.value, str)}
     assert not named & LAYER_STAGES, named & LAYER_STAGES
@@ -28,7 +29,7 @@ def test_the_runner_names_no_stage_of_a_layer_and_stays_under_300_lines():
 
 
 def test_a_profile_is_the_list_of_its_layers_and_the_toolset_adds_its_own(shared):
-    from loop import layers
+    from loop.engine import layers
 
     assert [name for name in layers.ORDER] == ["sub_agent", "retry", "recovery", "max_turns", "resume",
                                                  "compaction", "gate", "parallel"]  # one order, outermost first
@@ -47,7 +48,7 @@ def test_a_profile_is_the_list_of_its_layers_and_the_toolset_adds_its_own(shared
                                   "parallel"])
 def test_each_layer_says_which_row_of_the_chapter_s_table_it_is(name):
     module = {"sub_agent": "layer_subagent", "compaction": "layer_compact"}.get(name, f"layer_{name}")
-    doc = ast.get_docstring(ast.parse((ROOT / "loop" / f"{module}.py").read_text()))
+    doc = ast.get_docstring(ast.parse((ROOT / "loop" / "engine" / f"{module}.py").read_text()))
     assert doc and ("chapter's table" in doc or "course's s0" in doc or "chapter's list" in doc), doc
 
 

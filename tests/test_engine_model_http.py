@@ -9,9 +9,10 @@ import anthropic
 import httpx2
 import pytest
 
-from loop import Model, ModelConfig, start, transcript
-from loop.errors import explain
-from loop.model import MissingKey, Observer
+from loop import Model, ModelConfig, start
+from loop.files import transcript
+from loop.views.errors import explain
+from loop.engine.model import MissingKey, Observer
 from tests.fake_server import FakeAnthropic
 
 CANARY = "sk-ant-CANARY-123"
@@ -150,7 +151,7 @@ def test_retries_after_500s_are_counted(fake_api, stream):
     (b"not json", "the request body is not JSON"),
 ])
 def test_the_scripted_server_answers_a_malformed_body_with_a_400(body, words):
-    from loop.server import serve
+    from loop.engine.server import serve
 
     server = serve(0)
     try:

@@ -16,12 +16,12 @@ import pytest
 from babel.messages.pofile import read_po
 
 from loop import start
-from loop.catalogs import LOCALES, languages
-from loop.compact import COMPRESSED
-from loop.recovery import is_continuation
-from loop.rules import blocks
-from loop.scenarios import SCENARIOS
-from loop.views import result_text
+from loop.text.catalogs import LOCALES, languages
+from loop.engine.compact import COMPRESSED
+from loop.engine.recovery import is_continuation
+from loop.engine.rules import blocks
+from loop.engine.scenarios import SCENARIOS
+from loop.views.parts import result_text
 
 PLACEHOLDER = re.compile(r"\{\w*\}")
 
@@ -168,7 +168,7 @@ def test_a_free_form_task_states_nothing_it_did_not_see(task, lang, shared):
 
 def test_the_check_catches_the_old_recover_that_made_up_a_file(shared, monkeypatch):
     """The scenario as it was: notes.txt written with three invented lines, then "3 lines" reported."""
-    from loop import scenarios
+    from loop.engine import scenarios
 
     def invented(results, lang):
         if not results:
@@ -190,7 +190,7 @@ def test_the_check_catches_the_old_recover_that_made_up_a_file(shared, monkeypat
 
 
 def test_the_check_catches_a_count_no_tool_printed(shared, monkeypatch):
-    from loop import scenarios
+    from loop.engine import scenarios
 
     def boastful(results, lang):
         if not results:

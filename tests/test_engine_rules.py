@@ -1,4 +1,4 @@
-"""The Messages API's tool-use rules (loop/rules.py), in the API's own words.
+"""The Messages API's tool-use rules (loop/engine/rules.py), in the API's own words.
 
 Each broken history is checked directly, then sent through the real SDK to
 the scripted model, which must refuse it with the same words as a 400 the SDK
@@ -11,8 +11,8 @@ import anthropic
 import pytest
 
 from loop import Model, ModelConfig
-from loop.errors import explain
-from loop.rules import check, pairs
+from loop.views.errors import explain
+from loop.engine.rules import check, pairs
 
 TASK = {"role": "user", "content": "List the files in the workspace."}
 

@@ -9,9 +9,9 @@ import os
 import pytest
 
 from loop import start
-from loop.rules import check, pairs
-from loop.scenarios import SCENARIOS, free_command
-from loop.scripted import respond
+from loop.engine.rules import check, pairs
+from loop.engine.scenarios import SCENARIOS, free_command
+from loop.engine.scripted import respond
 
 ENDINGS = {"list-files": "end_turn", "hello-py": "end_turn", "recover": "end_turn", "two-tools": "end_turn",
            "max-tokens": "max_tokens", "subagent": "end_turn", "compact": "end_turn",
@@ -284,7 +284,7 @@ def test_a_free_form_task_is_answered_in_the_language_the_run_was_started_in(sha
 
 
 def test_a_scenario_task_given_in_another_language_is_still_that_scenario():
-    from loop.scenarios import find_scenario, language_of
+    from loop.engine.scenarios import find_scenario, language_of
 
     assert find_scenario(SCENARIOS["recover"].task_in("zh")) == (SCENARIOS["recover"], "zh")
     assert language_of("sys", SCENARIOS["recover"].task_in("ja")) == "ja"

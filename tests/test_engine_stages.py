@@ -16,7 +16,7 @@ import httpx2
 import pytest
 
 from loop import Model, ModelConfig, Run, start
-from loop.rules import tool_uses
+from loop.engine.rules import tool_uses
 from loop.tools import ToolBox, ToolOutput
 from loop.tools.base import Tool
 
@@ -334,8 +334,8 @@ def test_messages_results_and_new_blocks_at_each_step(tmp_path):
 
 
 def test_a_run_records_its_settings_and_its_forks_keep_them(shared):
-    from loop.fork import fork_task, fork_tool_result
-    from loop.runner import Settings
+    from loop.engine.fork import fork_task, fork_tool_result
+    from loop.engine.runner import Settings
 
     run = start(scenario="list-files", workspace=shared, tool_timeout=12, max_turns=7, toolset="s02")
     assert run.settings == Settings(max_turns=7, tool_timeout=12, toolset="s02")
@@ -347,7 +347,7 @@ def test_a_run_records_its_settings_and_its_forks_keep_them(shared):
 
 
 def test_a_fork_between_two_tools_keeps_the_result_already_collected(shared):
-    from loop.fork import fork_tool_result
+    from loop.engine.fork import fork_tool_result
 
     run = start(scenario="two-tools", workspace=shared)
     run.run_to_end()

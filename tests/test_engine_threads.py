@@ -17,15 +17,15 @@ import httpx2
 import pytest
 
 from loop import Model, ModelConfig, Run
-from loop import compact, subagent
-from loop.compact import Compact, Compaction
-from loop.fork import continue_from, fork_tool_result
-from loop.history import History
-from loop.runner import Settings
-from loop.rules import check, tool_results, tool_uses
+from loop.engine import compact, subagent
+from loop.engine.compact import Compact, Compaction
+from loop.engine.fork import continue_from, fork_tool_result
+from loop.engine.history import History
+from loop.engine.runner import Settings
+from loop.engine.rules import check, tool_results, tool_uses
 from loop.tools import ToolBox, ToolOutput
 from loop.tools.base import Tool
-from loop.trace import MAIN
+from loop.engine.trace import MAIN
 from tests.test_engine_stages import responder_model
 
 LONG = "line of output " * 20  # 300 characters: micro-compact replaces it once it is old
@@ -303,7 +303,7 @@ def test_history_keeps_every_version_once():
 # -- the two built-in scenarios, on the scripted model behind the real SDK, with real tools --
 
 def test_the_subagent_scenario_answers_from_the_childs_summary_only(shared):
-    from loop.runner import start
+    from loop.engine.runner import start
 
     run = start(scenario="subagent", workspace=shared)
     assert "task" in run.tools.tools and run.trace.meta["toolset"] == "s04"
@@ -328,7 +328,7 @@ def test_the_subagent_scenario_answers_from_the_childs_summary_only(shared):
 
 
 def test_the_compact_scenario_micro_compacts_then_summarises_and_still_finishes(shared):
-    from loop.runner import start
+    from loop.engine.runner import start
 
     run = start(scenario="compact", workspace=shared)
     assert run.compaction is not None and run.compaction.threshold == 2100
@@ -355,8 +355,8 @@ def test_the_compact_scenario_micro_compacts_then_summarises_and_still_finishes(
 
 @pytest.mark.parametrize("scenario", ["subagent", "compact"])
 def test_a_journal_saved_step_by_step_loads_as_the_same_run_and_resumes_inside_it(scenario, shared, tmp_path):
-    from loop.runner import start
-    from loop.runs import RunsStore, owner_key
+    from loop.engine.runner import start
+    from loop.files.runs import RunsStore, owner_key
 
     run = start(scenario=scenario, workspace=shared)
     store, owner = RunsStore(tmp_path / "runs"), owner_key("browser:threads-test")
@@ -395,8 +395,8 @@ def test_the_compaction_estimate_is_the_json_length_over_four_however_the_histor
 def test_a_real_model_over_http_runs_the_sub_agent_and_the_summary_call(fake_api, shared, scenario):
     """The same loops with a model id and a base URL: every call, the sub-agent's and the summary's
     included, goes over HTTP to an Anthropic-compatible server, which receives exactly what the trace shows."""
-    from loop.runner import start
-    from loop.scenarios import SCENARIOS
+    from loop.engine.runner import start
+    from loop.engine.scenarios import SCENARIOS
 
     chosen = SCENARIOS[scenario]
     config = ModelConfig(model="claude-test", api_key="sk-test-http", base_url=fake_api.url, max_retries=0)
@@ -464,8 +464,8 @@ def test_a_sub_agent_compacts_its_own_history_when_compaction_is_on(tmp_path):
 
 
 def test_a_replay_draws_the_sub_agents_loop_only_where_it_runs():
-    from loop import transcript
-    from loop.diagram import svg_at
+    from loop.files import transcript
+    from loop.views.diagram import svg_at
 
     trace = transcript.load(Path(__file__).resolve().parent.parent / "samples" / "subagent.json")
     trace.meta.pop("toolset")  # as an imported log: no toolset to go by
@@ -482,8 +482,8 @@ def test_a_sub_agent_has_its_own_limit_of_30_turns_not_its_parents():
     the answer of a sub-agent that needs 5."""
     import tempfile
 
-    from loop.model import Reply
-    from loop.subagent import Task
+    from loop.engine.model import Reply
+    from loop.engine.subagent import Task
 
     class Delegating:
         config = ModelConfig()

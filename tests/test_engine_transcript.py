@@ -1,4 +1,4 @@
-"""Transcripts (loop/transcript.py): a saved run loads as the same run; a broken file says what and where."""
+"""Transcripts (loop/files/transcript.py): a saved run loads as the same run; a broken file says what and where."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loop import start, transcript
-from loop.narrate import describe
-from loop.scenarios import SCENARIOS
-from loop.transcript import TranscriptError
+from loop import start
+from loop.files import transcript
+from loop.views.narrate import describe
+from loop.engine.scenarios import SCENARIOS
+from loop.files.transcript import TranscriptError
 from tests.test_engine_threads import tool_uses_at
 
 

@@ -1,9 +1,9 @@
 """Nothing unbounded: a model's server that answers with 200 MB, and a run or a browser that keeps on saving.
 
-The answer is refused as it is read (loop/capped.py): the command line and the
+The answer is refused as it is read (loop/engine/capped.py): the command line and the
 page say so in the learner's words, memory stays bounded, nothing of it is
 kept. The runs store refuses a run past the size a run may have and a browser
-past its quota (loop/runs.py), and says what to do.
+past its quota (loop/files/runs.py), and says what to do.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from tests.wire import Wire
-from loop.capped import ResponseTooLarge
-from loop.catalogs import Note, size_words
-from loop.errors import explain
-from loop.model import Model, ModelConfig
-from loop.runs import FILE, RUN_FULL, QUOTA_FULL, RunsStore, StoreFull, owner_key
+from loop.engine.capped import ResponseTooLarge
+from loop.text.catalogs import Note, size_words
+from loop.views.errors import explain
+from loop.engine.model import Model, ModelConfig
+from loop.files.runs import FILE, RUN_FULL, QUOTA_FULL, RunsStore, StoreFull, owner_key
 from tests.browser import serve_app
 from tests.fake_server import FakeAnthropic
 from tests.test_engine_cli import clean_env

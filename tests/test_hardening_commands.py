@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from loop.blocks import tool_result
+from loop.engine.blocks import tool_result
 from loop.tools import Bash, EditFile, ReadFile, ToolBox, WriteFile
 from loop.tools import Limits
 from loop.tools.bash import OUTPUT_LIMIT

@@ -187,8 +187,8 @@ def test_presenter_mode_shows_every_string_as_text_at_every_step():
 def test_the_markdown_export_of_every_step_shows_the_strings_as_text_and_fetches_nothing():
     from markdown_it import MarkdownIt
 
-    from loop import transcript
-    from loop.export import to_markdown
+    from loop.files import transcript
+    from loop.files.export import to_markdown
 
     viewer = MarkdownIt("commonmark", {"html": True}).enable("table")  # a viewer that renders HTML and images
     trace = transcript.loads(hostile_transcript(BASE))
@@ -225,7 +225,7 @@ def _response(field: str, tool: bool) -> dict:
 
 
 def test_the_compare_page_shows_what_a_model_and_a_server_said_as_text():
-    from loop.compare import SCENARIOS, Call, ProfileRun
+    from loop.views.compare import SCENARIOS, Call, ProfileRun
 
     error = {"status": 529, "type": hostile(BASE, "error") + " type", "message": hostile(BASE, "error")}
     minimal = ProfileRun("minimal", [Call(1, "call_model", _sent(), response=_response("said", True),
@@ -247,7 +247,7 @@ def test_the_compare_page_shows_what_a_model_and_a_server_said_as_text():
 
 
 def test_the_mistakes_lab_shows_what_a_model_and_the_api_said_as_text():
-    from loop.mistakes import MISTAKES, Call, LabRun
+    from loop.views.mistakes import MISTAKES, Call, LabRun
 
     name = next(iter(MISTAKES))
     refused = f"messages.1: {hostile(BASE, 'error')}\nline 2 {hostile(BASE, 'error')}"

@@ -78,7 +78,7 @@ def test_an_import_that_needs_more_memory_than_allowed_ends_its_own_process_not_
 
 
 def test_an_isolated_import_gives_what_the_in_process_one_gives():
-    from loop import transcript
+    from loop.files import transcript
 
     for sample in sorted((ROOT / "samples").glob("*.json")) + sorted((ROOT / "tests" / "data").glob("*.jsonl"))[:2]:
         data = sample.read_bytes()
@@ -158,7 +158,7 @@ def test_images_in_a_transcript_are_never_fetched_by_a_viewers_browser(tmp_path,
 
 
 def test_the_file_name_model_and_task_enter_markdown_as_text():
-    from loop import transcript
+    from loop.files import transcript
 
     trace = transcript.load(ROOT / "samples" / "two-tools.json")
     trace.meta["model"] = "x` ![m](http://127.0.0.1:9/model.png) `"

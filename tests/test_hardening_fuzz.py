@@ -6,7 +6,7 @@ stay pinned by name. A "crash" is any exception other than ImportFailed or
 TranscriptError, an ImportFailed that only wraps one (import_bytes' "did not
 expect" catch-all), or a failure to render what was read: the history, the
 pending results and the pairs at each step, the Markdown export, the
-narration, the tables of loop/views.py and saving the transcript again,
+narration, the tables of loop/views/parts.py and saving the transcript again,
 beneath a page's depth of stack.
 """
 
@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from loop import transcript, views
+from loop.files import transcript
+from loop.views import parts as views
 from loop.importers import ImportFailed, import_bytes
 from tests.fuzzing import (LEGACY_BROWSER, LEGACY_RUN, NAME, READ, REFUSED, check_file, check_import, check_journal,
                            check_session, corrupted_journal, deep, huge, import_journal, mutated, random_bytes, render,
@@ -181,7 +182,7 @@ def test_a_journal_cut_in_the_middle_of_a_character_keeps_the_steps_before_it_an
 
 
 def loads_journal(data: bytes):
-    from loop import journal
+    from loop.files import journal
 
     return journal.to_trace(*journal.read(data))[0]
 
@@ -192,7 +193,7 @@ def loads_journal(data: bytes):
     (b'{"step": {"stage": "user_request"}, "messages": "abc"}', "run.jsonl, line 3: not a step of the run"),
 ])
 def test_a_journal_line_of_the_wrong_shape_is_a_transcript_error_and_the_journal_is_kept(tmp_path, line, said):
-    from loop import journal
+    from loop.files import journal
 
     lines = _journal().split(b"\n")
     lines[0 if said.endswith("saved run") else 2] = line
@@ -294,8 +295,8 @@ def test_a_retry_whose_numbers_are_not_numbers_renders(field, value):
 
 def test_a_saved_run_whose_task_is_not_text_exports_with_the_default_title():
     # found by the fuzz test: a journal's {"task": true} reached the Markdown export's title
-    from loop import export
-    from loop.runner import start
+    from loop.files import export
+    from loop.engine.runner import start
 
     run = start(scenario="list-files")
     run.run_to_end()
@@ -307,7 +308,7 @@ def test_a_saved_run_whose_task_is_not_text_exports_with_the_default_title():
 def test_a_tool_result_block_whose_text_is_null_renders():
     # found by the fuzz test: a real log's tool_result content held {"type": "text", "text": null}; the pairs table
     # joined it as text and the page crashed
-    from loop.views import result_text
+    from loop.views.parts import result_text
 
     assert result_text([{"type": "text", "text": None}, {"type": "text", "text": "4 a"}]) == \
         '{"type": "text", "text": null}\n4 a'

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from loop.tools import Workspace, sandbox
-from loop.toolsets import default_toolbox
+from loop.engine.toolsets import default_toolbox
 
 needs_bubblewrap = pytest.mark.skipif(sandbox.programs().bwrap is None,
                                       reason="bubblewrap cannot run here: commands see the whole machine "

@@ -14,10 +14,10 @@ import secrets
 import anthropic
 import pytest
 
-from loop import keys
-from loop.errors import explain
-from loop.model import Model, ModelConfig
-from loop.runs import RunsStore, owner_key
+from loop.engine import keys
+from loop.views.errors import explain
+from loop.engine.model import Model, ModelConfig
+from loop.files.runs import RunsStore, owner_key
 from tests.apptest import app, click
 
 TASK = [{"role": "user", "content": "list the files"}]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from loop import start
-from loop.model import ModelConfig
+from loop.engine.model import ModelConfig
 from loop.tools import Limits
 from loop.tools import sandbox as sandbox_module
 from loop.tools.cgroups import layout

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from loop.tools import ToolBox, Workspace, sandbox, seccomp
-from loop.toolsets import default_toolbox
+from loop.engine.toolsets import default_toolbox
 
 needs_bubblewrap = pytest.mark.skipif(sandbox.programs().bwrap is None,
                                       reason="bubblewrap cannot run here: runs are not apart (docs/security.md)")

@@ -32,7 +32,7 @@ from loop.tools import cgroups, sandbox
 from loop.tools.cgroups import STEP_PREFIX, Layout, StepCgroup, layout
 from loop.tools.sandbox import INSIDE
 from loop.tools.workspace import sandbox_user
-from loop.toolsets import default_toolbox
+from loop.engine.toolsets import default_toolbox
 from tests.cli import clean_env, loop_main, start_cli
 from tests.conftest import live_with as holding  # live processes whose command line holds the argument
 
@@ -270,7 +270,7 @@ def test_not_as_root_there_is_nothing_to_warn_about():
         shutil.copytree(ROOT / "loop", base / "loop", ignore=shutil.ignore_patterns("__pycache__"))
         folder = base / "ws"
         folder.mkdir()
-        code = "import sys; from loop.toolsets import default_toolbox; print(default_toolbox(sys.argv[1], toolset='s02').warnings)"
+        code = "import sys; from loop.engine.toolsets import default_toolbox; print(default_toolbox(sys.argv[1], toolset='s02').warnings)"
         command = [sys.executable, "-c", code, str(folder)]
         if AS_ROOT:
             uid, gid = sandbox_user()

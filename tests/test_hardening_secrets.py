@@ -26,11 +26,12 @@ from pathlib import Path
 import anthropic
 import pytest
 
-from loop import errors, export, transcript, views
-from loop.model import MissingKey, Model, ModelConfig
-from loop.narrate import describe
-from loop.runs import RunsStore, owner_key
-from loop.runner import start
+from loop.views import errors, parts as views
+from loop.files import export, transcript
+from loop.engine.model import MissingKey, Model, ModelConfig
+from loop.views.narrate import describe
+from loop.files.runs import RunsStore, owner_key
+from loop.engine.runner import start
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGGERS = ("anthropic", "httpx2", "httpcore2")

@@ -9,8 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.synthetic import claude_code_log
-from loop import rules, transcript
-from loop.fork import state_at
+from loop.engine import rules
+from loop.files import transcript
+from loop.engine.fork import state_at
 from loop.importers import ImportFailed, Thread, import_bytes
 from tests.test_import_roundtrip import histories
 

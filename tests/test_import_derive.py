@@ -5,11 +5,11 @@ import json
 import pytest
 
 from loop import start
-from loop.fork import state_at
+from loop.engine.fork import state_at
 from loop.importers import import_bytes, trace_from_history
 from loop.importers.derive import NOT_RECORDED
-from loop.narrate import describe
-from loop.scenarios import SCENARIOS
+from loop.views.narrate import describe
+from loop.engine.scenarios import SCENARIOS
 
 SHAPE = ("stage", "turn_count", "transition_reason", "n_messages")
 

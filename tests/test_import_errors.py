@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loop import transcript
+from loop.files import transcript
 from loop.importers import DEFAULT_MAX_BYTES, ImportFailed, import_bytes, import_file
 
 

@@ -3,10 +3,12 @@
 import json
 from pathlib import Path
 
-from loop import rules, start, transcript
+from loop.engine import rules
+from loop import start
+from loop.files import transcript
 from loop.importers import import_bytes
-from loop.narrate import describe
-from loop.runs import RunsStore, owner_key
+from loop.views.narrate import describe
+from loop.files.runs import RunsStore, owner_key
 
 DATA = Path(__file__).parent / "data"
 BASH = {"name": "bash", "description": "Run a shell command.",

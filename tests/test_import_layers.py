@@ -19,11 +19,12 @@ def loaded_by(statement: str) -> set[str]:
 def test_importing_the_importers_loads_no_sdk_and_no_engine():
     modules = loaded_by("import loop.importers, loop.importers.isolated")
     assert "loop.importers.derive" in modules  # the importers themselves were loaded
-    assert not {"anthropic", "httpx", "httpx2", "loop.runner", "loop.model", "loop.retry"} & modules
+    assert not {"anthropic", "httpx", "httpx2", "loop.engine.runner", "loop.engine.model", "loop.engine.retry"} & modules
 
 
 def test_the_words_of_the_end_are_the_same_for_a_live_run_and_an_imported_one():
-    from loop import chapter, endings, narrate
+    from loop.engine import chapter, endings
+    from loop.views import narrate
     from loop.importers import derive
 
     assert chapter.why_ended is endings.why_ended is derive.why_ended is narrate.why_ended

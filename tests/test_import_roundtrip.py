@@ -5,7 +5,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loop import rules, transcript
+from loop.engine import rules
+from loop.files import transcript
 from loop.importers import import_bytes
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40)

@@ -13,7 +13,8 @@ import zipfile
 
 import pytest
 
-from loop import rules, transcript
+from loop.engine import rules
+from loop.files import transcript
 from loop.importers import ImportFailed, import_bytes, import_files, import_path
 from tests.test_import_claude_code import TASK, Log
 

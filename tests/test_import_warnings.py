@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 from babel.messages.pofile import read_po
 
-from loop import start, transcript
-from loop.catalogs import N_, N_n, catalog_path
+from loop import start
+from loop.files import transcript
+from loop.text.catalogs import N_, N_n, catalog_path
 from loop.importers import ImportFailed, Note, import_bytes, import_files
-from loop.transcript import NUMBER_TOO_LONG
+from loop.files.transcript import NUMBER_TOO_LONG
 from loop.importers.isolated import import_files_isolated, import_isolated
 from loop.importers.notes import AND, Notes, on_line
-from loop.runs import RunsStore, owner_key
+from loop.files.runs import RunsStore, owner_key
 from tests.test_import_claude_code import TASK, Log
 from tests.test_import_formats import BASH, DATA, HISTORY
 
@@ -379,9 +380,9 @@ def test_the_transcript_keeps_the_warnings_in_english():
                                 "line 19, …")
 
 
-# -- why a Loopscope transcript cannot be loaded: the same, from the loader (loop/transcript.py, and the journals) --
+# -- why a Loopscope transcript cannot be loaded: the same, from the loader (loop/files/transcript.py, and the journals) --
 
-LOADER = [ROOT / "loop" / name for name in ("transcript.py", "journal.py", "runs.py")]
+LOADER = [ROOT / "loop" / "files" / name for name in ("transcript.py", "journal.py", "runs.py")]
 PATH = re.compile(r"^[\w\[\].]*$")  # a "where" written out: a JSON path such as steps[3].stage, data in every language
 
 

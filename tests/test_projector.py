@@ -206,7 +206,7 @@ def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(ta
 def _moments(scenario: str) -> list[int]:
     """The steps (1-based) of a scenario that draw more than the chapter's loop: into a sub-agent, a step inside
     it, the answer taken; the summary call and the compactions."""
-    from loop.runner import start
+    from loop.engine.runner import start
 
     run = start(scenario=scenario)
     run.run_to_end()
@@ -266,7 +266,7 @@ def test_presenter_mode_inside_a_sub_agent_and_at_a_compaction_keeps_the_lit_sta
 @functools.cache
 def _complete_moments() -> list[tuple[str, int]]:
     """Steps (1-based) of the complete loop where its own stages are lit: a retry, a recovery, a refused call."""
-    from loop.runner import start
+    from loop.engine.runner import start
 
     found = []
     for scenario, stage in (("overloaded", "retry"), ("max-tokens", "recover"), ("big-context", "refused")):

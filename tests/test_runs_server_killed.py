@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from tests.wire import Wire
 from tests.browser import serve_app
-from loop import browser_id
-from loop.runs import RunsStore
+from loop.files import browser_id
+from loop.files.runs import RunsStore
 from tests.test_runs_store import FULL  # samples/two-tools.json: the run every student makes
 
 STAGES = [s.stage for s in FULL.steps]

@@ -1,4 +1,4 @@
-"""The runs store (loop/runs.py): nothing lost at any point of a write, tabs never mixed, private, hostile ids refused.
+"""The runs store (loop/files/runs.py): nothing lost at any point of a write, tabs never mixed, private, hostile ids refused.
 
 Crashes are real: a child process saves a step and is killed (SIGKILL) just
 before its Nth SQL statement, for every N, then the store is opened again.
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from loop import browser_id, journal
-from loop.runs import FILE, SCHEMA, RunsStore, StoreError, TakenOver, owner_key
-from loop.transcript import TranscriptError, loads
+from loop.files import browser_id, journal
+from loop.files.runs import FILE, SCHEMA, RunsStore, StoreError, TakenOver, owner_key
+from loop.files.transcript import TranscriptError, loads
 
 ROOT = Path(__file__).resolve().parent.parent
 OWNER = owner_key("browser:test")
@@ -126,7 +126,7 @@ CHILD = textwrap.dedent("""
     import os, signal, sqlite3, sys
     sys.path.insert(0, sys.argv[1])
     from tests.test_runs_store import OWNER, prefix
-    from loop.runs import RunsStore
+    from loop.files.runs import RunsStore
 
     kill_at, seen = int(sys.argv[4]), [0]
     connect = sqlite3.connect
@@ -252,8 +252,8 @@ RACER = textwrap.dedent("""
     from pathlib import Path
     sys.path.insert(0, sys.argv[1])
     from tests.test_runs_store import FULL, OWNER
-    from loop import journal
-    from loop.runs import RunsStore, TakenOver, new_run_id
+    from loop.files import journal
+    from loop.files.runs import RunsStore, TakenOver, new_run_id
 
     store, me, gate = RunsStore(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
     (gate / me).touch()
@@ -363,7 +363,7 @@ def test_the_server_secret_is_made_once_and_shared_by_every_process(tmp_path):
     key = RunsStore(tmp_path).secret()
     assert len(key) == 32 and key == RunsStore(tmp_path).secret()
     other = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
-                            f"from loop.runs import RunsStore; print(RunsStore({str(tmp_path)!r}).secret().hex())"],
+                            f"from loop.files.runs import RunsStore; print(RunsStore({str(tmp_path)!r}).secret().hex())"],
                            capture_output=True, text=True, timeout=60)
     assert other.stdout.strip() == key.hex()
     assert key.hex() not in "".join(p.name for p in tmp_path.rglob("*"))

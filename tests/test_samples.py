@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from loop import transcript
-from loop.catalogs import languages
-from loop.scenarios import SCENARIOS
-from loop.scripted import respond
-from loop.waits import SCALE_VARIABLE
+from loop.files import transcript
+from loop.text.catalogs import languages
+from loop.engine.scenarios import SCENARIOS
+from loop.engine.scripted import respond
+from loop.engine.waits import SCALE_VARIABLE
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from loop import browser_id
-from loop.runs import RunsStore
+from loop.files import browser_id
+from loop.files.runs import RunsStore
 from tests.apptest import COOKIE, app, choose_server, click, copied_link, issued, reload
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,8 +92,8 @@ def test_another_browser_sees_none_of_these_runs():
 
 def test_an_old_link_with_session_opens_its_step_drops_the_parameter_and_grants_nothing(tmp_path, monkeypatch):
     # A runs folder as an older version left it: runs/<browser id>/<run id>.jsonl, the id from a ?session= link.
-    from loop import journal
-    from loop.transcript import loads
+    from loop.files import journal
+    from loop.files.transcript import loads
 
     sid = "OldBrowserId-0123456789ab"
     trace = loads((ROOT / "samples" / "two-tools.json").read_text())

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from loop import details, transcript
-from loop.details import CallModelDetail, DecideDetail, RunToolDetail
-from loop.trace import Step
+from loop.engine import details
+from loop.files import transcript
+from loop.engine.details import CallModelDetail, DecideDetail, RunToolDetail
+from loop.engine.trace import Step
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted((ROOT / "samples").rglob("*.json"))

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loop import transcript
-from loop.trace import MAIN, Step, Thread, Trace
-from loop.transcript import Journal, TranscriptError, journal_line
+from loop.files import transcript
+from loop.engine.trace import MAIN, Step, Thread, Trace
+from loop.files.transcript import Journal, TranscriptError, journal_line
 
 
 def message(role: str, n: int) -> dict:

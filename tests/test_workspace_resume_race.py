@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from loop.runner import new_workspace
+from loop.engine.runner import new_workspace
 from loop.tools.workspace import README, sandbox_user
 
 AS_ROOT = os.geteuid() == 0

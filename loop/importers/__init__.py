@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from .. import rules, transcript
-from ..catalogs import N_
-from ..trace import Trace
+from ..engine import rules
+from ..files import transcript
+from ..text.catalogs import N_
+from ..engine.trace import Trace
 from . import anthropic_api, claude_code, course, openai_chat
 from .common import Parsed, describe_json
 from .derive import cover_the_rest, trace_from_history, trace_from_threads

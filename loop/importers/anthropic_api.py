@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..catalogs import N_, N_n
-from ..rules import tool_uses
+from ..text.catalogs import N_, N_n
+from ..engine.rules import tool_uses
 from .common import SETTINGS, Parsed, clean_content
 from .derive import message_text
 from .notes import Notes

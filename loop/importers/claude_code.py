@@ -42,10 +42,10 @@ from datetime import datetime
 
 from typing import Callable
 
-from ..catalogs import N_, N_n
-from ..compact import COMPACTED_WHY
-from ..narrate import short
-from ..rules import tool_results, tool_uses
+from ..text.catalogs import N_, N_n
+from ..engine.compact import COMPACTED_WHY
+from ..views.narrate import short
+from ..engine.rules import tool_results, tool_uses
 from .common import Parsed, ParsedThread, Segment, clean_content, id_key
 from .derive import message_text
 from .notes import Note, Notes, in_thread, on_line

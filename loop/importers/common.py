@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..catalogs import N_, N_n
+from ..text.catalogs import N_, N_n
 from .notes import Note, Notes
 
 # The settings of a model call that a trace keeps in its meta (and each call_model step in its request).

@@ -22,12 +22,12 @@ raw, while the next request carries the block as it was really sent.
 
 from __future__ import annotations
 
-from ..blocks import tool_result
-from ..catalogs import N_, N_n
-from ..compact import RESENT_WHY
-from ..rules import tool_uses
+from ..engine.blocks import tool_result
+from ..text.catalogs import N_, N_n
+from ..engine.compact import RESENT_WHY
+from ..engine.rules import tool_uses
 from ..tools import ToolOutput
-from ..trace import MAIN
+from ..engine.trace import MAIN
 from .common import SETTINGS, Parsed, ParsedThread, Segment, clean_content, id_key
 from .notes import Notes
 

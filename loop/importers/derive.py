@@ -35,14 +35,14 @@ its steps sit inside that one, as in a live run.
 
 from __future__ import annotations
 
-from ..blocks import tool_result
-from ..catalogs import N_, N_n
-from ..compact import REWRITTEN_WHY
-from ..rules import blocks, tool_results, tool_uses
-from ..endings import GO_ON, why_ended
+from ..engine.blocks import tool_result
+from ..text.catalogs import N_, N_n
+from ..engine.compact import REWRITTEN_WHY
+from ..engine.rules import blocks, tool_results, tool_uses
+from ..engine.endings import GO_ON, why_ended
 from ..tools import ToolOutput
-from ..trace import MAIN, Step, Thread, Trace
-from ..transcript import MAX_COUNT
+from ..engine.trace import MAIN, Step, Thread, Trace
+from ..files.transcript import MAX_COUNT
 from .common import SETTINGS, ParsedThread, Segment, id_key
 from .notes import WHERE_FROM, Note, in_thread
 
@@ -311,7 +311,7 @@ class _Walk:
 
 
 def _estimate(messages: list) -> int:
-    from ..compact import estimate_tokens
+    from ..engine.compact import estimate_tokens
 
     try:
         return estimate_tokens(messages)

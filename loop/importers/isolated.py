@@ -25,10 +25,10 @@ import sys
 import threading
 from pathlib import Path
 
-from .. import transcript
-from ..catalogs import N_
-from . import (DEFAULT_MAX_BYTES, MAX_FILES, NAMED, OVER_UPLOAD, THE_FILE, THE_FILES, ImportFailed, Imported, Thread,
-               _listed, _too_big, import_bytes, import_files)
+from ..files import transcript
+from ..text.catalogs import N_
+from . import (DEFAULT_MAX_BYTES, MAX_FILES, NAMED, OVER_UPLOAD, THE_FILE, THE_FILES, ImportFailed, Imported,
+    Thread, _listed, _too_big, import_bytes, import_files)
 from .notes import Note
 
 MEMORY_BYTES = 1536 * 2**20  # the child's address space: Python, the file, and what parsing it makes

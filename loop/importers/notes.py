@@ -4,14 +4,14 @@ A long log can hold thousands of records of one kind that an import passes
 over; a list with one line for each would bury the few that matter. Repeats
 are counted instead, with the first few places named.
 
-A warning is a `Note` (loop/catalogs.py): a message marked with `N_` where it
+A warning is a `Note` (loop/text/catalogs.py): a message marked with `N_` where it
 is written, and the values that fill it, said in English for the command line
 and the transcript's record, in the page's language on Replay.
 """
 
 from __future__ import annotations
 
-from ..catalogs import AND, N_, SOURCE, Note  # noqa: F401 (AND, Note: the importers' names for them)
+from ..text.catalogs import AND, N_, SOURCE, Note  # noqa: F401 (AND, Note: the importers' names for them)
 
 SHOWN = 5  # places named for a counted warning
 

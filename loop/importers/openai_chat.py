@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 
-from ..blocks import tool_result
-from ..catalogs import N_
-from ..transcript import NumberTooLong, parse_json, too_deep
+from ..engine.blocks import tool_result
+from ..text.catalogs import N_
+from ..files.transcript import NumberTooLong, parse_json, too_deep
 from ..tools import ToolOutput
 from .common import Parsed
 from .derive import message_text

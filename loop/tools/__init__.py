@@ -1,6 +1,6 @@
 """Tools the loop can run, behind one interface (see `base.py`), in a sandbox (see `sandbox.py`).
 
-The toolsets a run picks from, which add the layers' own tools (`task`, `compact`), are in loop/toolsets.py.
+The toolsets a run picks from, which add the layers' own tools (`task`, `compact`), are in loop/engine/toolsets.py.
 """
 
 from .base import Tool, ToolBox, ToolOutput

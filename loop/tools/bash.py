@@ -187,7 +187,7 @@ class Bash(Tool):
         return self.sandbox(workspace).warnings()
 
     def parallel_safe(self, tool_input: dict) -> bool:
-        """Only a command of the short read-only list may run beside others (loop/parallel.py)."""
+        """Only a command of the short read-only list may run beside others (loop/engine/parallel.py)."""
         return read_only(tool_input.get("command"))
 
     def run(self, tool_input: dict, workspace: Path) -> ToolOutput:

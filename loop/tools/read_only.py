@@ -1,4 +1,4 @@
-"""Which bash commands only read: the short list whose commands may run beside others (loop/parallel.py)."""
+"""Which bash commands only read: the short list whose commands may run beside others (loop/engine/parallel.py)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from loop.runner import Run
+from loop.engine.runner import Run
 
 from .i18n import t
 

@@ -20,8 +20,8 @@ from html import escape
 import streamlit as st
 from markdown_it import MarkdownIt
 
-from loop.export import inline_code, plain  # noqa: F401 (the pages' Markdown escapes are the exports')
-from loop.views import id_colour, result_text
+from loop.files.export import inline_code, plain  # noqa: F401 (the pages' Markdown escapes are the exports')
+from loop.views.parts import id_colour, result_text
 
 from .i18n import t
 
@@ -30,7 +30,7 @@ TEXT_LIMIT = 4000  # characters drawn of one block; the Raw view has all of it
 # fetches a URL a transcript names.
 _MARKDOWN = MarkdownIt("commonmark", {"html": False, "breaks": False}).enable("table").disable("image")
 
-# The id colours (loop.views.ID_COLOURS) and red, kept for is_error: (background, text)
+# The id colours (loop.views.parts.ID_COLOURS) and red, kept for is_error: (background, text)
 PALETTE = {
     "blue": ("#e7f1fc", "#0b5cad"), "green": ("#e3f4e8", "#1b6e30"), "orange": ("#fff0dc", "#a34f00"),
     "violet": ("#f1eafc", "#6236a8"), "yellow": ("#fbf3cf", "#7a5d00"), "gray": ("#eceff2", "#3f474f"),

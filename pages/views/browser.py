@@ -1,6 +1,6 @@
 """This browser's identity and the runs store it reaches: the signed id in a cookie, never in the URL.
 
-A browser is known by an id the server issues and signs (loop/browser_id.py), kept
+A browser is known by an id the server issues and signs (loop/files/browser_id.py), kept
 in the cookie `loopscope_browser`, which a few lines of our own JavaScript set
 (`_draw_cookie`; Streamlit reads cookies with st.context.cookies but cannot send a
 Set-Cookie header). Saved runs (runs.py) and the server key's spending
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from loop import browser_id
-from loop.runs import RunsStore, StoreError, default_root
+from loop.files import browser_id
+from loop.files.runs import RunsStore, StoreError, default_root
 
 from .i18n import t
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from loop.catalogs import N_
+from loop.text.catalogs import N_
 
 from .i18n import lang, t
 from .tables import cell

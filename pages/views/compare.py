@@ -1,4 +1,4 @@
-"""Minimal beside complete: one scenario in both loop profiles, call by call (loop/compare.py runs them).
+"""Minimal beside complete: one scenario in both loop profiles, call by call (loop/views/compare.py runs them).
 
 As the Mistakes lab draws a broken loop beside the chapter's, this draws the
 chapter's minimal loop beside the complete loop a production harness runs: at
@@ -12,10 +12,10 @@ import json
 
 import streamlit as st
 
-from loop.compare import THEN, Call, ProfileRun, failure, side_by_side
-from loop.export import fenced
-from loop.narrate import why_in
-from loop.profiles import TRANSITIONS
+from loop.views.compare import THEN, Call, ProfileRun, failure, side_by_side
+from loop.files.export import fenced
+from loop.views.narrate import why_in
+from loop.engine.profiles import TRANSITIONS
 
 from .blocks import in_code, inline_code, plain
 from .history import draw_message

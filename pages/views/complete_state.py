@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from loop.narrate_complete import number
-from loop.step_view import StepView
+from loop.views.narrate_complete import number
+from loop.views.step import StepView
 
 from .i18n import t
 from .tables import cell, html_table

@@ -18,13 +18,13 @@ from html import escape
 
 import streamlit as st
 
-from loop.errors import explain
-from loop.model import Observer
-from loop.narrate import describe
-from loop.layer_gate import DENIED
-from loop.runner import Run
-from loop.step_view import StepView
-from loop.trace import Trace
+from loop.views.errors import explain
+from loop.engine.model import Observer
+from loop.views.narrate import describe
+from loop.engine.layer_gate import DENIED
+from loop.engine.runner import Run
+from loop.views.step import StepView
+from loop.engine.trace import Trace
 
 from .blocks import markdown_html, plain
 from .current import view_at

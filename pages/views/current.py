@@ -1,8 +1,8 @@
-"""The record a page draws for step k (loop/step_view.py), built once a rerun.
+"""The record a page draws for step k (loop/views/step.py), built once a rerun.
 
 The controls, the views and the tables of one rerun read the same record. A
 rerun builds its records again (a step's recorded facts are read as they are
-now); what is dear to build, the Pairs rows of a long history, loop/step_view.py
+now); what is dear to build, the Pairs rows of a long history, loop/views/step.py
 keeps by what they depend on.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from loop.step_view import StepView, view
-from loop.trace import Trace
+from loop.views.step import StepView, view
+from loop.engine.trace import Trace
 
 from .i18n import lang
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from loop.fork import ForkRefused, fork_task, fork_tool_result
-from loop.runner import Run
-from loop.step_view import StepView
-from loop.trace import Trace
-from loop.views import result_text
+from loop.engine.fork import ForkRefused, fork_task, fork_tool_result
+from loop.engine.runner import Run
+from loop.views.step import StepView
+from loop.engine.trace import Trace
+from loop.views.parts import result_text
 
 from .blocks import plain
 from .i18n import t

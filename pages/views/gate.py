@@ -14,8 +14,8 @@ import json
 
 import streamlit as st
 
-from loop.model import SCRIPTED
-from loop.runner import Run
+from loop.engine.model import SCRIPTED
+from loop.engine.runner import Run
 
 from .blocks import in_code
 from .i18n import t

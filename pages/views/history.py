@@ -22,14 +22,14 @@ from html import escape
 
 import streamlit as st
 
-from loop.step_view import StepView, ThreadView
-from loop.trace import Trace
-from loop.views import window
+from loop.views.step import StepView, ThreadView
+from loop.engine.trace import Trace
+from loop.views.parts import window
 
 from .blocks import content_html, in_code, markdown_html, plain
 from .i18n import t
 
-WINDOW = 12  # messages drawn at least; up to WINDOW + SNAP - 1 (see loop.views.window)
+WINDOW = 12  # messages drawn at least; up to WINDOW + SNAP - 1 (see loop.views.parts.window)
 SNAP = 4
 HEIGHT = 640  # pixels; the panel scrolls
 

@@ -3,7 +3,7 @@
 A message is the English text itself (the gettext way), so a view reads as it
 did and a missing translation falls back to English (the no-English-left tests
 with ja and zh find those). The translations are gettext catalogs,
-`locales/<lang>/LC_MESSAGES/loopscope.po`, read by `loop.catalogs`; README.md
+`locales/<lang>/LC_MESSAGES/loopscope.po`, read by `loop.text.catalogs`; README.md
 says how to add a string or a language. The Japanese keeps the chapter's terms
 in Latin letters as the chapter does: messages, tool_use, tool_result, turn,
 write-back, loop. The language comes from the sidebar or `?lang=`, and is kept
@@ -17,7 +17,7 @@ import unicodedata
 
 import streamlit as st
 
-from loop.catalogs import known, languages, say, say_n
+from loop.text.catalogs import known, languages, say, say_n
 
 LANG = "lang"
 
@@ -41,7 +41,7 @@ def t_n(singular: str, plural: str, n: int, **values) -> str:
 
 
 def stage_title(stage: str | None) -> str:
-    from loop.trace import STAGE_TITLES
+    from loop.engine.trace import STAGE_TITLES
 
     return t(STAGE_TITLES.get(stage or "", stage or ""))
 

@@ -1,6 +1,6 @@
 """The mistakes lab's views: one broken loop beside the correct one, call by call.
 
-Both loops really run (loop.mistakes.run_loop, the real SDK against the offline
+Both loops really run (loop.views.mistakes.run_loop, the real SDK against the offline
 model, which checks the API's rules), each in a fresh workspace that is removed
 afterwards. A session runs each mistake once and keeps the two runs.
 """
@@ -11,11 +11,11 @@ import json
 
 import streamlit as st
 
-from loop.mistakes import MISTAKES, Call, LabRun, run_loop
-from loop.runner import new_workspace
-from loop.toolsets import default_toolbox
+from loop.views.mistakes import MISTAKES, Call, LabRun, run_loop
+from loop.engine.runner import new_workspace
+from loop.engine.toolsets import default_toolbox
 
-from loop.export import prose
+from loop.files.export import prose
 
 from .blocks import in_code, inline_code, plain
 from .history import draw_message

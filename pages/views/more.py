@@ -6,9 +6,9 @@ import re
 
 import streamlit as st
 
-from loop.export import to_markdown
-from loop.trace import Trace
-from loop.views import growth_table, pairs_table, steps_table
+from loop.files.export import to_markdown
+from loop.engine.trace import Trace
+from loop.views.parts import growth_table, pairs_table, steps_table
 
 from .i18n import lang, t
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from loop.errors import explain
-from loop.profiles import COMPLETE, MINIMAL, PROFILES
-from loop.runner import Run, start
-from loop.scenarios import SCENARIOS, scenario_for_task
-from loop.trace import Trace
+from loop.views.errors import explain
+from loop.engine.profiles import COMPLETE, MINIMAL, PROFILES
+from loop.engine.runner import Run, start
+from loop.engine.scenarios import SCENARIOS, scenario_for_task
+from loop.engine.trace import Trace
 
 from .i18n import lang
 

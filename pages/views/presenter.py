@@ -11,8 +11,8 @@ import time
 
 import streamlit as st
 
-from loop.runner import Run
-from loop.trace import Trace
+from loop.engine.runner import Run
+from loop.engine.trace import Trace
 
 from .gate import waiting
 from .i18n import lang, t

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from loop.narrate_complete import error_label, number
-from loop.runner import Run
+from loop.views.narrate_complete import error_label, number
+from loop.engine.runner import Run
 
 from .blocks import in_code, plain
 from .clicks import ask

@@ -9,7 +9,7 @@ import json
 
 import streamlit as st
 
-from loop.step_view import StepView
+from loop.views.step import StepView
 
 from .i18n import stage_title, t
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from loop.catalogs import N_
+from loop.text.catalogs import N_
 from loop.importers import ImportFailed, Note, import_bytes
 from loop.importers.isolated import import_files_isolated, import_isolated
 

@@ -2,14 +2,14 @@
 
 Runs are kept per browser, not per server: in a classroom every browser talks to
 one server, and no student should see another's runs. A browser is known by an
-id the server issues and signs (loop/browser_id.py), kept in a cookie that this
+id the server issues and signs (loop/files/browser_id.py), kept in a cookie that this
 page sets on the first visit (`loopscope_browser`; Streamlit reads cookies with
 st.context.cookies, and a few lines of our own JavaScript set it, see
 browser.py `_draw_cookie`). The address bar holds no part of it, so a copied link hands
 over nothing; `?session=` in an old link is dropped and grants nothing. A reload,
 a closed tab or a server restart keeps the cookie, so it keeps the runs; clearing
 the site's data starts afresh. The runs live in the runs store
-(loop/runs.py): `runs/runs.sqlite3` beside app.py, or in LOOPSCOPE_RUNS.
+(loop/files/runs.py): `runs/runs.sqlite3` beside app.py, or in LOOPSCOPE_RUNS.
 
 What is saved is the trace, the cursor and the run's settings, never the API key:
 a run on a real model asks for it again when it is resumed. The settings include
@@ -25,14 +25,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from loop.errors import explain
-from loop.fork import continue_from
-from loop.keys import lending
-from loop.model import Model, ModelConfig
-from loop.runner import Run, Settings, new_workspace
-from loop.runs import StoreError, StoreFull, TakenOver, new_run_id
-from loop.scripted import MODEL_NAME
-from loop.toolsets import default_toolbox
+from loop.views.errors import explain
+from loop.engine.fork import continue_from
+from loop.engine.keys import lending
+from loop.engine.model import Model, ModelConfig
+from loop.engine.runner import Run, Settings, new_workspace
+from loop.files.runs import StoreError, StoreFull, TakenOver, new_run_id
+from loop.engine.scripted import MODEL_NAME
+from loop.engine.toolsets import default_toolbox
 
 from .blocks import plain
 from .gate import TOGGLE, as_saved, gate_on
@@ -106,8 +106,8 @@ def _from_link(run: Run) -> bool:
 
 
 def _scenario_tasks() -> set[str]:
-    from loop.catalogs import languages
-    from loop.scenarios import SCENARIOS
+    from loop.text.catalogs import languages
+    from loop.engine.scenarios import SCENARIOS
 
     return {s.task_in(lang) for s in SCENARIOS.values() for lang in languages()}
 
@@ -159,7 +159,7 @@ def _live(trace, settings: dict, api_key: str | None = None) -> Run:
 
 def _profile(value: object) -> str:
     """A saved run's loop profile (the chapter's minimal loop for anything else)."""
-    from loop.profiles import MINIMAL, PROFILES
+    from loop.engine.profiles import MINIMAL, PROFILES
 
     return value if isinstance(value, str) and value in PROFILES else MINIMAL
 

@@ -4,7 +4,7 @@ Each session has its own Run in st.session_state and its own workspace (start()
 makes a temporary folder). The API key is read from the field, else from
 ANTHROPIC_API_KEY or .streamlit/secrets.toml; it is never drawn, logged or saved.
 A key from the environment is not put in the password field either: that would
-send it to the browser. The server's key is lent to a browser by loop/keys.py's
+send it to the browser. The server's key is lent to a browser by loop/engine/keys.py's
 rule: only to the server's own base URL, only if the operator allows it, and
 within limits counted in the runs store (`lent_key`).
 
@@ -24,16 +24,16 @@ from pathlib import Path
 
 import streamlit as st
 
-from loop import keys
-from loop.compact import THRESHOLD
-from loop.profiles import MINIMAL, NAMES, PROFILES
-from loop.runs import StoreError
-from loop.errors import explain
-from loop.model import SCRIPTED, ModelConfig
-from loop.runner import Run, start
-from loop.scenarios import SCENARIOS
+from loop.engine import keys
+from loop.engine.compact import THRESHOLD
+from loop.engine.profiles import MINIMAL, NAMES, PROFILES
+from loop.files.runs import StoreError
+from loop.views.errors import explain
+from loop.engine.model import SCRIPTED, ModelConfig
+from loop.engine.runner import Run, start
+from loop.engine.scenarios import SCENARIOS
 from loop.tools.sandbox import UNSANDBOXED_VARIABLE, programs, unsandboxed_allowed
-from loop.toolsets import TOOLSETS
+from loop.engine.toolsets import TOOLSETS
 
 from .browser import store, this_browser
 from .gate import TOGGLE, default_on, draw_toggle, model_changed

@@ -8,13 +8,13 @@ from html import escape
 
 import streamlit as st
 
-from loop.diagram import LARGE, NORMAL, svg
-from loop.notes import note
-from loop.profiles import COMPLETE
-from loop.runner import Run
-from loop.step_view import StepView
-from loop.trace import Trace
-from loop.transcript import dumps
+from loop.views.diagram import LARGE, NORMAL, svg
+from loop.views.notes import note
+from loop.engine.profiles import COMPLETE
+from loop.engine.runner import Run
+from loop.views.step import StepView
+from loop.engine.trace import Trace
+from loop.files.transcript import dumps
 
 from .ahead import ahead_script
 from .complete_state import draw_complete_state
@@ -45,7 +45,7 @@ def draw_save(trace: Trace, key: str, name: str, run: Run | None = None) -> None
 
 
 def diagram_html(v: StepView, key: str, heading: str = "", after: str = "") -> str:
-    """The loop diagram at `cursor` as HTML: plain SVG made in loop/diagram.py, large when presenting.
+    """The loop diagram at `cursor` as HTML: plain SVG made in loop/views/diagram.py, large when presenting.
 
     st.html keeps HTML only (its sanitiser drops SVG), and Markdown would parse the whole picture on
     every click; so a one-line script puts the SVG in place.

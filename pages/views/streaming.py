@@ -7,7 +7,7 @@ import time
 
 import streamlit as st
 
-from loop.runner import Run
+from loop.engine.runner import Run
 
 from .i18n import t
 
@@ -31,7 +31,7 @@ def streamed(run: Run | None):
 
     def on_text(chunk: str) -> None:
         # Only the answer's end is drawn, and at most DRAWS_PER_SECOND times: a server that streams megabytes in
-        # tiny deltas would otherwise send the page the whole text again at every delta (loop/capped.py bounds it).
+        # tiny deltas would otherwise send the page the whole text again at every delta (loop/engine/capped.py bounds it).
         joined = tail["text"] + chunk
         tail["cut"] = tail["cut"] or len(joined) > SHOWN
         tail["text"] = joined[-SHOWN:]

@@ -14,10 +14,10 @@ from html import escape
 
 import streamlit as st
 
-from loop.catalogs import N_
-from loop.step_view import PAIRS_PROBLEMS, PAIRS_RECENT, STEPS_AROUND, StepView
-from loop.trace import Trace
-from loop.views import COLLECTED, THREAD_COLUMN, pairs_table
+from loop.text.catalogs import N_
+from loop.views.step import PAIRS_PROBLEMS, PAIRS_RECENT, STEPS_AROUND, StepView
+from loop.engine.trace import Trace
+from loop.views.parts import COLLECTED, THREAD_COLUMN, pairs_table
 
 from .blocks import error_badge, id_badge
 from .i18n import lang, stage_title, t
@@ -133,7 +133,7 @@ def draw_pairs(v: StepView, key: str, draw: bool = True, trace: Trace | None = N
 
     The whole table of a long run ("Show all pairs") is an export of `trace`, drawn only when asked for."""
     everything = bool(st.session_state.get(f"{key}-all-pairs"))
-    text, shown, total = pairs_html(v)  # a few dozen rows at most: the rows themselves are kept (loop/step_view.py)
+    text, shown, total = pairs_html(v)  # a few dozen rows at most: the rows themselves are kept (loop/views/step.py)
     head = heading(t("Pairs · tool_use ↔ tool_result"),
                    t("Every tool_use needs a tool_result with the same id in the very next (user) message. "
                      "The id's colour is the same here and in the history."))

@@ -1,0 +1,1 @@
+"""What reads and writes files: transcripts, journals, the runs store, Markdown export."""

@@ -1,0 +1,112 @@
+"""One line of plain text a step: what the stage did. The CLI prints these, live and in replay; the page shows
+the same line under the step's header, in the learner's language."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from . import narrate_complete as complete
+from ..engine import rules
+from ..text.catalogs import say
+from ..engine.compact import AUTO_WHY, BUDGET_WHY, MICRO_WHY, REFUSED_WHY, RESENT_WHY, STILL_TOO_LONG
+from ..engine.recovery import WHY_EXHAUSTED, WHY_RECOVER
+from ..engine.endings import GO_ON, MAX_TURNS, why_ended
+from ..engine.trace import MAIN, STAGE_TITLES, Trace
+
+
+def short(value: object, width: int = 80) -> str:
+    """One line of at most `width` characters; JSON for anything that is not a string."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def head(trace: Trace, index: int, lang: str = "en") -> str:
+    """`[k] turn t · stage`, the start of step `index`'s line: the turn the step is part of (`Step.turn`), a
+    sub-agent's thread before it."""
+    step = trace.steps[index]
+    title = STAGE_TITLES.get(step.stage)
+    stage = say(lang, title) if title else step.stage
+    if step.thread != MAIN:
+        if step.turn < 1:
+            return say(lang, "[{k}] {thread} · before turn 1 · {stage}", k=index + 1, thread=step.thread, stage=stage)
+        return say(lang, "[{k}] {thread} · turn {turn} · {stage}", k=index + 1, thread=step.thread,
+                   turn=step.turn, stage=stage)
+    if step.turn < 1:
+        return say(lang, "[{k}] before turn 1 · {stage}", k=index + 1, stage=stage)
+    return say(lang, "[{k}] turn {turn} · {stage}", k=index + 1, turn=step.turn, stage=stage)
+
+
+def why_in(step, lang: str) -> str:
+    """Why `step` did what it did, in `lang`: its `why`, which the trace keeps in English (the runner's or an
+    importer's words), said again in `lang` when it is a known message; any other words as they were recorded."""
+    why = str(step.detail.get("why", ""))  # any stage's: read as a mapping, absent where a stage has no `why`
+    if lang == "en" or not why:
+        return why
+    if step.stage == "decide":
+        if step.detail.continues and why == GO_ON:
+            return say(lang, GO_ON)
+        if why == why_ended(step.stop_reason):
+            return why_ended(step.stop_reason, lang)
+    for template in (MAX_TURNS, MICRO_WHY, AUTO_WHY, WHY_RECOVER, WHY_EXHAUSTED, REFUSED_WHY, BUDGET_WHY,
+                     STILL_TOO_LONG, RESENT_WHY):  # the words with numbers (or a name) in them: matched, said again
+        names = re.findall(r"\{(\w+)\}", template)
+        pattern = re.escape(template)
+        for name in names:
+            pattern = pattern.replace(re.escape("{" + name + "}"), r"(.+)" if name == "name" else r"(\d+)", 1)
+        found = re.fullmatch(pattern, why)
+        if found:
+            return say(lang, template, **dict(zip(names, found.groups())))
+    return say(lang, why)
+
+
+def what(trace: Trace, index: int, lang: str = "en") -> str:
+    """What step `index` did, in one line of `lang` (commands, outputs and ids as they are)."""
+    step = trace.steps[index]
+    d = step.detail
+    if step.stage == "user_request":
+        return say(lang, "messages ← user: {task}", task=short(d.task or "", 100))
+    if step.stage == "call_model":
+        response = d.response or {}
+        content = response.get("content") if isinstance(response.get("content"), list) else []
+        kinds = [b.get("type") if isinstance(b, dict) else type(b).__name__ for b in content]
+        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+        line = say(lang, "stop_reason={stop} · content {kinds} · tokens in {input} out {output}",
+                   stop=response.get("stop_reason"), kinds=kinds, input=usage.get("input_tokens"),
+                   output=usage.get("output_tokens"))
+        return line + complete.call_extras(d, lang)
+    if step.stage in complete.LINES:  # the complete loop's own stages (retry, refused, recover)
+        return complete.LINES[step.stage](step, lang) + complete.reason(step)
+    if step.stage == "append_assistant":
+        message = (trace.window_at(index, step.n_messages - 1, step.n_messages) or [{}])[0]
+        texts = [str(b.get("text", "")) for b in rules.blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
+        line = say(lang, "messages ← assistant ({n} messages)", n=step.n_messages)
+        return line + (f": {short(' '.join(texts), 100)}" if texts else "")
+    if step.stage == "decide":
+        if d.continues:
+            return say(lang, "go on: {why}", why=why_in(step, lang))
+        return say(lang, "the loop ends: {why}", why=why_in(step, lang))
+    if step.stage == "run_tool":
+        output = d.output if "output" in d else ""  # a null output (a tool_result without content) says null
+        if d.thread:
+            return say(lang, "{tool} → the subagent's answer ({thread}): {output}", tool=d.name, thread=d.thread,
+                       output=short(output, 80))
+        flag = " [is_error]" if d.is_error else ""
+        return (f"{d.name} {short(d.input, 60)} → {short(output, 80)}{flag} "
+                f"({d.tool_use_id})" + complete.tool_extras(d, lang))
+    if step.stage == "write_back":
+        return say(lang, "messages ← user: {n} tool_result block(s); turn {turn} ends, turn_count {before} → {after}, "
+                   "transition_reason={reason}", n=d.results, turn=step.turn, before=step.turn,
+                   after=step.turn_count, reason=step.transition_reason) + complete.batch_extras(d, lang)
+    if step.stage == "compact":
+        return say(lang, "{kind}: {why} · messages {before} → {after} · about {tokens_before} → {tokens_after} tokens",
+                   kind=d.kind, why=why_in(step, lang), before=d.messages_before,
+                   after=d.messages_after, tokens_before=d.tokens_before,
+                   tokens_after=d.tokens_after) + complete.reason(step)
+    return why_in(step, lang)
+
+
+def describe(trace: Trace, index: int, lang: str = "en") -> str:
+    """`[k] turn t · stage: what happened` for step `index`, in `lang`."""
+    return f"{head(trace, index, lang)}: {what(trace, index, lang)}"

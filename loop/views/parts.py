@@ -1,0 +1,447 @@
+"""What the pages show at step i, as plain data: tables, colours, windows, lines.
+
+No Streamlit here: the tests read them, and loop/views/step.py gathers what a
+page draws of step i into one record. Each function takes (trace, cursor) and
+looks at nothing else, as a Python Tutor view does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from bisect import bisect_right
+from typing import Callable
+
+import pandas as pd
+
+from ..engine import rules
+from ..text.catalogs import N_
+from .narrate import short, what
+from ..engine.trace import MAIN, STAGE_TITLES, Thread, Trace
+from ..files.transcript import MAX_COUNT
+
+# Red is kept for is_error, so an id's colour never reads as a failure.
+ID_COLOURS = ("blue", "green", "orange", "violet", "yellow", "gray")
+
+COLLECTED = N_("(collected, not yet written back)")  # a result column's start, before the result is in messages
+PAIR_COLUMNS = ["turn", "id", "colour", "tool", "input", "result", "is_error", "status"]
+STEP_COLUMNS = ["now", "step", "turn", "stage", "turn_count", "transition_reason", "stop_reason", "messages",
+                "input tokens", "output tokens"]
+PRESENTER_FIELDS = ["turn_count", "transition_reason", "stop_reason", "messages"]
+
+# How a loop that ended says why, in a sentence (the key is `ended`: a stop_reason, or max_turns).
+ENDINGS = {
+    "end_turn": N_("The model finished its answer (end_turn)."),
+    "max_tokens": N_("The answer was cut off at max_tokens: it is incomplete, and the loop does not go on."),
+    "stop_sequence": N_("The model stopped at a stop sequence."),
+    "refusal": N_("The model refused."),
+    "pause_turn": N_("The server paused a long turn; the s01 loop ends here."),
+    "model_context_window_exceeded": N_("The context window is full: the answer was cut off."),
+    "max_turns": N_("Max turns reached: the loop was stopped before calling the model again."),
+}
+OTHER_ENDING = N_("stop_reason {stop} is not tool_use, so the loop ends.")
+
+# A run with sub-agents adds a thread column to both (a run without keeps the chapter's columns).
+THREAD_COLUMN = "thread"
+
+
+def pair_columns(trace: Trace) -> list[str]:
+    return [THREAD_COLUMN, *PAIR_COLUMNS] if trace.has_threads else PAIR_COLUMNS
+
+
+def step_columns(trace: Trace) -> list[str]:
+    return [*STEP_COLUMNS[:2], THREAD_COLUMN, *STEP_COLUMNS[2:]] if trace.has_threads else STEP_COLUMNS
+
+
+def thread_name(thread: Thread) -> str:
+    """How a thread is named on a page: `main`, or `task toolu_…` after the tool_use that started it."""
+    if thread.is_main:
+        return MAIN
+    started = thread.parent_tool_use_id
+    if isinstance(started, str) and started:
+        return f"task {started if len(started) <= 16 else started[:15] + '…'}"
+    return thread.id if len(thread.id) <= 24 else thread.id[:23] + "…"
+
+
+def breadcrumb(trace: Trace, cursor: int) -> list[tuple[Thread, int | None]]:
+    """The threads from the main one down to the cursor's, each with the step that goes there.
+
+    Going up leads to the parent's run_tool step that took the sub-agent's
+    answer (or, while it runs, the parent's last step before it); the last
+    item is the cursor's own thread (its step: the cursor).
+    """
+    path = trace.path(cursor)
+    out = []
+    for thread, below in zip(path, path[1:]):
+        to = trace.returned_at(below.id)
+        if to is None:
+            first = trace.opened_at(below.id)
+            to = trace.last_in_thread(thread.id, first) if first is not None else None
+        out.append((thread, to))
+    out.append((path[-1], cursor if 0 <= cursor < len(trace) else None))
+    return out
+
+
+def sub_agent_at(trace: Trace, cursor: int) -> Thread | None:
+    """The sub-agent a step leads into: the one its run_tool took the answer of, or the one about to start."""
+    if not 0 <= cursor < len(trace):
+        return None
+    step = trace.steps[cursor]
+    if step.stage == "run_tool" and step.detail.get("thread") in trace.threads:
+        return trace.threads[step.detail["thread"]]
+    if cursor + 1 < len(trace):
+        after = trace.steps[cursor + 1]
+        thread = trace.threads.get(after.thread)
+        if thread is not None and thread.parent == step.thread and trace.opened_at(after.thread) == cursor + 1:
+            return thread
+    return None
+
+
+def id_colour(tool_use_id: object) -> str:
+    """The colour of an id, the same on every page and in every replay: a hash of the id."""
+    digest = hashlib.sha256(str(tool_use_id).encode()).digest()
+    return ID_COLOURS[digest[0] % len(ID_COLOURS)]
+
+
+def result_text(content: object) -> str:
+    """A tool_result's content as text: a string as it is, a list of blocks by their text."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str)  # a log may hold "text": null
+                         else json.dumps(b) if isinstance(b, dict) else str(b)
+                         for b in content)
+    return "" if content is None else json.dumps(content, ensure_ascii=False, default=str)
+
+
+# -- the line over the views --
+def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> str:
+    """`Step k of n · turn t · stage` for the step under the cursor; `translate` puts each English phrase into
+    the page's language (the diagram's labels are translated the same way)."""
+    if not 0 <= cursor < len(trace):
+        return translate(N_("Step 0 of {n} · not started")).format(n=len(trace))
+    step = trace.steps[cursor]  # the turn the step is part of (Step.turn): the request comes before turn 1
+    stage = translate(STAGE_TITLES.get(step.stage, step.stage))
+    thread = trace.thread_of(cursor)
+    if not thread.is_main:  # a sub-agent's step: its own turns, in its own thread
+        if step.turn < 1:
+            return translate(N_("Step {k} of {n} · {thread} · before turn 1 · {stage}")).format(
+                k=cursor + 1, n=len(trace), thread=thread_name(thread), stage=stage)
+        return translate(N_("Step {k} of {n} · {thread} · turn {turn} · {stage}")).format(
+            k=cursor + 1, n=len(trace), thread=thread_name(thread), turn=step.turn, stage=stage)
+    if step.turn < 1:
+        return translate(N_("Step {k} of {n} · before turn 1 · {stage}")).format(k=cursor + 1, n=len(trace),
+                                                                                  stage=stage)
+    return translate(N_("Step {k} of {n} · turn {turn} · {stage}")).format(
+        k=cursor + 1, n=len(trace), turn=step.turn, stage=stage)
+
+
+def what_happened(trace: Trace, cursor: int, lang: str = "en") -> str:
+    """What the step under the cursor did, in one line of `lang` (the narration without its `[k] turn t · stage` head)."""
+    if not 0 <= cursor < len(trace):
+        return ""
+    return what(trace, cursor, lang)
+
+
+def turn_count_change(trace: Trace, cursor: int) -> tuple[int, int] | None:
+    """(before, after) when the step under the cursor moved `turn_count` (a write-back), else None."""
+    if not 0 <= cursor < len(trace):
+        return None
+    step = trace.steps[cursor]
+    earlier = trace.previous_in_thread(cursor)  # a sub-agent counts its own turns: the step before in its thread
+    before = trace.steps[earlier].turn_count if earlier is not None else 1
+    return (before, step.turn_count) if step.turn_count != before else None
+
+
+def turn_count_cell(trace: Trace, i: int) -> str:
+    """`turn_count` after step i as a table shows it: `1 → 2` at the step that moved it."""
+    change = turn_count_change(trace, i)
+    return f"{change[0]} → {change[1]}" if change else str(trace.steps[i].turn_count)
+
+
+def ending(trace: Trace, cursor: int, translate: Callable[[str], str] = str,
+           quote: Callable[[str], str] = str) -> str | None:
+    """Why the loop ended, in a sentence, at the step that ended it and after; None while it goes on.
+
+    `quote` makes a stop_reason the loop does not know (a transcript's, a model's) text where the sentence is
+    drawn: the pages draw it as Markdown."""
+    if not 0 <= cursor < len(trace) or not trace.steps[cursor].ended:
+        return None
+    ended = trace.steps[cursor].ended
+    if ended in ENDINGS:
+        return translate(ENDINGS[ended])
+    return translate(OTHER_ENDING).format(stop=quote(repr(ended)))
+
+
+# -- the moment the model reads a failure --
+def errors_read_at(trace: Trace, cursor: int) -> list[tuple[int, int, str]]:
+    """At a call_model step: the is_error tool_results the model reads in this request, as (message, block, id).
+
+    Those are the results written back just before the call (the last message sent):
+    the step where a failure becomes the model's observation, closing statement 3 at work.
+    """
+    if not 0 <= cursor < len(trace) or trace.steps[cursor].stage != "call_model":
+        return []
+    n = trace.steps[cursor].n_messages
+    if not n or n > len(trace.messages):
+        return []
+    last = trace.messages[n - 1]
+    if not isinstance(last, dict) or last.get("role") != "user":
+        return []
+    return [(n - 1, j, str(b.get("tool_use_id"))) for j, b in enumerate(rules.blocks(last))
+            if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("is_error")]
+
+
+# -- the history, a bounded window of it --
+def window(total: int, size: int, offset: int = 0, snap: int = 10) -> tuple[int, int]:
+    """[start, end) of the messages shown: the newest `size` or up to `snap` - 1 more, or `offset` windows back.
+
+    The newest window starts at a multiple of `snap`, so a step that adds a message
+    adds it below the ones already drawn instead of moving every one of them up a
+    place; the browser then redraws one message, not the whole window.
+    """
+    anchor = max(0, (total - size) // snap * snap)
+    if offset <= 0:
+        return anchor, total
+    end = max(anchor - (offset - 1) * size, min(total, size))  # never page past the oldest window
+    return max(0, end - size), end
+
+
+def pending_response(trace: Trace, cursor: int) -> dict | None:
+    """At a call_model step: the response received but not yet appended to messages (at a summarize step: the
+    summary, not yet in place of the history)."""
+    if 0 <= cursor < len(trace) and trace.steps[cursor].stage in ("call_model", "summarize"):
+        return trace.response_at(cursor)
+    return None
+
+
+def last_call_at(trace: Trace, cursor: int) -> int | None:
+    """The index of the last call_model (or summarize) step of the cursor's thread at or before `cursor`."""
+    if not 0 <= cursor < len(trace):
+        return None
+    own = trace.steps_of(trace.steps[cursor].thread)
+    for i in reversed(own[: bisect_right(own, cursor)]):
+        if trace.steps[i].stage in ("call_model", "summarize"):
+            return i
+    return None
+
+
+def compaction_at(trace: Trace, cursor: int) -> dict | None:
+    """At a compact step, what it rewrote, as the page shows it side by side.
+
+    {"kind", "why", "before": {"messages", "tokens"}, "after": {...}, "pairs": [(index, old, new)] for messages
+    replaced in place, or "history_before" and "history_after" when the whole history was replaced}.
+    """
+    if not 0 <= cursor < len(trace) or trace.steps[cursor].stage != "compact":
+        return None
+    step = trace.steps[cursor]
+    d = step.detail
+    before_n = d.get("messages_before", len(trace.history_before(cursor)))
+    out = {"kind": d.get("kind"), "why": d.get("why", ""),
+           "before": {"messages": before_n, "tokens": d.get("tokens_before")},
+           "after": {"messages": step.n_messages, "tokens": d.get("tokens_after")}}
+    if "history_before" in d:
+        out["history_before"] = d["history_before"]
+        out["history_after"] = trace.messages_at(cursor)
+        out["summary"] = d.get("summary")
+    else:
+        slots = sorted({item.get("index") for item in d.get("replaced", []) if isinstance(item.get("index"), int)})
+        now = {slot: trace.window_at(cursor, slot, slot + 1) for slot in slots}
+        old = {item["index"]: item.get("message") for item in d.get("replaced", []) if isinstance(item.get("index"), int)}
+        out["pairs"] = [(slot, old[slot], (now[slot] or [None])[0]) for slot in slots]
+    return out
+
+
+# -- Pairs: one row per tool_use --
+def pairs_table(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> pd.DataFrame:
+    """`pairs_rows` as a table (for the CSV export); `table.attrs["total"]` is the number of rows in all."""
+    rows, total = pairs_rows(trace, cursor, recent=recent, problems=problems)
+    table = pd.DataFrame(rows, columns=pair_columns(trace))
+    table.attrs["total"] = total
+    return table
+
+
+def pairs_signature(trace: Trace, cursor: int) -> tuple:
+    """What the Pairs table at `cursor` depends on: each thread's last step and version then. Two cursors with
+    the same signature show the same table (Back and Step often go between two such)."""
+    here = trace.thread_of(cursor).id
+    out = [here]
+    for tid, thread in trace.threads.items():
+        last = cursor if tid == here else trace.last_in_thread(tid, cursor)
+        if last is not None:
+            out += [tid, trace.steps[last].n_messages, bisect_right(thread.history.writes, last),
+                    len(trace.results_at(last))]
+    return tuple(out)
+
+
+def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> tuple[list[dict], int]:
+    """The tool_use/tool_result pairs of the history at `cursor`, with results collected but not written back.
+
+    One dict a pair, keyed by the pair columns, and the number of pairs in all.
+    A run with sub-agents has a row for each pair of every thread's history as
+    it stands at the cursor, the cursor's own thread last (newest). With
+    `recent`, a long history keeps only its last `recent` paired rows and its
+    first `problems` waiting or orphan rows (only those are formatted, so it
+    stays cheap).
+    """
+    here = trace.thread_of(cursor).id
+    found = []  # (thread, pair, turn of its message)
+    for thread in [t for t in trace.threads.values() if t.id != here] + [trace.threads[here]]:
+        at = cursor if thread.id == here else trace.last_in_thread(thread.id, cursor)
+        if at is None or not 0 <= at < len(trace):
+            continue
+        messages = trace.messages_at(at)
+        pending = {str(b.get("tool_use_id")): b for b in trace.results_at(at)}
+        turn_of: list[int] = []  # the turn a message belongs to: one assistant message a turn
+        turn = 0
+        for message in messages:
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                turn += 1
+            turn_of.append(max(turn, 1))
+        found += [(thread, pair, pending, turn_of) for pair in rules.pairs(messages)]
+    chosen = range(len(found))
+    if recent is not None and len(found) > recent + problems:
+        paired = [i for i, (_, p, _, _) in enumerate(found) if p.status == "paired"]
+        others = [i for i, (_, p, _, _) in enumerate(found) if p.status != "paired"]
+        chosen = sorted(others[:problems] + paired[-recent:] if recent else others[:problems])
+    rows = []
+    for thread, pair, pending, turn_of in (found[i] for i in chosen):
+        result, is_error = pair.result, pair.is_error
+        shown = short(result_text(result)) if pair.result_index is not None or pair.status == "orphan" else ""
+        if pair.status == "waiting" and pair.tool_use_id in pending:
+            collected = pending[pair.tool_use_id]
+            is_error = bool(collected.get("is_error"))
+            shown = COLLECTED + " " + short(result_text(collected.get("content")), 60)
+        where = pair.use_index if pair.use_index is not None else pair.result_index
+        row = {THREAD_COLUMN: thread_name(thread)} if trace.has_threads else {}
+        row.update({
+            "turn": turn_of[where] if where is not None and where < len(turn_of) else None,
+            "colour": id_colour(pair.tool_use_id),
+            "id": pair.tool_use_id,
+            "tool": pair.name or "",
+            "input": short(pair.input) if pair.input is not None else "",
+            "result": shown,
+            "is_error": is_error,
+            "status": pair.status,
+        })
+        rows.append(row)
+    return rows, len(found)
+
+
+# -- LoopState: one row per step --
+def step_row(trace: Trace, i: int) -> list:
+    """Step i's row of the LoopState table (`step_columns`), "now" left empty: the LoopState of its thread after it.
+
+    `turn` is the turn the step is part of (None for the request, before turn 1); `turn_count` the
+    chapter's variable after the step, so a write-back shows its turn and the next turn's count.
+    """
+    step = trace.steps[i]
+    thread = [thread_name(trace.threads[step.thread])] if trace.has_threads else []
+    return ["", i + 1, *thread, step.turn or None, step.stage, step.turn_count, step.transition_reason, step.stop_reason,
+            step.n_messages, step.input_tokens, step.output_tokens]
+
+
+def steps_window(trace: Trace, cursor: int, around: int | None = None) -> tuple[int, int]:
+    """The rows [start, end) of the LoopState table to draw: all, or `around` each side of the cursor."""
+    start, end = 0, len(trace)
+    if around is not None and end > 2 * around + 1:
+        start = min(max(0, cursor - around), end - (2 * around + 1))
+        end = start + 2 * around + 1
+    return start, end
+
+
+def steps_table(trace: Trace) -> pd.DataFrame:
+    """One row per step: the LoopState after it (for the CSV export)."""
+    table = pd.DataFrame([step_row(trace, i) for i in range(len(trace))], columns=step_columns(trace))
+    return table.astype({"turn": "Int64"})  # whole numbers, empty for the request (before turn 1)
+
+
+def state_rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:
+    """The chapter's LoopState after the step under the cursor, as (field, value); `1 → 2` at a write-back."""
+    if 0 <= cursor < len(trace):
+        step = trace.steps[cursor]
+        values = [str(step.n_messages), turn_count_cell(trace, cursor), str(step.transition_reason)]
+    else:
+        values = ["0", "1", "None"]
+    return list(zip(["messages (count)", "turn_count", "transition_reason"], values))
+
+
+# -- the complete loop's explicit state (profiles.py), beside the chapter's three fields --
+TRANSITIONS_SHOWN = 8  # groups of the transition history drawn, the newest
+
+
+def transition_history(reasons: list[str], shown: int = TRANSITIONS_SHOWN) -> str:
+    """`tool_result → retry ×3 → tool_result`: the reasons in order, repeats grouped, the newest `shown` groups."""
+    groups: list[list] = []
+    for reason in reasons:
+        if groups and groups[-1][0] == reason:
+            groups[-1][1] += 1
+        else:
+            groups.append([reason, 1])
+    words = [f"{r} ×{n}" if n > 1 else r for r, n in groups]
+    return ("… → " if len(words) > shown else "") + " → ".join(words[-shown:]) if words else "—"
+
+
+def complete_state(trace: Trace, cursor: int, estimate: Callable[[list], int]) -> dict:
+    """The complete loop's state after the step under the cursor: {"tokens" (the history's estimate), "budget",
+    "turn", "max_turns", "retries", "attempt", "recoveries", "recoveries_in_a_row", "compactions", "transitions"
+    (a line), "tools" (the last response's tools' wall time beside their sum, or None)}."""
+    from ..engine.profiles import counters
+
+    state = counters(trace, cursor)
+    step = trace.steps[cursor] if 0 <= cursor < len(trace) else None
+    return {**state, "tokens": estimate(trace.messages_at(cursor)) if step is not None else 0,
+            "turn": step.turn_count if step is not None else 1, "max_turns": trace.meta.get("max_turns"),
+            "transitions": transition_history(state["transitions"]), "tools": _batch_at(trace, cursor)}
+
+
+def _batch_at(trace: Trace, cursor: int) -> dict | None:
+    """The timing of the tools of the last response, once written back (at its write_back and until the next
+    call): a step shows what was known then, never a later step's figures."""
+    if not 0 <= cursor < len(trace):
+        return None
+    own = trace.steps_of(trace.steps[cursor].thread)
+    for i in reversed(own[: bisect_right(own, cursor)]):
+        step = trace.steps[i]
+        if step.stage == "write_back":
+            return step.detail.get("parallel") if isinstance(step.detail.get("parallel"), dict) else None
+        if step.stage not in ("compact", "summarize"):
+            return None
+    return None
+
+
+def presenter_state(trace: Trace, cursor: int) -> list[tuple[str, str]]:
+    """The one row of LoopState presenter mode shows: turn_count, transition_reason, stop_reason, messages."""
+    if 0 <= cursor < len(trace):
+        step = trace.steps[cursor]
+        values = [turn_count_cell(trace, cursor), str(step.transition_reason), str(step.stop_reason),
+                  str(step.n_messages)]
+    else:
+        values = ["1", "None", "None", "0"]
+    return list(zip(PRESENTER_FIELDS, values))
+
+
+# -- context growth: one row per model call --
+def _count(value: object) -> int | None:
+    """A token count as recorded, or None (a gap in the chart) for one that is no count: a hostile file's
+    400-digit number would stop the chart's drawing."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_COUNT else None
+
+
+def growth_table(trace: Trace, cursor: int) -> pd.DataFrame:
+    """Per model call up to `cursor`: the turn, the messages sent, and the call's input and output tokens.
+
+    Indexed by turn, for a line chart of how the context grows as tool_results are written back.
+    """
+    rows = []
+    here = trace.thread_of(cursor).id  # the growth of the cursor's thread: each loop has its own context
+    for step in trace.steps[: cursor + 1]:
+        if step.stage != "call_model" or step.thread != here:
+            continue
+        response = step.detail.get("response")
+        usage = response.get("usage") if isinstance(response, dict) else None
+        usage = usage if isinstance(usage, dict) else {}  # a log may hold anything there
+        rows.append({"turn": step.turn_count, "messages sent": step.n_messages,
+                     "input tokens": _count(usage.get("input_tokens")),
+                     "output tokens": _count(usage.get("output_tokens"))})
+    return pd.DataFrame(rows, columns=["turn", "messages sent", "input tokens", "output tokens"]).set_index("turn")
