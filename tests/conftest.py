@@ -36,7 +36,7 @@ def runs_folder(tmp_path_factory):
 def short_waits():
     """The complete loop's retry waits (1 s × 2^k and more) scaled down: the `overloaded` scenario would wait
     about 8 s a run. A test that needs real waits sets LOOPSCOPE_WAIT_SCALE itself (the browser test's server)."""
-    from loop.engine.retry import SCALE_VARIABLE
+    from loop.engine.waits import SCALE_VARIABLE
 
     before = os.environ.get(SCALE_VARIABLE)
     os.environ[SCALE_VARIABLE] = "0.02"

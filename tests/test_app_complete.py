@@ -76,7 +76,7 @@ def test_side_by_side_parallel_says_the_wall_time_beside_the_sum():
 
 
 def test_step_through_the_complete_loop_shows_the_wait_its_state_and_a_link_that_keeps_the_profile(monkeypatch):
-    from loop.engine.retry import SCALE_VARIABLE
+    from loop.engine.waits import SCALE_VARIABLE
 
     monkeypatch.setenv(SCALE_VARIABLE, "1")  # the real wait (1-2 s): its box is still drawn when the test clicks Skip
     at = app(scenario="overloaded", profile="complete", step="2")
@@ -172,7 +172,7 @@ def test_a_call_asked_for_as_the_wait_ended_goes_then_and_is_not_left_for_a_late
     # Skip the wait (or Step) clicked as the wait ended: its callback ran in a full run of the page, where the
     # countdown that hands the call over is drawn no more; the call went nowhere, and was left asked for until the
     # next wait ended, to go then without a click
-    from loop.engine.retry import SCALE_VARIABLE
+    from loop.engine.waits import SCALE_VARIABLE
 
     monkeypatch.setenv(SCALE_VARIABLE, "1")  # the real waits (1-2 s): the wait is still on when the test looks
     at = app(scenario="overloaded", profile="complete", step="2")
@@ -191,7 +191,7 @@ def test_step_and_skip_clicked_for_one_wait_make_one_call(monkeypatch):
     # call Step asked for, and the Skip click, sent from the box as the browser still showed it, reaches the server
     # with the run after. It skipped the next wait and made a second call, and a wait box it left asked for would
     # have sent a call when that wait ended, without a click.
-    from loop.engine.retry import SCALE_VARIABLE
+    from loop.engine.waits import SCALE_VARIABLE
 
     monkeypatch.setenv(SCALE_VARIABLE, "1")  # the real waits (1-2 s): none ends while the test looks
     at = app(scenario="overloaded", profile="complete", step="1")

@@ -14,6 +14,7 @@ import anthropic
 import pytest
 
 from loop.engine import profiles, retry
+from loop.engine.waits import SCALE_VARIABLE
 from loop import start
 from loop.files import transcript
 from loop.engine.fork import state_at
@@ -319,7 +320,7 @@ def ran_at_once(batch: dict) -> bool:
 def test_the_slow_checks_wait_seconds_and_their_waits_are_scaled_in_tests(monkeypatch):
     assert checks() == (f"sleep {2 * SCALE:g} && ls /usr/bin | wc -l", f"sleep {1.5 * SCALE:g} && uname -sr",
                         f"sleep {SCALE:g} && date -u +%Y-%m-%d")
-    monkeypatch.setenv(retry.SCALE_VARIABLE, "1")  # as a learner's run has them
+    monkeypatch.setenv(SCALE_VARIABLE, "1")  # as a learner's run has them
     assert checks() == ("sleep 2 && ls /usr/bin | wc -l", "sleep 1.5 && uname -sr", "sleep 1 && date -u +%Y-%m-%d")
     assert all(read_only(command) for command in checks())
 

@@ -17,7 +17,8 @@ from loop.text.catalogs import N_, N_n, catalog_path
 from loop.importers import ImportFailed, Note, import_bytes, import_files
 from loop.files.transcript import NUMBER_TOO_LONG
 from loop.importers.isolated import import_files_isolated, import_isolated
-from loop.importers.notes import AND, Notes, on_line
+from loop.importers.notes import Notes, on_line
+from loop.text.catalogs import AND
 from loop.files.runs import RunsStore, owner_key
 from tests.test_import_claude_code import TASK, Log
 from tests.test_import_formats import BASH, DATA, HISTORY

@@ -22,7 +22,7 @@ import re
 
 import anthropic
 
-from .waits import SCALE_VARIABLE, scale  # noqa: F401 (retry.SCALE_VARIABLE: the tests' name for it)
+from .waits import scale
 
 
 BASE = 1.0  # seconds: the first wait, doubled each retry

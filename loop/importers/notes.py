@@ -11,7 +11,7 @@ and the transcript's record, in the page's language on Replay.
 
 from __future__ import annotations
 
-from ..text.catalogs import AND, N_, SOURCE, Note  # noqa: F401 (AND, Note: the importers' names for them)
+from ..text.catalogs import N_, SOURCE, Note
 
 SHOWN = 5  # places named for a counted warning
 
