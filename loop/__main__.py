@@ -19,17 +19,18 @@ import argparse
 import sys
 import time
 
-from .files import journal, runs, transcript
 from .engine import rules
-from .text.catalogs import N_, known, languages, say, size_words
-from .views.errors import explain
-from .engine.model import SCRIPTED, MissingKey, ModelConfig
-from .views.narrate import describe
 from .engine.profiles import ABOUT, PROFILES
-from .engine.runner import start
 from .engine.scenarios import SCENARIOS
-from .text.terminal import printable
+from .engine.scripted import SCRIPTED
 from .engine.toolsets import TOOLSETS
+from .files import journal, runs, transcript
+from .text.catalogs import N_, known, languages, say, size_words
+from .text.terminal import printable
+from .views.narrate import describe
+
+# The SDK (about a second to import) is loaded by the commands that call a model (run, serve), not by replay,
+# check, import, scenarios or runs.
 
 
 def out(*parts: object, file=None, flush: bool = False) -> None:
@@ -49,6 +50,9 @@ class JournalFull(Exception):
 
 
 def _run(args) -> int:
+    from .engine.model import MissingKey, ModelConfig
+    from .engine.runner import start
+
     config = ModelConfig(model=args.model, stream=args.stream)
     try:
         run = start(args.task, scenario=args.scenario, config=config, workspace=args.workspace,
@@ -99,6 +103,8 @@ def _run_to_end(run, args, config) -> int:
                             variable=runs.RUN_MAX_VARIABLE), file=sys.stderr)
         return 1
     except Exception as exc:  # an API error: say what to do, keep what was done
+        from .views.errors import explain
+
         out(f"error: {explain(exc, lang)}", file=sys.stderr)
         if args.out and _save(run, args.out, lang):
             out(f"the steps so far are in {args.out}", file=sys.stderr)

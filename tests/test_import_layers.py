@@ -22,6 +22,15 @@ def test_importing_the_importers_loads_no_sdk_and_no_engine():
     assert not {"anthropic", "httpx", "httpx2", "loop.engine.runner", "loop.engine.model", "loop.engine.retry"} & modules
 
 
+def test_the_commands_that_call_no_model_load_no_sdk():
+    # replay, check, import, scenarios and runs start in a fraction of a second; run and serve load the SDK
+    for argv in (["scenarios"], ["check", "samples/hello-py.json"], ["replay", "samples/hello-py.json"],
+                 ["runs", "--store", "/nonexistent-loopscope-store", "list"]):
+        modules = loaded_by(f"from loop.__main__ import main\nmain({argv!r})")
+        assert "loop.files.transcript" in modules and "anthropic" not in modules, argv
+    assert "anthropic" in loaded_by("from loop.__main__ import _run\nimport loop.engine.runner")
+
+
 def test_the_words_of_the_end_are_the_same_for_a_live_run_and_an_imported_one():
     from loop.engine import chapter, endings
     from loop.views import narrate

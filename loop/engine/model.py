@@ -19,7 +19,7 @@ import httpx2
 from . import capped, keys, scripted
 from ..text.catalogs import N_
 
-SCRIPTED = "scripted"
+SCRIPTED = scripted.SCRIPTED
 SYSTEM = "You are a coding agent working in a workspace folder. Use bash to solve tasks. Act, don't explain."
 MAX_TOKENS = 8000
 SCRIPTED_URL = "http://scripted.loopscope.invalid"

@@ -20,6 +20,7 @@ from .recovery import is_continuation
 from .scenarios import Reply, Seen, compacted, first_text, language_of, play_for, scenario_for_task, summarize
 from .waits import scale
 
+SCRIPTED = "scripted"  # the model setting that picks this fake API (the page's and the CLI's default)
 MODEL_NAME = "loopscope-scripted"
 PLACEHOLDER_KEY = "scripted-offline-no-key"
 
