@@ -12,6 +12,7 @@ in the URL.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 
@@ -20,6 +21,9 @@ import streamlit as st
 from loop.text.catalogs import known, languages, say, say_n
 
 LANG = "lang"
+# The document's language, as a browser picks its fonts by it: a page in Chinese marked English (Streamlit's own
+# <html lang="en">) is drawn with Japanese glyph forms (Noto Sans CJK JP), and a screen reader reads it as English.
+DOCUMENT_LANG = {"zh": "zh-CN"}
 
 
 def lang() -> str:
@@ -77,6 +81,13 @@ UPRIGHT = """<style>
 [data-testid="stCode"] .token.comment, [data-testid="stMarkdownContainer"] em, [data-testid="stHtml"] em {
   font-style: normal !important; }
 </style>"""
+
+
+def document_language() -> None:
+    """Mark the page's document with the page's language (`<html lang>`), at every run: the picker changes it."""
+    tag = DOCUMENT_LANG.get(lang(), lang())
+    with st.sidebar:  # an element of no height: the script only sets the attribute
+        st.html(f"<script>document.documentElement.lang = {json.dumps(tag)};</script>", unsafe_allow_javascript=True)
 
 
 def upright_cjk() -> None:

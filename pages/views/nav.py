@@ -12,7 +12,7 @@ import threading
 
 import streamlit as st
 
-from .i18n import draw_language_picker, follow_url, t, upright_cjk
+from .i18n import document_language, draw_language_picker, follow_url, t, upright_cjk
 
 _run = threading.local()  # a script run happens in one thread: app.py marks it there
 
@@ -32,6 +32,7 @@ def run_app() -> None:
     follow_url()
     page = st.navigation(app_pages())
     draw_language_picker()
+    document_language()
     upright_cjk()
     _run.via_app = True
     try:
