@@ -144,6 +144,17 @@ def test_about_shows_the_chapter_s_table_each_row_linked_to_its_scenario():
     assert "| why the loop goes on | mostly `tool_result` | several: retry, resume after compaction, recovery |" in table
 
 
+@pytest.mark.parametrize("lang", ["en", "ja", "zh"])
+def test_a_row_of_the_chapter_s_table_its_scenario_does_not_show_says_where_it_is_shown(lang):
+    # Streaming is a sidebar toggle (the parallel scenario alone does not stream), and the structured log is a run's
+    # journal: the overloaded scenario shows only the progress
+    at = app("pages/about.py", lang=lang)
+    table = next(m for m in markdowns(at) if m.startswith("| "))
+    shape, *_, seen = table.splitlines()[2:]
+    assert "parallel" in shape and ("**Stream the answer**" if lang == "en" else "**") in shape
+    assert "overloaded" in seen and "--journal run.jsonl" in seen
+
+
 @pytest.mark.parametrize("lang", ["ja", "zh"])
 def test_no_english_is_left_beside_each_other_or_in_the_complete_loop(lang):
     at = app("pages/compare.py", lang=lang, scenario="big-context")

@@ -22,6 +22,13 @@ ROWS = [
      ("long-answer", "overloaded")),
     (N_("observability"), N_("minimal"), N_("progress events, structured logs, a UI stream"), ("overloaded",)),
 ]
+# Where a row is shown beyond its scenarios: what a scenario's link alone does not show
+WHERE = {
+    "loop shape": N_("with **Stream the answer** on in the sidebar: each tool starts as soon as its block has "
+                     "arrived, while the answer still streams"),
+    "observability": N_("the wait counted down and \"attempt k of n\" while it waits; a run's journal, one JSON line "
+                        "a step: `python -m loop run --journal run.jsonl`"),
+}
 
 
 def _link(path: str, **query: str) -> str:
@@ -38,6 +45,8 @@ def table_markdown() -> str:
     for aspect, minimal, complete, scenarios in ROWS:
         links = " · ".join(f"[{name}]({_link('/compare', scenario=name)}) "
                            f"([{step}]({_link('/', scenario=name, profile='complete')}))" for name in scenarios)
+        if aspect in WHERE:
+            links += " — " + t(WHERE[aspect])
         lines.append(f"| {cell(t(aspect))} | {t(minimal)} | {t(complete)} | {links} |")
     return "\n".join(lines)
 
