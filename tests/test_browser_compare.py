@@ -1,0 +1,60 @@
+"""Minimal beside complete in a real Chromium at 1280×800, in English, Japanese and Chinese: at the call where the
+minimal loop stops, its sent messages are expanded in both columns; every line of them stays inside its own column
+(it wraps, or it scrolls in a box made to scroll), and none runs over the other column."""
+
+import pytest
+
+from tests.browser import settled
+from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
+from tests.test_projector import LANGS, tab  # noqa: F401 (tab: a fixture)
+
+# Every element inside each bordered column of calls that is wider than the column, or reaches past its right edge.
+# An element inside a box made to scroll (overflow-x auto or scroll) that itself fits is the box's to show: not
+# counted. What is drawn at no size (a collapsed expander's content) is not counted either.
+SPILLS = r"""() => {
+    const out = [];
+    const columns = [...document.querySelectorAll('[data-testid="stColumn"]')]
+        .filter(c => c.querySelector('[data-testid="stExpander"]'));
+    for (const column of columns) {
+        const edge = column.getBoundingClientRect();
+        const fits = el => {
+            const b = el.getBoundingClientRect();
+            return b.left >= edge.left - 0.5 && b.right <= edge.right + 0.5;
+        };
+        const scrollBox = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX) && fits(el);
+        for (const el of column.querySelectorAll('*')) {
+            const box = el.getBoundingClientRect();
+            if (box.width === 0 && box.height === 0) continue;
+            let inBox = false;
+            for (let up = el.parentElement; up && up !== column; up = up.parentElement) {
+                if (scrollBox(up)) { inBox = true; break; }
+            }
+            if (inBox) continue;
+            if (scrollBox(el)) continue;
+            if (el.scrollWidth > edge.width + 0.5 || !fits(el)) {
+                out.push(`<${el.tagName.toLowerCase()} class="${el.className}"> ${Math.round(el.scrollWidth)} px wide `
+                         + `in a ${Math.round(edge.width)} px column: ${el.textContent.slice(0, 60)}`);
+            }
+        }
+    }
+    return {columns: columns.length, spills: out};
+}"""
+
+
+def compare_page(tab, url, lang: str, scenario: str):  # noqa: F811
+    tab.set_viewport_size({"width": 1280, "height": 800})
+    tab.goto(f"{url}/compare?lang={lang}&scenario={scenario}")
+    # both runs made and drawn: the page's run is over and the call where the minimal loop stops is expanded
+    tab.wait_for_function("""() => document.querySelectorAll('[data-testid="stColumn"] [data-testid="stExpander"] '
+                                  + 'details[open]').length >= 2""", timeout=120_000)
+    settled(tab)
+    return tab
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("scenario", ["long-answer", "big-context"])
+def test_the_sent_messages_stay_inside_their_column_where_the_minimal_loop_stops(tab, url, lang, scenario):  # noqa: F811
+    page = compare_page(tab, url, lang, scenario)
+    facts = page.evaluate(SPILLS)
+    assert facts["columns"] >= 4, facts  # at least two rows of calls, side by side
+    assert facts["spills"] == [], f"{scenario}, {lang}: " + "\n".join(facts["spills"][:10])
