@@ -53,8 +53,28 @@ def compare_page(tab, url, lang: str, scenario: str):  # noqa: F811
 
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("scenario", ["long-answer", "big-context"])
-def test_the_sent_messages_stay_inside_their_column_where_the_minimal_loop_stops(tab, url, lang, scenario):  # noqa: F811
+def test_the_sent_messages_stay_inside_their_column_where_the_minimal_loop_stops(tab, url, lang, scenario):  # noqa
+    # (F811: tab and url are fixtures)
     page = compare_page(tab, url, lang, scenario)
     facts = page.evaluate(SPILLS)
     assert facts["columns"] >= 4, facts  # at least two rows of calls, side by side
     assert facts["spills"] == [], f"{scenario}, {lang}: " + "\n".join(facts["spills"][:10])
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_raw_json_of_a_call_scrolls_inside_its_column(tab, url, lang):  # noqa: F811
+    page = compare_page(tab, url, lang, "long-answer")
+    opened = page.evaluate("() => document.querySelectorAll('[data-testid=\"stExpander\"] details[open]').length")
+    page.locator("[data-testid='stExpander'] summary", has_text="Raw JSON").nth(2).click()  # call 2, the minimal
+    # loop's last (left of the second row): its messages are open above it
+    page.wait_for_function("""(n) => document.querySelectorAll('[data-testid="stExpander"] details[open]').length > n
+                              && document.querySelector('[data-testid="stColumn"] [data-testid="stCode"]') !== null""",
+                           arg=opened, timeout=60_000)
+    settled(page)
+    facts = page.evaluate(SPILLS)
+    assert facts["spills"] == [], "\n".join(facts["spills"][:10])
+    box = page.evaluate("""() => { const code = [...document.querySelectorAll(
+        '[data-testid="stColumn"] [data-testid="stExpander"] details[open] [data-testid="stCode"] pre')]
+        .find(pre => pre.textContent.includes('"max_tokens"'));
+        return code && {height: code.clientHeight, content: code.scrollHeight}; }""")
+    assert box and box["content"] > box["height"] > 0, box  # the whole request, in a box that scrolls
