@@ -4,11 +4,13 @@ import streamlit as st
 
 from loop.views.compare import SCENARIOS
 from loop.engine.scenarios import SCENARIOS as ALL
+from pages.views.blocks import draw_style
 from pages.views.compare import draw_compare
 from pages.views.i18n import lang, t
 from pages.views.nav import through_app
 
 through_app()
+draw_style()  # the sent messages' cards wrap their text inside their column, as on the other pages
 
 PICK = "compare-pick"
 

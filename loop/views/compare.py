@@ -10,6 +10,7 @@ complete loop's retry waits are recorded, not waited, here.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from ..text.catalogs import N_
@@ -50,6 +51,7 @@ class Call:
     tool_outputs: list = field(default_factory=list)  # what the tools printed after this call
     parallel: dict | None = None  # the tools' wall time beside their sum, when they ran at once
     why_step: Step | None = None  # the step whose `why` THEN says (kept in English: narrate.why_in says it again)
+    request: dict | None = None  # the body sent to /v1/messages, as the API received it (None: not known)
 
 
 @dataclass
@@ -76,7 +78,7 @@ def run_profile(scenario: str, profile: str, lang: str = "en", tool_timeout: flo
         if failed is not None:
             facts = error_facts(failed)
             calls.append(Call(len(calls) + 1, "error", list(run.state.messages), error=facts, then="error",
-                              values={"error": explain(failed, lang)}))
+                              values={"error": explain(failed, lang)}, request=sent_body(failed)))
         waited = sum(s.detail.wait_s or 0 for s in run.trace.steps if s.stage == "retry")
         times = [s.time for s in run.trace.steps]
         return ProfileRun(profile, calls, "error" if failed else run.state.ended or "", len(run.trace),
@@ -92,7 +94,8 @@ def calls_of(trace: Trace) -> list[Call]:
         if step.stage not in CALLS or step.thread != trace.steps[0].thread:
             continue
         request = trace.request_at(i) or {}
-        call = Call(len(out) + 1, step.stage, list(request.get("messages") or trace.history_before(i)))
+        call = Call(len(out) + 1, step.stage, list(request.get("messages") or trace.history_before(i)),
+                    request=request or None)
         d = step.detail
         if step.stage == "retry":
             call.error = d.error
@@ -114,6 +117,19 @@ def calls_of(trace: Trace) -> list[Call]:
             call.tool_outputs, call.parallel = _tools_after(trace, i)
         out.append(call)
     return out
+
+
+def sent_body(failed: BaseException) -> dict | None:
+    """The body of the request a failed call sent, as the SDK sent it (its headers, the key among them, left out).
+
+    The chapter's loop dies on the call, so its trace has no step that holds what was sent: the SDK's error does.
+    """
+    request = getattr(failed, "request", None)
+    try:
+        body = json.loads(request.content) if request is not None else None
+    except Exception:  # a streamed body not read (httpx says so with its own error), or no JSON: not known
+        return None
+    return body if isinstance(body, dict) else None
 
 
 def _after(trace: Trace, i: int) -> tuple[str, dict]:

@@ -73,6 +73,8 @@ CSS = """<style>
 .ls-history pre { background: #f6f7f9; border-radius: 0.4rem; padding: 0.5rem 0.7rem; margin: 0.25rem 0 0.5rem;
                   white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.82rem; line-height: 1.4; }
 .ls-history pre code { background: none; padding: 0; font-size: inherit; }
+/* a word longer than the card (a JSON string, a path) breaks rather than runs out of its column */
+.ls-text { overflow-wrap: anywhere; }
 .ls-text p { margin: 0 0 0.45rem; } .ls-text ul, .ls-text ol { margin: 0 0 0.45rem 1.2rem; padding: 0; }
 .ls-block { margin: 0.3rem 0 0.35rem; }
 .ls-bh { font-size: 0.9rem; display: flex; flex-wrap: wrap; gap: 0.15rem 0.4rem; align-items: baseline; }

@@ -74,6 +74,21 @@ def _outcome(call: Call) -> None:
     st.markdown(f"{icon} " + t("Then:") + " " + then)
 
 
+def _draw_raw(call: Call, side: str) -> None:
+    """The request this call sent, as JSON, in a box that scrolls: what a block cut short in the card says to see."""
+    expander = st.expander(t("Raw JSON · the request sent at call {n}", n=call.number), icon=":material/data_object:",
+                           key=f"compare-{side}-{call.number}-raw", on_change="rerun")
+    with expander:
+        if not expander.open:  # drawn only when open: a request holds the whole history
+            return
+        if call.request is None:
+            st.caption(t("This call's request body was not recorded; the messages it sent are above."))
+            return
+        st.markdown(t("**Request** (body sent to `/v1/messages`; the key travels in a header and is not here)"))
+        st.code(json.dumps(call.request, indent=2, ensure_ascii=False, default=str), language="json", height=400,
+                wrap_lines=True)
+
+
 def _draw_call(call: Call | None, side: str, stops_here: bool) -> None:
     if call is None:
         st.caption(t("No such call: this loop had already stopped."))
@@ -85,6 +100,7 @@ def _draw_call(call: Call | None, side: str, stops_here: bool) -> None:
             draw_message(i, message, new=False)
         if len(call.messages) > 6:
             st.caption(t("The newest 6 of {n} messages.", n=len(call.messages)))
+    _draw_raw(call, side)
     _outcome(call)
 
 
@@ -95,8 +111,9 @@ def draw_compare(scenario: str) -> None:
     shown = [r for r in ("retry", "recover", "compact") if r in reasons]
     words = {"retry": "retry", "recover": "max_tokens_recovery", "compact": "compact_resume"}
     if shown:
-        st.info(t("Where the minimal loop stops, the complete loop goes on:") + " "
-                + "; ".join(t(TRANSITIONS[words[r]]) for r in shown) + ".", icon=":material/alt_route:")
+        # a list: each reason is a sentence of the page's language, with its own punctuation (no ASCII period)
+        st.info(t("Where the minimal loop stops, the complete loop goes on:") + "\n"
+                + "".join(f"\n- {t(TRANSITIONS[words[r]])}" for r in shown), icon=":material/alt_route:")
     elif minimal.calls and complete.calls and minimal.calls[0].parallel is None and complete.calls[0].parallel:
         st.info(t("Both loops make the same calls; the complete loop runs the tools at once: {a} s of tools in "
                   "{b} s.", a=f"{complete.calls[0].parallel['sum_ms'] / 1000:.1f}",
