@@ -84,7 +84,7 @@ messages: $(VENV)/.app
 samples: $(VENV)/.app
 	@for lang in $$($(BIN)/python -c "from loop.text.catalogs import languages; print(*languages())"); do \
 		dir=samples; [ $$lang = en ] || dir=samples/$$lang; mkdir -p $$dir; \
-		for name in $$($(BIN)/python -c "from loop.engine.scripted import SCENARIOS; print(*SCENARIOS)"); do \
+		for name in $$($(BIN)/python -c "from loop.engine.scenarios import SCENARIOS; print(*SCENARIOS)"); do \
 			$(BIN)/python -m loop run --scenario $$name --lang $$lang --out $$dir/$$name.json >/dev/null \
 				|| exit 1; echo "$$dir/$$name.json"; \
 		done; \

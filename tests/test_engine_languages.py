@@ -67,3 +67,21 @@ def test_a_refused_fork_says_why_in_any_language(shared):
     with pytest.raises(ForkRefused) as wrong:
         fork_tool_result(run, 1, "x")
     assert say("zh", wrong.value.message, **wrong.value.values) == "第 2 步是 call_model 步；只能修改工具的结果"
+
+
+@pytest.mark.parametrize("lang, marker", [
+    ("ja", "[会話を圧縮しました。この時点より前の履歴はすべて trace に残っています。]\n\n"),
+    ("zh", "[对话已压缩。此前的完整历史保存在 trace 中。]\n\n"),
+    ("en", "[Conversation compressed. The full history before this point is kept in the trace.]\n\n")],
+    ids=["ja", "zh", "en"])
+def test_a_compaction_s_summary_begins_with_its_marker_in_the_run_s_language(shared, lang, marker):
+    # The marker is in the history the model reads next: written in the run's language, as the model's words are.
+    run = start(scenario="compact", workspace=shared, tool_timeout=10, lang=lang)
+    run.run_to_end()
+    summaries = [s for s in run.trace.steps if s.stage == "compact" and s.detail["kind"] != "micro"]
+    assert summaries
+    for step in summaries:
+        first = run.trace.messages_at(step.index)[0]["content"]
+        assert first.startswith(marker) and first[len(marker):] == step.detail["summary"]
+    if lang != "en":
+        assert "Conversation compressed" not in str(run.state.messages)

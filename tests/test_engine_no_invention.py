@@ -17,7 +17,7 @@ from babel.messages.pofile import read_po
 
 from loop import start
 from loop.text.catalogs import LOCALES, languages
-from loop.engine.compact import COMPRESSED
+from loop.engine.compact import is_summary
 from loop.engine.recovery import is_continuation
 from loop.engine.rules import blocks
 from loop.engine.scenarios import SCENARIOS
@@ -90,7 +90,7 @@ def unsupported(run) -> list[str]:
     messages = joined(run.state.messages)
     sources = [str(messages[0]["content"])]
     outputs: list[str] = []
-    if sources[0].startswith(COMPRESSED):  # after a compaction the summary is all the model knows of what ran
+    if is_summary(sources[0]):  # after a compaction the summary is all the model knows of what ran
         outputs.append(sources[0])  # the output it quotes counts as printed
     counts: set[int] = set()
     wrong = []

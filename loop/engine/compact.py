@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..text.catalogs import N_
+from ..text.catalogs import N_, languages, say
 from .rules import tool_results, tool_uses
 from ..tools import Tool, ToolOutput
 
@@ -35,7 +35,9 @@ SUMMARY_PROMPT = ("Summarize this conversation for continuity. Include: 1) What 
                   "3) Key decisions made. Be concise but preserve critical details.\n\n")
 SUMMARY_CHARS = 80_000  # the end of the conversation the summary call sees, as in the course
 SHORT_RESULT = 200  # characters of an older tool_result a summary call keeps when the history outgrew the window
-COMPRESSED = "[Conversation compressed. The full history before this point is kept in the trace.]"
+# The line a summary begins with. It is part of the history the model reads, so it is written in the run's
+# language when the summary is made (as the model's own words are), never translated when drawn.
+COMPRESSED = N_("[Conversation compressed. The full history before this point is kept in the trace.]")
 # Why each compaction happened, as a step's detail says it (in English; narrate.py says it again in any language)
 MICRO_WHY = N_("{n} old tool_result(s) replaced by placeholders; the newest {keep} are kept")
 AUTO_WHY = N_("the history is about {tokens} tokens, past the threshold of {threshold}")
@@ -138,9 +140,19 @@ def summary_text(response: dict) -> str:
     return "".join(texts).strip() or "No summary generated."
 
 
-def summarized(summary: str) -> list[dict]:
-    """The history after an auto or manual compaction: the summary, as one user message."""
-    return [{"role": "user", "content": f"{COMPRESSED}\n\n{summary}"}]
+def compressed(lang: str = "en") -> str:
+    """The line a summary begins with, in `lang` (the run's language)."""
+    return say(lang, COMPRESSED)
+
+
+def summarized(summary: str, lang: str = "en") -> list[dict]:
+    """The history after an auto or manual compaction: the summary, as one user message, its first line in `lang`."""
+    return [{"role": "user", "content": f"{compressed(lang)}\n\n{summary}"}]
+
+
+def is_summary(text: object) -> bool:
+    """Does `text` begin with a compaction's line, in any language Loopscope writes it in?"""
+    return isinstance(text, str) and any(text.startswith(compressed(lang)) for lang in languages())
 
 
 def compact_requested(messages: list) -> bool:

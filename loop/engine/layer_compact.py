@@ -111,7 +111,7 @@ def rewrite(run, doing) -> dict:
     else:
         detail = {"kind": summary["kind"], "history_before": list(s.messages), "summary": summary["summary"],
                   "why": compact.SUMMARY_WHY}
-        s.messages[:] = compact.summarized(summary["summary"])
+        s.messages[:] = compact.summarized(summary["summary"], run.lang)
         doing.rewritten = list(range(len(s.messages)))
     detail.update(messages_before=n_before, messages_after=len(s.messages), tokens_before=tokens_before,
                   tokens_after=run.sizer.estimate(s.messages))

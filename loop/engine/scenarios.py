@@ -17,7 +17,7 @@ from typing import Callable
 
 from . import rules
 from ..text.catalogs import N_, languages, say, say_n
-from .compact import COMPRESSED
+from .compact import is_summary
 from .language import asked_for
 from .waits import scale
 
@@ -542,7 +542,7 @@ def summarize(conversation: str) -> str:
                     for t in re.findall(r'"text": "((?:[^"\\]|\\.)*)"', conversation)]
     messages = [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
     first = first_text(messages)
-    earlier = first.split("\n\n", 1)[1] if first.startswith(COMPRESSED) and "\n\n" in first else ""
+    earlier = first.split("\n\n", 1)[1] if is_summary(first) and "\n\n" in first else ""
     task, lang = _summary_parts(earlier) if earlier else (first, language_of(None, first))
     done = [line for line in earlier.splitlines() if line.startswith("- ")]
     for message in messages[1:] if first else messages:
@@ -568,7 +568,7 @@ def summarize(conversation: str) -> str:
 def compacted(messages: list) -> tuple[str, str]:
     """(the task, the summary) of a history that begins with a compaction's summary; ("", "") otherwise."""
     first = first_text(messages)
-    if not first.startswith(COMPRESSED):
+    if not is_summary(first):
         return "", ""
     summary = first.split("\n\n", 1)[1] if "\n\n" in first else ""
     return _summary_parts(summary)[0], summary

@@ -74,7 +74,8 @@ SCROLL = """<script>
 
 
 def mark(text: str, held: bool = False) -> str:
-    """The arrow-and-words mark beside a message: added by this step, or received and held outside messages."""
+    """The arrow-and-words mark beside a message: added or rewritten by this step, or received and held outside
+    messages."""
     return f'<span class="ls-mark{" ls-held" if held else ""}">→ {escape(text)}</span>'
 
 
@@ -98,14 +99,19 @@ def _label(i: int, message: dict) -> str:
 
 
 def message_html(i: int, message: object, *, new: bool = False, ring: bool = False, focus: set[int] = frozenset(),
-                 callouts: dict[int, str] | None = None) -> str:
-    """messages[i] as a card: its role and index, then its blocks; `ring` marks the card, `focus` some blocks."""
+                 callouts: dict[int, str] | None = None, rewritten: bool = False) -> str:
+    """messages[i] as a card: its role and index, then its blocks; `ring` marks the card, `focus` some blocks.
+
+    `new` marks a message this step added, `rewritten` one a compaction wrote in place of another: the
+    history then is not append-only, and the card must not say it was added.
+    """
     if not isinstance(message, dict):
         return f'<div class="ls-msg ls-user"><div class="ls-head">{_label(i, {})}</div>{content_html(message)}</div>'
     role = message.get("role")
-    classes = ("ls-msg " + ("ls-assistant" if role == "assistant" else "ls-user") + (" ls-new" if new else "")
-               + (" ls-focus" if ring else ""))
-    head = _label(i, message) + (" " + mark(t("added by this step")) if new else "")
+    classes = ("ls-msg " + ("ls-assistant" if role == "assistant" else "ls-user")
+               + (" ls-new" if new or rewritten else "") + (" ls-focus" if ring else ""))
+    head = _label(i, message) + (" " + mark(t("rewritten by this step")) if rewritten
+                                 else " " + mark(t("added by this step")) if new else "")
     return (f'<div class="{classes}" data-index="{i}"><div class="ls-head">{head}</div>'
             f'{content_html(message.get("content"), focus=focus, callouts=callouts)}</div>')
 
@@ -179,7 +185,7 @@ def compaction_html(v: StepView) -> str | None:
     if "pairs" in shown:  # messages replaced in place: each one as it was and as it is
         note = t("{n} message(s) replaced in place; every other message is unchanged.", n=len(shown["pairs"]))
         for slot, old, new in shown["pairs"][-WINDOW:]:
-            rows.append((message_html(slot, old), message_html(slot, new, new=True)))
+            rows.append((message_html(slot, old), message_html(slot, new, rewritten=True)))
     else:
         old, new = shown["history_before"], shown["history_after"]
         note = t("The whole history now: what the next call sends.")
@@ -188,7 +194,7 @@ def compaction_html(v: StepView) -> str | None:
             newest = t("The newest {n} of {total}; the rest stay in the trace.", n=WINDOW, total=f"{len(old):,}")
             left.append(f'<p class="ls-caption">{escape(newest)}</p>')
         left += [message_html(i, old[i]) for i in range(max(0, len(old) - WINDOW), len(old))]
-        right = [message_html(i, message, new=True) for i, message in enumerate(new[:WINDOW])]
+        right = [message_html(i, message, rewritten=True) for i, message in enumerate(new[:WINDOW])]
         rows.append(("".join(left), "".join(right)))
     cells = "".join(f'<div class="ls-history">{a}</div><div class="ls-history">{b}</div>' for a, b in rows)
     return (f'{head}<p class="ls-caption">{escape(note)}</p><div class="ls-compact" data-step="{v.index + 1}">'
