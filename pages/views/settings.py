@@ -31,14 +31,14 @@ from loop.files.runs import StoreError
 from loop.views.errors import explain
 from loop.engine.model import SCRIPTED, ModelConfig
 from loop.engine.runner import Run, start
-from loop.engine.scenarios import SCENARIOS
+from loop.engine.scenarios import SCENARIOS, scenario_for_task
 from loop.tools.sandbox import UNSANDBOXED_VARIABLE, programs, unsandboxed_allowed
 from loop.engine.toolsets import TOOLSETS
 
 from .browser import store, this_browser
 from .gate import TOGGLE, default_on, draw_toggle, model_changed
 from .i18n import lang, t
-from .keep import kept as _kept
+from .keep import KEPT, kept as _kept
 
 RUN = "live-run"
 CLEANUP = "live-run-cleanup"
@@ -173,6 +173,29 @@ def chosen_profile() -> str:
     """The loop profile the sidebar (or a link) chose: the chapter's minimal loop unless said otherwise."""
     value = st.session_state.get("set-profile")
     return value if value in PROFILES else MINIMAL
+
+
+def follow(run: Run) -> None:
+    """Set the sidebar to the run a link opened, so that it says what the page shows and New run restarts it.
+
+    Called once, when the link opens: it overrides what this browser had chosen before (a teacher's link runs
+    what the teacher saw), and what the learner chooses afterwards is theirs. A link's run is a built-in
+    scenario on the offline model; every setting New run reads is taken from the run itself.
+    """
+    s = st.session_state
+    if s.get("set-model", s.get(KEPT + "set-model", SCRIPTED)) != SCRIPTED:  # (kept only, after another page)
+        s[TOGGLE] = s[KEPT + TOGGLE] = False  # the scripted model's gate, as choosing it in the sidebar sets it
+    settings = run.settings
+    chosen = {"set-model": SCRIPTED, "set-scenario": scenario_for_task(run.task).name, "set-profile": run.profile.name,
+              "set-toolset": settings.toolset or "s01", "set-stream": bool(run.model.config.stream),
+              "set-tool-timeout": int(settings.tool_timeout), "set-max-turns": int(settings.max_turns)}
+    if settings.compact_at:
+        chosen["set-compact-at"] = int(settings.compact_at)
+    else:  # not asked for: the field, when drawn, shows its default and New run asks for none either
+        s.pop("set-compact-at", None)
+        s.pop(KEPT + "set-compact-at", None)
+    for key, value in chosen.items():
+        s[key] = s[KEPT + key] = value  # kept too: a setting not drawn now (Stream) must not fall back
 
 
 def _scenario_changed() -> None:
