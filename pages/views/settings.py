@@ -244,7 +244,7 @@ def draw_sidebar() -> None:
                         "prompt that is too long, and runs safe tools at once."))
         if st.session_state.get("set-model") != SCRIPTED or chosen_profile() != MINIMAL:
             st.toggle(t("Stream the answer"), key=_kept("set-stream", False),
-                      help=t("Show the model's text as it arrives (ModelConfig(stream=True)). In the complete loop a "
+                      help=t("Show the model's text as it arrives (`ModelConfig(stream=True)`). In the complete loop a "
                              "tool then starts as soon as its block is complete."))
         with st.container(horizontal=True):  # one block, not three: the page redraws it on every click
             st.number_input(t("Tool timeout (s)"), 1, 120, key=_kept("set-tool-timeout", 30))
