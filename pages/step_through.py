@@ -18,8 +18,8 @@ from pages.views.step import draw_step
 through_app()
 keep_presenting()
 
+open_scenario_link(st.session_state.get(RUN), keep=_keep)  # ?scenario=NAME&step=K; it sets the sidebar, so first
 draw_sidebar()
-open_scenario_link(st.session_state.get(RUN), keep=_keep)  # ?scenario=NAME&step=K
 run = live_run()
 
 if presenting():  # large type, no sidebar, one screen: the task, autoplay, then the step

@@ -5,7 +5,8 @@ offline model up to step K (never a real model: a link must not spend anyone's
 key); `?sample=NAME&step=K` on Replay opens a built-in sample at step K; `lang`
 is kept by i18n. `&profile=complete` runs the scenario in the complete loop
 (profiles.py); without it a link runs the minimal loop, the chapter's. Nothing
-else goes into the URL: a copied link is always safe to share.
+else goes into the URL: a copied link is always safe to share. A scenario link,
+when it opens, sets the sidebar to the run it opened, so New run restarts it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from loop.engine.scenarios import SCENARIOS, scenario_for_task
 from loop.engine.trace import Trace
 
 from .i18n import lang
+from .settings import follow
 
 SEEN = "permalink-seen"  # the link last opened or written: a link is opened once, not at every rerun
 
@@ -62,7 +64,9 @@ def _go(run: Run, k: int) -> None:
 
 
 def open_scenario_link(current: Run | None, keep) -> None:
-    """On Step through: open `?scenario=NAME&step=K` once; `keep(run)` makes a new run the session's."""
+    """On Step through: open `?scenario=NAME&step=K` once; `keep(run)` makes a new run the session's.
+
+    Call it before the sidebar is drawn: it sets the sidebar's settings to the run it opens."""
     wanted = _wanted("scenario")
     if wanted is not None:
         wanted = (*wanted, linked_profile())
@@ -73,6 +77,7 @@ def open_scenario_link(current: Run | None, keep) -> None:
     run = current
     if run is None or scenario_of(run) != name or run.profile.name != profile:
         run = keep(start(scenario=name, lang=lang(), profile=profile))
+    follow(run)  # the sidebar says what the link runs, and New run restarts it
     _go(run, k)
 
 

@@ -31,14 +31,14 @@ from loop.files.runs import StoreError
 from loop.views.errors import explain
 from loop.engine.model import SCRIPTED, ModelConfig
 from loop.engine.runner import Run, start
-from loop.engine.scenarios import SCENARIOS
+from loop.engine.scenarios import SCENARIOS, scenario_for_task
 from loop.tools.sandbox import UNSANDBOXED_VARIABLE, programs, unsandboxed_allowed
 from loop.engine.toolsets import TOOLSETS
 
 from .browser import store, this_browser
 from .gate import TOGGLE, default_on, draw_toggle, model_changed
 from .i18n import lang, t
-from .keep import kept as _kept
+from .keep import KEPT, kept as _kept
 
 RUN = "live-run"
 CLEANUP = "live-run-cleanup"
@@ -175,6 +175,29 @@ def chosen_profile() -> str:
     return value if value in PROFILES else MINIMAL
 
 
+def follow(run: Run) -> None:
+    """Set the sidebar to the run a link opened, so that it says what the page shows and New run restarts it.
+
+    Called once, when the link opens: it overrides what this browser had chosen before (a teacher's link runs
+    what the teacher saw), and what the learner chooses afterwards is theirs. A link's run is a built-in
+    scenario on the offline model; every setting New run reads is taken from the run itself.
+    """
+    s = st.session_state
+    if s.get("set-model", s.get(KEPT + "set-model", SCRIPTED)) != SCRIPTED:  # (kept only, after another page)
+        s[TOGGLE] = s[KEPT + TOGGLE] = False  # the scripted model's gate, as choosing it in the sidebar sets it
+    settings = run.settings
+    chosen = {"set-model": SCRIPTED, "set-scenario": scenario_for_task(run.task).name, "set-profile": run.profile.name,
+              "set-toolset": settings.toolset or "s01", "set-stream": bool(run.model.config.stream),
+              "set-tool-timeout": int(settings.tool_timeout), "set-max-turns": int(settings.max_turns)}
+    if settings.compact_at:
+        chosen["set-compact-at"] = int(settings.compact_at)
+    else:  # not asked for: the field, when drawn, shows its default and New run asks for none either
+        s.pop("set-compact-at", None)
+        s.pop(KEPT + "set-compact-at", None)
+    for key, value in chosen.items():
+        s[key] = s[KEPT + key] = value  # kept too: a setting not drawn now (Stream) must not fall back
+
+
 def _scenario_changed() -> None:
     """A scenario made to show the complete loop selects it; the learner may still switch back to the minimal one."""
     chosen = SCENARIOS.get(st.session_state.get("set-scenario"))
@@ -221,7 +244,7 @@ def draw_sidebar() -> None:
                         "prompt that is too long, and runs safe tools at once."))
         if st.session_state.get("set-model") != SCRIPTED or chosen_profile() != MINIMAL:
             st.toggle(t("Stream the answer"), key=_kept("set-stream", False),
-                      help=t("Show the model's text as it arrives (ModelConfig(stream=True)). In the complete loop a "
+                      help=t("Show the model's text as it arrives (`ModelConfig(stream=True)`). In the complete loop a "
                              "tool then starts as soon as its block is complete."))
         with st.container(horizontal=True):  # one block, not three: the page redraws it on every click
             st.number_input(t("Tool timeout (s)"), 1, 120, key=_kept("set-tool-timeout", 30))
