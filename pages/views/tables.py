@@ -67,14 +67,16 @@ def result_cell(result: object) -> str:
     return cell(text)
 
 
-# Headers that may wrap: a long name over a column of short numbers would widen the table past its column.
-WRAPPED = {"input tokens (this call)", "output tokens (this call)"}
+# Headers over a column of short numbers or words, which may wrap: on one line they widen the table past its column.
+TOKENS = {"input tokens (this call)", "output tokens (this call)"}
 
 
 def html_table(columns: list[str], rows: list[list[str]], now: int | None = None, key: str = "") -> str:
     """An HTML table of cells already made safe (`cell`, `named`, badges); row `now` is marked."""
-    wraps = ' class="ls-wraps"'
-    head = "".join(f"<th{wraps if c in WRAPPED else ''}>{named(c)}</th>" for c in columns)
+    # a long name of the chapter's may break after an underscore (transition_ reason), where its column is narrow
+    head = "".join(f'<th class="ls-wraps ls-tokens">{named(c)}</th>' if c in TOKENS else
+                   f'<th class="ls-wraps">{named(c).replace("_", "_<wbr>")}</th>' if "_" in c else f"<th>{named(c)}</th>"
+                   for c in columns)
     marked = ' class="ls-now"'
     body = "".join(f"<tr{marked if i == now else ''}>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
                    for i, row in enumerate(rows))
