@@ -148,7 +148,7 @@ def test_after_the_loop_ends_the_history_is_not_said_to_feed_a_next_call():
     at = app(scenario="list-files", step="99")
     text = history_text(at)
     assert "as the loop left it" in text and "on its next call" not in text
-    at.slider[0].set_value(3).run()  # in the middle of the run there is a next call
+    at.slider[0].set_value(6).run()  # at a write-back in the middle of the run there is a next call
     assert "exactly as the model will see it on its next call" in history_text(at)
 
 

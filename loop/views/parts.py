@@ -25,8 +25,12 @@ ID_COLOURS = ("blue", "green", "orange", "violet", "yellow", "gray")
 
 COLLECTED = N_("(collected, not yet written back)")  # a result column's start, before the result is in messages
 PAIR_COLUMNS = ["turn", "id", "colour", "tool", "input", "result", "is_error", "status"]
+# A row's tokens are its own model call's (what that call sent and got back, as the API counted them): the
+# figures the step's line and the context chart show. The sums over every call are apart, labelled as sums.
+CALL_TOKENS = ["input tokens (this call)", "output tokens (this call)"]
+TOTAL_TOKENS = ["input tokens (all calls)", "output tokens (all calls)"]
 STEP_COLUMNS = ["now", "step", "turn", "stage", "turn_count", "transition_reason", "stop_reason", "messages",
-                "input tokens", "output tokens"]
+                *CALL_TOKENS]
 PRESENTER_FIELDS = ["turn_count", "transition_reason", "stop_reason", "messages"]
 
 # How a loop that ended says why, in a sentence (the key is `ended`: a stop_reason, or max_turns).
@@ -338,7 +342,27 @@ def step_row(trace: Trace, i: int) -> list:
     step = trace.steps[i]
     thread = [thread_name(trace.threads[step.thread])] if trace.has_threads else []
     return ["", i + 1, *thread, step.turn or None, step.stage, step.turn_count, step.transition_reason, step.stop_reason,
-            step.n_messages, step.input_tokens, step.output_tokens]
+            step.n_messages, *call_tokens(trace, i)]
+
+
+def call_tokens(trace: Trace, i: int) -> tuple[int | None, int | None]:
+    """(input, output) tokens of step i's own model call (a call_model or a summarize step), as the API reported
+    them; (None, None) at a step that called no model. The input is what the call sent: the context then."""
+    step = trace.steps[i]
+    if step.stage not in ("call_model", "summarize"):
+        return None, None
+    response = trace.response_at(i)
+    usage = response.get("usage") if isinstance(response, dict) else None
+    usage = usage if isinstance(usage, dict) else {}  # a log may hold anything there
+    return _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
+
+
+def token_totals(trace: Trace, cursor: int) -> tuple[int, int] | None:
+    """(input, output) tokens summed over every model call of the cursor's thread up to it; None before a step."""
+    if not 0 <= cursor < len(trace):
+        return None
+    step = trace.steps[cursor]
+    return step.input_tokens, step.output_tokens
 
 
 def steps_window(trace: Trace, cursor: int, around: int | None = None) -> tuple[int, int]:
@@ -351,9 +375,11 @@ def steps_window(trace: Trace, cursor: int, around: int | None = None) -> tuple[
 
 
 def steps_table(trace: Trace) -> pd.DataFrame:
-    """One row per step: the LoopState after it (for the CSV export)."""
-    table = pd.DataFrame([step_row(trace, i) for i in range(len(trace))], columns=step_columns(trace))
-    return table.astype({"turn": "Int64"})  # whole numbers, empty for the request (before turn 1)
+    """One row per step: the LoopState after it, its call's tokens and the sums so far (for the CSV export)."""
+    table = pd.DataFrame([step_row(trace, i) + list(token_totals(trace, i)) for i in range(len(trace))],
+                         columns=[*step_columns(trace), *TOTAL_TOKENS])
+    # whole numbers, empty for the request (before turn 1) and for a step that called no model
+    return table.astype({"turn": "Int64", **{c: "Int64" for c in CALL_TOKENS}})
 
 
 def state_rows(trace: Trace, cursor: int) -> list[tuple[str, str]]:

@@ -93,6 +93,7 @@ class StepView:
     step_columns: tuple[str, ...]
     steps_start: int  # the first LoopState row kept
     steps_rows: tuple[tuple, ...]  # views.step_row, around the step, `turn_count` as a cell (`1 → 2`)
+    token_totals: tuple[int, int] | None  # (input, output) summed over the thread's calls up to the step
     # -- what the step recorded, and the model call behind it --
     recorded: dict  # the step's detail but its request
     failed_request: dict | None  # at a retry or refused step: what the failed call sent
@@ -200,7 +201,7 @@ def view(trace: Trace, i: int, lang: str = "en") -> StepView:
         pair_columns=tuple(views.pair_columns(trace)),
         pairs=tuple(pairs), pairs_total=pairs_total, pairs_key=pairs_key,
         step_columns=tuple(views.step_columns(trace)),
-        steps_start=start, steps_rows=tuple(rows),
+        steps_start=start, steps_rows=tuple(rows), token_totals=views.token_totals(trace, i),
         recorded={k: v for k, v in _plain(detail).items() if k != "request"},
         failed_request=trace.request_at(i) if failed else None,
         last_call=call,

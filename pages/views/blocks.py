@@ -97,6 +97,9 @@ CSS = """<style>
 .ls-table th { background: rgba(240,242,246,0.8); font-weight: 600; }
 .ls-table tr.ls-now td { background: #fff4e6; font-weight: 700; }
 .ls-table .ls-cn { display: block; font-weight: 400; font-size: 0.78rem; color: #6b6f7b; }
+/* The LoopState steps fit their column at 1280 px: names wrap (at an underscore too), not the table past its edge */
+.ls-table th.ls-wraps, .ls-table[data-table="steps"] .ls-cn { white-space: normal; }
+.ls-table th.ls-tokens { min-width: 5.5rem; }  /* a long name over short numbers, on two lines */
 .ls-wrap { overflow-x: auto; }
 .ls-rule { border: none; border-top: 1px solid rgba(49,51,63,0.2); margin: 1.5rem 0 0.5rem; }
 .ls-said, .ls-words p { margin: 0; }

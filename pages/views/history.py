@@ -1,4 +1,4 @@
-"""The message history as the model will see it on its next call, a bounded window of it.
+"""The message history at a step (what a call sent, the history so far, the next call's input), a bounded window.
 
 Only the newest WINDOW to WINDOW + SNAP - 1 messages are drawn, so a click at
 5,000 messages costs what it does at ten; "Show earlier" pages back. What a
@@ -22,6 +22,7 @@ from html import escape
 
 import streamlit as st
 
+from loop.text.catalogs import N_
 from loop.views.step import StepView, ThreadView
 from loop.engine.trace import Trace
 from loop.views.parts import window
@@ -269,16 +270,41 @@ def _pending_html(v: StepView, focus: bool) -> str:
     return "".join(out)
 
 
+# What the shown history is, by the stage that just ran: the request a call sent, the history a turn is still
+# adding to, or the next call's whole input.
+SENT = N_("The history exactly as this call sent it: the model's whole input.")
+SO_FAR = N_("The history so far; the next call will send it with this turn's tool_results.")
+NEXT = N_("The history exactly as the model will see it on its next call.")
+CAPTIONS = {
+    "call_model": SENT,
+    "retry": N_("The history exactly as the failed call sent it."),
+    "refused": N_("The history exactly as the failed call sent it."),
+    "summarize": N_("The history the summary call read; the next step, compact, replaces it by the summary."),
+    "append_assistant": SO_FAR, "decide": SO_FAR, "run_tool": SO_FAR,
+    "compact": N_("The history after the rewrite: what the next call sends."),
+}
+# After a response that asked for no tool: no tool_results follow, and the loop may end at the check.
+UNLESS = N_("The history so far, the response appended; its stop_reason decides whether a call reads it again.")
+
+
+def _said(v: StepView) -> str:
+    said = CAPTIONS.get(v.stage or "", NEXT)
+    if said == SO_FAR and v.stage != "run_tool" and (v.call_response or {}).get("stop_reason") != "tool_use":
+        return UNLESS
+    return said
+
+
 def caption(v: StepView, short: bool = False) -> str:
-    """What the panel shows: the next call's input while the loop goes on; what it left when it has ended."""
+    """What the panel shows at this stage: the request a call sent, the history so far, the next call's input, or
+    (the loop has ended) what it left."""
     if v.ending:
         return t("The history as the loop left it: the loop has ended, so no model call will read it.")
     if v.index >= 0 and not v.thread.is_main:
+        own = t("The sub-agent's own history; the parent's is not in it.")
         if short:  # presenter mode: one line, the history needs the room
-            return t("The sub-agent's own history; the parent's is not in it.")
-        return t("The sub-agent's own history, exactly as its model will see it on its next call; the parent's "
-                 "history is not in it.")
-    return t("The history exactly as the model will see it on its next call.")
+            return own
+        return f"{t(_said(v))} {own}"
+    return t(_said(v))
 
 
 def history_panel(v: StepView, key: str, height: int = HEIGHT, fit: bool = False, before: str = "") -> str:

@@ -33,13 +33,14 @@ def draw_growth(trace: Trace, cursor: int, key: str) -> None:
         return
     st.caption(t("Every turn sends the whole history again: the messages and the input tokens grow as "
                  "tool_results are written back."))
-    table = table.rename(columns={"messages sent": t("messages sent"), "input tokens": t("input tokens"),
-                                  "output tokens": t("output tokens")})
+    table = table.rename(columns={"messages sent": t("messages sent"), "input tokens": t("input tokens (this call)"),
+                                  "output tokens": t("output tokens (this call)")})
     left, right = st.columns(2)
     with left:
         st.line_chart(table[[t("messages sent")]], height=220, x_label=t("turn"), y_label="messages")
     with right:
-        st.line_chart(table[[t("input tokens"), t("output tokens")]], height=220, x_label=t("turn"), y_label="tokens")
+        st.line_chart(table[[t("input tokens (this call)"), t("output tokens (this call)")]], height=220,
+                      x_label=t("turn"), y_label="tokens")
 
 
 def draw_exports(trace: Trace, cursor: int, key: str, name: str) -> None:

@@ -32,7 +32,8 @@ NOW = "▶"
 WORDS = {
     "turn": N_("turn"), "colour": N_("colour"), "tool": N_("tool"), "input": N_("input"), "result": N_("result"),
     "status": N_("status"), "now": N_("now"), "step": N_("step"), "stage": N_("stage"), "messages": N_("messages"),
-    "input tokens": N_("input tokens"), "output tokens": N_("output tokens"), "messages (count)": N_("messages (count)"),
+    "input tokens (this call)": N_("input tokens (this call)"),
+    "output tokens (this call)": N_("output tokens (this call)"), "messages (count)": N_("messages (count)"),
     "paired": N_("paired"), "waiting": N_("waiting"), "orphan": N_("orphan"),
     "blue": N_("blue"), "green": N_("green"), "orange": N_("orange"), "violet": N_("violet"), "yellow": N_("yellow"),
     "gray": N_("gray"), "thread": N_("thread"),
@@ -66,9 +67,16 @@ def result_cell(result: object) -> str:
     return cell(text)
 
 
+# Headers over a column of short numbers or words, which may wrap: on one line they widen the table past its column.
+TOKENS = {"input tokens (this call)", "output tokens (this call)"}
+
+
 def html_table(columns: list[str], rows: list[list[str]], now: int | None = None, key: str = "") -> str:
     """An HTML table of cells already made safe (`cell`, `named`, badges); row `now` is marked."""
-    head = "".join(f"<th>{named(c)}</th>" for c in columns)
+    # a long name of the chapter's may break after an underscore (transition_ reason), where its column is narrow
+    head = "".join(f'<th class="ls-wraps ls-tokens">{named(c)}</th>' if c in TOKENS else
+                   f'<th class="ls-wraps">{named(c).replace("_", "_<wbr>")}</th>' if "_" in c else f"<th>{named(c)}</th>"
+                   for c in columns)
     marked = ' class="ls-now"'
     body = "".join(f"<tr{marked if i == now else ''}>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
                    for i, row in enumerate(rows))
@@ -193,6 +201,11 @@ def loop_state_html(v: StepView) -> str:
             out.append(caption_html(t("Steps {a}–{b} of {n}, around the current one (▶).", a=start + 1,
                                       b=start + shown, n=f"{v.total:,}")))
         out.append(text)
+        if v.token_totals is not None:  # the sums apart from the calls' own figures, and named as sums
+            out.append(caption_html(t("All calls so far, summed: {input} input tokens, {output} output tokens. Each "
+                                      "call sends the whole history again, so these sums count a message once for "
+                                      "every call that sent it.", input=f"{v.token_totals[0]:,}",
+                                      output=f"{v.token_totals[1]:,}")))
     return "".join(out)
 
 
