@@ -157,20 +157,6 @@ def test_at_1280_by_800_no_control_cuts_its_text(tab, url, lang):
             assert "immediately after" in box[4]  # the sentence that states the rule is on the page
 
 
-# The smallest text drawn in the history (each element that holds text of its own): what the room reads of the lesson
-HISTORY_SMALLEST = """() => {
-    let smallest = null;
-    for (const el of document.querySelectorAll('.ls-history *')) {
-        const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
-        const box = el.getBoundingClientRect();
-        if (!own || !box.width || !box.height) continue;
-        const px = parseFloat(getComputedStyle(el).fontSize);
-        if (!smallest || px < smallest.px) smallest = {px, text: el.textContent.trim().slice(0, 40)};
-    }
-    return smallest;
-}"""
-
-
 @pytest.mark.parametrize("lang", LANGS)
 def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(tab, url, lang):
     page = opened(tab, url, f"?scenario=recover&step=1&lang={lang}", 1280, 800)
@@ -192,8 +178,6 @@ def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(ta
         lit = facts["lit"]
         assert lit and lit["top"] >= 0 and lit["bottom"] <= facts["height"] and lit["right"] <= facts["width"], where
         assert facts["diagramPx"] >= 0.9 * facts["notePx"] > 0, (where, facts["diagramPx"], facts["notePx"])
-        smallest = page.evaluate(HISTORY_SMALLEST)  # the lesson is no smaller than the note that states it
-        assert smallest is None or smallest["px"] >= facts["notePx"] - 0.5, (where, smallest, facts["notePx"])
         assert facts["panel"]["bottom"] <= facts["height"] + 1, where  # the history fits the screen
         assert facts["panel"]["height"] >= 200, (where, facts["panel"])  # and has room for a message or two
         focus, panel = facts["focus"], facts["panel"]

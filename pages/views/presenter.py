@@ -40,15 +40,14 @@ header[data-testid="stHeader"] { display: none !important; }
 [data-testid="stMain"] button p { font-size: 1.1rem !important; }
 .ls-note { padding: 0.45rem 0.8rem 0.05rem; margin: 0 0 0.3rem; }
 .ls-note p, .ls-note li { font-size: 1.15rem; line-height: 1.4; margin-bottom: 0.3rem; }
-/* the lesson is no smaller than the note that states it: every text of the history at the note's size */
-[data-testid="stMain"] .ls-history, [data-testid="stMain"] .ls-history * { font-size: 1.15rem; }
-[data-testid="stMain"] .ls-history code { font-size: 1em; }
+.ls-history { font-size: 1.1rem; }
 .ls-h4 { font-size: 1.3rem; padding: 0.1rem 0; }
 .ls-next { margin-top: 0.6rem; }
 .ls-next p { font-size: 1.1rem; line-height: 1.4; margin: 0; }
 /* the history's heading and what it shows, on one line: the room goes to the messages */
 .ls-panel-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 0.8rem; }
 .ls-panel-head .ls-caption { margin: 0; }
+.ls-history pre { font-size: 1rem; }
 .ls-state-row { font-size: 1.2rem; }
 .ls-state-row code { font-size: 1.05rem; }
 /* a long task wraps in its own place: the controls stay on its row, and the history keeps the room */
