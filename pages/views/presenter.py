@@ -38,7 +38,7 @@ header[data-testid="stHeader"] { display: none !important; }
 [data-testid="stMain"] h4 { font-size: 1.3rem !important; padding: 0.1rem 0 !important; }
 [data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1rem !important; }
 [data-testid="stMain"] button p { font-size: 1.1rem !important; }
-.ls-note { padding: 0.45rem 0.8rem 0.05rem; margin: 0 0 0.3rem; }
+.ls-note { padding: 0.4rem 0.8rem 0.05rem; margin: 0 0 0.2rem; }
 .ls-note p, .ls-note li { font-size: 1.15rem; line-height: 1.4; margin-bottom: 0.3rem; }
 .ls-history { font-size: 1.1rem; }
 .ls-h4 { font-size: 1.3rem; padding: 0.1rem 0; }
