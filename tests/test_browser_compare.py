@@ -67,8 +67,11 @@ def test_the_raw_json_of_a_call_scrolls_inside_its_column(tab, url, lang):  # no
     opened = page.evaluate("() => document.querySelectorAll('[data-testid=\"stExpander\"] details[open]').length")
     page.locator("[data-testid='stExpander'] summary", has_text="Raw JSON").nth(2).click()  # call 2, the minimal
     # loop's last (left of the second row): its messages are open above it
+    # until the opened Raw JSON holds the request (it is filled when opened): not any code block of the page
     page.wait_for_function("""(n) => document.querySelectorAll('[data-testid="stExpander"] details[open]').length > n
-                              && document.querySelector('[data-testid="stColumn"] [data-testid="stCode"]') !== null""",
+                              && [...document.querySelectorAll('[data-testid="stColumn"] [data-testid="stExpander"]'
+                                  + ' details[open] [data-testid="stCode"] pre')]
+                                 .some(pre => pre.textContent.includes('"max_tokens"'))""",
                            arg=opened, timeout=60_000)
     settled(page)
     facts = page.evaluate(SPILLS)
