@@ -160,7 +160,8 @@ def test_presenter_mode_autoplays_pauses_and_fits_one_screen(page, url):
     page.get_by_text("Presenter mode").click()
     page.get_by_role("button", name="Play").wait_for()
     page.wait_for_selector(IDLE)
-    assert not page.locator('[data-testid="stSidebar"]').is_visible()  # no sidebar
+    page.locator('[data-testid="stSidebar"]').wait_for(state="hidden")  # no sidebar (its style may come a moment later)
+    assert not page.locator('[data-testid="stSidebar"]').is_visible()
     size = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector("
                          "'.ls-note p')).fontSize)")
     assert size >= 18, size  # large type (18.4 px: the note and the diagram both fit 1280×720 at that size)
