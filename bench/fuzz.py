@@ -3,14 +3,8 @@
     .venv/bin/python bench/fuzz.py                 # 10,000 cases
     .venv/bin/python bench/fuzz.py --cases 500 --seed 7
 
-Each case is a file a user could hand Loopscope: random bytes, a real file cut
-at a random point, deep nesting, a huge string, or a real file with a field's
-value replaced by any JSON value (a wrong type); a saved run's journal, as
-older versions kept them in the runs folder, corrupted the same ways (the runs
-store imports them); and a Claude Code session given as several files (its log
-and its sub-agents' logs) or a zip of them, any of them changed. The real files
-include runs and logs with sub-agents and compactions. Every reader must either read it or refuse it with its
-own error (`ImportFailed`, `TranscriptError`); anything else is a crash. What
+Each case is a file a user could hand Loopscope (tests/fuzzing.py says which). Every reader must either
+read it or refuse it with its own error (`ImportFailed`, `TranscriptError`); anything else is a crash. What
 it reads must be renderable, under a page's depth of stack: the history, the
 pending results and the pairs at every step, the Markdown export, the
 narration, the tables of loop/views/parts.py, and saving it again.

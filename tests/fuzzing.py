@@ -456,6 +456,15 @@ def _check_read(where: str, data: bytes, read) -> Outcome:
     return Outcome(where, READ, differs=differs)
 
 
+def _rendered(where: str, trace, data: bytes, doing: str, **facts) -> Outcome:
+    """What `where` read, rendered by every view: read (with `facts`), or a crash of the rendering."""
+    try:
+        differs = render(trace)
+    except Exception as exc:
+        return Outcome(where, CRASHED, _crash(doing, data, exc))
+    return Outcome(where, READ, differs=differs, **facts)
+
+
 def check_loads(data: bytes, strict: bool) -> Outcome:
     """transcript.loads on `data`, then every view of what it read."""
     where = f"transcript.loads(strict={strict})"
@@ -465,11 +474,7 @@ def check_loads(data: bytes, strict: bool) -> Outcome:
         return Outcome(where, REFUSED, str(exc))
     except Exception as exc:
         return Outcome(where, CRASHED, _crash(where, data, exc))
-    try:
-        differs = render(trace)
-    except Exception as exc:
-        return Outcome(where, CRASHED, _crash("rendering a loaded transcript", data, exc))
-    return Outcome(where, READ, differs=differs)
+    return _rendered(where, trace, data, "rendering a loaded transcript")
 
 
 def check_journal(data: bytes, folder: Path) -> Outcome:
@@ -487,11 +492,8 @@ def check_journal(data: bytes, folder: Path) -> Outcome:
             return Outcome(where, REFUSED, str(exc))
         except Exception as exc:
             return Outcome(where, CRASHED, _crash(where, data, exc))
-        try:
-            differs = render(trace)
-        except Exception as exc:
-            return Outcome(where, CRASHED, _crash("rendering a loaded run", data, exc))
-        return Outcome(where, READ, differs=differs, listed=listed[0].steps, loaded=len(trace), settings=settings)
+        return _rendered(where, trace, data, "rendering a loaded run", listed=listed[0].steps, loaded=len(trace),
+                         settings=settings)
     finally:
         shutil.rmtree(case, ignore_errors=True)
 
