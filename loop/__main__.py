@@ -6,6 +6,7 @@
     python -m loop run "What Python version is installed?" --model claude-sonnet-4-5
     python -m loop replay t.json
     python -m loop check t.json
+    python -m loop quiz t.json --lang ja                # the questions asked before the steps, as JSON lines
     python -m loop import session.jsonl --out t.json   # Claude Code, Anthropic, OpenAI, course traces
     python -m loop import session/ --out t.json        # a Claude Code session with its subagents/ logs (or a .zip)
     python -m loop scenarios
@@ -258,6 +259,27 @@ def _check(args) -> int:
     return 0
 
 
+def _quiz(args) -> int:
+    import json
+
+    from .views.questions import questions
+
+    try:
+        trace = transcript.load(args.file)
+    except OSError as exc:
+        out(f"error: {args.file}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except transcript.TranscriptError as exc:
+        trace = _imported_as_is(args.file)  # an imported log keeps its broken pairs: its questions still hold
+        if trace is None:
+            out(f"error: {exc}", file=sys.stderr)
+            return 2
+    lang = known(args.lang or trace.meta.get("lang"))  # asked in the language the run was made in, by default
+    for question in questions(trace, lang):
+        out(json.dumps(question.to_json(), ensure_ascii=False))
+    return 0
+
+
 def _scenarios(args) -> int:
     for s in SCENARIOS.values():
         out(f"{s.name:12} {s.task}\n{'':12} ({s.about})")
@@ -332,6 +354,12 @@ def main(argv: list[str] | None = None) -> int:
                                       "sub-agent inside the Task call that started it)")
     imp.add_argument("--max-mb", type=float, help="refuse files bigger than this many MB (default 100)")
     imp.set_defaults(func=_import)
+
+    quiz = sub.add_parser("quiz", help="print the questions asked before the steps of a transcript, one JSON line "
+                                       "a question")
+    quiz.add_argument("file")
+    quiz.add_argument("--lang", choices=list(languages()), help="default: the language the run was made in")
+    quiz.set_defaults(func=_quiz)
 
     scen = sub.add_parser("scenarios", help="list the built-in scenarios")
     scen.set_defaults(func=_scenarios)

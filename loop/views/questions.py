@@ -1,0 +1,295 @@
+"""Predict, then step: the question asked before a step that reveals something the chapter teaches.
+
+A question is made from the trace, so it works on every scenario, on a replayed
+or imported session, inside a sub-agent and at a compaction. Its right answer
+is READ from the trace (the decide step's verdict, the tool_result's id, the
+message the write-back appended, the next turn_count, the request sent, the
+sub-agent's answer, the compacted history), never worked out again from the
+loop's rules here: whatever the loop did is what the learner should predict.
+The wrong choices are the chapter's mistakes (the Mistakes lab's, see
+mistakes.py), each a way the learner may picture the loop wrongly.
+
+One step has at most one question. No Streamlit here, and no SDK: the quiz
+command loads neither (mistakes.py runs the SDK, so its words are not imported
+from it; the choices that name its mistakes use the same messages).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from ..engine.trace import Trace
+from ..text.catalogs import N_, say
+from .narrate import short, why_in
+from .notes import note, one_sentence
+
+KINDS = ("continues", "tool_result_id", "write_back_role", "turn_count_after", "next_request_has",
+         "subagent_returns", "compaction_keeps")
+
+DONT_KNOW = N_("I don't know")  # every question's last choice; it counts as not answered
+MAX_CHOICES = 3  # the choices but "I don't know": with it, keys 1 to 4 answer
+
+# continues (before `decide`)
+ASK_CONTINUES = N_("The response's stop_reason is `{stop_reason}`. Does the loop go on?")
+GOES_ON_TOOLS = N_("It goes on: `tool_use` means run the tools, then call the model again")
+ENDS = N_("It ends: any stop_reason but `tool_use` ends the loop")
+GOES_ON_CUT = N_("It goes on: the loop asks the model to continue its cut answer (`max_tokens`)")  # max-tokens-go-on
+
+# tool_result_id (before `run_tool`)
+ASK_ID = N_("The loop runs tool_use {k} of {n} of the response now (`{name}`). Which `tool_use_id` will its "
+            "tool_result carry?")
+ASK_ID_ALONE = N_("The loop runs the tool_use `{name}` now. Which `tool_use_id` will its tool_result carry?")
+
+# write_back_role (before `write_back`)
+ASK_WHERE = N_("The tool_results are written back now. Where do they go?")
+A_MESSAGE = N_("a `{role}` message: messages[{index}]")
+TERMINAL = N_("the result goes to the terminal only")  # no-write-back (mistakes.py's words)
+
+# turn_count_after (before the step that changes it)
+ASK_TURN_COUNT = N_("`turn_count` is {n} before this step. What is it after it?")
+
+# next_request_has (before a call_model after a write-back)
+ASK_REQUEST = N_("This call sends `messages` to the model again. What is at its end?")
+BOTH = N_("the assistant response with its tool_use, then the tool_results in a user message")
+RESULTS_ONLY = N_("only the tool_results: the assistant response is not sent again")  # no-assistant-append
+RESPONSE_ONLY = N_("only the assistant response: the tool_results were printed, not written back")  # no-write-back
+
+# subagent_returns (before the parent's run_tool that takes the sub-agent's answer)
+ASK_SUBAGENT = N_("The sub-agent's loop has ended. What comes back to the parent in the tool_result of `{name}`?")
+FINAL_TEXT = N_("only its final text: “{words}”")
+WHOLE_HISTORY = N_("the whole sub-agent history: all {n} messages of its `messages`")
+LAST_OUTPUT = N_("the output of its last tool: “{words}”")
+
+# compaction_keeps (before the call after a compact step)
+ASK_COMPACTED = N_("The history was just compacted. What does this call send as `messages`?")
+SUMMARY = N_("the summary, in place of the {n} messages before it")
+PLACEHOLDERS = N_("every message, the old tool_results replaced by placeholders")
+AS_IT_WAS = N_("every message as it was: a history only grows")  # the append-only picture
+SUMMARY_AFTER = N_("the whole history, then the summary after it")
+
+TEXT_WIDTH = 60  # a quoted text in a choice
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question, asked before step `step` (counted from 0 as the transcript's `steps`) shows."""
+
+    step: int
+    kind: str  # one of KINDS
+    question: str  # Markdown, in the question's language
+    choices: tuple[str, ...]  # Markdown; the last is always "I don't know"
+    answer: int  # the index of the right choice (never the last)
+    why: str  # the stage's note, or a sentence from the trace, in the question's language
+    thread: str  # the thread of the step (a sub-agent's id inside one)
+    stage: str  # the stage of the step it comes before
+    lang: str = "en"
+
+    def to_json(self) -> dict:
+        """The question as `python -m loop quiz` prints it."""
+        return {"step": self.step, "kind": self.kind, "question": self.question, "choices": list(self.choices),
+                "answer": self.answer, "why": self.why}
+
+
+def questions(trace: Trace, lang: str = "en") -> list[Question]:
+    """Every question of `trace`, in the order of its steps, in `lang`."""
+    return [q for i in range(len(trace)) if (q := question_before(trace, i, lang)) is not None]
+
+
+def question_before(trace: Trace, i: int, lang: str = "en") -> Question | None:
+    """The question asked before step `i` shows, or None where the step reveals nothing to predict."""
+    if not 0 <= i < len(trace):
+        return None
+    step = trace.steps[i]
+    kind = _kind(trace, i)
+    made = _MAKERS[kind](trace, i, lang) if kind else None
+    if made is None:  # the trace lacks what the question needs (an imported log may)
+        return None
+    question, right, wrong, why = made
+    wrong = [w for n, w in enumerate(wrong) if w != right and w not in wrong[:n]][:MAX_CHOICES - 1]
+    choices = [right, *wrong]
+    random.Random(i).shuffle(choices)  # the right one is not always first, and stays where it is on every run
+    return Question(i, kind, question, (*choices, say(lang, DONT_KNOW)), choices.index(right), why,
+                    step.thread, step.stage, lang)
+
+
+def _kind(trace: Trace, i: int) -> str | None:
+    """Which question step `i` gets: the one that asks what this step shows."""
+    step = trace.steps[i]
+    if step.stage == "decide":
+        return "continues"
+    if step.stage == "run_tool":
+        return "subagent_returns" if step.detail.get("thread") else "tool_result_id"
+    if step.stage == "write_back":  # two lessons at one stage: asked turn and turn about, where the results go first
+        return "write_back_role" if step.turn % 2 else "turn_count_after"
+    if step.stage == "recover":  # the complete loop's request to continue ends a turn too
+        return "turn_count_after"
+    if step.stage == "call_model":
+        before = trace.previous_in_thread(i)
+        stage = trace.steps[before].stage if before is not None else None
+        return {"compact": "compaction_keeps", "write_back": "next_request_has"}.get(stage)
+    return None
+
+
+# -- each kind: (question, the right choice, the wrong ones, why), or None --
+
+def _continues(trace: Trace, i: int, lang: str):
+    step = trace.steps[i]
+    if not isinstance(step.stop_reason, str) or not isinstance(step.detail.get("continues"), bool):
+        return None
+    if not step.detail.continues:
+        right = ENDS
+    else:
+        right = GOES_ON_CUT if step.detail.get("recover") else GOES_ON_TOOLS
+    said = why_in(step, lang)
+    why = f"{said}\n\n{note('decide', lang)}" if said else note("decide", lang)
+    return (say(lang, ASK_CONTINUES, stop_reason=step.stop_reason), say(lang, right),
+            [say(lang, c) for c in (GOES_ON_TOOLS, ENDS, GOES_ON_CUT)], why)
+
+
+def _tool_result_id(trace: Trace, i: int, lang: str):
+    d = trace.steps[i].detail
+    result = d.get("tool_result")
+    answer_id = result.get("tool_use_id") if isinstance(result, dict) else None
+    if not isinstance(answer_id, str):
+        return None
+    asked = d.get("tool_use_id")
+    response = _last_assistant(trace.messages_at(i))
+    ids = [b.get("id") for b in _blocks(response) if b.get("type") == "tool_use"]
+    name = d.get("name") if isinstance(d.get("name"), str) else "?"
+    if asked in ids:
+        k = ids.index(asked)
+        question = say(lang, ASK_ID, k=k + 1, n=len(ids), name=name)
+    else:
+        k = 0
+        question = say(lang, ASK_ID_ALONE, name=name)
+    # The wrong ids: another tool_use's (of this response, or an earlier one answered before), the loop's own
+    # counter (the Mistakes lab's wrong-id: "toolu_" + str(n)), the id of the message rather than the block.
+    others = [x for x in ids if isinstance(x, str) and x != answer_id]
+    earlier = [b.get("tool_use_id") for m in trace.messages_at(i) for b in _blocks(m) if b.get("type") == "tool_result"]
+    others += [x for x in earlier[::-1] if isinstance(x, str) and x != answer_id]
+    wrong = others[:1] + [f"toolu_{k}"]
+    call = _last_call(trace, i)
+    message_id = (trace.steps[call].detail.response or {}).get("id") if call is not None else None
+    if isinstance(message_id, str):
+        wrong.append(message_id)
+    return question, f"`{answer_id}`", [f"`{x}`" for x in wrong], note("run_tool", lang)
+
+
+def _write_back_role(trace: Trace, i: int, lang: str):
+    start, count = trace.new_blocks_at(i)
+    messages = trace.messages_at(i)
+    if count < 1 or not messages or not isinstance(messages[-1], dict):
+        return None
+    index, role = len(messages) - 1, messages[-1].get("role")
+    if role not in ("user", "assistant"):
+        return None
+    other = "assistant" if role == "user" else "user"  # results-as-assistant
+    return (say(lang, ASK_WHERE), say(lang, A_MESSAGE, role=role, index=index),
+            [say(lang, A_MESSAGE, role=other, index=index), say(lang, TERMINAL)], note("write_back", lang))
+
+
+def _turn_count_after(trace: Trace, i: int, lang: str):
+    step = trace.steps[i]
+    before = trace.previous_in_thread(i)
+    if before is None:
+        return None
+    was, now = trace.steps[before].turn_count, step.turn_count
+    results = sum(1 for b in _blocks(_last(trace.messages_at(i))) if b.get("type") == "tool_result")
+    # The wrong counts: unchanged (a turn pictured as ending at the next call), one a tool_result (a turn pictured
+    # as one tool run), one a message (turns and messages taken for one another).
+    wrong = [was, was + results, step.n_messages]
+    return (say(lang, ASK_TURN_COUNT, n=was), f"`turn_count` = {now}", [f"`turn_count` = {n}" for n in wrong],
+            note(step.stage, lang))
+
+
+def _next_request_has(trace: Trace, i: int, lang: str):
+    request = trace.request_at(i) or {}
+    messages = request.get("messages") or []
+    last = _last(messages)
+    previous = messages[-2] if len(messages) > 1 and isinstance(messages[-2], dict) else {}
+    results = last.get("role") == "user" and any(b.get("type") == "tool_result" for b in _blocks(last))
+    asked = previous.get("role") == "assistant" and any(b.get("type") == "tool_use" for b in _blocks(previous))
+    if results:
+        right = BOTH if asked else RESULTS_ONLY
+    elif last.get("role") == "assistant" and any(b.get("type") == "tool_use" for b in _blocks(last)):
+        right = RESPONSE_ONLY
+    else:
+        return None
+    return (say(lang, ASK_REQUEST), say(lang, right), [say(lang, c) for c in (BOTH, RESULTS_ONLY, RESPONSE_ONLY)],
+            f"{one_sentence(lang)}\n\n{note('append_assistant', lang)}")
+
+
+def _subagent_returns(trace: Trace, i: int, lang: str):
+    d = trace.steps[i].detail
+    result = d.get("tool_result")
+    thread = d.get("thread")
+    if not isinstance(result, dict) or thread not in trace.threads:
+        return None
+    answer = _text(result.get("content"))
+    own = trace.steps_of(thread)
+    history = trace.messages_at(own[-1]) if own else trace.threads[thread].messages
+    wrong = [say(lang, WHOLE_HISTORY, n=len(history))]
+    outputs = [trace.steps[k].detail.get("output") for k in own if trace.steps[k].stage == "run_tool"]
+    outputs = [o for o in outputs if isinstance(o, str) and o.strip()]
+    if outputs and outputs[-1].strip() != answer.strip():
+        wrong.append(say(lang, LAST_OUTPUT, words=short(outputs[-1], TEXT_WIDTH)))
+    name = d.get("name") if isinstance(d.get("name"), str) else "task"
+    return (say(lang, ASK_SUBAGENT, name=name), say(lang, FINAL_TEXT, words=short(answer, TEXT_WIDTH)), wrong,
+            note("subagent_returns", lang))
+
+
+def _compaction_keeps(trace: Trace, i: int, lang: str):
+    compact = trace.previous_in_thread(i)
+    before = trace.history_before(compact)
+    sent = (trace.request_at(i) or {}).get("messages") or []
+    if len(sent) < len(before):
+        right = say(lang, SUMMARY, n=len(before))
+    elif len(sent) == len(before):
+        right = say(lang, PLACEHOLDERS if sent != before else AS_IT_WAS)
+    elif len(sent) == len(before) + 1:
+        right = say(lang, SUMMARY_AFTER)
+    else:
+        return None
+    kind = trace.steps[compact].detail.get("kind")
+    rewrite = say(lang, PLACEHOLDERS) if kind == "micro" else say(lang, SUMMARY, n=len(before))
+    return (say(lang, ASK_COMPACTED), right, [rewrite, say(lang, AS_IT_WAS), say(lang, SUMMARY_AFTER)],
+            note("compact", lang))
+
+
+_MAKERS = {"continues": _continues, "tool_result_id": _tool_result_id, "write_back_role": _write_back_role,
+           "turn_count_after": _turn_count_after, "next_request_has": _next_request_has,
+           "subagent_returns": _subagent_returns, "compaction_keeps": _compaction_keeps}
+
+
+# -- reading messages, whatever shape an imported log left them in --
+
+def _blocks(message: object) -> list[dict]:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _last(messages: list) -> dict:
+    return messages[-1] if messages and isinstance(messages[-1], dict) else {}
+
+
+def _last_assistant(messages: list) -> dict:
+    return next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "assistant"), {})
+
+
+def _last_call(trace: Trace, i: int) -> int | None:
+    k = trace.previous_in_thread(i)
+    while k is not None and trace.steps[k].stage != "call_model":
+        k = trace.previous_in_thread(k)
+    return k
+
+
+def _text(content: object) -> str:
+    """A tool_result's content as text: the string, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
