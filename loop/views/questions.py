@@ -43,7 +43,7 @@ ASK_ID_ALONE = N_("The loop runs the tool_use `{name}` now. Which `tool_use_id` 
 
 # write_back_role (before `write_back`)
 ASK_WHERE = N_("The tool_results are written back now. Where do they go?")
-A_MESSAGE = N_("a `{role}` message: messages[{index}]")
+A_MESSAGE = N_("a message with role `{role}`: messages[{index}]")
 TERMINAL = N_("the result goes to the terminal only")  # no-write-back (mistakes.py's words)
 
 # turn_count_after (before the step that changes it)
