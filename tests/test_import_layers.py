@@ -23,8 +23,9 @@ def test_importing_the_importers_loads_no_sdk_and_no_engine():
 
 
 def test_the_commands_that_call_no_model_load_no_sdk():
-    # replay, check, import, scenarios and runs start in a fraction of a second; run and serve load the SDK
+    # replay, check, quiz, import, scenarios and runs start in a fraction of a second; run and serve load the SDK
     for argv in (["scenarios"], ["check", "samples/hello-py.json"], ["replay", "samples/hello-py.json"],
+                 ["quiz", "samples/subagent.json"],
                  ["runs", "--store", "/nonexistent-loopscope-store", "list"]):
         modules = loaded_by(f"from loop.__main__ import main\nmain({argv!r})")
         assert "loop.files.transcript" in modules and "anthropic" not in modules, argv
