@@ -154,7 +154,8 @@ def _tool_result_id(trace: Trace, i: int, lang: str):
     if not isinstance(answer_id, str):
         return None
     asked = d.get("tool_use_id")
-    response = _last_assistant(trace.messages_at(i))
+    call = _last_call(trace, i)
+    response = (trace.steps[call].detail.response or {}) if call is not None else {}
     ids = [b.get("id") for b in _blocks(response) if b.get("type") == "tool_use"]
     name = d.get("name") if isinstance(d.get("name"), str) else "?"
     if asked in ids:
@@ -165,12 +166,9 @@ def _tool_result_id(trace: Trace, i: int, lang: str):
         question = say(lang, ASK_ID_ALONE, name=name)
     # The wrong ids: another tool_use's (of this response, or an earlier one answered before), the loop's own
     # counter (the Mistakes lab's wrong-id: "toolu_" + str(n)), the id of the message rather than the block.
-    others = [x for x in ids if isinstance(x, str) and x != answer_id]
-    earlier = [b.get("tool_use_id") for m in trace.messages_at(i) for b in _blocks(m) if b.get("type") == "tool_result"]
-    others += [x for x in earlier[::-1] if isinstance(x, str) and x != answer_id]
+    others = [x for x in ids if isinstance(x, str) and x != answer_id] or _earlier_ids(trace, call, answer_id)
     wrong = others[:1] + [f"toolu_{k}"]
-    call = _last_call(trace, i)
-    message_id = (trace.steps[call].detail.response or {}).get("id") if call is not None else None
+    message_id = response.get("id")
     if isinstance(message_id, str):
         wrong.append(message_id)
     return question, f"`{answer_id}`", [f"`{x}`" for x in wrong], note("run_tool", lang)
@@ -178,10 +176,11 @@ def _tool_result_id(trace: Trace, i: int, lang: str):
 
 def _write_back_role(trace: Trace, i: int, lang: str):
     start, count = trace.new_blocks_at(i)
-    messages = trace.messages_at(i)
-    if count < 1 or not messages or not isinstance(messages[-1], dict):
+    index = trace.steps[i].n_messages - 1
+    written = trace.window_at(i, index, index + 1)  # only the message it appended, not the whole history
+    if count < 1 or not written or not isinstance(written[-1], dict):
         return None
-    index, role = len(messages) - 1, messages[-1].get("role")
+    role = written[-1].get("role")
     if role not in ("user", "assistant"):
         return None
     other = "assistant" if role == "user" else "user"  # results-as-assistant
@@ -195,7 +194,8 @@ def _turn_count_after(trace: Trace, i: int, lang: str):
     if before is None:
         return None
     was, now = trace.steps[before].turn_count, step.turn_count
-    results = sum(1 for b in _blocks(_last(trace.messages_at(i))) if b.get("type") == "tool_result")
+    results = sum(1 for b in _blocks(_last(trace.window_at(i, step.n_messages - 1, step.n_messages)))
+                  if b.get("type") == "tool_result")
     # The wrong counts: unchanged (a turn pictured as ending at the next call), one a tool_result (a turn pictured
     # as one tool run), one a message (turns and messages taken for one another).
     wrong = [was, was + results, step.n_messages]
@@ -204,8 +204,8 @@ def _turn_count_after(trace: Trace, i: int, lang: str):
 
 
 def _next_request_has(trace: Trace, i: int, lang: str):
-    request = trace.request_at(i) or {}
-    messages = request.get("messages") or []
+    n = trace.steps[i].n_messages
+    messages = trace.window_at(i, n - 2, n)  # the end of what this call sends (request_at(i)'s messages)
     last = _last(messages)
     previous = messages[-2] if len(messages) > 1 and isinstance(messages[-2], dict) else {}
     results = last.get("role") == "user" and any(b.get("type") == "tool_result" for b in _blocks(last))
@@ -228,8 +228,8 @@ def _subagent_returns(trace: Trace, i: int, lang: str):
         return None
     answer = _text(result.get("content"))
     own = trace.steps_of(thread)
-    history = trace.messages_at(own[-1]) if own else trace.threads[thread].messages
-    wrong = [say(lang, WHOLE_HISTORY, n=len(history))]
+    kept = trace.steps[own[-1]].n_messages if own else len(trace.threads[thread].messages)
+    wrong = [say(lang, WHOLE_HISTORY, n=kept)]
     outputs = [trace.steps[k].detail.get("output") for k in own if trace.steps[k].stage == "run_tool"]
     outputs = [o for o in outputs if isinstance(o, str) and o.strip()]
     if outputs and outputs[-1].strip() != answer.strip():
@@ -275,8 +275,17 @@ def _last(messages: list) -> dict:
     return messages[-1] if messages and isinstance(messages[-1], dict) else {}
 
 
-def _last_assistant(messages: list) -> dict:
-    return next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "assistant"), {})
+def _earlier_ids(trace: Trace, call: int | None, not_this: str) -> list[str]:
+    """The id a tool_result of the thread carried before `call` (an earlier turn's), if any."""
+    k = trace.previous_in_thread(call) if call is not None else None
+    while k is not None:
+        step = trace.steps[k]
+        if step.stage == "run_tool" and isinstance(step.detail.get("tool_result"), dict):
+            found = step.detail.tool_result.get("tool_use_id")
+            if isinstance(found, str) and found != not_this:
+                return [found]
+        k = trace.previous_in_thread(k)
+    return []
 
 
 def _last_call(trace: Trace, i: int) -> int | None:
