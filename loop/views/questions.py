@@ -175,7 +175,7 @@ def _tool_result_id(trace: Trace, i: int, lang: str):
 
 
 def _write_back_role(trace: Trace, i: int, lang: str):
-    start, count = trace.new_blocks_at(i)
+    _, count = trace.new_blocks_at(i)
     index = trace.steps[i].n_messages - 1
     written = trace.window_at(i, index, index + 1)  # only the message it appended, not the whole history
     if count < 1 or not written or not isinstance(written[-1], dict):
