@@ -21,7 +21,7 @@ a prompt refused as too long, and every loop of the run ends there.
 
 from __future__ import annotations
 
-from . import layers, retry
+from . import layers
 from ..text.catalogs import N_
 from .endings import why_ended
 from .layers import Layer
@@ -92,7 +92,9 @@ class Mistake(Layer):
         return detail
 
     def _call(self, run, doing, call) -> dict:
-        import anthropic  # here: the SDK is loaded by what calls a model
+        import anthropic  # here: the SDK is loaded by what calls a model, not by a view that names a mistake
+
+        from . import retry
 
         try:
             return call(doing)
