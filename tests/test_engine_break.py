@@ -184,3 +184,17 @@ def test_cli_break_says_why_a_mistake_cannot_happen_and_refuses_bad_arguments(tm
     assert no_loop.returncode == 0 and "the tool_use was never run" in no_loop.stdout
     assert [far.returncode, bad_file.returncode, bad_name.returncode] == [2, 2, 2]
     assert "steps 0 to 13" in far.stderr
+
+
+def test_an_imported_sessions_branch_reuses_its_recorded_results(scenario_run):
+    run = scenario_run("two-tools")
+    imported = transcript.loads(transcript.dumps(run.trace))
+    imported.meta.update(imported={"format": "claude-code", "source": "session.jsonl", "warnings": []},
+                         scripted=False, model="claude-sonnet-4-5")
+    decide = next(i for i, s in enumerate(imported.steps) if s.stage == "decide")
+    for output_step in (s for s in imported.steps if s.stage == "run_tool"):  # what only the session's tools said
+        output_step.detail["output"] = f"recorded {output_step.detail.tool_use_id}"
+    broken = break_at(imported, decide, "text-first", tools=run.tools)
+    assert broken.broke and broken.offline
+    ran = [s for s in broken.trace.steps[decide + 1:] if s.stage == "run_tool"]
+    assert ran and all(s.detail.output == f"recorded {s.detail.tool_use_id}" for s in ran)

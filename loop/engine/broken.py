@@ -5,7 +5,9 @@ stages with the mistake (layer_mistake.py) against the offline model, which
 checks the API's rules (rules.py) and refuses the first broken request with
 the API's 400. There the branch stops; without a loop it stops where nothing
 runs the tool_use. A run made with a real model breaks against the offline
-model too: no key is spent on a lesson, and `Broken.offline` says so.
+model too: no key is spent on a lesson, and `Broken.offline` says so. An
+imported session's tools cannot run here: its branch reuses the results the
+session recorded for the same tool_use ids.
 
     broken = break_at(trace, 5, "no-assistant-append")
     broken.error_line()   # 400 invalid_request_error: messages.2.content.0: unexpected `tool_use_id` ...
@@ -134,11 +136,27 @@ def break_at(trace: Trace, step: int, mistake: str, tools=None) -> Broken:
     if offline:
         run.trace.meta["forked_from"]["offline"] = True
     layering.outermost(run, layer_mistake.Mistake(mistake))
+    recorded = recorded_results(trace) if "imported" in trace.meta else {}
     for _ in range(MAX_STEPS):
         if run.done:
             break
-        run.execute()
+        pending = run.pending_tool_use
+        run.execute(given=recorded.get(pending.get("id")) if pending else None)
     return _outcome(run, trace, step, mistake, offline)
+
+
+def recorded_results(trace: Trace) -> dict:
+    """{tool_use id: ToolOutput} of each tool_use the trace ran: an imported session's tools cannot run here,
+    so its broken branch gets what they gave then."""
+    from ..tools import ToolOutput
+
+    out = {}
+    for s in trace.steps:
+        if s.stage == "run_tool" and isinstance(s.detail.get("tool_use_id"), str):
+            output = s.detail.get("output")
+            out[s.detail["tool_use_id"]] = ToolOutput(output if isinstance(output, str) else str(output or ""),
+                                                      bool(s.detail.get("is_error")))
+    return out
 
 
 def _outcome(run: Run, trace: Trace, step: int, mistake: str, offline: bool) -> Broken:
