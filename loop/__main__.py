@@ -7,6 +7,7 @@
     python -m loop replay t.json
     python -m loop check t.json
     python -m loop quiz t.json --lang ja                # the questions asked before the steps, as JSON lines
+    python -m loop break t.json --at 5 --mistake no-assistant-append --out b.json   # the loop broken from step 5 on
     python -m loop import session.jsonl --out t.json   # Claude Code, Anthropic, OpenAI, course traces
     python -m loop import session/ --out t.json        # a Claude Code session with its subagents/ logs (or a .zip)
     python -m loop scenarios
@@ -21,6 +22,7 @@ import sys
 import time
 
 from .engine import rules
+from .engine.layer_mistake import NAMES as MISTAKE_NAMES
 from .engine.profiles import ABOUT, PROFILES
 from .engine.scenarios import SCENARIOS
 from .engine.scripted import SCRIPTED
@@ -230,6 +232,55 @@ def _import(args) -> int:
         out(f"transcript: {args.out}")
     return 0
 
+def _break(args) -> int:
+    """Fork the transcript at --at with the loop broken by --mistake; 0 when it broke as the mistake breaks."""
+    from .engine.broken import break_at, why_not
+    from .tools import WorkspaceError
+
+    try:
+        trace = transcript.load(args.file)
+    except transcript.TranscriptError as exc:
+        trace = _imported_as_is(args.file)
+        if trace is None:
+            out(f"error: {exc}", file=sys.stderr)
+            return 2
+    if not 0 <= args.at < len(trace.steps):
+        out(f"error: --at {args.at}: the transcript has steps 0 to {len(trace.steps) - 1}", file=sys.stderr)
+        return 2
+    cannot = why_not(trace, args.at)[args.mistake]
+    if cannot:
+        out(f"{args.mistake} cannot happen from step {args.at}: {cannot}")
+    try:
+        broken = break_at(trace, args.at, args.mistake)
+    except WorkspaceError as exc:
+        out(f"error: {exc}", file=sys.stderr)
+        return 2
+    with broken.run:
+        saved = broken.trace.with_branches([trace.with_branches([])])  # the original kept beside it, as Save does
+        out(f"{args.mistake}: steps 0 to {args.at} kept, the broken loop ran on from there "
+            f"({len(broken.trace.steps) - args.at - 1} step(s))")
+        if broken.offline and broken.note:
+            out(f"note: {broken.note}")
+        last = broken.trace.steps[broken.stopped_at]
+        if broken.error_line():
+            out(f"stopped at step {broken.stopped_at} ({last.stage}, the call the API refused): {broken.error_line()}")
+        elif broken.broke:
+            out(f"stopped at step {broken.stopped_at} ({last.stage}): the tool_use was never run: no loop runs it")
+        else:
+            out(f"stopped at step {broken.stopped_at} ({last.stage}, {last.ended}): it did not break"
+                + (f": {broken.note}" if broken.note and not cannot else ""))
+        if args.out:
+            data = transcript.dumps(saved).encode()
+            try:
+                with open(args.out, "wb") as f:
+                    f.write(data)
+            except OSError as exc:
+                out(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+                return 2
+            out(f"transcript: {args.out}")
+    return 0 if broken.broke else 1
+
+
 def _check(args) -> int:
     try:
         trace = transcript.loads(open(args.file, "rb").read(), strict=False)
@@ -344,6 +395,15 @@ def main(argv: list[str] | None = None) -> int:
     check = sub.add_parser("check", help="check a transcript against the API's tool-use pairing rules")
     check.add_argument("file")
     check.set_defaults(func=_check)
+
+    brk = sub.add_parser("break", help="fork a transcript at a step with the loop broken one of the Mistakes lab's "
+                                       "ways, and run it on against the offline model until the API refuses it")
+    brk.add_argument("file")
+    brk.add_argument("--at", type=int, required=True, metavar="STEP",
+                     help="the step to break from, counted from 0 as in the transcript's steps (0 to STEP are kept)")
+    brk.add_argument("--mistake", required=True, choices=list(MISTAKE_NAMES))
+    brk.add_argument("--out", help="write the broken branch's transcript to this file (the original beside it)")
+    brk.set_defaults(func=_break)
 
     imp = sub.add_parser("import", help="import a Claude Code log, an Anthropic or OpenAI history, or a course trace")
     imp.add_argument("file", nargs="+",

@@ -358,7 +358,9 @@ def from_dict(data: object, *, strict: bool = True) -> Trace:
         own.setdefault(step.thread, []).append(step.index)
     for tid, thread in threads.items():
         thread.history = _history(thread, steps, own.get(tid, []))
-    if strict:
+    fork = data.get("forked_from")
+    on_purpose = isinstance(fork, dict) and fork.get("edit") == "mistake"  # Break it here (engine/broken.py)
+    if strict and not on_purpose:  # a branch broken on purpose keeps the history the API refused, to be seen
         for tid, thread in threads.items():
             broken = rules.check(thread.messages, as_request=False)
             where = "messages" if tid == MAIN else Note(N_("the messages of the thread {thread}"), thread=repr(tid))

@@ -7,6 +7,7 @@ import math
 
 from ..text.catalogs import say
 from ..engine.details import CallModelDetail, RetryDetail, RunToolDetail, WriteBackDetail
+from ..engine.layer_mistake import WHY_REFUSED
 from ..engine.recovery import CONTINUE
 
 
@@ -57,6 +58,9 @@ def retry_line(step, lang: str) -> str:
 
 def refused_line(step, lang: str) -> str:
     d = step.detail
+    if d.get("mistake"):  # a broken loop's request (engine/layer_mistake.py), not a prompt too long
+        error = d.error or {}
+        return say(lang, WHY_REFUSED, status=error.get("status"), type=error.get("type"))
     if step.ended:
         return say(lang, "the API refused the prompt as too long ({tokens} tokens > {maximum} maximum) even after a "
                          "compaction: the loop ends", tokens=d.tokens, maximum=d.maximum)

@@ -1,0 +1,176 @@
+"""Break it here: fork a run at a step, with the loop broken one of the Mistakes lab's ways from there on.
+
+The branch keeps steps 0 to `step` as they were, then runs live: the chapter's
+stages with the mistake (layer_mistake.py) against the offline model, which
+checks the API's rules (rules.py) and refuses the first broken request with
+the API's 400. There the branch stops; without a loop it stops where nothing
+runs the tool_use. A run made with a real model breaks against the offline
+model too: no key is spent on a lesson, and `Broken.offline` says so. An
+imported session's tools cannot run here: its branch reuses the results the
+session recorded for the same tool_use ids.
+
+    broken = break_at(trace, 5, "no-assistant-append")
+    broken.error_line()   # 400 invalid_request_error: messages.2.content.0: unexpected `tool_use_id` ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from . import layer_mistake, layering
+from ..text.catalogs import N_
+from .fork import continue_from
+from .layer_mistake import NAMES
+from .model import Model, ModelConfig
+from .runner import Run, Settings, new_workspace
+from .toolsets import default_toolbox
+from .trace import Trace
+
+MAX_STEPS = 200  # a broken loop that the API never refuses still stops (a mistake breaks within a turn or two)
+
+# Why a mistake cannot happen from a step: what the steps after it hold (or do not).
+ENDED_HERE = N_("the loop has ended at this step: nothing runs after it")
+NO_TOOL_USE_AHEAD = N_("no answer after this step asks for a tool_use")
+NO_TOOL_RUN_AHEAD = N_("no tool runs after this step")
+NO_WRITE_BACK_AHEAD = N_("no tool_result is written back after this step")
+NO_MAX_TOKENS_AHEAD = N_("no answer after this step is cut at max_tokens")
+OFFLINE = N_("this run was made with {model}; the broken branch runs against the offline model, which answers "
+             "what it can: no key is spent on a lesson")
+
+
+@dataclass
+class Broken:
+    """A broken branch: the run (its trace keeps steps 0 to `at`), where it stopped and what the API said."""
+
+    run: Run
+    mistake: str  # one of layer_mistake.NAMES
+    at: int  # the step the branch was forked at (kept as it was)
+    stopped_at: int  # the index of the branch's last step: the refused call, or where the loop ended
+    status: int | None  # the API's error: HTTP status, type and message (None when no call was refused)
+    type: str | None
+    message: str | None
+    broke: bool  # it broke as the mistake breaks: a 400 at a call, or (no-loop) a tool_use nothing runs
+    offline: bool  # the run was made with a real model: the branch ran against the offline model instead
+    note: str | None = None  # English; the offline note (OFFLINE), or why it did not break
+
+    @property
+    def trace(self) -> Trace:
+        return self.run.trace
+
+    def error_line(self) -> str:
+        """`400 invalid_request_error: <the API's message>`, or "" when no call was refused."""
+        if self.status is None and not self.type:
+            return ""
+        return f"{self.status} {self.type}: {self.message}"
+
+
+def why_not(trace: Trace, step: int) -> dict[str, str | None]:
+    """Each mistake, with why it cannot happen from step `step` (an English catalog message), or None when it can.
+
+    Up to the stage a mistake changes, the broken branch is the run itself, so the steps after `step` say
+    where it would first show: a mistake needs that stage ahead (any loop's: a sub-agent's breaks too).
+    """
+    ahead = trace.steps[step + 1:]
+    if not ahead:
+        return {name: ENDED_HERE for name in NAMES}
+    asks = any(s.stage == "decide" and s.stop_reason == "tool_use" for s in ahead)
+    writes = any(s.stage == "write_back" for s in ahead)
+    return {
+        "no-loop": None if asks else NO_TOOL_USE_AHEAD,
+        "no-assistant-append": None if any(s.stage == "append_assistant" and s.stop_reason == "tool_use"
+                                           for s in ahead) else NO_TOOL_USE_AHEAD,
+        "no-write-back": None if writes else NO_WRITE_BACK_AHEAD,
+        "wrong-id": None if any(s.stage == "run_tool" for s in ahead) and writes else NO_TOOL_RUN_AHEAD,
+        "text-first": None if writes else NO_WRITE_BACK_AHEAD,
+        "max-tokens-go-on": None if any(s.stage == "decide" and s.stop_reason == "max_tokens"
+                                        for s in ahead) else NO_MAX_TOKENS_AHEAD,
+        "results-as-assistant": None if writes else NO_WRITE_BACK_AHEAD,
+    }
+
+
+def mistakes_from(trace: Trace, step: int) -> list[str]:
+    """The mistakes that can happen from step `step` on, in the Mistakes lab's order."""
+    return [name for name, why in why_not(trace, step).items() if why is None]
+
+
+def offline_model(trace: Trace) -> Model:
+    """The offline model, set as the run's was: its system prompt, max_tokens and context window."""
+    meta = trace.meta
+    config = ModelConfig(max_retries=0)
+    if isinstance(meta.get("system"), str):
+        config = replace(config, system=meta["system"])
+    if isinstance(meta.get("max_tokens"), int):
+        config = replace(config, max_tokens=meta["max_tokens"])
+    if isinstance(meta.get("context_window"), int):
+        config = replace(config, context_window=meta["context_window"])
+    return Model(config)
+
+
+def settings_of(trace: Trace) -> Settings:
+    """The settings the run was made with, as its transcript says them."""
+    meta = trace.meta
+    number = (lambda key, default: meta[key] if isinstance(meta.get(key), int) and meta[key] > 0 else default)
+    return Settings(max_turns=number("max_turns", 20), toolset=meta.get("toolset") or "s01",
+                    lang=str(meta.get("lang") or "en"), compact_at=meta.get("compact_at"),
+                    profile=meta.get("profile") or "minimal",
+                    budget=meta.get("budget") if isinstance(meta.get("budget"), int) else None)
+
+
+def break_at(trace: Trace, step: int, mistake: str, tools=None) -> Broken:
+    """A branch of `trace` that keeps steps 0 to `step` and runs on with the loop broken by `mistake`.
+
+    `tools` run the branch's tool_use blocks (the run's own, to share its workspace); without them the
+    branch gets tools of its own in a new workspace, which `broken.run.close()` removes. KeyError for an
+    unknown mistake, IndexError for a step the trace does not have.
+    """
+    if mistake not in NAMES:
+        raise KeyError(mistake)
+    if not 0 <= step < len(trace.steps):
+        raise IndexError(step)
+    settings = settings_of(trace)
+    if tools is None:
+        tools = default_toolbox(new_workspace(), settings.tool_timeout, settings.toolset or "s01")
+    offline = not trace.meta.get("scripted")
+    run = continue_from(trace, step, offline_model(trace), tools, settings)
+    run.trace.meta["forked_from"] = {"step": step, "edit": "mistake", "mistake": mistake}
+    if offline:
+        run.trace.meta["forked_from"]["offline"] = True
+    layering.outermost(run, layer_mistake.Mistake(mistake))
+    recorded = recorded_results(trace) if "imported" in trace.meta else {}
+    for _ in range(MAX_STEPS):
+        if run.done:
+            break
+        pending = run.pending_tool_use
+        run.execute(given=recorded.get(pending.get("id")) if pending else None)
+    return _outcome(run, trace, step, mistake, offline)
+
+
+def recorded_results(trace: Trace) -> dict:
+    """{tool_use id: ToolOutput} of each tool_use the trace ran: an imported session's tools cannot run here,
+    so its broken branch gets what they gave then."""
+    from ..tools import ToolOutput
+
+    out = {}
+    for s in trace.steps:
+        if s.stage == "run_tool" and isinstance(s.detail.get("tool_use_id"), str):
+            output = s.detail.get("output")
+            out[s.detail["tool_use_id"]] = ToolOutput(output if isinstance(output, str) else str(output or ""),
+                                                      bool(s.detail.get("is_error")))
+    return out
+
+
+def _outcome(run: Run, trace: Trace, step: int, mistake: str, offline: bool) -> Broken:
+    last = run.trace.steps[-1]
+    error = last.detail.error if last.stage == "refused" else None
+    error = error if isinstance(error, dict) else {}
+    if mistake == "no-loop":
+        broke = last.stage == "decide" and last.ended == layer_mistake.NOT_RUN
+    else:
+        broke = error.get("status") == 400 and error.get("type") == "invalid_request_error"
+    note = None
+    if not broke:
+        note = why_not(trace, step)[mistake] or N_("the broken loop went on to its end: no call was refused")
+    elif offline:
+        note = OFFLINE.format(model=trace.meta.get("model") or "?")
+    return Broken(run, mistake, step, last.index, error.get("status"), error.get("type"), error.get("message"),
+                  broke, offline, note)
