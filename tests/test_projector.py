@@ -76,6 +76,38 @@ OVERLAPPING = r"""() => {
 SLANTED = r"""() => [...document.querySelectorAll('em, i, .token.comment')]
     .filter(el => /[\u3040-\u30ff\u3400-\u9fff]/.test(el.textContent) && getComputedStyle(el).fontStyle !== 'normal')
     .map(el => el.textContent.slice(0, 60))"""
+# In presenter mode: the smallest text of the history (every text node's element, in the panel and its caption),
+# against the note's size, and whether the panel has room for a whole message (the shortest card fits in it).
+HISTORY_TEXT = """() => {
+    const note = document.querySelector('.ls-note p');
+    const panel = document.querySelector('.ls-panel');
+    let smallest = null;
+    for (const root of document.querySelectorAll('.ls-panel, .ls-panel-head .ls-caption')) {
+        const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+        for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+            const el = node.parentElement;
+            if (!node.textContent.trim() || !el.checkVisibility()) continue;
+            const px = parseFloat(getComputedStyle(el).fontSize);
+            if (!smallest || px < smallest.px) {
+                smallest = {px, what: `${el.tagName.toLowerCase()}.${el.className} "${node.textContent.trim().slice(0, 30)}"`};
+            }
+        }
+    }
+    const cards = [...panel.querySelectorAll('.ls-msg')].map(m => m.getBoundingClientRect().height);
+    return {notePx: note ? parseFloat(getComputedStyle(note).fontSize) : 0, smallest,
+            shortestCard: cards.length ? Math.min(...cards) : 0, panelHeight: panel.clientHeight};
+}"""
+
+
+def history_as_large_as_the_note(page, where: str) -> None:
+    """Presenter mode: no text of the history (heads, roles, ids, tool output, callouts, the caption) is smaller
+    than the note, and the panel still has room for a whole message."""
+    sizes = page.evaluate(HISTORY_TEXT)
+    smallest = sizes["smallest"]
+    assert smallest and smallest["px"] >= sizes["notePx"] - 0.01 > 0, (where, sizes)
+    assert 0 < sizes["shortestCard"] <= sizes["panelHeight"], (where, sizes)
+
+
 PRESENTER_FACTS = """() => {
     const lit = document.querySelector('.ls-diagram .ls-lit');
     const svg = document.querySelector('.ls-diagram');
@@ -131,10 +163,27 @@ def slanted(page) -> list[str]:
     return page.evaluate(SLANTED)
 
 
+# Where the note's first line ends, and the bottom of the screen.
+NOTE_FOLD = """() => {
+    const p = document.querySelector('.ls-note p');
+    const box = p.getBoundingClientRect();
+    return {stage: p.closest('.ls-note').dataset.stage, top: box.top,
+            firstLine: box.top + parseFloat(getComputedStyle(p).lineHeight), fold: window.innerHeight};
+}"""
+
+
+def note_above_the_fold(page, where: str) -> str:
+    """The stage's note (the why) starts on the first screen: its first line ends above the bottom of the window."""
+    note = page.evaluate(NOTE_FOLD)
+    assert note["firstLine"] <= note["fold"], (where, note)
+    return note["stage"]
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_at_1280_by_800_no_control_cuts_its_text(tab, url, lang):
     page = opened(tab, url, f"?scenario=two-tools&step=7&lang={lang}", 1280, 800)
     wait_for_step(page, 7)
+    seen = {note_above_the_fold(page, f"{lang}, step 7")}
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"step-{lang}.png"))
     if lang == "en":
@@ -142,6 +191,15 @@ def test_at_1280_by_800_no_control_cuts_its_text(tab, url, lang):
     assert truncated(page) == [], f"text cut at 1280×800 in {lang}"
     assert overlapping(page) == [], f"text over text or a control at 1280×800 in {lang}"
     assert slanted(page) == [], lang
+    # the note is on the first screen at every stage: write_back above, then call_model (Step), run_tool (Back ×3)
+    page.locator(".st-key-live-step button").click()
+    wait_for_step(page, 8)
+    seen.add(note_above_the_fold(page, f"{lang}, step 8"))
+    for k in (7, 6, 5):
+        page.locator(".st-key-live-back button").click()
+        wait_for_step(page, k)
+    seen.add(note_above_the_fold(page, f"{lang}, step 5"))
+    assert seen == {"write_back", "call_model", "run_tool"}, seen
     # the other pages too: the Mistakes lab (its refusal wraps) and About
     for path in (f"mistakes?lang={lang}&mistake=no-write-back", f"about?lang={lang}"):
         page.goto(f"{url}/{path}")
@@ -185,6 +243,7 @@ def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(ta
         assert facts["fields"][:4] == ["turn_count", "transition_reason", "stop_reason", "messages"], where
         assert facts["row"]["height"] < 60, where  # one row
         assert facts["sliders"] == 0, where  # the pause is a select box: no value sitting on a track
+        history_as_large_as_the_note(page, where)
         if k == 7:  # recover: the call where the model reads the failed command's result
             ringed = page.evaluate("() => document.querySelector('.ls-history .ls-focus').className")
             assert "ls-error" in ringed, ringed
@@ -252,6 +311,7 @@ def presenting_at(tab, url: str, query: str, k: int, where: str):
     assert lit and lit["top"] >= 0 and lit["bottom"] <= facts["height"] and lit["right"] <= facts["width"], where
     assert facts["litPx"] >= 0.9 * facts["notePx"] > 0, (where, facts["litPx"], facts["notePx"])
     assert facts["panel"]["bottom"] <= facts["height"] + 1 and facts["panel"]["height"] >= 200, (where, facts)
+    history_as_large_as_the_note(page, where)
     return page
 
 

@@ -106,7 +106,7 @@ CSS = """<style>
 .stElementContainer:has(> .stHtml > .ls-ahead) { display: none; }  /* the steps beside the cursor: data */
 .ls-said::before { content: "lightbulb" / ""; display: inline-block; font-family: "Material Symbols Rounded";
                   font-weight: 400; user-select: none; vertical-align: bottom; margin-right: 0.25em; }
-.ls-note { border: 1px solid rgba(49,51,63,0.2); border-radius: 0.5rem; padding: 0.7rem 1rem 0.2rem; margin-top: 0.8rem; }
+.ls-note { border: 1px solid rgba(49,51,63,0.2); border-radius: 0.5rem; padding: 0.7rem 1rem 0.2rem; margin: 0 0 0.8rem; }
 .ls-note p { margin: 0 0 0.6rem; }
 .ls-note code { font-size: 0.85em; background: rgba(151,166,195,0.15); padding: 0.05em 0.3em; border-radius: 0.25rem; }
 .ls-state-row { display: flex; flex-wrap: wrap; gap: 0.2rem 1.3rem; align-items: baseline; font-size: 1.05rem;

@@ -39,15 +39,20 @@ header[data-testid="stHeader"] { display: none !important; }
 [data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1rem !important; }
 [data-testid="stMain"] button p { font-size: 1.1rem !important; }
 .ls-note { padding: 0.4rem 0.8rem 0.05rem; margin: 0 0 0.2rem; }
-.ls-note p, .ls-note li { font-size: 1.15rem; line-height: 1.4; margin-bottom: 0.3rem; }
-.ls-history { font-size: 1.1rem; }
+/* the note's size is the floor for every text of the history beside it (see .ls-panel below): a little under the
+   page's body text, so that the history keeps room for a whole message on a 720-pixel screen */
+.ls-note p, .ls-note li { font-size: 1.05rem; line-height: 1.4; margin-bottom: 0.3rem; }
 .ls-h4 { font-size: 1.3rem; padding: 0.1rem 0; }
 .ls-next { margin-top: 0.6rem; }
 .ls-next p { font-size: 1.1rem; line-height: 1.4; margin: 0; }
 /* the history's heading and what it shows, on one line: the room goes to the messages */
 .ls-panel-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 0.8rem; }
-.ls-panel-head .ls-caption { margin: 0; }
-.ls-history pre { font-size: 1rem; }
+.ls-panel-head .ls-caption { margin: 0; font-size: 1.05rem; }
+/* The history is the lesson: none of its text is smaller than the note. The page's rules for it (blocks.py) size
+   heads, ids, tool output and callouts in rem, a little under the body text, which a projector makes the smallest
+   text on the screen; here each one takes the panel's size instead (a compaction's heading keeps its own). */
+.ls-present .ls-panel { font-size: 1.05rem; }
+.ls-present .ls-panel *:not(.ls-h4) { font-size: inherit; }
 .ls-state-row { font-size: 1.2rem; }
 .ls-state-row code { font-size: 1.05rem; }
 /* a long task wraps in its own place: the controls stay on its row, and the history keeps the room */

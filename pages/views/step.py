@@ -60,6 +60,8 @@ def diagram_html(v: StepView, key: str, heading: str = "", after: str = "") -> s
 def views_html(v: StepView, key: str, next_words: str = "") -> str:
     """The diagram and its note beside the history, as HTML.
 
+    The note (why the stage just executed matters) goes above the diagram: under the title, the controls and the
+    line of what comes next, a note under the diagram would always start below the fold of a 1280×800 screen.
     Presenter mode puts the note above the history (the diagram keeps the room it needs to stay readable),
     `next_words` (what comes next) under the diagram, and the history fills the screen.
     """
@@ -68,7 +70,7 @@ def views_html(v: StepView, key: str, next_words: str = "") -> str:
         left = diagram_html(v, key, after=after)
         right = history_panel(v, key, height=PRESENTER_HEIGHT, fit=True, before=note_html(v, presenter=True))
     else:
-        left = diagram_html(v, key, heading='<h4 class="ls-h4">' + escape(t("The loop")) + "</h4>", after=note_html(v))
+        left = diagram_html(v, key, heading='<h4 class="ls-h4">' + escape(t("The loop")) + "</h4>" + note_html(v))
         right = history_panel(v, key, height=HISTORY_HEIGHT)
     grid = "ls-grid ls-present" if presenting() else "ls-grid"
     if presenting() and v.profile == COMPLETE:  # its retry and recovery stages beside the loop
