@@ -13,8 +13,10 @@ an element of class `ls-data`; the rest is interface text in the page's language
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+from contextvars import ContextVar
 from html import escape
 
 import streamlit as st
@@ -137,9 +139,24 @@ def badge(text: object, colour: str) -> str:
     return f'<span class="ls-badge ls-data" style="background:{bg};color:{fg}">{escape(str(text))}</span>'
 
 
+# The colours of the ids one step draws (its Pairs rows': loop.views.parts.screen_colours), so that the history
+# paints an id as the table beside it does; an id not among them takes its own colour.
+_COLOURS: ContextVar[dict[str, str]] = ContextVar("ls_id_colours", default={})
+
+
+@contextlib.contextmanager
+def id_colours(colours: dict[str, str]):
+    """Draw the ids in `colours` (id -> colour) in those colours while inside."""
+    token = _COLOURS.set(colours)
+    try:
+        yield
+    finally:
+        _COLOURS.reset(token)
+
+
 def id_badge(tool_use_id: object) -> str:
     """An id in its colour, the same colour in the history and in the Pairs table."""
-    return badge(tool_use_id, id_colour(tool_use_id))
+    return badge(tool_use_id, _COLOURS.get().get(str(tool_use_id)) or id_colour(tool_use_id))
 
 
 def error_badge(text: str = "is_error") -> str:
