@@ -187,6 +187,19 @@ def _rendered(markdown: str) -> str:
     return _MARKDOWN.render(markdown)
 
 
+def input_text(value: object) -> str:
+    """A tool_use's input as JSON, once: an input a log kept as a string of JSON is that JSON, not a JSON string of
+    it (its quotes and newlines escaped a second time); any other string is shown as it is."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):  # not JSON (a log's raw arguments), or too deep to read: its own text
+            return value
+        if not isinstance(value, (dict, list)):
+            return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
 def block_html(block: object, *, focus: bool = False, callout: str = "") -> str:
     """One block of a message's content; `focus` rings it, `callout` (HTML) is a note drawn under it."""
     kind = block.get("type") if isinstance(block, dict) else None
@@ -196,7 +209,7 @@ def block_html(block: object, *, focus: bool = False, callout: str = "") -> str:
     if kind == "tool_use":
         return (f'<div class="{classes}"><div class="ls-bh"><b>tool_use</b> <code class="ls-data">'
                 f'{escape(str(block.get("name")))}</code> {id_badge(block.get("id"))}</div>'
-                + pre(json.dumps(block.get("input"), indent=2, ensure_ascii=False)) + f"</div>{callout}")
+                + pre(input_text(block.get("input"))) + f"</div>{callout}")
     if kind == "tool_result":
         error = " " + error_badge() if block.get("is_error") else ""
         classes += " ls-error" if block.get("is_error") else ""
