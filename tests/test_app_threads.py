@@ -66,7 +66,7 @@ def test_stepping_into_a_sub_agent_and_back_out_in_step_through():
     assert at.button(key="live-into").label == f"Into the sub-agent's loop ({len(trace.steps_of(child.id))} steps)"
     click(at, "live-into")
     assert trace.cursor == first
-    assert status(at) == (f"Step {first + 1} of {len(trace)} · task {child.parent_tool_use_id[:15]}… · before turn 1 · "
+    assert status(at) == (f"Step {first + 1} of {len(trace)} · task {child.parent_tool_use_id} · before turn 1 · "
                           "1 · user request into messages")
     assert history_head(at).startswith("messages · 1 · task ")
     assert history_roles(at) == ["user"]  # the sub-agent's fresh history: its prompt alone

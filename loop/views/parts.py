@@ -47,6 +47,7 @@ OTHER_ENDING = N_("stop_reason {stop} is not tool_use, so the loop ends.")
 
 # A run with sub-agents adds a thread column to both (a run without keeps the chapter's columns).
 THREAD_COLUMN = "thread"
+NAME_LIMIT = 40  # characters of a thread's id its name keeps
 
 
 def pair_columns(trace: Trace) -> list[str]:
@@ -58,13 +59,16 @@ def step_columns(trace: Trace) -> list[str]:
 
 
 def thread_name(thread: Thread) -> str:
-    """How a thread is named on a page: `main`, or `task toolu_…` after the tool_use that started it."""
+    """How a thread is named on a page: `main`, or `task toolu_…` after the tool_use that started it.
+
+    An id as long as an API's (toolu_ and 24 characters) is named whole, so the heading and the breadcrumb say
+    which task it is; a longer one (a log's) is cut. A table cuts it shorter still, the whole name in a tooltip."""
     if thread.is_main:
         return MAIN
     started = thread.parent_tool_use_id
     if isinstance(started, str) and started:
-        return f"task {started if len(started) <= 16 else started[:15] + '…'}"
-    return thread.id if len(thread.id) <= 24 else thread.id[:23] + "…"
+        return f"task {started if len(started) <= NAME_LIMIT else started[:NAME_LIMIT - 1] + '…'}"
+    return thread.id if len(thread.id) <= NAME_LIMIT else thread.id[:NAME_LIMIT - 1] + "…"
 
 
 def breadcrumb(trace: Trace, cursor: int) -> list[tuple[Thread, int | None]]:

@@ -101,12 +101,20 @@ def _cached(key: str, trace: Trace, signature: tuple, build, keep: int = 4):
     return built[signature]
 
 
-def thread_cell(name: object, depth: int) -> str:
-    """A thread's name, indented by how deep it runs: a sub-agent's rows sit under the tool_use that started it."""
+SHORT_NAME = 20  # characters of a thread's name a table cell shows; the whole name is its tooltip
+
+
+def thread_cell(name: object, depth: int = 0) -> str:
+    """A thread's name, indented by how deep it runs: a sub-agent's rows sit under the tool_use that started it.
+
+    A long name is cut to keep the column narrow, the whole of it in a tooltip (the heading says it whole)."""
+    text = " ".join(str(name).split())
+    shown = cell(text) if len(text) <= SHORT_NAME else \
+        f'<span title="{escape(text)}">{cell(text[:SHORT_NAME - 1])}…</span>'
     if not depth:
-        return cell(name)
+        return shown
     return (f'<span class="ls-sub" style="padding-left:{0.9 * (depth - 1):.1f}em">'
-            f'<span aria-hidden="true">↳ </span>{cell(name)}</span>')
+            f'<span aria-hidden="true">↳ </span>{shown}</span>')
 
 
 def pairs_html(v: StepView) -> tuple[str, int, int]:
@@ -186,7 +194,7 @@ def steps_html(v: StepView) -> tuple[str, int, int]:
     rows = []
     for i, row in enumerate(v.steps_rows, start):
         values = list(row)
-        thread = [cell(values.pop(2))] if v.has_threads else []  # a run with sub-agents: the step's thread
+        thread = [thread_cell(values.pop(2))] if v.has_threads else []  # a run with sub-agents: the step's thread
         shown = [NOW if i == cursor else "", cell(values[1]), *thread, cell(values[2]) if values[2] else "—",
                  f"<code>{escape(values[3])}</code>" + (f'<span class="ls-cn">{escape(stage_title(values[3]))}</span>'
                                                         if lang() != "en" else ""),
