@@ -69,3 +69,27 @@ def test_a_model_writing_html_gets_text_not_elements():
     assert "img" not in tags(body) and "script" not in tags(body)
     assert "strong" in tags(body)  # the model's Markdown is still Markdown
     assert "<img src=x onerror=alert(1)>" in html_text(body)
+
+
+def test_a_tool_input_a_log_kept_as_a_json_string_is_shown_as_json_once():
+    from pages.views.blocks import content_html
+
+    given = '{"command": "printf \\"a\\\\nb\\" > f.txt"}'  # the arguments as an OpenAI log holds them: a string
+    body = content_html([{"type": "tool_use", "id": "toolu_1", "name": "bash", "input": given}])
+    text = html_text(body)
+    assert '"command": "printf \\"a\\\\nb\\" > f.txt"' in text  # the JSON as the model wrote it
+    assert '\\"command\\"' not in text and '\\\\\\"' not in text  # not a JSON string of that JSON
+    raw = content_html([{"type": "tool_use", "id": "toolu_2", "name": "bash", "input": "{not json"}])
+    assert "{not json" in html_text(raw) and '"{not json"' not in html_text(raw)  # a raw string as it is
+
+
+def test_the_line_of_a_model_call_names_the_blocks_as_words_not_a_python_list():
+    from loop.files import transcript
+    from loop.views.step import view
+    from tests.test_app_views import SAMPLES
+
+    trace = transcript.load(SAMPLES / "two-tools.json")
+    call = next(i for i, s in enumerate(trace.steps) if s.stage == "call_model")
+    for lang, words in (("en", "content text, tool_use, tool_use"), ("ja", "response の block text, tool_use, tool_use")):
+        said = view(trace, call, lang).said
+        assert words in said and "[" not in said and "'" not in said, said

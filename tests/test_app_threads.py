@@ -66,7 +66,7 @@ def test_stepping_into_a_sub_agent_and_back_out_in_step_through():
     assert at.button(key="live-into").label == f"Into the sub-agent's loop ({len(trace.steps_of(child.id))} steps)"
     click(at, "live-into")
     assert trace.cursor == first
-    assert status(at) == (f"Step {first + 1} of {len(trace)} · task {child.parent_tool_use_id[:15]}… · before turn 1 · "
+    assert status(at) == (f"Step {first + 1} of {len(trace)} · task {child.parent_tool_use_id} · before turn 1 · "
                           "1 · user request into messages")
     assert history_head(at).startswith("messages · 1 · task ")
     assert history_roles(at) == ["user"]  # the sub-agent's fresh history: its prompt alone
@@ -85,7 +85,7 @@ def test_stepping_into_a_sub_agent_and_back_out_in_step_through():
     assert "Only its final text comes back" in note_text(at)
     pairs = table(at, "status")
     assert list(pairs.columns[:3]) == ["thread", "turn", "id"]
-    assert "main" in set(pairs["thread"]) and any(v.startswith("task ") for v in pairs["thread"])
+    assert "main" in set(pairs["thread"]) and any(v.startswith("↳ task ") for v in pairs["thread"])
 
 
 def test_the_compact_step_shows_the_history_before_and_after_side_by_side():
@@ -264,3 +264,33 @@ def test_why_an_imported_history_was_compacted_is_said_in_the_page_s_language(la
     resent = Step(0, "compact", 1, None, None, 3, 0, 0, None, 0.0,
                   detail={"why": RESENT_WHY.format(name="s02", sent=3, held=5)})
     assert why_in(resent, lang) == say(lang, RESENT_WHY, name="s02", sent="3", held="5")
+
+
+def badge_colours(body: str) -> dict[str, str]:
+    """Each id badge drawn in an HTML body, by its text: the colour's background as the page paints it."""
+    return {html_text(text): bg for bg, text in
+            re.findall(r'<span class="ls-badge ls-data" style="background:([^;]+);[^"]*">([^<]*)</span>', body)}
+
+
+def test_the_sub_agent_s_pairs_read_in_the_run_s_order_each_id_in_a_colour_of_its_own():
+    at = new_run(app(), "subagent")
+    trace = at.session_state["live-run"].trace
+    click(at, "live-to-end")
+    child = next(t for t in trace.threads.values() if not t.is_main)
+    for cursor in (trace.opened_at(child.id) + 5, trace.returned_at(child.id), len(trace) - 1):
+        trace.goto(cursor)
+        at.run()
+        pairs = table(at, "status")
+        # The main loop's first turn first; the sub-agent's pairs right under the task that started them.
+        assert list(pairs["thread"])[:2] == ["main", "main"], cursor
+        assert all(name.startswith("↳ task ") for name in list(pairs["thread"])[2:]), cursor
+        assert list(pairs["tool"])[:2] == ["bash", "task"]
+        assert list(pairs["turn"])[:2] == ["1", "2"]
+        # Four ids at most, six colours: no two ids on one screen share one, in the table or in the history.
+        body = next(b for b in html_bodies(at) if 'data-table="pairs"' in b)
+        colours = badge_colours(body[body.index('data-table="pairs"'):])
+        assert sorted(colours) == sorted(pairs["id"]) and len(set(colours.values())) == len(colours), colours
+        assert len(set(pairs["colour"])) == len(pairs)
+        history = next(b for b in html_bodies(at) if 'class="ls-history"' in b)
+        for tool_use_id, colour in badge_colours(history).items():
+            assert colours[tool_use_id] == colour, tool_use_id

@@ -3,6 +3,7 @@
 Saves docs/subagent.png and docs/compact.png, which the README shows.
 """
 
+import re
 from pathlib import Path
 
 from loop.engine.runner import start
@@ -69,3 +70,30 @@ def test_a_compaction_is_drawn_before_and_after(page, url):
     assert any("part1.txt does not mention the falcon" in m for m in messages)  # what it replaced, before
     settled(page)
     page.screenshot(path=str(ROOT / "docs" / "compact.png"))
+
+
+# Elements of the step's heading, the breadcrumb row and the uploader's hint whose text runs past their box.
+CUT = """(selector) => [...document.querySelectorAll(selector)].filter(e => e.getClientRects().length
+    && e.scrollWidth > e.clientWidth + 1).map(e => [e.tagName, e.textContent.slice(0, 80), e.scrollWidth, e.clientWidth])"""
+
+
+def test_the_sub_agent_s_heading_and_breadcrumb_and_the_upload_hint_are_whole_at_1280_in_japanese(page, url):
+    run = start(scenario="subagent")  # the same scripted run the page makes
+    run.run_to_end()
+    child = next(t for t in run.trace.threads.values() if not t.is_main)
+    inside = run.trace.opened_at(child.id) + 4
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{url}/?lang=ja&scenario=subagent&step={inside}")
+    wait_for_status(page, f"ステップ {inside} / ")
+    settled(page)
+    status = next(h for h in page.locator("h3").all_text_contents() if h.startswith(f"ステップ {inside} / "))
+    assert re.search(r" · task toolu_[0-9a-f]{24} · ", status) and "…" not in status, status  # the whole task's id
+    crumbs = page.locator(".st-key-live-threads").first.inner_text()
+    assert re.search(r"task toolu_[0-9a-f]{24}", crumbs) and "…" not in crumbs, crumbs
+    assert page.evaluate(CUT, '[data-testid="stMain"] h3, [data-testid="stMain"] h3 *, .st-key-live-threads *') == []
+    page.goto(f"{url}/replay?lang=ja")
+    hint = page.locator('[data-testid="stFileUploaderDropzoneInstructions"] span').first
+    hint.wait_for()
+    settled(page)
+    assert "1 ファイル 50 MB まで" in hint.evaluate("e => getComputedStyle(e, '::after').content")
+    assert page.evaluate(CUT, '[data-testid="stFileUploaderDropzoneInstructions"] span') == []

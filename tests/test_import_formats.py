@@ -203,7 +203,7 @@ def test_the_course_trace_keeps_usage_timing_and_unknown_blocks():
     assert "cycle 1: the response as recorded (1 block recorded as type 'unknown') differs from the assistant " \
            "message the next request sent; call_model shows the response, the history (messages.1) what was sent" \
            in imported.warnings
-    assert "[17] turn 4 · 2 · call the model: stop_reason=end_turn · content ['unknown', 'text'] · tokens in 1330 " \
+    assert "[17] turn 4 · 2 · call the model: stop_reason=end_turn · content unknown, text · tokens in 1330 " \
            "out 155" == describe(trace, 16)
 
 

@@ -70,7 +70,8 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
     if step.stage == "call_model":
         response = d.response or {}
         content = response.get("content") if isinstance(response.get("content"), list) else []
-        kinds = [b.get("type") if isinstance(b, dict) else type(b).__name__ for b in content]
+        # the blocks' types as words ("text, tool_use"), not a Python list's repr
+        kinds = ", ".join(str(b.get("type")) if isinstance(b, dict) else type(b).__name__ for b in content) or "—"
         usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
         line = say(lang, "stop_reason={stop} · content {kinds} · tokens in {input} out {output}",
                    stop=response.get("stop_reason"), kinds=kinds, input=usage.get("input_tokens"),

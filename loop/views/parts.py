@@ -47,6 +47,7 @@ OTHER_ENDING = N_("stop_reason {stop} is not tool_use, so the loop ends.")
 
 # A run with sub-agents adds a thread column to both (a run without keeps the chapter's columns).
 THREAD_COLUMN = "thread"
+NAME_LIMIT = 40  # characters of a thread's id its name keeps
 
 
 def pair_columns(trace: Trace) -> list[str]:
@@ -58,13 +59,16 @@ def step_columns(trace: Trace) -> list[str]:
 
 
 def thread_name(thread: Thread) -> str:
-    """How a thread is named on a page: `main`, or `task toolu_…` after the tool_use that started it."""
+    """How a thread is named on a page: `main`, or `task toolu_…` after the tool_use that started it.
+
+    An id as long as an API's (toolu_ and 24 characters) is named whole, so the heading and the breadcrumb say
+    which task it is; a longer one (a log's) is cut. A table cuts it shorter still, the whole name in a tooltip."""
     if thread.is_main:
         return MAIN
     started = thread.parent_tool_use_id
     if isinstance(started, str) and started:
-        return f"task {started if len(started) <= 16 else started[:15] + '…'}"
-    return thread.id if len(thread.id) <= 24 else thread.id[:23] + "…"
+        return f"task {started if len(started) <= NAME_LIMIT else started[:NAME_LIMIT - 1] + '…'}"
+    return thread.id if len(thread.id) <= NAME_LIMIT else thread.id[:NAME_LIMIT - 1] + "…"
 
 
 def breadcrumb(trace: Trace, cursor: int) -> list[tuple[Thread, int | None]]:
@@ -105,6 +109,27 @@ def id_colour(tool_use_id: object) -> str:
     """The colour of an id, the same on every page and in every replay: a hash of the id."""
     digest = hashlib.sha256(str(tool_use_id).encode()).digest()
     return ID_COLOURS[digest[0] % len(ID_COLOURS)]
+
+
+def screen_colours(ids: list) -> dict[str, str]:
+    """The colour of each id drawn together, in the order given (the run's): two ids never share one while the
+    palette has room.
+
+    An id keeps its own colour (`id_colour`) unless an id before it took that one; then it takes the first colour
+    still free. Once every colour is taken, the ids after that keep their own, so some repeat.
+    """
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for tool_use_id in ids:
+        key = str(tool_use_id)
+        if key in out:
+            continue
+        own = id_colour(key)
+        free = [c for c in ID_COLOURS if c not in taken]
+        out[key] = own if own not in taken or not free else free[0]
+        taken.add(out[key])
+    return out
+
 
 
 def result_text(content: object) -> str:
@@ -281,16 +306,16 @@ def pairs_signature(trace: Trace, cursor: int) -> tuple:
 def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> tuple[list[dict], int]:
     """The tool_use/tool_result pairs of the history at `cursor`, with results collected but not written back.
 
-    One dict a pair, keyed by the pair columns, and the number of pairs in all.
-    A run with sub-agents has a row for each pair of every thread's history as
-    it stands at the cursor, the cursor's own thread last (newest). With
-    `recent`, a long history keeps only its last `recent` paired rows and its
-    first `problems` waiting or orphan rows (only those are formatted, so it
-    stays cheap).
+    One dict a pair, keyed by the pair columns (and "depth": 0 for the main thread, 1 for a sub-agent it
+    started, ...), and the number of pairs in all. A run with sub-agents has a row for each pair of every
+    thread's history as it stands at the cursor, in the order the run made them: a sub-agent's pairs come right
+    under the parent's tool_use that started it (whose row then takes the sub-agent's answer). With `recent`, a
+    long history keeps only its last `recent` paired rows and its first `problems` waiting or orphan rows (only
+    those are formatted, so it stays cheap). Each id has a colour of its own among the rows (`screen_colours`).
     """
     here = trace.thread_of(cursor).id
-    found = []  # (thread, pair, turn of its message)
-    for thread in [t for t in trace.threads.values() if t.id != here] + [trace.threads[here]]:
+    pairs_of = {}  # thread id -> (thread, its pairs, results collected, turn of each message)
+    for thread in trace.threads.values():
         at = cursor if thread.id == here else trace.last_in_thread(thread.id, cursor)
         if at is None or not 0 <= at < len(trace):
             continue
@@ -302,14 +327,35 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
             if isinstance(message, dict) and message.get("role") == "assistant":
                 turn += 1
             turn_of.append(max(turn, 1))
-        found += [(thread, pair, pending, turn_of) for pair in rules.pairs(messages)]
+        pairs_of[thread.id] = (thread, rules.pairs(messages), pending, turn_of)
+    started: dict[str, list[str]] = {}  # a tool_use id -> the threads it started
+    for tid, (thread, _, _, _) in pairs_of.items():
+        if not thread.is_main and thread.parent_tool_use_id is not None:
+            started.setdefault(str(thread.parent_tool_use_id), []).append(tid)
+    found = []  # (thread, pair, pending, turn_of, depth), in the run's order
+    done: set[str] = set()
+
+    def walk(tid: str, depth: int) -> None:
+        done.add(tid)
+        thread, pairs, pending, turn_of = pairs_of[tid]
+        for pair in pairs:
+            found.append((thread, pair, pending, turn_of, depth))
+            for child in started.get(str(pair.tool_use_id), []):
+                if child not in done:
+                    walk(child, depth + 1)
+
+    for tid in [MAIN, *pairs_of]:  # the main loop first; then any thread whose start is not in a history shown
+        if tid in pairs_of and tid not in done:
+            walk(tid, 0 if pairs_of[tid][0].is_main else 1)
     chosen = range(len(found))
     if recent is not None and len(found) > recent + problems:
-        paired = [i for i, (_, p, _, _) in enumerate(found) if p.status == "paired"]
-        others = [i for i, (_, p, _, _) in enumerate(found) if p.status != "paired"]
+        paired = [i for i, f in enumerate(found) if f[1].status == "paired"]
+        others = [i for i, f in enumerate(found) if f[1].status != "paired"]
         chosen = sorted(others[:problems] + paired[-recent:] if recent else others[:problems])
+    picked = [found[i] for i in chosen]
+    colours = screen_colours([f[1].tool_use_id for f in picked])
     rows = []
-    for thread, pair, pending, turn_of in (found[i] for i in chosen):
+    for thread, pair, pending, turn_of, depth in picked:
         result, is_error = pair.result, pair.is_error
         shown = short(result_text(result)) if pair.result_index is not None or pair.status == "orphan" else ""
         if pair.status == "waiting" and pair.tool_use_id in pending:
@@ -317,10 +363,10 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
             is_error = bool(collected.get("is_error"))
             shown = COLLECTED + " " + short(result_text(collected.get("content")), 60)
         where = pair.use_index if pair.use_index is not None else pair.result_index
-        row = {THREAD_COLUMN: thread_name(thread)} if trace.has_threads else {}
+        row = {THREAD_COLUMN: thread_name(thread), "depth": depth} if trace.has_threads else {}
         row.update({
             "turn": turn_of[where] if where is not None and where < len(turn_of) else None,
-            "colour": id_colour(pair.tool_use_id),
+            "colour": colours[str(pair.tool_use_id)],
             "id": pair.tool_use_id,
             "tool": pair.name or "",
             "input": short(pair.input) if pair.input is not None else "",

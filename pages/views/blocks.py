@@ -13,8 +13,10 @@ an element of class `ls-data`; the rest is interface text in the page's language
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+from contextvars import ContextVar
 from html import escape
 
 import streamlit as st
@@ -137,9 +139,24 @@ def badge(text: object, colour: str) -> str:
     return f'<span class="ls-badge ls-data" style="background:{bg};color:{fg}">{escape(str(text))}</span>'
 
 
+# The colours of the ids one step draws (its Pairs rows': loop.views.parts.screen_colours), so that the history
+# paints an id as the table beside it does; an id not among them takes its own colour.
+_COLOURS: ContextVar[dict[str, str]] = ContextVar("ls_id_colours", default={})
+
+
+@contextlib.contextmanager
+def id_colours(colours: dict[str, str]):
+    """Draw the ids in `colours` (id -> colour) in those colours while inside."""
+    token = _COLOURS.set(colours)
+    try:
+        yield
+    finally:
+        _COLOURS.reset(token)
+
+
 def id_badge(tool_use_id: object) -> str:
     """An id in its colour, the same colour in the history and in the Pairs table."""
-    return badge(tool_use_id, id_colour(tool_use_id))
+    return badge(tool_use_id, _COLOURS.get().get(str(tool_use_id)) or id_colour(tool_use_id))
 
 
 def error_badge(text: str = "is_error") -> str:
@@ -170,6 +187,19 @@ def _rendered(markdown: str) -> str:
     return _MARKDOWN.render(markdown)
 
 
+def input_text(value: object) -> str:
+    """A tool_use's input as JSON, once: an input a log kept as a string of JSON is that JSON, not a JSON string of
+    it (its quotes and newlines escaped a second time); any other string is shown as it is."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):  # not JSON (a log's raw arguments), or too deep to read: its own text
+            return value
+        if not isinstance(value, (dict, list)):
+            return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
 def block_html(block: object, *, focus: bool = False, callout: str = "") -> str:
     """One block of a message's content; `focus` rings it, `callout` (HTML) is a note drawn under it."""
     kind = block.get("type") if isinstance(block, dict) else None
@@ -179,7 +209,7 @@ def block_html(block: object, *, focus: bool = False, callout: str = "") -> str:
     if kind == "tool_use":
         return (f'<div class="{classes}"><div class="ls-bh"><b>tool_use</b> <code class="ls-data">'
                 f'{escape(str(block.get("name")))}</code> {id_badge(block.get("id"))}</div>'
-                + pre(json.dumps(block.get("input"), indent=2, ensure_ascii=False)) + f"</div>{callout}")
+                + pre(input_text(block.get("input"))) + f"</div>{callout}")
     if kind == "tool_result":
         error = " " + error_badge() if block.get("is_error") else ""
         classes += " ls-error" if block.get("is_error") else ""

@@ -153,7 +153,7 @@ def draw_threads(trace: Trace, v: StepView, key: str) -> None:
             st.session_state[f"{key}-thread"] = v.thread.id  # follows the cursor, as the slider does
             st.selectbox(t("Go to a thread"), list(threads), key=f"{key}-thread", on_change=_to_thread,
                          args=(trace, key, threads), format_func=lambda tid: _thread_option(threads[tid]),
-                         label_visibility="collapsed", width=320)
+                         label_visibility="collapsed", width="stretch")  # the row's room: a name is long
 
 
 def _thread_option(thread: ThreadView) -> str:

@@ -105,6 +105,8 @@ def draw_uploader_words() -> None:
   content: {button}; font-size: 0.875rem; }}
 {zone} [data-testid="stFileUploaderDropzoneInstructions"] span::after {{
   content: {limit}; font-size: 0.875rem; }}
+{zone} [data-testid="stFileUploaderDropzoneInstructions"] span {{
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }}
 </style>""", unsafe_allow_html=True)
 
 

@@ -22,7 +22,7 @@ from .controls import draw_controls, said_html, words_html
 from .copylink import draw_copy_link
 from .current import fresh, view_at
 from .forks import branches, draw_fork, with_branches
-from .blocks import draw_style, inline_code, markdown_html
+from .blocks import draw_style, id_colours, inline_code, markdown_html
 from .history import HEIGHT as HISTORY_HEIGHT
 from .history import draw_pager, draw_threads, history_panel
 from .more import draw_exports, draw_growth, file_stem
@@ -65,6 +65,11 @@ def views_html(v: StepView, key: str, next_words: str = "") -> str:
     Presenter mode puts the note above the history (the diagram keeps the room it needs to stay readable),
     `next_words` (what comes next) under the diagram, and the history fills the screen.
     """
+    with id_colours({str(row["id"]): row["colour"] for row in v.pairs}):  # the ids as the Pairs table paints them
+        return _views_html(v, key, next_words)
+
+
+def _views_html(v: StepView, key: str, next_words: str) -> str:
     if presenting():
         after = f'<div class="ls-next">{markdown_html(next_words)}</div>' if next_words else ""
         left = diagram_html(v, key, after=after)

@@ -19,7 +19,7 @@ from loop.views.step import PAIRS_PROBLEMS, PAIRS_RECENT, STEPS_AROUND, StepView
 from loop.engine.trace import Trace
 from loop.views.parts import COLLECTED, THREAD_COLUMN, pairs_table
 
-from .blocks import error_badge, id_badge
+from .blocks import badge, error_badge
 from .i18n import lang, stage_title, t
 
 AROUND = STEPS_AROUND  # LoopState rows drawn each side of the cursor in a long run (all of a run up to 15 steps)
@@ -101,12 +101,28 @@ def _cached(key: str, trace: Trace, signature: tuple, build, keep: int = 4):
     return built[signature]
 
 
+SHORT_NAME = 20  # characters of a thread's name a table cell shows; the whole name is its tooltip
+
+
+def thread_cell(name: object, depth: int = 0) -> str:
+    """A thread's name, indented by how deep it runs: a sub-agent's rows sit under the tool_use that started it.
+
+    A long name is cut to keep the column narrow, the whole of it in a tooltip (the heading says it whole)."""
+    text = " ".join(str(name).split())
+    shown = cell(text) if len(text) <= SHORT_NAME else \
+        f'<span title="{escape(text)}">{cell(text[:SHORT_NAME - 1])}…</span>'
+    if not depth:
+        return shown
+    return (f'<span class="ls-sub" style="padding-left:{0.9 * (depth - 1):.1f}em">'
+            f'<span aria-hidden="true">↳ </span>{shown}</span>')
+
+
 def pairs_html(v: StepView) -> tuple[str, int, int]:
     """The Pairs table as HTML, with the number of rows drawn and in all (a long one: the newest rows)."""
     found, total = v.pairs, v.pairs_total
     rows = [[
-        *([cell(row[THREAD_COLUMN])] if THREAD_COLUMN in row else []),
-        cell(row["turn"]), id_badge(row["id"]), named(row["colour"]), cell(row["tool"]),
+        *([thread_cell(row[THREAD_COLUMN], row.get("depth", 0))] if THREAD_COLUMN in row else []),
+        cell(row["turn"]), badge(row["id"], row["colour"]), named(row["colour"]), cell(row["tool"]),
         f'<span class="ls-data">{cell(row["input"])}</span>', f'<span class="ls-data">{result_cell(row["result"])}</span>',
         error_badge("true") if row["is_error"] else "<code>false</code>",
         named(row["status"]) if row["status"] == "paired" else f"<b>{named(row['status'])}</b>",
@@ -145,6 +161,8 @@ def draw_pairs(v: StepView, key: str, draw: bool = True, trace: Trace | None = N
     head = heading(t("Pairs · tool_use ↔ tool_result"),
                    t("Every tool_use needs a tool_result with the same id in the very next (user) message. "
                      "The id's colour is the same here and in the history."))
+    if len({str(row["id"]) for row in v.pairs}) > len({row["colour"] for row in v.pairs}):  # the palette ran out
+        head += caption_html(t("More ids than colours: some colours repeat here; the id itself tells them apart."))
     if not total:
         body = head + caption_html(t("No tool_use yet."))
         return body if not draw else st.html(body)
@@ -176,7 +194,7 @@ def steps_html(v: StepView) -> tuple[str, int, int]:
     rows = []
     for i, row in enumerate(v.steps_rows, start):
         values = list(row)
-        thread = [cell(values.pop(2))] if v.has_threads else []  # a run with sub-agents: the step's thread
+        thread = [thread_cell(values.pop(2))] if v.has_threads else []  # a run with sub-agents: the step's thread
         shown = [NOW if i == cursor else "", cell(values[1]), *thread, cell(values[2]) if values[2] else "—",
                  f"<code>{escape(values[3])}</code>" + (f'<span class="ls-cn">{escape(stage_title(values[3]))}</span>'
                                                         if lang() != "en" else ""),
