@@ -376,8 +376,8 @@ def history_panel(v: StepView, key: str, height: int = HEIGHT, fit: bool = False
         empty = t("messages is empty. Press **Step**: stage 1 puts the user's request into it.")
         return head + f'<div class="ls-empty" data-step="{cursor + 1}">{markdown_html(empty)}</div>'
     anchor = f"ls-history-{key}"
-    # the script scrolls to what is ringed above the newest: an error the model reads, what a call sends anew
-    script = SCROLL.replace("ANCHOR", anchor) if fit or v.errors_read or _since(v) else ""
+    # Bottom-up, a call's panel opens at the response under the results it sent: in view without a script.
+    script = SCROLL.replace("ANCHOR", anchor) if fit or v.errors_read else ""
     head += request_head_html(v, one_line=fit)
     return (f'{head}<div class="ls-panel" style="height:{height}px" data-step="{cursor + 1}"{fits}>'
             f'<div class="ls-history" id="{anchor}">{history_html(v, start, end)}</div></div>{script}')
