@@ -129,9 +129,11 @@ CSS = """<style>
                                         background: #f6f7f9; border-radius: 0.4rem; padding: 0.4rem 0.6rem;
                                         margin: 0.25rem 0; max-height: 12rem; overflow-y: auto; }
 /* presenter mode: one line, the system prompt's start ellipsed, so the messages keep the room */
-.ls-request.ls-one-line { flex-wrap: nowrap; white-space: nowrap; overflow: hidden; font-size: 1.1rem; }
+.ls-request.ls-one-line { flex-wrap: nowrap; white-space: nowrap; overflow: hidden; font-size: 1.05rem;
+                          padding: 0.1rem 0.6rem; margin: 0 0 0.25rem; line-height: 1.35; }
 .ls-request.ls-one-line .ls-req-part { flex: none; }
 .ls-request.ls-one-line .ls-req-system { flex: 1 1 auto; min-width: 0; overflow: hidden; text-overflow: ellipsis; }
+.ls-panel-head .ls-request.ls-one-line { flex: 1 1 0; min-width: 0; margin: 0; padding: 0 0.5rem; line-height: 1.3; }
 .ls-msg.ls-since { border-left: 5px solid #ff9a3c; }
 </style>"""
 

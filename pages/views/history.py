@@ -370,15 +370,20 @@ def history_panel(v: StepView, key: str, height: int = HEIGHT, fit: bool = False
     start, end = window(total, WINDOW, _offset(f"{key}-history-offset", cursor), snap=SNAP)
     # the thread beside the count; a presenter's heading above already names it, and the line is needed
     where = "" if v.thread.is_main or fit else " · " + escape(v.thread.name)
-    head = (f'{before}<div class="ls-panel-head"><h4 class="ls-h4">messages · {total}{where}</h4>'
-            f'<p class="ls-caption">{escape(caption(v, short=fit))}</p></div>')
+    said = f'<p class="ls-caption">{escape(caption(v, short=fit))}</p>'
+    if fit and v.sent is not None and v.thread.is_main:
+        # Presenter mode: the request's head (system, tools) says what the panel shows, on the heading's line,
+        # so the messages keep the room.
+        said = request_head_html(v, one_line=True)
+    head = f'{before}<div class="ls-panel-head"><h4 class="ls-h4">messages · {total}{where}</h4>{said}</div>'
     if total == 0:
         empty = t("messages is empty. Press **Step**: stage 1 puts the user's request into it.")
         return head + f'<div class="ls-empty" data-step="{cursor + 1}">{markdown_html(empty)}</div>'
     anchor = f"ls-history-{key}"
     # Bottom-up, a call's panel opens at the response under the results it sent: in view without a script.
     script = SCROLL.replace("ANCHOR", anchor) if fit or v.errors_read else ""
-    head += request_head_html(v, one_line=fit)
+    if not said.startswith('<div class="ls-request'):
+        head += request_head_html(v, one_line=fit)
     return (f'{head}<div class="ls-panel" style="height:{height}px" data-step="{cursor + 1}"{fits}>'
             f'<div class="ls-history" id="{anchor}">{history_html(v, start, end)}</div></div>{script}')
 
