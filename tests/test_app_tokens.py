@@ -90,12 +90,12 @@ def test_the_csv_keeps_each_call_s_figures_and_the_sums_apart():
 # 9 append (end_turn), 10 decide (the end)
 STAGE_CAPTIONS = {
     1: "The history exactly as the model will see it on its next call.",
-    2: "The history exactly as this call sent it: the model's whole input.",
+    2: "The request exactly as this call sent it (system, tools, messages): the model's whole input.",
     3: "The history so far; the next call will send it with this turn's tool_results.",
     4: "The history so far; the next call will send it with this turn's tool_results.",
     5: "The history so far; the next call will send it with this turn's tool_results.",
     7: "The history exactly as the model will see it on its next call.",
-    8: "The history exactly as this call sent it: the model's whole input.",
+    8: "The request exactly as this call sent it (system, tools, messages): the model's whole input.",
     9: "The history so far, the response appended; its stop_reason decides whether a call reads it again.",
     10: "The history as the loop left it: the loop has ended, so no model call will read it.",
 }
@@ -126,4 +126,4 @@ def test_a_summary_call_and_a_failed_call_say_which_history_they_read(lang):
         run.run_to_end()
         retry = next(i for i, s in enumerate(run.trace.steps) if s.stage == "retry")
     at = app(scenario="overloaded", profile="complete", step=str(retry + 1), lang=lang)
-    assert history_caption(at) == say("The history exactly as the failed call sent it.")
+    assert history_caption(at) == say("The request exactly as the failed call sent it.")

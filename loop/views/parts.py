@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from bisect import bisect_right
-from typing import Callable
+from typing import Callable, TypedDict
 
 import pandas as pd
 
@@ -253,6 +253,77 @@ def last_call_at(trace: Trace, cursor: int) -> int | None:
         if trace.steps[i].stage in ("call_model", "summarize"):
             return i
     return None
+
+
+class SentRequest(TypedDict):
+    """The request a call sent, as the history panel heads it: what the API received besides the messages, and
+    which messages the model had not been sent before."""
+
+    system: str  # the system prompt's text ("" when none was sent)
+    tools: list[str]  # the tools' names, in the order sent
+    max_tokens: int | None
+    new_since_last_call: list[tuple[int, int]]  # (first message, count) spans the thread's previous call did not send
+
+
+SENDING_STAGES = ("call_model", "retry", "refused")  # a step that sent the thread's history to the model
+
+
+def _system_text(system: object) -> str:
+    if isinstance(system, list):  # the API's other form: a list of text blocks
+        return "\n\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+    return system if isinstance(system, str) else ""
+
+
+def new_since_last_call(trace: Trace, cursor: int) -> list[tuple[int, int]]:
+    """(first message, count) spans of the messages a call at `cursor` sent that the thread's previous call_model
+    did not: at a second call, the response appended and the tool_results going back; at a first, everything.
+
+    Counts say it while the history only grew since that call; after a compaction between the two, the
+    messages are compared one by one (a rewritten message is one the model has not read).
+    """
+    step = trace.steps[cursor]
+    own = trace.steps_of(step.thread)
+    k = bisect_right(own, cursor) - 1
+    previous, grew_only, size = None, True, step.n_messages
+    for j in reversed(own[:k]):
+        other = trace.steps[j]
+        if other.stage == "call_model":
+            previous = j
+            break
+        if other.stage == "compact" or other.n_messages > size:
+            grew_only = False
+        size = other.n_messages
+    if previous is None:
+        return [(0, step.n_messages)] if step.n_messages else []
+    before = trace.steps[previous].n_messages
+    if grew_only and step.n_messages >= before:
+        return [(before, step.n_messages - before)] if step.n_messages > before else []
+    old, now = trace.messages_at(previous), trace.messages_at(cursor)
+    spans: list[tuple[int, int]] = []
+    for i, message in enumerate(now):
+        if i < len(old) and old[i] == message:
+            continue
+        if spans and spans[-1][0] + spans[-1][1] == i:
+            spans[-1] = (spans[-1][0], spans[-1][1] + 1)
+        else:
+            spans.append((i, 1))
+    return spans
+
+
+def sent_request(trace: Trace, cursor: int) -> SentRequest | None:
+    """At a step that sent a request (call_model, or a retry or refused call): its head and what is new in it."""
+    if not 0 <= cursor < len(trace) or trace.steps[cursor].stage not in SENDING_STAGES:
+        return None
+    request = trace.steps[cursor].detail.get("request")
+    if not isinstance(request, dict):
+        return None
+    tools = request.get("tools")
+    max_tokens = request.get("max_tokens")
+    return SentRequest(system=_system_text(request.get("system")),
+                       tools=[str(tool.get("name")) for tool in tools if isinstance(tool, dict)]
+                       if isinstance(tools, list) else [],
+                       max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+                       new_since_last_call=new_since_last_call(trace, cursor))
 
 
 def compaction_at(trace: Trace, cursor: int) -> dict | None:

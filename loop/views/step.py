@@ -100,6 +100,9 @@ class StepView:
     last_call: int | None  # the last call_model or summarize step of the thread at or before this one
     call_request: dict | None
     call_response: dict | None
+    # at a step that sent a request (call_model, retry, refused): its system, tools' names and max_tokens, and
+    # the messages the thread's previous call did not send
+    sent: views.SentRequest | None = None
 
 
 def _thread(trace: Trace, thread: Thread) -> ThreadView:
@@ -207,4 +210,5 @@ def view(trace: Trace, i: int, lang: str = "en") -> StepView:
         last_call=call,
         call_request=trace.request_at(call) if call is not None else None,
         call_response=trace.response_at(call) if call is not None else None,
+        sent=views.sent_request(trace, i),
     )

@@ -116,6 +116,27 @@ CSS = """<style>
                 background: rgba(240,242,246,0.6); }
 .ls-state-row .ls-state-name { font-weight: 700; }
 .ls-state-row .ls-cn { display: none; }
+/* the request a call sent: its head (system, tools, max_tokens) over its messages, the ones new since the last call
+   marked */
+.ls-request { display: flex; flex-wrap: wrap; gap: 0.2rem 0.9rem; align-items: baseline; font-size: 0.88rem;
+              color: #31333f; border: 1px solid rgba(49,51,63,0.14); border-radius: 0.5rem; margin: 0 0 0.4rem;
+              background: rgba(240,242,246,0.6); padding: 0.3rem 0.6rem; min-width: 0; }
+.ls-request code { font-size: 0.85em; background: rgba(151,166,195,0.18); padding: 0.05em 0.3em; border-radius: 0.25rem;
+                   margin-right: 0.25rem; }
+.ls-req-part b { font-weight: 600; margin-right: 0.2rem; }
+.ls-request details.ls-req-system { flex: 1 1 100%; min-width: 0; }
+.ls-request details.ls-req-system summary { cursor: pointer; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.ls-request details.ls-req-system[open] summary { white-space: normal; }
+.ls-request details.ls-req-system pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.82rem;
+                                        background: #f6f7f9; border-radius: 0.4rem; padding: 0.4rem 0.6rem;
+                                        margin: 0.25rem 0; max-height: 12rem; overflow-y: auto; }
+/* presenter mode: one line, the system prompt's start ellipsed, so the messages keep the room */
+.ls-request.ls-one-line { flex-wrap: nowrap; white-space: nowrap; overflow: hidden; font-size: 1.05rem;
+                          padding: 0.1rem 0.6rem; margin: 0 0 0.25rem; line-height: 1.35; }
+.ls-request.ls-one-line .ls-req-part { flex: none; }
+.ls-request.ls-one-line .ls-req-system { flex: 1 1 auto; min-width: 0; overflow: hidden; text-overflow: ellipsis; }
+.ls-panel-head .ls-request.ls-one-line { flex: 1 1 0; min-width: 0; margin: 0; padding: 0 0.5rem; line-height: 1.3; }
+.ls-msg.ls-since { border-left: 5px solid #ff9a3c; }
 </style>"""
 
 

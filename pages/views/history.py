@@ -100,19 +100,21 @@ def _label(i: int, message: dict) -> str:
 
 
 def message_html(i: int, message: object, *, new: bool = False, ring: bool = False, focus: set[int] = frozenset(),
-                 callouts: dict[int, str] | None = None, rewritten: bool = False) -> str:
+                 callouts: dict[int, str] | None = None, rewritten: bool = False, since: bool = False) -> str:
     """messages[i] as a card: its role and index, then its blocks; `ring` marks the card, `focus` some blocks.
 
     `new` marks a message this step added, `rewritten` one a compaction wrote in place of another: the
-    history then is not append-only, and the card must not say it was added.
+    history then is not append-only, and the card must not say it was added. `since` marks, in a request a
+    call sent, a message the thread's previous call did not send.
     """
     if not isinstance(message, dict):
         return f'<div class="ls-msg ls-user"><div class="ls-head">{_label(i, {})}</div>{content_html(message)}</div>'
     role = message.get("role")
     classes = ("ls-msg " + ("ls-assistant" if role == "assistant" else "ls-user")
-               + (" ls-new" if new or rewritten else "") + (" ls-focus" if ring else ""))
+               + (" ls-new" if new or rewritten else "") + (" ls-since" if since else "") + (" ls-focus" if ring else ""))
     head = _label(i, message) + (" " + mark(t("rewritten by this step")) if rewritten
-                                 else " " + mark(t("added by this step")) if new else "")
+                                 else " " + mark(t("added by this step")) if new
+                                 else " " + mark(t(SINCE)) if since else "")
     return (f'<div class="{classes}" data-index="{i}"><div class="ls-head">{head}</div>'
             f'{content_html(message.get("content"), focus=focus, callouts=callouts)}</div>')
 
@@ -205,24 +207,66 @@ def compaction_html(v: StepView) -> str | None:
 def history_html(v: StepView, start: int, end: int) -> str:
     """messages[start:end] at `cursor`, newest last, then (when the window reaches the end) what waits outside.
 
-    One thing is ringed, the one that matters at this step: an is_error result the model reads now, else
-    the first message the step added, else what it holds outside messages, else (a stop_reason check)
-    the newest message.
+    One thing is ringed, the one that matters at this step: an is_error result the model reads now, else (a
+    call) the newest message it sends the model for the first time, else the first message the step added,
+    else what it holds outside messages, else (a stop_reason check) the newest message.
     """
     messages = v.messages
     first_new, n_new = v.new_blocks
     read = v.errors_read
     waiting = end == len(messages) and (v.pending_response is not None or bool(v.results))
+    since = _since(v)
+    # In a request a call sent, what matters is what it sends the model for the first time: the newest such
+    # message, the tool_results going back (or the user's request at a first call).
+    sent_ring = max(since) if since and not read else None
     parts = []
     for i in range(start, end):
         focus = {j for m, j, _ in read if m == i}
         callouts = {j: _callout(tool_use_id) for m, j, tool_use_id in read if m == i}
         new = first_new <= i < first_new + n_new
-        ring = not read and ((new and i == first_new) or (not n_new and not waiting and i == end - 1))
-        parts.append(message_html(i, messages[i], new=new, ring=ring, focus=focus, callouts=callouts))
+        ring = (i == sent_ring if sent_ring is not None else
+                not read and ((new and i == first_new) or (not n_new and not waiting and i == end - 1)))
+        parts.append(message_html(i, messages[i], new=new, ring=ring, focus=focus, callouts=callouts,
+                                  since=i in since))
     if end == len(messages):
-        parts.append(_pending_html(v, focus=not read and not n_new))
+        parts.append(_pending_html(v, focus=not read and not n_new and sent_ring is None))
     return "".join(parts)
+
+
+# The mark on a message of a request that the thread's previous call did not send.
+SINCE = N_("new since the last call")
+
+
+def _since(v: StepView) -> set[int]:
+    """The messages of the request a call sent that its thread's previous call did not send (none at other steps)."""
+    if v.sent is None:
+        return set()
+    return {i for first, count in v.sent["new_since_last_call"] for i in range(first, first + count)}
+
+
+SYSTEM_SHOWN = 140  # characters of the system prompt in the request's head; the rest opens below it
+
+
+def request_head_html(v: StepView, one_line: bool = False) -> str:
+    """At a step that sent a request: what the API received besides the messages, the system prompt (its start,
+    the whole when opened), the tools' names and max_tokens. `one_line`: presenter mode, a single line."""
+    sent = v.sent
+    if sent is None:
+        return ""
+    system = sent["system"]
+    start = " ".join(system.split())
+    start = start if len(start) <= SYSTEM_SHOWN else start[:SYSTEM_SHOWN].rstrip() + "…"
+    tools = "".join(f'<code class="ls-data">{escape(name)}</code>' for name in sent["tools"])
+    rest = (f'<span class="ls-req-part"><b>tools</b> {tools}</span>' if sent["tools"] else "")
+    if sent["max_tokens"] is not None:
+        rest += f'<span class="ls-req-part"><b>max_tokens</b> <code class="ls-data">{sent["max_tokens"]}</code></span>'
+    if one_line or not system:
+        head = (f'<span class="ls-req-part ls-req-system"><b>system</b> <span class="ls-data" title="{escape(system)}">'
+                f'{escape(start)}</span></span>') if system else ""
+        return f'<div class="ls-request{" ls-one-line" if one_line else ""}">{rest}{head}</div>'
+    return (f'<div class="ls-request">{rest}<details class="ls-req-system"><summary><b>system</b> '
+            f'<span class="ls-data">{escape(start)}</span></summary><pre class="ls-data">{escape(system)}</pre>'
+            f'</details></div>')
 
 
 def _callout(tool_use_id: str) -> str:
@@ -272,13 +316,13 @@ def _pending_html(v: StepView, focus: bool) -> str:
 
 # What the shown history is, by the stage that just ran: the request a call sent, the history a turn is still
 # adding to, or the next call's whole input.
-SENT = N_("The history exactly as this call sent it: the model's whole input.")
+SENT = N_("The request exactly as this call sent it (system, tools, messages): the model's whole input.")
 SO_FAR = N_("The history so far; the next call will send it with this turn's tool_results.")
 NEXT = N_("The history exactly as the model will see it on its next call.")
 CAPTIONS = {
     "call_model": SENT,
-    "retry": N_("The history exactly as the failed call sent it."),
-    "refused": N_("The history exactly as the failed call sent it."),
+    "retry": N_("The request exactly as the failed call sent it."),
+    "refused": N_("The request exactly as the failed call sent it."),
     "summarize": N_("The history the summary call read; the next step, compact, replaces it by the summary."),
     "append_assistant": SO_FAR, "decide": SO_FAR, "run_tool": SO_FAR,
     "compact": N_("The history after the rewrite: what the next call sends."),
@@ -326,13 +370,20 @@ def history_panel(v: StepView, key: str, height: int = HEIGHT, fit: bool = False
     start, end = window(total, WINDOW, _offset(f"{key}-history-offset", cursor), snap=SNAP)
     # the thread beside the count; a presenter's heading above already names it, and the line is needed
     where = "" if v.thread.is_main or fit else " · " + escape(v.thread.name)
-    head = (f'{before}<div class="ls-panel-head"><h4 class="ls-h4">messages · {total}{where}</h4>'
-            f'<p class="ls-caption">{escape(caption(v, short=fit))}</p></div>')
+    said = f'<p class="ls-caption">{escape(caption(v, short=fit))}</p>'
+    if fit and v.sent is not None and v.thread.is_main:
+        # Presenter mode: the request's head (system, tools) says what the panel shows, on the heading's line,
+        # so the messages keep the room.
+        said = request_head_html(v, one_line=True)
+    head = f'{before}<div class="ls-panel-head"><h4 class="ls-h4">messages · {total}{where}</h4>{said}</div>'
     if total == 0:
         empty = t("messages is empty. Press **Step**: stage 1 puts the user's request into it.")
         return head + f'<div class="ls-empty" data-step="{cursor + 1}">{markdown_html(empty)}</div>'
     anchor = f"ls-history-{key}"
+    # Bottom-up, a call's panel opens at the response under the results it sent: in view without a script.
     script = SCROLL.replace("ANCHOR", anchor) if fit or v.errors_read else ""
+    if not said.startswith('<div class="ls-request'):
+        head += request_head_html(v, one_line=fit)
     return (f'{head}<div class="ls-panel" style="height:{height}px" data-step="{cursor + 1}"{fits}>'
             f'<div class="ls-history" id="{anchor}">{history_html(v, start, end)}</div></div>{script}')
 
