@@ -215,8 +215,12 @@ def chromium():
     return _chromium.get()
 
 
+# The fixtures that hold the shared Chromium open while a test runs.
+_HOLD_CHROMIUM = {"chromium", "module_tab"}
+
+
 def pytest_runtest_setup(item):
-    if "chromium" not in item.fixturenames:
+    if not _HOLD_CHROMIUM & set(item.fixturenames):
         _chromium.stop()
 
 
@@ -239,3 +243,15 @@ def new_page(chromium):
     for context in contexts:
         with contextlib.suppress(Exception):
             context.close()
+
+
+@pytest.fixture(scope="module")
+def module_tab():
+    """One page at 1280×800 for all the tests of a module, in a browser context of its own: each look opens a URL in
+    it (a new session of the app), with the app's scripts and fonts already in the browser's cache. For tests that
+    only look: its cookies and storage are shared by the module's tests, as one browser's are."""
+    context = _chromium.get().new_context(viewport={"width": 1280, "height": 800})
+    yield context.new_page()
+    with contextlib.suppress(Exception):
+        context.close()
+

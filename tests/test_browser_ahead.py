@@ -44,8 +44,9 @@ def stopped(process):
         os.kill(process.pid, signal.SIGCONT)
 
 
-def open_page(new_page, url: str, **query: str):
-    page = new_page(1280, 800)
+def open_page(page, url: str, **query: str):
+    """`page` (the module's one page, tests/conftest.py) at 1280×800, opened at the app with `query`: a new session."""
+    page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(url + "/?" + "&".join(f"{k}={v}" for k, v in query.items()))
     page.wait_for_selector(IDLE, timeout=60_000)
     page.wait_for_selector("#ls-grid-live .ls-diagram-box svg", timeout=60_000)
@@ -67,9 +68,9 @@ def shows(page, lang: str, k: int, ahead: bool, timeout: float = 10_000) -> dict
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "zh"])
-def test_back_and_step_show_their_step_before_the_server_answers(server, new_page, lang):
+def test_back_and_step_show_their_step_before_the_server_answers(server, module_tab, lang):
     url, process = server
-    page = open_page(new_page, url, scenario="two-tools", step="99", lang=lang)
+    page = open_page(module_tab, url, scenario="two-tools", step="99", lang=lang)
     at_end = page.evaluate(READ)
     assert at_end["panel"] == "10" and not at_end["ahead"]
     with stopped(process):
@@ -93,9 +94,9 @@ def test_back_and_step_show_their_step_before_the_server_answers(server, new_pag
     assert shows(page, lang, 9, ahead=False) == middle
 
 
-def test_a_presenter_s_click_shows_its_step_and_its_one_row_loop_state_at_once(server, new_page):
+def test_a_presenter_s_click_shows_its_step_and_its_one_row_loop_state_at_once(server, module_tab):
     url, process = server
-    page = open_page(new_page, url, scenario="two-tools", step="99")
+    page = open_page(module_tab, url, scenario="two-tools", step="99")
     page.locator(".st-key-present label").click()
     page.wait_for_selector("#ls-state-live", timeout=60_000)
     settled(page)
@@ -107,9 +108,9 @@ def test_a_presenter_s_click_shows_its_step_and_its_one_row_loop_state_at_once(s
     assert {**early, "ahead": False} == shows(page, "en", 9, ahead=False)
 
 
-def test_a_click_the_server_does_not_answer_goes_back_to_the_server_s_step_until_it_does(server, new_page):
+def test_a_click_the_server_does_not_answer_goes_back_to_the_server_s_step_until_it_does(server, module_tab):
     url, process = server
-    page = open_page(new_page, url, scenario="two-tools", step="99")
+    page = open_page(module_tab, url, scenario="two-tools", step="99")
     with stopped(process):
         page.locator(".st-key-live-back button").click()
         shows(page, "en", 9, ahead=True)
@@ -117,9 +118,9 @@ def test_a_click_the_server_does_not_answer_goes_back_to_the_server_s_step_until
     shows(page, "en", 9, ahead=False)  # the click was not lost: the server answers it
 
 
-def test_a_step_that_executes_a_stage_waits_for_the_server(server, new_page):
+def test_a_step_that_executes_a_stage_waits_for_the_server(server, module_tab):
     url, process = server
-    page = open_page(new_page, url, scenario="two-tools", step="3")
+    page = open_page(module_tab, url, scenario="two-tools", step="3")
     with stopped(process):
         page.locator(".st-key-live-step button").click()
         page.evaluate(PAINTED)  # the click's handler has run (it draws a step ahead in a task of its own, at once)

@@ -6,7 +6,14 @@ import pytest
 
 from tests.browser import settled
 from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
-from tests.test_projector import LANGS, tab  # noqa: F401 (tab: a fixture)
+from tests.test_projector import LANGS
+
+
+@pytest.fixture
+def tab(module_tab):
+    """The module's one page (tests/conftest.py): each look opens a URL in it, a new session of the app."""
+    return module_tab
+
 
 # Every element inside each bordered column of calls that is wider than the column, or reaches past its right edge.
 # An element inside a box made to scroll (overflow-x auto or scroll) that itself fits is the box's to show: not

@@ -13,7 +13,14 @@ than the minimal loop's and is scaled down more to fit its column. Two things mu
 import pytest
 
 from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
-from tests.test_projector import LANGS, opened, presenting_at, tab, wait_for_step  # noqa: F401 (tab: a fixture)
+from tests.test_projector import LANGS, opened, presenting_at, wait_for_step
+
+
+@pytest.fixture
+def tab(module_tab):
+    """The module's one page (tests/conftest.py): each look opens a URL in it, a new session of the app."""
+    return module_tab
+
 
 STAGE_PX = 10.5  # a stage's text, as drawn
 LABEL_PX = 8.5  # an edge's label, as drawn

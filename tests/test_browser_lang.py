@@ -10,8 +10,8 @@ TAGS = {"en": "en", "ja": "ja", "zh": "zh-CN"}
 
 
 @pytest.mark.parametrize("path", ["/", "/compare", "/about"])
-def test_the_document_s_language_is_the_page_s(url, new_page, path):  # noqa: F811
-    page = new_page(1280, 800)
+def test_the_document_s_language_is_the_page_s(url, module_tab, path):  # noqa: F811
+    page = module_tab
     for lang, tag in TAGS.items():
         page.goto(f"{url}{path}?lang={lang}")
         settled(page)
@@ -19,8 +19,8 @@ def test_the_document_s_language_is_the_page_s(url, new_page, path):  # noqa: F8
         assert page.evaluate("document.documentElement.lang") == tag
 
 
-def test_the_picker_changes_the_document_s_language(url, new_page):  # noqa: F811
-    page = new_page(1280, 800)
+def test_the_picker_changes_the_document_s_language(url, module_tab):  # noqa: F811
+    page = module_tab
     page.goto(f"{url}/?lang=ja")
     settled(page)
     page.wait_for_function("document.documentElement.lang === 'ja'")

@@ -17,8 +17,8 @@ FITS = """() => {
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "zh"])
-def test_the_steps_table_with_its_token_columns_fits_at_1280_by_800(new_page, url, lang):  # noqa: F811
-    page = opened(new_page(1280, 800), url, f"?lang={lang}&scenario=two-tools&step=8", 1280, 800)
+def test_the_steps_table_with_its_token_columns_fits_at_1280_by_800(module_tab, url, lang):  # noqa: F811
+    page = opened(module_tab, url, f"?lang={lang}&scenario=two-tools&step=8", 1280, 800)
     wait_for_step(page, 8)
     page.wait_for_selector('table.ls-table[data-table="steps"]', timeout=60_000)
     settled(page)
