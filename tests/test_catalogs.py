@@ -159,3 +159,20 @@ def test_one_term_a_concept(lang):
     found = [f"{concept}: {variant!r} in {s!r}" for concept, variants in GLOSSARY[lang].items()
              for variant in variants for s in strings if variant in s]
     assert not found, "\n".join(found)
+
+
+# The term chosen for a concept, and the other spellings of it no entry may use (the chapter keeps API words such
+# as message, tool_use and tool_result in English; a sub-agent's answer is 答案 where zh says it most).
+TERMS = {
+    "ja": {"sub-agent": ["サブエージェント", "subagent の", "subagent は"], "message": ["メッセージ"]},
+    "zh": {"子代理的答案": ["子代理的回答"]},
+}
+
+
+@pytest.mark.parametrize("lang", sorted(TERMS))
+def test_each_term_is_spelled_one_way_across_the_catalog(lang):
+    strings = [s for m in catalog(lang) if m.id for s in ([m.string] if isinstance(m.string, str) else m.string)]
+    for chosen, others in TERMS[lang].items():
+        assert any(chosen in s for s in strings), f"{chosen!r} is used nowhere"
+        found = [f"{other!r} (say {chosen!r}) in {s!r}" for other in others for s in strings if other in s]
+        assert not found, "\n".join(found)
