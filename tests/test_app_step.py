@@ -167,7 +167,7 @@ def test_keys_only_move_the_cursor_as_the_page_and_the_readme_say():
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert ("The keys only move the cursor and never execute anything: Home is First, ← is Back, → is Step while a "
             "recorded step follows (at the end of the trace → does nothing: a stage runs only at a click), End is "
-            "Last.") in readme
+            "Go to last step.") in readme
     at = app(scenario="two-tools", step="3")
     run = at.session_state["live-run"]
     # At the end of the trace Step executes, so no key is bound to it; nor to Run to end.
