@@ -116,9 +116,9 @@ def texts_on_page(at: AppTest, tables: bool = True) -> list[str]:
 
 
 PAGE = {  # the title, the five buttons, a header line at the end of two-tools, the Pairs title
-    "ja": ("loop をステップ実行", ["最初", "戻る", "進む", "最終ステップ", "最後まで"], "### ステップ 10 / 10 · turn 2",
+    "ja": ("loop をステップ実行", ["最初", "戻る", "進む", "最後のステップへ移動", "最後まで実行"], "### ステップ 10 / 10 · turn 2",
            "ペア · tool_use ↔ tool_result"),
-    "zh": ("单步执行循环", ["第一步", "上一步", "下一步", "最后一步", "运行到底"], "### 第 10 / 10 步 · 第 2 轮",
+    "zh": ("单步执行循环", ["第一步", "上一步", "下一步", "跳到最后一步", "运行到结束"], "### 第 10 / 10 步 · 第 2 轮",
            "配对 · tool_use ↔ tool_result"),
 }
 

@@ -37,7 +37,7 @@ def test_first_page_is_step_through_on_the_offline_model_with_a_scenario():
     assert at.selectbox(key="set-scenario").value == "two-tools"
     run = at.session_state["live-run"]
     assert len(run.trace) == 0 and run.model.config.scripted
-    assert [b.label for b in at.button][:5] == ["First", "Back", "Step", "Last", "Run to end"]
+    assert [b.label for b in at.button][:5] == ["First", "Back", "Step", "Go to last step", "Run to end"]
     click(at, "live-step")  # the first click works with no key
     assert len(run.trace) == 1 and run.trace.steps[0].stage == "user_request"
     assert "Step 1 of 1 · before turn 1 · 1 · user request into messages" in [m.value.lstrip("# ") for m in at.markdown]
@@ -167,7 +167,7 @@ def test_keys_only_move_the_cursor_as_the_page_and_the_readme_say():
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert ("The keys only move the cursor and never execute anything: Home is First, ← is Back, → is Step while a "
             "recorded step follows (at the end of the trace → does nothing: a stage runs only at a click), End is "
-            "Last.") in readme
+            "Go to last step.") in readme
     at = app(scenario="two-tools", step="3")
     run = at.session_state["live-run"]
     # At the end of the trace Step executes, so no key is bound to it; nor to Run to end.

@@ -1,6 +1,7 @@
 """The gettext catalogs: every message the code shows is translated in every language, none is left over,
 placeholders match, and a new language is one .po file."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -159,3 +160,48 @@ def test_one_term_a_concept(lang):
     found = [f"{concept}: {variant!r} in {s!r}" for concept, variants in GLOSSARY[lang].items()
              for variant in variants for s in strings if variant in s]
     assert not found, "\n".join(found)
+
+
+# The term chosen for a concept, and the other spellings of it no entry may use (the chapter keeps API words such
+# as message, tool_use and tool_result in English; a sub-agent's answer is 答案 where zh says it most).
+TERMS = {
+    "ja": {"sub-agent": ["サブエージェント", "subagent の", "subagent は"], "message": ["メッセージ"]},
+    "zh": {"子代理的答案": ["子代理的回答"]},
+}
+
+
+@pytest.mark.parametrize("lang", sorted(TERMS))
+def test_each_term_is_spelled_one_way_across_the_catalog(lang):
+    strings = [s for m in catalog(lang) if m.id for s in ([m.string] if isinstance(m.string, str) else m.string)]
+    for chosen, others in TERMS[lang].items():
+        assert any(chosen in s for s in strings), f"{chosen!r} is used nowhere"
+        found = [f"{other!r} (say {chosen!r}) in {s!r}" for other in others for s in strings if other in s]
+        assert not found, "\n".join(found)
+
+
+# A CJK sentence ends with 。, never with an ASCII period ("…呼び直す."); a "." before a name (ファイル.txt, .jsonl) is
+# not a sentence's end, so a letter or digit after the period is allowed.
+ASCII_PERIOD = re.compile(rf"[{CJK}]\.(?![\w.])")
+
+
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_no_cjk_sentence_ends_with_an_ascii_period_in_the_catalog_or_the_scripted_model_s_words(lang):
+    found = [f"{key(m)!r} → {s!r}" for m in catalog(lang) if m.id
+             for s in ([m.string] if isinstance(m.string, str) else m.string) if ASCII_PERIOD.search(s)]
+    # what the offline model wrote in the built-in scenarios (its words and summaries), as the samples keep it, and
+    # the one-line narration of each of their steps
+    from loop.files import transcript
+    from loop.views.narrate import describe
+
+    for sample in sorted((ROOT / "samples" / lang).glob("*.json")):
+        trace = transcript.load(sample)
+        text = json.dumps(json.loads(sample.read_text(encoding="utf-8")), ensure_ascii=False) + "\n" + "\n".join(
+            describe(trace, i, lang) for i in range(len(trace)))
+        found += [f"{sample.name}: …{text[max(0, m.start() - 30):m.end()]}" for m in ASCII_PERIOD.finditer(text)]
+    assert not found, "\n".join(found)
+
+
+def test_the_period_check_finds_an_ascii_period_after_cjk():
+    assert ASCII_PERIOD.search("待ってから呼び直す.") and ASCII_PERIOD.search("然后重新调用. 下一步")
+    assert not ASCII_PERIOD.search("notes.txt を読む。") and not ASCII_PERIOD.search("ファイル.txt") \
+        and not ASCII_PERIOD.search("呼び直す…")

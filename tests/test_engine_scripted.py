@@ -252,7 +252,7 @@ def test_a_scenario_run_in_japanese_is_japanese_from_task_to_answer(name, shared
     for words in model_words(run):
         assert JAPANESE.search(words), words
         left = re.sub(r"\b(?:tool_use|tool_result|tools?|messag\w*|user|assistant|system|prompt|max_tokens|stop_reason|"
-                      r"model|response|block|turn|loop\.log|loop|agent|write-back|append|workspace|hello\.py|notes\.txt|"
+                      r"model|response|block|turn|loop\.log|loop|sub-agent|agent|write-back|append|workspace|hello\.py|notes\.txt|"
                       r"Python|UTC|wc|ls|find|README\.txt|API|key|Anthropic|ANTHROPIC_API_KEY|Loopscope|"
                       r"grep|greet|src/[\w./]+|part\d\.txt|compact|usr/bin)\b", "", words)
         assert not re.search(r"[A-Za-z]{3,}", left), left

@@ -502,10 +502,13 @@ LATEST_CHARS = 2000
 TASK_LABEL = N_("Task:")
 DONE_LABEL = N_("What was done:")
 SAID = N_("- said: {said}")
-USED = N_("- used {tool} {input}")
+USED = N_("- used {tool}: {input}")
 NOTHING_YET = N_("- nothing yet")
 NEWEST = N_("Current state: {n} tool_result(s) since the last summary; the newest said:")
 NOTHING_RAN = N_("Current state: no tool has run since the last summary.")
+# The first summary has no summary before it: it counts from the start
+NEWEST_START = N_("Current state: {n} tool_result(s) since the start; the newest said:")
+NOTHING_RAN_START = N_("Current state: no tool has run since the start.")
 MORE_CHARS = N_("… ({n} more characters)")
 
 
@@ -521,12 +524,23 @@ def _summary_parts(summary: str) -> tuple[str, str]:
 
 def _newest_in(summary: str, lang: str) -> str:
     """The newest tool output a summary quotes in full ("" when none, or when it was cut short)."""
-    marker = say(lang, NEWEST, n=0).split("0")[-1].strip()  # the label's end, before the output
-    if not summary or marker not in summary:
+    markers = [say(lang, label, n=0).split("0")[-1].strip() for label in (NEWEST, NEWEST_START)]  # the label's end
+    marker = max(markers, key=lambda m: summary.rfind(m) if m else -1) if summary else ""
+    if not summary or not marker or marker not in summary:
         return ""
     newest = summary.rsplit(marker, 1)[1].removeprefix("\n")
     cut = re.escape(say(lang, MORE_CHARS, n=0)).replace("0", r"\d+")
     return "" if re.search(r"\n" + cut + "$", newest) else newest
+
+
+def _input_words(tool_input: object) -> str:
+    """A tool's input as a summary says it: the command itself when the input is one text (bash's
+    {"command": …}), else its JSON."""
+    if isinstance(tool_input, dict) and len(tool_input) == 1:
+        (value,) = tool_input.values()
+        if isinstance(value, str):
+            return " ".join(value.split())
+    return json.dumps(tool_input, ensure_ascii=False)
 
 
 def summarize(conversation: str) -> str:
@@ -552,15 +566,14 @@ def summarize(conversation: str) -> str:
             if block.get("type") == "text" and message.get("role") == "assistant" and str(block.get("text", "")).strip():
                 done.append(say(lang, SAID, said=" ".join(str(block["text"]).split())))
             elif block.get("type") == "tool_use":
-                done.append(say(lang, USED, tool=block.get("name"),
-                                input=json.dumps(block.get("input"), ensure_ascii=False)))
+                done.append(say(lang, USED, tool=block.get("name"), input=_input_words(block.get("input"))))
     results = [b for m in messages for b in rules.tool_results(m)]
     if results:  # the newest result in full (a summary keeps the critical details): nobody has read it yet
         latest = _out(results[-1])
         cut = "\n" + say(lang, MORE_CHARS, n=len(latest) - LATEST_CHARS) if len(latest) > LATEST_CHARS else ""
-        state = [say(lang, NEWEST, n=len(results)), latest[:LATEST_CHARS] + cut]
+        state = [say(lang, NEWEST if earlier else NEWEST_START, n=len(results)), latest[:LATEST_CHARS] + cut]
     else:
-        state = [say(lang, NOTHING_RAN)]
+        state = [say(lang, NOTHING_RAN if earlier else NOTHING_RAN_START)]
     return "\n".join([f"{say(lang, TASK_LABEL)} {task}", say(lang, DONE_LABEL), *(done or [say(lang, NOTHING_YET)]),
                       *state])
 

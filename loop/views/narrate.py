@@ -61,6 +61,16 @@ def why_in(step, lang: str) -> str:
     return say(lang, why)
 
 
+def planned_wait(trace: Trace, index: int) -> object:
+    """The wait the `retry` step just before step `index` (in its thread) planned, as it recorded it; None when
+    the step before is no retry that waits."""
+    before = trace.previous_in_thread(index)
+    step = trace.steps[before] if before is not None else None
+    if step is None or step.stage != "retry" or step.detail.gave_up:
+        return None
+    return step.detail.wait_s
+
+
 def what(trace: Trace, index: int, lang: str = "en") -> str:
     """What step `index` did, in one line of `lang` (commands, outputs and ids as they are)."""
     step = trace.steps[index]
@@ -76,7 +86,7 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         line = say(lang, "stop_reason={stop} · content {kinds} · tokens in {input} out {output}",
                    stop=response.get("stop_reason"), kinds=kinds, input=usage.get("input_tokens"),
                    output=usage.get("output_tokens"))
-        return line + complete.call_extras(d, lang)
+        return line + complete.call_extras(d, lang, planned_wait(trace, index))
     if step.stage in complete.LINES:  # the complete loop's own stages (retry, refused, recover)
         return complete.LINES[step.stage](step, lang) + complete.reason(step)
     if step.stage == "append_assistant":

@@ -88,11 +88,16 @@ def reason(step) -> str:
     return f" · transition_reason={step.transition_reason}"
 
 
-def call_extras(d: CallModelDetail, lang: str) -> str:
-    """What a call of the complete loop adds to its line: the attempt it took, the tools it started early."""
+def call_extras(d: CallModelDetail, lang: str, planned: object = None) -> str:
+    """What a call of the complete loop adds to its line: the attempt it took, the tools it started early.
+
+    The wait is the one the retry step before it planned (`planned`), said with the same figure as there: the
+    time measured since the failure also holds the script's own time (and a learner's pause before Step). A
+    skipped wait says the time measured, shorter than the one planned."""
     out = ""
     if number(d.attempt, 1) > 1:
-        out += " · " + say(lang, "attempt {k}, after waiting {s} s", k=d.attempt, s=f"{number(d.waited_s):.2f}")
+        waited = d.waited_s if d.skipped or number(planned, None) is None else planned
+        out += " · " + say(lang, "attempt {k}, after waiting {s} s", k=d.attempt, s=f"{number(waited):.2f}")
         if d.skipped:
             out += " " + say(lang, "(the wait was skipped)")
     if d.early_start and isinstance(d.early_start, list):

@@ -7,7 +7,7 @@ fails leaves the trace as it was; the error says what to do and Retry repeats it
 The keys Home, ←, → and End move the cursor over the recorded steps and never
 execute a stage: a key pressed by mistake in front of a class must not call a
 model or run a command. So → is Step's key only where Step just moves, and End
-is Last's key in a live run (in a replay, Run to end only jumps, and End is its).
+is Go to last step's key in a live run (in a replay, Run to end only jumps, and End is its).
 """
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
                       shortcut=None if live and at_end else "Right",  # at the end it executes: a click only
                       on_click=_ask, args=(key, "step"))
             if live:
-                st.button(t("Last"), key=f"{key}-last", disabled=at_end,
+                st.button(t("Go to last step"), key=f"{key}-last", disabled=at_end,
                           icon=":material/last_page:", icon_position="right", shortcut="End",
                           on_click=_ask, args=(key, "last"), help=t("Jump to the last recorded step; nothing runs."))
             st.button(t("Run to end"), key=f"{key}-to-end", disabled=ended or bool(gated),
