@@ -40,6 +40,10 @@ PALETTE = {
 }
 
 CSS = """<style>
+/* a projector's 800 px: the page starts just under Streamlit's toolbar (not 6rem down), and the title is a size
+   smaller, so the stage's note comes on the first screen (presenter mode sets its own) */
+[data-testid="stMainBlockContainer"] { padding-top: 3.75rem !important; }
+.st-key-title-row h1 { font-size: 2.25rem; padding: 0.75rem 0 0.5rem; }
 .ls-grid { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1rem 3rem; }
 .ls-grid.ls-present { grid-template-columns: minmax(0, 1.05fr) minmax(0, 1fr); gap: 0.5rem 1.2rem; }
 /* the complete loop's picture is a column wider: on a projector its stages keep the note's size */
