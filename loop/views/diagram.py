@@ -119,6 +119,11 @@ COMPLETE_TAKEN = {  # (stage before, stage now) -> the edge that led here
     ("user_request", "retry"): ("model", "retry"), ("write_back", "retry"): ("model", "retry"),
     ("recover", "retry"): ("model", "retry"), ("compact", "retry"): ("model", "retry"),
 }
+# Where the complete loop's edges meet stage 2's right side, from the top, in font sizes from its middle: each
+# arrowhead apart from the next and from the line that leaves, and no two of them crossing on the way (the one that
+# leaves runs up the inner lane, over the ones that come in).
+MODEL_PORTS = {("model", "retry"): -1.15, ("retry", "model"): -0.55, ("compact", "model"): 0.3,
+               ("recover", "model"): 1.15}
 # A sub-agent's loop: the chapter's stages with its own first and last words.
 CHILD_WORDS = {"user": N_("1 · the task's prompt\ninto its own messages"), "done": N_("its final text\ngoes back")}
 CHILD_LABEL = N_("a sub-agent's loop (its own messages)")
@@ -156,6 +161,12 @@ def text_width(text: str, font: float) -> float:
         else:
             width += 0.51
     return width * font
+
+
+def room(text: str, font: float) -> float:
+    """The room kept for an edge's label: a CJK character 1 em, any other 0.55 em, wider than the page's font draws
+    any label (its Latin letters are 0.45-0.51 em on average), so that no label runs into a line or the turn box."""
+    return sum(1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.55 for ch in text) * font
 
 
 def _arrow(x: float, y: float, dx: float, dy: float, colour: str, size: float) -> str:
@@ -203,30 +214,38 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
         # picture, and so shrink every stage's text
         two = name in ("compact", "retry", "recover") or name in words  # (a sub-agent's own first and last words: as long)
         lines[name] = [text.replace("\n", " ")] if size.short and not two else text.split("\n")
-    box = {}
+    box, taller = {}, 0.0
     for name, node in nodes.items():
         w = max(text_width(line, size.font) for line in lines[name]) + 2 * size.pad_x
         h = len(lines[name]) * line_h + 2 * size.pad_y
         if node.shape == "diamond":
             w, h = w * 1.3, h * 1.45
+        if complete and name == "model":  # tall enough for the four edges that meet it on the right; the turn
+            taller = max(0.0, 3.1 * size.font - h) / 2  # box's top rises with its top, and the labels above it
+            h += 2 * taller
         box[name] = (w, h)
     rail = size.font * 2.2  # the left rail of "next turn", with its label beside it
     col0 = max(box[n][0] for n, node in nodes.items() if node.col == 0)
     cx0 = rail + 14 + col0 / 2
     # the turn box's right side: past the widest stage of column 0 and the self-loop's label, which the complete
     # loop puts under the self-loop (right of it, its width would widen the picture and shrink all its text)
-    loop_label = text_width(translate("next tool_use"), size.small)
+    loop_label = room(translate("next tool_use"), size.small)
     loop_label_x = max(cx0 + 8, cx0 + box["tools"][0] / 2 + 22 - loop_label)  # where it starts, under the loop
     right_of_col0 = cx0 + max(max(box[n][0] for n, node in nodes.items() if node.in_turn) / 2 + 12,
-                              box["tools"][0] / 2 + (30 if complete else loop_label + 30))
+                              box["tools"][0] / 2 + (30 if complete else room(translate("next tool_use"), size.small)
+                                                     + 34))
     if complete:
         right_of_col0 = max(right_of_col0, loop_label_x + loop_label + 8)
+    else:  # "max turns" inside the turn box, right of stage 5: right of the box, a sub-agent's link runs down
+        right_of_col0 = max(right_of_col0, cx0 + box["back"][0] / 2 + 6 + room(translate("max turns"), size.small)
+                            + 8)
     col1 = max(box[n][0] for n, node in nodes.items() if node.col == 1)
     left_of_col1 = right_of_col0 + 22
     lanes = (right_of_col0 + 6, right_of_col0 + 15)  # the complete loop's edges run up and down these two
-    if compact and not complete:  # room for "before a call" between stage 2 and the compact stage
-        left_of_col1 = max(left_of_col1, cx0 + box["model"][0] / 2 + text_width(translate("before a call"),
-                                                                                  size.small) + 20)
+    if not complete:  # room for "no" and "before a call" between the turn box and the right column
+        labels = [translate("no")] + ([translate("before a call")] if compact else [])
+        left_of_col1 = max([left_of_col1] + [right_of_col0 - 4 + room(text, size.small) + 14 + size.font * 0.9
+                                             for text in labels])
     if complete:  # right of the lanes, the labels of the edges that run across: "before a call", "failed"
         left_of_col1 = max(left_of_col1 + 16, lanes[0] + 12 + text_width(translate("before a call"), size.small),
                            lanes[1] + 12 + text_width(translate("failed"), size.small))
@@ -238,7 +257,7 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
     for r in range(rows):
         # room for the turn box's name above stage 2; the complete loop's "call again" and "too long" labels
         # share that space, one above the other
-        extra = size.small * (3.2 if complete else 1.7) if r == 1 else 0
+        extra = size.small * 3.2 + taller if complete and r == 1 else size.small * 1.7 if r == 1 else 0
         if complete and r in (2, 5):  # under stage 4 and the compact stage, their self-loops' labels
             extra = max(0.0, size.small * 1.6 + 3 - size.gap)
         if complete and r == 4:  # "yes", between stop_reason and stage 4
@@ -317,27 +336,32 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
             tx, ty = edge_of(e.b, "bottom")
             parts.append(f'<path d="M {sx:.1f} {sy:.1f} H {tx:.1f} V {ty + 1:.1f}" {stroke}/>')
             parts.append(_arrow(tx, ty, 0, -1, colour, head))
-            if label:  # along the horizontal stretch, right of the turn box
+            if label and complete:  # along the horizontal stretch, right of the turn box
                 parts.append(_label((right_of_col0 + tx) / 2 + 6, sy - size.small * 0.75, label, size.small, ink))
+            elif label:  # above it, right of stage 5 in the turn box: right of the box a sub-agent's link runs down
+                parts.append(_label(sx + 6, sy - size.small * 0.75, label, size.small, ink, anchor="start"))
         elif a.col == b.col:
             sx, sy = edge_of(e.a, "bottom")
             tx, ty = edge_of(e.b, "top")
             parts.append(f'<path d="M {sx:.1f} {sy:.1f} V {ty - 1:.1f}" {stroke}/>')
             parts.append(_arrow(tx, ty, 0, 1, colour, head))
-            if label:
-                parts.append(_label(sx + 6, (sy + ty) / 2, label, size.small, ink, anchor="start"))
+            if label:  # right of the line and of its arrowhead (wider when the edge is drawn bold)
+                parts.append(_label(sx + size.font * 0.35 + 3, (sy + ty) / 2, label, size.small, ink, anchor="start"))
         else:  # one row
             right = b.col > a.col
             sx, sy = edge_of(e.a, "right" if right else "left")
             tx, ty = edge_of(e.b, "left" if right else "right")
+            if complete and (e.a, e.b) in MODEL_PORTS:
+                sy = ty = ty + MODEL_PORTS[e.a, e.b] * size.font
             parts.append(f'<path d="M {sx:.1f} {sy:.1f} H {tx - 1 if right else tx + 1:.1f}" {stroke}/>')
             parts.append(_arrow(tx, ty, 1 if right else -1, 0, colour, head))
             if label and complete and e.b == "done":  # under it, past the lanes of the complete loop's edges
                 parts.append(_label((lanes[1] + tx) / 2, sy + size.small * 0.8, label, size.small, ink))
             elif label and complete:  # "before a call": under it, right of the lane that runs down from it
                 parts.append(_label(lanes[0] + 6, sy + size.small * 0.8, label, size.small, ink, anchor="start"))
-            elif label:
-                parts.append(_label((sx + tx) / 2, sy - size.small * 0.75, label, size.small, ink))
+            elif label:  # above it, right of the turn box
+                start, end = max(min(sx, tx), x1), max(sx, tx) - (head * 1.3 if right else 0)  # its arrowhead
+                parts.append(_label((start + end) / 2, sy - size.small * 0.75, label, size.small, ink))
         parts.append("</g>")
 
     if complete:
@@ -387,17 +411,18 @@ def _complete_edges(centre: dict, box: dict, lanes: tuple, right: float, turn_to
     def between(upper: str, lower: str) -> float:  # the middle of the open space between two stages' rows
         return (side(upper, "bottom")[1] + side(lower, "top")[1]) / 2
 
-    mh = box["model"][1] / 4
+    port = {edge: at * size.font for edge, at in MODEL_PORTS.items()}
     l1, l2 = lanes
     over = min(turn_top, side("compact", "top")[1]) - 8  # "too long" runs above the turn box and the compact stage
     small = size.small
     retry_in = (side("retry", "left")[0] + l2) / 2  # "failed": under its edge, between the lanes and the stage
     routes = [  # (a, b, label, points, dashed, where the label goes: x, y, anchor, turned)
-        ("model", "retry", N_("failed"), [side("model", "right", -mh), (l1, None), (None, centre["retry"][1] + 6),
+        ("model", "retry", N_("failed"), [side("model", "right", port["model", "retry"]), (l1, None), (None, centre["retry"][1] + 6),
                                           side("retry", "left", 6)], False,
          (retry_in + 2, centre["retry"][1] + 6 + small * 0.8, "middle", False)),
-        ("retry", "model", N_("call again"), [side("retry", "left", -6), (l2, None), (None, centre["model"][1] - mh - 5),
-                                              side("model", "right", -mh - 5)], False,
+        ("retry", "model", N_("call again"), [side("retry", "left", -6), (l2, None),
+                                              (None, centre["model"][1] + port["retry", "model"]),
+                                              side("model", "right", port["retry", "model"])], False,
          (l2 + 5, side("retry", "bottom")[1] + small * 0.8, "start", False)),
         ("retry", "done", N_("no retry left"), [side("retry", "right"), (right, None), (None, "done"),
                                                 side("done", "right")], True,
@@ -405,8 +430,9 @@ def _complete_edges(centre: dict, box: dict, lanes: tuple, right: float, turn_to
         ("decide", "recover", N_("max_tokens"), [side("decide", "right", -6), (l2, None),
                                                  (None, centre["recover"][1] - 5), side("recover", "left", -5)], False,
          (l2 + 5, between("recover", "done"), "start", False)),
-        ("recover", "model", N_("continue"), [side("recover", "left", 5), (l1, None), (None, centre["model"][1] + mh),
-                                              side("model", "right", mh)], False,
+        ("recover", "model", N_("continue"), [side("recover", "left", 5), (l1, None),
+                                              (None, centre["model"][1] + port["recover", "model"]),
+                                              side("model", "right", port["recover", "model"])], False,
          (l1 + 5, between("compact", "recover"), "start", False)),
         ("model", "compact", N_("too long"), [side("model", "top", box["model"][0] / 4), (None, over),
                                               (centre["compact"][0], None), side("compact", "top")], False,
@@ -490,18 +516,25 @@ def svg(stage: str | None = None, previous: str | None = None, *, continues: boo
         parts.append(_label(fx + 12, fy + title_h / 2, translate(CHILD_LABEL), small.small, "#495057", anchor="start"))
         parts.append(f'<g transform="translate({fx + 6:.1f},{fy + title_h:.1f})">' + "".join(sub.parts) + "</g>")
         parts.append("</g>")
-        # One dashed link between the tool stage and the frame, under the tool stage's own loop: "task" goes
-        # down into the sub-agent, "tool_result" comes back up (bold at the step that takes the answer).
+        # One dashed link between the tool stage and the frame: "task" goes down into the sub-agent, "tool_result"
+        # comes back up (bold at the step that takes the answer). It leaves the tool stage's bottom, left of the
+        # stage's own loop and its arrowhead, runs right between stages 4 and 5, and down right of the turn box;
+        # in the complete loop, whose self-loop label is under stage 4, it leaves the stage's top instead.
         tx, ty = main.centre["tools"]
-        sx, y = tx + main.box["tools"][0] / 2, ty + main.box["tools"][1] / 2 - 3
+        sx, end = tx + main.box["tools"][0] / 2 - max(12.0, size.font), ty + main.box["tools"][1] / 2
+        y = (end + main.centre["back"][1] - main.box["back"][1] / 2) / 2
+        if complete:
+            end = ty - main.box["tools"][1] / 2
+            y = (end + main.centre["decide"][1] + main.box["decide"][1] / 2) / 2
         lane = main.right_of_turn + 8
         lit_it = bool(child.get("returned"))
         colour = LIT_LINE if lit_it else EDGE_INK
         stroke = f'stroke="{colour}" stroke-width="{3.2 if lit_it else 1.3}" fill="none" stroke-dasharray="5 4"'
         parts.append(f'<g class="ls-edge{" ls-taken" if lit_it else ""}" data-edge="tools-child">')
-        parts.append(f'<path d="M {sx + 1:.1f} {y:.1f} H {lane:.1f} V {fy - 1:.1f}" {stroke}/>')
+        parts.append(f'<path d="M {sx:.1f} {end + (-1 if complete else 1):.1f} V {y:.1f} H {lane:.1f} V {fy - 1:.1f}" '
+                     f'{stroke}/>')
         parts.append(_arrow(lane, fy, 0, 1, colour, size.font * 0.55))
-        parts.append(_arrow(sx, y, -1, 0, colour, size.font * 0.55))
+        parts.append(_arrow(sx, end, 0, 1 if complete else -1, colour, size.font * 0.55))
         parts.append(_label(lane + 6, fy - size.small * 0.9, "task ↓ ↑ tool_result", size.small,
                             LIT_LINE if lit_it else "#495057", anchor="start"))
         parts.append("</g>")
