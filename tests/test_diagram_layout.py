@@ -174,8 +174,8 @@ def _crosses(a: tuple, b: tuple, box: tuple) -> bool:
     return t0 < t1
 
 
-def _overlap(a: tuple, b: tuple) -> bool:
-    return min(a[2], b[2]) - max(a[0], b[0]) > SLACK and min(a[3], b[3]) - max(a[1], b[1]) > SLACK
+def _overlap(a: tuple, b: tuple, slack: float = SLACK) -> bool:
+    return min(a[2], b[2]) - max(a[0], b[0]) >= slack and min(a[3], b[3]) - max(a[1], b[1]) >= slack
 
 
 def layout(picture: str) -> tuple[list, list]:
@@ -214,20 +214,25 @@ def layout(picture: str) -> tuple[list, list]:
 def tangles(picture: str) -> list[str]:
     """Every label over another, and every edge (or the turn box) through a label."""
     labels, lines = layout(picture)
+    lines = [(what, line, kind, _bounds(line)) for what, line, kind in lines]
+
+    def through(line: list, bounds: tuple, box: tuple) -> bool:
+        return _overlap(bounds, box, 0.0) and any(_crosses(a, b, box) for a, b in zip(line, line[1:]))
+
     out = []
     for i, (name, box, group) in enumerate(labels):
         for other, box2, group2 in labels[i + 1:]:
             # a stage's two lines are set a line height apart: their estimated boxes may touch
             if not (group == group2 and group and group.startswith("stage")) and _overlap(box, box2):
                 out.append(f"{name} over {other}")
-        for what, line, _ in lines:
-            if any(_crosses(a, b, box) for a, b in zip(line, line[1:])):
+        for what, line, _, bounds in lines:
+            if through(line, bounds, box):
                 out.append(f"{what} through {name}")
     # where edges meet a stage, each arrowhead stands apart: not over another edge's arrowhead or line
-    heads = [(what, _bounds(line)) for what, line, kind in lines if kind == "arrowhead"]
-    for i, (what, box) in enumerate(heads):
-        for other, line, kind in lines:
-            if other != what and other != "the turn box" and any(_crosses(a, b, box) for a, b in zip(line, line[1:])):
+    heads = [(what, bounds) for what, _, kind, bounds in lines if kind == "arrowhead"]
+    for what, box in heads:
+        for other, line, kind, bounds in lines:
+            if other != what and other != "the turn box" and through(line, bounds, box):
                 out.append(f"{other}'s {kind} through the arrowhead of {what}")
     return out
 

@@ -191,12 +191,15 @@ class _Drawing:
     centre: dict
     box: dict
     right_of_turn: float
+    lane: float  # where a sub-agent's link runs down
 
 
 def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, translate: Callable[[str], str],
           size: Size, compact: bool = False, words: dict | None = None, dim: bool = False,
-          complete: bool = False) -> _Drawing:
+          complete: bool = False, linked: bool = False) -> _Drawing:
     """One loop laid out on the grid: `lit` filled, `taken` drawn bold; `words` replaces a node's label.
+
+    `linked`: a sub-agent's loop is drawn under this one, its link running down from stage 4 (`_Drawing.lane`).
 
     `complete` adds the complete loop's retry and recovery stages in the right column, their edges routed in
     lanes between the turn box and that column."""
@@ -236,16 +239,25 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
                                                      + 34))
     if complete:
         right_of_col0 = max(right_of_col0, loop_label_x + loop_label + 8)
-    else:  # "max turns" inside the turn box, right of stage 5: right of the box, a sub-agent's link runs down
-        right_of_col0 = max(right_of_col0, cx0 + box["back"][0] / 2 + 6 + room(translate("max turns"), size.small)
-                            + 8)
     col1 = max(box[n][0] for n, node in nodes.items() if node.col == 1)
     left_of_col1 = right_of_col0 + 22
     lanes = (right_of_col0 + 6, right_of_col0 + 15)  # the complete loop's edges run up and down these two
-    if not complete:  # room for "no" and "before a call" between the turn box and the right column
-        labels = [translate("no")] + ([translate("before a call")] if compact else [])
-        left_of_col1 = max([left_of_col1] + [right_of_col0 - 4 + room(text, size.small) + 14 + size.font * 0.9
-                                             for text in labels])
+    x1 = right_of_col0 - 4  # the turn box's right side
+    # a sub-agent's link runs down right of stage 5, in the turn box when there is room, else right of it
+    lane = x1 + 12
+    if linked and not complete:
+        lane_in = max(cx0 + box["tools"][0] / 2 - max(12.0, size.font), cx0 + box["back"][0] / 2 + 10)
+        lane = lane_in if lane_in <= x1 - 8 else lane
+    clear = size.font * 0.7 * 1.3  # a bold arrowhead's length, and a little more: a label stays clear of it
+    fits = {}  # an edge label of the chapter's loop that fits in the turn box, between its stage and the box's side
+    if not complete:  # else between the turn box and the right column: room for it there
+        for name, label in (("decide", "no"), ("model", "before a call")):
+            text = room(translate(label), size.small)
+            fits[label] = x1 - 4 - (cx0 + box[name][0] / 2 + clear) >= text
+            if not fits[label] and (label == "no" or compact):
+                left_of_col1 = max(left_of_col1, x1 + 4 + text + clear)
+        # "max turns" along the line to the end, right of the turn box (or of the link) and left of where it turns
+        left_of_col1 = max(left_of_col1, max(x1, lane) + 6 + room(translate("max turns"), size.small) + 6 - col1 / 2)
     if complete:  # right of the lanes, the labels of the edges that run across: "before a call", "failed"
         left_of_col1 = max(left_of_col1 + 16, lanes[0] + 12 + text_width(translate("before a call"), size.small),
                            lanes[1] + 12 + text_width(translate("failed"), size.small))
@@ -284,7 +296,6 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
     inside = [n for n, node in nodes.items() if node.in_turn]
     x0 = rail - 2
     y0 = min(centre[n][1] - box[n][1] / 2 for n in inside) - size.small * 1.5
-    x1 = right_of_col0 - 4
     y1 = max(centre[n][1] + box[n][1] / 2 for n in inside) + 8
     turn_line = DIM if dim else TURN_LINE
     parts.append(f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{x1 - x0:.1f}" height="{y1 - y0:.1f}" rx="10" fill="none"'
@@ -338,8 +349,8 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
             parts.append(_arrow(tx, ty, 0, -1, colour, head))
             if label and complete:  # along the horizontal stretch, right of the turn box
                 parts.append(_label((right_of_col0 + tx) / 2 + 6, sy - size.small * 0.75, label, size.small, ink))
-            elif label:  # above it, right of stage 5 in the turn box: right of the box a sub-agent's link runs down
-                parts.append(_label(sx + 6, sy - size.small * 0.75, label, size.small, ink, anchor="start"))
+            elif label:  # right of the turn box and of a sub-agent's link, left of where it turns up
+                parts.append(_label((max(x1, lane) + tx) / 2, sy - size.small * 0.75, label, size.small, ink))
         elif a.col == b.col:
             sx, sy = edge_of(e.a, "bottom")
             tx, ty = edge_of(e.b, "top")
@@ -359,8 +370,9 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
                 parts.append(_label((lanes[1] + tx) / 2, sy + size.small * 0.8, label, size.small, ink))
             elif label and complete:  # "before a call": under it, right of the lane that runs down from it
                 parts.append(_label(lanes[0] + 6, sy + size.small * 0.8, label, size.small, ink, anchor="start"))
-            elif label:  # above it, right of the turn box
-                start, end = max(min(sx, tx), x1), max(sx, tx) - (head * 1.3 if right else 0)  # its arrowhead
+            elif label:  # above it, in the turn box or right of it, clear of its arrowhead
+                start, end = min(sx, tx) + (0 if right else clear), max(sx, tx) - (clear if right else 0)
+                start, end = (start, x1) if fits.get(e.label) else (max(start, x1), end)
                 parts.append(_label((start + end) / 2, sy - size.small * 0.75, label, size.small, ink))
         parts.append("</g>")
 
@@ -391,7 +403,7 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
         for i, text in enumerate(lines[name]):
             parts.append(_label(x, first + i * line_h, text, size.font, "#868e96" if dim else INK, bold=name == lit))
         parts.append("</g>")
-    return _Drawing(parts, width, height, centre, box, right_of_col0)
+    return _Drawing(parts, width, height, centre, box, right_of_col0, lane)
 
 
 def _complete_edges(centre: dict, box: dict, lanes: tuple, right: float, turn_top: float, taken: tuple | None,
@@ -501,14 +513,14 @@ def svg(stage: str | None = None, previous: str | None = None, *, continues: boo
         return _inside(child, turn, translate, size)
     lit, taken = _lit_and_taken(stage, previous, continues, complete, ended, recovering)
     main = _draw(lit, taken, ended=ended, turn=turn, translate=translate, size=size, compact=compact,
-                 complete=complete)
+                 complete=complete, linked=child is not None)
     parts, width, height = list(main.parts), main.width, main.height
     if child is not None:  # a sub-agent's loop, not entered at this step: drawn small and dim under the chapter's
         small = Size(font=round(size.font * 0.85, 1), pad_x=size.pad_x * 0.8, pad_y=size.pad_y * 0.8,
                      gap=size.gap * 0.6, short=True)
         sub = _draw(None, None, ended=False, turn=1, translate=translate, size=small, words=CHILD_WORDS, dim=True)
         title_h = small.small * 2.2
-        fx, fy = 4.0, height + 18
+        fx, fy = 4.0, height + max(18.0, 4 + size.small * 1.4)  # the link's label above it, under the turn box
         fw, fh = max(sub.width + 12, text_width(translate(CHILD_LABEL), small.small) + 24), sub.height + title_h + 6
         parts.append('<g class="ls-child">')
         parts.append(f'<rect x="{fx:.1f}" y="{fy:.1f}" width="{fw:.1f}" height="{fh:.1f}" rx="12" fill="none" '
@@ -526,7 +538,7 @@ def svg(stage: str | None = None, previous: str | None = None, *, continues: boo
         if complete:
             end = ty - main.box["tools"][1] / 2
             y = (end + main.centre["decide"][1] + main.box["decide"][1] / 2) / 2
-        lane = main.right_of_turn + 8
+        lane = main.lane
         lit_it = bool(child.get("returned"))
         colour = LIT_LINE if lit_it else EDGE_INK
         stroke = f'stroke="{colour}" stroke-width="{3.2 if lit_it else 1.3}" fill="none" stroke-dasharray="5 4"'
