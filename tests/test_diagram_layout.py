@@ -25,6 +25,7 @@ LANGS = ("en", "ja", "zh")
 SIZES = {"normal": NORMAL, "large": LARGE}
 SVG = "{http://www.w3.org/2000/svg}"
 SLACK = 0.5  # px: a line that only touches a box's edge does not cross it
+APART = 1.5  # px: the least room around an arrowhead, free of other edges, for a reader to tell them apart
 
 
 def _stages(complete: bool) -> list[dict]:
@@ -228,8 +229,9 @@ def tangles(picture: str) -> list[str]:
         for what, line, _, bounds in lines:
             if through(line, bounds, box):
                 out.append(f"{what} through {name}")
-    # where edges meet a stage, each arrowhead stands apart: not over another edge's arrowhead or line
-    heads = [(what, bounds) for what, _, kind, bounds in lines if kind == "arrowhead"]
+    # where edges meet a stage, each arrowhead stands apart: no other edge's arrowhead or line over it or at its side
+    heads = [(what, (b[0] - APART, b[1] - APART, b[2] + APART, b[3] + APART))
+             for what, _, kind, b in lines if kind == "arrowhead"]
     for what, box in heads:
         for other, line, kind, bounds in lines:
             if other != what and other != "the turn box" and through(line, bounds, box):
@@ -252,3 +254,24 @@ def test_no_label_of_the_diagram_is_over_another_or_crossed_by_an_edge(lang, siz
         for clash in clashes:
             found.setdefault(clash, f"{kind} {args}")
     assert found == {}, "\n".join(f"{clash}  (first at: {where})" for clash, where in found.items())
+
+
+def test_in_presenter_mode_the_sub_agent_s_task_link_does_not_cross_max_turns():
+    # subagent step 24 in Japanese: the parent takes the sub-agent's answer, the link drawn bold
+    from pathlib import Path
+
+    from loop.files import transcript
+    from loop.views.step import view
+
+    trace = transcript.load(Path(__file__).resolve().parent.parent / "samples" / "ja" / "subagent.json")
+    record = view(trace, 23, "ja")
+    picture = svg(**record.diagram, translate=functools.partial(say, "ja"), size=LARGE)
+    assert 'data-edge="tools-child"' in picture and "最大 turn 数" in picture
+    assert [clash for clash in tangles(picture) if "tools-child" in clash or "最大 turn 数" in clash] == []
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_complete_loop_s_edges_meet_call_the_model_apart(lang):
+    # overloaded, profile complete, at 1280 px: four edges end or start on stage 2's right side
+    picture = svg(stage="retry", previous="call_model", complete=True, translate=functools.partial(say, lang))
+    assert [clash for clash in tangles(picture) if "model" in clash] == []
