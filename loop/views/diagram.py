@@ -129,6 +129,9 @@ CHILD_WORDS = {"user": N_("1 · the task's prompt\ninto its own messages"), "don
 CHILD_LABEL = N_("a sub-agent's loop (its own messages)")
 
 
+LOOP_OUT = 16.5  # px: how far a stage's self-loop reaches out of its right side
+
+
 @dataclass(frozen=True)
 class Size:
     font: float  # px, node labels
@@ -235,29 +238,30 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
     loop_label = room(translate("next tool_use"), size.small)
     loop_label_x = max(cx0 + 8, cx0 + box["tools"][0] / 2 + 22 - loop_label)  # where it starts, under the loop
     right_of_col0 = cx0 + max(max(box[n][0] for n, node in nodes.items() if node.in_turn) / 2 + 12,
-                              box["tools"][0] / 2 + (30 if complete else room(translate("next tool_use"), size.small)
-                                                     + 34))
+                              box["tools"][0] / 2 + (30 if complete else LOOP_OUT + 4 + loop_label + 8))
     if complete:
         right_of_col0 = max(right_of_col0, loop_label_x + loop_label + 8)
     col1 = max(box[n][0] for n, node in nodes.items() if node.col == 1)
     left_of_col1 = right_of_col0 + 22
     lanes = (right_of_col0 + 6, right_of_col0 + 15)  # the complete loop's edges run up and down these two
     x1 = right_of_col0 - 4  # the turn box's right side
-    # a sub-agent's link runs down right of stage 5, in the turn box when there is room, else right of it
+    # "max turns" above its line: in the turn box right of stage 5 when it fits there, else right of the box; a
+    # sub-agent's link runs down right of stage 5 where the label is not, in the turn box when there is room
+    max_turns = room(translate("max turns"), size.small)
+    fits = {"max turns": not complete and cx0 + box["back"][0] / 2 + 6 + max_turns + 4 <= x1}
     lane = x1 + 12
-    if linked and not complete:
+    if linked and not complete and not fits["max turns"]:
         lane_in = max(cx0 + box["tools"][0] / 2 - max(12.0, size.font), cx0 + box["back"][0] / 2 + 10)
         lane = lane_in if lane_in <= x1 - 8 else lane
     clear = size.font * 0.7 * 1.3  # a bold arrowhead's length, and a little more: a label stays clear of it
-    fits = {}  # an edge label of the chapter's loop that fits in the turn box, between its stage and the box's side
-    if not complete:  # else between the turn box and the right column: room for it there
+    if not complete:  # "no" and "before a call": in the turn box, between their stage and its side, if they fit  # else between the turn box and the right column: room for it there
         for name, label in (("decide", "no"), ("model", "before a call")):
             text = room(translate(label), size.small)
             fits[label] = x1 - 4 - (cx0 + box[name][0] / 2 + clear) >= text
             if not fits[label] and (label == "no" or compact):
                 left_of_col1 = max(left_of_col1, x1 + 4 + text + clear)
-        # "max turns" along the line to the end, right of the turn box (or of the link) and left of where it turns
-        left_of_col1 = max(left_of_col1, max(x1, lane) + 6 + room(translate("max turns"), size.small) + 6 - col1 / 2)
+        if not fits["max turns"]:  # right of the turn box (or of the link), left of where its line turns up
+            left_of_col1 = max(left_of_col1, max(x1, lane) + 6 + max_turns + 6 - col1 / 2)
     if complete:  # right of the lanes, the labels of the edges that run across: "before a call", "failed"
         left_of_col1 = max(left_of_col1 + 16, lanes[0] + 12 + text_width(translate("before a call"), size.small),
                            lanes[1] + 12 + text_width(translate("failed"), size.small))
@@ -319,7 +323,7 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
             x, y = edge_of(e.a, "right")
             h = box[e.a][1]
             y_out, y_in = y - h / 4, y + h / 4
-            bulge = 22
+            bulge = LOOP_OUT / 0.75  # a cubic curve reaches 3/4 of the way to its control points
             parts.append(f'<path d="M {x:.1f} {y_out:.1f} C {x + bulge:.1f} {y_out - 6:.1f}, {x + bulge:.1f} '
                          f'{y_in + 6:.1f}, {x + 1:.1f} {y_in:.1f}" {stroke}/>')
             parts.append(_arrow(x + 1, y_in, -1, 0, colour, head))
@@ -331,7 +335,7 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
                 parts.append(_label(loop_label_x, y + h / 2 + size.small * 0.9, label, size.small, ink,
                                     anchor="start"))
             elif label:
-                parts.append(_label(x + bulge + 4, y, label, size.small, ink, anchor="start"))
+                parts.append(_label(x + LOOP_OUT + 4, y, label, size.small, ink, anchor="start"))
         elif e.route == "back":
             sx, sy = edge_of(e.a, "left")
             tx, ty = edge_of(e.b, "left")
@@ -349,6 +353,8 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
             parts.append(_arrow(tx, ty, 0, -1, colour, head))
             if label and complete:  # along the horizontal stretch, right of the turn box
                 parts.append(_label((right_of_col0 + tx) / 2 + 6, sy - size.small * 0.75, label, size.small, ink))
+            elif label and fits["max turns"]:
+                parts.append(_label(sx + 6, sy - size.small * 0.75, label, size.small, ink, anchor="start"))
             elif label:  # right of the turn box and of a sub-agent's link, left of where it turns up
                 parts.append(_label((max(x1, lane) + tx) / 2, sy - size.small * 0.75, label, size.small, ink))
         elif a.col == b.col:
