@@ -2,10 +2,13 @@
 
 For every loop the pages draw (the minimal loop, with compaction, with a sub-agent's loop under it or the cursor
 inside one, the complete loop), every stage lit, at normal size and in presenter mode, in English, Japanese and
-Chinese. A label's box is estimated from its characters: a CJK character about 1 em wide, any other character
-0.6 em (generous: the drawn text is a little narrower), 1 em high, placed by its text-anchor and baseline. An edge
-is every line of an `ls-edge` group (its path and its arrowhead) and the turn box's outline.
-tests/test_browser_diagram.py measures the complete loop as Chromium draws it; this test covers every case, fast.
+Chinese. A label's box is estimated from its characters: a CJK character 1 em wide, any other character 0.55 em,
+1 em high, placed by its text-anchor and baseline. 0.55 em is above what the page's font (Source Sans) draws: every
+label's Latin letters measure 0.45-0.51 em on average in Chromium; a rounder 0.6 em would call labels tangled that
+are 10 px apart on the screen, and room kept for them widens the picture, which shrinks every stage's text.
+A stage's text is its own shape's business (the shape is sized to it): its box is kept inside the shape.
+An edge is every line of an `ls-edge` group (its path and its arrowhead) and the turn box's outline.
+tests/test_browser_diagram.py measures some of these pictures as Chromium draws them; this test covers every case.
 """
 
 from __future__ import annotations
