@@ -254,7 +254,8 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
         lane_in = max(cx0 + box["tools"][0] / 2 - max(12.0, size.font), cx0 + box["back"][0] / 2 + 10)
         lane = lane_in if lane_in <= x1 - 8 else lane
     clear = size.font * 0.7 * 1.3  # a bold arrowhead's length, and a little more: a label stays clear of it
-    if not complete:  # "no" and "before a call": in the turn box, between their stage and its side, if they fit  # else between the turn box and the right column: room for it there
+    if not complete:  # "no" and "before a call": in the turn box between their stage and its side if they fit, else
+        # right of it, with room kept for them before the right column
         for name, label in (("decide", "no"), ("model", "before a call")):
             text = room(translate(label), size.small)
             fits[label] = x1 - 4 - (cx0 + box[name][0] / 2 + clear) >= text
@@ -435,8 +436,8 @@ def _complete_edges(centre: dict, box: dict, lanes: tuple, right: float, turn_to
     small = size.small
     retry_in = (side("retry", "left")[0] + l2) / 2  # "failed": under its edge, between the lanes and the stage
     routes = [  # (a, b, label, points, dashed, where the label goes: x, y, anchor, turned)
-        ("model", "retry", N_("failed"), [side("model", "right", port["model", "retry"]), (l1, None), (None, centre["retry"][1] + 6),
-                                          side("retry", "left", 6)], False,
+        ("model", "retry", N_("failed"), [side("model", "right", port["model", "retry"]), (l1, None),
+                                          (None, centre["retry"][1] + 6), side("retry", "left", 6)], False,
          (retry_in + 2, centre["retry"][1] + 6 + small * 0.8, "middle", False)),
         ("retry", "model", N_("call again"), [side("retry", "left", -6), (l2, None),
                                               (None, centre["model"][1] + port["retry", "model"]),
