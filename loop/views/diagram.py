@@ -119,9 +119,17 @@ COMPLETE_TAKEN = {  # (stage before, stage now) -> the edge that led here
     ("user_request", "retry"): ("model", "retry"), ("write_back", "retry"): ("model", "retry"),
     ("recover", "retry"): ("model", "retry"), ("compact", "retry"): ("model", "retry"),
 }
+# Where the complete loop's edges meet stage 2's right side, from the top, in font sizes from its middle: each
+# arrowhead apart from the next and from the line that leaves, and no two of them crossing on the way (the one that
+# leaves runs up the inner lane, over the ones that come in).
+MODEL_PORTS = {("model", "retry"): -1.15, ("retry", "model"): -0.55, ("compact", "model"): 0.3,
+               ("recover", "model"): 1.15}
 # A sub-agent's loop: the chapter's stages with its own first and last words.
 CHILD_WORDS = {"user": N_("1 · the task's prompt\ninto its own messages"), "done": N_("its final text\ngoes back")}
 CHILD_LABEL = N_("a sub-agent's loop (its own messages)")
+
+
+LOOP_OUT = 16.5  # px: how far a stage's self-loop reaches out of its right side
 
 
 @dataclass(frozen=True)
@@ -158,6 +166,12 @@ def text_width(text: str, font: float) -> float:
     return width * font
 
 
+def room(text: str, font: float) -> float:
+    """The room kept for an edge's label: a CJK character 1 em, any other 0.55 em, wider than the page's font draws
+    any label (its Latin letters are 0.45-0.51 em on average), so that no label runs into a line or the turn box."""
+    return sum(1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.55 for ch in text) * font
+
+
 def _arrow(x: float, y: float, dx: float, dy: float, colour: str, size: float) -> str:
     """An arrowhead at (x, y) pointing along (dx, dy), a unit direction."""
     px, py = -dy, dx
@@ -180,12 +194,15 @@ class _Drawing:
     centre: dict
     box: dict
     right_of_turn: float
+    lane: float  # where a sub-agent's link runs down
 
 
 def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, translate: Callable[[str], str],
           size: Size, compact: bool = False, words: dict | None = None, dim: bool = False,
-          complete: bool = False) -> _Drawing:
+          complete: bool = False, linked: bool = False) -> _Drawing:
     """One loop laid out on the grid: `lit` filled, `taken` drawn bold; `words` replaces a node's label.
+
+    `linked`: a sub-agent's loop is drawn under this one, its link running down from stage 4 (`_Drawing.lane`).
 
     `complete` adds the complete loop's retry and recovery stages in the right column, their edges routed in
     lanes between the turn box and that column."""
@@ -203,30 +220,49 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
         # picture, and so shrink every stage's text
         two = name in ("compact", "retry", "recover") or name in words  # (a sub-agent's own first and last words: as long)
         lines[name] = [text.replace("\n", " ")] if size.short and not two else text.split("\n")
-    box = {}
+    box, taller = {}, 0.0
     for name, node in nodes.items():
         w = max(text_width(line, size.font) for line in lines[name]) + 2 * size.pad_x
         h = len(lines[name]) * line_h + 2 * size.pad_y
         if node.shape == "diamond":
             w, h = w * 1.3, h * 1.45
+        if complete and name == "model":  # tall enough for the four edges that meet it on the right; the turn
+            taller = max(0.0, 3.1 * size.font - h) / 2  # box's top rises with its top, and the labels above it
+            h += 2 * taller
         box[name] = (w, h)
     rail = size.font * 2.2  # the left rail of "next turn", with its label beside it
     col0 = max(box[n][0] for n, node in nodes.items() if node.col == 0)
     cx0 = rail + 14 + col0 / 2
     # the turn box's right side: past the widest stage of column 0 and the self-loop's label, which the complete
     # loop puts under the self-loop (right of it, its width would widen the picture and shrink all its text)
-    loop_label = text_width(translate("next tool_use"), size.small)
+    loop_label = room(translate("next tool_use"), size.small)
     loop_label_x = max(cx0 + 8, cx0 + box["tools"][0] / 2 + 22 - loop_label)  # where it starts, under the loop
     right_of_col0 = cx0 + max(max(box[n][0] for n, node in nodes.items() if node.in_turn) / 2 + 12,
-                              box["tools"][0] / 2 + (30 if complete else loop_label + 30))
+                              box["tools"][0] / 2 + (30 if complete else LOOP_OUT + 4 + loop_label + 8))
     if complete:
         right_of_col0 = max(right_of_col0, loop_label_x + loop_label + 8)
     col1 = max(box[n][0] for n, node in nodes.items() if node.col == 1)
     left_of_col1 = right_of_col0 + 22
     lanes = (right_of_col0 + 6, right_of_col0 + 15)  # the complete loop's edges run up and down these two
-    if compact and not complete:  # room for "before a call" between stage 2 and the compact stage
-        left_of_col1 = max(left_of_col1, cx0 + box["model"][0] / 2 + text_width(translate("before a call"),
-                                                                                  size.small) + 20)
+    x1 = right_of_col0 - 4  # the turn box's right side
+    # "max turns" above its line: in the turn box right of stage 5 when it fits there, else right of the box; a
+    # sub-agent's link runs down right of stage 5 where the label is not, in the turn box when there is room
+    max_turns = room(translate("max turns"), size.small)
+    fits = {"max turns": not complete and cx0 + box["back"][0] / 2 + 6 + max_turns + 4 <= x1}
+    lane = x1 + 12
+    if linked and not complete and not fits["max turns"]:
+        lane_in = max(cx0 + box["tools"][0] / 2 - max(12.0, size.font), cx0 + box["back"][0] / 2 + 10)
+        lane = lane_in if lane_in <= x1 - 8 else lane
+    clear = size.font * 0.7 * 1.3  # a bold arrowhead's length, and a little more: a label stays clear of it
+    if not complete:  # "no" and "before a call": in the turn box between their stage and its side if they fit, else
+        # right of it, with room kept for them before the right column
+        for name, label in (("decide", "no"), ("model", "before a call")):
+            text = room(translate(label), size.small)
+            fits[label] = x1 - 4 - (cx0 + box[name][0] / 2 + clear) >= text
+            if not fits[label] and (label == "no" or compact):
+                left_of_col1 = max(left_of_col1, x1 + 4 + text + clear)
+        if not fits["max turns"]:  # right of the turn box (or of the link), left of where its line turns up
+            left_of_col1 = max(left_of_col1, max(x1, lane) + 6 + max_turns + 6 - col1 / 2)
     if complete:  # right of the lanes, the labels of the edges that run across: "before a call", "failed"
         left_of_col1 = max(left_of_col1 + 16, lanes[0] + 12 + text_width(translate("before a call"), size.small),
                            lanes[1] + 12 + text_width(translate("failed"), size.small))
@@ -238,7 +274,7 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
     for r in range(rows):
         # room for the turn box's name above stage 2; the complete loop's "call again" and "too long" labels
         # share that space, one above the other
-        extra = size.small * (3.2 if complete else 1.7) if r == 1 else 0
+        extra = size.small * 3.2 + taller if complete and r == 1 else size.small * 1.7 if r == 1 else 0
         if complete and r in (2, 5):  # under stage 4 and the compact stage, their self-loops' labels
             extra = max(0.0, size.small * 1.6 + 3 - size.gap)
         if complete and r == 4:  # "yes", between stop_reason and stage 4
@@ -265,7 +301,6 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
     inside = [n for n, node in nodes.items() if node.in_turn]
     x0 = rail - 2
     y0 = min(centre[n][1] - box[n][1] / 2 for n in inside) - size.small * 1.5
-    x1 = right_of_col0 - 4
     y1 = max(centre[n][1] + box[n][1] / 2 for n in inside) + 8
     turn_line = DIM if dim else TURN_LINE
     parts.append(f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{x1 - x0:.1f}" height="{y1 - y0:.1f}" rx="10" fill="none"'
@@ -289,7 +324,7 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
             x, y = edge_of(e.a, "right")
             h = box[e.a][1]
             y_out, y_in = y - h / 4, y + h / 4
-            bulge = 22
+            bulge = LOOP_OUT / 0.75  # a cubic curve reaches 3/4 of the way to its control points
             parts.append(f'<path d="M {x:.1f} {y_out:.1f} C {x + bulge:.1f} {y_out - 6:.1f}, {x + bulge:.1f} '
                          f'{y_in + 6:.1f}, {x + 1:.1f} {y_in:.1f}" {stroke}/>')
             parts.append(_arrow(x + 1, y_in, -1, 0, colour, head))
@@ -301,7 +336,7 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
                 parts.append(_label(loop_label_x, y + h / 2 + size.small * 0.9, label, size.small, ink,
                                     anchor="start"))
             elif label:
-                parts.append(_label(x + bulge + 4, y, label, size.small, ink, anchor="start"))
+                parts.append(_label(x + LOOP_OUT + 4, y, label, size.small, ink, anchor="start"))
         elif e.route == "back":
             sx, sy = edge_of(e.a, "left")
             tx, ty = edge_of(e.b, "left")
@@ -317,27 +352,35 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
             tx, ty = edge_of(e.b, "bottom")
             parts.append(f'<path d="M {sx:.1f} {sy:.1f} H {tx:.1f} V {ty + 1:.1f}" {stroke}/>')
             parts.append(_arrow(tx, ty, 0, -1, colour, head))
-            if label:  # along the horizontal stretch, right of the turn box
+            if label and complete:  # along the horizontal stretch, right of the turn box
                 parts.append(_label((right_of_col0 + tx) / 2 + 6, sy - size.small * 0.75, label, size.small, ink))
+            elif label and fits["max turns"]:
+                parts.append(_label(sx + 6, sy - size.small * 0.75, label, size.small, ink, anchor="start"))
+            elif label:  # right of the turn box and of a sub-agent's link, left of where it turns up
+                parts.append(_label((max(x1, lane) + tx) / 2, sy - size.small * 0.75, label, size.small, ink))
         elif a.col == b.col:
             sx, sy = edge_of(e.a, "bottom")
             tx, ty = edge_of(e.b, "top")
             parts.append(f'<path d="M {sx:.1f} {sy:.1f} V {ty - 1:.1f}" {stroke}/>')
             parts.append(_arrow(tx, ty, 0, 1, colour, head))
-            if label:
-                parts.append(_label(sx + 6, (sy + ty) / 2, label, size.small, ink, anchor="start"))
+            if label:  # right of the line and of its arrowhead (wider when the edge is drawn bold)
+                parts.append(_label(sx + size.font * 0.35 + 3, (sy + ty) / 2, label, size.small, ink, anchor="start"))
         else:  # one row
             right = b.col > a.col
             sx, sy = edge_of(e.a, "right" if right else "left")
             tx, ty = edge_of(e.b, "left" if right else "right")
+            if complete and (e.a, e.b) in MODEL_PORTS:
+                sy = ty = ty + MODEL_PORTS[e.a, e.b] * size.font
             parts.append(f'<path d="M {sx:.1f} {sy:.1f} H {tx - 1 if right else tx + 1:.1f}" {stroke}/>')
             parts.append(_arrow(tx, ty, 1 if right else -1, 0, colour, head))
             if label and complete and e.b == "done":  # under it, past the lanes of the complete loop's edges
                 parts.append(_label((lanes[1] + tx) / 2, sy + size.small * 0.8, label, size.small, ink))
             elif label and complete:  # "before a call": under it, right of the lane that runs down from it
                 parts.append(_label(lanes[0] + 6, sy + size.small * 0.8, label, size.small, ink, anchor="start"))
-            elif label:
-                parts.append(_label((sx + tx) / 2, sy - size.small * 0.75, label, size.small, ink))
+            elif label:  # above it, in the turn box or right of it, clear of its arrowhead
+                start, end = min(sx, tx) + (0 if right else clear), max(sx, tx) - (clear if right else 0)
+                start, end = (start, x1) if fits.get(e.label) else (max(start, x1), end)
+                parts.append(_label((start + end) / 2, sy - size.small * 0.75, label, size.small, ink))
         parts.append("</g>")
 
     if complete:
@@ -367,7 +410,7 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
         for i, text in enumerate(lines[name]):
             parts.append(_label(x, first + i * line_h, text, size.font, "#868e96" if dim else INK, bold=name == lit))
         parts.append("</g>")
-    return _Drawing(parts, width, height, centre, box, right_of_col0)
+    return _Drawing(parts, width, height, centre, box, right_of_col0, lane)
 
 
 def _complete_edges(centre: dict, box: dict, lanes: tuple, right: float, turn_top: float, taken: tuple | None,
@@ -387,17 +430,18 @@ def _complete_edges(centre: dict, box: dict, lanes: tuple, right: float, turn_to
     def between(upper: str, lower: str) -> float:  # the middle of the open space between two stages' rows
         return (side(upper, "bottom")[1] + side(lower, "top")[1]) / 2
 
-    mh = box["model"][1] / 4
+    port = {edge: at * size.font for edge, at in MODEL_PORTS.items()}
     l1, l2 = lanes
     over = min(turn_top, side("compact", "top")[1]) - 8  # "too long" runs above the turn box and the compact stage
     small = size.small
     retry_in = (side("retry", "left")[0] + l2) / 2  # "failed": under its edge, between the lanes and the stage
     routes = [  # (a, b, label, points, dashed, where the label goes: x, y, anchor, turned)
-        ("model", "retry", N_("failed"), [side("model", "right", -mh), (l1, None), (None, centre["retry"][1] + 6),
-                                          side("retry", "left", 6)], False,
+        ("model", "retry", N_("failed"), [side("model", "right", port["model", "retry"]), (l1, None),
+                                          (None, centre["retry"][1] + 6), side("retry", "left", 6)], False,
          (retry_in + 2, centre["retry"][1] + 6 + small * 0.8, "middle", False)),
-        ("retry", "model", N_("call again"), [side("retry", "left", -6), (l2, None), (None, centre["model"][1] - mh - 5),
-                                              side("model", "right", -mh - 5)], False,
+        ("retry", "model", N_("call again"), [side("retry", "left", -6), (l2, None),
+                                              (None, centre["model"][1] + port["retry", "model"]),
+                                              side("model", "right", port["retry", "model"])], False,
          (l2 + 5, side("retry", "bottom")[1] + small * 0.8, "start", False)),
         ("retry", "done", N_("no retry left"), [side("retry", "right"), (right, None), (None, "done"),
                                                 side("done", "right")], True,
@@ -405,8 +449,9 @@ def _complete_edges(centre: dict, box: dict, lanes: tuple, right: float, turn_to
         ("decide", "recover", N_("max_tokens"), [side("decide", "right", -6), (l2, None),
                                                  (None, centre["recover"][1] - 5), side("recover", "left", -5)], False,
          (l2 + 5, between("recover", "done"), "start", False)),
-        ("recover", "model", N_("continue"), [side("recover", "left", 5), (l1, None), (None, centre["model"][1] + mh),
-                                              side("model", "right", mh)], False,
+        ("recover", "model", N_("continue"), [side("recover", "left", 5), (l1, None),
+                                              (None, centre["model"][1] + port["recover", "model"]),
+                                              side("model", "right", port["recover", "model"])], False,
          (l1 + 5, between("compact", "recover"), "start", False)),
         ("model", "compact", N_("too long"), [side("model", "top", box["model"][0] / 4), (None, over),
                                               (centre["compact"][0], None), side("compact", "top")], False,
@@ -475,14 +520,14 @@ def svg(stage: str | None = None, previous: str | None = None, *, continues: boo
         return _inside(child, turn, translate, size)
     lit, taken = _lit_and_taken(stage, previous, continues, complete, ended, recovering)
     main = _draw(lit, taken, ended=ended, turn=turn, translate=translate, size=size, compact=compact,
-                 complete=complete)
+                 complete=complete, linked=child is not None)
     parts, width, height = list(main.parts), main.width, main.height
     if child is not None:  # a sub-agent's loop, not entered at this step: drawn small and dim under the chapter's
         small = Size(font=round(size.font * 0.85, 1), pad_x=size.pad_x * 0.8, pad_y=size.pad_y * 0.8,
                      gap=size.gap * 0.6, short=True)
         sub = _draw(None, None, ended=False, turn=1, translate=translate, size=small, words=CHILD_WORDS, dim=True)
         title_h = small.small * 2.2
-        fx, fy = 4.0, height + 18
+        fx, fy = 4.0, height + max(18.0, 4 + size.small * 1.4)  # the link's label above it, under the turn box
         fw, fh = max(sub.width + 12, text_width(translate(CHILD_LABEL), small.small) + 24), sub.height + title_h + 6
         parts.append('<g class="ls-child">')
         parts.append(f'<rect x="{fx:.1f}" y="{fy:.1f}" width="{fw:.1f}" height="{fh:.1f}" rx="12" fill="none" '
@@ -490,18 +535,25 @@ def svg(stage: str | None = None, previous: str | None = None, *, continues: boo
         parts.append(_label(fx + 12, fy + title_h / 2, translate(CHILD_LABEL), small.small, "#495057", anchor="start"))
         parts.append(f'<g transform="translate({fx + 6:.1f},{fy + title_h:.1f})">' + "".join(sub.parts) + "</g>")
         parts.append("</g>")
-        # One dashed link between the tool stage and the frame, under the tool stage's own loop: "task" goes
-        # down into the sub-agent, "tool_result" comes back up (bold at the step that takes the answer).
+        # One dashed link between the tool stage and the frame: "task" goes down into the sub-agent, "tool_result"
+        # comes back up (bold at the step that takes the answer). It leaves the tool stage's bottom, left of the
+        # stage's own loop and its arrowhead, runs right between stages 4 and 5, and down right of the turn box;
+        # in the complete loop, whose self-loop label is under stage 4, it leaves the stage's top instead.
         tx, ty = main.centre["tools"]
-        sx, y = tx + main.box["tools"][0] / 2, ty + main.box["tools"][1] / 2 - 3
-        lane = main.right_of_turn + 8
+        sx, end = tx + main.box["tools"][0] / 2 - max(12.0, size.font), ty + main.box["tools"][1] / 2
+        y = (end + main.centre["back"][1] - main.box["back"][1] / 2) / 2
+        if complete:
+            end = ty - main.box["tools"][1] / 2
+            y = (end + main.centre["decide"][1] + main.box["decide"][1] / 2) / 2
+        lane = main.lane
         lit_it = bool(child.get("returned"))
         colour = LIT_LINE if lit_it else EDGE_INK
         stroke = f'stroke="{colour}" stroke-width="{3.2 if lit_it else 1.3}" fill="none" stroke-dasharray="5 4"'
         parts.append(f'<g class="ls-edge{" ls-taken" if lit_it else ""}" data-edge="tools-child">')
-        parts.append(f'<path d="M {sx + 1:.1f} {y:.1f} H {lane:.1f} V {fy - 1:.1f}" {stroke}/>')
+        parts.append(f'<path d="M {sx:.1f} {end + (-1 if complete else 1):.1f} V {y:.1f} H {lane:.1f} V {fy - 1:.1f}" '
+                     f'{stroke}/>')
         parts.append(_arrow(lane, fy, 0, 1, colour, size.font * 0.55))
-        parts.append(_arrow(sx, y, -1, 0, colour, size.font * 0.55))
+        parts.append(_arrow(sx, end, 0, 1 if complete else -1, colour, size.font * 0.55))
         parts.append(_label(lane + 6, fy - size.small * 0.9, "task ↓ ↑ tool_result", size.small,
                             LIT_LINE if lit_it else "#495057", anchor="start"))
         parts.append("</g>")
