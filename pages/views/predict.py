@@ -34,6 +34,11 @@ RIGHT = "predict-right"  # the kinds answered right this session
 REVEALED = -1  # a step revealed without an answer ("Reveal now")
 COUNTDOWN = 20  # seconds the presenter's count-down runs
 
+# The verdict's colour, and room around the question (presenter.py makes both large)
+CSS = ("<style>.ls-verdict { border-left: 0.3rem solid #999; padding: 0.2rem 0.8rem; margin: 0.2rem 0; }"
+       ".ls-verdict-right { border-color: #21c354; } .ls-verdict-wrong { border-color: #ff4b4b; }"
+       ".ls-question-head { font-weight: 600; margin-bottom: 0.2rem; }</style>")
+
 # Which of About's closing statements a kind answers (all of them, answered right, tick it)
 STATEMENTS = {1: ("continues",), 2: ("next_request_has",), 3: ("write_back_role", "tool_result_id")}
 
@@ -156,6 +161,7 @@ def draw_toggle(trace: Trace, key: str) -> None:
     st.session_state[widget] = bool(st.session_state.get(PREDICT))
 
     def flip() -> None:
+        st.session_state[LINKED] = True  # the learner's choice, now: the URL no longer turns it on
         st.session_state[PREDICT] = st.session_state[widget]
         if not st.session_state[PREDICT]:
             answers(trace).asking = None
@@ -192,9 +198,10 @@ def _draw_asking(trace: Trace, key: str, k: int) -> None:
     if q is None:
         return
     big = presenting()
+    head = t("Predict before the step shows")
     with st.container(border=True, key=f"{key}-question"):
-        st.html(f'<div class="ls-question{" ls-question-big" if big else ""}" id="ls-question-{key}" data-step="{k}">'
-                f'<p class="ls-question-head">{escape(t("Predict before the step shows"))}</p>'
+        st.html(CSS + f'<div class="ls-question{" ls-question-big" if big else ""}" id="ls-question-{key}" data-step="{k}">'
+                f'<p class="ls-question-head">{escape(head)}</p>'
                 f"{markdown_html(q.question)}</div>")
         with st.container(horizontal=True, gap="small", key=f"{key}-choices"):
             for n, choice in enumerate(q.choices):
@@ -218,5 +225,5 @@ def _draw_verdict(trace: Trace, key: str, k: int, chosen: int) -> None:
     else:
         said, kind = t("**Not quite.** You chose {chosen}; the answer is {answer}", chosen=q.choices[chosen],
                        answer=right), "wrong"
-    st.html(f'<div class="ls-verdict ls-verdict-{kind}" id="ls-verdict-{key}" data-verdict="{kind}">'
+    st.html(CSS + f'<div class="ls-verdict ls-verdict-{kind}" id="ls-verdict-{key}" data-verdict="{kind}">'
             f"{markdown_html(said)}{markdown_html(q.why)}</div>")
