@@ -156,9 +156,8 @@ def _again(trace: Trace) -> None:
 
 def draw_toggle(trace: Trace, key: str) -> None:
     """The toggle, the run's score and "Predict again", in the row of the controls."""
-    on()  # a link's ?predict=on, before the toggle is drawn
     widget = f"{key}-predict"
-    st.session_state[widget] = bool(st.session_state.get(PREDICT))
+    st.session_state[widget] = on()  # (a link's ?predict=on taken first)
 
     def flip() -> None:
         st.session_state[LINKED] = True  # the learner's choice, now: the URL no longer turns it on
@@ -169,7 +168,7 @@ def draw_toggle(trace: Trace, key: str) -> None:
     st.toggle(t("Predict, then step"), key=widget, on_change=flip,
               help=t("Before a step that shows something the chapter teaches, Step asks what will happen; "
                      "the step shows once you have answered. Keys 1 to 4 answer."))
-    if not st.session_state[PREDICT]:
+    if not on():
         return
     right, asked = score(trace)
     if asked:
