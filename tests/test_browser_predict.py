@@ -63,8 +63,8 @@ def still_before(page, lang: str) -> dict:
 
 
 def answered(page, lang: str) -> dict:
-    page.wait_for_selector("#ls-verdict-replay", timeout=30_000)
-    page.wait_for_selector(IDLE, timeout=30_000)
+    page.wait_for_selector("#ls-verdict-replay", timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
     seen = page.evaluate(READ)
     assert seen["heading"].startswith(HEADINGS[lang].format(k=K + 1)) and seen["panel"] == str(K + 1), seen
     assert seen["question"] is None
@@ -88,8 +88,8 @@ def test_a_question_blocks_the_reveal_and_a_wrong_answer_shows_the_why(app_serve
             page.locator(".st-key-replay-step button").click()
         page.evaluate(AFTER_THE_PAGE_S_OWN_WORK)
         still_before(page, lang)
-    page.wait_for_selector("#ls-question-replay", timeout=30_000)  # the server asks
-    page.wait_for_selector(IDLE, timeout=30_000)
+    page.wait_for_selector("#ls-question-replay", timeout=60_000)  # the server asks
+    page.wait_for_selector(IDLE, timeout=60_000)
     asking = still_before(page, lang)  # and still shows the step before
     assert plain(q.question)[:20] in asking["question"]
     if by_key:
