@@ -3,9 +3,10 @@
 `?scenario=NAME&step=K` on Step through runs the built-in scenario on the
 offline model up to step K (never a real model: a link must not spend anyone's
 key); `?sample=NAME&step=K` on Replay opens a built-in sample at step K; `lang`
-is kept by i18n; `&predict=on` turns Predict, then step on (predict.py).
-`&profile=complete` runs the scenario in the complete loop (profiles.py); without it a link runs the minimal loop, the chapter's. Nothing
-else goes into the URL: a copied link is always safe to share. A scenario link,
+is kept by i18n. `&profile=complete` runs the scenario in the complete loop
+(profiles.py); without it a link runs the minimal loop, the chapter's.
+`&predict=on` turns Predict, then step on (predict.py). Nothing else goes into
+the URL: a copied link is always safe to share. A scenario link,
 when it opens, sets the sidebar to the run it opened, so New run restarts it.
 """
 
