@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from loop.text.catalogs import say
 from loop.views.questions import question_before
 from pages.views.blocks import markdown_html
-from tests.apptest import app, click, run
+from tests.apptest import app, click, copied_link, run
 from tests.tables import html_bodies
 from tests.test_app_ahead import ahead
 
@@ -156,11 +156,13 @@ def test_predict_again_clears_the_answers_and_goes_to_the_first_step():
 def test_a_link_turns_it_on_and_the_url_keeps_it():
     at = app(scenario="hello-py", step="3", predict="on")
     assert at.toggle(key="live-predict").value is True
+    assert copied_link(at) == "scenario=hello-py&step=3&predict=on"  # Copy link carries it on
     click(at, "live-step")
     assert asked(at) is not None
     at.toggle(key="live-predict").set_value(False)
     run(at)
     assert "predict" not in at.query_params and at.toggle(key="live-predict").value is False
+    assert "predict" not in copied_link(at)
 
 
 def test_about_ticks_a_statement_once_its_questions_are_answered_right():
