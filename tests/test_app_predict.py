@@ -189,3 +189,20 @@ def test_presenter_mode_shows_the_question_large_with_a_count_down_and_reveal_no
     assert any('class="ls-countdown"' in b for b in html_bodies(at))
     click(at, "live-reveal")
     assert live_trace(at).cursor == 3 and 'data-verdict="open"' in verdict(at)
+
+
+def test_a_whole_live_run_with_a_sub_agent_answered_right_scores_every_question():
+    at = app(scenario="subagent", step="1", predict="on")
+    trace = live_trace(at)
+    for _ in range(200):
+        if at.session_state["live-run"].done and trace.at_end:
+            break
+        before = trace.cursor
+        click(at, "live-step")
+        if asked(at) is not None:
+            assert trace.cursor == before
+            q = question_before(trace, before + 1, "en")
+            click(at, f"live-choice-{q.answer}")
+            assert trace.cursor == before + 1 and 'data-verdict="right"' in verdict(at)
+    n = len([q for q in (question_before(trace, i) for i in range(1, len(trace))) if q is not None])
+    assert n >= 5 and any(m.value == f"**{n} of {n} right**" for m in at.markdown)
