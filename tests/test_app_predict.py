@@ -13,6 +13,7 @@ from pages.views.blocks import markdown_html
 from tests.apptest import app, click, copied_link, run
 from tests.tables import html_bodies
 from tests.test_app_ahead import ahead
+from tests.test_app_i18n import english_left, names, texts_on_page
 
 NOT_QUITE = {"en": "Not quite.", "ja": "惜しい。", "zh": "不太对。"}
 RIGHT = {"en": "Right:", "ja": "正解:", "zh": "正确："}
@@ -78,6 +79,9 @@ def test_a_wrong_answer_reveals_the_step_with_the_why_in_the_page_s_language(lan
     assert q is not None and trace.cursor == 2
     click(at, "replay-step")
     assert trace.cursor == 2 and markdown_html(q.question) in asked(at)
+    if lang != "en":  # the question and its choices: no English left on the page
+        left = {s: w for s in texts_on_page(at) if (w := english_left(s, ["two-tools.json"], names(lang)))}
+        assert not left, left
     wrong = next(n for n in range(len(q.choices) - 1) if n != q.answer)
     click(at, f"replay-choice-{wrong}")
     assert trace.cursor == 3
@@ -85,6 +89,9 @@ def test_a_wrong_answer_reveals_the_step_with_the_why_in_the_page_s_language(lan
     assert 'data-verdict="wrong"' in shown and NOT_QUITE[lang] in shown
     assert markdown_html(q.why) in shown and markdown_html(q.choices[q.answer]).removeprefix("<p>")[:20] in shown
     assert any(m.value == say(lang, "**{right} of {asked} right**", right=0, asked=1) for m in at.markdown)
+    if lang != "en":  # the toggle, the score, the verdict: no English left on the page
+        left = {s: w for s in texts_on_page(at) if (w := english_left(s, ["two-tools.json"], names(lang)))}
+        assert not left, left
 
 
 def test_i_don_t_know_shows_the_why_and_is_not_counted():
