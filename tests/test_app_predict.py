@@ -213,3 +213,16 @@ def test_a_whole_live_run_with_a_sub_agent_answered_right_scores_every_question(
             assert trace.cursor == before + 1 and 'data-verdict="right"' in verdict(at)
     n = len([q for q in (question_before(trace, i) for i in range(1, len(trace))) if q is not None])
     assert n >= 5 and any(m.value == f"**{n} of {n} right**" for m in at.markdown)
+
+
+def test_back_then_step_in_one_run_asks_the_question_of_the_step_after_back():
+    at = app("pages/replay.py", sample="two-tools", step="4", predict="on")
+    trace = at.session_state["replay"]["trace"]
+    k = next(i for i in range(2, len(trace)) if question_before(trace, i) and not question_before(trace, i - 1))
+    trace.goto(k - 1)
+    click(at, "replay-step")
+    assert asked(at) is not None and trace.cursor == k - 1
+    # two quick clicks the server handles in one run (pages/views/clicks.py): Back, then Step
+    at.session_state["replay-action"] = ["back", "step"]
+    run(at)
+    assert trace.cursor == k - 1 and asked(at) is None  # the step after Back has no question: Step moved on

@@ -138,7 +138,7 @@ def _handle(action: str, run: Run | None, trace: Trace, key: str, saved) -> None
     elif action == "back":
         trace.back()
     elif action == "step":
-        step_or_ask(run, trace, key, lambda: _step(run, trace, key))  # predict on: a question may come first
+        step_or_ask(run, trace, lambda: _step(run, trace, key))  # predict on: a question may come first
     elif action == "last":
         trace.last()
     elif action == "to_end":

@@ -92,7 +92,7 @@ def right_kinds() -> set[str]:
     return set(st.session_state.get(RIGHT, ()))
 
 
-def step_or_ask(run: Run | None, trace: Trace, key: str, step: Callable[[], None]) -> None:
+def step_or_ask(run: Run | None, trace: Trace, step: Callable[[], None]) -> None:
     """Step, or, with predict on and a question before the next step not yet answered, ask it instead.
 
     At the end of a live run the stage is executed first (the next step does not exist yet) and the cursor
@@ -102,8 +102,9 @@ def step_or_ask(run: Run | None, trace: Trace, key: str, step: Callable[[], None
         step()
         return
     got = answers(trace)
-    if got.asking is not None:  # the question is on the screen: an answer moves on
+    if got.asking == trace.cursor + 1:  # the question is on the screen: an answer moves on
         return
+    got.asking = None  # (one the cursor has left, by a click handled just before this one)
     before = trace.cursor
     k = before + 1
     executed = trace.at_end

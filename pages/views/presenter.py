@@ -115,7 +115,7 @@ def _tick(trace: Trace, run: Run | None) -> None:
     from .predict import answers, step_or_ask  # (predict draws in presenter mode: imported here, not above)
 
     try:
-        step_or_ask(run, trace, "live", run.step if run is not None else trace.forward)
+        step_or_ask(run, trace, run.step if run is not None else trace.forward)
     except Exception:  # an API error: stop and let Step show it
         _stop()
     if answers(trace).asking is not None:  # Predict, then step: the class answers before the step shows
