@@ -9,6 +9,7 @@ from loop.views.notes import one_sentence, remember
 from pages.views.i18n import commented, lang, t
 from pages.views.chapter_table import draw_chapter_table
 from pages.views.nav import through_app
+from pages.views.predict import STATEMENTS, right_kinds
 
 through_app()
 
@@ -126,7 +127,12 @@ st.caption(t("The chapter's three closing points. Tick each one once a step and 
 here = {"lang": lang()} if lang() != "en" else {}
 for i, (statement, scenario, step, _, mistake) in enumerate(CHECKLIST, 1):
     with st.container(border=True, key=f"about-s{i}"):
+        answered = set(STATEMENTS[i]) <= right_kinds()  # its questions, answered right
+        if answered and f"about-check-s{i}" not in st.session_state:  # ticked for the learner, who may untick it
+            st.session_state[f"about-check-s{i}"] = True
         st.checkbox(t(statement), key=f"about-check-s{i}")
+        if answered:
+            st.caption(t("You answered its questions right in Predict, then step."))
         with st.container(horizontal=True, gap="medium"):
             st.page_link("pages/step_through.py", label=t("See it: step {step} of `{scenario}`", step=step,
                                                           scenario=scenario),

@@ -7,14 +7,18 @@ or Step, or ← / →, puts that step on the screen at once, in the browser. The
 moment later and replaces it with the same words, and with what only the server draws: the tables under
 the views, the buttons' states, the URL, the saved cursor.
 
-Only recorded steps are sent: a Step that executes a stage waits for the server, and so does a second
-click before the server has answered the first, unless it goes back to where the server is. Should the
-server not answer a click (a lost connection), the page goes back to the step the server last drew.
+Only recorded steps are sent, and, with Predict, then step on, not a step whose question waits for an
+answer: the browser would show it before the learner answered (predict.py). A Step that executes a stage
+waits for the server, and so does a second click before the server has answered the first, unless it goes
+back to where the server is. Should the server not answer a click (a lost connection), the page goes back
+to the step the server last drew.
 """
 
 from __future__ import annotations
 
 import json
+
+from .predict import withheld
 
 # The browser's half. Installed once a page; each page run gives it the steps beside the new cursor.
 # Streamlit owns the heading (a Markdown element: only its one text node is changed, as Streamlit itself
@@ -97,6 +101,7 @@ def ahead_script(key: str, cursor: int, status: str, beside: dict[int, dict]) ->
     """A hidden element whose script holds the steps `beside` the cursor, each a dict of `status` (the heading's
     text), `parts` (the HTML of each element, by id, that shows it outside the views) and `views` (the HTML of
     the views element); `status` is the heading of the step under the cursor."""
+    beside = {k: step for k, step in beside.items() if k not in withheld(key)}  # asked first: the server shows it
     # No "<" in the script: the sanitiser drops a script that has one.
     data = json.dumps({"key": key, "shown": cursor, "status": status, "steps": beside}).replace("<", "\\u003c")
     return f'<div class="ls-ahead"></div><script>{SCRIPT.replace("DATA", data)}</script>'

@@ -31,6 +31,7 @@ from .current import view_at
 from .gate import draw_gate, waiting
 from .i18n import lang, stage_title, t
 from .presenter import presenting, stopped_by_click
+from .predict import draw_question, draw_toggle, step_or_ask
 from .streaming import streamed
 
 from .attempts import attempts_note, attempts_shown
@@ -137,7 +138,7 @@ def _handle(action: str, run: Run | None, trace: Trace, key: str, saved) -> None
     elif action == "back":
         trace.back()
     elif action == "step":
-        _step(run, trace, key)
+        step_or_ask(run, trace, lambda: _step(run, trace, key))  # predict on: a question may come first
     elif action == "last":
         trace.last()
     elif action == "to_end":
@@ -178,6 +179,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
                      icon=":material/error:")
             st.button(t("Retry"), key=f"{key}-retry", icon=":material/replay:", on_click=_ask, args=(key, "retry"))
         draw_progress(run, key)  # the complete loop: the wait before a retry, the tools still running
+        draw_question(trace, key)
 
     ended = at_end = trace.at_end
     if run is not None:
@@ -221,6 +223,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
                     with st.container(key=f"{key}-slider"):
                         st.slider(t("Step"), 1, len(trace), value=trace.cursor + 1, key=slider_key, on_change=_goto,
                                   args=(trace, slider_key), label_visibility="collapsed")
+            draw_toggle(trace, key)
             if save is not None:
                 save()
             words_at = _words(run, gated)

@@ -16,7 +16,7 @@ import streamlit as st
 from .i18n import t
 from .presenter import presenting
 
-PERMALINK = ("scenario", "sample", "step", "profile", "lang")  # everything a permalink holds, in this order
+PERMALINK = ("scenario", "sample", "step", "profile", "lang", "predict")  # everything a permalink holds, in this order
 
 _copy = st.components.v2.component(
     "loopscope_copy_link",

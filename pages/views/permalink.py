@@ -4,8 +4,9 @@
 offline model up to step K (never a real model: a link must not spend anyone's
 key); `?sample=NAME&step=K` on Replay opens a built-in sample at step K; `lang`
 is kept by i18n. `&profile=complete` runs the scenario in the complete loop
-(profiles.py); without it a link runs the minimal loop, the chapter's. Nothing
-else goes into the URL: a copied link is always safe to share. A scenario link,
+(profiles.py); without it a link runs the minimal loop, the chapter's.
+`&predict=on` turns Predict, then step on (predict.py). Nothing else goes into
+the URL: a copied link is always safe to share. A scenario link,
 when it opens, sets the sidebar to the run it opened, so New run restarts it.
 """
 
@@ -20,6 +21,7 @@ from loop.engine.scenarios import SCENARIOS, scenario_for_task
 from loop.engine.trace import Trace
 
 from .i18n import lang
+from .predict import on as predict_on
 from .settings import follow
 
 SEEN = "permalink-seen"  # the link last opened or written: a link is opened once, not at every rerun
@@ -107,6 +109,11 @@ def keep_url(trace: Trace, key: str, run: Run | None) -> None:
         name = replay["name"].rsplit(".", 1)[0] if replay.get("source") == "sample" else None
     step = str(trace.cursor + 1)
     st.query_params.pop("sample" if param == "scenario" else "scenario", None)
+    predicting = predict_on()  # ?predict=on: a link opens with the questions on
+    if predicting and st.query_params.get("predict") != "on":
+        st.query_params["predict"] = "on"
+    elif not predicting:
+        st.query_params.pop("predict", None)
     if name is None:  # a free task, a real model, an uploaded file: no link can rebuild it
         for p in (param, "step", "profile"):
             st.query_params.pop(p, None)

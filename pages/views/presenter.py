@@ -55,6 +55,15 @@ header[data-testid="stHeader"] { display: none !important; }
 .ls-present .ls-panel *:not(.ls-h4) { font-size: inherit; }
 .ls-state-row { font-size: 1.2rem; }
 .ls-state-row code { font-size: 1.05rem; }
+/* Predict, then step: the question large, the class's count-down under it (drawn by the browser alone) */
+.ls-question-big p { font-size: 1.6rem !important; line-height: 1.35; }
+.ls-question-big .ls-question-head { font-size: 1.1rem !important; opacity: 0.7; }
+.st-key-live-choices button p, .st-key-replay-choices button p { font-size: 1.35rem !important; }
+.ls-verdict p { font-size: 1.3rem !important; }
+.ls-countdown { height: 0.6rem; border-radius: 0.3rem; background: rgba(128, 128, 128, 0.2); overflow: hidden; }
+.ls-countdown > div { height: 100%; background: #ff4b4b; transform-origin: left;
+  animation: ls-countdown var(--ls-seconds, 20s) linear forwards; }
+@keyframes ls-countdown { from { transform: scaleX(1); } to { transform: scaleX(0); } }
 /* a long task wraps in its own place: the controls stay on its row, and the history keeps the room */
 .st-key-present-top > [data-testid="stElementContainer"]:first-child { flex: 1 1 0 !important; min-width: 0 !important; }
 </style>
@@ -108,9 +117,13 @@ def _tick(trace: Trace, run: Run | None) -> None:
         _stop()
         st.rerun()
     st.session_state[LAST] = time.monotonic()
+    from .predict import answers, step_or_ask  # (predict draws in presenter mode: imported here, not above)
+
     try:
-        run.step() if run is not None else trace.forward()
+        step_or_ask(run, trace, run.step if run is not None else trace.forward)
     except Exception:  # an API error: stop and let Step show it
+        _stop()
+    if answers(trace).asking is not None:  # Predict, then step: the class answers before the step shows
         _stop()
     st.rerun()  # the whole page draws the new step
 
