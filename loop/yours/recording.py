@@ -1,0 +1,83 @@
+"""What a learner's loop did, as seen from OUTSIDE their code: the channel to the model and the tool box.
+
+Nothing here is what the learner's code reports about itself: each request is the JSON body their client
+really sent, each response what the model really answered, each tool run what the tool box really ran. Only
+`LearnerState` is read from their objects, and it is shown beside the chapter's LoopState, never trusted.
+A recording is plain data (JSON-able, `to_dict`/`from_dict`): it crosses from the sandbox's keeper to the
+trace builder, and is kept in the transcript with the learner's source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+# How a run of the learner's code ended (Recording.outcome)
+RETURNED = "returned"  # agent_loop returned by itself
+EXCEPTION = "exception"  # their code raised (traceback: their frames only)
+SYNTAX_ERROR = "syntax_error"  # it did not compile (error_line, error_column)
+REFUSED = "refused"  # the model's API refused a request (a 400): the loop broke a rule there
+TOO_MANY_CALLS = "too_many_calls"  # stopped after MAX_CALLS model calls
+TIMEOUT = "timeout"  # stopped after MAX_SECONDS
+KILLED = "killed"  # the sandbox killed it (memory, processes, output)
+OUTCOMES = (RETURNED, EXCEPTION, SYNTAX_ERROR, REFUSED, TOO_MANY_CALLS, TIMEOUT, KILLED)
+
+MAX_CALLS = 50  # model calls a run, shared by the page and the CLI
+MAX_SECONDS = 60  # wall-clock seconds a run
+
+
+@dataclass
+class ToolRun:
+    """One tool the learner's code ran through `run_tool(block)` or `run_bash(command)`, as the tool box ran it."""
+
+    name: str
+    input: dict
+    output: str
+    is_error: bool = False
+    tool_use_id: str | None = None  # the block's id when it came through run_tool(block)
+    line: int | None = None  # the learner's line that called it
+
+
+@dataclass
+class LearnerState:
+    """The learner's own `state` as their code left it when it made a call (None: they do not keep it)."""
+
+    turn_count: object = None
+    transition_reason: object = None
+
+
+@dataclass
+class Exchange:
+    """One model call as the channel saw it, then the tools run before the next call."""
+
+    request: dict  # the body their client sent: model, system, messages, tools, max_tokens, …
+    response: dict | None = None  # the Messages API response body; None when refused
+    error: dict | None = None  # {"status": 400, "type": "invalid_request_error", "message": "…"} when refused
+    line: int | None = None  # the learner's line that sent it (the innermost frame in their file)
+    state: LearnerState = field(default_factory=LearnerState)
+    tool_runs: list[ToolRun] = field(default_factory=list)
+
+
+@dataclass
+class Recording:
+    source: str  # the learner's file, as run
+    scenario: str
+    lang: str
+    exchanges: list[Exchange] = field(default_factory=list)
+    outcome: str = RETURNED
+    traceback: str | None = None  # their frames only, their line numbers
+    error_line: int | None = None  # of the exception or the syntax error
+    error_column: int | None = None
+    message: str | None = None  # one line: the exception, the syntax error, why it was stopped
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Recording":
+        exchanges = []
+        for e in data.get("exchanges", []):
+            runs = [ToolRun(**r) for r in e.get("tool_runs", [])]
+            state = LearnerState(**(e.get("state") or {}))
+            exchanges.append(Exchange(**{**e, "tool_runs": runs, "state": state}))
+        return cls(**{**data, "exchanges": exchanges})
