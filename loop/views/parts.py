@@ -17,7 +17,7 @@ import pandas as pd
 from ..engine import rules
 from ..text.catalogs import N_
 from .narrate import short, what
-from ..engine.trace import MAIN, STAGE_TITLES, Thread, Trace
+from ..engine.trace import MAIN, Thread, Trace, stage_title
 from ..files.transcript import MAX_COUNT
 
 # Red is kept for is_error, so an id's colour never reads as a failure.
@@ -125,7 +125,7 @@ def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str
     if not 0 <= cursor < len(trace):
         return translate(N_("Step 0 of {n} · not started")).format(n=len(trace))
     step = trace.steps[cursor]  # the turn the step is part of (Step.turn): the request comes before turn 1
-    stage = translate(STAGE_TITLES.get(step.stage, step.stage))
+    stage = translate(stage_title(step))
     thread = trace.thread_of(cursor)
     if not thread.is_main:  # a sub-agent's step: its own turns, in its own thread
         if step.turn < 1:

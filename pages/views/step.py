@@ -21,6 +21,7 @@ from .complete_state import draw_complete_state
 from .controls import draw_controls, said_html, words_html
 from .copylink import draw_copy_link
 from .current import fresh, view_at
+from .breaking import draw_break
 from .forks import branches, draw_fork, with_branches
 from .blocks import draw_style, inline_code, markdown_html
 from .history import HEIGHT as HISTORY_HEIGHT
@@ -178,6 +179,7 @@ def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run"
     draw_views(trace, v, key, words_at)
     draw_pager(v, key)
     draw_fork(trace, v, run, key)
+    draw_break(trace, v, run, key)
     draw_tables(v, key, trace)  # (the whole Pairs table of a long run, when asked for, is the trace's)
     draw_complete_state(v)
     draw_growth(trace, cursor, key)
