@@ -57,9 +57,10 @@ def trace_label(trace: Trace, i: int, now: str | None = None) -> str:
     fork = trace.meta.get("forked_from")
     if not fork:
         return t("Branch {n} · the original", now, n=i + 1)
-    if fork.get("edit") == "mistake" and fork.get("mistake") in MISTAKES:  # Break it here (loop/engine/broken.py)
+    mistake = MISTAKES.get(fork.get("mistake")) if fork.get("edit") == "mistake" else None  # Break it here
+    if mistake is not None:
         return t("Branch {n} · step {step}, broken: {mistake}", now, n=i + 1, step=fork.get("step", 0) + 1,
-                 mistake=t(MISTAKES[fork["mistake"]].title, now))
+                 mistake=t(mistake.title, now))
     what = t("edited task", now) if fork.get("edit") == "task" else t("edited tool_result", now)
     return t("Branch {n} · step {step}, {what}", now, n=i + 1, step=fork.get("step", 0) + 1, what=what)
 
