@@ -2,11 +2,15 @@
 Mistakes lab's ways and sees the broken branch beside the correct one, refused at the call the API refuses with
 its 400, what the rule means and the lines that differ; the branch stays in the picker and is saved with the run."""
 
+from pathlib import Path
+
 from loop.engine import rules
 from loop.files import transcript
 from loop.text.catalogs import say
 from loop.views.mistakes import MISTAKES
 from tests.apptest import app, click, download, slider
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def open_break(at, key: str, cursor: int):
@@ -95,3 +99,31 @@ def test_break_on_replay_of_a_sample():
     assert picker.value == 1 and picker.options[1] == "Branch 2 · step 3, broken: " + MISTAKES["wrong-id"].title
     assert len(at.error) == 1 and "`tool_use` ids were found without `tool_result` blocks" in at.error[0].value
     assert [c.value for c in at.code].count(MISTAKES["wrong-id"].wrong) == 1
+
+
+def test_a_real_models_run_and_an_imported_session_break_against_the_offline_model_saying_so():
+    real = transcript.load(ROOT / "samples" / "list-files.json")
+    real.meta.update(scripted=False, model="claude-sonnet-4-5")
+    at = app("pages/replay.py")
+    at.file_uploader(key="replay-upload").upload("real.json", transcript.dumps(real).encode(), "application/json").run()
+    slider(at, "replay").set_value(3).run()
+    open_break(at, "replay", 2)
+    assert any("claude-sonnet-4-5" in i.value and "no key is spent" in i.value for i in at.info)
+
+    imported = transcript.load(ROOT / "samples" / "list-files.json")
+    imported.meta.update(imported={"format": "claude-code", "source": "session.jsonl", "warnings": []},
+                         scripted=False, model="claude-sonnet-4-5")
+    ls = next(s for s in imported.steps if s.stage == "run_tool")
+    ls.detail["output"] = "only-in-the-session.txt"  # what only the session's tool said
+    at.file_uploader(key="replay-upload").upload("session.json", transcript.dumps(imported).encode(),
+                                                 "application/json").run()
+    slider(at, "replay").set_value(3).run()
+    open_break(at, "replay", 2)
+    assert any("reuses the results the session recorded" in i.value for i in at.info)
+    at.radio(key="replay-break-pick-2").set_value("text-first").run()
+    click(at, "replay-break-go-2")
+    broken = at.session_state["replay"]["trace"].branches[-1]
+    ran = next(s for s in broken.steps[3:] if s.stage == "run_tool")
+    assert ran.detail.get("output") == "only-in-the-session.txt"  # the session's result, not a run here
+    assert any("no key is spent" in c.value for c in at.caption)
+    assert len(at.error) == 1 and "Did not find 1 `tool_result` block(s)" in at.error[0].value
