@@ -12,11 +12,11 @@ import streamlit as st
 
 from loop.engine.broken import OFFLINE, break_at, offline_model, settings_of, why_not
 from loop.engine.fork import continue_from
-from loop.engine.layer_mistake import NOT_RUN
 from loop.engine.runner import Run, new_workspace
 from loop.engine.toolsets import default_toolbox
 from loop.engine.trace import Trace
-from loop.views.mistakes import MISTAKES, Call
+from loop.views.breaks import broken_view, calls_after, mistake_of, same_until
+from loop.views.mistakes import MISTAKES
 from loop.views.step import StepView
 
 from .blocks import plain
@@ -27,12 +27,6 @@ from .replay import REPLAY
 
 AHEAD = "break-ahead"  # {(id of a live trace, its length): the same run taken on to its end}: what can break
 PARENTS = "broken-parents"  # {id of a broken branch's trace: the trace it was forked from}
-
-
-def mistake_of(trace: Trace) -> str | None:
-    """The mistake a branch was broken by (Break it here), or None."""
-    fork = trace.meta.get("forked_from") or {}
-    return fork.get("mistake") if fork.get("edit") == "mistake" and fork.get("mistake") in MISTAKES else None
 
 
 def _ahead(trace: Trace, run: Run | None) -> Trace:
@@ -137,63 +131,32 @@ def correct_of(trace: Trace, family: list[Trace]) -> Trace | None:
     if parent is not None:
         return parent
     at = (trace.meta.get("forked_from") or {}).get("step", 0)
-    same = [f for f in family if f is not trace and not mistake_of(f) and len(f.steps) > at
-            and all(f.steps[i].to_dict() == trace.steps[i].to_dict() for i in range(at + 1))]
-    return same[0] if same else None
-
-
-def calls_after(trace: Trace, at: int) -> list[Call]:
-    """The calls a branch made after step `at`, numbered as the run counts its calls, as the lab draws them."""
-    calls: list[Call] = []
-    number = 0
-    for i, step in enumerate(trace.steps):
-        if step.stage not in ("call_model", "refused", "run_tool"):
-            continue
-        if step.stage == "run_tool":
-            if i > at and calls:
-                calls[-1].tool_outputs.append(str(step.detail.get("output") or ""))
-            continue
-        number += 1
-        if i <= at:
-            continue
-        request = trace.request_at(i) or {}
-        call = Call(number, list(request.get("messages") or trace.messages_at(i)))
-        if step.stage == "refused":
-            error = step.detail.error or {}
-            call.error = str(error.get("message") or error)
-        else:
-            call.response = trace.response_at(i)
-        calls.append(call)
-    return calls
+    return next((f for f in family if f is not trace and not mistake_of(f) and same_until(trace, f, at)), None)
 
 
 def draw_broken(trace: Trace, key: str, family: list[Trace]) -> None:
     """A broken branch beside the correct one: where the API refused it, what its rule means, the lines that differ,
     and both branches call by call from the step it was broken at."""
-    name = mistake_of(trace)
-    fork = trace.meta["forked_from"]
-    at = fork.get("step", 0)
-    m = MISTAKES[name]
-    last = trace.steps[-1]
+    broken = broken_view(trace)
+    m = MISTAKES[broken.mistake]
     with st.container(border=True, key=f"{key}-broken"):
         st.markdown("#### " + t("Broken here: {mistake}", mistake=t(m.title)))
-        if fork.get("offline"):
+        if broken.offline:
             st.caption(t("The broken branch ran against the offline model: no key is spent on a lesson."))
-        if last.stage == "refused":
-            error = last.detail.error or {}
+        if broken.status is not None:
             st.caption(t("Broken at step {step}; the API refused the call at step {k}: {status} {type}.",
-                         step=at + 1, k=last.index + 1, status=error.get("status"), type=error.get("type")))
-        elif last.ended == NOT_RUN:
+                         step=broken.at + 1, k=broken.last + 1, status=broken.status, type=broken.type))
+        elif broken.not_run:
             st.caption(t("Broken at step {step}; at step {k} the answer asks for a tool_use and nothing runs it.",
-                         step=at + 1, k=last.index + 1))
+                         step=broken.at + 1, k=broken.last + 1))
         else:
             st.caption(t("Broken at step {step}; the broken loop went on to its end: no call was refused.",
-                         step=at + 1))
+                         step=broken.at + 1))
         st.success(t("**The fix:**") + " " + t(m.fix), icon=":material/build:")
-        draw_lines(name)
+        draw_lines(broken.mistake)
         correct = correct_of(trace, family)
-        wrong = calls_after(trace, at)
-        right = calls_after(correct, at)[:max(len(wrong), 1)] if correct is not None else []
+        wrong = calls_after(trace, broken.at)
+        right = calls_after(correct, broken.at)[:max(len(wrong), 1)] if correct is not None else []
         a, b = st.columns(2)
         a.markdown(t("#### With the mistake"))
         b.markdown(t("#### The correct loop"))
@@ -202,9 +165,9 @@ def draw_broken(trace: Trace, key: str, family: list[Trace]) -> None:
             refused = n < len(wrong) and wrong[n].error is not None
             with a:
                 draw_call(wrong[n] if n < len(wrong) else None, f"{key}-broken", refused, rule=m.rule,
-                          wish=n == len(wrong) - 1 and last.ended == NOT_RUN)
+                          wish=n == len(wrong) - 1 and broken.not_run)
             with b:
                 draw_call(right[n] if n < len(right) else None, f"{key}-correct", refused)
         here = {"lang": lang()} if lang() != "en" else {}
         st.page_link("pages/mistakes.py", label=t("This mistake in the Mistakes lab: {mistake}", mistake=t(m.title)),
-                     icon=":material/bug_report:", query_params={**here, "mistake": name})
+                     icon=":material/bug_report:", query_params={**here, "mistake": broken.mistake})
