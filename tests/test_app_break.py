@@ -127,3 +127,16 @@ def test_a_real_models_run_and_an_imported_session_break_against_the_offline_mod
     assert ran.detail.get("output") == "only-in-the-session.txt"  # the session's result, not a run here
     assert any("no key is spent" in c.value for c in at.caption)
     assert len(at.error) == 1 and "Did not find 1 `tool_result` block(s)" in at.error[0].value
+
+
+def test_without_a_loop_the_branch_stops_where_nothing_runs_the_tool_use():
+    at = app("pages/replay.py")
+    at.selectbox(key="replay-sample").set_value("list-files").run()
+    slider(at, "replay").set_value(2).run()  # step 2: the model asked for `ls`
+    open_break(at, "replay", 1)
+    at.radio(key="replay-break-pick-1").set_value("no-loop").run()
+    click(at, "replay-break-go-1")
+    broken = at.session_state["replay"]["trace"].branches[-1]
+    assert broken.steps[-1].stage == "decide" and not any(s.stage == "run_tool" for s in broken.steps)
+    assert not at.error and any(w.value.startswith("**Nothing runs the tool_use.**") for w in at.warning)
+    assert MISTAKES["no-loop"].wrong in [c.value for c in at.code]

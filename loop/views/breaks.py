@@ -49,18 +49,21 @@ def same_until(trace: Trace, other: Trace, at: int) -> bool:
 
 
 def calls_after(trace: Trace, at: int) -> list[Call]:
-    """The calls a branch made after step `at`, numbered as the run counts its calls, with what its tools said."""
+    """The calls of a branch from the last one made by step `at` on (the call whose answer the loop was handling
+    when broken, the same on both branches), numbered as the run counts its calls, with what its tools said."""
+    first = max((i for i in range(min(at, len(trace.steps) - 1) + 1)
+                 if trace.steps[i].stage in ("call_model", "refused")), default=0)
     calls: list[Call] = []
     number = 0
     for i, step in enumerate(trace.steps):
         if step.stage == "run_tool":
-            if i > at and calls:
+            if i >= first and calls:
                 calls[-1].tool_outputs.append(str(step.detail.get("output") or ""))
             continue
         if step.stage not in ("call_model", "refused"):
             continue
         number += 1
-        if i <= at:
+        if i < first:
             continue
         request = trace.request_at(i) or {}
         call = Call(number, list(request.get("messages") or trace.messages_at(i)))
