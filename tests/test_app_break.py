@@ -59,6 +59,13 @@ def test_break_recover_in_japanese_refuses_at_the_next_call_and_is_kept_and_save
     picker.set_value(0).run()  # back to the correct branch: Break it here again, no broken drawing
     assert at.session_state["live-run"] is original and not at.error
 
+    at.switch_page("pages/replay.py").run()  # the saved run replayed: the broken branch is drawn as it was
+    at.file_uploader(key="replay-upload").upload("broken.json", data, "application/json").run()
+    assert at.selectbox(key="replay-branch").options[0] == say(
+        "ja", "Branch {n} · step {step}, broken: {mistake}", n=1, step=7, mistake=say("ja", m.title))
+    assert len(at.error) == 1 and message in at.error[0].value
+    assert any(say("ja", "#### The correct loop") == md.value for md in at.markdown)
+
 
 def test_mistakes_that_cannot_happen_here_are_left_out_with_why():
     at = app(scenario="recover", step="14")
