@@ -49,6 +49,9 @@ def test_break_recover_in_japanese_refuses_at_the_next_call_and_is_kept_and_save
     assert picker.options[-1] == say("ja", "Branch {n} · step {step}, broken: {mistake}", n=2, step=7,
                                      mistake=say("ja", m.title))
     assert "2 · API がリクエストを拒否 (400)" in next(md.value for md in at.markdown if md.value.startswith("### "))
+    views = next(h.proto.body for h in at.get("html") if 'class="ls-note"' in h.proto.body)
+    assert say("ja", "The API refused the request (400 invalid_request_error): the broken loop ends here.") in views
+    assert "prompt is too long" not in views and "invalid_request_error" in views  # the rule broken, not a long prompt
 
     _, data = download(at, "live-save")  # Save writes every branch: the broken one with the original
     saved = transcript.loads(data)
@@ -75,7 +78,7 @@ def test_mistakes_that_cannot_happen_here_are_left_out_with_why():
     slider(at, "live").set_value(cursor + 1).run()
     open_break(at, "live", cursor)
     pick = at.radio(key=f"live-break-pick-{cursor}")
-    cannot = next(md.value for md in at.markdown if md.value.startswith("**Cannot happen from this step:**"))
+    cannot = next(c.value for c in at.caption if c.value.startswith("**Cannot happen from this step:**"))
     for name in MISTAKES:
         assert (MISTAKES[name].title in pick.options) != (MISTAKES[name].title in cannot)
     assert MISTAKES["no-assistant-append"].title not in pick.options

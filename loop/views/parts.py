@@ -42,6 +42,10 @@ ENDINGS = {
     "pause_turn": N_("The server paused a long turn; the s01 loop ends here."),
     "model_context_window_exceeded": N_("The context window is full: the answer was cut off."),
     "max_turns": N_("Max turns reached: the loop was stopped before calling the model again."),
+    # A broken loop's (loop/engine/layer_mistake.py): the API refused its request; without a loop, nothing ran.
+    "invalid_request": N_("The API refused the request (400 invalid_request_error): the broken loop ends here."),
+    "tool_use": N_("The answer asks for a tool_use and nothing runs it: no tool_result is written back, and the "
+                   "answer stays a wish."),
 }
 OTHER_ENDING = N_("stop_reason {stop} is not tool_use, so the loop ends.")
 

@@ -102,7 +102,7 @@ def _draw_offer(trace: Trace, cursor: int, run: Run | None, key: str) -> None:
         st.info(t("No mistake can happen from this step."), icon=":material/info:")
     cannot = [(name, reason) for name, reason in why.items() if reason is not None]
     if cannot:
-        st.markdown(t("**Cannot happen from this step:**") + "\n"
+        st.caption(t("**Cannot happen from this step:**") + "\n"
                     + "\n".join(f"- {t(MISTAKES[name].title)}: {t(reason)}" for name, reason in cannot))
     if st.session_state.pop(f"{key}-break-asked", None) == cursor:
         _break(trace, cursor, st.session_state.get(f"{key}-break-pick-{cursor}"), run)
