@@ -43,6 +43,15 @@ STAGE_TITLES = {
     "refused": N_("2 · the call was refused: prompt too long"),
     "recover": N_("recover · ask the model to continue"),
 }
+# A broken loop's call (layer_mistake.py) is refused for a rule it broke, not for a prompt too long.
+REFUSED_BROKEN = N_("2 · the API refused the request (400)")
+
+
+def stage_title(step: "Step") -> str:
+    """The English title of `step`'s stage (a catalog message): a broken loop's refused call has its own."""
+    if step.stage == "refused" and step.detail.get("mistake"):
+        return REFUSED_BROKEN
+    return STAGE_TITLES.get(step.stage, step.stage)
 
 
 @dataclass(slots=True)

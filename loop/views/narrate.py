@@ -12,7 +12,7 @@ from ..text.catalogs import say
 from ..engine.compact import AUTO_WHY, BUDGET_WHY, MICRO_WHY, REFUSED_WHY, RESENT_WHY, STILL_TOO_LONG
 from ..engine.recovery import WHY_EXHAUSTED, WHY_RECOVER
 from ..engine.endings import GO_ON, MAX_TURNS, why_ended
-from ..engine.trace import MAIN, STAGE_TITLES, Trace
+from ..engine.trace import MAIN, STAGE_TITLES, Trace, stage_title
 
 
 def short(value: object, width: int = 80) -> str:
@@ -26,7 +26,7 @@ def head(trace: Trace, index: int, lang: str = "en") -> str:
     """`[k] turn t · stage`, the start of step `index`'s line: the turn the step is part of (`Step.turn`), a
     sub-agent's thread before it."""
     step = trace.steps[index]
-    title = STAGE_TITLES.get(step.stage)
+    title = stage_title(step) if step.stage in STAGE_TITLES else None
     stage = say(lang, title) if title else step.stage
     if step.thread != MAIN:
         if step.turn < 1:

@@ -59,6 +59,10 @@ NOTES: dict[str, str] = {
         "No retry can help with the same `messages`: the loop compacts them first, then calls again "
         "(`transition_reason` \"compact_resume\"). It also learns the window, and from now on compacts before a "
         "call whose estimate passes that budget."),
+    "refused_mistake": N_(  # a broken loop's call (Break it here), not a prompt too long
+        "The API refused the request: the broken loop sent `messages` that break one of the API's rules, which it "
+        "checks on every call (400 `invalid_request_error`). No retry can help: the same `messages` break the same "
+        "rule. The chapter's loop never sends such a request."),
     "recover": N_(
         "The answer was cut at `max_tokens`. The chapter's loop ends here, and must: max_tokens is not tool_use. "
         "A production harness keeps the cut answer in `messages` and appends a user message asking the model to "

@@ -17,7 +17,7 @@ import pandas as pd
 from ..engine import rules
 from ..text.catalogs import N_
 from .narrate import short, what
-from ..engine.trace import MAIN, STAGE_TITLES, Thread, Trace
+from ..engine.trace import MAIN, Thread, Trace, stage_title
 from ..files.transcript import MAX_COUNT
 
 # Red is kept for is_error, so an id's colour never reads as a failure.
@@ -42,6 +42,10 @@ ENDINGS = {
     "pause_turn": N_("The server paused a long turn; the s01 loop ends here."),
     "model_context_window_exceeded": N_("The context window is full: the answer was cut off."),
     "max_turns": N_("Max turns reached: the loop was stopped before calling the model again."),
+    # A broken loop's (loop/engine/layer_mistake.py): the API refused its request; without a loop, nothing ran.
+    "invalid_request": N_("The API refused the request (400 invalid_request_error): the broken loop ends here."),
+    "tool_use": N_("The answer asks for a tool_use and nothing runs it: no tool_result is written back, and the "
+                   "answer stays a wish."),
 }
 OTHER_ENDING = N_("stop_reason {stop} is not tool_use, so the loop ends.")
 
@@ -150,7 +154,7 @@ def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str
     if not 0 <= cursor < len(trace):
         return translate(N_("Step 0 of {n} · not started")).format(n=len(trace))
     step = trace.steps[cursor]  # the turn the step is part of (Step.turn): the request comes before turn 1
-    stage = translate(STAGE_TITLES.get(step.stage, step.stage))
+    stage = translate(stage_title(step))
     thread = trace.thread_of(cursor)
     if not thread.is_main:  # a sub-agent's step: its own turns, in its own thread
         if step.turn < 1:

@@ -22,7 +22,8 @@ from .diagram import svg_args
 from ..files.export import plain
 from .narrate import why_in
 from ..engine.profiles import COMPLETE
-from ..engine.trace import STAGE_TITLES, Thread, Trace
+from ..engine.trace import Thread, Trace
+from ..engine.trace import stage_title as title_of
 
 PAIRS_RECENT = 12  # paired rows kept in a long run, the newest (a page offers the whole table apart)
 PAIRS_PROBLEMS = 20  # waiting or orphan rows kept beside them, the first ones
@@ -175,7 +176,7 @@ def view(trace: Trace, i: int, lang: str = "en") -> StepView:
     return StepView(
         index=i, total=len(trace), lang=lang,
         stage=step.stage if step is not None else None,
-        stage_title=say(STAGE_TITLES.get(step.stage, step.stage)) if step is not None else "",
+        stage_title=say(title_of(step)) if step is not None else "",
         status=views.status_line(trace, i, say),
         said=views.what_happened(trace, i, lang),
         ending=views.ending(trace, i, say, quote=plain),

@@ -12,6 +12,7 @@ import streamlit as st
 
 from loop.engine.fork import ForkRefused, fork_task, fork_tool_result
 from loop.engine.runner import Run
+from loop.views.mistakes import MISTAKES
 from loop.views.step import StepView
 from loop.engine.trace import Trace
 from loop.views.parts import result_text
@@ -32,7 +33,8 @@ def branches(run: Run) -> list[Run]:
     return kept
 
 
-def _adopt(run: Run, branch: Run) -> None:
+def adopt(run: Run, branch: Run) -> None:
+    """`branch` joins `run`'s family and becomes the session's run: the picker shows it."""
     family = branches(run)
     family.append(branch)
     st.session_state[RUN] = branch
@@ -50,10 +52,15 @@ def _label(family: list[Run], i: int) -> str:
 
 
 def trace_label(trace: Trace, i: int, now: str | None = None) -> str:
-    """`Branch n · the original` or `Branch n · step k, edited …`, from what the fork wrote in meta."""
+    """`Branch n · the original`, `Branch n · step k, edited …` or `Branch n · step k, broken: <mistake>`, from what
+    the fork wrote in meta."""
     fork = trace.meta.get("forked_from")
     if not fork:
         return t("Branch {n} · the original", now, n=i + 1)
+    mistake = MISTAKES.get(fork.get("mistake")) if fork.get("edit") == "mistake" else None  # Break it here
+    if mistake is not None:
+        return t("Branch {n} · step {step}, broken: {mistake}", now, n=i + 1, step=fork.get("step", 0) + 1,
+                 mistake=t(mistake.title, now))
     what = t("edited task", now) if fork.get("edit") == "task" else t("edited tool_result", now)
     return t("Branch {n} · step {step}, {what}", now, n=i + 1, step=fork.get("step", 0) + 1, what=what)
 
@@ -115,5 +122,5 @@ def draw_fork(trace: Trace, v: StepView, run: Run | None, key: str) -> None:
             except ValueError as exc:
                 st.error(plain(exc), icon=":material/error:")
                 return
-            _adopt(run, branch)
+            adopt(run, branch)
             st.rerun()  # the whole page: its caption and the picker show the new branch

@@ -65,7 +65,8 @@ def _outcome(call: Call, rule: str = "") -> None:
         st.code(output[:600] or " ", language=None)
 
 
-def _draw_call(call: Call | None, side: str, broken: bool, rule: str = "", wish: bool = False) -> None:
+def draw_call(call: Call | None, side: str, broken: bool, rule: str = "", wish: bool = False) -> None:
+    """One call of a loop: the messages it sent (open at the call that broke), then what came back."""
     if call is None:
         st.caption(t("No such call: this loop had already stopped."))
         return
@@ -79,13 +80,9 @@ def _draw_call(call: Call | None, side: str, broken: bool, rule: str = "", wish:
                      "again: no file is read, and the answer stays a wish."), icon=":material/hourglass_disabled:")
 
 
-def draw_lab(name: str) -> None:
-    """One mistake: the fix, the lines that differ, and both loops call by call."""
+def draw_lines(name: str) -> None:
+    """The lines that differ: the broken loop's beside the chapter's."""
     m = MISTAKES[name]
-    wrong, right = lab_runs(name)
-    broke = wrong.broke_at
-    st.subheader(t(m.title))
-    st.success(t("**The fix:**") + " " + t(m.fix), icon=":material/build:")
     a, b = st.columns(2)
     with a:
         st.markdown(":red[:material/close:] " + t("**The broken loop has**"))
@@ -93,6 +90,16 @@ def draw_lab(name: str) -> None:
     with b:
         st.markdown(":green[:material/check:] " + t("**The chapter's loop has**"))
         st.code(commented(m.right), language="python", wrap_lines=True)
+
+
+def draw_lab(name: str) -> None:
+    """One mistake: the fix, the lines that differ, and both loops call by call."""
+    m = MISTAKES[name]
+    wrong, right = lab_runs(name)
+    broke = wrong.broke_at
+    st.subheader(t(m.title))
+    st.success(t("**The fix:**") + " " + t(m.fix), icon=":material/build:")
+    draw_lines(name)
     st.caption(t("Scenario `{name}`: “{task}”.", name=m.scenario, task=plain(right.calls[0].messages[0]["content"])) + " "
                + (t("The broken loop is refused at call {n}; the correct loop ends with `{ended}` after {calls} call(s).",
                     n=broke.number, ended=in_code(right.ended), calls=len(right.calls)) if broke else
@@ -107,9 +114,9 @@ def draw_lab(name: str) -> None:
         a, b = st.columns(2, gap="medium", border=True)
         with a:
             last = n == len(wrong.calls) - 1
-            _draw_call(wrong.calls[n] if n < len(wrong.calls) else None, "wrong",
+            draw_call(wrong.calls[n] if n < len(wrong.calls) else None, "wrong",
                        broke is not None and n == broke.number - 1, rule=m.rule,
                        wish=last and wrong.ended == "tool_use")
         with b:
-            _draw_call(right.calls[n] if n < len(right.calls) else None, "right",
+            draw_call(right.calls[n] if n < len(right.calls) else None, "right",
                        broke is not None and n == broke.number - 1)

@@ -21,6 +21,7 @@ from .complete_state import draw_complete_state
 from .controls import draw_controls, said_html, words_html
 from .copylink import draw_copy_link
 from .current import fresh, view_at
+from .breaking import draw_break
 from .forks import branches, draw_fork, with_branches
 from .blocks import draw_style, id_colours, inline_code, markdown_html
 from .history import HEIGHT as HISTORY_HEIGHT
@@ -134,7 +135,8 @@ def note_html(v: StepView, presenter: bool = False) -> str:
     """The note of the stage just executed, in the chosen language, and what this step adds to it, as HTML."""
     if v.stage is None:
         return ""
-    parts = [f"**{v.stage_title}**", note(v.stage, v.lang)]
+    broken = v.stage == "refused" and v.recorded.get("mistake")  # Break it here: a rule broken, not a long prompt
+    parts = [f"**{v.stage_title}**", note("refused_mistake" if broken else v.stage, v.lang)]
     if presenter and v.takes_answer:  # no room to say both: the one that
         parts = parts[:1]  # matters here is how the sub-agent's answer comes back, said below
     if v.parallel:  # the complete loop's
@@ -183,6 +185,7 @@ def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run"
     draw_views(trace, v, key, words_at)
     draw_pager(v, key)
     draw_fork(trace, v, run, key)
+    draw_break(trace, v, run, key)
     draw_tables(v, key, trace)  # (the whole Pairs table of a long run, when asked for, is the trace's)
     draw_complete_state(v)
     draw_growth(trace, cursor, key)

@@ -1,0 +1,76 @@
+"""A broken branch (Break it here, loop/engine/broken.py) as the page draws it: where it was broken, where it
+stopped and why, and its calls from there, in the Mistakes lab's terms (loop/views/mistakes.py `Call`).
+
+All of it is read from the branch's trace, so a broken branch saved with its run and replayed draws the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..engine.layer_mistake import NOT_RUN
+from ..engine.trace import Trace
+from .mistakes import MISTAKES, Call
+
+
+@dataclass(frozen=True)
+class BrokenView:
+    mistake: str  # one of MISTAKES
+    at: int  # the step it was broken at (kept as the run had it)
+    last: int  # its last step: the refused call, or where the loop ended
+    status: int | None  # the API's error at the refused call (None when no call was refused)
+    type: str | None
+    not_run: bool  # no loop: the answer asked for a tool_use, and nothing runs it
+    offline: bool  # the run was made with a real model: the branch ran against the offline model
+
+
+def mistake_of(trace: Trace) -> str | None:
+    """The mistake a branch was broken by, or None for any other trace."""
+    fork = trace.meta.get("forked_from") or {}
+    return fork.get("mistake") if fork.get("edit") == "mistake" and fork.get("mistake") in MISTAKES else None
+
+
+def broken_view(trace: Trace) -> BrokenView | None:
+    """What the page says of a broken branch; None when `trace` is not one (or has no steps)."""
+    name = mistake_of(trace)
+    if name is None or not trace.steps:
+        return None
+    fork = trace.meta["forked_from"]
+    last = trace.steps[-1]
+    error = (last.detail.error or {}) if last.stage == "refused" else {}
+    return BrokenView(name, int(fork.get("step", 0)), last.index, error.get("status"), error.get("type"),
+                      last.ended == NOT_RUN, bool(fork.get("offline")))
+
+
+def same_until(trace: Trace, other: Trace, at: int) -> bool:
+    """Steps 0 to `at` of both are the same: `other` may be the branch `trace` was forked from at `at`."""
+    return (len(trace.steps) > at and len(other.steps) > at
+            and all(trace.steps[i].to_dict() == other.steps[i].to_dict() for i in range(at + 1)))
+
+
+def calls_after(trace: Trace, at: int) -> list[Call]:
+    """The calls of a branch from the last one made by step `at` on (the call whose answer the loop was handling
+    when broken, the same on both branches), numbered as the run counts its calls, with what its tools said."""
+    first = max((i for i in range(min(at, len(trace.steps) - 1) + 1)
+                 if trace.steps[i].stage in ("call_model", "refused")), default=0)
+    calls: list[Call] = []
+    number = 0
+    for i, step in enumerate(trace.steps):
+        if step.stage == "run_tool":
+            if i >= first and calls:
+                calls[-1].tool_outputs.append(str(step.detail.get("output") or ""))
+            continue
+        if step.stage not in ("call_model", "refused"):
+            continue
+        number += 1
+        if i < first:
+            continue
+        request = trace.request_at(i) or {}
+        call = Call(number, list(request.get("messages") or trace.messages_at(i)))
+        if step.stage == "refused":
+            error = step.detail.error or {}
+            call.error = str(error.get("message") or error)
+        else:
+            call.response = trace.response_at(i)
+        calls.append(call)
+    return calls
