@@ -92,6 +92,12 @@ def right_kinds() -> set[str]:
     return set(st.session_state.get(RIGHT, ()))
 
 
+def autoplay_step(run: Run | None, trace: Trace) -> bool:
+    """One step of the presenter's autoplay: True when a question now waits, so autoplay stops for the class."""
+    step_or_ask(run, trace, run.step if run is not None else trace.forward)
+    return answers(trace).asking is not None
+
+
 def step_or_ask(run: Run | None, trace: Trace, step: Callable[[], None]) -> None:
     """Step, or, with predict on and a question before the next step not yet answered, ask it instead.
 

@@ -8,6 +8,7 @@ the end of the loop, stops it too.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -106,7 +107,7 @@ def stopped_by_click(clicked: bool) -> None:
         _stop()
 
 
-def _tick(trace: Trace, run: Run | None) -> None:
+def _tick(trace: Trace, run: Run | None, advance: Callable[[], bool]) -> None:
     if not st.session_state.get(PLAYING):
         return
     pause = float(st.session_state.get(PAUSE, 2.0))
@@ -117,19 +118,17 @@ def _tick(trace: Trace, run: Run | None) -> None:
         _stop()
         st.rerun()
     st.session_state[LAST] = time.monotonic()
-    from .predict import answers, step_or_ask  # (predict draws in presenter mode: imported here, not above)
-
     try:
-        step_or_ask(run, trace, run.step if run is not None else trace.forward)
+        if advance():  # e.g. Predict, then step: the class answers before the step shows
+            _stop()
     except Exception:  # an API error: stop and let Step show it
-        _stop()
-    if answers(trace).asking is not None:  # Predict, then step: the class answers before the step shows
         _stop()
     st.rerun()  # the whole page draws the new step
 
 
-def draw_autoplay(trace: Trace, run: Run | None) -> None:
-    """Play / Pause and the pause between stages; while playing, a timed fragment steps."""
+def draw_autoplay(trace: Trace, run: Run | None, advance: Callable[[], bool]) -> None:
+    """Play / Pause and the pause between stages; while playing, a timed fragment calls `advance()`, which
+    steps and says whether autoplay must stop there."""
     playing = bool(st.session_state.get(PLAYING))
     now = lang()  # for format_func, which may be called outside this run
     if playing:
@@ -142,4 +141,4 @@ def draw_autoplay(trace: Trace, run: Run | None) -> None:
                  label_visibility="collapsed", format_func=lambda s: t("{s} s between stages", now, s=s),
                  width=200)
     if playing:
-        st.fragment(_tick, run_every=float(st.session_state.get(PAUSE, 2.0)))(trace, run)
+        st.fragment(_tick, run_every=float(st.session_state.get(PAUSE, 2.0)))(trace, run, advance)
