@@ -11,6 +11,7 @@ from loop.engine import rules
 from loop.files import transcript
 from loop.importers.derive import trace_from_history
 from loop.views.mistakes import MISTAKES
+from loop.views.step import view
 from loop.yours import recording as rec
 from loop.yours.named import EXCEPTION, NEVER_ENDS, SYNTAX_ERROR, named
 from loop.yours.reading import read
@@ -131,6 +132,22 @@ def test_the_chapters_loop_reads_as_step_through_records_it_and_check_holds(chap
     assert checked.returncode == 0 and checked.stdout.startswith("ok: 4 messages, 1 tool_use/tool_result pair(s)")
 
 
+@pytest.mark.parametrize("scenario", ["hello-py", "recover", "two-tools", "max-tokens"])
+def test_the_chapters_loop_keeps_every_rule_on_every_scenario_it_can_drive_and_each_step_draws(scenario):
+    recorded = record(CHAPTER, scenario)
+    yours = read(recorded)
+    assert yours.kept_every_rule and recorded.exchanges
+    trace = yours.trace
+    assert transcript.violations(transcript.loads(transcript.dumps(trace))) == []
+    derived = trace_from_history(list(trace.messages), dict(trace.meta)).steps
+    assert [(s.stage, s.n_messages, s.turn_count) for s in trace.steps] == \
+        [(s.stage, s.n_messages, s.turn_count) for s in derived]
+    assert sum(s.stage == "run_tool" for s in trace.steps) == sum(len(e.tool_runs) for e in recorded.exchanges)
+    for i in range(len(trace)):
+        drawn = view(trace, i, "ja")
+        assert drawn is not None
+
+
 def test_a_loop_whose_parameter_is_messages_gets_the_list():
     source = CHAPTER.replace("def agent_loop(state):", "def agent_loop(messages):").replace(
         'state["messages"]', "messages").replace('state["turn_count"] += 1', "pass").replace(
@@ -159,6 +176,8 @@ def test_each_broken_loop_is_named_at_the_call_the_api_refused_with_the_learners
     assert trace.request_at(last.index)["messages"] == recorded.exchanges[refused].request["messages"]
     assert [s.stage for s in trace.steps[:2]] == ["user_request", "call_model"]
     assert transcript.loads(transcript.dumps(trace), strict=False).steps[-1].stage == "refused"
+    for i in range(len(trace)):  # every step draws in Step through's views
+        assert view(trace, i, "zh") is not None
 
 
 def test_a_missing_append_and_a_wrong_id_are_told_apart_although_the_api_words_alike():
