@@ -14,7 +14,7 @@ from loop.views.mistakes import MISTAKES
 from loop.views.step import view
 from loop.yours import recording as rec
 from loop.yours.named import EXCEPTION, NEVER_ENDS, SYNTAX_ERROR, named
-from loop.yours.reading import read
+from loop.yours.reading import line_at, read
 from loop.yours.recording import Recording
 from tests.cli import loop_main
 from tests.learner import record
@@ -118,6 +118,8 @@ def test_the_chapters_loop_reads_as_step_through_records_it_and_check_holds(chap
         assert trace.steps[i].detail.line == CALL_LINE
     assert [trace.steps[i].detail.learner for i in calls] == [
         {"turn_count": 1, "transition_reason": None}, {"turn_count": 2, "transition_reason": "tool_result"}]
+    assert [line_at(trace, i) for i in range(len(trace))] == [None, CALL_LINE, CALL_LINE, CALL_LINE, RUN_LINE,
+                                                              RUN_LINE, CALL_LINE, CALL_LINE, CALL_LINE]
     run = trace.steps[stages.index("run_tool")]
     assert run.detail.line == RUN_LINE and "README.txt" in run.detail.output
     assert run.detail.tool_result == chapter.exchanges[1].request["messages"][2]["content"][0]

@@ -197,3 +197,15 @@ class _Reading:
             return
         s.update(ended=stop_reason, transition_reason=None)
         self.add("decide", {"continues": False, "why": why_ended(stop_reason)})
+
+
+def line_at(trace: Trace, index: int) -> int | None:
+    """The learner's line to light at step `index`: the step's own (a call, a tool run), else the last one before it.
+
+    The channel sees the calls and the tool box the tool runs; an append or a write-back happens between them
+    in the learner's code, after the line lit last."""
+    for i in range(min(index, len(trace.steps) - 1), -1, -1):
+        line = trace.steps[i].detail.get("line")
+        if isinstance(line, int):
+            return line
+    return None
