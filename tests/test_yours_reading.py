@@ -177,7 +177,9 @@ def test_each_broken_loop_is_named_at_the_call_the_api_refused_with_the_learners
     assert last.detail["mistake"] == mistake and last.detail.line == CALL_LINE
     assert trace.request_at(last.index)["messages"] == recorded.exchanges[refused].request["messages"]
     assert [s.stage for s in trace.steps[:2]] == ["user_request", "call_model"]
-    assert transcript.loads(transcript.dumps(trace), strict=False).steps[-1].stage == "refused"
+    # Saved, it loads as Step through's broken branch does: the history the API refused is kept, to be seen.
+    loaded = transcript.loads(transcript.dumps(trace))
+    assert loaded.steps[-1].stage == "refused" and loaded.meta["yours"]["source"] == WRONG[mistake]
     for i in range(len(trace)):  # every step draws in Step through's views
         assert view(trace, i, "zh") is not None
 
@@ -260,6 +262,16 @@ def test_a_syntax_error_is_named_with_its_line_and_column():
     assert found.name == SYNTAX_ERROR and found.call is None and found.line == 2
     assert recorded.error_column and "line 2" in found.render("en")
     assert read(recorded).trace.steps[0].stage == "user_request"  # a trace still, with the request
+
+
+def test_only_a_learners_loop_refused_by_the_api_loads_with_a_broken_history():
+    trace = read(record(WRONG["wrong-id"], "list-files")).trace
+    data = json.loads(transcript.dumps(trace))
+    for edit in (lambda d: d.pop("yours"), lambda d: d["steps"].pop()):
+        changed = json.loads(json.dumps(data))
+        edit(changed)
+        with pytest.raises(transcript.TranscriptError, match="do not pair"):
+            transcript.loads(json.dumps(changed))
 
 
 def test_a_recording_read_from_json_reads_the_same():

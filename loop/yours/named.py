@@ -10,7 +10,7 @@ tells them apart. The call that shows a mistake is the one the API refused; a lo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..engine.rules import blocks, tool_results, tool_uses
 from ..text.catalogs import N_, Note
@@ -54,7 +54,7 @@ class Named:
     call: int | None  # the exchange it shows at (index in Recording.exchanges), None when no call shows it
     line: int | None  # the learner's line: that call's, or the exception's or syntax error's
     error: dict | None = None  # the API's {status, type, message} when it refused the call
-    note: Note = field(default_factory=lambda: Note(""))  # what happened, in a sentence, in any language
+    note: Note | None = None  # what happened, in a sentence, in any language
 
     @property
     def is_mistake(self) -> bool:
@@ -64,7 +64,7 @@ class Named:
         return self.name in MISTAKES
 
     def render(self, lang: str = "en") -> str:
-        return self.note.render(lang)
+        return self.note.render(lang) if self.note is not None else ""
 
 
 def _said(name: str, call: int | None, **values: object) -> Note:
