@@ -141,6 +141,8 @@ class CallModelDetail(Detail):
     recorded: bool | None = _is(bool)  # an import's: a response was recorded beside the history
     stop_reason_inferred: bool | None = _is(bool)  # an import's: the stop_reason was filled in from the content
     cycle: object = _kept()  # a course trace's cycle number
+    line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that sent it
+    learner: dict | None = _is(dict)  # a learner's loop: their own {turn_count, transition_reason} at the call
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -179,6 +181,7 @@ class RunToolDetail(Detail):
     recorded: bool | None = _is(bool)  # an import's: false when no tool_result answered the tool_use
     tool_use_result: object = _kept()  # a Claude Code log's own account of the run (`toolUseResult`)
     tool_execution: object = _kept()  # a course trace's {name, input, output}
+    line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that ran it
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -268,6 +271,8 @@ class RefusedDetail(Detail):
     request: dict | None = _is(dict, none=True)
     why: str | None = _is(str)
     kind: str | None = _is(str)
+    line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that sent it
+    learner: dict | None = _is(dict)  # a learner's loop: their own {turn_count, transition_reason} at the call
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)

@@ -360,6 +360,8 @@ def from_dict(data: object, *, strict: bool = True) -> Trace:
         thread.history = _history(thread, steps, own.get(tid, []))
     fork = data.get("forked_from")
     on_purpose = isinstance(fork, dict) and fork.get("edit") == "mistake"  # Break it here (engine/broken.py)
+    # A learner's own loop (loop/yours) that the API refused keeps the history it sent, to be seen where it broke.
+    on_purpose = on_purpose or (isinstance(data.get("yours"), dict) and bool(steps) and steps[-1].stage == "refused")
     if strict and not on_purpose:  # a branch broken on purpose keeps the history the API refused, to be seen
         for tid, thread in threads.items():
             broken = rules.check(thread.messages, as_request=False)
