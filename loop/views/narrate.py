@@ -18,8 +18,19 @@ from ..engine.trace import MAIN, STAGE_TITLES, Trace, stage_title
 def short(value: object, width: int = 80) -> str:
     """One line of at most `width` characters; JSON for anything that is not a string."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return clip(" ".join(text.split()), width)
+
+
+def clip(text: str, width: int) -> str:
+    """`text` in at most `width` characters, "…" where it was cut, at a word's end when one is near: half a
+    word ("circ…") reads as a word of its own."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = max(cut.rfind(" "), cut.rfind("\n"))
+    if space >= width - 24:
+        cut = cut[:space]
+    return cut + "…"
 
 
 def head(trace: Trace, index: int, lang: str = "en") -> str:

@@ -14,7 +14,7 @@ import streamlit as st
 
 from loop.views.compare import THEN, Call, ProfileRun, failure, side_by_side
 from loop.files.export import fenced
-from loop.views.narrate import why_in
+from loop.views.narrate import clip, why_in
 from loop.engine.profiles import TRANSITIONS
 
 from .blocks import in_code, inline_code, plain
@@ -59,7 +59,7 @@ def _outcome(call: Call) -> None:
         st.markdown(line)
         if texts and not uses:
             text = " ".join(texts)
-            st.caption(plain(text[:300] + ("…" if len(text) > 300 else "")))
+            st.caption(plain(clip(text, 300)))
         for output in call.tool_outputs:
             st.code(output[:400] or " ", language=None)
         if call.parallel:
