@@ -10,7 +10,7 @@ from pages.views.forks import draw_branch_picker
 from pages.views.i18n import t
 from pages.views.nav import through_app
 from pages.views.permalink import open_scenario_link
-from pages.views.predict import autoplay_step
+from pages.views.predict import autoplay_step, draw_toggle
 from pages.views.presenter import apply, draw_autoplay, draw_switch, keep_presenting, presenting
 from pages.views.runs import draw_saved_runs
 from pages.views.settings import RUN, _keep, draw_sidebar, live_run
@@ -28,6 +28,7 @@ if presenting():  # large type, no sidebar, one screen: the task, autoplay, then
     with st.container(horizontal=True, vertical_alignment="center", gap="medium", key="present-top"):
         st.markdown("**" + t("Task") + f":** {plain(run.task)}", width="stretch")
         draw_autoplay(run.trace, run, advance=lambda: autoplay_step(run, run.trace))
+        draw_toggle(run.trace, "live")
         draw_switch()
 else:
     with st.container(horizontal=True, vertical_alignment="center", key="title-row"):  # wraps rather than cuts

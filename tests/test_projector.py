@@ -213,6 +213,12 @@ def test_at_1280_by_800_no_control_cuts_its_text(tab, url, lang):
                 return [e.scrollWidth, e.clientWidth, e.getBoundingClientRect().right, innerWidth, e.innerText]; }""")
             assert box[0] <= box[1] + 1 and box[2] <= box[3], box[:4]
             assert "immediately after" in box[4]  # the sentence that states the rule is on the page
+    if lang == "ja":  # for docs/: the request the second call sent, its tool_results marked new
+        page = opened(tab, url, f"?scenario=two-tools&step=8&lang={lang}", 1280, 800)
+        wait_for_step(page, 8)
+        page.locator(".ls-request").scroll_into_view_if_needed()
+        page.evaluate(PAINTED)
+        page.screenshot(path=str(SHOTS / f"request-{lang}.png"))
 
 
 @pytest.mark.parametrize("lang", LANGS)

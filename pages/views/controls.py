@@ -223,7 +223,8 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
                     with st.container(key=f"{key}-slider"):
                         st.slider(t("Step"), 1, len(trace), value=trace.cursor + 1, key=slider_key, on_change=_goto,
                                   args=(trace, slider_key), label_visibility="collapsed")
-            draw_toggle(trace, key)
+            if not presenting():  # a presenter's is in the row above, by Play: this row must stay one row
+                draw_toggle(trace, key)
             if save is not None:
                 save()
             words_at = _words(run, gated)

@@ -29,7 +29,7 @@ CSS = """
 <style>
 section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
 header[data-testid="stHeader"] { display: none !important; }
-[data-testid="stMainBlockContainer"] { padding: 0.7rem 1.6rem 0.4rem 1.6rem !important; max-width: 100% !important; }
+.stApp [data-testid="stMainBlockContainer"] { padding: 0.7rem 1.6rem 0.4rem 1.6rem !important; max-width: 100% !important; }
 [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.5rem; }
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p,
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; line-height: 1.4; }
@@ -67,6 +67,10 @@ header[data-testid="stHeader"] { display: none !important; }
 @keyframes ls-countdown { from { transform: scaleX(1); } to { transform: scaleX(0); } }
 /* a long task wraps in its own place: the controls stay on its row, and the history keeps the room */
 .st-key-present-top > [data-testid="stElementContainer"]:first-child { flex: 1 1 0 !important; min-width: 0 !important; }
+/* the task as large as the note, not more: a long one on fewer lines (the history's room) */
+.st-key-present-top [data-testid="stMarkdownContainer"] p { font-size: 1.05rem !important; line-height: 1.3 !important; }
+/* a compaction's heading lines close together: its before and after cards need the room */
+.ls-present .ls-panel-compact .ls-caption, .ls-present .ls-compact p { margin: 0 0 0.15rem; }
 </style>
 """
 
