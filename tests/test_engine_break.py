@@ -41,10 +41,9 @@ def scenario_run():
     _RUNS.clear()
 
 
-def representative(trace, mistake: str) -> list[int]:
-    """The first, a middle and the last step from which `mistake` can happen."""
-    can = [i for i in range(len(trace.steps)) if mistake in mistakes_from(trace, i)]
-    return sorted({can[0], can[len(can) // 2], can[-1]}) if can else []
+def every_step(trace, mistake: str) -> list[int]:
+    """Every step from which `mistake` can happen."""
+    return [i for i in range(len(trace.steps)) if mistake in mistakes_from(trace, i)]
 
 
 def assert_kept(original, broken, at: int) -> None:
@@ -82,7 +81,7 @@ def assert_stops_as_it_breaks(original, broken, at: int) -> None:
 @pytest.mark.parametrize("scenario", ["recover", "two-tools", "subagent"])
 def test_each_mistake_stops_at_the_call_the_api_refuses(scenario_run, scenario, mistake):
     run = scenario_run(scenario)
-    steps = representative(run.trace, mistake)
+    steps = every_step(run.trace, mistake)
     if mistake == "max-tokens-go-on":
         assert steps == []  # no answer of these is cut: max-tokens and long-answer break it (below)
     else:
@@ -122,7 +121,7 @@ def test_inside_a_subagent_the_broken_call_is_the_subagents(scenario_run):
 @pytest.mark.parametrize("scenario", ["max-tokens", "long-answer"])
 def test_max_tokens_taken_for_go_on_writes_back_nothing_and_is_refused(scenario_run, scenario):
     run = scenario_run(scenario)
-    steps = representative(run.trace, "max-tokens-go-on")
+    steps = every_step(run.trace, "max-tokens-go-on")
     assert steps
     for at in steps:
         broken = break_at(run.trace, at, "max-tokens-go-on", tools=run.tools)
