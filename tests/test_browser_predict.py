@@ -100,3 +100,54 @@ def test_a_question_blocks_the_reveal_and_a_wrong_answer_shows_the_why(app_serve
     seen = answered(page, lang)
     assert seen["kind"] == "wrong" and NOT_QUITE[lang] in seen["verdict"]
     assert plain(q.why)[:20] in seen["verdict"]
+
+
+def test_presenter_mode_asks_large_with_a_count_down_and_a_break_on_recover_is_drawn_beside_the_loop(app_server,
+                                                                                                        page):
+    """In presenter mode the question fills the row under the buttons, as large as the note, with a count-down
+    the teacher can skip; Break it here on recover (ja) draws the refused call. Both pictures go to docs/."""
+    from pathlib import Path
+
+    shots = Path(__file__).resolve().parent.parent / "docs" / "projector"
+    shots.mkdir(parents=True, exist_ok=True)
+    url, _ = app_server
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{url}/?scenario=recover&lang=ja&step=3&predict=on")
+    page.wait_for_selector(IDLE, timeout=60_000)
+    page.locator(".st-key-present label").click()
+    page.wait_for_selector(".ls-state-row", timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.locator(".st-key-live-step button").click()
+    page.wait_for_selector("#ls-question-live.ls-question-big", timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    settled(page)
+    sizes = page.evaluate("""() => ({
+        question: parseFloat(getComputedStyle(document.querySelector('#ls-question-live p:last-child')).fontSize),
+        note: parseFloat(getComputedStyle(document.querySelector('.ls-note p')).fontSize),
+        countdown: !!document.querySelector('.ls-countdown'),
+        reveal: !!document.querySelector('.st-key-live-reveal button'),
+        bottom: document.querySelector('.st-key-live-question').getBoundingClientRect().bottom})""")
+    assert sizes["question"] >= sizes["note"] > 0 and sizes["countdown"] and sizes["reveal"], sizes
+    assert sizes["bottom"] <= 720, sizes  # the whole question on the projector's screen
+    page.screenshot(path=str(shots / "predict-presenter-ja.png"))
+    # Break it here, on the page a learner has (presenter mode off): recover at step 7, the assistant response
+    # left out of messages from there on
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{url}/?scenario=recover&lang=ja&step=7")
+    page.wait_for_selector(IDLE, timeout=60_000)
+    if page.locator(".ls-state-row").count():  # presenter mode is kept for the session: off
+        page.locator(".st-key-present label").click()
+        page.wait_for_selector(".ls-state-row", state="detached", timeout=60_000)
+        page.wait_for_selector(IDLE, timeout=60_000)
+    page.locator(".st-key-live-break-6 summary").click()
+    page.wait_for_selector(".st-key-live-break-go-6 button", timeout=60_000)
+    page.get_by_text("assistant response を messages に append しない").click()
+    page.locator(".st-key-live-break-go-6 button").click()
+    page.wait_for_selector(".st-key-live-broken [data-testid='stAlertContentError']", timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    page.locator(".st-key-live-broken").scroll_into_view_if_needed()
+    settled(page)
+    error = page.locator(".st-key-live-broken [data-testid='stAlertContentError']").first.inner_text()
+    assert "400" in error and "invalid_request_error" in error, error
+    page.screenshot(path=str(shots / "break-recover-ja.png"))
