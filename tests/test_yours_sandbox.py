@@ -189,3 +189,32 @@ def test_where_bubblewrap_cannot_run_the_recording_says_so_and_the_code_still_ru
 def test_a_loop_that_floods_its_output_is_stopped():
     done = run("def agent_loop(state):\n    while True:\n        print('x' * 10000)\n", "list-files")
     assert done.outcome == rec.KILLED and 0 < len(done.output) <= 200_000
+
+
+def test_a_real_models_key_is_added_outside_and_never_enters_the_sandbox(monkeypatch):
+    from loop.engine import server
+    from loop.engine.model import ModelConfig
+    from loop.yours.sandboxed import real_model
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    heard = []
+
+    class Listening(server.Handler):
+        def do_POST(self):
+            heard.append(self.headers.get("authorization") or self.headers.get("x-api-key"))
+            super().do_POST()
+
+    model_server = server.serve(handler=Listening)
+    try:
+        config = ModelConfig(model="claude-test", api_key="sk-ant-outside-7f3a9",
+                             base_url=f"http://127.0.0.1:{model_server.server_address[1]}")
+        source = CHAPTER_LOOP.replace("    while True:", "    print(MODEL, client.api_key, dict(client.auth_headers))"
+                                      "\n    while True:")
+        done = run(source, "list-files", model=real_model(config))
+    finally:
+        model_server.shutdown()
+        model_server.server_close()
+    assert done.outcome == rec.RETURNED and len(done.exchanges) == 2, (done.output, done.traceback)
+    assert heard and all("sk-ant-outside-7f3a9" in h for h in heard)
+    assert "7f3a9" not in done.output and done.output.startswith("claude-test ")
+    assert all(e.request["model"] == "claude-test" for e in done.exchanges)

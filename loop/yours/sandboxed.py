@@ -68,6 +68,7 @@ def real_model(config) -> Model:
         except anthropic.APIStatusError as error:
             return error.status_code, error.body if isinstance(error.body, dict) else scripted.error_body(str(error))
 
+    call.name = config.model  # what MODEL is inside
     return call
 
 
@@ -200,7 +201,7 @@ def run(source: str, scenario: str, lang: str = "en", *, max_calls: int = MAX_CA
     try:
         start = {"kind": "start", "source": source, "task": chosen.task_in(lang),
                  "system": system_prompt(lang, SYSTEM), "tools": toolbox.specs(),
-                 "model": scripted.MODEL_NAME if model is None else "model", "lang": lang}
+                 "model": getattr(model, "name", scripted.MODEL_NAME), "lang": lang}
         _run(recording, toolbox, start, model or scripted_model(chosen.context_window), max_calls, max_seconds)
     finally:
         toolbox.close()
@@ -323,9 +324,8 @@ def _outcome(recording: Recording, keeper: _Keeper, status: int | None, flooded:
         recording.outcome = SYNTAX_ERROR
         recording.error_line, recording.error_column = _line(report), _column(report)
         recording.message = str(report.get("message") or "")
-    elif report.get("outcome") in (REFUSED, EXCEPTION) and last is not None and last.error is not None \
-            and (report.get("outcome") == REFUSED):
-        recording.outcome = REFUSED  # the keeper refused that call itself: the child's word only says it stopped
+    elif report.get("outcome") == REFUSED and last is not None and last.error is not None:
+        recording.outcome = REFUSED  # the keeper saw the refusal itself: the child's word only says the loop stopped
     elif report.get("outcome") in (REFUSED, EXCEPTION):
         recording.outcome = EXCEPTION
         recording.traceback = str(report.get("traceback") or "") or None
