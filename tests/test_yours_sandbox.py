@@ -180,8 +180,10 @@ def agent_loop(state):
 def test_where_bubblewrap_cannot_run_the_recording_says_so_and_the_code_still_runs_apart(monkeypatch):
     monkeypatch.setenv(sandbox_module.BWRAP_VARIABLE, "/nonexistent/bwrap")
     monkeypatch.setattr(sandbox_module, "_programs", None)
-    source = "import os\ndef agent_loop(state):\n    print(os.getpid())\n"
-    done = run(source, "list-files")
+    # it leaves a process behind that holds its output open: the run still ends when agent_loop returns
+    source = ("import os, time\ndef agent_loop(state):\n    print(os.getpid(), flush=True)\n"
+              "    if os.fork() == 0:\n        time.sleep(30)\n")
+    done = run(source, "list-files", max_seconds=10)
     assert done.sandbox == "plain" and done.outcome == rec.RETURNED, done.output
     assert int(done.output.strip()) != os.getpid()
 

@@ -275,7 +275,7 @@ def _watch(proc: subprocess.Popen, keeper: _Keeper, max_seconds: float, kill) ->
     fd = proc.stdout.fileno()
     chunks, size = [], 0
     setup_deadline = time.monotonic() + SETUP_SECONDS
-    deadline = None
+    deadline = exited_at = None
     open_ = True
     try:
         while True:
@@ -288,24 +288,25 @@ def _watch(proc: subprocess.Popen, keeper: _Keeper, max_seconds: float, kill) ->
             if keeper.stop:
                 kill()
                 break
-            if not open_ and (proc.poll() is not None or keeper.ended.is_set()):
+            if exited_at is None and proc.poll() is not None and keeper.ended.is_set():
+                exited_at = now
+            # A process it started may hold the output open after it ended: read a moment more, then stop.
+            if exited_at is not None and (not open_ or now - exited_at > 0.5):
                 break
-            if open_:
-                ready, _, _ = select.select([fd], [], [], 0.05)
-                if ready:
-                    chunk = os.read(fd, 65536)
-                    if not chunk:
-                        open_ = False
-                        continue
-                    chunks.append(chunk)
-                    size += len(chunk)
-                    if size > OUTPUT_MOST * 4:
-                        kill()
-                        return b"".join(chunks)[:OUTPUT_MOST], True, False
-            else:
+            if not open_:
                 keeper.ended.wait(0.05)
-            if keeper.ended.is_set() and proc.poll() is not None and not open_:
-                break
+                continue
+            ready, _, _ = select.select([fd], [], [], 0.05)
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    open_ = False
+                    continue
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > OUTPUT_MOST * 4:
+                    kill()
+                    return b"".join(chunks)[:OUTPUT_MOST], True, False
     finally:
         proc.stdout.close()
     return b"".join(chunks)[:OUTPUT_MOST], False, False
