@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import anthropic
+
 from ..engine import scripted
 from ..engine.language import system_prompt
 from ..engine.model import SYSTEM
@@ -37,15 +39,24 @@ from ..tools.workspace import Workspace
 from .recording import (EXCEPTION, KILLED, MAX_CALLS, MAX_SECONDS, REFUSED, RETURNED, SYNTAX_ERROR, TIMEOUT,
                         TOO_MANY_CALLS, Exchange, LearnerState, Recording, ToolRun)
 
-PYTHON = "/usr/bin/python3"  # the system's: the venv's interpreter may sit where the sandbox's user cannot read
 INSIDE_DIR = "/opt/loopscope"  # where the bootstrap and the SDK's files are, read-only, as the sandbox sees them
 BOOTSTRAP = Path(__file__).with_name("inside.py")
-SITE = next(Path(p) for p in sys.path if p.endswith("site-packages") and (Path(p) / "anthropic").is_dir())
+SITE = Path(anthropic.__file__).resolve().parents[1]  # the SDK and what it needs (pydantic, httpx2, …)
 FRAME_MOST = 32 * 2**20  # the largest request the channel takes
 OUTPUT_MOST = 200_000  # bytes of print output kept; past four times that the run is stopped
 SETUP_SECONDS = 60  # for the interpreter and the SDK to start, before the learner's time counts
 
 Model = Callable[[dict], tuple[int, dict]]  # a request body -> (HTTP status, response or error body)
+
+
+def python() -> str:
+    """The interpreter inside: this one where the sandbox sees it (under /usr), else the system's python3.
+
+    A virtual environment's interpreter may sit where the sandbox's user cannot read (a home folder); the
+    system's must then be of the same minor version, for the SDK's compiled parts (pydantic-core, jiter).
+    """
+    mine = os.path.realpath(sys.executable)
+    return mine if mine.startswith("/usr/") else "/usr/bin/python3"
 
 
 def scripted_model(context_window: int | None = None) -> Model:
@@ -227,7 +238,7 @@ def _run(recording: Recording, toolbox, start: dict, model: Model, max_calls: in
     info = os.pipe() if step is None and bwrapped else None
     rules = seccomp.readable(seccomp.keyring_filter()) if bwrapped else None
     mark = os.urandom(8).hex()
-    command = f"exec {PYTHON} -I -S -B {bootstrap} {inside.fileno()} {site}"
+    command = f"exec {python()} -I -S -B {bootstrap} {inside.fileno()} {site}"
     argv = sandbox.argv(command, step, cpu_seconds=int(max_seconds) + SETUP_SECONDS,
                         info_fd=info[1] if info else None, rules=rules)
     if bwrapped:  # the bootstrap and the SDK, read-only, at a fixed place (the app's folder is not in the sandbox)
@@ -334,9 +345,11 @@ def _outcome(recording: Recording, keeper: _Keeper, status: int | None, flooded:
         recording.message = str(report.get("message") or "")
     elif report.get("outcome") == RETURNED:
         recording.outcome = RETURNED
-    else:
+    else:  # it ended without a word: killed by a limit, or it could not start (its last line says why)
         recording.outcome = KILLED
-        recording.message = f"the process ended with status {status}" if status is not None else None
+        said = recording.output.strip().splitlines()
+        recording.message = said[-1] if said and not keeper.ready.is_set() else (
+            f"the process ended with status {status}" if status is not None else None)
     recording.final_state = _state(report)
 
 
