@@ -220,3 +220,18 @@ def test_a_real_models_key_is_added_outside_and_never_enters_the_sandbox(monkeyp
     assert heard and all("sk-ant-outside-7f3a9" in h for h in heard)
     assert "7f3a9" not in done.output and done.output.startswith("claude-test ")
     assert all(e.request["model"] == "claude-test" for e in done.exchanges)
+
+
+def test_run_bash_and_a_streamed_call_are_recorded_and_a_failed_run_says_so():
+    source = '''def agent_loop(state):
+    with client.messages.stream(model=MODEL, system=SYSTEM, messages=state.messages, tools=TOOLS,
+                                max_tokens=8000) as stream:
+        stream.get_final_message()
+    print(run_bash("echo hi"), run_bash("exit 3").is_error)
+'''
+    done = run(source, "list-files")
+    assert done.outcome == rec.RETURNED and done.output.strip() == "hi True"
+    (exchange,) = done.exchanges
+    assert exchange.request["stream"] is True and exchange.response["stop_reason"] == "tool_use"
+    assert [(r.input["command"], r.is_error, r.line) for r in exchange.tool_runs] == [("echo hi", False, 5),
+                                                                                   ("exit 3", True, 5)]
