@@ -235,3 +235,20 @@ def test_run_bash_and_a_streamed_call_are_recorded_and_a_failed_run_says_so():
     assert exchange.request["stream"] is True and exchange.response["stop_reason"] == "tool_use"
     assert [(r.input["command"], r.is_error, r.line) for r in exchange.tool_runs] == [("echo hi", False, 5),
                                                                                    ("exit 3", True, 5)]
+
+
+def test_a_child_started_ahead_runs_the_loop_as_a_cold_one_does():
+    from loop.yours import sandboxed
+
+    cold = run(CHAPTER_LOOP, "list-files")
+    sandboxed.warm()
+    try:
+        assert ("s01", 30.0) in sandboxed._spares
+        warm = run(CHAPTER_LOOP, "list-files")
+        assert ("s01", 30.0) not in sandboxed._spares  # it was used, once
+    finally:
+        sandboxed.cool()
+    assert warm.outcome == rec.RETURNED and warm.sandbox == cold.sandbox
+    assert warm.exchanges[0].request == cold.exchanges[0].request  # later ones hold `ls -la`'s times
+    assert [(e.line, e.state, [(r.name, r.input, r.line) for r in e.tool_runs]) for e in warm.exchanges] == \
+        [(e.line, e.state, [(r.name, r.input, r.line) for r in e.tool_runs]) for e in cold.exchanges]

@@ -91,9 +91,10 @@ class ToolText(str):
 def main() -> None:
     channel = Channel(int(sys.argv[1]))
     sys.path.insert(0, sys.argv[2])
-    start = channel.receive()
-    import anthropic
+    import anthropic  # before the start: a child started ahead of Run has its SDK ready (sandboxed.warm)
     import httpx2
+
+    start = channel.receive()
 
     state_box = {}
     refused = {"last": False}

@@ -12,6 +12,7 @@ Anything else on the channel is refused. The bootstrap inside is inside.py.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
@@ -203,82 +204,163 @@ def run(source: str, scenario: str, lang: str = "en", *, max_calls: int = MAX_CA
     """Run the learner's `source` (defining agent_loop) on a built-in scenario, in the sandbox; what it did.
 
     `model`: a request body -> (status, body); the scripted model by default (`real_model(config)` for a real one).
+    A child started by `warm` for the same tools is used when one is waiting.
     """
     started = time.perf_counter()
     lang = known(lang)
     chosen = SCENARIOS[scenario]  # KeyError for an unknown one
     recording = Recording(source=source, scenario=scenario, lang=lang)
-    toolbox = default_toolbox(Workspace.make(), tool_timeout, chosen.toolset or toolset or "s01")
+    spare = _take((chosen.toolset or toolset or "s01", tool_timeout))
+    toolbox, child = spare or (default_toolbox(Workspace.make(), tool_timeout, chosen.toolset or toolset or "s01"),
+                               None)
     try:
+        problem = toolbox.sandbox.problem()
+        if problem:
+            recording.outcome, recording.message = KILLED, problem
+            return recording
+        recording.sandbox = toolbox.sandbox.mode
         start = {"kind": "start", "source": source, "task": chosen.task_in(lang),
                  "system": system_prompt(lang, SYSTEM), "tools": toolbox.specs(),
                  "model": getattr(model, "name", scripted.MODEL_NAME), "lang": lang}
-        _run(recording, toolbox, start, model or scripted_model(chosen.context_window), max_calls, max_seconds)
+        child = child or _Child(toolbox)
+        try:
+            _run(recording, toolbox, child, start, model or scripted_model(chosen.context_window), max_calls,
+                 max_seconds)
+        finally:
+            child.close()
     finally:
         toolbox.close()
-    recording.seconds = round(time.perf_counter() - started, 3)
+        recording.seconds = round(time.perf_counter() - started, 3)
     return recording
 
 
-def _run(recording: Recording, toolbox, start: dict, model: Model, max_calls: int, max_seconds: float) -> None:
-    sandbox = toolbox.sandbox
-    problem = sandbox.problem()
-    if problem:
-        recording.outcome, recording.message = KILLED, problem
-        return
-    recording.sandbox = sandbox.mode
-    sandbox.workspace.prepare()
-    bwrapped = sandbox.mode == "bubblewrap"
-    site, bootstrap = (f"{INSIDE_DIR}/site-packages", f"{INSIDE_DIR}/inside.py") if bwrapped else (
-        str(SITE), str(BOOTSTRAP))
-    outside, inside = socket.socketpair()
-    keeper = _Keeper(outside, recording, model, toolbox, max_calls, start)
-    cgroup = sandbox.cgroup()
-    step = cgroup.step() if cgroup else None
-    info = os.pipe() if step is None and bwrapped else None
-    rules = seccomp.readable(seccomp.keyring_filter()) if bwrapped else None
-    mark = os.urandom(8).hex()
-    command = f"exec {python()} -I -S -B {bootstrap} {inside.fileno()} {site}"
-    argv = sandbox.argv(command, step, cpu_seconds=int(max_seconds) + SETUP_SECONDS,
-                        info_fd=info[1] if info else None, rules=rules)
-    if bwrapped:  # the bootstrap and the SDK, read-only, at a fixed place (the app's folder is not in the sandbox)
-        at = argv.index("--chdir")
-        argv[at:at] = ["--ro-bind", str(BOOTSTRAP), f"{INSIDE_DIR}/inside.py", "--ro-bind", str(SITE), site]
-    try:
-        proc = subprocess.Popen(argv, cwd=sandbox.cwd(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, env=dict(sandbox.environment(), **{MARK_VARIABLE: mark}),
-                                start_new_session=True,
-                                pass_fds=(inside.fileno(),) + ((info[1],) if info else ())
-                                + ((rules,) if rules is not None else ()))
-    finally:
-        inside.close()
-        if info:
-            os.close(info[1])
-        if rules is not None:
-            os.close(rules)
-    namespace = _namespace_init(info[0]) if info else None
+class _Child:
+    """The learner's process, started in the tool box's sandbox holding one end of the channel.
 
-    def kill():
-        if step:
-            step.kill()
+    The bootstrap imports the SDK, then waits to be told what to run: a child can be started before the learner
+    presses Run (`warm`).
+    """
+
+    def __init__(self, toolbox):
+        sandbox = toolbox.sandbox
+        sandbox.workspace.prepare()
+        bwrapped = sandbox.mode == "bubblewrap"
+        site, bootstrap = (f"{INSIDE_DIR}/site-packages", f"{INSIDE_DIR}/inside.py") if bwrapped else (
+            str(SITE), str(BOOTSTRAP))
+        self.outside, inside = socket.socketpair()
+        cgroup = sandbox.cgroup()
+        self.step = cgroup.step() if cgroup else None
+        info = os.pipe() if self.step is None and bwrapped else None
+        rules = seccomp.readable(seccomp.keyring_filter()) if bwrapped else None
+        self.mark = os.urandom(8).hex()
+        command = f"exec {python()} -I -S -B {bootstrap} {inside.fileno()} {site}"
+        argv = sandbox.argv(command, self.step, cpu_seconds=MAX_SECONDS + SETUP_SECONDS,
+                            info_fd=info[1] if info else None, rules=rules)
+        if bwrapped:  # the bootstrap and the SDK, read-only, at a fixed place (the app's folder is not there)
+            at = argv.index("--chdir")
+            argv[at:at] = ["--ro-bind", str(BOOTSTRAP), f"{INSIDE_DIR}/inside.py", "--ro-bind", str(SITE), site]
+        try:
+            self.proc = subprocess.Popen(
+                argv, cwd=sandbox.cwd(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                env=dict(sandbox.environment(), **{MARK_VARIABLE: self.mark}), start_new_session=True,
+                pass_fds=(inside.fileno(),) + ((info[1],) if info else ()) + ((rules,) if rules is not None else ()))
+        finally:
+            inside.close()
+            if info:
+                os.close(info[1])
+            if rules is not None:
+                os.close(rules)
+        self.info = info[0] if info else None
+        self.namespace = _namespace_init(self.info) if info else None
+
+    def kill(self) -> None:
+        """Every process of the learner's: its cgroup, or else its group, session, mark and PID namespace."""
+        if self.step:
+            self.step.kill()
         else:
-            _kill_group(proc.pid, mark)
-            if namespace is not None:
-                _end_namespace(namespace)
+            _kill_group(self.proc.pid, self.mark)
+            if self.namespace is not None:
+                _end_namespace(self.namespace)
 
+    def close(self) -> None:
+        self.kill()
+        self.proc.wait()
+        self.outside.close()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        for fd in (self.info, self.namespace):
+            if fd is not None:
+                os.close(fd)
+        self.info = self.namespace = None
+        if self.step:
+            self.step.remove()
+
+
+# Children started ahead of a run, one for each (toolset, tool timeout) at most: the interpreter and the SDK's
+# import take about 2 s, most of the time from Run to the first step.
+_spares: dict[tuple[str, float], tuple[object, _Child]] = {}
+_spares_lock = threading.Lock()
+
+
+def warm(toolset: str = "s01", tool_timeout: float = 30.0) -> None:
+    """Start a child for the next run with these tools now (a page calls it when it opens), unless one waits."""
+    key = (toolset, tool_timeout)
+    with _spares_lock:
+        if key in _spares and _spares[key][1].proc.poll() is None:
+            return
+    toolbox = default_toolbox(Workspace.make(), tool_timeout, toolset)
+    if toolbox.sandbox.problem():
+        toolbox.close()
+        return
+    spare = (toolbox, _Child(toolbox))
+    with _spares_lock:
+        spare, _spares[key] = _spares.get(key), spare
+    if spare:
+        _close(spare)
+
+
+def _take(key: tuple[str, float]) -> tuple[object, _Child] | None:
+    with _spares_lock:
+        spare = _spares.pop(key, None)
+    if spare and spare[1].proc.poll() is not None:  # it ended while it waited
+        _close(spare)
+        return None
+    return spare
+
+
+def _close(spare: tuple[object, _Child]) -> None:
+    toolbox, child = spare
+    try:
+        child.close()
+    finally:
+        toolbox.close()
+
+
+@atexit.register
+def cool() -> None:
+    """End the children that wait for a run, and remove their workspaces."""
+    with _spares_lock:
+        spares = list(_spares.values())
+        _spares.clear()
+    for spare in spares:
+        _close(spare)
+
+
+def _run(recording: Recording, toolbox, child: _Child, start: dict, model: Model, max_calls: int,
+         max_seconds: float) -> None:
+    keeper = _Keeper(child.outside, recording, model, toolbox, max_calls, start)
     thread = threading.Thread(target=keeper.serve, daemon=True, name="loopscope-yours-keeper")
     thread.start()
-    output, flooded, timed_out = _watch(proc, keeper, max_seconds, kill)
-    kill()
-    proc.wait()
-    outside.close()
+    output, flooded, timed_out = _watch(child.proc, keeper, max_seconds, child.kill)
+    child.kill()
+    child.proc.wait()
+    try:
+        child.outside.shutdown(socket.SHUT_RDWR)  # the keeper's read ends
+    except OSError:
+        pass
     thread.join()
-    for fd in ([info[0]] if info else []) + ([namespace] if namespace is not None else []):
-        os.close(fd)
-    if step:
-        step.remove()
     recording.output = output.decode("utf-8", errors="replace")
-    _outcome(recording, keeper, proc.returncode, flooded, timed_out)
+    _outcome(recording, keeper, child.proc.returncode, flooded, timed_out)
 
 
 def _watch(proc: subprocess.Popen, keeper: _Keeper, max_seconds: float, kill) -> tuple[bytes, bool, bool]:
@@ -320,6 +402,7 @@ def _watch(proc: subprocess.Popen, keeper: _Keeper, max_seconds: float, kill) ->
                     return b"".join(chunks)[:OUTPUT_MOST], True, False
     finally:
         proc.stdout.close()
+        proc.stdout = None
     return b"".join(chunks)[:OUTPUT_MOST], False, False
 
 
