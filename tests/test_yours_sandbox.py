@@ -252,3 +252,10 @@ def test_a_child_started_ahead_runs_the_loop_as_a_cold_one_does():
     assert warm.exchanges[0].request == cold.exchanges[0].request  # later ones hold `ls -la`'s times
     assert [(e.line, e.state, [(r.name, r.input, r.line) for r in e.tool_runs]) for e in warm.exchanges] == \
         [(e.line, e.state, [(r.name, r.input, r.line) for r in e.tool_runs]) for e in cold.exchanges]
+
+
+def test_an_error_that_is_no_broken_rule_is_their_exception_not_a_refusal():
+    done = run(CHAPTER_LOOP, "overloaded")  # the API answers 529 at first; the chapter's loop does not retry
+    assert done.outcome == rec.EXCEPTION and done.error_line == CALL_LINE
+    assert done.exchanges[0].error == {"status": 529, "type": "overloaded_error", "message": "Overloaded"}
+    assert "OverloadedError" in done.traceback and 'File "your_loop.py", line 3' in done.traceback

@@ -168,7 +168,7 @@ def main() -> None:
             first = None
         loop(state["messages"] if first == "messages" else state)
     except BaseException as error:  # noqa: BLE001 - whatever their code raised, SystemExit included, is theirs
-        if refused["last"] and isinstance(error, anthropic.APIStatusError):
+        if refused["last"] and isinstance(error, anthropic.BadRequestError):  # the API's 400: a broken rule
             channel.send({"kind": "end", "outcome": "refused", "state": learner_state()})
             return
         frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == FILENAME]

@@ -419,7 +419,7 @@ def _outcome(recording: Recording, keeper: _Keeper, status: int | None, flooded:
         recording.outcome = SYNTAX_ERROR
         recording.error_line, recording.error_column = _line(report), _column(report)
         recording.message = str(report.get("message") or "")
-    elif report.get("outcome") == REFUSED and last is not None and last.error is not None:
+    elif report.get("outcome") == REFUSED and last is not None and (last.error or {}).get("status") == 400:
         recording.outcome = REFUSED  # the keeper saw the refusal itself: the child's word only says the loop stopped
     elif report.get("outcome") in (REFUSED, EXCEPTION):
         recording.outcome = EXCEPTION
