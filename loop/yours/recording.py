@@ -69,6 +69,9 @@ class Recording:
     error_column: int | None = None
     message: str | None = None  # one line: the exception, the syntax error, why it was stopped
     seconds: float = 0.0
+    sandbox: str = "bubblewrap"  # how it ran: "bubblewrap", or "plain" where bubblewrap cannot run (docs/security.md)
+    output: str = ""  # what their code printed (stdout and stderr), cut at sandboxed.OUTPUT_MOST bytes
+    final_state: LearnerState | None = None  # their state when agent_loop ended (None: unknown, or killed)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -80,4 +83,5 @@ class Recording:
             runs = [ToolRun(**r) for r in e.get("tool_runs", [])]
             state = LearnerState(**(e.get("state") or {}))
             exchanges.append(Exchange(**{**e, "tool_runs": runs, "state": state}))
-        return cls(**{**data, "exchanges": exchanges})
+        final = data.get("final_state")
+        return cls(**{**data, "exchanges": exchanges, "final_state": LearnerState(**final) if final else None})
