@@ -102,7 +102,7 @@ def test_a_question_blocks_the_reveal_and_a_wrong_answer_shows_the_why(app_serve
     assert plain(q.why)[:20] in seen["verdict"]
 
 
-def test_presenter_mode_asks_large_with_a_count_down_and_a_break_on_recover_is_drawn_beside_the_loop(app_server,
+def test_presenter_mode_asks_large_with_a_count_down_and_a_break_on_recover_is_drawn_beside_the_loop(app_server, chromium,
                                                                                                         page):
     """In presenter mode the question fills the row under the buttons, as large as the note, with a count-down
     the teacher can skip; Break it here on recover (ja) draws the refused call. Both pictures go to docs/."""
