@@ -19,11 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..engine.rules import blocks, tool_results, tool_uses
+from ..engine.rules import tool_results, tool_uses
 from ..text.catalogs import N_, Note, say
 from .listing import CHAPTER_LOOP
 from .named import _find_response, _shape, named
-from .recording import MAX_CALLS, Exchange, Recording, ToolRun
+from .recording import MAX_CALLS, REFUSED, RETURNED, Exchange, Recording, ToolRun
 
 # A finding: the call whose request shows what went wrong (index in the recording's exchanges), and what.
 Finding = tuple[int, Note]
@@ -67,7 +67,10 @@ class Exercise:
         `why` is said in `lang`, by default the language the recordings were run in."""
         lang = lang or (recordings[0].lang if recordings else "en")
         for recording in recordings:
-            found = self.finding(recording)
+            # A run cut short (an exception, a limit) did not get to do what its last call asked: that is what
+            # went wrong, not the statement. A refused call is the statement's to explain, when it can.
+            cut = recording.outcome not in (RETURNED, REFUSED)
+            found = None if cut else self.finding(recording)
             if found is None:
                 broke = named(recording)
                 if broke is not None and broke.note is not None:
@@ -125,7 +128,7 @@ def _runs_every_tool_use(recording: Recording) -> Finding | None:
             if not ran:
                 return k, Note(NOTHING_RAN, call=k + 1, name=str(asked[0].get("name")))
             return k, Note(SOME_RAN, call=k + 1, asked=len(asked), ran=len(ran))
-        if k == len(calls) - 1 and recording.outcome == "returned":
+        if k == len(calls) - 1 and recording.outcome == RETURNED:
             return k, Note(NOT_AGAIN, call=k + 1)
     return None
 
@@ -190,7 +193,7 @@ def _writes_every_result_back(recording: Recording) -> Finding | None:
         if not exchange.tool_runs:
             continue
         if k + 1 >= len(calls):
-            if recording.outcome != "returned":
+            if recording.outcome != RETURNED:
                 return None  # stopped from outside: named so
             return k, Note(NEVER_BACK, call=k + 1, command=_what(exchange.tool_runs[0]))
         before, sent = _sent(exchange), _sent(calls[k + 1])
