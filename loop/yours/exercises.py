@@ -216,7 +216,7 @@ def _writes_every_result_back(recording: Recording) -> Finding | None:
                 if mine(found.get("assistant", [])) is not None:
                     return k + 1, Note(AS_ASSISTANT, **said)
                 return k + 1, Note(NOT_CARRIED, **said, before=k + 1)
-            if _text(result) != run.output:
+            if _text(result).strip() != run.output.strip():  # the chapter's run_bash strips it too
                 return k + 1, Note(NOT_OUTPUT, **said)
             if run.is_error and result.get("is_error") is not True:
                 return k + 1, Note(NO_IS_ERROR, **said)
