@@ -31,6 +31,12 @@ from loop.yours.recording import Exchange, LearnerState, Recording, ToolRun
 FILE = "your_loop.py"
 
 
+class ToolText(str):
+    """What run_tool / run_bash return, as in the sandbox: the output, a str, that also says whether the run failed."""
+
+    is_error = False
+
+
 class _Stop(BaseException):
     """Ends the run from the transport or the tool box: not an Exception, so neither the SDK nor the learner's
     `except Exception` catches it."""
@@ -93,7 +99,9 @@ def record(source: str, scenario: str = "list-files", lang: str = "en", max_call
                 recording.exchanges[-1].tool_runs.append(ToolRun(
                     name=name, input=tool_input, output=output.content, is_error=bool(output.is_error),
                     tool_use_id=tool_use_id, line=_line()))
-            return output.content
+            text = ToolText(output.content)
+            text.is_error = bool(output.is_error)
+            return text
 
         def run_tool(block) -> str:
             get = block.get if isinstance(block, dict) else (lambda key: getattr(block, key, None))

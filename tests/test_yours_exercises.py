@@ -1,0 +1,220 @@
+"""The three exercises of Your loop: each passes only with a loop that does what its closing statement says,
+fails with its starter and with wrong loops that look right, and says why in the page's language."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from loop.yours.exercises import EXERCISES, WITH_IS_ERROR, run_exercise
+from loop.yours.listing import CHAPTER_LOOP
+from loop.yours.recording import Recording
+from tests.learner import record
+
+RUN, APPEND, WRITE_BACK = EXERCISES["run-the-tools"], EXERCISES["append-the-response"], EXERCISES["write-back"]
+
+
+def edited(source: str, *changes: tuple[str, str]) -> str:
+    for old, new in changes:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    return source
+
+
+FOR_EACH_TOOL_USE = '''        for block in response.content:
+            if block.type == "tool_use":
+                output = run_tool(block)
+                results.append({
+                    "type": "tool_result",
+                    "tool_use_id": block.id,
+                    "content": output,
+                })
+'''
+ASSISTANT_APPEND = '''        state["messages"].append({
+            "role": "assistant",
+            "content": response.content,
+        })
+'''
+USER_WRITE_BACK = '''        state["messages"].append({
+            "role": "user",
+            "content": results,
+        })
+'''
+
+# Loops that look right at a glance, each wrong in what it sends. (exercise, label): (source, what `why` names)
+WRONG = {
+    # 1: a tool_use is only a wish until the loop runs it
+    (RUN.name, "calls the model twice, runs no tool"): ('''\
+def agent_loop(state):
+    for _ in range(2):
+        response = client.messages.create(
+            model=MODEL, system=SYSTEM, messages=state["messages"], tools=TOOLS, max_tokens=8000,
+        )
+        state["messages"].append({"role": "assistant", "content": response.content})
+        if response.stop_reason != "tool_use":
+            return
+''', "nothing ran it"),
+    (RUN.name, "runs only the first tool_use"): (edited(CHAPTER_LOOP, (FOR_EACH_TOOL_USE, '''\
+        block = next(b for b in response.content if b.type == "tool_use")
+        output = run_tool(block)
+        results.append({"type": "tool_result", "tool_use_id": block.id, "content": output})
+''')), "ran 1 of them"),
+    (RUN.name, "runs the tools of one turn, then returns"): (
+        edited(CHAPTER_LOOP, ("    while True:", "    for turn in range(1):")), "never read their results"),
+    (RUN.name, "takes a text before the tool_use for the answer"): (
+        edited(CHAPTER_LOOP, ('if response.stop_reason != "tool_use":',
+                              'if response.stop_reason != "tool_use" or response.content[0].type == "text":')),
+        "nothing ran it"),
+    # 2: the response goes into messages before the tools run
+    (APPEND.name, "appends only the text blocks"): (
+        edited(CHAPTER_LOOP, ('"content": response.content,',
+                              '"content": [b for b in response.content if b.type == "text"],')),
+        "only the text"),
+    (APPEND.name, "appends the response after the results"): (
+        edited(CHAPTER_LOOP, (ASSISTANT_APPEND, ""), (USER_WRITE_BACK, USER_WRITE_BACK + ASSISTANT_APPEND)),
+        "comes after its tool_results"),
+    (APPEND.name, "appends the response only when the loop ends"): (
+        edited(CHAPTER_LOOP, (ASSISTANT_APPEND, ""), ('            state["transition_reason"] = None\n',
+                                                      ASSISTANT_APPEND.replace("        ", "            ")
+                                                      + '            state["transition_reason"] = None\n')),
+        "does not hold call 1's response"),
+    # 3: a tool_result is the next turn's input, a failed command's with its is_error
+    (WRITE_BACK.name, "the chapter's listing: drops is_error"): (CHAPTER_LOOP, "without \"is_error\": true"),
+    (WRITE_BACK.name, "writes back only the last result"): (
+        edited(WITH_IS_ERROR, ("                results.append({", "                results = [{"),
+               ('                    "is_error": output.is_error,\n                })',
+                '                    "is_error": output.is_error,\n                }]')),
+        "does not carry the tool_result of"),
+    (WRITE_BACK.name, "prints the results"): (
+        edited(WITH_IS_ERROR, (USER_WRITE_BACK, "        print(results)\n")), "not a terminal log"),
+    (WRITE_BACK.name, "writes the results as assistant"): (
+        edited(WITH_IS_ERROR, ('            "role": "user",\n            "content": results,',
+                               '            "role": "assistant",\n            "content": results,')),
+        "assistant message"),
+    (WRITE_BACK.name, "marks every result as an error"): (
+        edited(WITH_IS_ERROR, ('"is_error": output.is_error,', '"is_error": True,')), "succeeded"),
+}
+
+
+@pytest.mark.parametrize("exercise", sorted(EXERCISES))
+def test_each_exercise_passes_with_its_answer_and_says_so_in_every_language(exercise):
+    chosen = EXERCISES[exercise]
+    verdict = run_exercise(chosen, chosen.answer, "ja", record)
+    assert verdict.passed, verdict.why
+    assert verdict.call is None and verdict.why.startswith("合格")
+    assert all(s in verdict.why for s in chosen.scenarios)
+    assert verdict.note.render("zh").startswith("通过") and verdict.note.render("en").startswith("Passed")
+
+
+@pytest.mark.parametrize("exercise", ["run-the-tools", "append-the-response"])
+def test_the_chapters_listing_passes_the_first_two(exercise):
+    assert run_exercise(EXERCISES[exercise], CHAPTER_LOOP, "en", record).passed
+
+
+def test_the_third_checks_on_recover_that_the_failed_commands_is_error_goes_back():
+    # The chapter's listing writes the output back but not is_error: the model reads the failure as output.
+    verdict = run_exercise(WRITE_BACK, CHAPTER_LOOP, "en", record)
+    assert not verdict.passed and verdict.scenario == "recover" and verdict.call == 1
+    assert "`wc -l notes.txt` failed" in verdict.why
+    # The answer's next request carries that failed run's tool_result, with is_error, as the tool box ran it.
+    right = record(WRITE_BACK.answer, "recover")
+    (failed,) = [r for r in right.exchanges[0].tool_runs if r.is_error]
+    sent = right.exchanges[1].request["messages"][-1]
+    assert sent["role"] == "user"
+    assert sent["content"] == [{"type": "tool_result", "tool_use_id": failed.tool_use_id, "content": failed.output,
+                                "is_error": True}]
+    assert "recover" in WRITE_BACK.scenarios
+
+
+@pytest.mark.parametrize("exercise", sorted(EXERCISES))
+def test_each_starter_misses_one_piece_marked_in_the_pages_language_and_fails(exercise):
+    chosen = EXERCISES[exercise]
+    todo = {"en": "# TODO: run each", "ja": "# TODO: tool_use ブロック", "zh": "# TODO: 用 run_tool"}
+    for lang in ("en", "ja", "zh"):
+        starter = chosen.starter(lang)
+        compile(starter, "your_loop.py", "exec")
+        assert starter.count("# TODO: ") == 1 and chosen.missing not in starter
+        assert starter.replace(starter.split("# TODO: ")[1].split("\n")[0], "") != CHAPTER_LOOP
+    assert chosen.starter("ja") != chosen.starter("en") != chosen.starter("zh")
+    if exercise == "run-the-tools":
+        assert all(todo[lang] in chosen.starter(lang) for lang in todo)
+    verdict = run_exercise(chosen, chosen.starter("ja"), "ja", record)
+    assert not verdict.passed and verdict.call is not None and verdict.why.startswith("呼び出し")
+    assert {chosen.title, chosen.goal, chosen.hint} and chosen.statement in (1, 2, 3)
+
+
+@pytest.mark.parametrize("case", sorted(WRONG), ids=lambda c: f"{c[0]}: {c[1]}")
+def test_a_wrong_loop_that_looks_right_fails_and_the_why_names_what_went_wrong(case):
+    exercise, _ = case
+    source, named = WRONG[case]
+    compile(source, "your_loop.py", "exec")
+    verdict = run_exercise(EXERCISES[exercise], source, "en", record)
+    assert not verdict.passed
+    assert named in verdict.why and verdict.why.startswith(f"call {verdict.call + 1}:")
+    assert verdict.scenario in EXERCISES[exercise].scenarios
+    for lang, call in (("ja", "呼び出し"), ("zh", "调用")):
+        said = verdict.note.render(lang)
+        assert said.startswith(f"{call} {verdict.call + 1}") and said != verdict.why
+
+
+def test_each_check_looks_at_its_own_statement():
+    # A loop that marks every result is_error keeps statements 1 and 2: only the third fails it. One that prints
+    # its results fails the first too (its next call is refused), but the third says why in its own words.
+    flagged = WRONG[(WRITE_BACK.name, "marks every result as an error")][0]
+    assert run_exercise(RUN, flagged, "en", record).passed and run_exercise(APPEND, flagged, "en", record).passed
+    printed = WRONG[(WRITE_BACK.name, "prints the results")][0]
+    first = run_exercise(RUN, printed, "en", record)
+    assert not first.passed and "not a terminal log" not in first.why
+
+
+def test_a_loop_written_otherwise_that_sends_the_right_thing_passes_all_three():
+    source = '''\
+def agent_loop(messages):
+    while True:
+        response = client.messages.create(model=MODEL, system=SYSTEM, messages=messages, tools=TOOLS,
+                                          max_tokens=8000)
+        messages.append({"role": "assistant", "content": response.content})
+        if response.stop_reason != "tool_use":
+            return
+        results = []
+        for block in response.content:
+            if block.type != "tool_use":
+                continue
+            output = run_bash(block.input["command"])
+            result = {"type": "tool_result", "tool_use_id": block.id, "content": output}
+            if output.is_error:
+                result["is_error"] = True
+            results.append(result)
+        messages.append({"role": "user", "content": results})
+'''
+    for exercise in EXERCISES.values():
+        verdict = run_exercise(exercise, source, "en", record)
+        assert verdict.passed, (exercise.name, verdict.why)
+
+
+def test_the_check_reads_what_was_sent_never_the_source():
+    dropped = [record(CHAPTER_LOOP, s) for s in WRITE_BACK.scenarios]
+    dressed = [dataclasses.replace(r, source=WRITE_BACK.answer) for r in dropped]
+    assert not WRITE_BACK.check(dressed).passed
+    kept = [record(WRITE_BACK.answer, s) for s in WRITE_BACK.scenarios]
+    assert WRITE_BACK.check([dataclasses.replace(r, source="") for r in kept]).passed
+
+
+def test_run_exercise_runs_the_exercises_own_scenarios_with_the_runner_given():
+    asked = []
+
+    def runner(source: str, scenario: str, lang: str, *, max_calls: int) -> Recording:
+        asked.append((scenario, lang, max_calls))
+        return record(source, scenario, lang, max_calls=max_calls)
+
+    assert run_exercise(APPEND, CHAPTER_LOOP, "zh", runner).passed
+    assert asked == [(s, "zh", 50) for s in APPEND.scenarios]
+
+
+def test_a_syntax_error_or_an_exception_fails_with_the_learners_line():
+    broken = run_exercise(RUN, CHAPTER_LOOP.replace("while True:", "while True"), "en", record)
+    assert not broken.passed and "line 2" in broken.why and broken.call is None
+    raised = run_exercise(RUN, CHAPTER_LOOP.replace("output = run_tool(block)", "output = run_tool(blok)"), "en",
+                          record)
+    assert not raised.passed and "NameError" in raised.why and "line 23" in raised.why
