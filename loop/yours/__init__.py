@@ -1,6 +1,10 @@
 """Your loop: a learner's own `agent_loop`, run where it can do no harm, recorded from outside, drawn as a trace.
 
     recording.py   what the channel saw: each request, its response or the API's refusal, the tools run
-    reading.py     the recording read into the trace Step through draws: read(recording) -> Yours
-    named.py       the first rule it broke, by the Mistakes lab's name: named(recording) -> Named | None
+    listing.py     the chapter's agent_loop, word for word: the page's starting point and the right answer
+    inside.py      the bootstrap inside the sandbox: the chapter's names, a client whose transport is the channel
+    sandboxed.py   runs a learner's file in the sandbox, answers its channel outside, returns the recording
+    reading.py     a recording as a trace, its stages read from what each request holds
+    named.py       the first rule the loop broke, named as the Mistakes lab names it, from what the requests show
+    exercises.py   three exercises, one per closing statement of the chapter, checked on the recordings
 """
