@@ -216,7 +216,7 @@ def test_at_1280_by_800_no_control_cuts_its_text(tab, url, lang):
     if lang == "ja":  # for docs/: the request the second call sent, its tool_results marked new
         page = opened(tab, url, f"?scenario=two-tools&step=8&lang={lang}", 1280, 800)
         wait_for_step(page, 8)
-        page.locator(".ls-request").scroll_into_view_if_needed()
+        page.locator(".ls-panel-head").first.evaluate("e => e.scrollIntoView({block: 'start'})")
         page.evaluate(PAINTED)
         page.screenshot(path=str(SHOTS / f"request-{lang}.png"))
 
