@@ -52,21 +52,29 @@ def _warm() -> None:
     threading.Thread(target=sandboxed.warm, daemon=True, name="loopscope-yours-warm").start()
 
 
+def _open_editor(text: str, language: str) -> None:
+    """Open the editor afresh with `text` (a new key: the component drops what it held)."""
+    s = st.session_state
+    s[START] = (text, language, s.get(START, (None, None, 0))[2] + 1)
+    s[SOURCE] = text
+
+
 def draw_editor() -> str:
     """The code editor, pre-filled with the chapter's listing; what the learner typed, kept for the session."""
     s = st.session_state
     now = lang()
-    start, started_in = s.get(START, (None, None))
+    start, started_in, _ = s.get(START, (None, None, 0))
     if start is None or (started_in != now and s.get(SOURCE, start) == start):  # untouched: in the new language
-        start = starting_code(now)
-        s[START] = (start, now)
-        s[SOURCE] = start
-    elif start is not None and s.get(SOURCE) is None:
-        s[SOURCE] = start
-    typed = code_editor(start, lang="python", height=[22, 44], key=f"{EDITOR}-{hash(start)}",
-                        response_mode="debounce", options={"showLineNumbers": True, "tabSize": 4})
+        _open_editor(starting_code(now), now)
+    start, _, generation = s[START]
+    typed = code_editor(start, lang="python", height=[22, 44], key=f"{EDITOR}-{generation}",
+                        response_mode="debounce", options={"showLineNumbers": True, "tabSize": 4},
+                        props={"theme": "textmate"})  # Ace's own: the component's themes fetch a web font
     if isinstance(typed, dict) and typed.get("type") and isinstance(typed.get("text"), str):
         s[SOURCE] = typed["text"]
+    if s[SOURCE] != starting_code(now):
+        st.button(t("Start again from the chapter's listing"), key="yours-reset", icon=":material/restart_alt:",
+                  on_click=_open_editor, args=(starting_code(now), now))
     return s[SOURCE]
 
 
