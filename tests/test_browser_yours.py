@@ -77,6 +77,10 @@ def test_a_loop_typed_without_the_append_is_named_in_japanese_with_the_api_s_wor
     assert say("ja", "Your line {line}:", line=line) in said and "client.messages.create(" in said
     assert named.get_by_role("link").get_attribute("href").endswith("/mistakes?mistake=no-assistant-append")
     assert "Traceback" not in page.inner_text("body")
+    marked = editor(page).locator(".ace_gutter-cell.ace_error")  # the line marked in the editor too
+    marked.wait_for(timeout=30_000)
+    assert marked.inner_text().strip() == str(line)
+    assert editor(page).evaluate(f"{EDITOR}.getValue()") == NO_APPEND  # what they typed stays in the editor
 
 
 # Streamlit draws the tab's icon (a page's :material/…: icon) from Google's icon server, on every page alike: the

@@ -69,13 +69,23 @@ def draw_editor() -> str:
     start, _, generation = s[START]
     typed = code_editor(start, lang="python", height=[22, 44], key=f"{EDITOR}-{generation}",
                         response_mode="debounce", options={"showLineNumbers": True, "tabSize": 4},
-                        props={"theme": "textmate"})  # Ace's own: the component's themes fetch a web font
+                        props={"theme": "textmate",  # Ace's own: the component's themes fetch a web font
+                               "annotations": _marks(s.get(YOURS), s.get(SOURCE))})
     if isinstance(typed, dict) and typed.get("type") and isinstance(typed.get("text"), str):
         s[SOURCE] = typed["text"]
     if s[SOURCE] != starting_code(now):
         st.button(t("Start again from the chapter's listing"), key="yours-reset", icon=":material/restart_alt:",
                   on_click=_open_editor, args=(starting_code(now), now))
     return s[SOURCE]
+
+
+def _marks(yours: Yours | None, source: str | None) -> list[dict]:
+    """The broken rule's line marked in the editor's gutter, while the editor holds the code that was run."""
+    named = yours.named if yours is not None else None
+    if named is None or not named.line or source != yours.recording.source:
+        return []
+    column = (yours.recording.error_column or 1) - 1 if named.name == SYNTAX_ERROR else 0
+    return [{"row": named.line - 1, "column": max(column, 0), "type": "error", "text": named.render(lang())}]
 
 
 def draw_run_row(source: str) -> None:
@@ -90,6 +100,7 @@ def draw_run_row(source: str) -> None:
             recording = sandboxed.run(source, st.session_state[PICK], lang())
             st.session_state[YOURS] = read(recording)
         _warm()
+        st.rerun()  # the editor above marks the broken line: it is drawn again, knowing the run
 
 
 def _code_html(source: str, lit: int | None) -> str:
