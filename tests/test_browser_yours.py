@@ -21,15 +21,21 @@ NO_APPEND = CHAPTER_LOOP.replace('''        state["messages"].append({
 ''', "")
 
 
-@pytest.fixture(scope="module")
-def requested():
-    return []
+# Streamlit draws the tab's icon (a page's :material/…: icon) from Google's icon server, on every page alike: the
+# browser asks for it, and nothing of the page waits for it.
+FAVICON = "https://fonts.gstatic.com/s/i/short-term/release/materialsymbolsrounded/"
 
 
-@pytest.fixture(scope="module")
-def tab(module_tab, requested):
-    module_tab.on("request", lambda request: requested.append(request.url))
-    return module_tab
+def watched(page) -> list[str]:
+    """The addresses `page` asks for from now on."""
+    requested = []
+    page.on("request", lambda request: requested.append(request.url))
+    return requested
+
+
+def fetched_elsewhere(requested: list[str]) -> set[str]:
+    return {u for u in requested if urlparse(u).scheme in ("http", "https", "ws", "wss")
+            and urlparse(u).hostname not in ("127.0.0.1", "localhost") and not u.startswith(FAVICON)}
 
 
 def editor(page):
@@ -44,8 +50,10 @@ def run_and_wait(page, label: str) -> None:
     settled(page)
 
 
-def test_the_chapters_listing_runs_with_its_line_lit_and_step_moves(url, tab):  # noqa: F811
-    page = tab
+def test_the_chapters_listing_runs_with_its_line_lit_and_step_moves_and_nothing_comes_from_elsewhere(
+        url, module_tab):  # noqa: F811
+    page = module_tab
+    requested = watched(page)
     page.goto(f"{url}/yours")
     settled(page)
     text = editor(page).evaluate(f"{EDITOR}.getValue()")
@@ -58,10 +66,12 @@ def test_the_chapters_listing_runs_with_its_line_lit_and_step_moves(url, tab):  
     lit = page.locator("#ls-yours-code div.lit")
     assert lit.get_attribute("data-line") == str(CALL) and "client.messages.create(" in lit.inner_text()
     assert page.get_by_text("Your loop ended by itself and kept every rule: 2 model calls.").is_visible()
+    assert requested and not fetched_elsewhere(requested), sorted(fetched_elsewhere(requested))
 
 
-def test_a_loop_typed_without_the_append_is_named_in_japanese_with_the_api_s_words_and_the_line(url, tab):  # noqa: F811
-    page = tab
+def test_a_loop_typed_without_the_append_is_named_in_japanese_and_survives_a_reload(url, new_page):  # noqa: F811
+    page = new_page(1280, 800)  # a browser of its own: what it types is kept in its storage
+    requested = watched(page)
     page.goto(f"{url}/yours?lang=ja")
     settled(page)
     editor(page).evaluate(f"(text) => {EDITOR}.setValue(text, -1)", NO_APPEND)
@@ -81,15 +91,9 @@ def test_a_loop_typed_without_the_append_is_named_in_japanese_with_the_api_s_wor
     marked.wait_for(timeout=30_000)
     assert marked.inner_text().strip() == str(line)
     assert editor(page).evaluate(f"{EDITOR}.getValue()") == NO_APPEND  # what they typed stays in the editor
+    assert not fetched_elsewhere(requested), sorted(fetched_elsewhere(requested))
 
-
-# Streamlit draws the tab's icon (a page's :material/…: icon) from Google's icon server, on every page alike: the
-# browser asks for it, and nothing of the page waits for it.
-FAVICON = "https://fonts.gstatic.com/s/i/short-term/release/materialsymbolsrounded/"
-
-
-def test_nothing_is_fetched_from_outside_the_server(tab, requested):
-    assert requested  # the tests above opened the page
-    outside = {u for u in requested if urlparse(u).scheme in ("http", "https", "ws", "wss")
-               and urlparse(u).hostname not in ("127.0.0.1", "localhost") and not u.startswith(FAVICON)}
-    assert not outside, sorted(outside)
+    page.reload()  # a new session: the browser puts back what was typed
+    settled(page)
+    editor(page).wait_for_function(f"(text) => {EDITOR}.getValue() === text", arg=NO_APPEND, timeout=30_000)
+    page.get_by_role("button", name=say("ja", "Start again from the chapter's listing")).wait_for()  # the page has it

@@ -7,6 +7,7 @@ they broke, named as the Mistakes lab names it.
 
 from __future__ import annotations
 
+import json
 import threading
 from html import escape
 
@@ -28,6 +29,8 @@ YOURS = "yours-run"  # the last run read: a Yours, its trace's cursor moved by t
 SOURCE = "yours-source"  # what the learner typed, kept for the session
 START = "yours-start"  # (the text the editor was opened with, the language of its comment)
 EDITOR = "yours-editor"
+OFFERED = "yours-restore-offered"  # this session has offered the browser's kept code to the editor
+KEPT = "loopscope-yours-source"  # the browser's localStorage key: what the learner typed, kept for a reload
 PICK = "yours-scenario"
 
 # The scenarios the chapter's loop ends by itself on (it does not compact, nor retry a 529): toolsets s01 and s02.
@@ -73,6 +76,7 @@ def draw_editor() -> str:
                                "annotations": _marks(s.get(YOURS), s.get(SOURCE))})
     if isinstance(typed, dict) and typed.get("type") and isinstance(typed.get("text"), str):
         s[SOURCE] = typed["text"]
+    _keep_in_browser(s[SOURCE], start)
     if s[SOURCE] != starting_code(now):
         st.button(t("Start again from the chapter's listing"), key="yours-reset", icon=":material/restart_alt:",
                   on_click=_open_editor, args=(starting_code(now), now))
@@ -86,6 +90,35 @@ def _marks(yours: Yours | None, source: str | None) -> list[dict]:
         return []
     column = (yours.recording.error_column or 1) - 1 if named.name == SYNTAX_ERROR else 0
     return [{"row": named.line - 1, "column": max(column, 0), "type": "error", "text": named.render(lang())}]
+
+
+def _keep_in_browser(source: str, start: str) -> None:
+    """What the learner typed survives a reload: the browser keeps it (localStorage, in this browser only).
+
+    A session's first run puts the kept code back into the editor (the component then hands it to the page),
+    unless the editor already holds something else; every later run keeps what the editor holds.
+    """
+    s = st.session_state
+    first = not s.get(OFFERED)
+    s[OFFERED] = True
+    if first:
+        script = f"""(() => {{
+  const kept = localStorage.getItem({json.dumps(KEPT)}), start = {json.dumps(start)};
+  if (!kept || kept === start) return;
+  let tries = 0;
+  const put = setInterval(() => {{
+    const frame = document.querySelector("iframe[title*='code_editor']");
+    const box = frame && frame.contentDocument && frame.contentDocument.querySelector(".ace_editor");
+    if (box && box.env && box.env.editor) {{
+      clearInterval(put);
+      if (box.env.editor.getValue() === start) box.env.editor.setValue(kept, -1);
+    }} else if (++tries > 200) clearInterval(put);
+  }}, 50);
+}})();"""
+    else:
+        script = f"localStorage.setItem({json.dumps(KEPT)}, {json.dumps(source)});"
+    code = script.replace("<", "\\u003c")  # no "<" in a script: the sanitiser drops such a script
+    st.html(f"<script>{code}</script>", unsafe_allow_javascript=True)
 
 
 def draw_run_row(source: str) -> None:
