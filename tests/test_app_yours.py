@@ -1,7 +1,10 @@
 """Your loop in AppTest: the page opens in every language, and a run of a learner's loop (made in-process, as a
 Recording put where Run puts it) is drawn with Step through's views, the learner's line lit and the broken rule named."""
 
+from unittest import mock
+
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from loop.text.catalogs import say
 from loop.views.mistakes import MISTAKES
@@ -69,3 +72,31 @@ def test_an_exception_shows_their_traceback_only_and_a_syntax_error_its_line_and
     run(at)
     [named] = at.error
     assert "line 2, column" in named.value
+
+
+def _run_row():
+    """The page's Run row alone: AppTest runs a page it opened by its file first alone, and the rerun through app.py
+    drops a button's click."""
+    from pages.views.yours import YOURS, draw_run_row, draw_yours, starting_code
+    import streamlit as st
+
+    draw_run_row(starting_code("en"))
+    if YOURS in st.session_state:
+        draw_yours(st.session_state[YOURS])
+
+
+def test_run_draws_the_learners_run_and_a_sandbox_that_cannot_start_is_said_without_a_traceback():
+    at = AppTest.from_function(_run_row, default_timeout=60)
+    at.run()
+    at.selectbox(key="yours-scenario").set_value("recover")
+    at.button(key="yours-run-button").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.success] == ["Your loop ended by itself and kept every rule: 2 model calls."]
+    assert at.session_state[YOURS].trace.meta["yours"] == {"source": starting_code("en"), "scenario": "recover"}
+
+    with mock.patch("loop.yours.sandboxed.run", side_effect=OSError("bubblewrap is missing")):
+        at.button(key="yours-run-button").click()
+        at.run()
+    assert not at.exception, at.exception
+    assert any("Your loop could not be run here: OSError: bubblewrap is missing" in e.value for e in at.error)

@@ -130,7 +130,12 @@ def draw_run_row(source: str) -> None:
         clicked = st.button(t("Run"), type="primary", icon=":material/play_arrow:", key="yours-run-button")
     if clicked:
         with st.spinner(t("Running your loop in the sandbox…")):
-            recording = sandboxed.run(source, st.session_state[PICK], lang())
+            try:
+                recording = sandboxed.run(source, st.session_state[PICK], lang())
+            except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
+                st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+                         icon=":material/error:")
+                return
             st.session_state[YOURS] = read(recording)
         _warm()
         st.rerun()  # the editor above marks the broken line: it is drawn again, knowing the run
