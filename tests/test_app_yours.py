@@ -100,3 +100,13 @@ def test_run_draws_the_learners_run_and_a_sandbox_that_cannot_start_is_said_with
         at.run()
     assert not at.exception, at.exception
     assert any("Your loop could not be run here: OSError: bubblewrap is missing" in e.value for e in at.error)
+
+
+def test_stepping_a_learners_run_writes_no_link_of_another_page_into_the_address():
+    at = app("pages/yours.py")
+    at.session_state["replay"] = {"name": "two-tools.json", "source": "sample"}  # a sample opened in Replay before
+    at.session_state[YOURS] = read(record(CHAPTER_LOOP))
+    run(at)
+    at.button(key="yours-step").click()
+    run(at)
+    assert "sample" not in at.query_params and "step" not in at.query_params
