@@ -1,6 +1,7 @@
 """Your loop in Chromium: the editor holds the chapter's listing, Run draws the learner's run with the line lit, Step
 moves it, a broken loop typed into the editor is named in Japanese, and nothing is fetched from elsewhere."""
 
+from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
@@ -11,6 +12,7 @@ from loop.yours.listing import CHAPTER_LOOP
 from tests.browser import settled, wait_for_status
 from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
 
+SHOTS = Path(__file__).resolve().parent.parent / "docs" / "projector"
 # The editor's text, through the component's own editor (Ace keeps it on its element as `env.editor`).
 EDITOR = "document.querySelector('.ace_editor').env.editor"
 CALL = CHAPTER_LOOP.splitlines().index("        response = client.messages.create(") + 1 + 1  # under the comment
@@ -92,6 +94,9 @@ def test_a_loop_typed_without_the_append_is_named_in_japanese_and_survives_a_rel
     assert marked.inner_text().strip() == str(line)
     assert editor(page).evaluate(f"{EDITOR}.getValue()") == NO_APPEND  # what they typed stays in the editor
     assert not fetched_elsewhere(requested), sorted(fetched_elsewhere(requested))
+    named.scroll_into_view_if_needed()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "yours-broken-ja.png"))  # for docs/: a broken loop named in Japanese
 
     page.reload()  # a new session: the browser puts back what was typed
     settled(page)

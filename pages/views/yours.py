@@ -72,7 +72,7 @@ def draw_editor() -> str:
     start, _, generation = s[START]
     typed = code_editor(start, lang="python", height=[22, 44], key=f"{EDITOR}-{generation}",
                         response_mode="debounce", options={"showLineNumbers": True, "tabSize": 4},
-                        props={"theme": "textmate",  # Ace's own: the component's themes fetch a web font
+                        props={"theme": "chrome",  # Ace's own: the component's themes fetch a web font
                                "annotations": _marks(s.get(YOURS), s.get(SOURCE))})
     if isinstance(typed, dict) and typed.get("type") and isinstance(typed.get("text"), str):
         s[SOURCE] = typed["text"]
