@@ -4,12 +4,12 @@ import streamlit as st
 
 from pages.views.i18n import t
 from pages.views.nav import through_app
-from pages.views.yours import YOURS, _warm, draw_editor, draw_run_row, draw_yours
+from pages.views.yours import YOURS, warm_up, draw_editor, draw_run_row, draw_yours
 
 through_app()
 if not st.session_state.get("yours-warmed"):  # once a session: the next Run finds the SDK imported
     st.session_state["yours-warmed"] = True
-    _warm()
+    warm_up()
 
 st.title(t("Your loop"))
 st.caption(t("Write the chapter's agent_loop yourself. Run sends it to the sandbox the model's commands use; every "

@@ -27,7 +27,7 @@ from .step import _draw_step, draw_style
 
 YOURS = "yours-run"  # the last run read: a Yours, its trace's cursor moved by the step views
 SOURCE = "yours-source"  # what the learner typed, kept for the session
-START = "yours-start"  # (the text the editor was opened with, the language of its comment)
+START = "yours-start"  # (the text the editor was opened with, its comment's language, the editor's generation)
 EDITOR = "yours-editor"
 OFFERED = "yours-restore-offered"  # this session has offered the browser's kept code to the editor
 KEPT = "loopscope-yours-source"  # the browser's localStorage key: what the learner typed, kept for a reload
@@ -50,7 +50,7 @@ def starting_code(language: str) -> str:
     return f"# {t(HEADER, language)}\n{CHAPTER_LOOP}"
 
 
-def _warm() -> None:
+def warm_up() -> None:
     # A child with the SDK imported waits for Run (about 1.5 s saved); started beside the page, not before it.
     threading.Thread(target=sandboxed.warm, daemon=True, name="loopscope-yours-warm").start()
 
@@ -137,7 +137,7 @@ def draw_run_row(source: str) -> None:
                          icon=":material/error:")
                 return
             st.session_state[YOURS] = read(recording)
-        _warm()
+        warm_up()
         st.rerun()  # the editor above marks the broken line: it is drawn again, knowing the run
 
 
