@@ -10,6 +10,7 @@
     python -m loop break t.json --at 5 --mistake no-assistant-append --out b.json   # the loop broken from step 5 on
     python -m loop import session.jsonl --out t.json   # Claude Code, Anthropic, OpenAI, course traces
     python -m loop import session/ --out t.json        # a Claude Code session with its subagents/ logs (or a .zip)
+    python -m loop yours my_loop.py --scenario recover --out t.json   # your own agent_loop, run in the sandbox
     python -m loop scenarios
     python -m loop serve --port 8765     # the scripted model as an Anthropic-compatible server
     python -m loop runs list             # the saved runs of every browser (runs_cli.py)
@@ -331,6 +332,53 @@ def _quiz(args) -> int:
     return 0
 
 
+# `yours`: a learner's own agent_loop, run in the sandbox (loop/yours/), its stages printed as `run` prints them.
+YOURS_TOOLSETS = (None, "s01", "s02")  # the tools the chapter's loop can drive
+YOURS_SCENARIOS = [s.name for s in SCENARIOS.values() if s.toolset in YOURS_TOOLSETS]
+YOURS_BROKEN = N_("broken rule: {name}: {said}")
+YOURS_API_ERROR = N_("the API's error: {status} {message}")
+YOURS_LINE = N_("your line {line}: {code}")
+YOURS_ENDED = N_("your loop ended by itself, every rule kept: {calls} model calls")
+
+
+def _yours(args) -> int:
+    from .yours import sandboxed
+    from .yours.reading import read
+
+    lang = args.lang
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            source = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        out(f"error: {args.file}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return 1
+    yours = read(sandboxed.run(source, args.scenario, lang))
+    trace, named = yours.trace, yours.named
+    for i in range(len(trace.steps)):
+        out(describe(trace, i, lang))
+    if named is not None:
+        out(say(lang, YOURS_BROKEN, name=named.name, said=named.render(lang)))
+        if named.error:
+            out(say(lang, YOURS_API_ERROR, status=named.error.get("status"), message=named.error.get("message")))
+        if named.line:
+            lines = source.splitlines()
+            code = lines[named.line - 1].strip() if 0 < named.line <= len(lines) else ""
+            out(say(lang, YOURS_LINE, line=named.line, code=code))
+        if yours.recording.traceback:
+            out(yours.recording.traceback.rstrip())
+    elif yours.kept_every_rule:
+        out(say(lang, YOURS_ENDED, calls=len(yours.recording.exchanges)))
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8") as f:
+                f.write(transcript.dumps(trace))
+        except OSError as exc:
+            out(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+            return 1
+        out(say(lang, "transcript: {path}", path=args.out))
+    return 0 if yours.kept_every_rule else 1
+
+
 def _scenarios(args) -> int:
     for s in SCENARIOS.values():
         out(f"{s.name:12} {s.task}\n{'':12} ({s.about})")
@@ -420,6 +468,17 @@ def main(argv: list[str] | None = None) -> int:
     quiz.add_argument("file")
     quiz.add_argument("--lang", choices=list(languages()), help="default: the language the run was made in")
     quiz.set_defaults(func=_quiz)
+
+    yours = sub.add_parser("yours", help="run your own agent_loop (a file defining it as the chapter does) in the "
+                                         "sandbox, print its stages and name the first rule it breaks")
+    yours.add_argument("file", help="a Python file defining agent_loop(state)")
+    yours.add_argument("--scenario", choices=YOURS_SCENARIOS, default="list-files", metavar="NAME",
+                       help="a built-in scenario (toolsets s01 and s02): " + ", ".join(YOURS_SCENARIOS)
+                            + " (default list-files)")
+    yours.add_argument("--lang", choices=list(languages()), default="en",
+                       help="the learner's language: the scenario's task, the model's words and these lines")
+    yours.add_argument("--out", help="write the transcript (with your source) to this file")
+    yours.set_defaults(func=_yours)
 
     scen = sub.add_parser("scenarios", help="list the built-in scenarios")
     scen.set_defaults(func=_scenarios)

@@ -23,6 +23,7 @@ def app_pages() -> list:
         st.Page("pages/replay.py", title=t("Replay"), icon=":material/history:", url_path="replay"),
         st.Page("pages/mistakes.py", title=t("Mistakes lab"), icon=":material/bug_report:", url_path="mistakes"),
         st.Page("pages/compare.py", title=t("Minimal beside complete"), icon=":material/compare:", url_path="compare"),
+        st.Page("pages/yours.py", title=t("Your loop"), icon=":material/edit_note:", url_path="yours"),
         st.Page("pages/about.py", title=t("About the loop"), icon=":material/school:", url_path="about"),
     ]
 

@@ -104,7 +104,8 @@ def keep_url(trace: Trace, key: str, run: Run | None) -> None:
     if key == "live":
         param, name = "scenario", scenario_of(run) if run is not None else None
     else:
-        replay = st.session_state.get("replay") or {}
+        # Only Replay's own sample has a link; another page's run (Your loop's) has none
+        replay = (st.session_state.get("replay") or {}) if key == "replay" else {}
         param = "sample"
         name = replay["name"].rsplit(".", 1)[0] if replay.get("source") == "sample" else None
     step = str(trace.cursor + 1)

@@ -1,0 +1,234 @@
+"""Your loop's drawing: the editor, the scenario picker, and a run of the learner's loop read into a trace.
+
+The trace is drawn by the same views as Step through and Replay (step.py); beside them, the learner's code
+with the line that made step i lit, their own `state` against the chapter's LoopState, and the first rule
+they broke, named as the Mistakes lab names it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from html import escape
+
+import streamlit as st
+from code_editor import code_editor
+
+from loop.text.catalogs import N_
+from loop.views.mistakes import MISTAKES
+from loop.yours import sandboxed
+from loop.yours.listing import CHAPTER_LOOP
+from loop.yours.named import EXCEPTION, SYNTAX_ERROR
+from loop.yours.reading import Yours, line_at, read
+
+from .blocks import inline_code
+from .i18n import lang, t
+from .step import _draw_step, draw_style
+
+YOURS = "yours-run"  # the last run read: a Yours, its trace's cursor moved by the step views
+SOURCE = "yours-source"  # what the learner typed, kept for the session
+START = "yours-start"  # (the text the editor was opened with, its comment's language, the editor's generation)
+EDITOR = "yours-editor"
+OFFERED = "yours-restore-offered"  # this session has offered the browser's kept code to the editor
+KEPT = "loopscope-yours-source"  # the browser's localStorage key: what the learner typed, kept for a reload
+PICK = "yours-scenario"
+
+# The scenarios the chapter's loop ends by itself on (it does not compact, nor retry a 529): toolsets s01 and s02.
+SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel"]
+HEADER = N_("Write agent_loop(state) as the chapter does: client, MODEL, SYSTEM, TOOLS and run_tool(block) are given.")
+CODE_STYLE = """<style>
+.ls-yours-code { font: 0.8rem/1.35 ui-monospace, monospace; max-height: 420px; overflow: auto; margin: 0;
+  border: 1px solid rgba(128,128,128,.3); border-radius: .4rem; padding: .3rem 0; }
+.ls-yours-code div { white-space: pre; padding: 0 .5rem; }
+.ls-yours-code span.n { display: inline-block; width: 2.5em; color: #888; user-select: none; }
+.ls-yours-code div.lit { background: rgba(255, 200, 0, .35); font-weight: 600; }
+</style>"""
+
+
+def starting_code(language: str) -> str:
+    """The chapter's listing, its comment in `language`."""
+    return f"# {t(HEADER, language)}\n{CHAPTER_LOOP}"
+
+
+def warm_up() -> None:
+    # A child with the SDK imported waits for Run (about 1.5 s saved); started beside the page, not before it.
+    threading.Thread(target=sandboxed.warm, daemon=True, name="loopscope-yours-warm").start()
+
+
+def _open_editor(text: str, language: str) -> None:
+    """Open the editor afresh with `text` (a new key: the component drops what it held)."""
+    s = st.session_state
+    s[START] = (text, language, s.get(START, (None, None, 0))[2] + 1)
+    s[SOURCE] = text
+
+
+def draw_editor() -> str:
+    """The code editor, pre-filled with the chapter's listing; what the learner typed, kept for the session."""
+    s = st.session_state
+    now = lang()
+    start, started_in, _ = s.get(START, (None, None, 0))
+    if start is None or (started_in != now and s.get(SOURCE, start) == start):  # untouched: in the new language
+        _open_editor(starting_code(now), now)
+    start, _, generation = s[START]
+    typed = code_editor(start, lang="python", height=[22, 44], key=f"{EDITOR}-{generation}",
+                        response_mode="debounce", options={"showLineNumbers": True, "tabSize": 4},
+                        props={"theme": "chrome",  # Ace's own: the component's themes fetch a web font
+                               "annotations": _marks(s.get(YOURS), s.get(SOURCE))})
+    if isinstance(typed, dict) and typed.get("type") and isinstance(typed.get("text"), str):
+        s[SOURCE] = typed["text"]
+    _keep_in_browser(s[SOURCE], start)
+    if s[SOURCE] != starting_code(now):
+        st.button(t("Start again from the chapter's listing"), key="yours-reset", icon=":material/restart_alt:",
+                  on_click=_open_editor, args=(starting_code(now), now))
+    return s[SOURCE]
+
+
+def _marks(yours: Yours | None, source: str | None) -> list[dict]:
+    """The broken rule's line marked in the editor's gutter, while the editor holds the code that was run."""
+    named = yours.named if yours is not None else None
+    if named is None or not named.line or source != yours.recording.source:
+        return []
+    column = (yours.recording.error_column or 1) - 1 if named.name == SYNTAX_ERROR else 0
+    return [{"row": named.line - 1, "column": max(column, 0), "type": "error", "text": named.render(lang())}]
+
+
+def _keep_in_browser(source: str, start: str) -> None:
+    """What the learner typed survives a reload: the browser keeps it (localStorage, in this browser only).
+
+    A session's first run puts the kept code back into the editor (the component then hands it to the page),
+    unless the editor already holds something else; every later run keeps what the editor holds.
+    """
+    s = st.session_state
+    first = not s.get(OFFERED)
+    s[OFFERED] = True
+    if first:
+        script = f"""(() => {{
+  const kept = localStorage.getItem({json.dumps(KEPT)}), start = {json.dumps(start)};
+  if (!kept || kept === start) return;
+  let tries = 0;
+  const put = setInterval(() => {{
+    const frame = document.querySelector("iframe[title*='code_editor']");
+    const box = frame && frame.contentDocument && frame.contentDocument.querySelector(".ace_editor");
+    if (box && box.env && box.env.editor) {{
+      clearInterval(put);
+      if (box.env.editor.getValue() === start) box.env.editor.setValue(kept, -1);
+    }} else if (++tries > 200) clearInterval(put);
+  }}, 50);
+}})();"""
+    else:
+        script = f"localStorage.setItem({json.dumps(KEPT)}, {json.dumps(source)});"
+    code = script.replace("<", "\\u003c")  # no "<" in a script: the sanitiser drops such a script
+    st.html(f"<script>{code}</script>", unsafe_allow_javascript=True)
+
+
+def draw_run_row(source: str) -> None:
+    """The scenario picker and Run: the learner's file runs in the sandbox, the run is read into a trace."""
+    if st.session_state.get(PICK) not in SCENARIOS:
+        st.session_state[PICK] = SCENARIOS[0]
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        st.selectbox(t("Scenario"), SCENARIOS, key=PICK, width=260)
+        clicked = st.button(t("Run"), type="primary", icon=":material/play_arrow:", key="yours-run-button")
+    if clicked:
+        with st.spinner(t("Running your loop in the sandbox…")):
+            try:
+                recording = sandboxed.run(source, st.session_state[PICK], lang())
+            except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
+                st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+                         icon=":material/error:")
+                return
+            st.session_state[YOURS] = read(recording)
+        warm_up()
+        st.rerun()  # the editor above marks the broken line: it is drawn again, knowing the run
+
+
+def _code_html(source: str, lit: int | None) -> str:
+    rows = []
+    for n, text in enumerate(source.splitlines(), start=1):
+        cls = ' class="lit"' if n == lit else ""
+        rows.append(f'<div{cls} data-line="{n}"><span class="n">{n}</span>{escape(text)}</div>')
+    return CODE_STYLE + f'<div class="ls-yours-code" id="ls-yours-code">{"".join(rows)}</div>'
+
+
+def _learner_at(yours: Yours, i: int) -> dict | None:
+    """The learner's own state at the call made last by step `i`."""
+    for k in range(min(i, len(yours.trace.steps) - 1), -1, -1):
+        learner = yours.trace.steps[k].detail.get("learner")
+        if isinstance(learner, dict):
+            return learner
+    return None
+
+
+def _value(value: object) -> str:
+    return inline_code("None" if value is None else str(value))
+
+
+def draw_beside(yours: Yours) -> None:
+    """The learner's code with step i's line lit, and their state against the chapter's LoopState."""
+    trace = yours.trace
+    i = trace.cursor
+    left, right = st.columns([3, 2])
+    with left:
+        line = line_at(trace, i) if i >= 0 else None
+        st.markdown("**" + t("Your code") + "**" + (" · " + t("line {line}", line=line) if line else ""))
+        st.html(_code_html(yours.recording.source, line))
+    with right:
+        st.markdown("**" + t("Your state beside the chapter's LoopState") + "**")
+        step = trace.steps[i] if 0 <= i < len(trace.steps) else None
+        learner = _learner_at(yours, i) or {}
+        mine = t("your state")
+        rows = [f"| | {mine} | LoopState |", "|---|---|---|"]
+        for field in ("turn_count", "transition_reason"):
+            chapter = getattr(step, field) if step is not None else None
+            rows.append(f"| `{field}` | {_value(learner.get(field))} | {_value(chapter)} |")
+        st.markdown("\n".join(rows))
+        st.caption(t("Your state as your code left it at the call shown last; the LoopState as the chapter's "
+                     "loop keeps it."))
+
+
+def draw_named(yours: Yours) -> None:
+    """The first broken rule: the mistake's title as the Mistakes lab names it, the API's words, the line."""
+    named, recording = yours.named, yours.recording
+    now = lang()
+    if named is None:
+        if yours.kept_every_rule:
+            st.success(t("Your loop ended by itself and kept every rule: {n} model calls.",
+                         n=len(recording.exchanges)), icon=":material/check_circle:")
+        return
+    mistake = MISTAKES.get(named.name)
+    heading = t(mistake.title, now) if mistake else named.render(now)
+    lines = [f"**{heading}**"]
+    if mistake:
+        lines.append(named.render(now))
+    if named.error:
+        lines.append(t("The API's answer: {status} {message}", status=named.error.get("status"),
+                       message=inline_code(named.error.get("message") or "")))
+    source = recording.source.splitlines()
+    if named.line and 0 < named.line <= len(source):
+        lines.append(t("Your line {line}:", line=named.line) + " " + inline_code(source[named.line - 1].strip()))
+    if mistake:
+        lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={named.name}"))
+    st.error("\n\n".join(lines), icon=":material/error:")
+    if named.name == EXCEPTION and recording.traceback:
+        st.code(recording.traceback, language="text")
+    if named.name != SYNTAX_ERROR and recording.output:
+        with st.expander(t("What your code printed")):
+            st.code(recording.output, language="text")
+
+
+def draw_yours(yours: Yours) -> None:
+    """A run of the learner's loop: named, then drawn step by step with their code beside the views."""
+    draw_named(yours)
+    if not len(yours.trace):
+        return
+    draw_style()
+    _draw_run(yours)
+
+
+@st.fragment
+def _draw_run(yours: Yours) -> None:
+    # Step through's views, and beside them the learner's code: one fragment, so that Back and Step move both.
+    # (step.py's own fragment would rerun the views alone and leave the lit line behind.)
+    top = st.container()
+    _draw_step.__wrapped__(yours.trace, "yours", None, f"yours-{yours.recording.scenario}")
+    with top:
+        draw_beside(yours)

@@ -1,0 +1,112 @@
+"""Your loop in AppTest: the page opens in every language, and a run of a learner's loop (made in-process, as a
+Recording put where Run puts it) is drawn with Step through's views, the learner's line lit and the broken rule named."""
+
+from unittest import mock
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from loop.text.catalogs import say
+from loop.views.mistakes import MISTAKES
+from loop.yours.listing import CHAPTER_LOOP
+from loop.yours.reading import read
+from pages.views.yours import SCENARIOS, YOURS, starting_code
+
+from .apptest import app, run
+from .learner import record
+
+NO_APPEND = CHAPTER_LOOP.replace('''        state["messages"].append({
+            "role": "assistant",
+            "content": response.content,
+        })
+''', "")
+CALL = "        response = client.messages.create("
+
+
+def html(at) -> str:
+    return "".join(h.value for h in at.get("html"))
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "zh"])
+def test_the_page_opens_with_the_chapters_listing_and_the_scenarios_the_chapters_loop_ends_on(lang):
+    at = app("pages/yours.py", lang=lang)
+    assert [t.value for t in at.title] == [say(lang, "Your loop")]
+    assert at.session_state["yours-source"] == starting_code(lang)
+    assert CHAPTER_LOOP in starting_code(lang)
+    assert starting_code(lang).splitlines()[0] == "# " + say(
+        lang, "Write agent_loop(state) as the chapter does: client, MODEL, SYSTEM, TOOLS and run_tool(block) are given.")
+    [picker] = at.selectbox
+    assert picker.options == SCENARIOS and "big-context" not in SCENARIOS and "overloaded" not in SCENARIOS
+    assert [b.label for b in at.button] == [say(lang, "Run")]
+
+
+def test_a_broken_run_is_named_and_stepping_lights_the_line_that_sent_each_call():
+    at = app("pages/yours.py", lang="ja")
+    at.session_state[YOURS] = read(record(NO_APPEND, lang="ja"))
+    run(at)
+    [named] = at.error
+    assert say("ja", MISTAKES["no-assistant-append"].title) in named.value
+    assert "400" in named.value and "unexpected `tool_use_id`" in named.value
+    line = NO_APPEND.splitlines().index(CALL) + 1
+    assert say("ja", "Your line {line}:", line=line) in named.value
+    assert "(/mistakes?mistake=no-assistant-append)" in named.value
+    assert 'class="lit"' not in html(at)  # step 1: the task, before any line of theirs ran
+    at.button(key="yours-step").click()
+    run(at)
+    assert f'<div class="lit" data-line="{line}">' in html(at)
+    assert "Traceback" not in "".join(str(e.value) for e in at.error) + "".join(c.value for c in at.code)
+
+
+def test_an_exception_shows_their_traceback_only_and_a_syntax_error_its_line_and_column():
+    raising = CHAPTER_LOOP.replace("        results = []\n", "        results = []\n        1 / 0\n")
+    at = app("pages/yours.py")
+    at.session_state[YOURS] = read(record(raising))
+    run(at)
+    line = raising.splitlines().index("        1 / 0") + 1
+    [named] = at.error
+    assert f"line {line}" in named.value and "ZeroDivisionError" in named.value
+    [shown] = [c.value for c in at.code if "Traceback" in c.value or "ZeroDivisionError" in c.value]
+    assert "your_loop.py" in shown and "loop/" not in shown and "site-packages" not in shown
+
+    at.session_state[YOURS] = read(record("def agent_loop(state):\n    while True\n        pass\n"))
+    run(at)
+    [named] = at.error
+    assert "line 2, column" in named.value
+
+
+def _run_row():
+    """The page's Run row alone: AppTest runs a page it opened by its file first alone, and the rerun through app.py
+    drops a button's click."""
+    from pages.views.yours import YOURS, draw_run_row, draw_yours, starting_code
+    import streamlit as st
+
+    draw_run_row(starting_code("en"))
+    if YOURS in st.session_state:
+        draw_yours(st.session_state[YOURS])
+
+
+def test_run_draws_the_learners_run_and_a_sandbox_that_cannot_start_is_said_without_a_traceback():
+    at = AppTest.from_function(_run_row, default_timeout=60)
+    at.run()
+    at.selectbox(key="yours-scenario").set_value("recover")
+    at.button(key="yours-run-button").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.success] == ["Your loop ended by itself and kept every rule: 2 model calls."]
+    assert at.session_state[YOURS].trace.meta["yours"] == {"source": starting_code("en"), "scenario": "recover"}
+
+    with mock.patch("loop.yours.sandboxed.run", side_effect=OSError("bubblewrap is missing")):
+        at.button(key="yours-run-button").click()
+        at.run()
+    assert not at.exception, at.exception
+    assert any("Your loop could not be run here: OSError: bubblewrap is missing" in e.value for e in at.error)
+
+
+def test_stepping_a_learners_run_writes_no_link_of_another_page_into_the_address():
+    at = app("pages/yours.py")
+    at.session_state["replay"] = {"name": "two-tools.json", "source": "sample"}  # a sample opened in Replay before
+    at.session_state[YOURS] = read(record(CHAPTER_LOOP))
+    run(at)
+    at.button(key="yours-step").click()
+    run(at)
+    assert "sample" not in at.query_params and "step" not in at.query_params

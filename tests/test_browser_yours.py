@@ -1,0 +1,104 @@
+"""Your loop in Chromium: the editor holds the chapter's listing, Run draws the learner's run with the line lit, Step
+moves it, a broken loop typed into the editor is named in Japanese, and nothing is fetched from elsewhere."""
+
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from loop.text.catalogs import say
+from loop.views.mistakes import MISTAKES
+from loop.yours.listing import CHAPTER_LOOP
+from tests.browser import settled, wait_for_status
+from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
+
+SHOTS = Path(__file__).resolve().parent.parent / "docs" / "projector"
+# The editor's text, through the component's own editor (Ace keeps it on its element as `env.editor`).
+EDITOR = "document.querySelector('.ace_editor').env.editor"
+CALL = CHAPTER_LOOP.splitlines().index("        response = client.messages.create(") + 1 + 1  # under the comment
+NO_APPEND = CHAPTER_LOOP.replace('''        state["messages"].append({
+            "role": "assistant",
+            "content": response.content,
+        })
+''', "")
+
+
+# Streamlit draws the tab's icon (a page's :material/…: icon) from Google's icon server, on every page alike: the
+# browser asks for it, and nothing of the page waits for it.
+FAVICON = "https://fonts.gstatic.com/s/i/short-term/release/materialsymbolsrounded/"
+
+
+def watched(page) -> list[str]:
+    """The addresses `page` asks for from now on."""
+    requested = []
+    page.on("request", lambda request: requested.append(request.url))
+    return requested
+
+
+def fetched_elsewhere(requested: list[str]) -> set[str]:
+    return {u for u in requested if urlparse(u).scheme in ("http", "https", "ws", "wss")
+            and urlparse(u).hostname not in ("127.0.0.1", "localhost") and not u.startswith(FAVICON)}
+
+
+def editor(page):
+    frame = page.frame_locator("iframe[title*='code_editor']")
+    frame.locator(".ace_editor").wait_for(timeout=60_000)
+    return next(f for f in page.frames if "code_editor" in f.url)
+
+
+def run_and_wait(page, label: str) -> None:
+    page.get_by_role("button", name=label, exact=True).click()
+    page.locator("#ls-yours-code").wait_for(timeout=60_000)
+    settled(page)
+
+
+def test_the_chapters_listing_runs_with_its_line_lit_and_step_moves_and_nothing_comes_from_elsewhere(
+        url, module_tab):  # noqa: F811
+    page = module_tab
+    requested = watched(page)
+    page.goto(f"{url}/yours")
+    settled(page)
+    text = editor(page).evaluate(f"{EDITOR}.getValue()")
+    assert CHAPTER_LOOP in text and text.startswith("# Write agent_loop(state)")
+    run_and_wait(page, "Run")
+    wait_for_status(page, "Step 1 of 9")
+    page.locator(".st-key-yours-step button").click()
+    wait_for_status(page, "Step 2 of 9")
+    page.locator("#ls-yours-code div.lit").wait_for(timeout=30_000)
+    lit = page.locator("#ls-yours-code div.lit")
+    assert lit.get_attribute("data-line") == str(CALL) and "client.messages.create(" in lit.inner_text()
+    assert page.get_by_text("Your loop ended by itself and kept every rule: 2 model calls.").is_visible()
+    assert requested and not fetched_elsewhere(requested), sorted(fetched_elsewhere(requested))
+
+
+def test_a_loop_typed_without_the_append_is_named_in_japanese_and_survives_a_reload(url, new_page):  # noqa: F811
+    page = new_page(1280, 800)  # a browser of its own: what it types is kept in its storage
+    requested = watched(page)
+    page.goto(f"{url}/yours?lang=ja")
+    settled(page)
+    editor(page).evaluate(f"(text) => {EDITOR}.setValue(text, -1)", NO_APPEND)
+    page.get_by_role("button", name=say("ja", "Start again from the chapter's listing")).wait_for()  # the page has it
+    settled(page)
+    run_and_wait(page, say("ja", "Run"))
+    named = page.locator("[data-testid='stAlertContentError']").first
+    named.wait_for(timeout=30_000)
+    said = named.inner_text()
+    assert say("ja", MISTAKES["no-assistant-append"].title) in said
+    assert "400" in said and "unexpected `tool_use_id` found in `tool_result` blocks" in said
+    line = NO_APPEND.splitlines().index("        response = client.messages.create(") + 1
+    assert say("ja", "Your line {line}:", line=line) in said and "client.messages.create(" in said
+    assert named.get_by_role("link").get_attribute("href").endswith("/mistakes?mistake=no-assistant-append")
+    assert "Traceback" not in page.inner_text("body")
+    marked = editor(page).locator(".ace_gutter-cell.ace_error")  # the line marked in the editor too
+    marked.wait_for(timeout=30_000)
+    assert marked.inner_text().strip() == str(line)
+    assert editor(page).evaluate(f"{EDITOR}.getValue()") == NO_APPEND  # what they typed stays in the editor
+    assert not fetched_elsewhere(requested), sorted(fetched_elsewhere(requested))
+    named.scroll_into_view_if_needed()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "yours-broken-ja.png"))  # for docs/: a broken loop named in Japanese
+
+    page.reload()  # a new session: the browser puts back what was typed
+    settled(page)
+    editor(page).wait_for_function(f"(text) => {EDITOR}.getValue() === text", arg=NO_APPEND, timeout=30_000)
+    page.get_by_role("button", name=say("ja", "Start again from the chapter's listing")).wait_for()  # the page has it
