@@ -151,18 +151,31 @@ def note_html(v: StepView, presenter: bool = False) -> str:
     return f'<div class="ls-note" data-stage="{v.stage}">{markdown_html(text)}</div>'
 
 
-def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run") -> None:
+def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run",
+              above: Callable[[], None] | None = None) -> None:
     """The controls, then the loop diagram, the history, the pairs, the LoopState and the raw JSON.
 
     The step itself is a fragment: a click reruns only it, not the page around it (nor the views' stylesheet).
-    `name` names the saved file.
+    `name` names the saved file. `above()`, when given, draws above the controls inside the same fragment, once
+    the click has moved the cursor (Your loop: the learner's code with the step's line lit).
     """
     draw_style()
-    _draw_step(trace, key, run, name)
+    _draw_step(trace, key, run, name, above)
 
 
 @st.fragment
-def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run") -> None:
+def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run",
+               above: Callable[[], None] | None = None) -> None:
+    top = st.container() if above is not None else None
+    try:
+        _draw_step_body(trace, key, run, name)
+    finally:
+        if top is not None:
+            with top:
+                above()
+
+
+def _draw_step_body(trace: Trace, key: str, run: Run | None, name: str) -> None:
     def changed() -> None:  # before the page shows the step: the URL names it, and a live run is saved
         keep_url(trace, key, run)
         if run is not None:

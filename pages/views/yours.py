@@ -22,8 +22,9 @@ from loop.yours.named import EXCEPTION, SYNTAX_ERROR
 from loop.yours.reading import Yours, line_at, read
 
 from .blocks import inline_code
+from .current import view_at
 from .i18n import lang, t
-from .step import _draw_step, draw_style
+from .step import draw_step
 
 YOURS = "yours-run"  # the last run read: a Yours, its trace's cursor moved by the step views
 SOURCE = "yours-source"  # what the learner typed, kept for the session
@@ -173,13 +174,13 @@ def draw_beside(yours: Yours) -> None:
         st.html(_code_html(yours.recording.source, line))
     with right:
         st.markdown("**" + t("Your state beside the chapter's LoopState") + "**")
-        step = trace.steps[i] if 0 <= i < len(trace.steps) else None
+        chapter_state = dict(view_at(trace, i).presenter_state) if i >= 0 else {}  # the step's record
         learner = _learner_at(yours, i) or {}
         mine = t("your state")
         rows = [f"| | {mine} | LoopState |", "|---|---|---|"]
         for field in ("turn_count", "transition_reason"):
-            chapter = getattr(step, field) if step is not None else None
-            rows.append(f"| `{field}` | {_value(learner.get(field))} | {_value(chapter)} |")
+            chapter = chapter_state.get(field)
+            rows.append(f"| `{field}` | {_value(learner.get(field))} | {inline_code(chapter) if chapter else _value(None)} |")
         st.markdown("\n".join(rows))
         st.caption(t("Your state as your code left it at the call shown last; the LoopState as the chapter's "
                      "loop keeps it."))
@@ -220,15 +221,5 @@ def draw_yours(yours: Yours) -> None:
     draw_named(yours)
     if not len(yours.trace):
         return
-    draw_style()
-    _draw_run(yours)
-
-
-@st.fragment
-def _draw_run(yours: Yours) -> None:
-    # Step through's views, and beside them the learner's code: one fragment, so that Back and Step move both.
-    # (step.py's own fragment would rerun the views alone and leave the lit line behind.)
-    top = st.container()
-    _draw_step.__wrapped__(yours.trace, "yours", None, f"yours-{yours.recording.scenario}")
-    with top:
-        draw_beside(yours)
+    # Step through's views, and above them the learner's code, in the views' one fragment: Back and Step move both
+    draw_step(yours.trace, "yours", None, f"yours-{yours.recording.scenario}", above=lambda: draw_beside(yours))
