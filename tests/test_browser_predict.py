@@ -146,7 +146,8 @@ def test_presenter_mode_asks_large_with_a_count_down_and_a_break_on_recover_is_d
     page.locator(".st-key-live-break-go-6 button").click()
     page.wait_for_selector(".st-key-live-broken [data-testid='stAlertContentError']", timeout=60_000)
     page.wait_for_selector(IDLE, timeout=60_000)
-    page.locator(".st-key-live-broken").scroll_into_view_if_needed()
+    page.locator(".st-key-live-broken [data-testid='stAlertContentError']").first.evaluate(
+        "e => e.scrollIntoView({block: 'center'})")  # the API's words, with the calls before them
     settled(page)
     error = page.locator(".st-key-live-broken [data-testid='stAlertContentError']").first.inner_text()
     assert "400" in error and "invalid_request_error" in error, error
