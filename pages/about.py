@@ -2,16 +2,32 @@
 
 import streamlit as st
 
+from loop.files.runs import StoreError
 from loop.text.catalogs import N_
 from loop.views.diagram import svg
 from loop.views.mistakes import MISTAKES
 from loop.views.notes import one_sentence, remember
+from loop.yours.exercises import EXERCISES
+from pages.views.browser import store, this_browser
 from pages.views.i18n import commented, lang, t
 from pages.views.chapter_table import draw_chapter_table
 from pages.views.nav import through_app
 from pages.views.predict import STATEMENTS, right_kinds
 
 through_app()
+
+
+def exercised() -> set[int]:
+    """The statements whose exercise this browser passed in Your loop (the saved-runs store's progress)."""
+    owner = this_browser()
+    if owner is None:
+        return set()
+    try:
+        passed = store().passed(owner)
+    except (StoreError, OSError):
+        return set()
+    return {exercise.statement for name, exercise in EXERCISES.items() if name in passed}
+
 
 # The chapter's three closing statements, each with the step that shows it (a built-in scenario on the offline
 # model, opened at that step) and the mistake of the Mistakes lab that breaks it. tests/test_app_teach.py checks
@@ -125,14 +141,17 @@ st.success(remember(lang()), icon=":material/autorenew:")
 st.markdown("### " + t("After this chapter you can say"))
 st.caption(t("The chapter's three closing points. Tick each one once a step and a mistake have shown it to you."))
 here = {"lang": lang()} if lang() != "en" else {}
+done = exercised()
 for i, (statement, scenario, step, _, mistake) in enumerate(CHECKLIST, 1):
     with st.container(border=True, key=f"about-s{i}"):
         answered = set(STATEMENTS[i]) <= right_kinds()  # its questions, answered right
-        if answered and f"about-check-s{i}" not in st.session_state:  # ticked for the learner, who may untick it
+        if (answered or i in done) and f"about-check-s{i}" not in st.session_state:  # ticked for the learner, who may untick it
             st.session_state[f"about-check-s{i}"] = True
         st.checkbox(t(statement), key=f"about-check-s{i}")
         if answered:
             st.caption(t("You answered its questions right in Predict, then step."))
+        if i in done:
+            st.caption(t("You passed its exercise in Your loop."))
         with st.container(horizontal=True, gap="medium"):
             st.page_link("pages/step_through.py", label=t("See it: step {step} of `{scenario}`", step=step,
                                                           scenario=scenario),

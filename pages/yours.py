@@ -4,7 +4,7 @@ import streamlit as st
 
 from pages.views.i18n import t
 from pages.views.nav import through_app
-from pages.views.yours import YOURS, warm_up, draw_editor, draw_run_row, draw_yours
+from pages.views.yours import YOURS, warm_up, draw_editor, draw_exercise, draw_run_row, draw_yours
 
 through_app()
 if not st.session_state.get("yours-warmed"):  # once a session: the next Run finds the SDK imported
@@ -17,6 +17,7 @@ st.caption(t("Write the chapter's agent_loop yourself. Run sends it to the sandb
              "rule your loop breaks is named where it breaks."))
 source = draw_editor()
 draw_run_row(source)
+draw_exercise(source)
 yours = st.session_state.get(YOURS)
 if yours is None:
     st.info(t("Press Run to run your loop on the scenario chosen."))

@@ -35,7 +35,7 @@ def test_the_page_opens_with_the_chapters_listing_and_the_scenarios_the_chapters
     assert CHAPTER_LOOP in starting_code(lang)
     assert starting_code(lang).splitlines()[0] == "# " + say(
         lang, "Write agent_loop(state) as the chapter does: client, MODEL, SYSTEM, TOOLS and run_tool(block) are given.")
-    [picker] = at.selectbox
+    picker = at.selectbox(key="yours-scenario")
     assert picker.options == SCENARIOS and "big-context" not in SCENARIOS and "overloaded" not in SCENARIOS
     assert [b.label for b in at.button] == [say(lang, "Run")]
 

@@ -492,3 +492,40 @@ def test_the_operator_lists_exports_and_prunes_saved_runs(tmp_path):
     assert "removed 0 saved run(s)" in cli("prune", "--days", "1").stdout
     assert "removed 2 saved run(s)" in cli("prune", "--days", "0").stdout
     assert cli("list").stdout == ""
+
+
+# -- progress in the exercises of Your loop --------------------------------------------------------
+
+def test_a_store_of_the_previous_schema_keeps_every_run_and_gains_the_progress_of_exercises(tmp_path):
+    store = RunsStore(tmp_path)
+    store.save(OWNER, "r1", FULL, writer="tab")
+    store.save(OWNER, "r2", prefix(4), writer="tab")
+    store.close()
+    with sqlite3.connect(tmp_path / FILE) as db:  # as schema 2 had it: no progress
+        db.execute("DROP TABLE progress")
+        db.execute("PRAGMA user_version=2")
+    again = RunsStore(tmp_path)
+    assert again.passed(OWNER) == set()
+    assert {r.id: r.steps for r in again.list(OWNER)} == {"r1": len(FULL), "r2": 4}
+    assert again.load(OWNER, "r1")[0].steps == FULL.steps
+    again.mark_passed(OWNER, "write-back")
+    again.close()
+    with sqlite3.connect(tmp_path / FILE) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 3
+    assert RunsStore(tmp_path).passed(OWNER) == {"write-back"}
+
+
+def test_progress_is_kept_for_each_browser_apart_and_a_hostile_name_is_refused(tmp_path):
+    store = RunsStore(tmp_path)
+    other = owner_key("browser:other")
+    store.mark_passed(OWNER, "run-the-tools")
+    store.mark_passed(OWNER, "run-the-tools")  # passed again: still one
+    store.mark_passed(other, "append-the-response")
+    assert store.passed(OWNER) == {"run-the-tools"}
+    assert store.passed(other) == {"append-the-response"}
+    for hostile in ["", "x' OR 1=1 --", "a" * 65, None]:
+        with pytest.raises(ValueError):
+            store.mark_passed(OWNER, hostile)
+    with pytest.raises(ValueError):
+        store.passed("not-a-hash")
+    assert store.passed(OWNER) == {"run-the-tools"}

@@ -50,7 +50,7 @@ from ..text.catalogs import N_, Note, size_words
 from ..text.redact import without_secrets
 from ..engine.trace import Trace
 
-SCHEMA = 2  # 2: runs.bytes, the size of what a run holds
+SCHEMA = 3  # 2: runs.bytes, the size of what a run holds; 3: progress, the exercises each browser passed
 FILE = "runs.sqlite3"
 IMPORTED = "journals-imported"
 BUSY = 15.0  # seconds a write waits for another process's transaction
@@ -105,6 +105,17 @@ CREATE TABLE IF NOT EXISTS spending (
 ) WITHOUT ROWID
 """
 EVERYONE = "*"
+
+# Schema 3: the exercises of Your loop each browser has passed (loop/yours/exercises.py), kept for a reload.
+_PROGRESS = """
+CREATE TABLE IF NOT EXISTS progress (
+    owner    TEXT NOT NULL,     -- a browser's owner key
+    exercise TEXT NOT NULL,     -- the exercise's name
+    passed   REAL NOT NULL,     -- when it was first passed, seconds since the epoch
+    PRIMARY KEY (owner, exercise)
+) WITHOUT ROWID
+"""
+EXERCISE = re.compile(r"[a-z0-9-]{1,64}")  # an exercise's name
 
 
 class StoreError(Exception):
@@ -263,6 +274,8 @@ class RunsStore:
                 moved = _import_journals(db, self.root)
             if version < 2:
                 _add_sizes(db)
+            if version < 3:
+                db.execute(_PROGRESS)
             db.execute(f"PRAGMA user_version={SCHEMA}")
             db.execute("COMMIT")
         except BaseException:
@@ -491,6 +504,23 @@ class RunsStore:
             db.executemany("INSERT INTO spending (owner, hour, tokens) VALUES (?, ?, ?) "
                            "ON CONFLICT (owner, hour) DO UPDATE SET tokens = tokens + excluded.tokens",
                            ((owner, hour, int(tokens)), (EVERYONE, hour, int(tokens))))
+
+    # -- the exercises of Your loop this browser has passed --
+    def passed(self, owner: str) -> set[str]:
+        """The names of the exercises `owner` has passed."""
+        _check(owner)
+        with self._transaction(write=False) as db:
+            rows = db.execute("SELECT exercise FROM progress WHERE owner=?", (owner,)).fetchall()
+        return {name for (name,) in rows}
+
+    def mark_passed(self, owner: str, exercise: str) -> None:
+        """Keep that `owner` passed `exercise` (passing it again changes nothing)."""
+        _check(owner)
+        if not isinstance(exercise, str) or not EXERCISE.fullmatch(exercise):
+            raise ValueError(f"not an exercise: {exercise!r}"[:100])
+        with self._transaction(write=True) as db:
+            db.execute("INSERT OR IGNORE INTO progress (owner, exercise, passed) VALUES (?, ?, ?)",
+                       (owner, exercise, time.time()))
 
     def secret(self, name: str = "browser-id-key") -> bytes:
         """A random key made once and kept in the store (0600), the same for every process that shares it."""

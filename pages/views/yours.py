@@ -1,8 +1,11 @@
-"""Your loop's drawing: the editor, the scenario picker, and a run of the learner's loop read into a trace.
+"""Your loop's drawing: the editor, the exercise and scenario pickers, and a run of the learner's loop read into a trace.
 
 The trace is drawn by the same views as Step through and Replay (step.py); beside them, the learner's code
 with the line that made step i lit, their own `state` against the chapter's LoopState, and the first rule
 they broke, named as the Mistakes lab names it.
+
+An exercise (loop/yours/exercises.py) opens its starter in the editor; Check runs the learner's loop on the
+exercise's own scenarios, and a pass is kept for the browser in the saved-runs store (its progress).
 """
 
 from __future__ import annotations
@@ -16,12 +19,15 @@ from code_editor import code_editor
 
 from loop.text.catalogs import N_
 from loop.views.mistakes import MISTAKES
+from loop.files.runs import StoreError
 from loop.yours import sandboxed
+from loop.yours.exercises import EXERCISES, Verdict, run_exercise
 from loop.yours.listing import CHAPTER_LOOP
 from loop.yours.named import EXCEPTION, SYNTAX_ERROR
 from loop.yours.reading import Yours, line_at, read
 
 from .blocks import inline_code
+from .browser import store, this_browser
 from .current import view_at
 from .i18n import lang, t
 from .step import draw_step
@@ -33,6 +39,12 @@ EDITOR = "yours-editor"
 OFFERED = "yours-restore-offered"  # this session has offered the browser's kept code to the editor
 KEPT = "loopscope-yours-source"  # the browser's localStorage key: what the learner typed, kept for a reload
 PICK = "yours-scenario"
+EXERCISE = "yours-exercise"  # the picker: FREE or an exercise's name
+SHOWN = "yours-shown"  # the exercise whose text the editor holds now
+MINE = "yours-mine"  # {FREE or an exercise's name: what the learner typed for it}, kept for the session
+VERDICT = "yours-verdict"  # (the exercise's name, its last Check's Verdict)
+ASKED = "yours-check-asked"  # Check was clicked for this exercise: it runs where the exercise is drawn
+FREE = "free"
 
 # The scenarios the chapter's loop ends by itself on (it does not compact, nor retry a 529): toolsets s01 and s02.
 SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel"]
@@ -46,9 +58,10 @@ CODE_STYLE = """<style>
 </style>"""
 
 
-def starting_code(language: str) -> str:
-    """The chapter's listing, its comment in `language`."""
-    return f"# {t(HEADER, language)}\n{CHAPTER_LOOP}"
+def starting_code(language: str, exercise: str = FREE) -> str:
+    """The chapter's listing, or the exercise's starter (its piece missing), its comments in `language`."""
+    body = EXERCISES[exercise].starter(language) if exercise in EXERCISES else CHAPTER_LOOP
+    return f"# {t(HEADER, language)}\n{body}"
 
 
 def warm_up() -> None:
@@ -67,9 +80,10 @@ def draw_editor() -> str:
     """The code editor, pre-filled with the chapter's listing; what the learner typed, kept for the session."""
     s = st.session_state
     now = lang()
+    shown = s.get(SHOWN, FREE)
     start, started_in, _ = s.get(START, (None, None, 0))
     if start is None or (started_in != now and s.get(SOURCE, start) == start):  # untouched: in the new language
-        _open_editor(starting_code(now), now)
+        _open_editor(starting_code(now, shown), now)
     start, _, generation = s[START]
     typed = code_editor(start, lang="python", height=[22, 44], key=f"{EDITOR}-{generation}",
                         response_mode="debounce", options={"showLineNumbers": True, "tabSize": 4},
@@ -78,9 +92,11 @@ def draw_editor() -> str:
     if isinstance(typed, dict) and typed.get("type") and isinstance(typed.get("text"), str):
         s[SOURCE] = typed["text"]
     _keep_in_browser(s[SOURCE], start)
-    if s[SOURCE] != starting_code(now):
-        st.button(t("Start again from the chapter's listing"), key="yours-reset", icon=":material/restart_alt:",
-                  on_click=_open_editor, args=(starting_code(now), now))
+    if s[SOURCE] != starting_code(now, shown):
+        label = t("Start again from the exercise's starter") if shown in EXERCISES else \
+            t("Start again from the chapter's listing")
+        st.button(label, key="yours-reset", icon=":material/restart_alt:",
+                  on_click=_open_editor, args=(starting_code(now, shown), now))
     return s[SOURCE]
 
 
@@ -126,7 +142,12 @@ def draw_run_row(source: str) -> None:
     """The scenario picker and Run: the learner's file runs in the sandbox, the run is read into a trace."""
     if st.session_state.get(PICK) not in SCENARIOS:
         st.session_state[PICK] = SCENARIOS[0]
+    if st.session_state.get(EXERCISE) not in (FREE, *EXERCISES):
+        st.session_state[EXERCISE] = st.session_state.get(SHOWN, FREE)
+    labels = _exercise_labels(_passed())
     with st.container(horizontal=True, vertical_alignment="bottom"):
+        st.selectbox(t("Exercise"), list(labels), key=EXERCISE, format_func=labels.get, width=380,
+                     on_change=_choose)
         st.selectbox(t("Scenario"), SCENARIOS, key=PICK, width=260)
         clicked = st.button(t("Run"), type="primary", icon=":material/play_arrow:", key="yours-run-button")
     if clicked:
@@ -140,6 +161,106 @@ def draw_run_row(source: str) -> None:
             st.session_state[YOURS] = read(recording)
         warm_up()
         st.rerun()  # the editor above marks the broken line: it is drawn again, knowing the run
+
+
+def _passed() -> set[str]:
+    """The exercises this browser has passed (the saved-runs store); none when the store cannot be read."""
+    owner = this_browser()
+    if owner is None:
+        return set()
+    try:
+        return store().passed(owner)
+    except (StoreError, OSError):
+        return set()
+
+
+def _exercise_labels(passed: set[str]) -> dict[str, str]:
+    labels = {FREE: t("Free: the chapter's loop")}
+    for name, exercise in EXERCISES.items():
+        tick = "✓ " if name in passed else ""
+        labels[name] = tick + t("Statement {n}: {title}", n=exercise.statement, title=t(exercise.title))
+    return labels
+
+
+def _choose() -> None:
+    """The exercise picked: the editor keeps what was typed for the one left and opens the learner's text of
+    the one picked (its starter, the first time)."""
+    s = st.session_state
+    mine = s.setdefault(MINE, {})
+    left, picked = s.get(SHOWN, FREE), s.get(EXERCISE, FREE)
+    if SOURCE in s:
+        mine[left] = s[SOURCE]
+    s[SHOWN] = picked
+    _open_editor(mine.get(picked) or starting_code(lang(), picked), lang())
+
+
+def draw_exercise(source: str) -> None:
+    """The exercise picked: its goal, a hint on request, and Check, which runs the loop on the exercise's scenarios."""
+    s = st.session_state
+    name = s.get(SHOWN, FREE)
+    exercise = EXERCISES.get(name)
+    if exercise is None:
+        return
+    scenarios = ", ".join(inline_code(x) for x in exercise.scenarios)
+    with st.container(border=True, key="yours-exercise-box"):
+        goal = t("Goal")
+        st.markdown(f"**{goal}** · {t(exercise.goal)}")
+        with st.expander(t("Hint"), icon=":material/lightbulb:"):
+            st.markdown(t(exercise.hint))
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.button(t("Check"), key="yours-check", icon=":material/task_alt:", on_click=_ask, args=(name,))
+            st.caption(t("Check runs your loop on scenarios of its own, not the one you pick: {scenarios}.",
+                         scenarios=scenarios))
+        if s.pop(ASKED, None) == name:
+            _check(name, source)
+        kept = s.get(VERDICT)
+        if kept is not None and kept[0] == name:
+            _draw_verdict(kept[1])
+
+
+def _ask(name: str) -> None:
+    # Kept until the page draws the exercise: a click is seen once, and the run that sees it may end in a rerun.
+    st.session_state[ASKED] = name
+
+
+def _check(name: str, source: str) -> None:
+    s = st.session_state
+    recordings = {}
+
+    def runner(text: str, scenario: str, language: str, **limits):
+        recordings[scenario] = sandboxed.run(text, scenario, language, **limits)
+        return recordings[scenario]
+
+    with st.spinner(t("Checking your loop on {scenarios}…", scenarios=", ".join(EXERCISES[name].scenarios))):
+        try:
+            verdict = run_exercise(EXERCISES[name], source, lang(), runner)
+        except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
+            st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+                     icon=":material/error:")
+            return
+    warm_up()
+    s[VERDICT] = (name, verdict)
+    if verdict.passed:
+        owner = this_browser()
+        if owner is not None:
+            try:
+                store().mark_passed(owner, name)
+            except (StoreError, OSError) as exc:  # the lesson goes on; the tick is not kept
+                st.toast(t("Your progress could not be saved: {error}", error=exc), icon=":material/warning:")
+    elif verdict.scenario in recordings:  # the run it failed on, drawn below with the same views
+        s[YOURS] = read(recordings[verdict.scenario])
+    st.rerun()  # the picker ticks a passed exercise; the editor marks the failed run's line
+
+
+def _draw_verdict(verdict: Verdict) -> None:
+    why = verdict.note.render(lang()) if verdict.note is not None else verdict.why
+    if verdict.passed:
+        st.success(why, icon=":material/check_circle:")
+        return
+    where = t("Not yet: on {scenario}, at model call {call}.", scenario=inline_code(verdict.scenario or ""),
+              call=(verdict.call or 0) + 1)
+    st.error(f"**{where}**\n\n{why}", icon=":material/cancel:")
+    st.caption(t("The run it failed on is drawn below."))
 
 
 def _code_html(source: str, lit: int | None) -> str:

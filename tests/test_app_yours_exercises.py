@@ -1,0 +1,120 @@
+"""The exercises on Your loop: the picker opens an exercise's starter, Check runs the loop on the exercise's own
+scenarios and says why it fails in the page's language, a pass is kept for the browser, and About ticks it."""
+
+from unittest import mock
+
+import pytest
+
+from loop.text.catalogs import say
+from loop.yours import sandboxed
+from loop.yours.exercises import EXERCISES, run_exercise
+from pages.views.yours import EXERCISE, SOURCE, YOURS, starting_code
+
+from .apptest import COOKIE, app, issued, run
+from .learner import record
+
+SEEN = "yours-source"
+
+
+def picked(at, name: str):
+    at.selectbox(key=EXERCISE).set_value(name)
+    return run(at)
+
+
+def check(at):
+    at.button(key="yours-check").click()
+    return run(at)
+
+
+@pytest.fixture
+def in_process():
+    """The page's runner, in this process (tests/learner.py): the same recording, without the sandbox's second."""
+    with mock.patch("loop.yours.sandboxed.run", record):
+        yield
+
+
+def test_choosing_an_exercise_opens_its_starter_and_each_exercise_keeps_the_learners_own_text():
+    at = app("pages/yours.py", lang="ja")
+    [exercises, scenarios] = at.selectbox
+    assert exercises.options == [say("ja", "Free: the chapter's loop")] + [
+        say("ja", "Statement {n}: {title}", n=e.statement, title=say("ja", e.title)) for e in EXERCISES.values()]
+    picked(at, "append-the-response")
+    exercise = EXERCISES["append-the-response"]
+    assert at.session_state[SEEN] == starting_code("ja", "append-the-response")
+    assert exercise.starter("ja") in at.session_state[SEEN] and exercise.missing not in at.session_state[SEEN]
+    assert "# TODO: " + say("ja", exercise.todo) in at.session_state[SEEN]
+    assert any(say("ja", exercise.goal) in m.value for m in at.markdown)
+    [hint] = [e for e in at.expander if e.label == say("ja", "Hint")]
+    assert say("ja", exercise.hint) in "".join(m.value for m in hint.markdown)
+
+    at.session_state[SOURCE] = "def agent_loop(state):\n    pass  # mine\n"  # what the learner typed
+    run(at)
+    picked(at, "free")
+    assert at.session_state[SEEN] == starting_code("ja")
+    picked(at, "write-back")
+    assert at.session_state[SEEN] == starting_code("ja", "write-back")
+    picked(at, "append-the-response")
+    assert at.session_state[SEEN] == "def agent_loop(state):\n    pass  # mine\n"
+
+
+def test_check_with_the_starter_fails_and_says_why_in_japanese_with_the_scenario_and_the_call(in_process):
+    at = app("pages/yours.py", lang="ja")
+    picked(at, "write-back")
+    check(at)
+    verdict = run_exercise(EXERCISES["write-back"], starting_code("ja", "write-back"), "ja", record)
+    assert not verdict.passed and verdict.scenario == "recover"
+    shown = at.error[0]  # the verdict; the run it failed on is drawn below it, its own broken rule named
+    assert verdict.why in shown.value and verdict.why != verdict.note.render("en")  # said in Japanese
+    assert say("ja", "Not yet: on {scenario}, at model call {call}.", scenario="`recover`",
+               call=verdict.call + 1) in shown.value
+    assert at.session_state[YOURS].recording.scenario == "recover"  # the run it failed on, drawn below
+    assert not at.success
+
+
+def test_a_loop_that_looks_right_but_drops_is_error_does_not_pass(in_process):
+    at = app("pages/yours.py")
+    picked(at, "write-back")
+    exercise = EXERCISES["write-back"]
+    at.session_state[SOURCE] = starting_code("en", "write-back").replace(
+        f"        # TODO: {exercise.todo}\n", exercise.missing)  # the chapter's listing: no is_error
+    run(at)
+    check(at)
+    shown = at.error[0]  # the verdict; the run it failed on is drawn below it, its own broken rule named
+    assert "is_error" in shown.value and "`recover`" in shown.value
+
+
+def test_check_with_the_answer_passes_and_the_browser_keeps_it_for_the_picker_and_about(in_process):
+    at = app("pages/yours.py", lang="ja")
+    picked(at, "run-the-tools")
+    at.session_state[SOURCE] = EXERCISES["run-the-tools"].answer
+    run(at)
+    check(at)
+    assert not at.error
+    assert [s.value for s in at.success] == ["合格：あなたのループは two-tools、hello-py でそれができています。"]
+    ticked = "✓ " + say("ja", "Statement {n}: {title}", n=1, title=say("ja", EXERCISES["run-the-tools"].title))
+    assert ticked in at.selectbox(key=EXERCISE).options
+
+    cookie = {COOKIE: issued(at)}  # the same browser, a new session (a reload)
+    again = app("pages/yours.py", lang="ja", cookies=cookie)
+    assert ticked in again.selectbox(key=EXERCISE).options
+    assert sum(o.startswith("✓ ") for o in again.selectbox(key=EXERCISE).options) == 1
+
+    about = app("pages/about.py", lang="ja", cookies=cookie)
+    assert about.checkbox(key="about-check-s1").value is True
+    assert about.checkbox(key="about-check-s2").value is False
+    assert say("ja", "You passed its exercise in Your loop.") in [c.value for c in about.caption]
+
+    other = app("pages/about.py", lang="ja")  # another browser: nothing passed
+    assert other.checkbox(key="about-check-s1").value is False
+
+
+def test_check_goes_through_the_sandbox_and_passes_statement_3_only_with_is_error_written_back():
+    at = app("pages/yours.py")
+    picked(at, "write-back")
+    at.session_state[SOURCE] = EXERCISES["write-back"].answer
+    run(at)
+    with mock.patch("loop.yours.sandboxed.run", wraps=sandboxed.run) as sandbox:
+        check(at)
+    assert [c.args[1] for c in sandbox.call_args_list] == ["recover", "two-tools"]
+    assert not at.error, [e.value for e in at.error]
+    assert [s.value for s in at.success] == ["Passed: your loop does it on recover, two-tools."]
