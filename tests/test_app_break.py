@@ -48,7 +48,7 @@ def test_break_recover_in_japanese_refuses_at_the_next_call_and_is_kept_and_save
     picker = at.selectbox(key="live-branch")
     assert picker.options[-1] == say("ja", "Branch {n} · step {step}, broken: {mistake}", n=2, step=7,
                                      mistake=say("ja", m.title))
-    assert "2 · API がリクエストを拒否 (400)" in next(md.value for md in at.markdown if md.value.startswith("### "))
+    assert "2 · API が request を拒否 (400)" in next(md.value for md in at.markdown if md.value.startswith("### "))
     views = next(h.proto.body for h in at.get("html") if 'class="ls-note"' in h.proto.body)
     assert say("ja", "The API refused the request (400 invalid_request_error): the broken loop ends here.") in views
     assert "prompt is too long" not in views and "invalid_request_error" in views  # the rule broken, not a long prompt

@@ -90,7 +90,7 @@ def test_check_with_the_answer_passes_and_the_browser_keeps_it_for_the_picker_an
     run(at)
     check(at)
     assert not at.error
-    assert [s.value for s in at.success] == ["合格：あなたのループは two-tools、hello-py でそれができています。"]
+    assert [s.value for s in at.success] == ["合格：あなたの loop は two-tools、hello-py でそれができています。"]
     ticked = "✓ " + say("ja", "Statement {n}: {title}", n=1, title=say("ja", EXERCISES["run-the-tools"].title))
     assert ticked in at.selectbox(key=EXERCISE).options
 

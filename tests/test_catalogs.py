@@ -165,7 +165,10 @@ def test_one_term_a_concept(lang):
 # The term chosen for a concept, and the other spellings of it no entry may use (the chapter keeps API words such
 # as message, tool_use and tool_result in English; a sub-agent's answer is 答案 where zh says it most).
 TERMS = {
-    "ja": {"sub-agent": ["サブエージェント", "subagent の", "subagent は"], "message": ["メッセージ"]},
+    "ja": {"sub-agent": ["サブエージェント", "subagent の", "subagent は"], "message": ["メッセージ"],
+           # the chapter's terms in Latin letters, as the chapter writes them
+           "loop": ["ループ"], "request": ["リクエスト"], "response": ["応答"], "tool": ["ツール"], "model": ["モデル"],
+           "block": ["ブロック"]},
     "zh": {"子代理的答案": ["子代理的回答"]},
 }
 

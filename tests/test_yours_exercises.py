@@ -130,7 +130,7 @@ def test_the_third_checks_on_recover_that_the_failed_commands_is_error_goes_back
 @pytest.mark.parametrize("exercise", sorted(EXERCISES))
 def test_each_starter_misses_one_piece_marked_in_the_pages_language_and_fails(exercise):
     chosen = EXERCISES[exercise]
-    todo = {"en": "# TODO: run each", "ja": "# TODO: tool_use ブロック", "zh": "# TODO: 用 run_tool"}
+    todo = {"en": "# TODO: run each", "ja": "# TODO: tool_use block", "zh": "# TODO: 用 run_tool"}
     for lang in ("en", "ja", "zh"):
         starter = chosen.starter(lang)
         compile(starter, "your_loop.py", "exec")
