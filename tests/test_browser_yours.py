@@ -5,11 +5,14 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from loop.text.catalogs import say
 from loop.views.mistakes import MISTAKES
 from loop.yours.listing import CHAPTER_LOOP
+from loop.yours.reading import read
 from tests.browser import settled, wait_for_status
+from tests.learner import record
 from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
 
 SHOTS = Path(__file__).resolve().parent.parent / "docs" / "projector"
@@ -102,3 +105,42 @@ def test_a_loop_typed_without_the_append_is_named_in_japanese_and_survives_a_rel
     settled(page)
     editor(page).wait_for_function(f"(text) => {EDITOR}.getValue() === text", arg=NO_APPEND, timeout=30_000)
     page.get_by_role("button", name=say("ja", "Start again from the chapter's listing")).wait_for()  # the page has it
+
+
+OFFERED = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel"]  # the picker's
+
+
+def pick(page, scenario: str) -> None:
+    """Choose `scenario` in the page's picker, as a user does: open its list, click the name."""
+    picker = page.get_by_label("Scenario")
+    option = page.get_by_role("option", name=scenario, exact=True)
+    for _ in range(5):  # a rerun that lands as the list opens closes it again: open it until it stays
+        if picker.get_attribute("aria-expanded") != "true":
+            page.locator("[data-testid='stSelectbox'] button[aria-label='Open']").click()
+        try:
+            option.wait_for(timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            continue
+    option.click()
+    page.wait_for_function("(name) => document.querySelector(\"input[aria-label='Scenario']\").value === name",
+                           arg=scenario, timeout=30_000)
+    settled(page)
+
+
+@pytest.mark.parametrize("scenario", OFFERED)
+def test_the_chapters_listing_run_on_each_scenario_picked_keeps_every_rule_and_draws_its_steps(
+        url, module_tab, scenario):  # noqa: F811
+    expected = read(record(CHAPTER_LOOP, scenario))  # the same loop, recorded in this process: what the page must show
+    page = module_tab
+    page.goto(f"{url}/yours")
+    settled(page)
+    editor(page)  # the listing is in the editor
+    pick(page, scenario)
+    run_and_wait(page, "Run")
+    kept = say("en", "Your loop ended by itself and kept every rule: {n} model calls.",
+               n=len(expected.recording.exchanges))
+    page.get_by_text(kept).wait_for(timeout=30_000)
+    wait_for_status(page, f"Step 1 of {len(expected.trace)}")
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    assert "Traceback" not in page.inner_text("body")

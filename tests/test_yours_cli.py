@@ -1,9 +1,12 @@
 """`python -m loop yours FILE.py`: a learner's own agent_loop, run in the sandbox, its stages and its first broken rule."""
 
+import pytest
+
 from loop.files import transcript
+from loop.views.mistakes import MISTAKES
 from loop.yours.listing import CHAPTER_LOOP
 
-from .cli import loop_cli
+from .cli import loop_cli, loop_main
 
 NO_APPEND = CHAPTER_LOOP.replace('''        state["messages"].append({
             "role": "assistant",
@@ -38,3 +41,96 @@ def test_the_chapters_listing_holds_and_a_loop_without_the_append_is_named_with_
     for name in ("list-files", "recover", "two-tools", "big-context"):  # toolsets s01 and s02
         assert name in listed.stdout
     assert "subagent" not in listed.stdout and "compact," not in listed.stdout
+
+
+# -- The same, through `main` in this process (the sandbox still runs the learner's code apart) --
+
+OFFERED = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel"]  # the page's picker
+
+
+def broken(old: str, new: str) -> str:
+    assert CHAPTER_LOOP.count(old) == 1, old
+    return CHAPTER_LOOP.replace(old, new)
+
+
+# One loop a mistake of the Mistakes lab, each looking right at a glance (the lines keep their numbers).
+WRONG = {
+    "no-assistant-append": broken('''        state["messages"].append({
+            "role": "assistant",
+            "content": response.content,
+        })''', '''        answer = {
+            "role": "assistant",
+            "content": response.content,
+        }'''),
+    "no-write-back": broken('''        state["messages"].append({
+            "role": "user",
+            "content": results,
+        })''', '''        print({
+            "role": "user",
+            "content": results,
+        })'''),
+    "wrong-id": broken('"tool_use_id": block.id,', '"tool_use_id": f"toolu_{len(results)}",'),
+    "text-first": broken('"content": results,\n        })',
+                         '"content": [{"type": "text", "text": "Results:"}] + results,\n        })'),
+    "results-as-assistant": broken('''            "role": "user",
+            "content": results,''', '''            "role": "assistant",
+            "content": results,'''),
+    # (with the max-tokens scenario's own limit: the listing's 8000 tokens are never cut)
+    "max-tokens-go-on": broken('if response.stop_reason != "tool_use":',
+                               'if response.stop_reason not in ("tool_use", "max_tokens"):').replace(
+                                   "max_tokens=8000,", "max_tokens=120,"),
+    "no-loop": broken('if response.stop_reason != "tool_use":', 'if response.stop_reason == "tool_use":'),
+}
+SCENARIO = {"max-tokens-go-on": "max-tokens"}
+
+
+def _warm(scenario: str) -> None:
+    """Start the next run's child while this one's output is read."""
+    from loop.engine.scenarios import SCENARIOS
+    from loop.yours import sandboxed
+
+    sandboxed.warm(SCENARIOS[scenario].toolset or "s01")
+
+
+@pytest.mark.parametrize("scenario", OFFERED)
+def test_the_chapters_listing_keeps_every_rule_on_every_offered_scenario_and_check_holds(scenario, tmp_path):
+    source, out = tmp_path / "agent_loop.py", tmp_path / f"{scenario}.json"
+    source.write_text(CHAPTER_LOOP)
+    [ran] = loop_main(["yours", source, "--scenario", scenario, "--out", out])
+    later = OFFERED[OFFERED.index(scenario) + 1:]
+    _warm(later[0] if later else "list-files")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "every rule kept" in ran.stdout and "broken rule" not in ran.stdout
+    assert "Traceback" not in ran.stdout + ran.stderr
+    trace = transcript.load(out)
+    assert trace.meta["yours"] == {"source": CHAPTER_LOOP, "scenario": scenario}
+    assert "call_model" in [s.stage for s in trace.steps]
+    [checked] = loop_main(["check", out])
+    assert checked.returncode == 0 and checked.stdout.startswith("ok:"), checked.stdout + checked.stderr
+
+
+@pytest.mark.parametrize("mistake", list(MISTAKES))
+def test_each_mistake_of_the_lab_written_into_a_loop_is_named_with_the_apis_words_and_the_line(mistake, tmp_path):
+    source = tmp_path / "agent_loop.py"
+    source.write_text(WRONG[mistake])
+    [ran] = loop_main(["yours", source, "--scenario", SCENARIO.get(mistake, "list-files")])
+    _warm("list-files")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert f"broken rule: {mistake}: " in ran.stdout
+    if mistake == "no-loop":  # nothing ran the tool_use: the API never saw a broken request
+        assert "the API's error" not in ran.stdout
+        assert "asked for a tool_use, and the loop returned without running it" in ran.stdout
+    else:
+        assert "the API's error: 400 " in ran.stdout
+    assert f"your line {CALL_LINE}: response = client.messages.create(" in ran.stdout
+    assert "Traceback" not in ran.stdout + ran.stderr
+    assert "every rule kept" not in ran.stdout
+
+
+def test_a_loop_that_never_calls_the_model_exits_1_and_says_so(tmp_path):
+    source = tmp_path / "agent_loop.py"
+    source.write_text('def agent_loop(state):\n    print("Hello")\n')
+    [ran] = loop_main(["yours", source])
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "broken rule: never-called: your loop never called the model" in ran.stdout
+    assert "every rule kept" not in ran.stdout

@@ -101,6 +101,8 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
     if step.stage in complete.LINES:  # the complete loop's own stages (retry, refused, recover)
         return complete.LINES[step.stage](step, lang) + complete.reason(step)
     if step.stage == "append_assistant":
+        if d.get("appended") is False:  # a learner's loop that did not keep the response: the history did not grow
+            return say(lang, "the response was NOT appended: messages unchanged ({n} messages)", n=step.n_messages)
         message = (trace.window_at(index, step.n_messages - 1, step.n_messages) or [{}])[0]
         texts = [str(b.get("text", "")) for b in rules.blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
         line = say(lang, "messages ← assistant ({n} messages)", n=step.n_messages)

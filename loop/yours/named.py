@@ -24,6 +24,7 @@ SYNTAX_ERROR = "syntax-error"
 TIMEOUT = "timeout"
 KILLED = "killed"
 UNNAMED = "refused"  # the API refused a request in a way none of the lab's mistakes makes
+NEVER_CALLED = "never-called"  # it returned (or only printed) without one call: no rule was kept, none was tested
 
 SAID = {
     "no-loop": N_("call {call}: its answer asked for a tool_use, and the loop returned without running it"),
@@ -41,6 +42,7 @@ SAID = {
     TIMEOUT: N_("stopped after {seconds} seconds: {message}"),
     KILLED: N_("the sandbox stopped your code: {message}"),
     UNNAMED: N_("call {call}: the API refused the request"),
+    NEVER_CALLED: N_("your loop never called the model"),
 }
 # The loop ran the tools of its last answer, then returned: their tool_results never went back to the model.
 RAN_AND_RETURNED = N_("call {call}: the loop ran its tools, then returned without writing the tool_results back")
@@ -50,7 +52,7 @@ RAN_AND_RETURNED = N_("call {call}: the loop ran its tools, then returned withou
 class Named:
     """The first broken rule: its name, the call it shows at, the API's error and the learner's line."""
 
-    name: str  # a Mistakes lab name, or one of NEVER_ENDS, EXCEPTION, SYNTAX_ERROR, TIMEOUT, KILLED, UNNAMED
+    name: str  # a Mistakes lab name, or NEVER_ENDS, EXCEPTION, SYNTAX_ERROR, TIMEOUT, KILLED, UNNAMED, NEVER_CALLED
     call: int | None  # the exchange it shows at (index in Recording.exchanges), None when no call shows it
     line: int | None  # the learner's line: that call's, or the exception's or syntax error's
     error: dict | None = None  # the API's {status, type, message} when it refused the call
@@ -98,7 +100,9 @@ def named(recording: Recording) -> Named | None:
     if outcome == rec.KILLED:
         return Named(KILLED, len(calls) - 1 if calls else None, calls[-1].line if calls else None, None,
                      Note(SAID[KILLED], message=recording.message or ""))
-    if calls and calls[-1].response is not None:
+    if not calls:  # ended by itself without a single call: it did none of the chapter's loop
+        return Named(NEVER_CALLED, None, None, None, Note(SAID[NEVER_CALLED]))
+    if calls[-1].response is not None:
         last = calls[-1]
         if last.response.get("stop_reason") == "tool_use" and tool_uses(last.response):
             # Statement 1: the answer asked for a tool_use and the loop returned. Nothing ran it: no loop; ran
