@@ -47,6 +47,16 @@ def short_waits():
         os.environ[SCALE_VARIABLE] = before
 
 
+@pytest.fixture(autouse=True)
+def no_learner_child_left():
+    """A test that ran a learner's loop (Your loop starts a child ahead of the next Run) leaves no child, nor its
+    step's cgroup, to the tests after it: they check that nothing of theirs is left."""
+    yield
+    sandboxed = sys.modules.get("loop.yours.sandboxed")
+    if sandboxed is not None:
+        sandboxed.cool()
+
+
 @pytest.fixture
 def fake_api():
     """A running fake Anthropic server; `fake_api.url` is its base URL."""

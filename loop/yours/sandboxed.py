@@ -13,9 +13,11 @@ Anything else on the channel is refused. The bootstrap inside is inside.py.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import select
+import signal
 import socket
 import struct
 import subprocess
@@ -284,7 +286,12 @@ class _Child:
 
     def close(self) -> None:
         self.kill()
-        self.proc.wait()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # not ended by its cgroup (a child started from another thread)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)  # bwrap's session: its PID namespace ends with it
+            self.proc.wait(timeout=10)
         self.outside.close()
         if self.proc.stdout:
             self.proc.stdout.close()
@@ -299,7 +306,8 @@ class _Child:
 # Children started ahead of a run, one for each (toolset, tool timeout) at most: the interpreter and the SDK's
 # import take about 2 s, most of the time from Run to the first step.
 _spares: dict[tuple[str, float], tuple[object, _Child]] = {}
-_spares_lock = threading.Lock()
+_spares_lock = threading.Condition()  # a Condition: cool() waits on it for the children being started
+_warming = [0]  # how many warm() calls are starting a child now
 
 
 def warm(toolset: str = "s01", tool_timeout: float = 30.0) -> None:
@@ -308,15 +316,21 @@ def warm(toolset: str = "s01", tool_timeout: float = 30.0) -> None:
     with _spares_lock:
         if key in _spares and _spares[key][1].proc.poll() is None:
             return
-    toolbox = default_toolbox(Workspace.make(), tool_timeout, toolset)
-    if toolbox.sandbox.problem():
-        toolbox.close()
-        return
-    spare = (toolbox, _Child(toolbox))
-    with _spares_lock:
-        spare, _spares[key] = _spares.get(key), spare
-    if spare:
-        _close(spare)
+        _warming[0] += 1  # cool() waits for it: a child started as the server stops must not outlive it
+    try:
+        toolbox = default_toolbox(Workspace.make(), tool_timeout, toolset)
+        if toolbox.sandbox.problem():
+            toolbox.close()
+            return
+        spare = (toolbox, _Child(toolbox))
+        with _spares_lock:
+            spare, _spares[key] = _spares.get(key), spare
+        if spare:
+            _close(spare)
+    finally:
+        with _spares_lock:
+            _warming[0] -= 1
+            _spares_lock.notify_all()
 
 
 def _take(key: tuple[str, float]) -> tuple[object, _Child] | None:
@@ -340,6 +354,7 @@ def _close(spare: tuple[object, _Child]) -> None:
 def cool() -> None:
     """End the children that wait for a run, and remove their workspaces."""
     with _spares_lock:
+        _spares_lock.wait_for(lambda: not _warming[0], timeout=60)  # a child being started is ended too
         spares = list(_spares.values())
         _spares.clear()
     for spare in spares:
