@@ -116,7 +116,7 @@ def pick(page, scenario: str) -> None:
     option = page.get_by_role("option", name=scenario, exact=True)
     for _ in range(5):  # a rerun that lands as the list opens closes it again: open it until it stays
         if picker.get_attribute("aria-expanded") != "true":
-            page.locator("[data-testid='stSelectbox'] button[aria-label='Open']").click()
+            page.locator(".st-key-yours-scenario button[aria-label='Open']").click()  # (the exercise's picker is beside it)
         try:
             option.wait_for(timeout=5_000)
             break
