@@ -36,10 +36,11 @@ def wording(lang: str) -> list[str]:
         with (LOCALES / lang / "LC_MESSAGES" / "loopscope.po").open("rb") as f:
             texts = [s for m in read_po(f) if m.id for s in ([m.string] if isinstance(m.string, str) else m.string)]
     pieces = {p.strip() for text in texts for p in PLACEHOLDER.split(text) if len(p.strip()) > 1}
-    return sorted(pieces, key=len, reverse=True)
+    return sorted(pieces, key=lambda p: (-len(p), p))  # the longest first, in one order in every process
 
 
 WORDING = {lang: wording(lang) for lang in languages()}
+WORDING_RE = {lang: re.compile("|".join(map(re.escape, pieces))) for lang, pieces in WORDING.items()}
 
 
 def filled_in(text: str, lang: str, outputs: set[str] = frozenset()) -> list[str]:
@@ -56,8 +57,9 @@ def filled_in(text: str, lang: str, outputs: set[str] = frozenset()) -> list[str
         if cut:
             text = text[:-cut]
             break
-    for piece in WORDING[lang]:
-        text = text.replace(piece, " ")
+    # One pass from the left, the longest piece first at each place: two pieces may overlap ("项：" and "：`"),
+    # and replacing one after the other would let whichever came first cut the other in two.
+    text = WORDING_RE[lang].sub(" ", text)
     # a colon or a full stop ends a word only before a space or the end: 09:40 and part6.txt are one token each
     return [t for t in re.split(r"[\s`,;()（）、。：；“”「」'\"]+|[:.](?=\s|$)", text) if t]
 
