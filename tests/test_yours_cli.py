@@ -7,6 +7,7 @@ from loop.views.mistakes import MISTAKES
 from loop.yours.listing import CHAPTER_LOOP
 
 from .cli import loop_cli, loop_main
+from .test_yours_reading import WRONG as READING_WRONG
 
 NO_APPEND = CHAPTER_LOOP.replace('''        state["messages"].append({
             "role": "assistant",
@@ -48,39 +49,13 @@ def test_the_chapters_listing_holds_and_a_loop_without_the_append_is_named_with_
 OFFERED = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel"]  # the page's picker
 
 
-def broken(old: str, new: str) -> str:
-    assert CHAPTER_LOOP.count(old) == 1, old
-    return CHAPTER_LOOP.replace(old, new)
-
-
-# One loop a mistake of the Mistakes lab, each looking right at a glance (the lines keep their numbers).
-WRONG = {
-    "no-assistant-append": broken('''        state["messages"].append({
-            "role": "assistant",
-            "content": response.content,
-        })''', '''        answer = {
-            "role": "assistant",
-            "content": response.content,
-        }'''),
-    "no-write-back": broken('''        state["messages"].append({
-            "role": "user",
-            "content": results,
-        })''', '''        print({
-            "role": "user",
-            "content": results,
-        })'''),
-    "wrong-id": broken('"tool_use_id": block.id,', '"tool_use_id": f"toolu_{len(results)}",'),
-    "text-first": broken('"content": results,\n        })',
-                         '"content": [{"type": "text", "text": "Results:"}] + results,\n        })'),
-    "results-as-assistant": broken('''            "role": "user",
-            "content": results,''', '''            "role": "assistant",
-            "content": results,'''),
-    # (with the max-tokens scenario's own limit: the listing's 8000 tokens are never cut)
-    "max-tokens-go-on": broken('if response.stop_reason != "tool_use":',
-                               'if response.stop_reason not in ("tool_use", "max_tokens"):').replace(
-                                   "max_tokens=8000,", "max_tokens=120,"),
-    "no-loop": broken('if response.stop_reason != "tool_use":', 'if response.stop_reason == "tool_use":'),
-}
+# One loop a mistake of the Mistakes lab, each looking right at a glance: the reading tests' loops, with the
+# listing's max_tokens (the sandbox binds no MAX_TOKENS), or the max-tokens scenario's own limit where the answer
+# must be cut (the listing's 8000 tokens never are)
+WRONG = {name: source.replace("max_tokens=MAX_TOKENS", "max_tokens=120" if name == "max-tokens-go-on"
+                              else "max_tokens=8000") for name, source in READING_WRONG.items()}
+WRONG["no-loop"] = CHAPTER_LOOP.replace('if response.stop_reason != "tool_use":',
+                                        'if response.stop_reason == "tool_use":')
 SCENARIO = {"max-tokens-go-on": "max-tokens"}
 
 

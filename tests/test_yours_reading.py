@@ -14,50 +14,16 @@ from loop.importers.derive import trace_from_history
 from loop.views.mistakes import MISTAKES
 from loop.views.step import view
 from loop.yours import recording as rec
+from loop.yours.listing import CHAPTER_LOOP
 from loop.yours.named import EXCEPTION, NEVER_ENDS, SYNTAX_ERROR, named
 from loop.yours.reading import line_at, read
 from loop.yours.recording import Recording
 from tests.cli import loop_main
 from tests.learner import record
 
-# The chapter's agent_loop (s01), as a learner types it; the names are the ones Loopscope binds.
-CHAPTER = '''\
-def agent_loop(state):
-    while True:
-        response = client.messages.create(
-            model=MODEL,
-            system=SYSTEM,
-            messages=state["messages"],
-            tools=TOOLS,
-            max_tokens=MAX_TOKENS,
-        )
-
-        state["messages"].append({
-            "role": "assistant",
-            "content": response.content,
-        })
-
-        if response.stop_reason != "tool_use":
-            state["transition_reason"] = None
-            return
-
-        results = []
-        for block in response.content:
-            if block.type == "tool_use":
-                output = run_tool(block)
-                results.append({
-                    "type": "tool_result",
-                    "tool_use_id": block.id,
-                    "content": output,
-                })
-
-        state["messages"].append({
-            "role": "user",
-            "content": results,
-        })
-        state["turn_count"] += 1
-        state["transition_reason"] = "tool_result"
-'''
+# The chapter's agent_loop (s01), as a learner types it, with the scenario's max_tokens (MAX_TOKENS, bound by
+# tests/learner.py), so that the max-tokens scenario cuts its answer
+CHAPTER = CHAPTER_LOOP.replace("max_tokens=8000", "max_tokens=MAX_TOKENS")
 CALL_LINE = 3  # `response = client.messages.create(`
 RUN_LINE = 23  # `output = run_tool(block)`
 
