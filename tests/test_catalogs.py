@@ -208,3 +208,16 @@ def test_the_period_check_finds_an_ascii_period_after_cjk():
     assert ASCII_PERIOD.search("待ってから呼び直す.") and ASCII_PERIOD.search("然后重新调用. 下一步")
     assert not ASCII_PERIOD.search("notes.txt を読む。") and not ASCII_PERIOD.search("ファイル.txt") \
         and not ASCII_PERIOD.search("呼び直す…")
+
+
+# The pages as the sidebar names them: another message that names a page names it the sidebar's way, so a link's
+# words ("See this mistake in the Mistakes lab") match the page it opens.
+PAGES = ["Step through", "Replay", "Mistakes lab", "Minimal beside complete", "Your loop", "About the loop"]
+
+
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_a_page_is_named_as_the_sidebar_names_it(lang):
+    strings = {m.id: m.string for m in catalog(lang) if m.id}
+    found = [f"{key!r} → {said!r} (say {strings[page]!r})" for page in PAGES if strings.get(page) not in (None, page)
+             for key, said in strings.items() if key != page and isinstance(said, str) and page in said]
+    assert not found, "\n".join(found)
