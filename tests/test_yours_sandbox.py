@@ -273,3 +273,17 @@ def test_the_learners_child_is_ended_with_the_tool_boxs_own_public_means():
     assert {"kill_group", "namespace_init", "end_namespace"} <= set(taken)
     assert not [name for name in taken if name.startswith("_")], taken
     assert all(getattr(bash, name).__doc__ for name in taken if callable(getattr(bash, name)))
+
+
+def test_a_child_ended_as_soon_as_it_was_started_is_ended_by_its_cgroup(monkeypatch):
+    # A page starts a child ahead of Run; the server may stop (cool) right after. The child joins its step's
+    # cgroup just after the fork: the cgroup's kill must come after that, or it misses what the child starts.
+    from loop.tools.cgroups import layout
+
+    killed = []
+    killpg = os.killpg
+    monkeypatch.setattr(os, "killpg", lambda pgid, sig: (killed.append(pgid), killpg(pgid, sig)))
+    for _ in range(4):
+        sandboxed.warm("s01")
+        sandboxed.cool()
+    assert not killed or layout().steps is None  # with cgroups, no session was killed: the cgroup ended it all

@@ -286,10 +286,12 @@ class _Child:
                 end_namespace(self.namespace)
 
     def close(self) -> None:
+        if self.step:  # a child closed as soon as it started may not be in its cgroup yet: the kill would miss it
+            self.step.joined(lambda: self.proc.poll() is None)
         self.kill()
         try:
             self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # not ended by its cgroup (a child started from another thread)
+        except subprocess.TimeoutExpired:  # a last resort: not ended by its cgroup nor by its session and mark
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)  # bwrap's session: its PID namespace ends with it
             self.proc.wait(timeout=10)
