@@ -471,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
 
     yours = sub.add_parser("yours", help="run your own agent_loop (a file defining it as the chapter does) in the "
                                          "sandbox, print its stages and name the first rule it breaks")
-    yours.add_argument("file", help="a Python file defining agent_loop(state)")
+    yours.add_argument("file", help="a Python file defining agent_loop(state); client, MODEL, SYSTEM, TOOLS, "
+                                    "MAX_TOKENS (the scenario's), run_tool(block) and run_bash(command) are given")
     yours.add_argument("--scenario", choices=YOURS_SCENARIOS, default="list-files", metavar="NAME",
                        help="a built-in scenario (toolsets s01 and s02): " + ", ".join(YOURS_SCENARIOS)
                             + " (default list-files)")

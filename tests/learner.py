@@ -21,7 +21,7 @@ import httpx2
 
 from loop.engine import scripted
 from loop.engine.language import system_prompt
-from loop.engine.model import SCRIPTED_URL, SYSTEM as CHAPTER_SYSTEM
+from loop.engine.model import MAX_TOKENS, SCRIPTED_URL, SYSTEM as CHAPTER_SYSTEM
 from loop.engine.runner import new_workspace
 from loop.engine.scenarios import SCENARIOS
 from loop.engine.toolsets import default_toolbox
@@ -111,7 +111,8 @@ def record(source: str, scenario: str = "list-files", lang: str = "en", max_call
             return run("bash", {"command": command}, None)
 
         names = {"__name__": "your_loop", "client": client, "MODEL": scripted.MODEL_NAME,
-                 "SYSTEM": system_prompt(lang, CHAPTER_SYSTEM), "TOOLS": tools.specs(), "MAX_TOKENS": spec.max_tokens,
+                 "SYSTEM": system_prompt(lang, CHAPTER_SYSTEM), "TOOLS": tools.specs(),
+                 "MAX_TOKENS": min(spec.max_tokens, MAX_TOKENS),
                  "run_tool": run_tool, "run_bash": run_bash}
         try:
             exec(code, names)

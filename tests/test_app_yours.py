@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from loop.text.catalogs import say
 from loop.views.mistakes import MISTAKES
-from loop.yours.listing import CHAPTER_LOOP
+from loop.yours.listing import CALL as CALL_COMMENT, CHAPTER_LOOP, chapter_loop
 from loop.yours.reading import read
 from pages.views.yours import SCENARIOS, YOURS, starting_code
 
@@ -32,9 +32,10 @@ def test_the_page_opens_with_the_chapters_listing_and_the_scenarios_the_chapters
     at = app("pages/yours.py", lang=lang)
     assert [t.value for t in at.title] == [say(lang, "Your loop")]
     assert at.session_state["yours-source"] == starting_code(lang)
-    assert CHAPTER_LOOP in starting_code(lang)
-    assert starting_code(lang).splitlines()[0] == "# " + say(
-        lang, "Write agent_loop(state) as the chapter does: client, MODEL, SYSTEM, TOOLS and run_tool(block) are given.")
+    assert chapter_loop(lang) in starting_code(lang) and f"# {say(lang, CALL_COMMENT)}\n" in starting_code(lang)
+    assert starting_code(lang).splitlines()[0] == "# " + say(lang, "Write agent_loop(state) as the chapter does: "
+                                                             "client, MODEL, SYSTEM, TOOLS, MAX_TOKENS and "
+                                                             "run_tool(block) are given.")
     picker = at.selectbox(key="yours-scenario")
     assert picker.options == SCENARIOS and "big-context" not in SCENARIOS and "overloaded" not in SCENARIOS
     assert [b.label for b in at.button] == [say(lang, "Run")]

@@ -28,6 +28,20 @@ def test_the_runner_names_no_stage_of_a_layer_and_stays_under_300_lines():
     assert len(source.splitlines()) < 300
 
 
+def test_only_the_runner_sets_a_runs_own_fields_a_broken_branch_adds_its_layer_through_the_run():
+    others = []
+    for path in sorted((ROOT / "loop").rglob("*.py")):
+        if path.name == "runner.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, (ast.AugAssign, ast.AnnAssign)) else []
+            others += [f"{path.name}:{node.lineno}" for target in targets for each in ast.walk(target)
+                       if isinstance(each, ast.Attribute) and isinstance(each.value, ast.Name)
+                       and each.value.id == "run" and each.attr.startswith("_")]
+    assert not others, others
+
+
 def test_a_profile_is_the_list_of_its_layers_and_the_toolset_adds_its_own(shared):
     from loop.engine import layers
 

@@ -42,6 +42,7 @@ def test_the_chapters_listing_holds_and_a_loop_without_the_append_is_named_with_
     for name in ("list-files", "recover", "two-tools", "big-context"):  # toolsets s01 and s02
         assert name in listed.stdout
     assert "subagent" not in listed.stdout and "compact," not in listed.stdout
+    assert "MODEL, SYSTEM, TOOLS, MAX_TOKENS (the scenario's), run_tool(block)" in " ".join(listed.stdout.split())
 
 
 # -- The same, through `main` in this process (the sandbox still runs the learner's code apart) --
@@ -49,11 +50,9 @@ def test_the_chapters_listing_holds_and_a_loop_without_the_append_is_named_with_
 OFFERED = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel"]  # the page's picker
 
 
-# One loop a mistake of the Mistakes lab, each looking right at a glance: the reading tests' loops, with the
-# listing's max_tokens (the sandbox binds no MAX_TOKENS), or the max-tokens scenario's own limit where the answer
-# must be cut (the listing's 8000 tokens never are)
-WRONG = {name: source.replace("max_tokens=MAX_TOKENS", "max_tokens=120" if name == "max-tokens-go-on"
-                              else "max_tokens=8000") for name, source in READING_WRONG.items()}
+# One loop a mistake of the Mistakes lab, each looking right at a glance: the reading tests' loops, written from
+# the page's listing (its max_tokens=MAX_TOKENS is the scenario's, so the max-tokens scenario cuts the answer)
+WRONG = dict(READING_WRONG)
 WRONG["no-loop"] = CHAPTER_LOOP.replace('if response.stop_reason != "tool_use":',
                                         'if response.stop_reason == "tool_use":')
 SCENARIO = {"max-tokens-go-on": "max-tokens"}
@@ -82,6 +81,18 @@ def test_the_chapters_listing_keeps_every_rule_on_every_offered_scenario_and_che
     assert "call_model" in [s.stage for s in trace.steps]
     [checked] = loop_main(["check", out])
     assert checked.returncode == 0 and checked.stdout.startswith("ok:"), checked.stdout + checked.stderr
+
+
+def test_the_chapters_listing_on_max_tokens_is_cut_and_ends_there_keeping_every_rule(tmp_path):
+    source, out = tmp_path / "agent_loop.py", tmp_path / "max-tokens.json"
+    source.write_text(CHAPTER_LOOP)
+    [ran] = loop_main(["yours", source, "--scenario", "max-tokens", "--out", out])
+    _warm("list-files")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "every rule kept" in ran.stdout and "broken rule" not in ran.stdout
+    called = [s for s in transcript.load(out).steps if s.stage == "call_model"]
+    assert [c.detail.request["max_tokens"] for c in called] == [120] * len(called)  # the scenario's, not 8000
+    assert called[-1].detail.response["stop_reason"] == "max_tokens"
 
 
 @pytest.mark.parametrize("mistake", list(MISTAKES))

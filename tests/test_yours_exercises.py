@@ -13,6 +13,7 @@ from loop.yours.recording import Recording
 from tests.learner import record
 
 RUN, APPEND, WRITE_BACK = EXERCISES["run-the-tools"], EXERCISES["append-the-response"], EXERCISES["write-back"]
+RUN_LINE = CHAPTER_LOOP.splitlines().index("                output = run_tool(block)") + 1
 
 
 def edited(source: str, *changes: tuple[str, str]) -> str:
@@ -217,4 +218,4 @@ def test_a_syntax_error_or_an_exception_fails_with_the_learners_line():
     assert not broken.passed and "line 2" in broken.why and broken.call is None
     raised = run_exercise(RUN, CHAPTER_LOOP.replace("output = run_tool(block)", "output = run_tool(blok)"), "en",
                           record)
-    assert not raised.passed and "NameError" in raised.why and "line 23" in raised.why
+    assert not raised.passed and "NameError" in raised.why and f"line {RUN_LINE}" in raised.why

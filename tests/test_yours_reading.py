@@ -21,11 +21,11 @@ from loop.yours.recording import Recording
 from tests.cli import loop_main
 from tests.learner import record
 
-# The chapter's agent_loop (s01), as a learner types it, with the scenario's max_tokens (MAX_TOKENS, bound by
-# tests/learner.py), so that the max-tokens scenario cuts its answer
-CHAPTER = CHAPTER_LOOP.replace("max_tokens=8000", "max_tokens=MAX_TOKENS")
-CALL_LINE = 3  # `response = client.messages.create(`
-RUN_LINE = 23  # `output = run_tool(block)`
+# The chapter's agent_loop (s01), as a learner types it: its max_tokens is the scenario's (MAX_TOKENS, bound as
+# the sandbox binds it), so that the max-tokens scenario cuts its answer
+CHAPTER = CHAPTER_LOOP
+CALL_LINE = CHAPTER.splitlines().index("        response = client.messages.create(") + 1
+RUN_LINE = CHAPTER.splitlines().index("                output = run_tool(block)") + 1
 
 
 def broken(old: str, new: str) -> str:
@@ -231,7 +231,7 @@ def test_an_exception_is_named_with_the_learners_own_traceback():
     assert recorded.outcome == rec.EXCEPTION
     found = named(recorded)
     assert found.name == EXCEPTION and found.line == RUN_LINE and "KeyError" in found.render("en")
-    assert 'your_loop.py", line 23' in recorded.traceback and 'block.input["cmd"]' in recorded.traceback
+    assert f'your_loop.py", line {RUN_LINE}' in recorded.traceback and 'block.input["cmd"]' in recorded.traceback
     assert "loop/" not in recorded.traceback and "anthropic" not in recorded.traceback
 
 

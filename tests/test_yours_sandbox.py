@@ -1,5 +1,6 @@
 """A learner's agent_loop runs in the sandbox, never in the test's process, and is recorded from outside."""
 
+import ast
 import json
 import os
 import socket
@@ -11,6 +12,7 @@ from loop.tools import sandbox as sandbox_module
 from loop.yours import recording as rec
 from loop.yours.listing import CHAPTER_LOOP
 from loop.yours.sandboxed import run
+from loop.yours import sandboxed
 
 CALL_LINE = CHAPTER_LOOP.splitlines().index("        response = client.messages.create(") + 1
 TOOL_LINE = CHAPTER_LOOP.splitlines().index("                output = run_tool(block)") + 1
@@ -258,4 +260,30 @@ def test_an_error_that_is_no_broken_rule_is_their_exception_not_a_refusal():
     done = run(CHAPTER_LOOP, "overloaded")  # the API answers 529 at first; the chapter's loop does not retry
     assert done.outcome == rec.EXCEPTION and done.error_line == CALL_LINE
     assert done.exchanges[0].error == {"status": 529, "type": "overloaded_error", "message": "Overloaded"}
-    assert "OverloadedError" in done.traceback and 'File "your_loop.py", line 3' in done.traceback
+    assert "OverloadedError" in done.traceback and f'File "your_loop.py", line {CALL_LINE}' in done.traceback
+
+
+def test_the_learners_child_is_ended_with_the_tool_boxs_own_public_means():
+    # The child is killed as a step's command is (its group, its session, its mark, its PID namespace): through
+    # what loop/tools/bash.py offers to others, not through its private helpers.
+    from loop.tools import bash
+
+    taken = [alias.name for node in ast.walk(ast.parse(open(sandboxed.__file__).read()))
+             if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("tools.bash") for alias in node.names]
+    assert {"kill_group", "namespace_init", "end_namespace"} <= set(taken)
+    assert not [name for name in taken if name.startswith("_")], taken
+    assert all(getattr(bash, name).__doc__ for name in taken if callable(getattr(bash, name)))
+
+
+def test_a_child_ended_as_soon_as_it_was_started_is_ended_by_its_cgroup(monkeypatch):
+    # A page starts a child ahead of Run; the server may stop (cool) right after. The child joins its step's
+    # cgroup just after the fork: the cgroup's kill must come after that, or it misses what the child starts.
+    from loop.tools.cgroups import layout
+
+    killed = []
+    killpg = os.killpg
+    monkeypatch.setattr(os, "killpg", lambda pgid, sig: (killed.append(pgid), killpg(pgid, sig)))
+    for _ in range(4):
+        sandboxed.warm("s01")
+        sandboxed.cool()
+    assert not killed or layout().steps is None  # with cgroups, no session was killed: the cgroup ended it all

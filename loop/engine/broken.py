@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from . import layer_mistake, layering
+from . import layer_mistake
 from ..text.catalogs import N_
 from .fork import continue_from
 from .layer_mistake import NAMES
@@ -135,7 +135,7 @@ def break_at(trace: Trace, step: int, mistake: str, tools=None) -> Broken:
     run.trace.meta["forked_from"] = {"step": step, "edit": "mistake", "mistake": mistake}
     if offline:
         run.trace.meta["forked_from"]["offline"] = True
-    layering.outermost(run, layer_mistake.Mistake(mistake))
+    run.add_outermost(layer_mistake.Mistake(mistake))
     recorded = recorded_results(trace) if "imported" in trace.meta else {}
     for _ in range(MAX_STEPS):
         if run.done:

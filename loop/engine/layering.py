@@ -15,7 +15,7 @@ from .layers import ORDER, Doing, Layer, Run, own
 KINDS = {"sub_agent": layer_subagent.SubAgent, "retry": layer_retry.Retry, "recovery": layer_recovery.Recovery,
          "max_turns": layer_max_turns.MaxTurns, "resume": layer_resume.Resume,
          "compaction": layer_compact.Compaction, "gate": layer_gate.Gate, "parallel": layer_parallel.Parallel}
-MISTAKE = layer_mistake.Mistake  # not a profile's: a broken branch adds it (broken.py, with `outermost`)
+MISTAKE = layer_mistake.Mistake  # not a profile's: a broken branch adds it (broken.py, Run.add_outermost)
 
 
 def compose(run: Run, stage: str) -> Callable[[Doing], dict]:
@@ -39,15 +39,8 @@ def make(names) -> list[Layer]:
     return made
 
 
-def outermost(run, layer: Layer) -> None:
-    """Put `layer` around every other layer of `run`, before its next stage: asked first, wrapping all.
-
-    A broken branch's mistake (layer_mistake.py) changes the chapter's stages whatever else the run's
-    profile adds; the runner made its list of hooks and composed stages from its layers, so both are made
-    again here, where layers are composed.
-    """
-    run.layers.insert(0, layer)
-    run._hooks = {name: [getattr(each, name) for each in run.layers if own(each, name)]
-                  for name in ("continues", "before", "recorded")}
-    run._calls = {}
-    run._to_call = run._to_call.union(layer.back_to_call)
+def hooks(made: list[Layer]) -> dict[str, list[Callable]]:
+    """The hooks a run asks at each stage (continues, before, recorded): those its layers have of their own, in
+    their order, outermost first."""
+    return {name: [getattr(layer, name) for layer in made if own(layer, name)]
+            for name in ("continues", "before", "recorded")}

@@ -1,14 +1,12 @@
 """Drives the stages one at a time and records each as a step of the trace.
 
-`Run.step()` moves the cursor forward; only at the end of the trace does it
-execute the next stage. A stage that raises (an API error, say) leaves the
-state and the trace exactly as they were, so the same step can be retried.
+`Run.step()` moves the cursor forward; only at the end of the trace does it execute the next stage. A stage that
+raises (an API error, say) leaves the state and the trace exactly as they were, so the same step can be retried.
 
-The runner schedules the chapter's stages (chapter.py) and records them; each
-addition is a layer that wraps a stage or adds one (layers.py): a sub-agent's
-loop, compaction, retry, recovery, compact-resume, parallel tools, the max
-turns stop, the approval gate. A profile or a toolset is the list of layers
-it uses (profiles.py); the runner names none of their stages.
+The runner schedules the chapter's stages (chapter.py) and records them; each addition is a layer that wraps a
+stage or adds one (layers.py): a sub-agent's loop, compaction, retry, recovery, compact-resume, parallel tools,
+the max turns stop, the approval gate. A profile or a toolset is the list of layers it uses (profiles.py); the
+runner names none of their stages.
 """
 
 from __future__ import annotations
@@ -81,8 +79,7 @@ class Run:
         self.sleep = time.sleep  # waits before a retry (a permalink rebuilding a run skips them)
         self.layers = layering.make(profiles.layers(self.profile, self.compaction is not None, tools))
         self.gate = layers.the(self.layers, "gate")
-        self._hooks = {name: [getattr(layer, name) for layer in self.layers if layers.own(layer, name)]
-                       for name in ("continues", "before", "recorded")}
+        self._hooks = layering.hooks(self.layers)  # asked at each stage, outermost first
         self._calls: dict = {}  # each stage's function, wrapped by the layers around it
         self._to_call = chapter.TO_CALL.union(*(layer.back_to_call for layer in self.layers))
         state = LoopState()
@@ -103,6 +100,12 @@ class Run:
             meta["context_window"] = model.config.context_window
         self.trace = Trace(meta=meta, threads={MAIN: main})
         self.frames = [Frame(main, state, model, tools, task, self.max_turns)]
+
+    def add_outermost(self, layer: layers.Layer) -> None:
+        """Put `layer` around every other layer from the next stage on, asked first (a broken branch's mistake)."""
+        self.layers.insert(0, layer)
+        self._hooks, self._calls = layering.hooks(self.layers), {}  # the stages composed again, around it too
+        self._to_call = self._to_call.union(layer.back_to_call)
 
     @property
     def state(self) -> LoopState:

@@ -69,8 +69,11 @@ def refused(command: str) -> str | None:
     return None
 
 
-def _kill_group(pgid: int, mark: str | None = None) -> None:
-    """Kill the command's process group, then whatever else is left in its session or carries its mark.
+def kill_group(pgid: int, mark: str | None = None) -> None:
+    """Kill the process group `pgid`, then whatever else is left in its session or carries its `mark`.
+
+    For a step's command and for a learner's child (loop/yours/sandboxed.py), both started in a session of
+    their own whose id is their pid.
 
     `set -m` (job control) and setpgid() move children into process groups of
     their own, which a group kill misses; they stay in the command's session
@@ -102,8 +105,11 @@ def _kill_group(pgid: int, mark: str | None = None) -> None:
     log.warning("processes of the step %s were still alive 5 s after SIGKILL", pgid)
 
 
-def _namespace_init(info: int) -> int | None:
-    """A pidfd of the init of the step's PID namespace, whose pid bwrap writes to `info` once it made it."""
+def namespace_init(info: int) -> int | None:
+    """A pidfd of the init of the PID namespace bwrap made, whose pid bwrap writes to `info` (its --info-fd).
+
+    None when bwrap ended before it made one. A step's and a learner's child's: `end_namespace` ends it.
+    """
     ready, _, _ = select.select([info], [], [], 5.0)
     match = re.search(rb'"child-pid"\s*:\s*(\d+)', os.read(info, 4096) if ready else b"")
     if not match:
@@ -114,8 +120,8 @@ def _namespace_init(info: int) -> int | None:
         return None
 
 
-def _end_namespace(init: int) -> None:
-    """Kill the init of the step's PID namespace and wait until it is gone.
+def end_namespace(init: int) -> None:
+    """Kill the init of a PID namespace (a pidfd from `namespace_init`) and wait until it is gone.
 
     Its end ends every process of the namespace: the kernel kills them all and
     the init exits only when none is left. The mark alone cannot tell: a dying
@@ -244,16 +250,16 @@ class Bash(Tool):
                 os.close(info[1])
             if rules is not None:
                 os.close(rules)
-        namespace = _namespace_init(info[0]) if info else None  # a pidfd: safe from the pid's reuse
+        namespace = namespace_init(info[0]) if info else None  # a pidfd: safe from the pid's reuse
 
         def kill():
             """Every process of the step: its cgroup, or else its group, its session, its mark, its namespace."""
             if step:
                 step.kill()
                 return
-            _kill_group(proc.pid, mark)
+            kill_group(proc.pid, mark)
             if namespace is not None:
-                _end_namespace(namespace)
+                end_namespace(namespace)
 
         try:
             data, timed_out, flooded = self._collect(proc, kill)

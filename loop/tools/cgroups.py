@@ -35,6 +35,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 STEP_PREFIX = "loopscope-step-"
 RUN_PREFIX = "loopscope-run-"
@@ -95,6 +96,20 @@ class StepCgroup:
             return "populated 1" in (self.path / "cgroup.events").read_text()
         except OSError:
             return False
+
+    def joined(self, running: Callable[[], bool], wait: float = 5.0) -> bool:
+        """Wait until the step's command is in the cgroup, while `running()`; False if it never came.
+
+        The command joins through the shell at the head of its exec chain, just after the fork: a `kill` before
+        that finds the cgroup empty, and what the shell then starts is in it, alive. A command killed as soon as
+        it started (a child started ahead of a run, ended as the server stops) waits here first.
+        """
+        deadline = time.monotonic() + wait
+        while not self.populated():
+            if not running() or time.monotonic() > deadline:
+                return self.populated()
+            time.sleep(0.001)
+        return True
 
     def kill(self, wait: float = 5.0) -> bool:
         """SIGKILL every process in the cgroup and wait until none is left; False if some still are."""

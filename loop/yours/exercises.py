@@ -21,7 +21,7 @@ from typing import Callable
 
 from ..engine.rules import tool_results, tool_uses
 from ..text.catalogs import N_, Note, say
-from .listing import CHAPTER_LOOP
+from .listing import CHAPTER_LOOP, in_language
 from .named import _find_response, _shape, named
 from .recording import MAX_CALLS, REFUSED, RETURNED, Exchange, Recording, ToolRun
 
@@ -57,9 +57,9 @@ class Exercise:
     finding: Callable[[Recording], Finding | None]  # the first thing a recording shows against the statement
 
     def starter(self, lang: str = "en") -> str:
-        """The chapter's agent_loop with this exercise's piece missing, marked by a `# TODO` in `lang`."""
+        """The chapter's agent_loop with this exercise's piece missing, marked by a `# TODO`, its comments in `lang`."""
         indent = self.missing[:len(self.missing) - len(self.missing.lstrip(" "))]
-        return CHAPTER_LOOP.replace(self.missing, f"{indent}# TODO: {say(lang, self.todo)}\n", 1)
+        return in_language(CHAPTER_LOOP.replace(self.missing, f"{indent}# TODO: {say(lang, self.todo)}\n", 1), lang)
 
     def check(self, recordings: list[Recording], lang: str | None = None) -> Verdict:
         """Passed when every recording (one a check scenario) shows the statement kept and every rule kept.

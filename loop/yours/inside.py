@@ -1,6 +1,7 @@
 """The bootstrap that runs a learner's file INSIDE the sandbox (loop/yours/sandboxed.py starts it).
 
-It gives the file the chapter's names and nothing of the server's: `client` is a real `anthropic.Anthropic`
+It gives the file the chapter's names (`MODEL`, `SYSTEM`, `TOOLS`, `MAX_TOKENS`: the scenario's) and nothing of
+the server's: `client` is a real `anthropic.Anthropic`
 whose HTTP transport sends each request over the one channel the sandbox inherits (fd given as argv[1]), and
 `run_tool` / `run_bash` ask the keeper outside to run a tool. There is no key and no network in here.
 
@@ -146,7 +147,8 @@ def main() -> None:
     source = start["source"]
     linecache.cache[FILENAME] = (len(source), None, source.splitlines(True), FILENAME)
     names = {"__name__": "your_loop", "__file__": FILENAME, "client": client, "MODEL": start["model"],
-             "SYSTEM": start["system"], "TOOLS": start["tools"], "run_tool": run_tool, "run_bash": run_bash,
+             "SYSTEM": start["system"], "TOOLS": start["tools"], "MAX_TOKENS": start.get("max_tokens", 8000),
+             "run_tool": run_tool, "run_bash": run_bash,
              "LoopState": LoopState}
     state = LoopState(messages=[{"role": "user", "content": start["task"]}], turn_count=1, transition_reason=None)
     state_box["state"] = state

@@ -32,12 +32,12 @@ import anthropic
 
 from ..engine import scripted
 from ..engine.language import system_prompt
-from ..engine.model import SYSTEM
+from ..engine.model import MAX_TOKENS, SYSTEM
 from ..engine.scenarios import SCENARIOS
 from ..engine.toolsets import default_toolbox
 from ..text.catalogs import known
 from ..tools import seccomp
-from ..tools.bash import MARK_VARIABLE, _end_namespace, _kill_group, _namespace_init
+from ..tools.bash import MARK_VARIABLE, end_namespace, kill_group, namespace_init
 from ..tools.workspace import Workspace
 from .recording import (EXCEPTION, KILLED, MAX_CALLS, MAX_SECONDS, REFUSED, RETURNED, SYNTAX_ERROR, TIMEOUT,
                         TOO_MANY_CALLS, Exchange, LearnerState, Recording, ToolRun)
@@ -223,7 +223,8 @@ def run(source: str, scenario: str, lang: str = "en", *, max_calls: int = MAX_CA
         recording.sandbox = toolbox.sandbox.mode
         start = {"kind": "start", "source": source, "task": chosen.task_in(lang),
                  "system": system_prompt(lang, SYSTEM), "tools": toolbox.specs(),
-                 "model": getattr(model, "name", scripted.MODEL_NAME), "lang": lang}
+                 "model": getattr(model, "name", scripted.MODEL_NAME), "lang": lang,
+                 "max_tokens": min(chosen.max_tokens, MAX_TOKENS)}  # the scenario's own limit cuts the answer
         child = child or _Child(toolbox)
         try:
             _run(recording, toolbox, child, start, model or scripted_model(chosen.context_window), max_calls,
@@ -273,22 +274,24 @@ class _Child:
             if rules is not None:
                 os.close(rules)
         self.info = info[0] if info else None
-        self.namespace = _namespace_init(self.info) if info else None
+        self.namespace = namespace_init(self.info) if info else None
 
     def kill(self) -> None:
         """Every process of the learner's: its cgroup, or else its group, session, mark and PID namespace."""
         if self.step:
             self.step.kill()
         else:
-            _kill_group(self.proc.pid, self.mark)
+            kill_group(self.proc.pid, self.mark)
             if self.namespace is not None:
-                _end_namespace(self.namespace)
+                end_namespace(self.namespace)
 
     def close(self) -> None:
+        if self.step:  # a child closed as soon as it started may not be in its cgroup yet: the kill would miss it
+            self.step.joined(lambda: self.proc.poll() is None)
         self.kill()
         try:
             self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # not ended by its cgroup (a child started from another thread)
+        except subprocess.TimeoutExpired:  # a last resort: not ended by its cgroup nor by its session and mark
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)  # bwrap's session: its PID namespace ends with it
             self.proc.wait(timeout=10)

@@ -22,7 +22,7 @@ from loop.views.mistakes import MISTAKES
 from loop.files.runs import StoreError
 from loop.yours import sandboxed
 from loop.yours.exercises import EXERCISES, Verdict, run_exercise
-from loop.yours.listing import CHAPTER_LOOP
+from loop.yours.listing import chapter_loop
 from loop.yours.named import EXCEPTION, SYNTAX_ERROR
 from loop.yours.reading import Yours, line_at, read
 
@@ -48,7 +48,8 @@ FREE = "free"
 
 # The scenarios the chapter's loop ends by itself on (it does not compact, nor retry a 529): toolsets s01 and s02.
 SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel"]
-HEADER = N_("Write agent_loop(state) as the chapter does: client, MODEL, SYSTEM, TOOLS and run_tool(block) are given.")
+HEADER = N_("Write agent_loop(state) as the chapter does: client, MODEL, SYSTEM, TOOLS, MAX_TOKENS and run_tool(block) "
+            "are given.")
 CODE_STYLE = """<style>
 .ls-yours-code { font: 0.8rem/1.35 ui-monospace, monospace; max-height: 420px; overflow: auto; margin: 0;
   border: 1px solid rgba(128,128,128,.3); border-radius: .4rem; padding: .3rem 0; }
@@ -60,7 +61,7 @@ CODE_STYLE = """<style>
 
 def starting_code(language: str, exercise: str = FREE) -> str:
     """The chapter's listing, or the exercise's starter (its piece missing), its comments in `language`."""
-    body = EXERCISES[exercise].starter(language) if exercise in EXERCISES else CHAPTER_LOOP
+    body = EXERCISES[exercise].starter(language) if exercise in EXERCISES else chapter_loop(language)
     return f"# {t(HEADER, language)}\n{body}"
 
 
