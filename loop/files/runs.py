@@ -170,6 +170,11 @@ def default_root() -> Path:
     return Path(os.environ.get("LOOPSCOPE_RUNS") or _BESIDE_APP)
 
 
+def default_store() -> RunsStore:
+    """The server's store: in LOOPSCOPE_DATABASE_URL's PostgreSQL database when set, else SQLite in `default_root()`."""
+    return RunsStore(default_root(), url=database.from_environment())
+
+
 def owner_key(name: str) -> str:
     """The key a browser's runs are filed under: a hash, so the store holds nothing usable as an id."""
     return hashlib.sha256(name.encode()).hexdigest()
