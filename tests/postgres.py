@@ -15,7 +15,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-BIN = Path(os.environ.get("LOOPSCOPE_POSTGRES_BIN", "/usr/lib/postgresql/15/bin"))
+def _newest() -> Path:
+    """Debian's newest PostgreSQL (its binaries are not on PATH): /usr/lib/postgresql/<version>/bin."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parts[-3]) if
+                   p.parts[-3].isdigit() else 0)
+    return found[-1].parent if found else Path("/usr/lib/postgresql/15/bin")
+
+
+BIN = Path(os.environ.get("LOOPSCOPE_POSTGRES_BIN") or _newest())
 USER = "postgres"  # the system user Debian's package makes
 
 

@@ -71,7 +71,7 @@ def test_replicas_starting_together_make_the_schema_once(url):
         from loop.files.runs import RunsStore, owner_key
         gate = Path(sys.argv[3])
         gate.joinpath(sys.argv[4]).touch()
-        while len(list(gate.iterdir())) < 4:  # all four replicas are up: they open the store together
+        while len(list(gate.iterdir())) < 8:  # all eight replicas are up: they open the store together
             time.sleep(0.001)
         store = RunsStore(".", url=sys.argv[2])
         store.mark_passed(owner_key("browser:" + sys.argv[4]), "run-the-tools")
@@ -80,7 +80,7 @@ def test_replicas_starting_together_make_the_schema_once(url):
     import tempfile
 
     with tempfile.TemporaryDirectory() as gate:
-        replicas = [_python(code, url, gate, f"r{i}") for i in range(4)]
+        replicas = [_python(code, url, gate, f"r{i}") for i in range(8)]
         outs = []
         for replica in replicas:
             out, err = replica.communicate(timeout=120)
@@ -90,7 +90,7 @@ def test_replicas_starting_together_make_the_schema_once(url):
     with psycopg.connect(url) as db:
         assert db.execute("SELECT version FROM loopscope_schema").fetchall() == [(SCHEMA,)]
     store = RunsStore(".", url=url)
-    assert all(store.passed(owner_key(f"browser:r{i}")) == {"run-the-tools"} for i in range(4))
+    assert all(store.passed(owner_key(f"browser:r{i}")) == {"run-the-tools"} for i in range(8))
 
 
 def test_a_database_of_a_newer_version_is_refused(url):
@@ -115,6 +115,7 @@ def test_a_restarted_server_needs_no_restart_of_loopscope(postgres_server, url):
 def test_a_forked_child_opens_its_own_connection_and_leaves_its_parents_be(url):
     store = RunsStore(".", url=url)
     store.save(OWNER, "r1", prefix(2), writer="tab")
+    before = store._connection()
     pid = os.fork()
     if pid == 0:  # the child: a replica forked by a process manager
         code = 1
@@ -122,11 +123,13 @@ def test_a_forked_child_opens_its_own_connection_and_leaves_its_parents_be(url):
             child = RunsStore(".", url=url)
             child.save(OWNER, "r2", prefix(1), writer="child")
             code = 0 if {r.id for r in child.list(OWNER)} == {"r1", "r2"} else 2
+            child.close()  # as a process that ends closes its store
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     store.save(OWNER, "r1", prefix(3), writer="tab")  # the parent's connection was not touched by the child
+    assert store._connection() is before  # not dropped under it (which would cost a failed statement and a new one)
     assert {r.id: r.steps for r in store.list(OWNER)} == {"r1": 3, "r2": 1}
 
 
