@@ -165,3 +165,27 @@ def test_a_full_run_round_trips_with_its_bytes_and_unicode(url):
     trace, settings = RunsStore(".", url=url).load(OWNER, "r1")
     assert trace.steps == FULL.steps and trace.messages == FULL.messages
     assert settings["note"] == "日本語 \\ \"quoted\""
+
+
+@pytest.mark.usefixtures("no_key_in_environment")
+def test_on_postgresql_a_reload_resumes_the_run_and_the_browser_keeps_its_signed_id(tmp_path, url, monkeypatch):
+    """The pages as a student sees them, with the store on PostgreSQL: the cookie's id is signed by the key
+    kept in the database, a reload finds the saved run, and another browser's made-up id gets nothing."""
+    from loop.files import browser_id
+    from tests.apptest import app, click, issued, reload
+
+    monkeypatch.setenv("LOOPSCOPE_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("LOOPSCOPE_DATABASE_URL", url)
+    at = app()
+    cookie = issued(at)
+    for _ in range(3):
+        click(at, "live-step")
+    store = RunsStore(tmp_path / "elsewhere", url=url)  # another machine, the same database
+    token = browser_id.verify(store.secret(), cookie)
+    assert token is not None and [r.steps for r in store.list(browser_id.owner(token))] == [3]
+    again = reload(at)
+    assert issued(again) is None  # the cookie was accepted: no new id
+    assert "Saved runs · 1" in [e.label for e in again.expander]
+    stranger = app(cookies={"loopscope_browser": "A" * 22 + "." + "B" * 43})
+    assert issued(stranger) is not None and "Saved runs · 1" not in [e.label for e in stranger.expander]
+    assert not (tmp_path / "runs").exists()  # nothing of it on this machine's disk
