@@ -55,16 +55,19 @@ class Server:
         if done.returncode != 0:
             raise RuntimeError(f"{args[0]} failed: {done.stdout}{done.stderr}")
 
-    def url(self, name: str = "postgres") -> str:
-        return f"postgresql:///{name}?host={self.folder}&user={self.user}"
+    def url(self, schema: str | None = None) -> str:
+        """The URL of the server's database; with `schema`, of that schema alone (the store's tables go there)."""
+        url = f"postgresql:///postgres?host={self.folder}&user={self.user}"
+        return f"{url}&options=-csearch_path%3D{schema}" if schema else url
 
     def database(self) -> str:
-        """A new, empty database on this server: its URL."""
+        """A new, empty place for a store on this server: its URL. A schema, not a database: a database
+        takes a quarter of a second to make, a schema well under a millisecond, and the store sees only it."""
         import psycopg
 
         name = "t_" + secrets.token_hex(6)
         with psycopg.connect(self.url(), autocommit=True) as db:
-            db.execute(f"CREATE DATABASE {name}")
+            db.execute(f"CREATE SCHEMA {name}")
         return self.url(name)
 
     def restart(self) -> None:

@@ -189,3 +189,22 @@ def test_on_postgresql_a_reload_resumes_the_run_and_the_browser_keeps_its_signed
     stranger = app(cookies={"loopscope_browser": "A" * 22 + "." + "B" * 43})
     assert issued(stranger) is not None and "Saved runs · 1" not in [e.label for e in stranger.expander]
     assert not (tmp_path / "runs").exists()  # nothing of it on this machine's disk
+
+
+def test_spending_with_the_servers_key_is_counted_and_limited_on_postgresql(url):
+    """What browsers spend with the server's key is counted in the shared database: every machine sees one total."""
+    from loop.engine.keys import Limits
+
+    limits = Limits(calls_an_hour=2, tokens_a_day=1000, tokens_a_day_all=1500)
+    here, there = RunsStore(".", url=url), RunsStore("/elsewhere", url=url)
+    other = owner_key("browser:other")
+    now = 1_800_000_000.0
+    assert here.spend_call(OWNER, limits, now) is None
+    assert there.spend_call(OWNER, limits, now) is None
+    assert here.spend_call(OWNER, limits, now) == ("calls", 2)  # two calls this hour, on either machine
+    there.spend_tokens(OWNER, 1000, now)
+    assert here.spend_call(OWNER, limits, now + 3600) == ("tokens", 1000)  # the next hour: this browser's day is spent
+    assert there.spend_call(other, limits, now) is None
+    here.spend_tokens(other, 600, now)
+    reached = here.spend_call(other, limits, now + 3600)  # every browser's 1600 tokens today
+    assert reached == ("all", 1600) and type(reached[1]) is int  # a count the page prints, not a Decimal
