@@ -42,12 +42,16 @@ class Server:
             os.chown(self.folder, user.pw_uid, user.pw_gid)
             self._as = ["runuser", "-u", USER, "--"]
         self.user = pwd.getpwuid(os.geteuid()).pw_name if not self._as else USER
-        self._run(BIN / "initdb", "-D", self.data, "-U", self.user, "-A", "trust", "--no-sync", "-E", "UTF8",
-                  "--locale=C")
-        # Only the socket in the folder; no fsync: a test server's data need not outlive a power cut.
-        self._run(BIN / "pg_ctl", "-D", self.data, "-w", "-s", "-l", self.folder / "log", "-o",
-                  f"-c listen_addresses='' -c unix_socket_directories='{self.folder}' -c fsync=off "
-                  "-c full_page_writes=off -c max_connections=60", "start")
+        try:
+            self._run(BIN / "initdb", "-D", self.data, "-U", self.user, "-A", "trust", "--no-sync", "-E", "UTF8",
+                      "--locale=C")
+            # Only the socket in the folder; no fsync: a test server's data need not outlive a power cut.
+            self._run(BIN / "pg_ctl", "-D", self.data, "-w", "-s", "-l", self.folder / "log", "-o",
+                      f"-c listen_addresses='' -c unix_socket_directories='{self.folder}' -c fsync=off "
+                      "-c full_page_writes=off -c max_connections=60", "start")
+        except BaseException:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
 
     def _run(self, *args) -> None:
         done = subprocess.run([*self._as, *map(str, args)], capture_output=True, text=True, timeout=120,
