@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test chromium bubblewrap haproxy jq bench bench-long clean messages samples class
+.PHONY: run test chromium bubblewrap haproxy postgresql jq bench bench-long clean messages samples class
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,7 +45,7 @@ chromium:
 		echo "The browser tests need /usr/bin/chromium. Install it with: sudo apt-get install -y chromium"; exit 1; \
 	fi
 
-test: $(VENV)/.test chromium bubblewrap haproxy jq
+test: $(VENV)/.test chromium bubblewrap haproxy postgresql jq
 	$(BIN)/python -m pytest -q -n 2
 
 # A run's journal (one JSON line a step) is read with jq in the README and in a test: install it when missing.
@@ -106,6 +106,18 @@ haproxy:
 		|| { echo "could not install haproxy (see /tmp/loopscope-apt-haproxy.log)"; exit 1; }; \
 	else \
 		echo "make class and its tests need HAProxy. Install it with: sudo apt-get install -y haproxy"; exit 1; \
+	fi
+
+# The runs store's tests run on a real PostgreSQL server too (tests/postgres.py starts one in a temporary
+# folder): install Debian's postgresql when it is missing and we can.
+postgresql:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's postgresql for the runs store's tests…"; \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql) >/tmp/loopscope-apt-postgresql.log 2>&1 \
+		|| { echo "could not install postgresql (see /tmp/loopscope-apt-postgresql.log)"; exit 1; }; \
+	else \
+		echo "The runs store's tests need PostgreSQL. Install it with: sudo apt-get install -y postgresql"; exit 1; \
 	fi
 
 clean:

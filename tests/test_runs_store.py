@@ -22,6 +22,7 @@ import pytest
 from loop.files import browser_id, journal
 from loop.files.runs import FILE, SCHEMA, RunsStore, StoreError, TakenOver, owner_key
 from loop.files.transcript import TranscriptError, loads
+from tests.postgres import postgres_server  # noqa: F401  (a fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 OWNER = owner_key("browser:test")
@@ -39,20 +40,46 @@ def prefix(m: int, by: str | None = None):
     return journal.to_trace(head, records)[0]
 
 
+class Backend:
+    """Where a test's store lives: SQLite in the folder given (the default), or a fresh PostgreSQL database."""
+
+    def __init__(self, name: str, url: str | None = None):
+        self.name, self.url = name, url
+
+    def __call__(self, root) -> RunsStore:
+        return RunsStore(root, url=self.url)
+
+    def env(self) -> dict[str, str]:
+        """The environment of a process that opens this store as the server does."""
+        env = {k: v for k, v in os.environ.items() if k != "LOOPSCOPE_DATABASE_URL"}
+        return {**env, "LOOPSCOPE_DATABASE_URL": self.url} if self.url else env
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_at(request):
+    """Run a test on both back ends: `store_at(folder)` is the store it uses."""
+    if request.param == "sqlite":
+        yield Backend("sqlite")
+        return
+    backend = Backend("postgres", request.getfixturevalue("postgres_server").database())
+    yield backend
+    backend(".").close()  # its database is not used again: its connection goes
+
+
 def modes(folder: Path) -> dict[str, int]:
     return {str(p.relative_to(folder)): stat.S_IMODE(p.lstat().st_mode) for p in [folder, *folder.rglob("*")]}
 
 
 # -- round trip --------------------------------------------------------------------
 
-def test_a_run_is_saved_step_by_step_and_loads_with_its_cursor(tmp_path):
-    store = RunsStore(tmp_path)
+def test_a_run_is_saved_step_by_step_and_loads_with_its_cursor(tmp_path, store_at):
+    store = store_at(tmp_path)
     for m in range(1, 6):
         trace = prefix(m)
         store.save(OWNER, "r1", trace, {"toolset": "s01", "api_key": "sk-ant-never-saved-123"}, writer="tab")
     trace.goto(2)
     assert store.save(OWNER, "r1", trace, writer="tab") == 0  # only the cursor moved: no step written
-    loaded, settings = RunsStore(tmp_path).load(OWNER, "r1")
+    loaded, settings = store_at(tmp_path).load(OWNER, "r1")
     assert [s.stage for s in loaded.steps] == STAGES[:5] and loaded.cursor == 2
     assert loaded.messages == FULL.messages[: FULL.steps[4].n_messages]
     assert settings == {"toolset": "s01"}  # never a key
@@ -232,8 +259,8 @@ def test_a_moved_cursor_is_kept_and_the_next_step_is_waited_for_on_the_disk(tmp_
 
 # -- tabs -----------------------------------------------------------------------------
 
-def test_a_tab_whose_run_was_resumed_elsewhere_cannot_write_it(tmp_path):
-    store = RunsStore(tmp_path)
+def test_a_tab_whose_run_was_resumed_elsewhere_cannot_write_it(tmp_path, store_at):
+    store = store_at(tmp_path)
     store.save(OWNER, "run", prefix(4), writer="first")
     store.load(OWNER, "run", writer="second")  # Resume in another tab
     with pytest.raises(TakenOver):
@@ -255,7 +282,7 @@ RACER = textwrap.dedent("""
     from loop.files import journal
     from loop.files.runs import RunsStore, TakenOver, new_run_id
 
-    store, me, gate = RunsStore(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
+    store, me, gate = RunsStore(sys.argv[2], url=sys.argv[5] or None), sys.argv[3], Path(sys.argv[4])
     (gate / me).touch()
     while len(list(gate.iterdir())) < 4:  # all four tabs are ready: they press Resume together
         time.sleep(0.001)
@@ -276,12 +303,13 @@ RACER = textwrap.dedent("""
 """)
 
 
-def test_four_tabs_resuming_one_run_at_once_never_mix_their_steps(tmp_path):
-    store = RunsStore(tmp_path / "runs")
+def test_four_tabs_resuming_one_run_at_once_never_mix_their_steps(tmp_path, store_at):
+    store = store_at(tmp_path / "runs")
     store.save(OWNER, "run", prefix(2), writer="made-it")
     gate = tmp_path / "gate"
     gate.mkdir()
-    tabs = [subprocess.Popen([sys.executable, "-c", RACER, str(ROOT), str(tmp_path / "runs"), f"tab{i}", str(gate)],
+    tabs = [subprocess.Popen([sys.executable, "-c", RACER, str(ROOT), str(tmp_path / "runs"), f"tab{i}", str(gate),
+                              store_at.url or ""],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
     ended = {}
     for i, tab in enumerate(tabs):
@@ -359,11 +387,12 @@ def test_the_store_is_private_folder_0700_files_0600_and_the_umask_untouched(tmp
         shutil.rmtree(root, ignore_errors=True)
 
 
-def test_the_server_secret_is_made_once_and_shared_by_every_process(tmp_path):
-    key = RunsStore(tmp_path).secret()
-    assert len(key) == 32 and key == RunsStore(tmp_path).secret()
+def test_the_server_secret_is_made_once_and_shared_by_every_process(tmp_path, store_at):
+    key = store_at(tmp_path).secret()
+    assert len(key) == 32 and key == store_at(tmp_path).secret()
     other = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
-                            f"from loop.files.runs import RunsStore; print(RunsStore({str(tmp_path)!r}).secret().hex())"],
+                            f"from loop.files.runs import RunsStore; print(RunsStore({str(tmp_path)!r}, url={store_at.url!r})"
+                            ".secret().hex())"],
                            capture_output=True, text=True, timeout=60)
     assert other.stdout.strip() == key.hex()
     assert key.hex() not in "".join(p.name for p in tmp_path.rglob("*"))
@@ -376,11 +405,11 @@ HOSTILE_RUN_IDS = ["../../etc/passwd", "..", ".", "", "a/b", "a\\b", "a\x00b", "
 
 
 @pytest.mark.parametrize("run_id", HOSTILE_RUN_IDS)
-def test_a_hostile_run_id_is_refused_and_touches_nothing(tmp_path, run_id):
+def test_a_hostile_run_id_is_refused_and_touches_nothing(tmp_path, store_at, run_id):
     root = tmp_path / "runs"
     outside = tmp_path / "outside.jsonl"
     outside.write_text("keep me")
-    store = RunsStore(root)
+    store = store_at(root)
     store.save(OWNER, "r1", prefix(2), writer="tab")
     before = sorted(p.name for p in tmp_path.rglob("*"))
     for call in (lambda: store.save(OWNER, run_id, prefix(2), writer="tab"), lambda: store.load(OWNER, run_id),
@@ -394,8 +423,8 @@ def test_a_hostile_run_id_is_refused_and_touches_nothing(tmp_path, run_id):
 
 
 @pytest.mark.parametrize("owner", ["", "../x", "A" * 64, "g" * 64, "0" * 63, "0" * 65, None, "browser:test"])
-def test_a_hostile_owner_key_is_refused(tmp_path, owner):
-    store = RunsStore(tmp_path)
+def test_a_hostile_owner_key_is_refused(tmp_path, store_at, owner):
+    store = store_at(tmp_path)
     store.save(OWNER, "r1", prefix(2), writer="tab")
     for call in (lambda: store.list(owner), lambda: store.load(owner, "r1"), lambda: store.delete(owner, "r1"),
                  lambda: store.save(owner, "r1", prefix(3), writer="tab")):
@@ -404,8 +433,8 @@ def test_a_hostile_owner_key_is_refused(tmp_path, owner):
     assert len(store.load(OWNER, "r1")[0]) == 2
 
 
-def test_another_browser_cannot_read_resume_or_delete_a_run_even_knowing_its_id(tmp_path):
-    store = RunsStore(tmp_path)
+def test_another_browser_cannot_read_resume_or_delete_a_run_even_knowing_its_id(tmp_path, store_at):
+    store = store_at(tmp_path)
     store.save(OWNER, "r1", prefix(3), writer="tab")
     other = owner_key("browser:someone-else")
     assert store.list(other) == []
@@ -433,7 +462,7 @@ def test_a_made_up_or_altered_browser_id_is_refused(value):
     assert token not in browser_id.owner(token)
 
 
-def test_old_journals_are_imported_once_and_links_outside_the_folder_are_not_followed(tmp_path):
+def test_old_journals_are_imported_once_and_links_outside_the_folder_are_not_followed(tmp_path, store_at):
     root = tmp_path / "runs"
     secret_place = tmp_path / "elsewhere"
     secret_place.mkdir()
@@ -448,7 +477,7 @@ def test_old_journals_are_imported_once_and_links_outside_the_folder_are_not_fol
     (root / "LinkedBrowserId-0123456789").symlink_to(secret_place)
     (root / "../escape").mkdir(exist_ok=True)
 
-    store = RunsStore(root)
+    store = store_at(root)
     [(owner, _), (_, _)] = store.everyone()
     assert owner == owner_key("legacy:OldBrowserId-0123456789")
     assert {r.id: r.steps for r in store.list(owner)} == {"r1": 5, "cut": 5}
@@ -459,7 +488,7 @@ def test_old_journals_are_imported_once_and_links_outside_the_folder_are_not_fol
     assert not any(r.task == "not yours" for _, r in store.everyone())
     # once: a second store on the folder, or a new process, finds them imported and does not add them again
     store.close()
-    assert len(RunsStore(root).everyone()) == 2
+    assert len(store_at(root).everyone()) == 2
     assert not good.exists()
 
 
@@ -468,14 +497,14 @@ def test_a_journal_that_is_not_one_is_a_transcript_error_never_a_crash():
         journal.read(b'{"meta": {}}\n{"step": 3, "messages": []}\n', "run.jsonl")
 
 
-def test_the_operator_lists_exports_and_prunes_saved_runs(tmp_path):
-    store = RunsStore(tmp_path)
+def test_the_operator_lists_exports_and_prunes_saved_runs(tmp_path, store_at):
+    store = store_at(tmp_path)
     store.save(OWNER, "r1", prefix(4), {"toolset": "s01"}, writer="tab")
     store.save(owner_key("browser:other"), "r1", prefix(2), writer="tab")  # the same id in another browser
 
     def cli(*args):
         return subprocess.run([sys.executable, "-m", "loop", "runs", "--store", str(tmp_path), *args],
-                              capture_output=True, text=True, timeout=60, cwd=ROOT)
+                              capture_output=True, text=True, timeout=60, cwd=ROOT, env=store_at.env())
 
     listed = cli("list")
     assert listed.returncode == 0 and listed.stdout.count(" r1 ") == 2 and "4 steps" in listed.stdout
@@ -515,8 +544,8 @@ def test_a_store_of_the_previous_schema_keeps_every_run_and_gains_the_progress_o
     assert RunsStore(tmp_path).passed(OWNER) == {"write-back"}
 
 
-def test_progress_is_kept_for_each_browser_apart_and_a_hostile_name_is_refused(tmp_path):
-    store = RunsStore(tmp_path)
+def test_progress_is_kept_for_each_browser_apart_and_a_hostile_name_is_refused(tmp_path, store_at):
+    store = store_at(tmp_path)
     other = owner_key("browser:other")
     store.mark_passed(OWNER, "run-the-tools")
     store.mark_passed(OWNER, "run-the-tools")  # passed again: still one

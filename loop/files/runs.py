@@ -1,4 +1,4 @@
-"""Saved runs in one SQLite file: every step of a live run is written before the page answers.
+"""Saved runs in one SQLite file (or one PostgreSQL database): every step of a live run is written before the page answers.
 
 `<runs folder>/runs.sqlite3` holds the runs of every browser. A run is a row of
 facts (meta and settings, never a key) and one row a step, whose `line` is the
@@ -24,7 +24,9 @@ person or `jq` can read it: `python -m loop runs export ID`.
   the runs of one owner `LOOPSCOPE_RUNS_QUOTA_BYTES` (256 MiB); a save that
   would pass either writes nothing and raises `StoreFull`. Each run keeps its
   size (`bytes`), so the check reads one number a run, not its steps.
-- `PRAGMA user_version` is the schema's version. Journals that older versions
+- With LOOPSCOPE_DATABASE_URL=postgresql://…, all of it lives in that PostgreSQL database instead, shared
+  by replicas on several machines; what differs between the two is in loop/files/database.py.
+- `PRAGMA user_version` is the schema's version (PostgreSQL: the table `loopscope_schema`). Journals that older versions
   kept as files (`<folder>/<browser id>/<run id>.jsonl`) are imported when the
   store is made, then moved to `journals-imported/`, under a hash of their id.
 """
@@ -40,12 +42,11 @@ import re
 import secrets
 import sqlite3
 import stat
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import journal, transcript
+from . import database, journal, transcript
 from ..text.catalogs import N_, Note, size_words
 from ..text.redact import without_secrets
 from ..engine.trace import Trace
@@ -53,7 +54,7 @@ from ..engine.trace import Trace
 SCHEMA = 3  # 2: runs.bytes, the size of what a run holds; 3: progress, the exercises each browser passed
 FILE = "runs.sqlite3"
 IMPORTED = "journals-imported"
-BUSY = 15.0  # seconds a write waits for another process's transaction
+BUSY = database.BUSY  # seconds a write waits for another process's transaction
 ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a run's id
 OWNER = re.compile(r"[0-9a-f]{64}")  # a hash
 LEGACY_BROWSER = re.compile(r"[A-Za-z0-9_-]{16,64}")  # an id older versions kept in the URL and as a folder name
@@ -171,6 +172,11 @@ def default_root() -> Path:
     return Path(os.environ.get("LOOPSCOPE_RUNS") or _BESIDE_APP)
 
 
+def default_store() -> RunsStore:
+    """The server's store: in LOOPSCOPE_DATABASE_URL's PostgreSQL database when set, else SQLite in `default_root()`."""
+    return RunsStore(default_root(), url=database.from_environment())
+
+
 def owner_key(name: str) -> str:
     """The key a browser's runs are filed under: a hash, so the store holds nothing usable as an id."""
     return hashlib.sha256(name.encode()).hexdigest()
@@ -194,93 +200,61 @@ def _check(owner: str, *run_id: str) -> None:
             raise ValueError(f"not a run id: {given!r}"[:100])
 
 
-# One connection a process and file, used by one thread at a time. Streamlit runs each script run
-# in a new thread, so a connection per thread would be opened at every click; closing the last
-# connection of a WAL file also checkpoints it, so one per operation costs a few ms instead of 0.2.
-# A child made by fork() must not use its parent's connection (SQLite's rule): connections are kept by process.
-_connections: dict[tuple[str, int], tuple[sqlite3.Connection, int]] = {}
-_inherited: list[sqlite3.Connection] = []  # a parent's, never used nor closed here
-_lock = threading.Lock()
-
-
 class RunsStore:
-    """Every browser's saved runs, in `<root>/runs.sqlite3`."""
+    """Every browser's saved runs: in `<root>/runs.sqlite3`, or in the PostgreSQL database at `url`."""
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path, url: str | None = None):
         self.root = Path(root).absolute()
         self.path = self.root / FILE
+        if url is None:
+            self.database: database.SQLite | database.PostgreSQL = database.SQLite(self.path, self._private)
+        elif url.startswith(("postgresql://", "postgres://")):
+            self.database = database.PostgreSQL(url)
+        else:
+            raise StoreError(f"{database.URL_VARIABLE} is not a postgresql:// URL")
 
     # -- the connection, the schema and the files' modes --
-    def _connection(self) -> sqlite3.Connection:
-        key = (str(self.path), os.getpid())
-        if not _connections.keys() or next(iter(_connections))[1] != key[1]:  # forked: the parent's are not ours
-            _inherited.extend(c for c, _ in _connections.values())
-            _connections.clear()
-        try:
-            inode = os.stat(self.path).st_ino
-        except FileNotFoundError:
-            inode = None
-        kept = _connections.get(key)
-        if kept is not None and kept[1] == inode:
-            return kept[0]
-        if kept is not None:  # the file was removed or replaced: its old connection writes nowhere
-            kept[0].close()
-            del _connections[key]
-        connection = self._open()
-        _connections[key] = (connection, os.stat(self.path).st_ino)
-        return connection
+    def _connection(self):
+        return self.database.connection(self._check_schema)
 
     def close(self) -> None:
         """Close this process's connection to the store (it opens again when next used)."""
-        with _lock:
-            kept = _connections.pop((str(self.path), os.getpid()), None)
-            if kept is not None:
-                kept[0].close()
+        with database.lock:
+            self.database.close()
 
-    def _open(self) -> sqlite3.Connection:
+    def _private(self) -> None:
         _private_folder(self.root)
         with contextlib.suppress(FileExistsError):  # made with its mode: the -wal and -shm files copy it
             os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
-        db = None
+
+    def _check_schema(self, db) -> None:
         try:
-            db = sqlite3.connect(self.path, timeout=BUSY, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA synchronous=FULL")
-            version = db.execute("PRAGMA user_version").fetchone()[0]
+            version = self.database.version(db)
             if version > SCHEMA:
-                raise StoreError(f"{self.path} was written by a newer Loopscope (schema {version}; this one reads "
+                raise StoreError(f"{self.database} was written by a newer Loopscope (schema {version}; this one reads "
                                  f"{SCHEMA})")
             if version < SCHEMA:
                 self._migrate(db)
-        except BaseException as exc:
-            if db is not None:
-                db.close()
-            if isinstance(exc, sqlite3.Error):
-                raise StoreError(f"{self.path}: {exc}") from exc
-            raise
-        for suffix in ("", "-wal", "-shm"):  # files an older version made, or a copy put here
-            _private_file(Path(f"{self.path}{suffix}"))
-        return db
+        except self.database.errors as exc:
+            raise StoreError(f"{self.database}: {exc}") from exc
+        if self.database.files:
+            for suffix in ("", "-wal", "-shm"):  # files an older version made, or a copy put here
+                _private_file(Path(f"{self.path}{suffix}"))
 
-    def _migrate(self, db: sqlite3.Connection) -> None:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("BEGIN EXCLUSIVE")  # another replica may be making it too: one does, the other finds it made
+    def _migrate(self, db) -> None:
         moved = []
-        try:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
+        with self.database.schema_transaction(db):
+            version = self.database.version(db)
             if version == 0:
-                for statement in _CREATE.split(";\n"):
+                for statement in [*_CREATE.split(";\n"), _SIZES]:
                     if statement.strip():
-                        db.execute(statement)
+                        db.execute(self.database.ddl(statement))
                 moved = _import_journals(db, self.root)
-            if version < 2:
+            elif version < 2:  # a SQLite file of an older version: a store on PostgreSQL began at schema 3
                 _add_sizes(db)
             if version < 3:
-                db.execute(_PROGRESS)
-            db.execute(f"PRAGMA user_version={SCHEMA}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+                db.execute(self.database.ddl(_PROGRESS))
+            self.database.set_version(db, SCHEMA)
         for folder in moved:  # imported: out of the way, so they are not imported again
             target = self.root / IMPORTED / owner_key(f"legacy:{folder.name}")
             _private_folder(target.parent)
@@ -289,37 +263,44 @@ class RunsStore:
 
     @contextlib.contextmanager
     def _transaction(self, write: bool, synced: bool = True):
-        """A transaction: IMMEDIATE takes the write lock at once (waiting up to BUSY s); a read one sees a snapshot.
+        """A transaction: a write one waits for the writer before it (up to BUSY s); a read one sees a snapshot.
 
         `synced=False` commits without waiting for the disk (see `move`); the next transaction waits again.
         """
-        with _lock:
+        with database.lock:
+            db = self._begun(write, synced)
+            try:
+                yield from self._in_transaction(db, synced)
+            finally:
+                self.database.end(db, synced)
+
+    def _begun(self, write: bool, synced: bool):
+        """The connection, in a transaction begun; one dropped (a restarted server) is opened again, once."""
+        for attempt in (1, 2):
             try:
                 db = self._connection()
-            except (sqlite3.Error, OSError) as exc:  # a folder we may not write, a file that is not a database
+            except StoreError:
+                raise
+            except (*self.database.errors, database.Unusable, OSError) as exc:  # a folder we may not write, a file
+                # that is not a database, a server that does not answer
                 raise StoreError(f"the saved runs cannot be opened: {exc}") from exc
             try:
-                yield from self._in_transaction(db, write, synced)
-            finally:
-                if not synced:
-                    with contextlib.suppress(sqlite3.Error):
-                        db.execute("PRAGMA synchronous=FULL")
+                self.database.begin(db, write, synced)
+                return db
+            except self.database.errors as exc:  # a locked file past BUSY seconds, a server gone
+                if attempt == 1 and self.database.broken(db):
+                    continue
+                raise StoreError(f"the saved runs cannot be opened: {exc}") from exc
+        raise AssertionError("unreachable")
 
-    @staticmethod
-    def _in_transaction(db: sqlite3.Connection, write: bool, synced: bool):
-        try:
-            if not synced:
-                db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        except sqlite3.Error as exc:  # a locked file past BUSY seconds
-            raise StoreError(f"the saved runs cannot be opened: {exc}") from exc
+    def _in_transaction(self, db, synced: bool):
         try:
             yield db
             db.execute("COMMIT")
         except BaseException as exc:
-            with contextlib.suppress(sqlite3.Error):
+            with contextlib.suppress(*self.database.errors):
                 db.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
+            if isinstance(exc, self.database.errors):
                 raise StoreError(f"the saved runs: {exc}") from exc
             raise
 
@@ -352,9 +333,9 @@ class RunsStore:
             if n is None:
                 n = db.execute(
                     "INSERT INTO runs (owner, id, task, model, meta, settings, steps, ended, cursor, writer, created,"
-                    " modified) VALUES (?, ?, ?, ?, ?, ?, 0, NULL, -1, ?, ?, ?)",
+                    " modified) VALUES (?, ?, ?, ?, ?, ?, 0, NULL, -1, ?, ?, ?) RETURNING n",
                     (owner, run_id, str(meta.get("task", "")), str(meta.get("model", "")), *head, writer, now,
-                     now)).lastrowid
+                     now)).fetchone()[0]
             db.executemany("INSERT INTO steps (run, idx, line) VALUES (?, ?, ?)",
                            ((n, have + k, line) for k, line in enumerate(lines)))
             ended = _text(trace.steps[-1].ended) if len(trace) else None
@@ -371,7 +352,7 @@ class RunsStore:
         run_max, quota = run_max_bytes(), quota_bytes()
         if stored + added > run_max:
             raise StoreFull(Note(RUN_FULL, size=size_words(run_max)))
-        (total,) = db.execute("SELECT coalesce(sum(bytes), 0) FROM runs WHERE owner=?", (owner,)).fetchone()
+        (total,) = db.execute("SELECT CAST(coalesce(sum(bytes), 0) AS BIGINT) FROM runs WHERE owner=?", (owner,)).fetchone()
         if total + added > quota:
             raise StoreFull(Note(QUOTA_FULL, size=size_words(quota)))
 
@@ -478,9 +459,9 @@ class RunsStore:
         hour = int(now // 3600)
         first = hour - hour % 24  # the day's first hour
         with self._transaction(write=True) as db:
-            db.execute(_SPENDING)
+            db.execute(self.database.ddl(_SPENDING))
             calls = db.execute("SELECT calls FROM spending WHERE owner=? AND hour=?", (owner, hour)).fetchone()
-            today = "SELECT COALESCE(SUM(tokens), 0) FROM spending WHERE owner=? AND hour BETWEEN ? AND ?"
+            today = "SELECT CAST(COALESCE(SUM(tokens), 0) AS BIGINT) FROM spending WHERE owner=? AND hour BETWEEN ? AND ?"
             mine = db.execute(today, (owner, first, first + 23)).fetchone()[0]
             everyone = db.execute(today, (EVERYONE, first, first + 23)).fetchone()[0]
             calls = calls[0] if calls else 0
@@ -491,7 +472,7 @@ class RunsStore:
             if everyone >= limits.tokens_a_day_all:
                 return "all", everyone
             db.executemany("INSERT INTO spending (owner, hour, calls) VALUES (?, ?, 1) "
-                           "ON CONFLICT (owner, hour) DO UPDATE SET calls = calls + 1", ((owner, hour), (EVERYONE, hour)))
+                           "ON CONFLICT (owner, hour) DO UPDATE SET calls = spending.calls + 1", ((owner, hour), (EVERYONE, hour)))
             db.execute("DELETE FROM spending WHERE hour < ?", (first - 24,))  # yesterday's is kept, older goes
         return None
 
@@ -500,9 +481,9 @@ class RunsStore:
         _check(owner)
         hour = int(now // 3600)
         with self._transaction(write=True) as db:
-            db.execute(_SPENDING)
+            db.execute(self.database.ddl(_SPENDING))
             db.executemany("INSERT INTO spending (owner, hour, tokens) VALUES (?, ?, ?) "
-                           "ON CONFLICT (owner, hour) DO UPDATE SET tokens = tokens + excluded.tokens",
+                           "ON CONFLICT (owner, hour) DO UPDATE SET tokens = spending.tokens + excluded.tokens",
                            ((owner, hour, int(tokens)), (EVERYONE, hour, int(tokens))))
 
     # -- the exercises of Your loop this browser has passed --
@@ -519,7 +500,7 @@ class RunsStore:
         if not isinstance(exercise, str) or not EXERCISE.fullmatch(exercise):
             raise ValueError(f"not an exercise: {exercise!r}"[:100])
         with self._transaction(write=True) as db:
-            db.execute("INSERT OR IGNORE INTO progress (owner, exercise, passed) VALUES (?, ?, ?)",
+            db.execute("INSERT INTO progress (owner, exercise, passed) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                        (owner, exercise, time.time()))
 
     def secret(self, name: str = "browser-id-key") -> bytes:
@@ -528,7 +509,7 @@ class RunsStore:
             row = db.execute("SELECT value FROM server WHERE name=?", (name,)).fetchone()
         if row is None:
             with self._transaction(write=True) as db:  # made once; another process may be making it too
-                db.execute("INSERT OR IGNORE INTO server (name, value) VALUES (?, ?)", (name, secrets.token_bytes(32)))
+                db.execute("INSERT INTO server (name, value) VALUES (?, ?) ON CONFLICT DO NOTHING", (name, secrets.token_bytes(32)))
                 row = db.execute("SELECT value FROM server WHERE name=?", (name,)).fetchone()
         return bytes(row[0])
 
@@ -548,9 +529,12 @@ def _private_file(path: Path) -> None:
             os.chmod(path, 0o600)
 
 
+_SIZES = "ALTER TABLE runs ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0"
+
+
 def _add_sizes(db: sqlite3.Connection) -> None:
     """Schema 2: each run keeps the bytes it holds (its facts and its step lines), counted once here."""
-    db.execute("ALTER TABLE runs ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0")
+    db.execute(_SIZES)
     db.execute("UPDATE runs SET bytes = length(CAST(meta AS BLOB)) + length(CAST(settings AS BLOB)) + "
                "coalesce((SELECT sum(length(CAST(line AS BLOB))) FROM steps WHERE run = runs.n), 0)")
 
@@ -594,11 +578,12 @@ def _import_journal(db: sqlite3.Connection, owner: str, path: Path) -> None:
     trace, settings = journal.to_trace(head, records, cursor)  # read as the page will, so it opens
     meta = head.get("meta") if isinstance(head.get("meta"), dict) else {}
     modified = path.stat().st_mtime
+    facts = (json.dumps(meta, ensure_ascii=False), json.dumps(without_secrets(settings), ensure_ascii=False))
+    lines = [json.dumps(r, ensure_ascii=False) for r in records]
+    size = sum(len(text.encode()) for text in (*facts, *lines))  # as `_add_sizes` counts them
     n = db.execute(
         "INSERT INTO runs (owner, id, task, model, meta, settings, steps, ended, cursor, writer, created,"
-        " modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
-        (owner, path.stem, str(meta.get("task", "")), str(meta.get("model", "")), json.dumps(meta, ensure_ascii=False),
-         json.dumps(without_secrets(settings), ensure_ascii=False), len(records),
-         _text(trace.steps[-1].ended) if len(trace) else None, trace.cursor, modified, modified)).lastrowid
-    db.executemany("INSERT INTO steps (run, idx, line) VALUES (?, ?, ?)",
-                   ((n, i, json.dumps(r, ensure_ascii=False)) for i, r in enumerate(records)))
+        " modified, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?) RETURNING n",
+        (owner, path.stem, str(meta.get("task", "")), str(meta.get("model", "")), *facts, len(records),
+         _text(trace.steps[-1].ended) if len(trace) else None, trace.cursor, modified, modified, size)).fetchone()[0]
+    db.executemany("INSERT INTO steps (run, idx, line) VALUES (?, ?, ?)", ((n, i, line) for i, line in enumerate(lines)))

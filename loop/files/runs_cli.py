@@ -4,7 +4,8 @@
     python -m loop runs export RUN_ID           # the run as JSON lines (jq reads them; Replay opens them)
     python -m loop runs prune --days 30         # remove runs not written for 30 days
 
-The store is `runs/runs.sqlite3` beside app.py, or in LOOPSCOPE_RUNS (`--store`).
+The store is `runs/runs.sqlite3` beside app.py, or in LOOPSCOPE_RUNS (`--store`); with LOOPSCOPE_DATABASE_URL
+(postgresql://…), the PostgreSQL database it names.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from .database import from_environment
 from .runs import RunsStore, StoreError, default_root
 
 
@@ -45,7 +47,8 @@ def _prune(store: RunsStore, args) -> int:
 
 def add_parser(sub) -> None:
     runs = sub.add_parser("runs", help="list, export or prune the saved runs of every browser")
-    runs.add_argument("--store", help="the runs folder (default: LOOPSCOPE_RUNS, else runs/ beside app.py)")
+    runs.add_argument("--store", help="the runs folder (default: LOOPSCOPE_RUNS, else runs/ beside app.py); "
+                      "with LOOPSCOPE_DATABASE_URL set, that PostgreSQL database is read instead")
     actions = runs.add_subparsers(dest="action", required=True)
     actions.add_parser("list", help="every saved run, newest first").set_defaults(act=_list)
     export = actions.add_parser("export", help="one run as JSON lines: its facts, then a step a line")
@@ -61,7 +64,7 @@ def add_parser(sub) -> None:
 
 def main(args) -> int:
     try:
-        return args.act(RunsStore(args.store or default_root()), args)
+        return args.act(RunsStore(args.store or default_root(), url=from_environment()), args)
     except (StoreError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

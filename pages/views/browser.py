@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from loop.files import browser_id
-from loop.files.runs import RunsStore, StoreError, default_root
+from loop.files.runs import RunsStore, StoreError, default_store
 
 from .i18n import t
 
@@ -34,7 +34,7 @@ export default function ({ data }) {
 
 def store() -> RunsStore:
     """The runs store. Nothing is kept between calls: other processes may write it (replicas)."""
-    return RunsStore(default_root())
+    return default_store()
 
 
 def browser_session() -> None:
