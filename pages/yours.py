@@ -4,7 +4,7 @@ import streamlit as st
 
 from pages.views.i18n import t
 from pages.views.nav import through_app
-from pages.views.yours import YOURS, warm_up, draw_editor, draw_exercise, draw_run_row, draw_yours
+from pages.views.yours import YOURS, warm_up, draw_editor, draw_exercise, draw_run_row, draw_yours, open_code_link
 
 through_app()
 if not st.session_state.get("yours-warmed"):  # once a session: the next Run finds the SDK imported
@@ -15,6 +15,7 @@ st.title(t("Your loop"))
 st.caption(t("Write the chapter's agent_loop yourself. Run sends it to the sandbox the model's commands use; every "
              "request, answer and tool run is recorded from outside your code and drawn stage by stage. The first "
              "rule your loop breaks is named where it breaks."))
+open_code_link()  # ?code=…&scenario=NAME&step=K: before the editor, which it fills
 source = draw_editor()
 draw_run_row(source)
 draw_exercise(source)
