@@ -32,6 +32,7 @@ from .browser import store, this_browser
 from .current import view_at
 from .i18n import lang, t
 from .permalink import CODE_MOST, SEEN, BadCode, source_of
+from .presenter import presenting
 from .step import draw_step
 
 YOURS = "yours-run"  # the last run read: a Yours, its trace's cursor moved by the step views
@@ -58,6 +59,17 @@ CODE_STYLE = """<style>
 .ls-yours-code span.n { display: inline-block; width: 2.5em; color: #888; user-select: none; }
 .ls-yours-code div.lit { background: rgba(255, 200, 0, .35); font-weight: 600; }
 </style>"""
+# Presenter mode: the learner's code read from the back of the class, no smaller than the note (presenter.py, 1.05rem)
+PRESENTER_CODE_PX = 18
+PRESENTER_CSS = """<style>
+.ls-yours-code { font-size: 1.1rem !important; max-height: 360px; }
+.ls-yours-code span.n { width: 2.2em; }
+</style>"""
+
+
+def apply_presenting() -> None:
+    """Your loop's part of presenter mode: the code beside the views large (the editor's size is its own prop)."""
+    st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
 
 
 def starting_code(language: str, exercise: str = FREE) -> str:
@@ -87,9 +99,12 @@ def draw_editor() -> str:
     if start is None or (started_in != now and s.get(SOURCE, start) == start):  # untouched: in the new language
         _open_editor(starting_code(now, shown), now)
     start, _, generation = s[START]
-    typed = code_editor(start, lang="python", height=[22, 44], key=f"{EDITOR}-{generation}",
+    # Presenter mode: no taller than 20 lines of its large type, so the Run row under it stays on a projector's screen
+    height = [12, 20] if presenting() else [22, 44]
+    typed = code_editor(start, lang="python", height=height, key=f"{EDITOR}-{generation}",
                         response_mode="debounce", options={"showLineNumbers": True, "tabSize": 4},
                         props={"theme": "chrome",  # Ace's own: the component's themes fetch a web font
+                               "fontSize": PRESENTER_CODE_PX if presenting() else 14,  # 14: Ace's own
                                "annotations": _marks(s.get(YOURS), s.get(SOURCE))})
     if isinstance(typed, dict) and typed.get("type") and isinstance(typed.get("text"), str):
         s[SOURCE] = typed["text"]
