@@ -14,7 +14,7 @@ from loop.yours.listing import CHAPTER_LOOP
 from pages.views.permalink import CODE_MOST, BadCode, code_param, source_of
 from pages.views.yours import PICK, START, YOURS, starting_code
 
-from .apptest import app, run
+from .apptest import app, copied_link, run
 from .learner import record
 
 CALL = "        response = client.messages.create("
@@ -97,6 +97,7 @@ def test_opening_a_link_fills_the_editor_runs_the_code_once_and_shows_step_k_and
         assert at.query_params["step"] == "3" and at.query_params["scenario"] == "recover"
         assert source_of(at.query_params["code"]) == CHAPTER_LOOP
         assert set(at.query_params) <= {"code", "scenario", "step", "lang"}  # nothing else of the browser's
+        assert copied_link(at) == f"code={code_param(CHAPTER_LOOP)}&scenario=recover&step=3&lang=ja"
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "zh"])
