@@ -64,6 +64,7 @@ PRESENTER_CODE_PX = 18
 PRESENTER_CSS = """<style>
 .ls-yours-code { font-size: 1.1rem !important; max-height: 360px; }
 .ls-yours-code span.n { width: 2.2em; }
+.st-key-yours-state table, .st-key-yours-state table * { font-size: 1.05rem !important; }
 </style>"""
 
 
@@ -323,7 +324,7 @@ def draw_beside(trace: Trace) -> None:
         line = line_at(trace, i) if i >= 0 else None
         st.markdown("**" + t("Your code") + "**" + (" · " + t("line {line}", line=line) if line else ""))
         st.html(_code_html(source, line))
-    with right:
+    with right, st.container(key="yours-state"):
         st.markdown("**" + t("Your state beside the chapter's LoopState") + "**")
         chapter_state = dict(view_at(trace, i).presenter_state) if i >= 0 else {}  # the step's record
         learner = _learner_at(trace, i) or {}
