@@ -10,6 +10,7 @@ from loop.text.catalogs import say
 from loop.views.mistakes import MISTAKES
 from loop.yours.listing import CALL as CALL_COMMENT, CHAPTER_LOOP, chapter_loop
 from loop.yours.reading import read
+from pages.views.permalink import source_of
 from pages.views.yours import SCENARIOS, YOURS, starting_code
 
 from .apptest import app, run
@@ -103,11 +104,13 @@ def test_run_draws_the_learners_run_and_a_sandbox_that_cannot_start_is_said_with
     assert any("Your loop could not be run here: OSError: bubblewrap is missing" in e.value for e in at.error)
 
 
-def test_stepping_a_learners_run_writes_no_link_of_another_page_into_the_address():
+def test_stepping_a_learners_run_writes_its_own_link_and_none_of_another_page_into_the_address():
     at = app("pages/yours.py")
     at.session_state["replay"] = {"name": "two-tools.json", "source": "sample"}  # a sample opened in Replay before
     at.session_state[YOURS] = read(record(CHAPTER_LOOP))
     run(at)
     at.button(key="yours-step").click()
     run(at)
-    assert "sample" not in at.query_params and "step" not in at.query_params
+    assert "sample" not in at.query_params
+    assert at.query_params["scenario"] == "list-files" and at.query_params["step"] == "2"
+    assert source_of(at.query_params["code"]) == CHAPTER_LOOP

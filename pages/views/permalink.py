@@ -8,9 +8,19 @@ is kept by i18n. `&profile=complete` runs the scenario in the complete loop
 `&predict=on` turns Predict, then step on (predict.py). Nothing else goes into
 the URL: a copied link is always safe to share. A scenario link,
 when it opens, sets the sidebar to the run it opened, so New run restarts it.
+
+`?code=…&scenario=NAME&step=K` on Your loop holds the learner's source itself,
+zlib-compressed and URL-safe base64 (`code_param`), as Python Tutor's links hold
+the code: opening it runs that code once in the sandbox, on the scenario, up to
+step K. `source_of` reads it back, bounded, so a link cannot cost the server more
+than a source of `CODE_MOST` bytes would.
 """
 
 from __future__ import annotations
+
+import base64
+import binascii
+import zlib
 
 import streamlit as st
 
@@ -25,6 +35,54 @@ from .predict import on as predict_on
 from .settings import follow
 
 SEEN = "permalink-seen"  # the link last opened or written: a link is opened once, not at every rerun
+CODE_MOST = 64 * 1024  # bytes of a learner's source a link may hold, once decompressed
+
+
+class BadCode(ValueError):
+    """A link's `code` that is not a learner's source: not URL-safe base64 of zlib, not UTF-8, or too large."""
+
+    def __init__(self, too_large: bool = False):
+        super().__init__("too large" if too_large else "unreadable")
+        self.too_large = too_large
+
+
+def code_param(source: str) -> str:
+    """A learner's source as a link holds it: zlib-compressed, URL-safe base64, no padding."""
+    return base64.urlsafe_b64encode(zlib.compress(source.encode("utf-8"), 9)).rstrip(b"=").decode("ascii")
+
+
+def source_of(param: str) -> str:
+    """The source a link's `code` holds; BadCode when it holds none.
+
+    At most CODE_MOST + 1 bytes are ever inflated: a small link that would inflate to gigabytes costs nothing."""
+    if len(param) > 2 * CODE_MOST:  # more than any source of CODE_MOST bytes compresses to
+        raise BadCode(too_large=True)
+    text = param.strip().replace("-", "+").replace("_", "/")
+    try:
+        data = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+        inflate = zlib.decompressobj()
+        source = inflate.decompress(data, CODE_MOST + 1)
+    except (binascii.Error, ValueError, zlib.error):
+        raise BadCode() from None
+    if len(source) > CODE_MOST or inflate.unconsumed_tail:
+        raise BadCode(too_large=True)
+    if not inflate.eof or inflate.unused_data:  # cut short, or something after the stream
+        raise BadCode()
+    try:
+        return source.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadCode() from None
+
+
+def learners_link(trace: Trace) -> tuple[str, str] | None:
+    """(code, scenario) of the link that rebuilds a learner's run (Your loop's), from the trace's meta."""
+    yours = trace.meta.get("yours")
+    if not isinstance(yours, dict):
+        return None
+    source, scenario = yours.get("source"), yours.get("scenario")
+    if not isinstance(source, str) or not isinstance(scenario, str) or len(source.encode("utf-8")) > CODE_MOST:
+        return None
+    return code_param(source), scenario
 
 
 def _wanted(name_param: str) -> tuple[str, int] | None:
@@ -101,6 +159,10 @@ def open_sample_link(names: list[str], open_sample) -> None:
 
 def keep_url(trace: Trace, key: str, run: Run | None) -> None:
     """Write the run and the cursor into the URL, so a copied link opens this very view."""
+    if key == "yours":
+        _keep_learners_url(trace)
+        return
+    st.query_params.pop("code", None)  # only Your loop's links hold a learner's code
     if key == "live":
         param, name = "scenario", scenario_of(run) if run is not None else None
     else:
@@ -129,3 +191,20 @@ def keep_url(trace: Trace, key: str, run: Run | None) -> None:
     if st.query_params.get("step") != step:
         st.query_params["step"] = step
     st.session_state[SEEN] = (name, trace.cursor + 1) + ((COMPLETE if complete else MINIMAL,) if key == "live" else ())
+
+
+def _keep_learners_url(trace: Trace) -> None:
+    """Your loop's link: the learner's code as run, its scenario and the step; nothing else."""
+    for p in ("sample", "profile", "predict"):
+        st.query_params.pop(p, None)
+    link = learners_link(trace)
+    if link is None:  # a source too large for a link: none is written
+        for p in ("code", "scenario", "step"):
+            st.query_params.pop(p, None)
+        return
+    code, scenario = link
+    step = str(trace.cursor + 1)
+    for p, value in (("code", code), ("scenario", scenario), ("step", step)):
+        if st.query_params.get(p) != value:
+            st.query_params[p] = value
+    st.session_state[SEEN] = ("yours", code, scenario, trace.cursor + 1)

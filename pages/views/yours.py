@@ -24,12 +24,15 @@ from loop.yours import sandboxed
 from loop.yours.exercises import EXERCISES, Verdict, run_exercise
 from loop.yours.listing import chapter_loop
 from loop.yours.named import EXCEPTION, SYNTAX_ERROR
+from loop.engine.trace import Trace
 from loop.yours.reading import Yours, line_at, read
 
 from .blocks import inline_code
 from .browser import store, this_browser
 from .current import view_at
 from .i18n import lang, t
+from .permalink import CODE_MOST, SEEN, BadCode, source_of
+from .presenter import presenting
 from .step import draw_step
 
 YOURS = "yours-run"  # the last run read: a Yours, its trace's cursor moved by the step views
@@ -57,6 +60,18 @@ CODE_STYLE = """<style>
 .ls-yours-code span.n { display: inline-block; width: 2.5em; color: #888; user-select: none; }
 .ls-yours-code div.lit { background: rgba(255, 200, 0, .35); font-weight: 600; }
 </style>"""
+# Presenter mode: the learner's code read from the back of the class, no smaller than the note (presenter.py, 1.05rem)
+PRESENTER_CODE_PX = 18
+PRESENTER_CSS = """<style>
+.ls-yours-code { font-size: 1.1rem !important; max-height: 360px; }
+.ls-yours-code span.n { width: 2.2em; }
+.st-key-yours-state table, .st-key-yours-state table * { font-size: 1.05rem !important; }
+</style>"""
+
+
+def apply_presenting() -> None:
+    """Your loop's part of presenter mode: the code beside the views large (the editor's size is its own prop)."""
+    st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
 
 
 def starting_code(language: str, exercise: str = FREE) -> str:
@@ -86,9 +101,12 @@ def draw_editor() -> str:
     if start is None or (started_in != now and s.get(SOURCE, start) == start):  # untouched: in the new language
         _open_editor(starting_code(now, shown), now)
     start, _, generation = s[START]
-    typed = code_editor(start, lang="python", height=[22, 44], key=f"{EDITOR}-{generation}",
+    # Presenter mode: no taller than 20 lines of its large type, so the Run row under it stays on a projector's screen
+    height = [12, 20] if presenting() else [22, 44]
+    typed = code_editor(start, lang="python", height=height, key=f"{EDITOR}-{generation}",
                         response_mode="debounce", options={"showLineNumbers": True, "tabSize": 4},
                         props={"theme": "chrome",  # Ace's own: the component's themes fetch a web font
+                               "fontSize": PRESENTER_CODE_PX if presenting() else 14,  # 14: Ace's own
                                "annotations": _marks(s.get(YOURS), s.get(SOURCE))})
     if isinstance(typed, dict) and typed.get("type") and isinstance(typed.get("text"), str):
         s[SOURCE] = typed["text"]
@@ -272,10 +290,10 @@ def _code_html(source: str, lit: int | None) -> str:
     return CODE_STYLE + f'<div class="ls-yours-code" id="ls-yours-code">{"".join(rows)}</div>'
 
 
-def _learner_at(yours: Yours, i: int) -> dict | None:
+def _learner_at(trace: Trace, i: int) -> dict | None:
     """The learner's own state at the call made last by step `i`."""
-    for k in range(min(i, len(yours.trace.steps) - 1), -1, -1):
-        learner = yours.trace.steps[k].detail.get("learner")
+    for k in range(min(i, len(trace.steps) - 1), -1, -1):
+        learner = trace.steps[k].detail.get("learner")
         if isinstance(learner, dict):
             return learner
     return None
@@ -285,19 +303,32 @@ def _value(value: object) -> str:
     return inline_code("None" if value is None else str(value))
 
 
-def draw_beside(yours: Yours) -> None:
-    """The learner's code with step i's line lit, and their state against the chapter's LoopState."""
-    trace = yours.trace
+def learners_source(trace: Trace) -> str | None:
+    """The learner's source a trace of their run keeps (meta["yours"]["source"]); None when it keeps none, or one
+    no source is (not a string, or larger than a link may hold: a file made to be costly is drawn without it)."""
+    yours = trace.meta.get("yours")
+    source = yours.get("source") if isinstance(yours, dict) else None
+    if not isinstance(source, str) or len(source.encode("utf-8", "replace")) > CODE_MOST:
+        return None
+    return source
+
+
+def draw_beside(trace: Trace) -> None:
+    """The learner's code with step i's line lit, and their state against the chapter's LoopState: all of it read
+    from the trace (its meta's source, each call's `line` and `learner`), so a saved run draws it in Replay too."""
+    source = learners_source(trace)
+    if source is None:
+        return
     i = trace.cursor
     left, right = st.columns([3, 2])
     with left:
         line = line_at(trace, i) if i >= 0 else None
         st.markdown("**" + t("Your code") + "**" + (" · " + t("line {line}", line=line) if line else ""))
-        st.html(_code_html(yours.recording.source, line))
-    with right:
+        st.html(_code_html(source, line))
+    with right, st.container(key="yours-state"):
         st.markdown("**" + t("Your state beside the chapter's LoopState") + "**")
         chapter_state = dict(view_at(trace, i).presenter_state) if i >= 0 else {}  # the step's record
-        learner = _learner_at(yours, i) or {}
+        learner = _learner_at(trace, i) or {}
         mine = t("your state")
         rows = [f"| | {mine} | LoopState |", "|---|---|---|"]
         for field in ("turn_count", "transition_reason"):
@@ -344,4 +375,57 @@ def draw_yours(yours: Yours) -> None:
     if not len(yours.trace):
         return
     # Step through's views, and above them the learner's code, in the views' one fragment: Back and Step move both
-    draw_step(yours.trace, "yours", None, f"yours-{yours.recording.scenario}", above=lambda: draw_beside(yours))
+    draw_step(yours.trace, "yours", None, f"yours-{yours.recording.scenario}", above=lambda: draw_beside(yours.trace))
+
+
+LINK_REFUSED = "yours-link-refused"  # the `code` of a link that was refused, and why: said while the URL holds it
+
+
+def open_code_link() -> None:
+    """Open `?code=…&scenario=NAME&step=K` once: the code into the editor, the scenario picked, the code run once in
+    the sandbox (as Run runs it) and the cursor on step K. A code that is not a source, or too large, is refused
+    in the page and nothing runs. Call it before the editor and the Run row are drawn."""
+    s = st.session_state
+    code = st.query_params.get("code")
+    if not code:
+        return
+    scenario = st.query_params.get("scenario")
+    scenario = scenario if scenario in SCENARIOS else SCENARIOS[0]
+    try:
+        k = max(1, int(st.query_params.get("step") or 1))
+    except ValueError:
+        k = 1
+    wanted = ("yours", code, scenario, k)
+    if wanted != s.get(SEEN):
+        s[SEEN] = wanted
+        s.pop(LINK_REFUSED, None)
+        try:
+            source = source_of(code)
+        except BadCode as exc:
+            s[LINK_REFUSED] = (code, exc.too_large)
+        else:
+            _run_linked(source, scenario, k)
+    refused = s.get(LINK_REFUSED)
+    if refused is not None and refused[0] == code:
+        st.error(t("This link's code is larger than {kb} KB once unpacked: nothing was run.", kb=CODE_MOST // 1024)
+                 if refused[1] else t("This link's code cannot be read (it was cut or changed): nothing was run."),
+                 icon=":material/link_off:")
+
+
+def _run_linked(source: str, scenario: str, k: int) -> None:
+    s = st.session_state
+    s[SHOWN] = s[EXERCISE] = FREE  # the link's code is the learner's own, not an exercise's
+    _open_editor(source, lang())
+    s[OFFERED] = True  # the editor holds the link's code: the browser's kept code is not put back over it
+    s[PICK] = scenario
+    with st.spinner(t("Running your loop in the sandbox…")):
+        try:
+            recording = sandboxed.run(source, scenario, lang())
+        except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
+            st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+                     icon=":material/error:")
+            return
+    yours = read(recording)
+    yours.trace.goto(k - 1)
+    s[YOURS] = yours
+    warm_up()

@@ -1,0 +1,105 @@
+"""Your loop in presenter mode, as a teacher types the loop live in front of the class: 1280×800, in English, Japanese
+and Chinese, in a real Chromium. The editor's text and the code beside the step are no smaller than the presenter
+note, the page's long caption is gone, Run is on the first screen, and nothing is cut or wider than its column.
+A learner's link (`?code=…`) follows the cursor in the address bar."""
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from loop.text.catalogs import say
+from loop.yours.listing import CHAPTER_LOOP
+from pages.views.permalink import code_param, source_of
+from tests.browser import settled
+from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
+from tests.test_projector import truncated
+
+CAPTION = "Write the chapter's agent_loop yourself."
+# The presenter note's size (presenter.py: .ls-note p, 1.05rem), which no text a class reads may be under.
+NOTE_PX = "parseFloat(getComputedStyle(document.documentElement).fontSize) * 1.05"
+ACE_PX = "parseFloat(getComputedStyle(document.querySelector('.ace_editor')).fontSize)"
+# Any element of the page wider than the column it is in, or the page wider than the window (a scroll box is not).
+TOO_WIDE = """() => {
+    const out = [];
+    if (document.documentElement.scrollWidth > window.innerWidth + 1) out.push(`page ${document.documentElement.scrollWidth}`);
+    for (const column of document.querySelectorAll('[data-testid="stMain"] [data-testid="stColumn"]')) {
+        const edge = column.getBoundingClientRect().right;
+        for (const el of column.querySelectorAll('*')) {
+            const box = el.getBoundingClientRect();
+            if (box.width && box.right > edge + 1 && !el.closest('.ls-yours-code')) {
+                out.push(`${el.tagName.toLowerCase()}.${String(el.className).slice(0, 30)} ${box.right} > ${edge}`);
+            }
+        }
+    }
+    const code = document.querySelector('.ls-yours-code');
+    if (code && code.getBoundingClientRect().right > code.parentElement.getBoundingClientRect().right + 1) {
+        out.push('the code beside the step');
+    }
+    return out;
+}"""
+
+
+def editor(page):
+    page.frame_locator("iframe[title*='code_editor']").locator(".ace_editor").wait_for(timeout=60_000)
+    return next(f for f in page.frames if "code_editor" in f.url)
+
+
+def presenting(page, lang: str) -> None:
+    page.get_by_text(say(lang, "Presenter mode"), exact=True).click()
+    page.locator("[data-testid='stSidebar']").wait_for(state="hidden", timeout=30_000)
+    page.wait_for_function(f"() => !document.body.innerText.includes({CAPTION!r})", timeout=30_000)
+    settled(page)
+
+
+def lit(page, n: int) -> None:
+    page.wait_for_function(f"() => document.querySelector('#ls-yours-code div.lit[data-line=\"{n}\"]') !== null",
+                           timeout=60_000)
+    settled(page)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "zh"])
+def test_a_teacher_types_and_runs_the_loop_in_presenter_mode_readable_from_the_back(url, new_page, lang, tmp_path):  # noqa: F811
+    page = new_page(1280, 800)
+    page.goto(f"{url}/yours?lang={lang}")
+    settled(page)
+    assert editor(page).evaluate(ACE_PX) < page.evaluate(NOTE_PX)  # the page's usual size, before presenting
+    presenting(page, lang)
+    frame = editor(page)
+    frame.wait_for_function(f"() => {ACE_PX} >= 18", timeout=30_000)
+    assert frame.evaluate(ACE_PX) >= page.evaluate(NOTE_PX)
+    run = page.get_by_role("button", name=say(lang, "Run"), exact=True)
+    box = run.bounding_box()
+    assert box and box["y"] + box["height"] <= 800, box  # Run is on the first screen
+    assert truncated(page) == [], lang
+    assert page.evaluate(TOO_WIDE) == [], lang
+
+    run.click()
+    page.locator("#ls-yours-code").wait_for(timeout=60_000)
+    page.locator(".st-key-yours-step button").click()
+    call = CHAPTER_LOOP.splitlines().index("        response = client.messages.create(") + 2  # under the comment
+    lit(page, call)
+    sizes = page.evaluate("""() => ({
+        code: parseFloat(getComputedStyle(document.querySelector('#ls-yours-code div.lit')).fontSize),
+        note: parseFloat(getComputedStyle(document.querySelector('.ls-note p')).fontSize),
+        state: [...document.querySelectorAll('[data-testid="stMain"] table *')].filter(el => el.textContent.trim()
+                    && el.closest('[data-testid="stColumn"]')).map(el => parseFloat(getComputedStyle(el).fontSize))
+        })""")
+    assert sizes["code"] >= sizes["note"] > 0, sizes
+    assert sizes["state"] and min(sizes["state"]) >= sizes["note"], sizes  # the learner's state beside the chapter's
+    assert page.locator(".ls-present").count() == 1  # the step drawn as presenter mode draws it
+    page.screenshot(path=str(tmp_path / f"yours-presenter-{lang}.png"))
+    assert truncated(page) == [], lang
+    assert page.evaluate(TOO_WIDE) == [], lang
+
+
+def test_the_address_bar_follows_the_cursor_of_a_learners_linked_run(url, new_page):  # noqa: F811
+    page = new_page(1280, 800)
+    page.goto(f"{url}/yours?code={code_param(CHAPTER_LOOP)}&scenario=recover&step=2")
+    call = CHAPTER_LOOP.splitlines().index("        response = client.messages.create(") + 1
+    lit(page, call)
+    assert editor(page).evaluate("document.querySelector('.ace_editor').env.editor.getValue()") == CHAPTER_LOOP
+    page.locator(".st-key-yours-step button").click()
+    page.wait_for_function("() => new URLSearchParams(location.search).get('step') === '3'", timeout=60_000)
+    query = parse_qs(urlparse(page.url).query)
+    assert query["scenario"] == ["recover"] and source_of(query["code"][0]) == CHAPTER_LOOP
+    assert set(query) <= {"code", "scenario", "step", "lang"}
