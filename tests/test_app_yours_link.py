@@ -100,6 +100,18 @@ def test_opening_a_link_fills_the_editor_runs_the_code_once_and_shows_step_k_and
         assert copied_link(at) == f"code={code_param(CHAPTER_LOOP)}&scenario=recover&step=3&lang=ja"
 
 
+def test_a_links_code_is_not_kept_over_what_the_learner_typed_until_they_change_it():
+    kept = "localStorage.setItem"
+    with counted():
+        at = app("pages/yours.py", lang="en", code=code_param(CHAPTER_LOOP), scenario="list-files", step="1")
+        at.button(key="yours-step").click()
+        run(at)
+    assert kept not in html(at)  # the browser keeps the learner's own code, not the link's
+    at.session_state["yours-source"] = CHAPTER_LOOP + "# mine now\n"  # what the editor hands the page once typed in
+    run(at)
+    assert kept in html(at) and "# mine now" in html(at)
+
+
 @pytest.mark.parametrize("lang", ["en", "ja", "zh"])
 def test_a_link_whose_code_cannot_be_read_or_is_too_large_is_refused_in_the_page_and_nothing_runs(lang):
     bomb = base64.urlsafe_b64encode(zlib.compress(b"#" * (8 * 2**20), 9)).decode()

@@ -40,6 +40,7 @@ SOURCE = "yours-source"  # what the learner typed, kept for the session
 START = "yours-start"  # (the text the editor was opened with, its comment's language, the editor's generation)
 EDITOR = "yours-editor"
 OFFERED = "yours-restore-offered"  # this session has offered the browser's kept code to the editor
+LINKED = "yours-linked-source"  # the code a link opened: someone else's, not kept over what this browser kept
 KEPT = "loopscope-yours-source"  # the browser's localStorage key: what the learner typed, kept for a reload
 PICK = "yours-scenario"
 EXERCISE = "yours-exercise"  # the picker: FREE or an exercise's name
@@ -151,6 +152,8 @@ def _keep_in_browser(source: str, start: str) -> None:
     }} else if (++tries > 200) clearInterval(put);
   }}, 50);
 }})();"""
+    elif source == s.get(LINKED):  # a link's code, untouched: the learner's own kept code stays as it was
+        return
     else:
         script = f"localStorage.setItem({json.dumps(KEPT)}, {json.dumps(source)});"
     code = script.replace("<", "\\u003c")  # no "<" in a script: the sanitiser drops such a script
@@ -417,6 +420,7 @@ def _run_linked(source: str, scenario: str, k: int) -> None:
     s[SHOWN] = s[EXERCISE] = FREE  # the link's code is the learner's own, not an exercise's
     _open_editor(source, lang())
     s[OFFERED] = True  # the editor holds the link's code: the browser's kept code is not put back over it
+    s[LINKED] = source  # nor is it kept over the browser's, until the learner changes it
     s[PICK] = scenario
     with st.spinner(t("Running your loop in the sandbox…")):
         try:
