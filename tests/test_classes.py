@@ -109,7 +109,7 @@ def test_the_trace_by_code_is_the_class_run_never_another_run_of_the_teacher(roo
     assert len(followed) == 3 and followed.meta["task"] == FULL.meta["task"] and followed.cursor == 1
     # followers' copies keep their own cursors: one stepping back moves no other
     followed.goto(0)
-    assert channel.trace(code).cursor == 1
+    assert channel.trace(code).cursor == 1 and followed.cursor == 0
     # the teacher moves the class to another run: only then do followers see it
     store.save(TEACHER, "r2", prefix(5), writer="teacher-tab")
     channel.show(code, TEACHER, "r2", 5, 4)
