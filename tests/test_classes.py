@@ -338,3 +338,29 @@ def test_a_postgresql_database_of_the_previous_schema_gains_the_class_tables(pos
     again.close()
     with psycopg.connect(url, autocommit=True) as db:
         assert db.execute("SELECT version FROM loopscope_schema").fetchall() == [(SCHEMA,)]
+
+
+def test_moving_the_class_is_not_waited_for_on_the_disk_and_an_answer_is(tmp_path):
+    """As the runs store's `move`: a click that moves the class commits with synchronous=NORMAL (1), so the
+    teacher's click does not wait for the disk; an answer, kept for the teacher, waits (FULL, 2)."""
+    store = RunsStore(tmp_path)
+    store.save(TEACHER, "r1", prefix(3), writer="teacher-tab")
+    channel = Classes(store)
+    code = channel.start(TEACHER, "r1", 3, 0)
+    db = store._connection()
+    committed: list[int] = []
+
+    def seen(statement: str) -> None:
+        if statement.strip().upper().startswith("COMMIT"):
+            db.set_trace_callback(None)
+            committed.append(db.execute("PRAGMA synchronous").fetchone()[0])
+            db.set_trace_callback(seen)
+
+    db.set_trace_callback(seen)
+    try:
+        channel.show(code, TEACHER, "r1", 3, 1)
+        channel.ask(code, TEACHER, 2)
+        channel.answer(code, STUDENT, 2, 0)
+    finally:
+        db.set_trace_callback(None)
+    assert committed == [1, 2, 2]
