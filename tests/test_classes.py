@@ -364,3 +364,32 @@ def test_moving_the_class_is_not_waited_for_on_the_disk_and_an_answer_is(tmp_pat
     finally:
         db.set_trace_callback(None)
     assert committed == [1, 2, 2]
+
+
+def test_a_class_answering_at_once_from_several_processes_counts_every_answer(tmp_path, store_at):
+    """Four processes (replicas), five students each, answer the same question at the same moment."""
+    teacher_side = Classes(store_at(tmp_path))
+    teacher_side.store.save(TEACHER, "r1", prefix(3), writer="teacher-tab")
+    code = teacher_side.start(TEACHER, "r1", 3, 1)
+    teacher_side.ask(code, TEACHER, 2)
+    teacher_side.store.close()  # the children open their own
+    go_read, go_write = os.pipe()
+    children = []
+    for replica in range(4):
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                os.close(go_write)
+                os.read(go_read, 1)  # all start together
+                channel = Classes(store_at(tmp_path))
+                ok = all(channel.answer(code, owner_key(f"browser:{replica}-{k}"), 2, k % 3) for k in range(5))
+                status = 0 if ok else 2
+            finally:
+                os._exit(status)
+        children.append(pid)
+    os.close(go_read)
+    os.write(go_write, b"gogo")
+    os.close(go_write)
+    assert [os.waitpid(pid, 0)[1] for pid in children] == [0, 0, 0, 0]
+    assert teacher_side.counts(code, 2) == {0: 8, 1: 8, 2: 4}
