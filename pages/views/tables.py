@@ -19,7 +19,7 @@ from loop.views.step import PAIRS_PROBLEMS, PAIRS_RECENT, STEPS_AROUND, StepView
 from loop.engine.trace import Trace
 from loop.views.parts import COLLECTED, THREAD_COLUMN, pairs_table
 
-from .blocks import badge, error_badge
+from .blocks import Ready, badge, error_badge
 from .i18n import lang, stage_title, t
 
 AROUND = STEPS_AROUND  # LoopState rows drawn each side of the cursor in a long run (all of a run up to 15 steps)
@@ -148,8 +148,8 @@ def draw_tables(v: StepView, key: str, trace: Trace | None = None) -> None:
     """
     pairs = draw_pairs(v, key, draw=False, trace=trace)
     if pairs is not None:  # else a long run: the Pairs table came with its own controls
-        st.html('<hr class="ls-rule">' + pairs)
-    st.html(loop_state_html(v))
+        st.html(Ready('<hr class="ls-rule">' + pairs))
+    st.html(Ready(loop_state_html(v)))
 
 
 def draw_pairs(v: StepView, key: str, draw: bool = True, trace: Trace | None = None) -> str | None:

@@ -1,0 +1,34 @@
+"""A cursor move draws only what it has not drawn yet: the views of the step newly beside the cursor, not those of
+the steps a click before drew already."""
+
+import pages.views.step as step
+
+from tests.apptest import app
+from tests.tables import html_bodies
+
+
+def test_back_and_step_over_recorded_steps_draw_only_the_step_newly_beside_the_cursor(monkeypatch):
+    at = app("pages/replay.py", sample="two-tools", step="10")  # the last of its 10 steps
+    diagrams, histories = [], []
+    monkeypatch.setattr(step, "svg", lambda *a, _svg=step.svg, **kw: diagrams.append(1) or _svg(*a, **kw))
+    monkeypatch.setattr(step, "history_panel", lambda v, *a, _draw=step.history_panel, **kw:
+                        histories.append(v.index) or _draw(v, *a, **kw))
+
+    at.button(key="replay-back").click().run()  # step 9: steps 9 and 10 were drawn with step 10 (10, and 9 ahead)
+    assert not at.exception
+    assert any("Step 9 of 10" in m.value for m in at.markdown)
+    assert histories == [7] and len(diagrams) == 1  # step 8's, the one now ahead of a Back, and nothing else
+
+    histories.clear(), diagrams.clear()
+    at.button(key="replay-step").click().run()  # back to step 10: all of it drawn a click ago
+    assert any("Step 10 of 10" in m.value for m in at.markdown)
+    assert histories == [] and diagrams == []
+
+
+def test_a_step_drawn_from_kept_records_is_drawn_as_a_fresh_page_draws_it():
+    moved = app("pages/replay.py", sample="recover", step="6")
+    for key in ("replay-back", "replay-back", "replay-step", "replay-back"):
+        moved.button(key=key).click().run()
+    fresh = app("pages/replay.py", sample="recover", step="4")  # the same step, in a page that made nothing before
+    assert [m.value for m in moved.markdown] == [m.value for m in fresh.markdown]
+    assert html_bodies(moved) == html_bodies(fresh)
