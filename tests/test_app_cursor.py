@@ -2,6 +2,7 @@
 the steps a click before drew already."""
 
 import pages.views.step as step
+import pages.views.tables as tables
 
 from tests.apptest import app
 from tests.tables import html_bodies
@@ -9,7 +10,9 @@ from tests.tables import html_bodies
 
 def test_back_and_step_over_recorded_steps_draw_only_the_step_newly_beside_the_cursor(monkeypatch):
     at = app("pages/replay.py", sample="two-tools", step="10")  # the last of its 10 steps
-    diagrams, histories = [], []
+    diagrams, histories, states = [], [], []
+    monkeypatch.setattr(tables, "loop_state_html", lambda v, _draw=tables.loop_state_html:
+                        states.append(v.index) or _draw(v))
     monkeypatch.setattr(step, "svg", lambda *a, _svg=step.svg, **kw: diagrams.append(1) or _svg(*a, **kw))
     monkeypatch.setattr(step, "history_panel", lambda v, *a, _draw=step.history_panel, **kw:
                         histories.append(v.index) or _draw(v, *a, **kw))
@@ -18,11 +21,12 @@ def test_back_and_step_over_recorded_steps_draw_only_the_step_newly_beside_the_c
     assert not at.exception
     assert any("Step 9 of 10" in m.value for m in at.markdown)
     assert histories == [7] and len(diagrams) == 1  # step 8's, the one now ahead of a Back, and nothing else
+    assert states == [8]  # the tables are drawn for the cursor alone
 
-    histories.clear(), diagrams.clear()
-    at.button(key="replay-step").click().run()  # back to step 10: all of it drawn a click ago
+    histories.clear(), diagrams.clear(), states.clear()
+    at.button(key="replay-step").click().run()  # back to step 10: all of it drawn a click ago, its tables too
     assert any("Step 10 of 10" in m.value for m in at.markdown)
-    assert histories == [] and diagrams == []
+    assert histories == [] and diagrams == [] and states == []
 
 
 def test_a_step_drawn_from_kept_records_is_drawn_as_a_fresh_page_draws_it():

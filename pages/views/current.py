@@ -22,7 +22,7 @@ from .i18n import lang
 
 KEY = "step-views"
 HTML = "step-views-html"
-KEEP_HTML = 12  # the views of the cursor and of the steps each side of it, and those of the clicks before
+KEEP_HTML = 16  # the views and tables of the cursor and of the steps each side of it, and those of the clicks before
 
 
 def fresh() -> None:
