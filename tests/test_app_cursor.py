@@ -10,6 +10,7 @@ from tests.tables import html_bodies
 
 def test_back_and_step_over_recorded_steps_draw_only_the_step_newly_beside_the_cursor(monkeypatch):
     at = app("pages/replay.py", sample="two-tools", step="10")  # the last of its 10 steps
+    step._picture.cache_clear()  # the diagrams, drawn once for the whole server: here, as if none had been yet
     diagrams, histories, states = [], [], []
     monkeypatch.setattr(tables, "loop_state_html", lambda v, _draw=tables.loop_state_html:
                         states.append(v.index) or _draw(v))
@@ -36,3 +37,21 @@ def test_a_step_drawn_from_kept_records_is_drawn_as_a_fresh_page_draws_it():
     fresh = app("pages/replay.py", sample="recover", step="4")  # the same step, in a page that made nothing before
     assert [m.value for m in moved.markdown] == [m.value for m in fresh.markdown]
     assert html_bodies(moved) == html_bodies(fresh)
+
+
+def test_a_diagram_is_drawn_once_for_every_learner_who_shows_it(monkeypatch):
+    diagrams = []
+    monkeypatch.setattr(step, "svg", lambda *a, _svg=step.svg, **kw: diagrams.append(kw.get("stage")) or _svg(*a, **kw))
+    step._picture.cache_clear()
+    first = app("pages/replay.py", sample="recover", step="3")
+    assert diagrams  # steps 2, 3 and 4: the cursor's and those drawn ahead
+    drawn = diagrams[:]
+    second = app("pages/replay.py", sample="recover", step="3")  # another learner, the same step
+    assert diagrams == drawn
+    assert html_bodies(second) == html_bodies(first)
+    japanese = app("pages/replay.py", sample="recover", step="3", lang="ja")  # another language: its own words
+    assert len(diagrams) > len(drawn) and diagram(japanese) != diagram(first)
+
+
+def diagram(at) -> str:
+    return next(body for body in html_bodies(at) if "ls-diagram-box" in body).split("<script>")[1]

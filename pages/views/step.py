@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from html import escape
@@ -27,7 +28,7 @@ from .blocks import Ready, draw_style, id_colours, inline_code, markdown_html
 from .history import HEIGHT as HISTORY_HEIGHT
 from .history import draw_pager, draw_threads, history_offset, history_panel
 from .more import draw_exports, draw_growth, file_stem
-from .i18n import t
+from .i18n import lang, t
 from .permalink import keep_url
 from .presenter import PRESENTER_HEIGHT, presenting
 from .raw import draw_raw
@@ -45,15 +46,23 @@ def draw_save(trace: Trace, key: str, name: str, run: Run | None = None) -> None
                        help=t("Loopscope's transcript format: open it again on the Replay page."))
 
 
+@functools.lru_cache(maxsize=256)
+def _picture(diagram: str, language: str, large: bool) -> str:
+    """The diagram `svg(**diagram)` draws, as a JavaScript string. A few dozen pictures make every step of every run
+    (a stage lit, an edge taken, a turn's number): each is drawn once for the whole server, not at each click of
+    each learner."""
+    picture = svg(**json.loads(diagram), translate=lambda text: t(text, language), size=LARGE if large else NORMAL)
+    return json.dumps(picture).replace("<", "\\u003c")  # no "<" in a script: the sanitiser drops such a script
+
+
 def diagram_html(v: StepView, key: str, heading: str = "", after: str = "") -> str:
     """The loop diagram at `cursor` as HTML: plain SVG made in loop/views/diagram.py, large when presenting.
 
     st.html keeps HTML only (its sanitiser drops SVG), and Markdown would parse the whole picture on
     every click; so a one-line script puts the SVG in place.
     """
-    picture = svg(**v.diagram, translate=t, size=LARGE if presenting() else NORMAL)
+    code = _picture(json.dumps(v.diagram, sort_keys=True), lang(), presenting())
     box = f"ls-diagram-{key}"
-    code = json.dumps(picture).replace("<", "\\u003c")  # no "<" in a script: the sanitiser drops such a script
     return (f'{heading}<div class="ls-diagram-box" id="{box}" data-step="{v.index + 1}"></div>{after}'
             f'<script>document.getElementById("{box}").innerHTML = {code};</script>')
 
