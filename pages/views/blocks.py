@@ -149,6 +149,18 @@ def in_code(text: object) -> str:
     return " ".join(str(text).split()).replace("`", "ˋ")
 
 
+class Ready(str):
+    """HTML made here, for `st.html` to take as it is.
+
+    `st.html` dedents a string line by line before it sends it: a millisecond of the server's time a click for
+    the views and the steps drawn ahead, which start at their first column anyway. A body that draws itself
+    (`_repr_html_`) is sent as given.
+    """
+
+    def _repr_html_(self) -> str:
+        return str(self)
+
+
 def draw_style() -> None:
     """The stylesheet of the HTML views, once a page run (outside the step's fragment).
 

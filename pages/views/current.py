@@ -1,12 +1,17 @@
-"""The record a page draws for step k (loop/views/step.py), built once a rerun.
+"""The record a page draws for step k (loop/views/step.py), built once a rerun, and the HTML drawn from it.
 
 The controls, the views and the tables of one rerun read the same record. A
 rerun builds its records again (a step's recorded facts are read as they are
 now); what is dear to build, the Pairs rows of a long history, loop/views/step.py
-keeps by what they depend on.
+keeps by what they depend on. What is dear to draw, the views of a step (its
+diagram and its history), is kept by the record it was drawn from: a cursor move
+draws a step the click before drew already (the steps beside the cursor go with
+every page: ahead.py), and a record equal to that one draws the same HTML.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Hashable
 
 import streamlit as st
 
@@ -16,6 +21,8 @@ from loop.engine.trace import Trace
 from .i18n import lang
 
 KEY = "step-views"
+HTML = "step-views-html"
+KEEP_HTML = 16  # the views and tables of the cursor and of the steps each side of it, and those of the clicks before
 
 
 def fresh() -> None:
@@ -33,3 +40,23 @@ def view_at(trace: Trace, k: int) -> StepView:
     if key not in kept[1]:
         kept[1][key] = view(trace, k, lang())
     return kept[1][key]
+
+
+def drawn(v: StepView, what: tuple[Hashable, ...], draw: Callable[[], str]) -> str:
+    """`draw()`: the HTML of record `v`, drawn again only when `v` or `what` (all else it depends on) differs from
+    the last time it was drawn.
+
+    Records are compared whole (a step's fact changed since is a record that differs); most of what they hold is
+    the very same objects from one rerun to the next (the messages, the Pairs rows), so comparing costs little.
+    """
+    kept = st.session_state.get(HTML)
+    if kept is None:
+        kept = st.session_state[HTML] = {}
+    key = (v.index, v.total, v.lang, *what)
+    found = kept.pop(key, None)
+    if found is None or not (found[0] is v or found[0] == v):
+        if len(kept) >= KEEP_HTML:
+            del kept[next(iter(kept))]  # the longest unused
+        found = (v, draw())
+    kept[key] = found  # the newest last
+    return found[1]

@@ -85,6 +85,11 @@ def _offset(key: str, cursor: int) -> int:
     return kept[1] if kept and kept[0] == cursor else 0  # a new step shows the newest messages
 
 
+def history_offset(v: StepView, key: str) -> int:
+    """How far the history of the step `v` shows is paged back (Show earlier): what else its panel depends on."""
+    return _offset(f"{key}-history-offset", v.index)
+
+
 def _page(key: str, cursor: int, by: int) -> None:
     st.session_state[key] = (cursor, max(0, _offset(key, cursor) + by))
 

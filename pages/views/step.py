@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from html import escape
@@ -20,14 +21,14 @@ from .ahead import ahead_script
 from .complete_state import draw_complete_state
 from .controls import draw_controls, said_html, words_html
 from .copylink import draw_copy_link
-from .current import fresh, view_at
+from .current import drawn, fresh, view_at
 from .breaking import draw_break
 from .forks import branches, draw_fork, with_branches
-from .blocks import draw_style, id_colours, inline_code, markdown_html
+from .blocks import Ready, draw_style, id_colours, inline_code, markdown_html
 from .history import HEIGHT as HISTORY_HEIGHT
-from .history import draw_pager, draw_threads, history_panel
+from .history import draw_pager, draw_threads, history_offset, history_panel
 from .more import draw_exports, draw_growth, file_stem
-from .i18n import t
+from .i18n import lang, t
 from .permalink import keep_url
 from .presenter import PRESENTER_HEIGHT, presenting
 from .raw import draw_raw
@@ -45,15 +46,23 @@ def draw_save(trace: Trace, key: str, name: str, run: Run | None = None) -> None
                        help=t("Loopscope's transcript format: open it again on the Replay page."))
 
 
+@functools.lru_cache(maxsize=256)
+def _picture(diagram: str, language: str, large: bool) -> str:
+    """The diagram `svg(**diagram)` draws, as a JavaScript string. A few dozen pictures make every step of every run
+    (a stage lit, an edge taken, a turn's number): each is drawn once for the whole server, not at each click of
+    each learner."""
+    picture = svg(**json.loads(diagram), translate=lambda text: t(text, language), size=LARGE if large else NORMAL)
+    return json.dumps(picture).replace("<", "\\u003c")  # no "<" in a script: the sanitiser drops such a script
+
+
 def diagram_html(v: StepView, key: str, heading: str = "", after: str = "") -> str:
     """The loop diagram at `cursor` as HTML: plain SVG made in loop/views/diagram.py, large when presenting.
 
     st.html keeps HTML only (its sanitiser drops SVG), and Markdown would parse the whole picture on
     every click; so a one-line script puts the SVG in place.
     """
-    picture = svg(**v.diagram, translate=t, size=LARGE if presenting() else NORMAL)
+    code = _picture(json.dumps(v.diagram, sort_keys=True), lang(), presenting())
     box = f"ls-diagram-{key}"
-    code = json.dumps(picture).replace("<", "\\u003c")  # no "<" in a script: the sanitiser drops such a script
     return (f'{heading}<div class="ls-diagram-box" id="{box}" data-step="{v.index + 1}"></div>{after}'
             f'<script>document.getElementById("{box}").innerHTML = {code};</script>')
 
@@ -66,8 +75,12 @@ def views_html(v: StepView, key: str, next_words: str = "") -> str:
     Presenter mode puts the note above the history (the diagram keeps the room it needs to stay readable),
     `next_words` (what comes next) under the diagram, and the history fills the screen.
     """
-    with id_colours({str(row["id"]): row["colour"] for row in v.pairs}):  # the ids as the Pairs table paints them
-        return _views_html(v, key, next_words)
+    def draw() -> str:
+        with id_colours({str(row["id"]): row["colour"] for row in v.pairs}):  # the ids as the Pairs table paints them
+            return _views_html(v, key, next_words)
+
+    # The same for the same record, until the history is paged: a cursor move draws a step the last rerun drew.
+    return drawn(v, ("views", key, presenting(), next_words, history_offset(v, key)), draw)
 
 
 def _views_html(v: StepView, key: str, next_words: str) -> str:
@@ -88,11 +101,12 @@ def _views_html(v: StepView, key: str, next_words: str) -> str:
 def step_html(v: StepView, key: str, words_at: Callable[[StepView], str]) -> dict:
     """What shows step k outside the tables, as the browser shows it before the server answers (see ahead.py):
     the heading's text, the elements above and beside the buttons by id, and the views."""
+    words = words_at(v)
     if presenting():
-        parts = {f"ls-state-{key}": state_row_html(v, key)}
+        parts = {f"ls-state-{key}": drawn(v, ("state", key), lambda: state_row_html(v, key))}
     else:
-        parts = {f"ls-said-{key}": said_html(v, key), f"ls-words-{key}": words_html(words_at(v), key)}
-    return {"status": v.status, "parts": parts, "views": views_html(v, key, words_at(v) if presenting() else "")}
+        parts = {f"ls-said-{key}": said_html(v, key), f"ls-words-{key}": words_html(words, key)}
+    return {"status": v.status, "parts": parts, "views": views_html(v, key, words if presenting() else "")}
 
 
 def draw_views(trace: Trace, v: StepView, key: str, words_at: Callable[[StepView], str]) -> None:
@@ -101,9 +115,9 @@ def draw_views(trace: Trace, v: StepView, key: str, words_at: Callable[[StepView
     A second, hidden element carries the steps beside the cursor, so that Back and Step show at once (see
     ahead.py); `words_at(view)` is what comes next at that step.
     """
-    st.html(views_html(v, key, words_at(v) if presenting() else ""), unsafe_allow_javascript=True)
+    st.html(Ready(views_html(v, key, words_at(v) if presenting() else "")), unsafe_allow_javascript=True)
     beside = {k: step_html(view_at(trace, k), key, words_at) for k in (v.index - 1, v.index + 1) if 0 <= k < v.total}
-    st.html(ahead_script(key, v.index, v.status, beside), unsafe_allow_javascript=True)
+    st.html(Ready(ahead_script(key, v.index, v.status, beside)), unsafe_allow_javascript=True)
 
 
 def note_extras(v: StepView, presenter: bool = False) -> list[str]:

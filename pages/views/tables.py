@@ -19,7 +19,8 @@ from loop.views.step import PAIRS_PROBLEMS, PAIRS_RECENT, STEPS_AROUND, StepView
 from loop.engine.trace import Trace
 from loop.views.parts import COLLECTED, THREAD_COLUMN, pairs_table
 
-from .blocks import badge, error_badge
+from .blocks import Ready, badge, error_badge
+from .current import drawn
 from .i18n import lang, stage_title, t
 
 AROUND = STEPS_AROUND  # LoopState rows drawn each side of the cursor in a long run (all of a run up to 15 steps)
@@ -148,8 +149,8 @@ def draw_tables(v: StepView, key: str, trace: Trace | None = None) -> None:
     """
     pairs = draw_pairs(v, key, draw=False, trace=trace)
     if pairs is not None:  # else a long run: the Pairs table came with its own controls
-        st.html('<hr class="ls-rule">' + pairs)
-    st.html(loop_state_html(v))
+        st.html(Ready('<hr class="ls-rule">' + pairs))
+    st.html(Ready(drawn(v, ("loop-state",), lambda: loop_state_html(v))))  # as a click before drew it, if it did
 
 
 def draw_pairs(v: StepView, key: str, draw: bool = True, trace: Trace | None = None) -> str | None:
@@ -157,7 +158,8 @@ def draw_pairs(v: StepView, key: str, draw: bool = True, trace: Trace | None = N
 
     The whole table of a long run ("Show all pairs") is an export of `trace`, drawn only when asked for."""
     everything = bool(st.session_state.get(f"{key}-all-pairs"))
-    text, shown, total = pairs_html(v)  # a few dozen rows at most: the rows themselves are kept (loop/views/step.py)
+    # a few dozen rows at most: the rows themselves are kept (loop/views/step.py), their HTML as a click before drew it
+    text, shown, total = drawn(v, ("pairs",), lambda: pairs_html(v)[0]), len(v.pairs), v.pairs_total
     head = heading(t("Pairs · tool_use ↔ tool_result"),
                    t("Every tool_use needs a tool_result with the same id in the very next (user) message. "
                      "The id's colour is the same here and in the history."))

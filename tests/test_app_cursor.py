@@ -1,0 +1,57 @@
+"""A cursor move draws only what it has not drawn yet: the views of the step newly beside the cursor, not those of
+the steps a click before drew already."""
+
+import pages.views.step as step
+import pages.views.tables as tables
+
+from tests.apptest import app
+from tests.tables import html_bodies
+
+
+def test_back_and_step_over_recorded_steps_draw_only_the_step_newly_beside_the_cursor(monkeypatch):
+    at = app("pages/replay.py", sample="two-tools", step="10")  # the last of its 10 steps
+    step._picture.cache_clear()  # the diagrams, drawn once for the whole server: here, as if none had been yet
+    diagrams, histories, states = [], [], []
+    monkeypatch.setattr(tables, "loop_state_html", lambda v, _draw=tables.loop_state_html:
+                        states.append(v.index) or _draw(v))
+    monkeypatch.setattr(step, "svg", lambda *a, _svg=step.svg, **kw: diagrams.append(1) or _svg(*a, **kw))
+    monkeypatch.setattr(step, "history_panel", lambda v, *a, _draw=step.history_panel, **kw:
+                        histories.append(v.index) or _draw(v, *a, **kw))
+
+    at.button(key="replay-back").click().run()  # step 9: steps 9 and 10 were drawn with step 10 (10, and 9 ahead)
+    assert not at.exception
+    assert any("Step 9 of 10" in m.value for m in at.markdown)
+    assert histories == [7] and len(diagrams) == 1  # step 8's, the one now ahead of a Back, and nothing else
+    assert states == [8]  # the tables are drawn for the cursor alone
+
+    histories.clear(), diagrams.clear(), states.clear()
+    at.button(key="replay-step").click().run()  # back to step 10: all of it drawn a click ago, its tables too
+    assert any("Step 10 of 10" in m.value for m in at.markdown)
+    assert histories == [] and diagrams == [] and states == []
+
+
+def test_a_step_drawn_from_kept_records_is_drawn_as_a_fresh_page_draws_it():
+    moved = app("pages/replay.py", sample="recover", step="6")
+    for key in ("replay-back", "replay-back", "replay-step", "replay-back"):
+        moved.button(key=key).click().run()
+    fresh = app("pages/replay.py", sample="recover", step="4")  # the same step, in a page that made nothing before
+    assert [m.value for m in moved.markdown] == [m.value for m in fresh.markdown]
+    assert html_bodies(moved) == html_bodies(fresh)
+
+
+def test_a_diagram_is_drawn_once_for_every_learner_who_shows_it(monkeypatch):
+    diagrams = []
+    monkeypatch.setattr(step, "svg", lambda *a, _svg=step.svg, **kw: diagrams.append(kw.get("stage")) or _svg(*a, **kw))
+    step._picture.cache_clear()
+    first = app("pages/replay.py", sample="recover", step="3")
+    assert diagrams  # steps 2, 3 and 4: the cursor's and those drawn ahead
+    drawn = diagrams[:]
+    second = app("pages/replay.py", sample="recover", step="3")  # another learner, the same step
+    assert diagrams == drawn
+    assert html_bodies(second) == html_bodies(first)
+    japanese = app("pages/replay.py", sample="recover", step="3", lang="ja")  # another language: its own words
+    assert len(diagrams) > len(drawn) and diagram(japanese) != diagram(first)
+
+
+def diagram(at) -> str:
+    return next(body for body in html_bodies(at) if "ls-diagram-box" in body).split("<script>")[1]
