@@ -315,9 +315,11 @@ def warm(toolset: str = "s01", tool_timeout: float = 30.0, n: int = 1) -> None:
     """Start children for the next runs with these tools now (a page calls it when it opens), until `n` wait."""
     key = (toolset, tool_timeout)
     with _spares_lock:
-        waiting = _spares.setdefault(key, [])
+        waiting = _spares.pop(key, [])
         ended = [spare for spare in waiting if spare[1].proc.poll() is not None]
-        waiting[:] = [spare for spare in waiting if spare not in ended]
+        waiting = [spare for spare in waiting if spare not in ended]
+        if waiting:  # a key is there only while a child waits under it
+            _spares[key] = waiting
         wanted = n - len(waiting) - _warming[0]  # a warm() under way counts as the child it starts
         if wanted <= 0 and not ended:
             return
@@ -348,6 +350,8 @@ def _take(key: tuple[str, float]) -> tuple[object, _Child] | None:
         with _spares_lock:
             waiting = _spares.get(key)
             spare = waiting.pop(0) if waiting else None
+            if not waiting:
+                _spares.pop(key, None)
         if spare is None:
             return None
         if spare[1].proc.poll() is None:
