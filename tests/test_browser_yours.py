@@ -2,6 +2,7 @@
 every scenario offered, Step moves it, a broken loop typed into the editor is named in Japanese, an exercise is
 checked and ticked, and nothing is fetched from elsewhere."""
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -122,12 +123,17 @@ def test_the_chapters_listing_runs_on_each_scenario_picked_with_its_line_lit_kee
         url, module_tab):  # noqa: F811
     page = module_tab
     requested = watched(page)
+    # The same loop, recorded in this process, while the page loads: what the page must show
+    pool = ThreadPoolExecutor(len(OFFERED))
+    recorded = {scenario: pool.submit(lambda s: read(record(CHAPTER_LOOP, s)), scenario) for scenario in OFFERED}
+    pool.shutdown(wait=False)  # they run on; each is waited for where it is compared
     page.goto(f"{url}/yours")  # one page for every scenario: each Run draws its own run in place of the last
     settled(page)
     text = editor(page).evaluate(f"{EDITOR}.getValue()")
     assert CHAPTER_LOOP in text and text.startswith("# Write agent_loop(state)")
     for scenario in OFFERED:
-        expected = read(record(CHAPTER_LOOP, scenario))  # the same loop, recorded in this process: what the page shows
+        print("T", scenario, __import__("time").monotonic(), flush=True)
+        expected = recorded[scenario].result()
         if scenario != OFFERED[0]:  # the first is the one picked when the page opens
             pick(page, scenario)
         page.get_by_role("button", name="Run", exact=True).click()
