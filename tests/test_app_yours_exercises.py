@@ -121,8 +121,9 @@ def test_check_goes_through_the_sandbox_and_passes_statement_3_only_with_is_erro
 
 
 def not_yet(at) -> list[str]:
-    return [e.value for e in at.error if say("en", "Not yet: on {scenario}, at model call {call}.", scenario="`recover`",
-                                                  call=2).split(",")[0] in e.value]
+    """The verdict "Not yet: on `recover`, …" the page shows (the run drawn below names its own broken rule)."""
+    said = say("en", "Not yet: on {scenario}, at model call {call}.", scenario="`recover`", call=2).split(",")[0]
+    return [e.value for e in at.error if said in e.value]
 
 
 def test_a_verdict_is_about_the_code_it_checked_once_the_code_changes_it_says_so_and_a_pass_stays_ticked(in_process):

@@ -119,7 +119,7 @@ def pick(page, scenario: str, label: str = "Scenario", key: str = "yours-scenari
     settled(page)
 
 
-def test_the_chapters_listing_runs_on_each_scenario_picked_with_its_line_lit_keeps_every_rule_and_nothing_comes_from_elsewhere(
+def test_the_chapters_listing_runs_on_each_scenario_picked_keeps_every_rule_lights_its_line_and_fetches_nothing(
         url, module_tab):  # noqa: F811
     page = module_tab
     requested = watched(page)
@@ -155,7 +155,7 @@ def test_the_chapters_listing_runs_on_each_scenario_picked_with_its_line_lit_kee
     assert requested and not fetched_elsewhere(requested), sorted(fetched_elsewhere(requested))
 
 
-def test_an_exercise_picked_opens_its_starter_check_says_not_yet_at_the_call_and_passes_once_fixed_and_the_tick_is_kept(
+def test_an_exercise_opens_its_starter_check_says_not_yet_at_the_call_then_passes_and_the_tick_is_kept(
         url, new_page):  # noqa: F811
     page = new_page(1280, 800)  # a browser of its own: its progress is its own
     page.goto(f"{url}/yours")
