@@ -115,6 +115,50 @@ def test_check_goes_through_the_sandbox_and_passes_statement_3_only_with_is_erro
     run(at)
     with mock.patch("loop.yours.sandboxed.run", wraps=sandboxed.run) as sandbox:
         check(at)
-    assert [c.args[1] for c in sandbox.call_args_list] == ["recover", "two-tools"]
+    assert sorted(c.args[1] for c in sandbox.call_args_list) == ["recover", "two-tools"]  # at once, one child each
     assert not at.error, [e.value for e in at.error]
     assert [s.value for s in at.success] == ["Passed: your loop does it on recover, two-tools."]
+
+
+def not_yet(at) -> list[str]:
+    """The verdict "Not yet: on `recover`, …" the page shows (the run drawn below names its own broken rule)."""
+    said = say("en", "Not yet: on {scenario}, at model call {call}.", scenario="`recover`", call=2).split(",")[0]
+    return [e.value for e in at.error if said in e.value]
+
+
+def test_a_verdict_is_about_the_code_it_checked_once_the_code_changes_it_says_so_and_a_pass_stays_ticked(in_process):
+    at = app("pages/yours.py")
+    picked(at, "write-back")
+    check(at)
+    assert not_yet(at)  # the starter: not yet
+    checked = at.session_state[SOURCE]
+    at.session_state[SOURCE] = checked.replace("# TODO", "# TO DO")  # the learner edits it
+    run(at)
+    assert not not_yet(at) and not at.success
+    earlier = say("en", "Checked on your earlier code: Check again to check this one.")
+    assert earlier in [c.value for c in at.caption]
+    at.session_state[SOURCE] = checked  # back to the code it checked: its verdict again
+    run(at)
+    assert not_yet(at) and earlier not in [c.value for c in at.caption]
+
+    at.session_state[SOURCE] = EXERCISES["write-back"].answer
+    run(at)
+    check(at)
+    assert [s.value for s in at.success] == ["Passed: your loop does it on recover, two-tools."]
+    at.session_state[SOURCE] = EXERCISES["write-back"].answer + "\n# more\n"
+    run(at)
+    assert not at.success and earlier in [c.value for c in at.caption]
+    assert any(o.startswith("✓ ") for o in at.selectbox(key=EXERCISE).options)  # the pass stays ticked
+
+
+def test_a_failed_check_opens_the_run_it_failed_on_at_the_failing_call(in_process):
+    at = app("pages/yours.py")
+    picked(at, "write-back")
+    check(at)
+    verdict = run_exercise(EXERCISES["write-back"], starting_code("en", "write-back"), "en", record)
+    assert verdict.call > 0  # not the first call: a run drawn from step 1 would not show it
+    trace = at.session_state[YOURS].trace
+    calls = [i for i, step in enumerate(trace.steps) if step.stage in ("call_model", "refused")]
+    assert trace.cursor == calls[verdict.call] > 0
+    status = f"### Step {trace.cursor + 1} of {len(trace)} · "
+    assert any(m.value.startswith(status) for m in at.markdown), [m.value for m in at.markdown][:20]

@@ -1,23 +1,31 @@
-"""Your loop in Chromium: the editor holds the chapter's listing, Run draws the learner's run with the line lit, Step
-moves it, a broken loop typed into the editor is named in Japanese, and nothing is fetched from elsewhere."""
+"""Your loop in Chromium: the editor holds the chapter's listing, Run draws the learner's run with the line lit on
+every scenario offered, Step moves it, a broken loop typed into the editor is named in Japanese, an exercise is
+checked and ticked, and nothing is fetched from elsewhere."""
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlparse
 
-import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from loop.text.catalogs import say
 from loop.views.mistakes import MISTAKES
+from loop.engine.scenarios import SCENARIOS
+from loop.yours.exercises import EXERCISES, run_exercise
 from loop.yours.listing import CHAPTER_LOOP
 from loop.yours.reading import read
 from tests.browser import settled, wait_for_status
+from pages.views.yours import starting_code
 from tests.learner import record
 from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
 
 SHOTS = Path(__file__).resolve().parent.parent / "docs" / "projector"
 # The editor's text, through the component's own editor (Ace keeps it on its element as `env.editor`).
 EDITOR = "document.querySelector('.ace_editor').env.editor"
+# Every editor on the page, from the page itself: picking an exercise opens a new editor in a new frame, and the
+# one it replaces may linger a moment.
+EDITORS = ("[...document.querySelectorAll(\"iframe[title*='code_editor']\")].map(f => f.contentDocument && "
+           "f.contentDocument.querySelector('.ace_editor')).filter(e => e && e.env && e.env.editor).map(e => e.env.editor)")
 CALL = CHAPTER_LOOP.splitlines().index("        response = client.messages.create(") + 1 + 1  # under the comment
 NO_APPEND = CHAPTER_LOOP.replace('''        state["messages"].append({
             "role": "assistant",
@@ -53,25 +61,6 @@ def run_and_wait(page, label: str) -> None:
     page.get_by_role("button", name=label, exact=True).click()
     page.locator("#ls-yours-code").wait_for(timeout=60_000)
     settled(page)
-
-
-def test_the_chapters_listing_runs_with_its_line_lit_and_step_moves_and_nothing_comes_from_elsewhere(
-        url, module_tab):  # noqa: F811
-    page = module_tab
-    requested = watched(page)
-    page.goto(f"{url}/yours")
-    settled(page)
-    text = editor(page).evaluate(f"{EDITOR}.getValue()")
-    assert CHAPTER_LOOP in text and text.startswith("# Write agent_loop(state)")
-    run_and_wait(page, "Run")
-    wait_for_status(page, "Step 1 of 9")
-    page.locator(".st-key-yours-step button").click()
-    wait_for_status(page, "Step 2 of 9")
-    page.locator("#ls-yours-code div.lit").wait_for(timeout=30_000)
-    lit = page.locator("#ls-yours-code div.lit")
-    assert lit.get_attribute("data-line") == str(CALL) and "client.messages.create(" in lit.inner_text()
-    assert page.get_by_text("Your loop ended by itself and kept every rule: 2 model calls.").is_visible()
-    assert requested and not fetched_elsewhere(requested), sorted(fetched_elsewhere(requested))
 
 
 def test_a_loop_typed_without_the_append_is_named_in_japanese_and_survives_a_reload(url, new_page):  # noqa: F811
@@ -110,37 +99,110 @@ def test_a_loop_typed_without_the_append_is_named_in_japanese_and_survives_a_rel
 OFFERED = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel"]  # the picker's
 
 
-def pick(page, scenario: str) -> None:
-    """Choose `scenario` in the page's picker, as a user does: open its list, click the name."""
-    picker = page.get_by_label("Scenario")
+def pick(page, scenario: str, label: str = "Scenario", key: str = "yours-scenario") -> None:
+    """Choose `scenario` in the page's picker (or the option so named in the picker `label`), as a user does: open
+    its list, click the name."""
     option = page.get_by_role("option", name=scenario, exact=True)
+    open_list(page, label, key, option)
+    option.click()
+    page.wait_for_function("([label, name]) => document.querySelector(`input[aria-label='${label}']`).value === name",
+                           arg=[label, scenario], timeout=30_000)
+    settled(page)
+
+
+def open_list(page, label: str, key: str, option) -> None:
+    """Open the picker `label`'s list until `option` shows in it, in the window."""
+    picker = page.get_by_label(label)
+    inside = "o => o.getBoundingClientRect().bottom <= innerHeight"
     for _ in range(5):  # a rerun that lands as the list opens closes it again: open it until it stays
+        # Under the editor, the list opens below the window's edge: the user scrolls the picker up first.
+        page.locator(f".st-key-{key}").evaluate("e => e.scrollIntoView({block: 'center'})")
         if picker.get_attribute("aria-expanded") != "true":
-            page.locator(".st-key-yours-scenario button[aria-label='Open']").click()  # (the exercise's picker is beside it)
+            page.locator(f".st-key-{key} button[aria-label='Open']").click()  # (the two pickers are side by side)
         try:
             option.wait_for(timeout=5_000)
-            break
+            if option.evaluate(inside):
+                break
         except PlaywrightTimeout:
-            continue
-    option.click()
-    page.wait_for_function("(name) => document.querySelector(\"input[aria-label='Scenario']\").value === name",
-                           arg=scenario, timeout=30_000)
-    settled(page)
+            pass
+        page.keyboard.press("Escape")  # not there, or the page moved under it: close the list, open it again
+    option.wait_for(timeout=5_000)
 
 
-@pytest.mark.parametrize("scenario", OFFERED)
-def test_the_chapters_listing_run_on_each_scenario_picked_keeps_every_rule_and_draws_its_steps(
-        url, module_tab, scenario):  # noqa: F811
-    expected = read(record(CHAPTER_LOOP, scenario))  # the same loop, recorded in this process: what the page must show
+def test_the_chapters_listing_runs_on_each_scenario_picked_keeps_every_rule_lights_its_line_and_fetches_nothing(
+        url, module_tab):  # noqa: F811
     page = module_tab
+    requested = watched(page)
+    # The same loop, recorded in this process, while the page loads: what the page must show
+    pool = ThreadPoolExecutor(len(OFFERED))
+    recorded = {scenario: pool.submit(lambda s: read(record(CHAPTER_LOOP, s)), scenario) for scenario in OFFERED}
+    pool.shutdown(wait=False)  # they run on; each is waited for where it is compared
+    page.goto(f"{url}/yours")  # one page for every scenario: each Run draws its own run in place of the last
+    settled(page)
+    text = editor(page).evaluate(f"{EDITOR}.getValue()")
+    assert CHAPTER_LOOP in text and text.startswith("# Write agent_loop(state)")
+    for scenario in OFFERED:
+        print("T", scenario, __import__("time").monotonic(), flush=True)
+        expected = recorded[scenario].result()
+        if scenario != OFFERED[0]:  # the first is the one picked when the page opens
+            pick(page, scenario)
+        page.get_by_role("button", name="Run", exact=True).click()
+        page.get_by_text(SCENARIOS[scenario].task_in("en")).first.wait_for(timeout=60_000)  # its run, not the last
+        page.locator("#ls-yours-code").wait_for(timeout=60_000)
+        settled(page)
+        kept = say("en", "Your loop ended by itself and kept every rule: {n} model calls.",
+                   n=len(expected.recording.exchanges))
+        page.get_by_text(kept).wait_for(timeout=30_000)
+        wait_for_status(page, f"Step 1 of {len(expected.trace)}")
+        assert page.locator("[data-testid='stAlertContentError']").count() == 0, scenario
+        assert "Traceback" not in page.inner_text("body"), scenario
+        if scenario == "list-files":  # Step moves the run and the learner's line lit with it
+            page.locator(".st-key-yours-step button").click()
+            wait_for_status(page, "Step 2 of 9")
+            page.locator("#ls-yours-code div.lit").wait_for(timeout=30_000)
+            lit = page.locator("#ls-yours-code div.lit")
+            assert lit.get_attribute("data-line") == str(CALL) and "client.messages.create(" in lit.inner_text()
+    assert requested and not fetched_elsewhere(requested), sorted(fetched_elsewhere(requested))
+
+
+def test_an_exercise_opens_its_starter_check_says_not_yet_at_the_call_then_passes_and_the_tick_is_kept(
+        url, new_page):  # noqa: F811
+    page = new_page(1280, 800)  # a browser of its own: its progress is its own
     page.goto(f"{url}/yours")
     settled(page)
-    editor(page)  # the listing is in the editor
-    pick(page, scenario)
-    run_and_wait(page, "Run")
-    kept = say("en", "Your loop ended by itself and kept every rule: {n} model calls.",
-               n=len(expected.recording.exchanges))
-    page.get_by_text(kept).wait_for(timeout=30_000)
-    wait_for_status(page, f"Step 1 of {len(expected.trace)}")
-    assert page.locator("[data-testid='stAlertContentError']").count() == 0
-    assert "Traceback" not in page.inner_text("body")
+    exercise = EXERCISES["write-back"]
+    statement = say("en", "Statement {n}: {title}", n=exercise.statement, title=exercise.title)
+    pick(page, statement, "Exercise", "yours-exercise")
+    starter = starting_code("en", "write-back")
+    page.wait_for_function(f"(text) => {EDITORS}.some(e => e.getValue() === text)", arg=starter, timeout=30_000)
+    assert exercise.missing not in starter and f"# TODO: {exercise.todo}" in starter
+
+    page.get_by_role("button", name="Check", exact=True).click()
+    verdict = run_exercise(exercise, starter, "en", record)  # what the page must say
+    said = page.locator("[data-testid='stAlertContentError']").filter(has_text="Not yet")
+    said.wait_for(timeout=60_000)
+    assert f"Not yet: on {verdict.scenario}, at model call {verdict.call + 1}." in said.inner_text()
+    assert verdict.scenario == "recover" and verdict.why.replace("`", "") in said.inner_text()  # `x` drawn as code
+
+    fixed = starter.replace(f"        # TODO: {exercise.todo}\n", exercise.missing).replace(  # what the learner types
+        '''                    "content": output,
+''', '''                    "content": output,
+                    "is_error": output.is_error,
+''')
+    page.evaluate(f"([old, text]) => {EDITORS}.find(e => e.getValue() === old).setValue(text, -1)", [starter, fixed])
+    page.get_by_role("button", name="Start again from the exercise's starter").wait_for()  # the page has it
+    settled(page)
+    page.get_by_role("button", name="Check", exact=True).click()
+    page.get_by_text("Passed: your loop does it on recover, two-tools.").wait_for(timeout=60_000)
+    ticked(page, statement)
+
+    page.reload()  # a new session: the progress is the browser's, in the store
+    settled(page)
+    ticked(page, statement)
+
+
+def ticked(page, statement: str) -> None:
+    """The exercise picker's list shows `statement` ticked."""
+    settled(page)
+    open_list(page, "Exercise", "yours-exercise", page.get_by_role("option", name="✓ " + statement, exact=True))
+    page.keyboard.press("Escape")

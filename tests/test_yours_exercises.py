@@ -219,3 +219,23 @@ def test_a_syntax_error_or_an_exception_fails_with_the_learners_line():
     raised = run_exercise(RUN, CHAPTER_LOOP.replace("output = run_tool(block)", "output = run_tool(blok)"), "en",
                           record)
     assert not raised.passed and "NameError" in raised.why and f"line {RUN_LINE}" in raised.why
+
+
+def test_a_check_runs_its_scenarios_at_once_and_says_them_in_the_exercises_order():
+    import threading
+
+    both = threading.Barrier(len(WRITE_BACK.scenarios), timeout=60)  # broken if the runs come one after another
+    finished = []
+
+    def runner(source, scenario, lang, **limits):
+        both.wait()
+        if scenario == WRITE_BACK.scenarios[0]:
+            both.wait()  # the first scenario's run ends last
+        finished.append(scenario)
+        if scenario != WRITE_BACK.scenarios[0]:
+            both.wait()
+        return record(source, scenario, lang, **limits)
+
+    verdict = run_exercise(WRITE_BACK, WRITE_BACK.starter(), "en", runner)
+    assert finished == list(reversed(WRITE_BACK.scenarios))
+    assert not verdict.passed and verdict.scenario == WRITE_BACK.scenarios[0] == "recover"

@@ -306,43 +306,60 @@ class _Child:
             self.step.remove()
 
 
-# Children started ahead of a run, one for each (toolset, tool timeout) at most: the interpreter and the SDK's
-# import take about 2 s, most of the time from Run to the first step.
-_spares: dict[tuple[str, float], tuple[object, _Child]] = {}
+# Children started ahead of a run, for each (toolset, tool timeout): the interpreter and the SDK's import take
+# about 2 s, most of the time from Run to the first step. Check runs an exercise's scenarios at once, one child
+# each: `warm(n=...)` keeps that many waiting.
+_spares: dict[tuple[str, float], list[tuple[object, _Child]]] = {}
 _spares_lock = threading.Condition()  # a Condition: cool() waits on it for the children being started
 _warming = [0]  # how many warm() calls are starting a child now
 
 
-def warm(toolset: str = "s01", tool_timeout: float = 30.0) -> None:
-    """Start a child for the next run with these tools now (a page calls it when it opens), unless one waits."""
+def warm(toolset: str = "s01", tool_timeout: float = 30.0, n: int = 1) -> None:
+    """Start children for the next runs with these tools now (a page calls it when it opens), until `n` wait."""
     key = (toolset, tool_timeout)
     with _spares_lock:
-        if key in _spares and _spares[key][1].proc.poll() is None:
+        waiting = _spares.pop(key, [])
+        ended = [spare for spare in waiting if spare[1].proc.poll() is not None]
+        waiting = [spare for spare in waiting if spare not in ended]
+        if waiting:  # a key is there only while a child waits under it
+            _spares[key] = waiting
+        wanted = n - len(waiting) - _warming[0]  # a warm() under way counts as the child it starts
+        if wanted <= 0 and not ended:
             return
-        _warming[0] += 1  # cool() waits for it: a child started as the server stops must not outlive it
+        _warming[0] += max(wanted, 0)  # cool() waits for them: a child started as the server stops must not outlive it
+    for spare in ended:
+        _close(spare)
+    owed = max(wanted, 0)  # the children this call still has to start (or give up on)
     try:
-        toolbox = default_toolbox(Workspace.make(), tool_timeout, toolset)
-        if toolbox.sandbox.problem():
-            toolbox.close()
-            return
-        spare = (toolbox, _Child(toolbox))
-        with _spares_lock:
-            spare, _spares[key] = _spares.get(key), spare
-        if spare:
-            _close(spare)
+        while owed:
+            toolbox = default_toolbox(Workspace.make(), tool_timeout, toolset)
+            if toolbox.sandbox.problem():  # no sandbox here: the others would fail alike
+                toolbox.close()
+                return
+            spare = (toolbox, _Child(toolbox))
+            with _spares_lock:
+                _spares.setdefault(key, []).append(spare)
+                owed -= 1
+                _warming[0] -= 1
+                _spares_lock.notify_all()
     finally:
         with _spares_lock:
-            _warming[0] -= 1
+            _warming[0] -= owed
             _spares_lock.notify_all()
 
 
 def _take(key: tuple[str, float]) -> tuple[object, _Child] | None:
-    with _spares_lock:
-        spare = _spares.pop(key, None)
-    if spare and spare[1].proc.poll() is not None:  # it ended while it waited
-        _close(spare)
-        return None
-    return spare
+    while True:
+        with _spares_lock:
+            waiting = _spares.get(key)
+            spare = waiting.pop(0) if waiting else None
+            if not waiting:
+                _spares.pop(key, None)
+        if spare is None:
+            return None
+        if spare[1].proc.poll() is None:
+            return spare
+        _close(spare)  # it ended while it waited: the next one
 
 
 def _close(spare: tuple[object, _Child]) -> None:
@@ -358,7 +375,7 @@ def cool() -> None:
     """End the children that wait for a run, and remove their workspaces."""
     with _spares_lock:
         _spares_lock.wait_for(lambda: not _warming[0], timeout=60)  # a child being started is ended too
-        spares = list(_spares.values())
+        spares = [spare for waiting in _spares.values() for spare in waiting]
         _spares.clear()
     for spare in spares:
         _close(spare)

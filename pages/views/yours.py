@@ -46,7 +46,7 @@ PICK = "yours-scenario"
 EXERCISE = "yours-exercise"  # the picker: FREE or an exercise's name
 SHOWN = "yours-shown"  # the exercise whose text the editor holds now
 MINE = "yours-mine"  # {FREE or an exercise's name: what the learner typed for it}, kept for the session
-VERDICT = "yours-verdict"  # (the exercise's name, its last Check's Verdict)
+VERDICT = "yours-verdict"  # (the exercise's name, its last Check's Verdict, the source it checked)
 ASKED = "yours-check-asked"  # Check was clicked for this exercise: it runs where the exercise is drawn
 FREE = "free"
 
@@ -214,6 +214,14 @@ def _choose() -> None:
         mine[left] = s[SOURCE]
     s[SHOWN] = picked
     _open_editor(mine.get(picked) or starting_code(lang(), picked), lang())
+    if picked in EXERCISES:
+        _warm_for_check(picked)
+
+
+def _warm_for_check(name: str) -> None:
+    # Check runs the exercise's scenarios at once, one child each: that many wait, their SDK imported, by the click.
+    threading.Thread(target=sandboxed.warm, kwargs={"n": len(EXERCISES[name].scenarios)}, daemon=True,
+                     name="loopscope-yours-warm").start()
 
 
 def draw_exercise(source: str) -> None:
@@ -237,7 +245,11 @@ def draw_exercise(source: str) -> None:
             _check(name, source)
         kept = s.get(VERDICT)
         if kept is not None and kept[0] == name:
-            _draw_verdict(kept[1])
+            if kept[2] == source:
+                _draw_verdict(kept[1])
+            else:  # a verdict is about the code it checked: the editor holds other code now
+                st.caption(t("Checked on your earlier code: Check again to check this one."),
+                           help=kept[1].why)
 
 
 def _ask(name: str) -> None:
@@ -260,8 +272,8 @@ def _check(name: str, source: str) -> None:
             st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
                      icon=":material/error:")
             return
-    warm_up()
-    s[VERDICT] = (name, verdict)
+    _warm_for_check(name)
+    s[VERDICT] = (name, verdict, source)
     if verdict.passed:
         owner = this_browser()
         if owner is not None:
@@ -269,9 +281,17 @@ def _check(name: str, source: str) -> None:
                 store().mark_passed(owner, name)
             except (StoreError, OSError) as exc:  # the lesson goes on; the tick is not kept
                 st.toast(t("Your progress could not be saved: {error}", error=exc), icon=":material/warning:")
-    elif verdict.scenario in recordings:  # the run it failed on, drawn below with the same views
-        s[YOURS] = read(recordings[verdict.scenario])
+    elif verdict.scenario in recordings:  # the run it failed on, drawn below with the same views, at the call
+        s[YOURS] = _at_call(read(recordings[verdict.scenario]), verdict.call)
     st.rerun()  # the picker ticks a passed exercise; the editor marks the failed run's line
+
+
+def _at_call(yours: Yours, call: int | None) -> Yours:
+    """`yours` with its cursor on the step of model call `call` (its call_model step, or the refused one)."""
+    calls = [i for i, step in enumerate(yours.trace.steps) if step.stage in ("call_model", "refused")]
+    if call is not None and calls:
+        yours.trace.goto(calls[min(call, len(calls) - 1)])
+    return yours
 
 
 def _draw_verdict(verdict: Verdict) -> None:
