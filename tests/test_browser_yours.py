@@ -194,6 +194,8 @@ def test_an_exercise_opens_its_starter_check_says_not_yet_at_the_call_then_passe
     settled(page)
     page.get_by_role("button", name="Check", exact=True).click()
     page.get_by_text("Passed: your loop does it on recover, two-tools.").wait_for(timeout=60_000)
+    page.wait_for_function("(name) => document.querySelector(`input[aria-label='Exercise']`).value === name",
+                           arg="✓ " + statement, timeout=30_000)  # the closed picker ticks it too
     ticked(page, statement)
 
     page.reload()  # a new session: the progress is the browser's, in the store

@@ -43,7 +43,8 @@ OFFERED = "yours-restore-offered"  # this session has offered the browser's kept
 LINKED = "yours-linked-source"  # the code a link opened: someone else's, not kept over what this browser kept
 KEPT = "loopscope-yours-source"  # the browser's localStorage key: what the learner typed, kept for a reload
 PICK = "yours-scenario"
-EXERCISE = "yours-exercise"  # the picker: FREE or an exercise's name
+EXERCISE = "yours-exercise"  # the exercise picker's box
+PICKER = "yours-exercise-picker"  # the picker's key's start (picker_key): its value is FREE or an exercise's name
 SHOWN = "yours-shown"  # the exercise whose text the editor holds now
 MINE = "yours-mine"  # {FREE or an exercise's name: what the learner typed for it}, kept for the session
 VERDICT = "yours-verdict"  # (the exercise's name, its last Check's Verdict, the source it checked)
@@ -164,12 +165,17 @@ def draw_run_row(source: str) -> None:
     """The scenario picker and Run: the learner's file runs in the sandbox, the run is read into a trace."""
     if st.session_state.get(PICK) not in SCENARIOS:
         st.session_state[PICK] = SCENARIOS[0]
-    if st.session_state.get(EXERCISE) not in (FREE, *EXERCISES):
-        st.session_state[EXERCISE] = st.session_state.get(SHOWN, FREE)
-    labels = _exercise_labels(_passed())
+    passed = _passed()
+    labels = _exercise_labels(passed)
+    # Streamlit's picker keeps showing the label an option had when it was chosen: ticks that changed (a pass) make
+    # a picker of their own, which starts on the exercise shown
+    widget = picker_key(passed)
+    if st.session_state.get(widget) not in labels:
+        st.session_state[widget] = st.session_state.get(SHOWN, FREE)
     with st.container(horizontal=True, vertical_alignment="bottom"):
-        st.selectbox(t("Exercise"), list(labels), key=EXERCISE, format_func=labels.get, width=380,
-                     on_change=_choose)
+        with st.container(key=EXERCISE, width=380):
+            st.selectbox(t("Exercise"), list(labels), key=widget, format_func=labels.get, on_change=_choose,
+                         args=(widget,))
         st.selectbox(t("Scenario"), SCENARIOS, key=PICK, width=260)
         clicked = st.button(t("Run"), type="primary", icon=":material/play_arrow:", key="yours-run-button")
     if clicked:
@@ -204,12 +210,17 @@ def _exercise_labels(passed: set[str]) -> dict[str, str]:
     return labels
 
 
-def _choose() -> None:
+def picker_key(passed: set[str]) -> str:
+    """The exercise picker's key, for the exercises passed so far."""
+    return "-".join([PICKER, *sorted(passed)])
+
+
+def _choose(widget: str) -> None:
     """The exercise picked: the editor keeps what was typed for the one left and opens the learner's text of
     the one picked (its starter, the first time)."""
     s = st.session_state
     mine = s.setdefault(MINE, {})
-    left, picked = s.get(SHOWN, FREE), s.get(EXERCISE, FREE)
+    left, picked = s.get(SHOWN, FREE), s.get(widget, FREE)
     if SOURCE in s:
         mine[left] = s[SOURCE]
     s[SHOWN] = picked
@@ -437,7 +448,9 @@ def open_code_link() -> None:
 
 def _run_linked(source: str, scenario: str, k: int) -> None:
     s = st.session_state
-    s[SHOWN] = s[EXERCISE] = FREE  # the link's code is the learner's own, not an exercise's
+    s[SHOWN] = FREE  # the link's code is the learner's own, not an exercise's: the picker starts on it
+    for key in [k for k in s if isinstance(k, str) and k.startswith(PICKER)]:
+        del s[key]
     _open_editor(source, lang())
     s[OFFERED] = True  # the editor holds the link's code: the browser's kept code is not put back over it
     s[LINKED] = source  # nor is it kept over the browser's, until the learner changes it
