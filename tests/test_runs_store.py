@@ -540,7 +540,7 @@ def test_a_store_of_the_previous_schema_keeps_every_run_and_gains_the_progress_o
     again.mark_passed(OWNER, "write-back")
     again.close()
     with sqlite3.connect(tmp_path / FILE) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 3
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 4
     assert RunsStore(tmp_path).passed(OWNER) == {"write-back"}
 
 

@@ -49,7 +49,8 @@ from ..text.catalogs import N_, Note, size_words
 from ..text.redact import without_secrets
 from ..engine.trace import Trace
 
-SCHEMA = 3  # 2: runs.bytes, the size of what a run holds; 3: progress, the exercises each browser passed
+SCHEMA = 4  # 2: runs.bytes, the size of what a run holds; 3: progress, the exercises each browser passed;
+# 4: the classes (loop/files/classes.py)
 FILE = "runs.sqlite3"
 IMPORTED = "journals-imported"
 BUSY = database.BUSY  # seconds a write waits for another process's transaction
@@ -115,6 +116,56 @@ CREATE TABLE IF NOT EXISTS progress (
 ) WITHOUT ROWID
 """
 EXERCISE = re.compile(r"[a-z0-9-]{1,64}")  # an exercise's name
+
+# Schema 4: a class follows one teacher's run (loop/files/classes.py). `classes` is read by every follower twice a
+# second, by its primary key; `class_followers` is written by each follower's heartbeat.
+_CLASSES = [
+    """
+CREATE TABLE IF NOT EXISTS classes (
+    code     TEXT PRIMARY KEY,  -- what followers type: 6 of classes.CODE_LETTERS
+    teacher  TEXT NOT NULL,     -- the teacher's owner key: followers never read it
+    run_id   TEXT NOT NULL,     -- the teacher's run the class sees (runs.id of that owner)
+    steps    INTEGER NOT NULL,
+    cursor   INTEGER NOT NULL,
+    version  INTEGER NOT NULL,  -- +1 at every change a follower must see
+    question INTEGER,           -- the step whose question is open, or NULL
+    revealed INTEGER NOT NULL DEFAULT 0,
+    started  REAL NOT NULL,
+    ended    REAL               -- when the teacher ended it, or NULL while open
+) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS classes_by_teacher ON classes (teacher, ended)",
+    """
+CREATE TABLE IF NOT EXISTS class_shown (
+    code TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    seq  INTEGER NOT NULL,      -- the order it was first shown in
+    PRIMARY KEY (code, step)
+) WITHOUT ROWID""",
+    """
+CREATE TABLE IF NOT EXISTS class_questions (
+    code  TEXT NOT NULL,
+    step  INTEGER NOT NULL,
+    kind  TEXT NOT NULL,        -- the question's kind (loop/views/questions.py KINDS), or ''
+    asked REAL NOT NULL,
+    PRIMARY KEY (code, step)
+) WITHOUT ROWID""",
+    """
+CREATE TABLE IF NOT EXISTS class_answers (
+    code     TEXT NOT NULL,
+    step     INTEGER NOT NULL,
+    follower TEXT NOT NULL,     -- an owner key: one answer a follower, the last counts
+    choice   INTEGER NOT NULL,
+    PRIMARY KEY (code, step, follower)
+) WITHOUT ROWID""",
+    """
+CREATE TABLE IF NOT EXISTS class_followers (
+    code     TEXT NOT NULL,
+    follower TEXT NOT NULL,     -- an owner key
+    seen     REAL NOT NULL,     -- its last heartbeat, seconds since the epoch
+    away     INTEGER NOT NULL,  -- 1: stepping on its own copy
+    PRIMARY KEY (code, follower)
+) WITHOUT ROWID""",
+]
 
 
 class StoreError(Exception):
@@ -252,6 +303,9 @@ class RunsStore:
                 _add_sizes(db)
             if version < 3:
                 db.execute(self.database.ddl(_PROGRESS))
+            if version < 4:
+                for statement in _CLASSES:
+                    db.execute(self.database.ddl(statement))
             self.database.set_version(db, SCHEMA)
         for folder in moved:  # imported: out of the way, so they are not imported again
             target = self.root / IMPORTED / owner_key(f"legacy:{folder.name}")

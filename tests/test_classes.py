@@ -1,0 +1,340 @@
+"""A class's channel in the runs store (loop/files/classes.py), on SQLite and on PostgreSQL.
+
+The teacher's run is saved as the Step through page autosaves it; the class row says which run and step the
+class sees. Followers know only the code: they never move the class nor reach another of the teacher's runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sqlite3
+
+import pytest
+
+from loop.files import classes as classes_module
+from loop.files.classes import CODE_LETTERS, KEPT, SEEN_EVERY, Classes, ClassState, NotTeacher, Summary
+from loop.files.runs import FILE, SCHEMA, RunsStore, owner_key
+from tests.postgres import postgres_server  # noqa: F401  (a fixture)
+from tests.test_runs_store import FULL, prefix, store_at  # noqa: F401  (store_at: a fixture)
+
+TEACHER = owner_key("browser:teacher")
+STUDENT = owner_key("browser:student")
+OTHER_STUDENT = owner_key("browser:student-2")
+STRANGER = owner_key("browser:stranger")
+
+
+class Clock:
+    """Seconds since the epoch, moved by the test: no real clock in an assert."""
+
+    def __init__(self, now: float = 1_800_000_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def room(tmp_path, store_at):
+    """(the store, the class's channel on it with a test's clock, the clock); the teacher's run r1 has 3 steps."""
+    store = store_at(tmp_path)
+    store.save(TEACHER, "r1", prefix(3), writer="teacher-tab")
+    clock = Clock()
+    return store, Classes(store, clock=clock), clock
+
+
+def test_a_class_is_started_shown_and_followed_by_its_code(room):
+    store, channel, clock = room
+    code = channel.start(TEACHER, "r1", 3, 2)
+    assert len(code) == 6 and set(code) <= set(CODE_LETTERS)
+    first = channel.state(code)
+    assert first == ClassState(code, "r1", 3, 2, first.version, None, False, False)
+    # the teacher steps on: the run gains a step (autosaved), then the class is shown it
+    store.save(TEACHER, "r1", prefix(4), writer="teacher-tab")
+    version = channel.show(code, TEACHER, "r1", 4, 3)
+    assert version > first.version
+    now = channel.state(code.lower())  # a student may type it in lowercase
+    assert (now.run_id, now.steps, now.cursor, now.version) == ("r1", 4, 3, version)
+    assert channel.show(code, TEACHER, "r1", 4, 3) == version  # nothing changed: nothing for followers to see
+    # a follower reads the step it must show, and the teacher sees it follow
+    followed = channel.trace(f" {code.lower()} ")
+    assert followed.cursor == 3 and [s.stage for s in followed.steps] == [s.stage for s in FULL.steps[:4]]
+    channel.seen(code, STUDENT, away=False)
+    assert channel.attendance(code, TEACHER) == (1, 0)
+
+
+def test_only_the_teacher_moves_the_class_and_a_follower_or_stranger_changes_nothing(room):
+    store, channel, clock = room
+    code = channel.start(TEACHER, "r1", 3, 1)
+    channel.ask(code, TEACHER, 2)
+    before = channel.state(code)
+    for who in (STUDENT, STRANGER, "not-a-key", None):
+        with pytest.raises(NotTeacher):
+            channel.show(code, who, "r1", 3, 0)
+        with pytest.raises(NotTeacher):
+            channel.ask(code, who, 1)
+        with pytest.raises(NotTeacher):
+            channel.reveal(code, who)
+        with pytest.raises(NotTeacher):
+            channel.end(code, who)
+        with pytest.raises(NotTeacher):
+            channel.answers_csv(code, who)
+        with pytest.raises(NotTeacher):
+            channel.attendance(code, who)
+    for made_up in ("ZZZZZZ", "", "A' OR 1=1 --"):  # no such class: nobody is its teacher
+        with pytest.raises(NotTeacher):
+            channel.show(made_up, TEACHER, "r1", 3, 0)
+    assert channel.state(code) == before
+    # what a follower reads names the run and the step, never the teacher
+    assert TEACHER not in repr(dataclasses.astuple(before))
+
+
+def test_a_code_is_compared_exactly_and_a_made_up_one_finds_nothing(room):
+    store, channel, clock = room
+    code = channel.start(TEACHER, "r1", 3, 0)
+    near = ("2" if code[0] != "2" else "3") + code[1:]
+    for made_up in (near, code[:5], code + "A", "", None, 42, "0O1IL0", code.replace(code[0], "?")):
+        assert channel.state(made_up) is None and channel.trace(made_up) is None
+        assert channel.answer(made_up, STUDENT, 0, 0) is False
+    assert channel.state(code.lower()).code == code
+
+
+def test_the_trace_by_code_is_the_class_run_never_another_run_of_the_teacher(room):
+    store, channel, clock = room
+    secret_run = prefix(6)
+    secret_run.meta = dict(secret_run.meta, task="the teacher's private run")
+    store.save(TEACHER, "private", secret_run, writer="teacher-tab")
+    code = channel.start(TEACHER, "r1", 3, 1)
+    followed = channel.trace(code)
+    assert len(followed) == 3 and followed.meta["task"] == FULL.meta["task"] and followed.cursor == 1
+    # followers' copies keep their own cursors: one stepping back moves no other
+    followed.goto(0)
+    assert channel.trace(code).cursor == 1
+    # the teacher moves the class to another run: only then do followers see it
+    store.save(TEACHER, "r2", prefix(5), writer="teacher-tab")
+    channel.show(code, TEACHER, "r2", 5, 4)
+    assert (len(channel.trace(code)), channel.trace(code).cursor) == (5, 4)
+    assert all(channel.trace(code).meta.get("task") != "the teacher's private run" for _ in range(2))
+    # a run of that id in another browser's saved runs is never the class's
+    store.save(STRANGER, "r3", secret_run, writer="stranger-tab")
+    channel.show(code, TEACHER, "r3", 6, 0)
+    assert channel.trace(code) is None
+
+
+def test_sixty_followers_in_one_process_load_the_run_once_per_change(room, monkeypatch):
+    store, channel, clock = room
+    code = channel.start(TEACHER, "r1", 3, 0)
+    loads = []
+    real = RunsStore.load
+
+    def counted(self, owner, run_id, **kw):
+        loads.append(run_id)
+        return real(self, owner, run_id, **kw)
+
+    monkeypatch.setattr(RunsStore, "load", counted)
+    followers = [Classes(store) for _ in range(60)]  # a page makes its own; the cache is the process's
+    assert {len(f.trace(code)) for f in followers} == {3} and len(loads) == 1
+    channel.show(code, TEACHER, "r1", 3, 2)  # the cursor alone moved: the run is as it was
+    assert {f.trace(code).cursor for f in followers} == {2} and len(loads) == 1
+    store.save(TEACHER, "r1", prefix(4), writer="teacher-tab")
+    channel.show(code, TEACHER, "r1", 4, 3)
+    assert {len(f.trace(code)) for f in followers} == {4} and len(loads) == 2
+
+
+def test_a_reload_of_the_teacher_finds_the_class_and_a_new_class_ends_the_old(room):
+    store, channel, clock = room
+    assert channel.of_teacher(TEACHER) is None
+    code = channel.start(TEACHER, "r1", 3, 2)
+    assert Classes(store).of_teacher(TEACHER) == code  # the reloaded page's own channel
+    assert channel.of_teacher(STUDENT) is None and channel.of_teacher("not-a-key") is None
+    clock.now += 1
+    newer = channel.start(TEACHER, "r1", 3, 0)
+    assert newer != code and channel.of_teacher(TEACHER) == newer
+    assert channel.state(code).ended and channel.trace(code) is None
+    assert not channel.state(newer).ended and channel.trace(newer) is not None
+
+
+def test_answers_are_taken_only_while_the_question_is_open_one_per_follower_and_counted(room):
+    store, channel, clock = room
+    code = channel.start(TEACHER, "r1", 3, 1)
+    assert channel.answer(code, STUDENT, 2, 0) is False  # no question open
+    version = channel.ask(code, TEACHER, 2, kind="continues")
+    assert channel.state(code).question == 2 and channel.state(code).version == version
+    assert channel.answer(code, STUDENT, 1, 0) is False  # not the open question
+    assert channel.answer(code, STUDENT, 2, 0) is True
+    assert channel.answer(code.lower(), STUDENT, 2, 1) is True  # changed its mind: the last counts
+    assert channel.answer(code, OTHER_STUDENT, 2, 1) is True
+    for hostile in (-1, 99, "1", None, True, 1.5):
+        assert channel.answer(code, STRANGER, 2, hostile) is False
+    assert channel.answer(code, "not-a-key", 2, 0) is False
+    assert channel.counts(code, 2) == {1: 2}
+    revealed = channel.reveal(code, TEACHER)
+    assert channel.state(code).revealed and revealed > version
+    assert channel.answer(code, STRANGER, 2, 0) is False  # the answer is out: no more answers
+    assert channel.counts(code, 2) == {1: 2}
+    channel.show(code, TEACHER, "r1", 3, 2)  # the step asked about is shown: the question closes
+    assert channel.state(code).question is None and not channel.state(code).revealed
+    assert channel.answer(code, STRANGER, 2, 0) is False
+
+
+def test_the_end_gives_the_summary_and_the_code_stops_working(room):
+    store, channel, clock = room
+    code = channel.start(TEACHER, "r1", 3, 0)
+    channel.seen(code, STUDENT, away=False)
+    channel.seen(code, OTHER_STUDENT, away=True)
+    channel.show(code, TEACHER, "r1", 3, 2)
+    channel.show(code, TEACHER, "r1", 3, 1)
+    channel.show(code, TEACHER, "r1", 3, 2)  # shown again: once in the summary
+    channel.ask(code, TEACHER, 2, kind="continues")
+    channel.answer(code, STUDENT, 2, 1)
+    channel.answer(code, OTHER_STUDENT, 2, 0)
+    channel.ask(code, TEACHER, 1, kind="turn_count_after")  # asked, never answered
+    before = channel.state(code).version
+    summary = channel.end(code, TEACHER)
+    assert summary == Summary(code, [0, 2, 1], {1: {}, 2: {0: 1, 1: 1}}, 2)
+    state = channel.state(code)
+    assert state.ended and state.version > before and state.question is None
+    assert channel.trace(code) is None
+    assert channel.answer(code, STUDENT, 1, 0) is False
+    assert channel.show(code, TEACHER, "r1", 3, 0) == state.version  # nothing moves an ended class
+    assert channel.of_teacher(TEACHER) is None
+    assert channel.end(code, TEACHER) == summary  # asked again: the same summary
+    clock.now += KEPT + 1
+    assert channel.state(code) is None
+
+
+def test_the_answers_csv_has_counts_and_no_names(room):
+    store, channel, clock = room
+    code = channel.start(TEACHER, "r1", 3, 1)
+    channel.ask(code, TEACHER, 2, kind="continues")
+    for student, choice in ((STUDENT, 0), (OTHER_STUDENT, 0), (STRANGER, 2)):
+        channel.answer(code, student, 2, choice)
+    channel.ask(code, TEACHER, 1, kind="turn_count_after")
+    exported = channel.answers_csv(code, TEACHER)
+    assert exported.splitlines() == ["step,kind,choice,count", "1,turn_count_after,,0", "2,continues,0,2",
+                                     "2,continues,2,1"]
+    assert not any(key in exported for key in (STUDENT, OTHER_STUDENT, STRANGER, TEACHER))
+    channel.end(code, TEACHER)
+    assert channel.answers_csv(code, TEACHER) == exported  # kept for the teacher after the end
+
+
+def test_attendance_counts_following_and_away_within_the_window(room):
+    store, channel, clock = room
+    code = channel.start(TEACHER, "r1", 3, 1)
+    channel.seen(code, STUDENT, away=False)
+    channel.seen(code, OTHER_STUDENT, away=False)
+    channel.seen(code, STRANGER, away=True)
+    assert channel.attendance(code, TEACHER) == (2, 1)
+    clock.now += 10
+    channel.seen(code, OTHER_STUDENT, away=True)  # stepped away: said at once
+    assert channel.attendance(code, TEACHER) == (1, 2)
+    assert channel.attendance(code, TEACHER, within=5) == (0, 1)  # only the one heard from lately
+    clock.now += 10
+    assert channel.attendance(code, TEACHER) == (0, 1)  # the others went quiet 20 s ago
+    channel.seen(code, "not-a-key", away=False)
+    channel.seen("ZZZZZZ", STUDENT, away=False)
+    assert channel.attendance(code, TEACHER) == (0, 1)
+
+
+def test_a_heartbeat_is_written_once_every_few_seconds_unless_the_follower_stepped_away(room, monkeypatch):
+    store, channel, clock = room
+    code = channel.start(TEACHER, "r1", 3, 1)
+    writes = []
+    real = RunsStore._transaction
+
+    def counted(self, write, synced=True):
+        writes.append(write)
+        return real(self, write, synced)
+
+    monkeypatch.setattr(RunsStore, "_transaction", counted)
+    channel.seen(code, STUDENT, away=False)
+    clock.now += SEEN_EVERY / 2
+    channel.seen(code, STUDENT, away=False)  # within the few seconds: nothing written
+    assert writes == [True]
+    channel.seen(code, STUDENT, away=True)  # stepped away: written at once
+    clock.now += SEEN_EVERY
+    channel.seen(code, STUDENT, away=True)
+    assert writes == [True, True, True]
+    writes.clear()
+    channel.state(code)
+    assert writes == [False]  # a follower's poll writes nothing
+
+
+def test_two_store_objects_on_one_database_see_each_other_writes(tmp_path, store_at):
+    teacher_side = Classes(store_at(tmp_path))
+    teacher_side.store.save(TEACHER, "r1", prefix(3), writer="teacher-tab")
+    student_side = Classes(store_at(tmp_path))
+    code = teacher_side.start(TEACHER, "r1", 3, 0)
+    assert student_side.state(code).cursor == 0
+    teacher_side.show(code, TEACHER, "r1", 3, 2)
+    assert student_side.state(code).cursor == 2 and student_side.trace(code).cursor == 2
+    teacher_side.ask(code, TEACHER, 2)
+    assert student_side.answer(code, STUDENT, 2, 1)
+    assert teacher_side.counts(code, 2) == {1: 1}
+    student_side.seen(code, STUDENT, away=False)
+    assert teacher_side.attendance(code, TEACHER) == (1, 0)
+
+
+def test_a_forked_child_follows_the_class_its_parent_moves(tmp_path, store_at):
+    """A replica forked from the server (or a worker process): its own connection, the parent's writes seen."""
+    parent = Classes(store_at(tmp_path))
+    parent.store.save(TEACHER, "r1", prefix(3), writer="teacher-tab")
+    code = parent.start(TEACHER, "r1", 3, 0)
+    assert parent.state(code).cursor == 0  # the parent's connection is open before the fork
+    parent.show(code, TEACHER, "r1", 3, 1)
+    reading, writing = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: answer through the pipe, then leave without running the parent's cleanup
+        status = 1
+        try:
+            os.close(reading)
+            child = Classes(store_at(tmp_path))
+            seen = child.state(code)
+            ok = seen.cursor == 1 and child.trace(code).cursor == 1
+            os.write(writing, b"ok" if ok else repr(seen).encode())
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(writing)
+    said = os.read(reading, 1000)
+    os.close(reading)
+    assert os.waitpid(pid, 0)[1] == 0 and said == b"ok"
+    assert parent.state(code).cursor == 1  # the parent's connection still serves it
+
+
+def test_a_store_of_the_previous_schema_gains_the_class_tables_and_keeps_its_runs(tmp_path):
+    store = RunsStore(tmp_path)
+    store.save(TEACHER, "r1", prefix(3), writer="teacher-tab")
+    store.mark_passed(TEACHER, "write-back")
+    store.close()
+    with sqlite3.connect(tmp_path / FILE) as db:  # as schema 3 had it: no classes
+        for table in ("classes", "class_shown", "class_questions", "class_answers", "class_followers"):
+            db.execute(f"DROP TABLE {table}")
+        db.execute("PRAGMA user_version=3")
+    again = RunsStore(tmp_path)
+    channel = Classes(again)
+    code = channel.start(TEACHER, "r1", 3, 1)
+    assert channel.trace(code).cursor == 1 and again.passed(TEACHER) == {"write-back"}
+    again.close()
+    with sqlite3.connect(tmp_path / FILE) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 4
+
+
+def test_a_postgresql_database_of_the_previous_schema_gains_the_class_tables(postgres_server):
+    import psycopg
+
+    url = postgres_server.database()
+    store = RunsStore(".", url=url)
+    store.save(TEACHER, "r1", prefix(3), writer="teacher-tab")
+    store.close()
+    with psycopg.connect(url, autocommit=True) as db:  # as schema 3 had it: no classes
+        for table in ("classes", "class_shown", "class_questions", "class_answers", "class_followers"):
+            db.execute(f"DROP TABLE {table}")
+        db.execute("UPDATE loopscope_schema SET version=3")
+    again = RunsStore(".", url=url)
+    channel = Classes(again)
+    code = channel.start(TEACHER, "r1", 3, 2)
+    assert channel.trace(code).cursor == 2 and channel.state(code).steps == 3
+    again.close()
+    with psycopg.connect(url, autocommit=True) as db:
+        assert db.execute("SELECT version FROM loopscope_schema").fetchall() == [(SCHEMA,)]
