@@ -372,15 +372,6 @@ def draw_follower() -> None:
     _beat(copy)
     _url(copy)
     st.markdown("#### " + t("Class {code}", code=code))
-    if copy.following:
-        st.caption(t("You follow the teacher: your page shows the teacher's step. Back and Step move your own "
-                     "copy; nothing runs."))
-    else:
-        with st.container(horizontal=True, vertical_alignment="center", key="classroom-away"):
-            st.info(t("You stepped away: the class is at step {k}.", k=state.cursor + 1), icon=":material/directions_walk:",
-                    width="stretch")
-            st.button(t("Back to the class"), key="classroom-rejoin", type="primary", icon=":material/group:",
-                      on_click=_back_to_class)
     st.fragment(_poll, run_every=POLL)(code)
     if not len(copy.trace):
         st.info(t("The teacher has not taken the first step yet."), icon=":material/hourglass_top:")
@@ -404,3 +395,12 @@ def _poll(code: str) -> None:
         if copy.following:
             st.rerun()  # the page takes the class's step (draw_follower)
         copy.version = state.version  # away: the copy stays where the student put it
+    if copy.following:
+        st.caption(t("You follow the teacher: your page shows the teacher's step. Back and Step move your own "
+                     "copy; nothing runs."))
+        return
+    with st.container(horizontal=True, vertical_alignment="center", key="classroom-away"):  # where the class is now
+        st.info(t("You stepped away: the class is at step {k}.", k=state.cursor + 1),
+                icon=":material/directions_walk:", width="stretch")
+        st.button(t("Back to the class"), key="classroom-rejoin", type="primary", icon=":material/group:",
+                  on_click=_back_to_class)
