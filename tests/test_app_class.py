@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from loop.files.classes import Classes
 from loop.files.runs import default_store
+from loop.views.questions import question_before
 from tests.apptest import app, click, issued, reload, run
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")
@@ -151,3 +152,36 @@ def test_the_teacher_opening_the_link_in_another_browser_only_follows():
     other = student(code)  # the same link, another browser: a student, whatever the URL says
     assert not [b for b in other.button if b.key in ("classroom-end", "live-step")]
     assert issued(other) != issued(teacher)
+
+
+def test_the_class_answers_the_teachers_question_the_teacher_sees_the_counts_then_reveals():
+    teacher, code = teacher_with_class()
+    teacher.toggle(key="live-predict").set_value(True)
+    run(teacher)
+    classes = Classes(default_store())
+    for _ in range(6):  # Step until the teacher's page asks before a step
+        click(teacher, "live-step")
+        if classes.state(code).question is not None:
+            break
+    state = classes.state(code)
+    k = state.question
+    assert k == state.cursor + 1 and not state.revealed
+    pupil = student(code, lang="ja")
+    assert pupil.get("html") and any(f'id="ls-question-class" data-step="{k}"' in h.proto.body for h in pupil.get("html"))
+    click(pupil, "class-back")  # while the question is open, the student stays with the class
+    assert heading(pupil).startswith(f"### ステップ {k} / {state.steps}")  # the step before the question's
+    assert "classroom-rejoin" not in [b.key for b in pupil.button]
+    click(pupil, "classroom-choice-1")
+    click(pupil, "classroom-choice-0")  # the last answer counts
+    run(teacher)
+    assert "The class's answers: **1.** 1 (of 1)" in texts(teacher)
+    click(teacher, "live-reveal")
+    state = classes.state(code)
+    assert state.cursor == k and state.question is None
+    run(pupil)
+    assert heading(pupil).startswith(f"### ステップ {k + 1} / ")  # the step the question was about, revealed
+    verdicts = [h.proto.body for h in pupil.get("html") if 'id="ls-verdict-class"' in h.proto.body]
+    right = question_before(classes.trace(code), k, "ja").answer == 0
+    assert len(verdicts) == 1 and f'data-verdict="{"right" if right else "wrong"}"' in verdicts[0]
+    click(teacher, "classroom-end")
+    assert f"Question before step {k + 1}: 1: 1" in texts(teacher)

@@ -25,9 +25,13 @@ from loop.engine.runner import Run
 from loop.engine.trace import Trace
 from loop.files.classes import CODE_LETTERS, Classes, NotTeacher, Summary
 from loop.files.runs import StoreError, new_run_id
+from loop.views.questions import question_before
 
 from .browser import store, this_browser
-from .i18n import t
+from .blocks import markdown_html
+from .i18n import lang, t
+from .predict import REVEALED, answers, draw_verdict
+from .predict import on as predict_on
 from .presenter import PRESENT
 from .runs import SAVED, autosave, current_run_id, resume, settings_of
 from .settings import _keep
@@ -36,12 +40,14 @@ CLASS = "class"  # the query parameter: ?class=CODE
 ROLE = "class-role"  # session: (code, whether this browser teaches it), decided once a code
 TEACHING = "class-teaching"  # session: the code of the class this browser teaches, while it is open
 SHOWN = "class-shown"  # session: (run_id, steps, cursor) the class was last shown
+ASKED = "class-asked"  # session: the step whose question the teacher's page opened for the class
 ENDED = "class-ended"  # session: (Summary, CSV) of the class this browser just ended
 FOLLOWING = "class-follower"  # session: a follower's Copy
 KEY = "class"  # the step views' key on a follower's page
 POLL = 0.5  # seconds between two reads of the class on a follower's page
 BEAT = 3.0  # seconds between two heartbeats of a follower
 ATTENDANCE = 3.0  # seconds between two counts of the followers on the teacher's page
+COUNTS = 1.0  # seconds between two counts of the class's answers on the teacher's page
 
 _lock = threading.Lock()
 _classes: dict[tuple, Classes] = {}  # one per store: its cache of the class's run serves every follower
@@ -136,19 +142,43 @@ def shown(run: Run) -> None:
     try:
         run_id = _saved_id(run)
         now = (run_id, len(run.trace), run.trace.cursor)
+        got = answers(run.trace)
+        asking = got.asking if predict_on() else None
+        asked = s.get(ASKED)
+        if asked is not None and asked != asking:  # the teacher answered it, or Reveal now: the class sees why
+            if asked in got.chosen and run.trace.cursor == asked:
+                classes().reveal(code, owner)
+            s.pop(ASKED, None)
         if s.get(SHOWN) != now:
-            classes().show(code, owner, *now)
+            classes().show(code, owner, *now)  # (a move closes the class's question)
             s[SHOWN] = now
+        if asking is not None and asked != asking:  # the teacher's question is the class's too
+            q = question_before(run.trace, asking, lang())
+            classes().ask(code, owner, asking, q.kind if q is not None else "")
+            s[ASKED] = asking
+        if asking is not None:  # the count for each choice, as the class answers (drawn above the question)
+            st.fragment(_draw_counts, run_every=COUNTS)(code, asking)
     except NotTeacher:  # ended in another tab of this browser
         _forget()
     except (StoreError, OSError) as exc:
         st.toast(t("The class could not be shown this step: {error}", error=exc), icon=":material/warning:")
 
 
+def _draw_counts(code: str, step: int) -> None:
+    try:
+        counts = classes().counts(code, step)
+    except StoreError:
+        return
+    said = " · ".join(f"**{choice + 1}.** {n}" for choice, n in sorted(counts.items())) or "—"
+    st.markdown(t("The class's answers: {counts} (of {n})", counts=said, n=sum(counts.values())),
+                width="content")
+
+
 def _forget() -> None:
     s = st.session_state
     s.pop(TEACHING, None)
     s.pop(SHOWN, None)
+    s.pop(ASKED, None)
     s.pop(ROLE, None)
     st.query_params.pop(CLASS, None)
 
@@ -275,6 +305,8 @@ class Copy:
     following: bool = True
     beat: float = 0.0  # when the last heartbeat went (time.monotonic)
     beat_away: bool | None = None  # what it said
+    asked: int | None = None  # the step whose question the class asked last
+    chosen: dict | None = None  # step -> this browser's answer to the class's question
 
 
 def follows() -> bool:
@@ -331,11 +363,22 @@ def moved(trace: Trace) -> None:
     copy = st.session_state.get(FOLLOWING)
     if copy is None or copy.trace is not trace:
         return
+    if copy.asked is not None and trace.cursor != copy.put and _open(copy):  # a question open: no stepping away
+        trace.goto(copy.put)
+        return
     _url(copy)
     if trace.cursor != copy.put and copy.following:
         copy.following = False
         _beat(copy)
         st.rerun()  # (a click reruns the step's fragment only) the whole page says the student stepped away
+
+
+def _open(copy: Copy) -> bool:
+    try:
+        state = classes().state(copy.code)
+    except StoreError:
+        return False
+    return state is not None and state.question is not None and not state.revealed
 
 
 def _back_to_class() -> None:
@@ -360,6 +403,8 @@ def draw_follower() -> None:
                    code=code[:12]), icon=":material/error:")
         return
     copy = _copy(code)
+    if state.question is not None and not state.revealed and not copy.following:  # no stepping away while it is open
+        copy.following = True
     if copy.following and (copy.version != state.version or copy.trace is None):
         if not _take(copy, state):
             st.error(t("The class's run cannot be read on this server."), icon=":material/error:")
@@ -373,10 +418,53 @@ def draw_follower() -> None:
     _url(copy)
     st.markdown("#### " + t("Class {code}", code=code))
     st.fragment(_poll, run_every=POLL)(code)
+    _draw_class_question(copy, state)
     if not len(copy.trace):
         st.info(t("The teacher has not taken the first step yet."), icon=":material/hourglass_top:")
         return
     draw_step(copy.trace, KEY, None, name=f"class-{code}")
+
+
+def _choose(copy: Copy, step: int, choice: int) -> None:
+    try:
+        taken = classes().answer(copy.code, this_browser(), step, choice)
+    except StoreError:
+        taken = False
+    if taken:
+        copy.chosen = {**(copy.chosen or {}), step: choice}
+    else:
+        st.session_state["class-answer-late"] = True
+
+
+def _draw_class_question(copy: Copy, state) -> None:
+    """The class's open question, with the choices this browser answers; once revealed, the answer and why."""
+    if state.question is not None:
+        copy.asked = state.question
+    k = copy.asked
+    if k is None or copy.trace is None:
+        return
+    chosen = (copy.chosen or {}).get(k)
+    if state.question == k and not state.revealed:
+        q = question_before(copy.trace, k, lang())
+        if q is None:
+            return
+        head = t("The class's question: predict before the step shows")
+        with st.container(border=True, key="classroom-question"):
+            st.html(f'<div class="ls-question" id="ls-question-{KEY}" data-step="{k}">'
+                    f'<p class="ls-question-head">{escape(head)}</p>'
+                    f"{markdown_html(q.question)}</div>")
+            with st.container(horizontal=True, gap="small", key="classroom-choices"):
+                for n, choice in enumerate(q.choices):
+                    st.button(f"{n + 1}. {choice}", key=f"classroom-choice-{n}", on_click=_choose, args=(copy, k, n),
+                              type="primary" if chosen == n else "secondary")
+            if st.session_state.pop("class-answer-late", False):
+                st.warning(t("Too late: the teacher has closed this question."), icon=":material/timer_off:")
+            elif chosen is not None:
+                st.caption(t("Your answer: {n}. The teacher reveals the answer; you may change yours until then.",
+                             n=chosen + 1))
+        return
+    if state.revealed and state.question == k or copy.trace.cursor == k:  # revealed: the answer, and why
+        draw_verdict(copy.trace, KEY, k, REVEALED if chosen is None else chosen)
 
 
 def _poll(code: str) -> None:

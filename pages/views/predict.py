@@ -196,7 +196,7 @@ def draw_question(trace: Trace, key: str) -> None:
     if got.asking is not None:
         _draw_asking(trace, key, got.asking)
     elif got.verdict is not None and got.verdict in got.chosen:
-        _draw_verdict(trace, key, got.verdict, got.chosen[got.verdict])
+        draw_verdict(trace, key, got.verdict, got.chosen[got.verdict])
 
 
 def _draw_asking(trace: Trace, key: str, k: int) -> None:
@@ -219,7 +219,8 @@ def _draw_asking(trace: Trace, key: str, k: int) -> None:
                       on_click=_answer, args=(trace, k, REVEALED))
 
 
-def _draw_verdict(trace: Trace, key: str, k: int, chosen: int) -> None:
+def draw_verdict(trace: Trace, key: str, k: int, chosen: int) -> None:
+    """The answer to the question before step `k`, right or wrong for `chosen` (REVEALED: none given), and why."""
     q = _question(trace, k)
     if q is None:
         return
