@@ -1,10 +1,14 @@
 """A class in Chromium, two browsers: the teacher steps in presenter mode, the student's page shows each step;
-the student steps away and comes back, and no click of theirs moves the class."""
+the student steps away and comes back, and no click of theirs moves the class; the teacher's question is the
+student's too, the student's answer is counted on the teacher's page, and Reveal shows the student the answer."""
 
 from __future__ import annotations
 
 from loop.files.classes import Classes
 from loop.files.runs import default_store
+from loop.files.transcript import load
+from loop.views.questions import question_before
+from pages.views.replay import sample_path
 from tests.browser import settled, wait_for_status
 
 AWAY = "You stepped away: the class is at step {k}."
@@ -61,3 +65,27 @@ def test_a_student_follows_each_teacher_step_steps_away_and_back_and_cannot_move
     wait_for_status(student, "Step 6 of 6")
     student.wait_for_function("(text) => !document.body.innerText.includes(text)", arg="You stepped away")
     wait_for_text(teacher, "1 following · 0 away")
+
+    # A question: predict mode on the teacher's page; the class is asked before step K (the sample is the same run)
+    sample = load(sample_path("two-tools", "en"))
+    k = next(k for k in range(6, len(sample)) if question_before(sample, k, "en") is not None)
+    settled(teacher)
+    teacher.locator(".st-key-live-predict label").click()
+    teacher.wait_for_selector(".st-key-live-predict input:checked", timeout=60_000)
+    for j in range(6, k):
+        teacher.locator(".st-key-live-step button").click()
+        wait_for_status(teacher, f"Step {j + 1} of {j + 1}")
+    teacher.locator(".st-key-live-step button").click()
+    teacher.wait_for_selector(f'#ls-question-live[data-step="{k}"]', timeout=60_000)
+    student.wait_for_selector(f'#ls-question-class[data-step="{k}"]', timeout=60_000)
+    settled(student)
+    student.locator(".st-key-class-back button").click()  # no stepping away while the question is open
+    wait_for_status(student, f"Step {k} of {k + 1}")
+    student.locator(".st-key-classroom-choice-0 button").click()
+    wait_for_text(student, "Your answer: 1.")
+    wait_for_text(teacher, "The class's answers: 1. 1 (of 1)")
+    assert "You stepped away" not in student.evaluate("() => document.body.innerText")
+    teacher.locator(".st-key-live-reveal button").click()
+    wait_for_status(teacher, f"Step {k + 1} of {k + 1}")
+    student.wait_for_selector("#ls-verdict-class", timeout=60_000)
+    wait_for_status(student, f"Step {k + 1} of {k + 1}")
