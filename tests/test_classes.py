@@ -109,7 +109,7 @@ def test_the_trace_by_code_is_the_class_run_never_another_run_of_the_teacher(roo
     assert len(followed) == 3 and followed.meta["task"] == FULL.meta["task"] and followed.cursor == 1
     # followers' copies keep their own cursors: one stepping back moves no other
     followed.goto(0)
-    assert channel.trace(code).cursor == 1
+    assert channel.trace(code).cursor == 1 and followed.cursor == 0
     # the teacher moves the class to another run: only then do followers see it
     store.save(TEACHER, "r2", prefix(5), writer="teacher-tab")
     channel.show(code, TEACHER, "r2", 5, 4)
@@ -338,3 +338,58 @@ def test_a_postgresql_database_of_the_previous_schema_gains_the_class_tables(pos
     again.close()
     with psycopg.connect(url, autocommit=True) as db:
         assert db.execute("SELECT version FROM loopscope_schema").fetchall() == [(SCHEMA,)]
+
+
+def test_moving_the_class_is_not_waited_for_on_the_disk_and_an_answer_is(tmp_path):
+    """As the runs store's `move`: a click that moves the class commits with synchronous=NORMAL (1), so the
+    teacher's click does not wait for the disk; an answer, kept for the teacher, waits (FULL, 2)."""
+    store = RunsStore(tmp_path)
+    store.save(TEACHER, "r1", prefix(3), writer="teacher-tab")
+    channel = Classes(store)
+    code = channel.start(TEACHER, "r1", 3, 0)
+    db = store._connection()
+    committed: list[int] = []
+
+    def seen(statement: str) -> None:
+        if statement.strip().upper().startswith("COMMIT"):
+            db.set_trace_callback(None)
+            committed.append(db.execute("PRAGMA synchronous").fetchone()[0])
+            db.set_trace_callback(seen)
+
+    db.set_trace_callback(seen)
+    try:
+        channel.show(code, TEACHER, "r1", 3, 1)
+        channel.ask(code, TEACHER, 2)
+        channel.answer(code, STUDENT, 2, 0)
+    finally:
+        db.set_trace_callback(None)
+    assert committed == [1, 2, 2]
+
+
+def test_a_class_answering_at_once_from_several_processes_counts_every_answer(tmp_path, store_at):
+    """Four processes (replicas), five students each, answer the same question at the same moment."""
+    teacher_side = Classes(store_at(tmp_path))
+    teacher_side.store.save(TEACHER, "r1", prefix(3), writer="teacher-tab")
+    code = teacher_side.start(TEACHER, "r1", 3, 1)
+    teacher_side.ask(code, TEACHER, 2)
+    teacher_side.store.close()  # the children open their own
+    go_read, go_write = os.pipe()
+    children = []
+    for replica in range(4):
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                os.close(go_write)
+                os.read(go_read, 1)  # all start together
+                channel = Classes(store_at(tmp_path))
+                ok = all(channel.answer(code, owner_key(f"browser:{replica}-{k}"), 2, k % 3) for k in range(5))
+                status = 0 if ok else 2
+            finally:
+                os._exit(status)
+        children.append(pid)
+    os.close(go_read)
+    os.write(go_write, b"gogo")
+    os.close(go_write)
+    assert [os.waitpid(pid, 0)[1] for pid in children] == [0, 0, 0, 0]
+    assert teacher_side.counts(code, 2) == {0: 8, 1: 8, 2: 4}

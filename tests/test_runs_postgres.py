@@ -189,3 +189,84 @@ def test_on_postgresql_a_reload_resumes_the_run_and_the_browser_keeps_its_signed
     stranger = app(cookies={"loopscope_browser": "A" * 22 + "." + "B" * 43})
     assert issued(stranger) is not None and "Saved runs · 1" not in [e.label for e in stranger.expander]
     assert not (tmp_path / "runs").exists()  # nothing of it on this machine's disk
+
+
+def test_spending_with_the_servers_key_is_counted_and_limited_on_postgresql(url):
+    """What browsers spend with the server's key is counted in the shared database: every machine sees one total."""
+    from loop.engine.keys import Limits
+
+    limits = Limits(calls_an_hour=2, tokens_a_day=1000, tokens_a_day_all=1500)
+    here, there = RunsStore(".", url=url), RunsStore("/elsewhere", url=url)
+    other = owner_key("browser:other")
+    now = 1_800_000_000.0
+    assert here.spend_call(OWNER, limits, now) is None
+    assert there.spend_call(OWNER, limits, now) is None
+    assert here.spend_call(OWNER, limits, now) == ("calls", 2)  # two calls this hour, on either machine
+    there.spend_tokens(OWNER, 1000, now)
+    assert here.spend_call(OWNER, limits, now + 3600) == ("tokens", 1000)  # the next hour: this browser's day is spent
+    assert there.spend_call(other, limits, now) is None
+    here.spend_tokens(other, 600, now)
+    reached = here.spend_call(other, limits, now + 3600)  # every browser's 1600 tokens today
+    assert reached == ("all", 1600) and type(reached[1]) is int  # a count the page prints, not a Decimal
+
+
+KILLED = """
+    import os, signal, sys
+    sys.path.insert(0, sys.argv[1])
+    from tests.test_runs_store import OWNER, prefix
+    from loop.files import database
+    from loop.files.runs import RunsStore
+
+    kill_at, seen = int(sys.argv[3]), [0]
+    store = RunsStore(".", url=sys.argv[2])
+    store.list(OWNER)  # connected: what is counted from here on is the save's own statements
+
+    def counted(send):
+        def before(self, *args, **kwargs):
+            seen[0] += 1
+            if seen[0] == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return send(self, *args, **kwargs)
+        return before
+
+    database._Postgres.execute = counted(database._Postgres.execute)
+    database._Postgres.executemany = counted(database._Postgres.executemany)
+    trace = prefix(6)
+    trace.goto(1)
+    store.save(OWNER, "run", trace, writer="tab")
+    print(seen[0], flush=True)
+    if kill_at < 0:  # killed just after the save returned: what the page showed must be there
+        os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_writer_killed_before_any_statement_of_a_step_leaves_the_run_before_or_after_it(postgres_server):
+    """As on SQLite (tests/test_runs_store.py): a replica killed at any point of a save, the server keeps the run
+    as it was before the step or after it, never in between."""
+    def case(kill_at: int) -> tuple[str, subprocess.CompletedProcess]:
+        url = postgres_server.database()
+        RunsStore(".", url=url).save(OWNER, "run", prefix(4), writer="tab")  # four steps, the cursor on the last
+        RunsStore(".", url=url).close()
+        return url, subprocess.run([sys.executable, "-c", textwrap.dedent(KILLED), str(ROOT), url, str(kill_at)],
+                                   capture_output=True, text=True, timeout=60)
+
+    _, done = case(0)
+    assert done.returncode == 0, done.stderr
+    statements = int(done.stdout)
+    assert statements >= 4  # BEGIN with the lock, read, the steps, UPDATE, COMMIT
+    outcomes = set()
+    for kill_at in [*range(1, statements + 1), -1]:
+        url, done = case(kill_at)
+        assert done.returncode == -9, (kill_at, done.returncode, done.stderr)
+        store = RunsStore(".", url=url)
+        trace, _ = store.load(OWNER, "run")
+        [listed] = store.list(OWNER)
+        assert listed.steps == len(trace)
+        state = (len(trace), trace.cursor)
+        assert state in {(4, 3), (6, 1)}, (kill_at, state)
+        assert [s.stage for s in trace.steps] == [s.stage for s in FULL.steps][: len(trace)]
+        outcomes.add(state)
+        store.save(OWNER, "run", prefix(len(FULL)), writer="tab")  # stepping on after the crash: every step once
+        assert RunsStore(".", url=url).load(OWNER, "run")[0].steps == FULL.steps
+        store.close()
+    assert outcomes == {(4, 3), (6, 1)}

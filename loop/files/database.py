@@ -33,8 +33,9 @@ class Unusable(Exception):
     """The database cannot be opened or used (runs.py raises it as StoreError)."""
 
 
-# One connection a process and database, used by one thread at a time (runs.py holds a lock). Streamlit
-# runs each script run in a new thread, so a connection per thread would be opened at every click.
+# One connection a process and database, used by one thread at a time (runs.py holds `lock`). Streamlit
+# runs each script run in a new thread, so a connection per thread would be opened at every click; closing
+# the last connection of a WAL file also checkpoints it, so one per operation costs a few ms instead of 0.2.
 # A child made by fork() must not use its parent's connection (SQLite's rule; a PostgreSQL connection is one
 # socket the parent still talks on): connections are kept by process, and a parent's is never used nor closed.
 _connections: dict[tuple[str, int], tuple[Any, object]] = {}
@@ -245,12 +246,10 @@ class PostgreSQL:
 
     def begin(self, db: _Postgres, write: bool, synced: bool) -> None:
         """A write transaction waits for the one writer before it; a read one sees one snapshot throughout."""
-        if write:
-            db.execute("BEGIN")
-            db.execute(f"SET LOCAL lock_timeout = '{int(BUSY)}s'")
-            db.execute("SELECT pg_advisory_xact_lock(?)", (WRITER,))
-            if not synced:  # the cursor alone: a crash of the server may lose it, never a step
-                db.execute("SET LOCAL synchronous_commit = off")
+        if write:  # one round trip; lock_timeout bounds the wait for the advisory lock as BUSY does SQLite's
+            db.execute(f"BEGIN; SET LOCAL lock_timeout = '{int(BUSY)}s'; "
+                       + ("" if synced else "SET LOCAL synchronous_commit = off; ")  # the cursor alone: see runs.move
+                       + f"SELECT pg_advisory_xact_lock({WRITER})")
         else:
             db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
 

@@ -1,4 +1,4 @@
-"""Saved runs in one SQLite file: every step of a live run is written before the page answers.
+"""Saved runs in one SQLite file (or one PostgreSQL database): every step of a live run is written before the page answers.
 
 `<runs folder>/runs.sqlite3` holds the runs of every browser. A run is a row of
 facts (meta and settings, never a key) and one row a step, whose `line` is the
@@ -24,7 +24,9 @@ person or `jq` can read it: `python -m loop runs export ID`.
   the runs of one owner `LOOPSCOPE_RUNS_QUOTA_BYTES` (256 MiB); a save that
   would pass either writes nothing and raises `StoreFull`. Each run keeps its
   size (`bytes`), so the check reads one number a run, not its steps.
-- `PRAGMA user_version` is the schema's version. Journals that older versions
+- With LOOPSCOPE_DATABASE_URL=postgresql://…, all of it lives in that PostgreSQL database instead, shared
+  by replicas on several machines; what differs between the two is in loop/files/database.py.
+- `PRAGMA user_version` is the schema's version (PostgreSQL: the table `loopscope_schema`). Journals that older versions
   kept as files (`<folder>/<browser id>/<run id>.jsonl`) are imported when the
   store is made, then moved to `journals-imported/`, under a hash of their id.
 """
@@ -333,7 +335,8 @@ class RunsStore:
                 db = self._connection()
             except StoreError:
                 raise
-            except (*self.database.errors, database.Unusable, OSError) as exc:  # a folder we may not write, a file that is not a database
+            except (*self.database.errors, database.Unusable, OSError) as exc:  # a folder we may not write, a file
+                # that is not a database, a server that does not answer
                 raise StoreError(f"the saved runs cannot be opened: {exc}") from exc
             try:
                 self.database.begin(db, write, synced)

@@ -47,7 +47,8 @@ def _prune(store: RunsStore, args) -> int:
 
 def add_parser(sub) -> None:
     runs = sub.add_parser("runs", help="list, export or prune the saved runs of every browser")
-    runs.add_argument("--store", help="the runs folder (default: LOOPSCOPE_RUNS, else runs/ beside app.py)")
+    runs.add_argument("--store", help="the runs folder (default: LOOPSCOPE_RUNS, else runs/ beside app.py); "
+                      "with LOOPSCOPE_DATABASE_URL set, that PostgreSQL database is read instead")
     actions = runs.add_subparsers(dest="action", required=True)
     actions.add_parser("list", help="every saved run, newest first").set_defaults(act=_list)
     export = actions.add_parser("export", help="one run as JSON lines: its facts, then a step a line")
