@@ -132,8 +132,9 @@ def _saved_id(run: Run) -> str:
     return run_id
 
 
-def shown(run: Run) -> None:
-    """Show the class the teacher's step, when it changed (after every click, once the run is saved)."""
+def shown(run: Run, counts: bool = True) -> None:
+    """Show the class the teacher's step, when it changed (after every click, once the run is saved); with
+    `counts`, where the step's controls are drawn, the class's answers to the question open."""
     s = st.session_state
     code = s.get(TEACHING)
     owner = this_browser()
@@ -156,7 +157,7 @@ def shown(run: Run) -> None:
             q = question_before(run.trace, asking, lang())
             classes().ask(code, owner, asking, q.kind if q is not None else "")
             s[ASKED] = asking
-        if asking is not None:  # the count for each choice, as the class answers (drawn above the question)
+        if asking is not None and counts:  # the count for each choice, as the class answers (drawn above the question)
             st.fragment(_draw_counts, run_every=COUNTS)(code, asking)
     except NotTeacher:  # ended in another tab of this browser
         _forget()
@@ -253,7 +254,7 @@ def draw_teacher(run: Run) -> None:
         return
     if st.query_params.get(CLASS) != code:  # back from another page: the URL says the class again
         st.query_params[CLASS] = code
-    shown(run)  # a New run or a resume: the class sees it
+    shown(run, counts=False)  # a New run or a resume: the class sees it
     address = link(code)
     label = t("Class code")
     with st.container(horizontal=True, vertical_alignment="center", gap="medium", key="classroom-bar"):
@@ -278,7 +279,8 @@ def _draw_attendance(code: str) -> None:
 
 def _draw_summary(summary: Summary, answers: str) -> None:
     with st.container(border=True, key="classroom-summary"):
-        st.markdown(t("**Class {code} ended.** Browsers that followed it: {n}.", code=summary.code, n=summary.followers))
+        st.markdown(t("**Class {code} ended.** Browsers that followed it: {n}.", code=summary.code,
+                      n=summary.followers))
         steps = ", ".join(str(k + 1) for k in summary.steps_shown) or "—"
         st.markdown(t("Steps shown: {steps}", steps=steps))
         for step, counts in sorted(summary.questions.items()):
