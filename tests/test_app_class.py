@@ -168,6 +168,7 @@ def test_the_class_answers_the_teachers_question_the_teacher_sees_the_counts_the
     assert k == state.cursor + 1 and not state.revealed
     pupil = student(code, lang="ja")
     assert any(f'id="ls-question-class" data-step="{k}"' in h.proto.body for h in pupil.get("html"))
+    assert pupil.session_state["class-predict-held"] == {k}  # its answer, the next step, is not sent ahead to Step
     click(pupil, "class-back")  # while the question is open, the student stays with the class
     assert heading(pupil).startswith(f"### ステップ {k} / {state.steps}")  # the step before the question's
     assert "classroom-rejoin" not in [b.key for b in pupil.button]

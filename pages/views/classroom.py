@@ -30,7 +30,7 @@ from loop.views.questions import question_before
 from .browser import store, this_browser
 from .blocks import markdown_html
 from .i18n import lang, t
-from .predict import REVEALED, answers, draw_verdict
+from .predict import REVEALED, answers, draw_verdict, hold
 from .predict import on as predict_on
 from .presenter import PRESENT
 from .runs import SAVED, autosave, current_run_id, resume, settings_of
@@ -445,6 +445,7 @@ def _draw_class_question(copy: Copy, state) -> None:
     k = copy.asked
     if k is None or copy.trace is None:
         return
+    hold(copy.trace, k if state.question == k and not state.revealed else None)  # Step shows no answer ahead
     chosen = (copy.chosen or {}).get(k)
     if state.question == k and not state.revealed:
         q = question_before(copy.trace, k, lang())
