@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
 import time
 from dataclasses import dataclass
 from html import escape
@@ -49,18 +48,10 @@ BEAT = 3.0  # seconds between two heartbeats of a follower
 ATTENDANCE = 3.0  # seconds between two counts of the followers on the teacher's page
 COUNTS = 1.0  # seconds between two counts of the class's answers on the teacher's page
 
-_lock = threading.Lock()
-_classes: dict[tuple, Classes] = {}  # one per store: its cache of the class's run serves every follower
-
 
 def classes() -> Classes:
-    """The classes in the server's runs store (the same object for every session of this process)."""
-    runs = store()
-    where = (str(runs.root), getattr(runs.database, "url", None))
-    with _lock:
-        if where not in _classes:
-            _classes[where] = Classes(runs)
-        return _classes[where]
+    """The classes in the server's runs store (their cache of the class's run is the process's, not the object's)."""
+    return Classes(store())
 
 
 def wanted_code() -> str | None:
