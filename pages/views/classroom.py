@@ -40,6 +40,7 @@ ROLE = "class-role"  # session: (code, whether this browser teaches it), decided
 TEACHING = "class-teaching"  # session: the code of the class this browser teaches, while it is open
 SHOWN = "class-shown"  # session: (run_id, steps, cursor) the class was last shown
 ASKED = "class-asked"  # session: the step whose question the teacher's page opened for the class
+SMALL = "class-small"  # session: the teacher hid the QR code and the link (the code stays)
 ENDED = "class-ended"  # session: (Summary, CSV) of the class this browser just ended
 FOLLOWING = "class-follower"  # session: a follower's Copy
 KEY = "class"  # the step views' key on a follower's page
@@ -248,16 +249,26 @@ def draw_teacher(run: Run) -> None:
     shown(run, counts=False)  # a New run or a resume: the class sees it
     address = link(code)
     label = t("Class code")
+    big = not st.session_state.get(SMALL)  # large while the class joins; hidden, the step gets the room back
     with st.container(horizontal=True, vertical_alignment="center", gap="medium", key="classroom-bar"):
-        st.html(qr_html(address, "ls-class-qr"), unsafe_allow_javascript=True, width="content")
+        if big:
+            st.html(qr_html(address, "ls-class-qr"), unsafe_allow_javascript=True, width="content")
+        size = "3rem" if big else "1.4rem"
         st.html(f'<div class="ls-class-code" id="ls-class-code" data-code="{escape(code)}">'
-                f'<div style="font-size: 1rem; opacity: 0.7">{escape(label)}</div>'
-                f'<div style="font-size: 3rem; font-weight: 700; letter-spacing: 0.3rem; line-height: 1.1">'
+                + (f'<div style="font-size: 1rem; opacity: 0.7">{escape(label)}</div>' if big else "")
+                + f'<div style="font-size: {size}; font-weight: 700; letter-spacing: 0.3rem; line-height: 1.1">'
                 f"{escape(code)}</div>"
-                f'<div style="font-size: 1.1rem"><code>{escape(address)}</code></div></div>', width="content")
+                + (f'<div style="font-size: 1.1rem"><code>{escape(address)}</code></div>' if big else "")
+                + "</div>", width="content")
         st.fragment(_draw_attendance, run_every=ATTENDANCE)(code)
+        st.button(t("Hide the QR code") if big else t("Show the QR code"), key="classroom-size",
+                  icon=":material/qr_code:", on_click=_resize)
         st.button(t("End class"), key="classroom-end", icon=":material/stop_circle:", on_click=_end, args=(code,),
                   help=t("The code stops working; you get a summary of the class and its answers."))
+
+
+def _resize() -> None:
+    st.session_state[SMALL] = not st.session_state.get(SMALL)
 
 
 def _draw_attendance(code: str) -> None:
