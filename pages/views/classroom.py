@@ -214,8 +214,10 @@ def _end(code: str) -> None:
 def draw_start(run: Run) -> None:
     """Start a class (presenter mode, beside Play), while this browser teaches none."""
     if st.session_state.get(TEACHING) is None:
-        st.button(t("Start a class"), key="classroom-start", icon=":material/groups:", on_click=_start, args=(run,),
-                  help=t("A short code and a link: the students' browsers follow your step, in their own language."))
+        # An icon only: the presenter's row must stay one row, or the history loses its room
+        st.button(":material/groups:", key="classroom-start", on_click=_start, args=(run,),
+                  help=t("Start a class: a short code and a link; the students' browsers follow your step, in their "
+                         "own language."))
 
 
 def link(code: str) -> str:
