@@ -423,6 +423,9 @@ def draw_follower() -> None:
     _beat(copy)
     _url(copy)
     st.markdown("#### " + t("Class {code}", code=code))
+    if copy.following:
+        st.caption(t("You follow the teacher: your page shows the teacher's step. Back and Step move your own "
+                     "copy; nothing runs."))
     st.fragment(_poll, run_every=POLL)(code)
     _draw_class_question(copy, state)
     if not len(copy.trace):
@@ -490,9 +493,7 @@ def _poll(code: str) -> None:
         if copy.following:
             st.rerun()  # the page takes the class's step (draw_follower)
         copy.version = state.version  # away: the copy stays where the student put it
-    if copy.following:
-        st.caption(t("You follow the teacher: your page shows the teacher's step. Back and Step move your own "
-                     "copy; nothing runs."))
+    if copy.following:  # (said by the page: a poll that draws nothing sends nothing)
         return
     with st.container(horizontal=True, vertical_alignment="center", key="classroom-away"):  # where the class is now
         st.info(t("You stepped away: the class is at step {k}.", k=state.cursor + 1),
