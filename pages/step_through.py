@@ -5,6 +5,7 @@ import streamlit as st
 from loop.engine.model import SCRIPTED
 from loop.engine.profiles import ABOUT as PROFILE_ABOUT
 from pages.views.blocks import in_code, plain
+from pages.views.classroom import draw_follower, draw_start, draw_teacher, follows, rejoin
 from loop.tools.sandbox import NO_BUBBLEWRAP, programs
 from pages.views.forks import draw_branch_picker
 from pages.views.i18n import t
@@ -18,8 +19,12 @@ from pages.views.step import draw_step
 
 through_app()
 keep_presenting()
+if follows():  # ?class=CODE in a browser that is not the class's teacher: the class's run, nothing else
+    draw_follower()
+    st.stop()
 
 open_scenario_link(st.session_state.get(RUN), keep=_keep)  # ?scenario=NAME&step=K; it sets the sidebar, so first
+rejoin(st.session_state.get(RUN))  # the teacher's reload at ?class=CODE: the class's run and step come back
 draw_sidebar()
 run = live_run()
 
@@ -29,6 +34,7 @@ if presenting():  # large type, no sidebar, one screen: the task, autoplay, then
         st.markdown("**" + t("Task") + f":** {plain(run.task)}", width="stretch")
         draw_autoplay(run.trace, run, advance=lambda: autoplay_step(run, run.trace))
         draw_toggle(run.trace, "live")
+        draw_start(run)
         draw_switch()
 else:
     with st.container(horizontal=True, vertical_alignment="center", key="title-row"):  # wraps rather than cuts
@@ -50,4 +56,5 @@ else:
             st.warning(warning, icon=":material/shield:")
     draw_saved_runs(run)
     draw_branch_picker(run)
+draw_teacher(run)  # the class this browser teaches, if it teaches one
 draw_step(run.trace, "live", run, name=run.task)

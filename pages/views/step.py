@@ -21,6 +21,8 @@ from .ahead import ahead_script
 from .complete_state import draw_complete_state
 from .controls import draw_controls, said_html, words_html
 from .copylink import draw_copy_link
+from .classroom import KEY as FOLLOWER
+from .classroom import moved, shown
 from .current import drawn, fresh, view_at
 from .breaking import draw_break
 from .forks import branches, draw_fork, with_branches
@@ -191,9 +193,14 @@ def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run"
 
 def _draw_step_body(trace: Trace, key: str, run: Run | None, name: str) -> None:
     def changed() -> None:  # before the page shows the step: the URL names it, and a live run is saved
+        if key == FOLLOWER:  # a follower's copy of the class's run: its own URL, and a step away from the class
+            moved(trace)
+            return
         keep_url(trace, key, run)
         if run is not None:
             autosave(run)  # the new steps and the cursor: a reload or a restart loses nothing
+            if key == "live":
+                shown(run)  # the class this browser teaches, if any, sees the step
 
     def header() -> None:
         draw_save(trace, key, name, run)

@@ -1,0 +1,502 @@
+"""A class: the students' browsers follow the teacher's step (the class itself is loop/files/classes.py's).
+
+The teacher, in presenter mode, starts a class: a short code, a link `/?class=CODE` and its QR code, drawn
+large. Each cursor move of the teacher's live run is saved (runs.py `autosave`) and then shown to the class
+(`Classes.show`), from the step's `changed()` hook (step.py). A browser that opens the link and is not the
+class's teacher follows: it draws the class's run at the class's step, in its own language, on a copy of its own
+(Back and Step move the copy; nothing runs, no key is spent), and a small fragment reads the class twice a second.
+The teacher is known by the signed browser id (browser.py), never by anything in the URL: a follower's page
+calls nothing that moves the class, and it never lists the teacher's saved runs.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from html import escape
+
+import segno
+import streamlit as st
+
+from loop.engine.runner import Run
+from loop.engine.trace import Trace
+from loop.files.classes import CODE_LETTERS, Classes, NotTeacher, Summary
+from loop.files.runs import StoreError, new_run_id
+from loop.views.questions import question_before
+
+from .browser import store, this_browser
+from .blocks import markdown_html
+from .i18n import lang, t
+from .predict import REVEALED, answers, draw_verdict, hold
+from .predict import on as predict_on
+from .presenter import PRESENT
+from .runs import SAVED, autosave, current_run_id, resume, settings_of
+from .settings import _keep
+
+CLASS = "class"  # the query parameter: ?class=CODE
+ROLE = "class-role"  # session: (code, whether this browser teaches it), decided once a code
+TEACHING = "class-teaching"  # session: the code of the class this browser teaches, while it is open
+SHOWN = "class-shown"  # session: (run_id, steps, cursor) the class was last shown
+ASKED = "class-asked"  # session: the step whose question the teacher's page opened for the class
+SMALL = "class-small"  # session: the teacher hid the QR code and the link (the code stays)
+ENDED = "class-ended"  # session: (Summary, CSV) of the class this browser just ended
+FOLLOWING = "class-follower"  # session: a follower's Copy
+KEY = "class"  # the step views' key on a follower's page
+POLL = 0.5  # seconds between two reads of the class on a follower's page
+BEAT = 3.0  # seconds between two heartbeats of a follower
+ATTENDANCE = 3.0  # seconds between two counts of the followers on the teacher's page
+COUNTS = 1.0  # seconds between two counts of the class's answers on the teacher's page
+
+
+def classes() -> Classes:
+    """The classes in the server's runs store (their cache of the class's run is the process's, not the object's)."""
+    return Classes(store())
+
+
+def wanted_code() -> str | None:
+    """The code in the URL, as typed (a student may type it in lowercase)."""
+    code = (st.query_params.get(CLASS) or "").strip().upper()
+    return code or None
+
+
+def _role(code: str) -> bool | None:
+    """Whether this browser teaches the class `code` (None: no browser id, so neither)."""
+    s = st.session_state
+    if s.get(ROLE) and s[ROLE][0] == code:
+        return s[ROLE][1]
+    owner = this_browser()
+    if owner is None:
+        return None
+    try:
+        teaches = classes().of_teacher(owner) == code
+    except StoreError:
+        return None
+    s[ROLE] = (code, teaches)
+    return teaches
+
+
+# -- the teacher's page ------------------------------------------------------------------------------------------
+
+def rejoin(run: Run | None) -> None:
+    """The teacher's reload at ?class=CODE (call before the sidebar is drawn): the class, its run and its step
+    come back, in presenter mode."""
+    s = st.session_state
+    code = wanted_code()
+    if code is None or s.get(TEACHING) == code or not _role(code):
+        return
+    try:
+        state = classes().state(code)
+    except StoreError:
+        return
+    if state is None or state.ended:
+        return
+    s[TEACHING] = code
+    s[PRESENT] = True
+    if current_run_id() != state.run_id or run is None:
+        writer = secrets.token_urlsafe(12)  # this tab writes the run from now on
+        try:
+            run = resume(state.run_id, writer)
+        except Exception as exc:  # the run cannot be read, or needs a key this session has not given
+            s["saved-runs-error"] = t("The run {run_id} cannot be resumed: {error}", run_id=state.run_id, error=exc)
+            return
+        _keep(run)
+        s[SAVED] = (run, state.run_id, run.trace.cursor, len(run.trace), writer)
+    run.trace.goto(state.cursor)
+    s[SAVED] = (*s[SAVED][:2], run.trace.cursor, *s[SAVED][3:])
+    s[SHOWN] = (state.run_id, len(run.trace), run.trace.cursor)
+
+
+def _saved_id(run: Run) -> str:
+    """The run id under which `run` is saved now, saving it first if it is not (a run opened by a link, or with
+    no step yet, is saved only once the teacher goes further: a class needs it now)."""
+    autosave(run)
+    run_id = current_run_id()
+    if run_id is not None:
+        return run_id
+    s = st.session_state
+    saved = s.get(SAVED)
+    writer = saved[4] if saved and saved[0] is run else secrets.token_urlsafe(12)
+    run_id = new_run_id()
+    store().save(this_browser(), run_id, run.trace, settings_of(run), writer=writer)
+    s[SAVED] = (run, run_id, run.trace.cursor, len(run.trace), writer)
+    return run_id
+
+
+def shown(run: Run, counts: bool = True) -> None:
+    """Show the class the teacher's step, when it changed (after every click, once the run is saved); with
+    `counts`, where the step's controls are drawn, the class's answers to the question open."""
+    s = st.session_state
+    code = s.get(TEACHING)
+    owner = this_browser()
+    if code is None or owner is None:
+        return
+    try:
+        run_id = _saved_id(run)
+        now = (run_id, len(run.trace), run.trace.cursor)
+        got = answers(run.trace)
+        asking = got.asking if predict_on() else None
+        asked = s.get(ASKED)
+        if asked is not None and asked != asking:  # the teacher answered it, or Reveal now: the class sees why
+            if asked in got.chosen and run.trace.cursor == asked:
+                classes().reveal(code, owner)
+            s.pop(ASKED, None)
+        if s.get(SHOWN) != now:
+            classes().show(code, owner, *now)  # (a move closes the class's question)
+            s[SHOWN] = now
+        if asking is not None and asked != asking:  # the teacher's question is the class's too
+            q = question_before(run.trace, asking, lang())
+            classes().ask(code, owner, asking, q.kind if q is not None else "")
+            s[ASKED] = asking
+        if asking is not None and counts:  # the count for each choice, as the class answers (drawn above the question)
+            st.fragment(_draw_counts, run_every=COUNTS)(code, asking)
+    except NotTeacher:  # ended in another tab of this browser
+        _forget()
+    except (StoreError, OSError) as exc:
+        st.toast(t("The class could not be shown this step: {error}", error=exc), icon=":material/warning:")
+
+
+def _draw_counts(code: str, step: int) -> None:
+    try:
+        counts = classes().counts(code, step)
+    except StoreError:
+        return
+    said = " · ".join(f"**{choice + 1}.** {n}" for choice, n in sorted(counts.items())) or "—"
+    st.markdown(t("The class's answers: {counts} (of {n})", counts=said, n=sum(counts.values())),
+                width="content")
+
+
+def _forget() -> None:
+    s = st.session_state
+    s.pop(TEACHING, None)
+    s.pop(SHOWN, None)
+    s.pop(ASKED, None)
+    s.pop(ROLE, None)
+    st.query_params.pop(CLASS, None)
+
+
+def _start(run: Run) -> None:
+    s = st.session_state
+    owner = this_browser()
+    if owner is None:
+        return
+    try:
+        run_id = _saved_id(run)
+        code = classes().start(owner, run_id, len(run.trace), run.trace.cursor)
+    except (StoreError, OSError) as exc:
+        s["class-error"] = t("The class cannot start: {error}", error=exc)
+        return
+    s.pop("class-error", None)
+    s.pop(ENDED, None)
+    s[TEACHING] = code
+    s[ROLE] = (code, True)
+    s[SHOWN] = (run_id, len(run.trace), run.trace.cursor)
+    st.query_params[CLASS] = code
+
+
+def _end(code: str) -> None:
+    s = st.session_state
+    owner = this_browser()
+    try:
+        answers = classes().answers_csv(code, owner)
+        summary = classes().end(code, owner)
+    except NotTeacher:
+        _forget()
+        return
+    except (StoreError, OSError) as exc:
+        s["class-error"] = t("The class cannot end: {error}", error=exc)
+        return
+    s[ENDED] = (summary, answers)
+    _forget()
+
+
+def draw_start(run: Run) -> None:
+    """Start a class (presenter mode, beside Play), while this browser teaches none."""
+    if st.session_state.get(TEACHING) is None:
+        # An icon only: the presenter's row must stay one row, or the history loses its room
+        st.button(":material/groups:", key="classroom-start", on_click=_start, args=(run,),
+                  help=t("Start a class: a short code and a link; the students' browsers follow your step, in their "
+                         "own language."))
+
+
+def link(code: str) -> str:
+    """The link a student opens: this server's address with ?class=CODE."""
+    url = str(st.context.url or "").split("?", 1)[0]
+    return f"{url.rstrip('/')}/?{CLASS}={code}" if url else f"/?{CLASS}={code}"
+
+
+def qr_html(text: str, box: str) -> str:
+    """A QR code of `text`, drawn by segno as inline SVG (nothing fetched); a one-line script puts it in place, as
+    the loop diagram's (st.html's sanitiser drops SVG)."""
+    picture = segno.make(text, error="m").svg_inline(scale=5, border=2, dark="#000", light="#fff")
+    code = json.dumps(picture).replace("<", "\\u003c")
+    return (f'<div class="ls-class-qr" id="{box}"></div>'
+            f'<script>document.getElementById("{box}").innerHTML = {code};</script>')
+
+
+def draw_teacher(run: Run) -> None:
+    """The class this browser teaches: its code, link and QR code, who follows, End class; or the summary of the
+    class just ended."""
+    s = st.session_state
+    if s.get("class-error"):
+        st.error(s.pop("class-error"), icon=":material/error:")
+    if s.get(ENDED):
+        _draw_summary(*s[ENDED])
+    code = s.get(TEACHING)
+    if code is None:
+        return
+    if st.query_params.get(CLASS) != code:  # back from another page: the URL says the class again
+        st.query_params[CLASS] = code
+    shown(run, counts=False)  # a New run or a resume: the class sees it
+    address = link(code)
+    label = t("Class code")
+    big = not st.session_state.get(SMALL)  # large while the class joins; hidden, the step gets the room back
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium", key="classroom-bar"):
+        if big:
+            st.html(qr_html(address, "ls-class-qr"), unsafe_allow_javascript=True, width="content")
+        size = "3rem" if big else "1.4rem"
+        st.html(f'<div class="ls-class-code" id="ls-class-code" data-code="{escape(code)}">'
+                + (f'<div style="font-size: 1rem; opacity: 0.7">{escape(label)}</div>' if big else "")
+                + f'<div style="font-size: {size}; font-weight: 700; letter-spacing: 0.3rem; line-height: 1.1">'
+                f"{escape(code)}</div>"
+                + (f'<div style="font-size: 1.1rem"><code>{escape(address)}</code></div>' if big else "")
+                + "</div>", width="content")
+        st.fragment(_draw_attendance, run_every=ATTENDANCE)(code)
+        st.button(t("Hide the QR code") if big else t("Show the QR code"), key="classroom-size",
+                  icon=":material/qr_code:", on_click=_resize)
+        st.button(t("End class"), key="classroom-end", icon=":material/stop_circle:", on_click=_end, args=(code,),
+                  help=t("The code stops working; you get a summary of the class and its answers."))
+
+
+def _resize() -> None:
+    st.session_state[SMALL] = not st.session_state.get(SMALL)
+
+
+def _draw_attendance(code: str) -> None:
+    try:
+        following, away = classes().attendance(code, this_browser())
+    except (StoreError, NotTeacher):
+        return
+    st.markdown(t("**{n} following** · {m} away", n=following, m=away), width="content")
+
+
+def _draw_summary(summary: Summary, answers: str) -> None:
+    with st.container(border=True, key="classroom-summary"):
+        st.markdown(t("**Class {code} ended.** Browsers that followed it: {n}.", code=summary.code,
+                      n=summary.followers))
+        steps = ", ".join(str(k + 1) for k in summary.steps_shown) or "—"
+        st.markdown(t("Steps shown: {steps}", steps=steps))
+        for step, counts in sorted(summary.questions.items()):
+            said = ", ".join(f"{choice + 1}: {n}" for choice, n in sorted(counts.items())) or "—"
+            st.markdown(t("Question before step {k}: {counts}", k=step + 1, counts=said))
+        with st.container(horizontal=True, gap="small"):
+            st.download_button(t("Answers (CSV)"), data=answers, file_name=f"loopscope-class-{summary.code}.csv",
+                               mime="text/csv", key="classroom-csv", icon=":material/download:", on_click="ignore")
+            st.button(t("Close"), key="classroom-close", on_click=lambda: st.session_state.pop(ENDED, None))
+
+
+# -- a follower's page -------------------------------------------------------------------------------------------
+
+@dataclass
+class Copy:
+    """A follower's own copy of the class's run: its cursor moves with the class while the student follows."""
+
+    code: str
+    trace: Trace | None = None
+    run_id: str | None = None
+    steps: int = -1
+    version: int | None = None  # the class's version last taken
+    put: int = -1  # the step the class last put the copy on
+    following: bool = True
+    beat: float = 0.0  # when the last heartbeat went (time.monotonic)
+    beat_away: bool | None = None  # what it said
+    asked: int | None = None  # the step whose question the class asked last
+    chosen: dict | None = None  # step -> this browser's answer to the class's question
+
+
+def follows() -> bool:
+    """?class=CODE in a browser that is not the class's teacher: the page is the class's, nothing else."""
+    code = wanted_code()
+    return code is not None and _role(code) is False
+
+
+def _copy(code: str) -> Copy:
+    s = st.session_state
+    copy = s.get(FOLLOWING)
+    if copy is None or copy.code != code:
+        copy = s[FOLLOWING] = Copy(code)
+    return copy
+
+
+def _take(copy: Copy, state) -> bool:
+    """Put the copy where the class is (its run, its step). False: the class's run cannot be read."""
+    if copy.trace is None or (copy.run_id, copy.steps) != (state.run_id, state.steps):
+        shared = classes().trace(copy.code)
+        if shared is None:
+            return False
+        copy.trace = shared.with_branches(shared.branches)  # the steps shared, a cursor of its own
+        copy.run_id, copy.steps = state.run_id, state.steps
+    copy.put = copy.trace.goto(state.cursor)
+    copy.version = state.version
+    return True
+
+
+def _beat(copy: Copy) -> None:
+    """The follower's heartbeat, every few seconds and at once when it steps away or back."""
+    away = not copy.following
+    if copy.beat_away == away and time.monotonic() - copy.beat < BEAT:
+        return
+    owner = this_browser()
+    if owner is None:
+        return
+    try:
+        classes().seen(copy.code, owner, away)
+    except StoreError:
+        return
+    copy.beat, copy.beat_away = time.monotonic(), away
+
+
+def _url(copy: Copy) -> None:
+    if st.query_params.get(CLASS) != copy.code:
+        st.query_params[CLASS] = copy.code
+    if copy.trace is not None and copy.trace.cursor >= 0 and st.query_params.get("step") != str(copy.trace.cursor + 1):
+        st.query_params["step"] = str(copy.trace.cursor + 1)
+
+
+def moved(trace: Trace) -> None:
+    """The step views' hook on a follower's page: a step the student took is a step away from the class."""
+    copy = st.session_state.get(FOLLOWING)
+    if copy is None or copy.trace is not trace:
+        return
+    if copy.asked is not None and trace.cursor != copy.put and _open(copy):  # a question open: no stepping away
+        trace.goto(copy.put)
+        return
+    _url(copy)
+    if trace.cursor != copy.put and copy.following:
+        copy.following = False
+        _beat(copy)
+        st.rerun()  # (a click reruns the step's fragment only) the whole page says the student stepped away
+
+
+def _open(copy: Copy) -> bool:
+    try:
+        state = classes().state(copy.code)
+    except StoreError:
+        return False
+    return state is not None and state.question is not None and not state.revealed
+
+
+def _back_to_class() -> None:
+    copy = st.session_state.get(FOLLOWING)
+    if copy is not None:
+        copy.following = True
+        copy.version = None  # taken again on this run
+
+
+def draw_follower() -> None:
+    """The class's run at the class's step, on this browser's own copy; or why there is none."""
+    from .step import draw_step  # (step.py calls this module's hooks)
+
+    code = wanted_code()
+    try:
+        state = classes().state(code)
+    except StoreError as exc:
+        st.error(t("The class cannot be read on this server: {error}", error=exc), icon=":material/error:")
+        return
+    if state is None or state.ended or not all(c in CODE_LETTERS for c in code):
+        st.error(t("No class has the code {code}: it may have ended. Ask your teacher for the code.",
+                   code=code[:12]), icon=":material/error:")
+        return
+    copy = _copy(code)
+    if state.question is not None and not state.revealed and not copy.following:  # no stepping away while it is open
+        copy.following = True
+    if copy.following and (copy.version != state.version or copy.trace is None):
+        if not _take(copy, state):
+            st.error(t("The class's run cannot be read on this server."), icon=":material/error:")
+            return
+    elif copy.trace is None:
+        copy.following = True
+        if not _take(copy, state):
+            st.error(t("The class's run cannot be read on this server."), icon=":material/error:")
+            return
+    _beat(copy)
+    _url(copy)
+    st.markdown("#### " + t("Class {code}", code=code))
+    if copy.following:
+        st.caption(t("You follow the teacher: your page shows the teacher's step. Back and Step move your own "
+                     "copy; nothing runs."))
+    st.fragment(_poll, run_every=POLL)(code)
+    _draw_class_question(copy, state)
+    if not len(copy.trace):
+        st.info(t("The teacher has not taken the first step yet."), icon=":material/hourglass_top:")
+        return
+    draw_step(copy.trace, KEY, None, name=f"class-{code}")
+
+
+def _choose(copy: Copy, step: int, choice: int) -> None:
+    try:
+        taken = classes().answer(copy.code, this_browser(), step, choice)
+    except StoreError:
+        taken = False
+    if taken:
+        copy.chosen = {**(copy.chosen or {}), step: choice}
+    else:
+        st.session_state["class-answer-late"] = True
+
+
+def _draw_class_question(copy: Copy, state) -> None:
+    """The class's open question, with the choices this browser answers; once revealed, the answer and why."""
+    if state.question is not None:
+        copy.asked = state.question
+    k = copy.asked
+    if k is None or copy.trace is None:
+        return
+    hold(copy.trace, k if state.question == k and not state.revealed else None)  # Step shows no answer ahead
+    chosen = (copy.chosen or {}).get(k)
+    if state.question == k and not state.revealed:
+        q = question_before(copy.trace, k, lang())
+        if q is None:
+            return
+        head = t("The class's question: predict before the step shows")
+        with st.container(border=True, key="classroom-question"):
+            st.html(f'<div class="ls-question" id="ls-question-{KEY}" data-step="{k}">'
+                    f'<p class="ls-question-head">{escape(head)}</p>'
+                    f"{markdown_html(q.question)}</div>")
+            with st.container(horizontal=True, gap="small", key="classroom-choices"):
+                for n, choice in enumerate(q.choices):
+                    st.button(f"{n + 1}. {choice}", key=f"classroom-choice-{n}", on_click=_choose, args=(copy, k, n),
+                              type="primary" if chosen == n else "secondary")
+            if st.session_state.pop("class-answer-late", False):
+                st.warning(t("Too late: the teacher has closed this question."), icon=":material/timer_off:")
+            elif chosen is not None:
+                st.caption(t("Your answer: {n}. The teacher reveals the answer; you may change yours until then.",
+                             n=chosen + 1))
+        return
+    if state.revealed and state.question == k or copy.trace.cursor == k:  # revealed: the answer, and why
+        draw_verdict(copy.trace, KEY, k, REVEALED if chosen is None else chosen)
+
+
+def _poll(code: str) -> None:
+    """Twice a second: the class moved, and the student follows: the page shows the class's step."""
+    copy = st.session_state.get(FOLLOWING)
+    if copy is None:
+        return
+    try:
+        state = classes().state(code)
+    except StoreError:
+        return
+    if state is None or state.ended:
+        st.rerun()  # the page says the class has ended
+    _beat(copy)
+    if state.version != copy.version:
+        if copy.following:
+            st.rerun()  # the page takes the class's step (draw_follower)
+        copy.version = state.version  # away: the copy stays where the student put it
+    if copy.following:  # (said by the page: a poll that draws nothing sends nothing)
+        return
+    with st.container(horizontal=True, vertical_alignment="center", key="classroom-away"):  # where the class is now
+        st.info(t("You stepped away: the class is at step {k}.", k=state.cursor + 1),
+                icon=":material/directions_walk:", width="stretch")
+        st.button(t("Back to the class"), key="classroom-rejoin", type="primary", icon=":material/group:",
+                  on_click=_back_to_class)

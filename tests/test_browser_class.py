@@ -1,0 +1,91 @@
+"""A class in Chromium, two browsers: the teacher steps in presenter mode, the student's page shows each step;
+the student steps away and comes back, and no click of theirs moves the class; the teacher's question is the
+student's too, the student's answer is counted on the teacher's page, and Reveal shows the student the answer."""
+
+from __future__ import annotations
+
+from loop.files.classes import Classes
+from loop.files.runs import default_store
+from loop.files.transcript import load
+from loop.views.questions import question_before
+from pages.views.replay import sample_path
+from tests.browser import settled, wait_for_status
+
+AWAY = "You stepped away: the class is at step {k}."
+
+
+def heading(page) -> str:
+    return page.evaluate("() => [...document.querySelectorAll('h3')].map(h => h.textContent)"
+                         ".find(t => t.startsWith('Step ')) || ''")
+
+
+def wait_for_text(page, text: str) -> None:
+    page.wait_for_function("(text) => document.body.innerText.includes(text)", arg=text, timeout=60_000)
+
+
+def test_a_student_follows_each_teacher_step_steps_away_and_back_and_cannot_move_the_class(app_server, new_page):
+    url, _ = app_server
+    teacher = new_page(1280, 800)
+    teacher.goto(f"{url}/?scenario=two-tools&step=2")
+    wait_for_status(teacher, "Step 2 of 2")
+    teacher.locator(".st-key-present label").click()
+    teacher.locator(".st-key-classroom-start button").first.click()
+    teacher.wait_for_selector("#ls-class-code", timeout=60_000)
+    teacher.wait_for_selector("#ls-class-qr svg", timeout=60_000)  # the QR code, drawn in the page
+    code = teacher.locator("#ls-class-code").get_attribute("data-code")
+    teacher.wait_for_function("(code) => location.search.includes('class=' + code)", arg=code)
+
+    student = new_page(1280, 800)  # another browser context: another browser, its own id
+    student.goto(f"{url}/?class={code}")
+    wait_for_status(student, "Step 2 of 2")
+    for k in (3, 4, 5):  # each teacher step shows on the student's page, with no click there
+        teacher.locator(".st-key-live-step button").click()
+        wait_for_status(teacher, f"Step {k} of {k}")
+        wait_for_status(student, f"Step {k} of {k}")
+        student.wait_for_function("(k) => new URLSearchParams(location.search).get('step') === String(k)", arg=k)
+    wait_for_text(teacher, "1 following · 0 away")
+
+    settled(student)
+    student.locator(".st-key-class-back button").click()  # away, on the student's own copy
+    wait_for_text(student, AWAY.format(k=5))
+    wait_for_status(student, "Step 4 of 5")
+    student.locator(".st-key-class-back button").click()
+    wait_for_status(student, "Step 3 of 5")
+    state = Classes(default_store()).state(code)
+    assert (state.cursor, state.steps) == (4, 5)  # the student's clicks moved their copy, never the class
+    assert heading(teacher).startswith("Step 5 of 5")
+
+    teacher.locator(".st-key-live-step button").click()
+    wait_for_status(teacher, "Step 6 of 6")
+    wait_for_text(student, AWAY.format(k=6))  # the student is told where the class is, and stays where they are
+    assert heading(student).startswith("Step 3 of 5")
+    wait_for_text(teacher, "0 following · 1 away")
+
+    student.locator(".st-key-classroom-rejoin button").click()
+    wait_for_status(student, "Step 6 of 6")
+    student.wait_for_function("(text) => !document.body.innerText.includes(text)", arg="You stepped away")
+    wait_for_text(teacher, "1 following · 0 away")
+
+    # A question: predict mode on the teacher's page; the class is asked before step K (the sample is the same run)
+    sample = load(sample_path("two-tools", "en"))
+    k = next(k for k in range(6, len(sample)) if question_before(sample, k, "en") is not None)
+    settled(teacher)
+    teacher.locator(".st-key-live-predict label").click()
+    teacher.wait_for_selector(".st-key-live-predict input:checked", timeout=60_000)
+    for j in range(6, k):
+        teacher.locator(".st-key-live-step button").click()
+        wait_for_status(teacher, f"Step {j + 1} of {j + 1}")
+    teacher.locator(".st-key-live-step button").click()
+    teacher.wait_for_selector(f'#ls-question-live[data-step="{k}"]', timeout=60_000)
+    student.wait_for_selector(f'#ls-question-class[data-step="{k}"]', timeout=60_000)
+    settled(student)
+    student.locator(".st-key-class-back button").click()  # no stepping away while the question is open
+    wait_for_status(student, f"Step {k} of {k + 1}")
+    student.locator(".st-key-classroom-choice-0 button").click()
+    wait_for_text(student, "Your answer: 1.")
+    wait_for_text(teacher, "The class's answers: 1. 1 (of 1)")
+    assert "You stepped away" not in student.evaluate("() => document.body.innerText")
+    teacher.locator(".st-key-live-reveal button").click()
+    wait_for_status(teacher, f"Step {k + 1} of {k + 1}")
+    student.wait_for_selector("#ls-verdict-class", timeout=60_000)
+    wait_for_status(student, f"Step {k + 1} of {k + 1}")
