@@ -5,7 +5,7 @@ import streamlit as st
 from loop.engine.model import SCRIPTED
 from loop.engine.profiles import ABOUT as PROFILE_ABOUT
 from pages.views.blocks import in_code, plain
-from pages.views.classroom import draw_follower, draw_start, draw_teacher, follows, rejoin
+from pages.views.classroom import draw_follower, draw_start, draw_teacher, follows, rejoin, shown
 from loop.tools.sandbox import NO_BUBBLEWRAP, programs
 from pages.views.forks import draw_branch_picker
 from pages.views.i18n import t
@@ -57,4 +57,4 @@ else:
     draw_saved_runs(run)
     draw_branch_picker(run)
 draw_teacher(run)  # the class this browser teaches, if it teaches one
-draw_step(run.trace, "live", run, name=run.task)
+draw_step(run.trace, "live", run, name=run.task, moved=lambda: shown(run))  # a class this browser leads sees it

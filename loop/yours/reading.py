@@ -209,3 +209,21 @@ def line_at(trace: Trace, index: int) -> int | None:
         if isinstance(line, int):
             return line
     return None
+
+
+def learner_at(trace: Trace, index: int) -> dict | None:
+    """The learner's own state ({turn_count, transition_reason}) as their code left it at the call made last by
+    step `index`, or None before any call."""
+    for i in range(min(index, len(trace.steps) - 1), -1, -1):
+        learner = trace.steps[i].detail.get("learner")
+        if isinstance(learner, dict):
+            return learner
+    return None
+
+
+def call_step(trace: Trace, call: int) -> int | None:
+    """The index of the step of model call `call` (0-based): its call_model step, or the refused one; the last
+    call's when there are fewer; None when the run made no call."""
+    calls = [i for i, step in enumerate(trace.steps) if step.stage in ("call_model", "refused")]
+    return calls[min(call, len(calls) - 1)] if calls else None
+

@@ -431,7 +431,7 @@ def draw_follower() -> None:
     if not len(copy.trace):
         st.info(t("The teacher has not taken the first step yet."), icon=":material/hourglass_top:")
         return
-    draw_step(copy.trace, KEY, None, name=f"class-{code}")
+    draw_step(copy.trace, KEY, None, name=f"class-{code}", moved=lambda: moved(copy.trace))
 
 
 def _choose(copy: Copy, step: int, choice: int) -> None:

@@ -21,8 +21,6 @@ from .ahead import ahead_script
 from .complete_state import draw_complete_state
 from .controls import draw_controls, said_html, words_html
 from .copylink import draw_copy_link
-from .classroom import KEY as FOLLOWER
-from .classroom import moved, shown
 from .current import drawn, fresh, view_at
 from .breaking import draw_break
 from .forks import branches, draw_fork, with_branches
@@ -168,39 +166,41 @@ def note_html(v: StepView, presenter: bool = False) -> str:
 
 
 def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run",
-              above: Callable[[], None] | None = None) -> None:
+              above: Callable[[], None] | None = None, moved: Callable[[], None] | None = None) -> None:
     """The controls, then the loop diagram, the history, the pairs, the LoopState and the raw JSON.
 
     The step itself is a fragment: a click reruns only it, not the page around it (nor the views' stylesheet).
     `name` names the saved file. `above()`, when given, draws above the controls inside the same fragment, once
-    the click has moved the cursor (Your loop: the learner's code with the step's line lit).
+    the click has moved the cursor (Your loop: the learner's code with the step's line lit). `moved()`, when
+    given, hears of every move before the page shows it: a live run's once it is saved (the class a teacher
+    leads is shown the step); a trace without a run is then the caller's alone, its URL too (a student's copy
+    of the class's run: whether the student stepped away). See classroom.py.
     """
     draw_style()
-    _draw_step(trace, key, run, name, above)
+    _draw_step(trace, key, run, name, above, moved)
 
 
 @st.fragment
 def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run",
-               above: Callable[[], None] | None = None) -> None:
+               above: Callable[[], None] | None = None, moved: Callable[[], None] | None = None) -> None:
     top = st.container() if above is not None else None
     try:
-        _draw_step_body(trace, key, run, name)
+        _draw_step_body(trace, key, run, name, moved)
     finally:
         if top is not None:
             with top:
                 above()
 
 
-def _draw_step_body(trace: Trace, key: str, run: Run | None, name: str) -> None:
-    def changed() -> None:  # before the page shows the step: the URL names it, and a live run is saved
-        if key == FOLLOWER:  # a follower's copy of the class's run: its own URL, and a step away from the class
-            moved(trace)
-            return
-        keep_url(trace, key, run)
+def _draw_step_body(trace: Trace, key: str, run: Run | None, name: str,
+                    moved: Callable[[], None] | None = None) -> None:
+    def changed() -> None:  # before the page shows the step: the URL names it, a live run is saved, a class hears
+        if moved is None or run is not None:
+            keep_url(trace, key, run)
         if run is not None:
             autosave(run)  # the new steps and the cursor: a reload or a restart loses nothing
-            if key == "live":
-                shown(run)  # the class this browser teaches, if any, sees the step
+        if moved is not None:
+            moved()
 
     def header() -> None:
         draw_save(trace, key, name, run)

@@ -25,7 +25,7 @@ from loop.yours.exercises import EXERCISES, Verdict, run_exercise
 from loop.yours.listing import chapter_loop
 from loop.yours.named import EXCEPTION, SYNTAX_ERROR
 from loop.engine.trace import Trace
-from loop.yours.reading import Yours, line_at, read
+from loop.yours.reading import Yours, call_step, learner_at, line_at, read
 
 from .blocks import inline_code
 from .browser import store, this_browser
@@ -299,9 +299,9 @@ def _check(name: str, source: str) -> None:
 
 def _at_call(yours: Yours, call: int | None) -> Yours:
     """`yours` with its cursor on the step of model call `call` (its call_model step, or the refused one)."""
-    calls = [i for i, step in enumerate(yours.trace.steps) if step.stage in ("call_model", "refused")]
-    if call is not None and calls:
-        yours.trace.goto(calls[min(call, len(calls) - 1)])
+    step = call_step(yours.trace, call) if call is not None else None
+    if step is not None:
+        yours.trace.goto(step)
     return yours
 
 
@@ -322,15 +322,6 @@ def _code_html(source: str, lit: int | None) -> str:
         cls = ' class="lit"' if n == lit else ""
         rows.append(f'<div{cls} data-line="{n}"><span class="n">{n}</span>{escape(text)}</div>')
     return CODE_STYLE + f'<div class="ls-yours-code" id="ls-yours-code">{"".join(rows)}</div>'
-
-
-def _learner_at(trace: Trace, i: int) -> dict | None:
-    """The learner's own state at the call made last by step `i`."""
-    for k in range(min(i, len(trace.steps) - 1), -1, -1):
-        learner = trace.steps[k].detail.get("learner")
-        if isinstance(learner, dict):
-            return learner
-    return None
 
 
 def _value(value: object) -> str:
@@ -362,7 +353,7 @@ def draw_beside(trace: Trace) -> None:
     with right, st.container(key="yours-state"):
         st.markdown("**" + t("Your state beside the chapter's LoopState") + "**")
         chapter_state = dict(view_at(trace, i).presenter_state) if i >= 0 else {}  # the step's record
-        learner = _learner_at(trace, i) or {}
+        learner = learner_at(trace, i) or {}
         mine = t("your state")
         rows = [f"| | {mine} | LoopState |", "|---|---|---|"]
         for field in ("turn_count", "transition_reason"):
