@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -76,7 +77,7 @@ async def lesson(url: str, students: int, every: float, settle: float, time_limi
                 raise RuntimeError("the class's page did not open at the class's step")
             ready = True
             await bell.ready()
-            await follower.follow(stop)
+            await follower.follow(stop, phase=random.random())
         except Exception as exc:  # a dropped connection, a page that did not open: counted, the others go on
             errors.append(f"student {n}: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
         finally:

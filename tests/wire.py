@@ -214,9 +214,12 @@ class Follower(Wire):
             self.text = []
             await self.finished()
 
-    async def follow(self, stop: asyncio.Event) -> None:
-        """Tick at the page's interval until `stop` is set (a tick takes its time: the next is due from the last)."""
-        due = time.perf_counter()
+    async def follow(self, stop: asyncio.Event, phase: float = 0.0) -> None:
+        """Tick at the page's interval until `stop` is set (a tick takes its time: the next is due from the last).
+
+        `phase` (a fraction of the interval) delays the first tick: the pages of a class were opened at
+        different moments, so their timers do not fire together."""
+        due = time.perf_counter() + phase * min(self.timers.values(), default=0.5)
         while not stop.is_set():
             interval = min(self.timers.values(), default=0.5)
             due = max(due + interval, time.perf_counter())
