@@ -54,6 +54,9 @@ def test_a_student_with_the_code_sees_the_teachers_step_and_follows_every_move()
     bar = teacher.get("html")
     assert any('id="ls-class-qr"' in h.proto.body and "svg" in h.proto.body for h in bar)  # the link's QR code
     assert any(f"?class={code}" in h.proto.body for h in bar)  # the link, shown large with the code
+    click(teacher, "classroom-size")  # the QR code hidden: the projector's room goes to the step, the code stays
+    assert not any('id="ls-class-qr"' in h.proto.body for h in teacher.get("html"))
+    assert any(f'data-code="{code}"' in h.proto.body for h in teacher.get("html"))
     pupil = student(code.lower())  # typed in lowercase
     assert heading(pupil) == heading(teacher)
     assert heading(pupil).startswith("### Step 2 of 2")
@@ -168,6 +171,7 @@ def test_the_class_answers_the_teachers_question_the_teacher_sees_the_counts_the
     assert k == state.cursor + 1 and not state.revealed
     pupil = student(code, lang="ja")
     assert any(f'id="ls-question-class" data-step="{k}"' in h.proto.body for h in pupil.get("html"))
+    assert pupil.session_state["class-predict-held"] == {k}  # its answer, the next step, is not sent ahead to Step
     click(pupil, "class-back")  # while the question is open, the student stays with the class
     assert heading(pupil).startswith(f"### ステップ {k} / {state.steps}")  # the step before the question's
     assert "classroom-rejoin" not in [b.key for b in pupil.button]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
 import time
 from dataclasses import dataclass
 from html import escape
@@ -30,7 +29,7 @@ from loop.views.questions import question_before
 from .browser import store, this_browser
 from .blocks import markdown_html
 from .i18n import lang, t
-from .predict import REVEALED, answers, draw_verdict
+from .predict import REVEALED, answers, draw_verdict, hold
 from .predict import on as predict_on
 from .presenter import PRESENT
 from .runs import SAVED, autosave, current_run_id, resume, settings_of
@@ -41,6 +40,7 @@ ROLE = "class-role"  # session: (code, whether this browser teaches it), decided
 TEACHING = "class-teaching"  # session: the code of the class this browser teaches, while it is open
 SHOWN = "class-shown"  # session: (run_id, steps, cursor) the class was last shown
 ASKED = "class-asked"  # session: the step whose question the teacher's page opened for the class
+SMALL = "class-small"  # session: the teacher hid the QR code and the link (the code stays)
 ENDED = "class-ended"  # session: (Summary, CSV) of the class this browser just ended
 FOLLOWING = "class-follower"  # session: a follower's Copy
 KEY = "class"  # the step views' key on a follower's page
@@ -49,18 +49,10 @@ BEAT = 3.0  # seconds between two heartbeats of a follower
 ATTENDANCE = 3.0  # seconds between two counts of the followers on the teacher's page
 COUNTS = 1.0  # seconds between two counts of the class's answers on the teacher's page
 
-_lock = threading.Lock()
-_classes: dict[tuple, Classes] = {}  # one per store: its cache of the class's run serves every follower
-
 
 def classes() -> Classes:
-    """The classes in the server's runs store (the same object for every session of this process)."""
-    runs = store()
-    where = (str(runs.root), getattr(runs.database, "url", None))
-    with _lock:
-        if where not in _classes:
-            _classes[where] = Classes(runs)
-        return _classes[where]
+    """The classes in the server's runs store (their cache of the class's run is the process's, not the object's)."""
+    return Classes(store())
 
 
 def wanted_code() -> str | None:
@@ -257,16 +249,26 @@ def draw_teacher(run: Run) -> None:
     shown(run, counts=False)  # a New run or a resume: the class sees it
     address = link(code)
     label = t("Class code")
+    big = not st.session_state.get(SMALL)  # large while the class joins; hidden, the step gets the room back
     with st.container(horizontal=True, vertical_alignment="center", gap="medium", key="classroom-bar"):
-        st.html(qr_html(address, "ls-class-qr"), unsafe_allow_javascript=True, width="content")
+        if big:
+            st.html(qr_html(address, "ls-class-qr"), unsafe_allow_javascript=True, width="content")
+        size = "3rem" if big else "1.4rem"
         st.html(f'<div class="ls-class-code" id="ls-class-code" data-code="{escape(code)}">'
-                f'<div style="font-size: 1rem; opacity: 0.7">{escape(label)}</div>'
-                f'<div style="font-size: 3rem; font-weight: 700; letter-spacing: 0.3rem; line-height: 1.1">'
+                + (f'<div style="font-size: 1rem; opacity: 0.7">{escape(label)}</div>' if big else "")
+                + f'<div style="font-size: {size}; font-weight: 700; letter-spacing: 0.3rem; line-height: 1.1">'
                 f"{escape(code)}</div>"
-                f'<div style="font-size: 1.1rem"><code>{escape(address)}</code></div></div>', width="content")
+                + (f'<div style="font-size: 1.1rem"><code>{escape(address)}</code></div>' if big else "")
+                + "</div>", width="content")
         st.fragment(_draw_attendance, run_every=ATTENDANCE)(code)
+        st.button(t("Hide the QR code") if big else t("Show the QR code"), key="classroom-size",
+                  icon=":material/qr_code:", on_click=_resize)
         st.button(t("End class"), key="classroom-end", icon=":material/stop_circle:", on_click=_end, args=(code,),
                   help=t("The code stops working; you get a summary of the class and its answers."))
+
+
+def _resize() -> None:
+    st.session_state[SMALL] = not st.session_state.get(SMALL)
 
 
 def _draw_attendance(code: str) -> None:
@@ -445,6 +447,7 @@ def _draw_class_question(copy: Copy, state) -> None:
     k = copy.asked
     if k is None or copy.trace is None:
         return
+    hold(copy.trace, k if state.question == k and not state.revealed else None)  # Step shows no answer ahead
     chosen = (copy.chosen or {}).get(k)
     if state.question == k and not state.revealed:
         q = question_before(copy.trace, k, lang())

@@ -31,6 +31,7 @@ PREDICT = "predict"  # on or off, for the session: Step through and Replay alike
 LINKED = "predict-linked"  # ?predict=on was taken once: toggling it off afterwards sticks
 RUNS = "predict-runs"  # trace -> Answers
 RIGHT = "predict-right"  # the kinds answered right this session
+HOLDS = "predict-holds"  # trace -> a step held back from the browser by someone else's question (a class's)
 REVEALED = -1  # a step revealed without an answer ("Reveal now")
 COUNTDOWN = 20  # seconds the presenter's count-down runs
 
@@ -128,8 +129,23 @@ def step_or_ask(run: Run | None, trace: Trace, step: Callable[[], None]) -> None
     got.asking = k
 
 
+def hold(trace: Trace, k: int | None) -> None:
+    """Hold step `k` of `trace` back from the browser's steps ahead, whatever this page's toggle says (a class's
+    question open on a student's page: its answer is the step after), or stop holding (None)."""
+    holds = st.session_state.get(HOLDS)
+    if holds is None:
+        holds = st.session_state[HOLDS] = weakref.WeakKeyDictionary()
+    if k is None:
+        holds.pop(trace, None)
+    else:
+        holds[trace] = k
+
+
 def held(trace: Trace) -> set[int]:
     """The steps the browser must not show ahead of the server: the next one, while its question waits."""
+    holds = st.session_state.get(HOLDS)
+    if holds is not None and trace in holds:
+        return {holds[trace]}
     if not on():
         return set()
     k = trace.cursor + 1
