@@ -54,7 +54,8 @@ def clicks(first: int = 1) -> list[tuple[str, tuple[int, int]]]:
     return forward + back
 
 
-async def lesson(url: str, students: int, every: float, settle: float, time_limit: float) -> dict:
+async def lesson(url: str, students: int, every: float, settle: float, time_limit: float,
+                 count: int | None = None) -> dict:
     """The class, start to end: {"times": [...], "errors": [...], "updates": n, "code": ...}."""
     errors: list[str] = []
     teacher = Wire(url, agent=f"{AGENT} teacher")
@@ -89,7 +90,7 @@ async def lesson(url: str, students: int, every: float, settle: float, time_limi
     tasks = [asyncio.create_task(follow(n, f)) for n, f in enumerate(followers)]
     await asyncio.wait_for(bell.rang.wait(), timeout=time_limit)
     sent: dict[tuple[int, int], float] = {}
-    for button, step in clicks():
+    for button, step in clicks()[:count]:
         started = time.perf_counter()
         sent[step] = started
         await teacher.rerun(button)
@@ -160,7 +161,8 @@ def measure(classroom, database, args) -> dict:
     sampler.start()
     started, client_cpu = time.monotonic(), time.process_time()
     try:
-        figures = asyncio.run(lesson(classroom.url, args.students, args.every, args.settle, args.time_limit))
+        figures = asyncio.run(lesson(classroom.url, args.students, args.every, args.settle, args.time_limit,
+                                    args.clicks))
     except Exception as exc:
         figures = {"times": [], "errors": [f"the class did not run: {type(exc).__name__}: {exc}"], "updates": 0}
     took, client_cpu = time.monotonic() - started, time.process_time() - client_cpu
@@ -203,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite",
                         help="the runs store and the class's channel: SQLite (default) or a PostgreSQL started here")
     parser.add_argument("--every", type=float, default=2.0, help="seconds between two of the teacher's clicks")
+    parser.add_argument("--clicks", type=int, help=f"the teacher's clicks (default {len(clicks())}: Step to the "
+                                                     "end of two-tools, then Back to its first step)")
     parser.add_argument("--settle", type=float, default=3.0, help="seconds given to the last step before the end")
     parser.add_argument("--time-limit", type=float, default=600, help="seconds for the whole class")
     args = parser.parse_args(argv)

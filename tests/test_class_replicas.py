@@ -427,9 +427,13 @@ def test_a_replica_killed_mid_class_loses_no_step_and_no_other_student_sees_an_e
 
 # -- the configuration and the command line --
 def test_the_configuration_is_valid_for_make_class_and_for_compose(tmp_path):
-    room = Classroom([8501, 8502], folder=tmp_path)
+    # Two replicas here, two on a second machine (docs/deploy.md: `--remote` on the balancer's machine)
+    room = Classroom([8501, 8502], folder=tmp_path, remote=["10.0.0.2:8501", "10.0.0.2:8502"])
     backend = tmp_path / "backend.cfg"
     backend.write_text(room.backend())
+    assert room.backend().splitlines()[1:] == [
+        "    server r1 127.0.0.1:8501 cookie r1", "    server r2 127.0.0.1:8502 cookie r2",
+        "    server r3 10.0.0.2:8501 cookie r3", "    server r4 10.0.0.2:8502 cookie r4"]
     for second, env in ((backend, {}), (ROOT / "deploy" / "compose-backend.cfg", {}),
                         (backend, {"LOOPSCOPE_STATS_PASSWORD": "x"})):
         checked = subprocess.run([haproxy(), "-c", "-f", str(CONFIG), "-f", str(second)], capture_output=True,
