@@ -221,14 +221,13 @@ class Follower(Wire):
         different moments, so their timers do not fire together."""
         due = time.perf_counter() + phase * min(self.timers.values(), default=0.5)
         while not stop.is_set():
-            interval = min(self.timers.values(), default=0.5)
-            due = max(due + interval, time.perf_counter())
             try:
-                await asyncio.wait_for(stop.wait(), timeout=due - time.perf_counter())
+                await asyncio.wait_for(stop.wait(), timeout=max(0.0, due - time.perf_counter()))
                 return
             except asyncio.TimeoutError:
                 pass
             await self.tick()
+            due = max(due + min(self.timers.values(), default=0.5), time.perf_counter())
 
 
 async def wire_student(url: str, n: int, max_steps: int, think_ms: int, times: list[float], errors: list[str],
