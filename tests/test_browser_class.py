@@ -29,7 +29,7 @@ def test_a_student_follows_each_teacher_step_steps_away_and_back_and_cannot_move
     teacher.goto(f"{url}/?scenario=two-tools&step=2")
     wait_for_status(teacher, "Step 2 of 2")
     teacher.locator(".st-key-present label").click()
-    teacher.get_by_role("button", name="Start a class").click()
+    teacher.locator(".st-key-classroom-start button").first.click()
     teacher.wait_for_selector("#ls-class-code", timeout=60_000)
     teacher.wait_for_selector("#ls-class-qr svg", timeout=60_000)  # the QR code, drawn in the page
     code = teacher.locator("#ls-class-code").get_attribute("data-code")

@@ -214,8 +214,10 @@ def _end(code: str) -> None:
 def draw_start(run: Run) -> None:
     """Start a class (presenter mode, beside Play), while this browser teaches none."""
     if st.session_state.get(TEACHING) is None:
-        st.button(t("Start a class"), key="classroom-start", icon=":material/groups:", on_click=_start, args=(run,),
-                  help=t("A short code and a link: the students' browsers follow your step, in their own language."))
+        # An icon only: the presenter's row must stay one row, or the history loses its room
+        st.button(":material/groups:", key="classroom-start", on_click=_start, args=(run,),
+                  help=t("Start a class: a short code and a link; the students' browsers follow your step, in their "
+                         "own language."))
 
 
 def link(code: str) -> str:
@@ -421,6 +423,9 @@ def draw_follower() -> None:
     _beat(copy)
     _url(copy)
     st.markdown("#### " + t("Class {code}", code=code))
+    if copy.following:
+        st.caption(t("You follow the teacher: your page shows the teacher's step. Back and Step move your own "
+                     "copy; nothing runs."))
     st.fragment(_poll, run_every=POLL)(code)
     _draw_class_question(copy, state)
     if not len(copy.trace):
@@ -488,9 +493,7 @@ def _poll(code: str) -> None:
         if copy.following:
             st.rerun()  # the page takes the class's step (draw_follower)
         copy.version = state.version  # away: the copy stays where the student put it
-    if copy.following:
-        st.caption(t("You follow the teacher: your page shows the teacher's step. Back and Step move your own "
-                     "copy; nothing runs."))
+    if copy.following:  # (said by the page: a poll that draws nothing sends nothing)
         return
     with st.container(horizontal=True, vertical_alignment="center", key="classroom-away"):  # where the class is now
         st.info(t("You stepped away: the class is at step {k}.", k=state.cursor + 1),
