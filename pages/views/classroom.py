@@ -63,6 +63,7 @@ def classes() -> Classes:
 # being drawn. One read now answers the polls of the next FRESH seconds, whoever sends them.
 _states: dict[tuple[str, str], tuple[float, object]] = {}
 _states_lock = threading.Lock()
+_clock = time.monotonic  # (a test stops it)
 
 
 def _read(code: str):
@@ -74,7 +75,7 @@ def _read(code: str):
     with _states_lock:
         last = _states.get(key)
         if state is None or last is None or last[1] is None or state.version >= last[1].version:  # never older
-            _states[key] = (time.monotonic(), state)
+            _states[key] = (_clock(), state)
         if len(_states) > 1000:  # classes long gone
             _states.clear()
     return state
@@ -85,7 +86,7 @@ def _polled(code: str):
     key = (classes().store.database.name, code)
     with _states_lock:
         last = _states.get(key)
-    if last is not None and time.monotonic() - last[0] < FRESH:
+    if last is not None and _clock() - last[0] < FRESH:
         return last[1]
     return _read(code)
 
