@@ -18,8 +18,19 @@ request) and each replica's output. Ctrl-C stops everything this started. A
 replica that dies is started again (the balancer sends new browsers to it once
 its health checks pass); one that cannot start is left down and said.
 
-`Classroom` is also what bench/load.py --replicas and the tests use, on ports
-they choose and with a folder of their own.
+Across machines (docs/deploy.md): every replica points at one PostgreSQL
+(`--database-url`, or LOOPSCOPE_DATABASE_URL); on the balancer's machine
+`--remote HOST:PORT` adds a second machine's replicas to the backend, and on
+that machine `--replicas-only --replica-host ADDRESS` runs the replicas alone,
+listening on its address for the balancer (and no balancer there).
+
+    python deploy/classroom.py --replicas 2 --database-url postgresql://… \
+        --remote 10.0.0.2:8501 --remote 10.0.0.2:8502               # machine A: 2 replicas and HAProxy
+    python deploy/classroom.py --replicas 2 --database-url postgresql://… \
+        --replicas-only --replica-host 10.0.0.2 --port 8500           # machine B: 2 replicas on 8501, 8502
+
+`Classroom` is also what bench/load.py --replicas, bench/follow.py and the
+tests use, on ports they choose and with a folder of their own.
 """
 
 from __future__ import annotations
@@ -68,18 +79,19 @@ class Replica:
     name: str  # its server name in the balancer, and its sticky cookie's value
     port: int
     log: Path
+    host: str = "127.0.0.1"  # the address it listens on: this machine only, unless the balancer is on another
     process: subprocess.Popen | None = None
     started: float = 0.0
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{'127.0.0.1' if self.host in ('', '0.0.0.0') else self.host}:{self.port}"
 
     def start(self, env: dict[str, str]) -> None:
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-                 "--server.address", "127.0.0.1", "--server.port", str(self.port),
+                 "--server.address", self.host, "--server.port", str(self.port),
                  "--browser.gatherUsageStats", "false"],
                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
         self.started = time.monotonic()
@@ -109,7 +121,8 @@ class Classroom:
 
     def __init__(self, replicas: int | list[int], *, port: int = 8500, host: str = "", folder: str | Path | None = None,
                  runs: str | Path | None = None, stats_password: str | None = None,
-                 stats_port: int = 8404, env: dict[str, str] | None = None):
+                 stats_port: int = 8404, env: dict[str, str] | None = None, database_url: str | None = None,
+                 remote: list[str] | None = None, replicas_only: bool = False, replica_host: str = "127.0.0.1"):
         ports = list(range(port + 1, port + 1 + replicas)) if isinstance(replicas, int) else list(replicas)
         if not ports:
             raise ValueError("a class needs at least one replica")
@@ -117,11 +130,17 @@ class Classroom:
         self.folder = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="loopscope-class-"))
         self.folder.mkdir(parents=True, exist_ok=True)
         self.runs = Path(runs or os.environ.get("LOOPSCOPE_RUNS") or ROOT / "runs").absolute()
-        self.replicas = [Replica(f"r{n}", p, self.folder / f"replica-r{n}.log") for n, p in enumerate(ports, 1)]
+        self.replicas = [Replica(f"r{n}", p, self.folder / f"replica-r{n}.log", replica_host)
+                         for n, p in enumerate(ports, 1)]
+        # Another machine's replicas (HOST:PORT), in the balancer's backend after this machine's: r<N+1>, …
+        self.remote = [(f"r{n}", address) for n, address in enumerate(remote or [], len(ports) + 1)]
+        self.replicas_only = replicas_only
         self.balancer: subprocess.Popen | None = None
         self.balancer_log = self.folder / "balancer.log"
         self.env = {**(env if env is not None else os.environ), "LOOPSCOPE_RUNS": str(self.runs),
                     "PYTHONUNBUFFERED": "1"}
+        if database_url:  # the runs store and the class's channel, shared by every machine's replicas
+            self.env["LOOPSCOPE_DATABASE_URL"] = database_url
 
     @property
     def url(self) -> str:
@@ -148,11 +167,13 @@ class Classroom:
 
     def start(self) -> None:
         """Start the replicas, wait until each answers its health check, then start the balancer."""
-        program = haproxy()
+        program = None if self.replicas_only else haproxy()
         for replica in self.replicas:
             replica.start(self.env)
         for replica in self.replicas:
             self._wait(replica)
+        if self.replicas_only:  # the balancer is on another machine
+            return
         backend = self.folder / "backend.cfg"
         backend.write_text(self.backend())
         env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
@@ -174,7 +195,8 @@ class Classroom:
     def backend(self) -> str:
         """The backend file: one server a replica, named in its sticky cookie."""
         lines = [f"backend {BACKEND}"]
-        lines += [f"    server {r.name} 127.0.0.1:{r.port} cookie {r.name}" for r in self.replicas]
+        lines += [f"    server {r.name} {r.url.split('//', 1)[1]} cookie {r.name}" for r in self.replicas]
+        lines += [f"    server {name} {address} cookie {name}" for name, address in self.remote]
         return "\n".join(lines) + "\n"
 
     def _wait(self, replica: Replica) -> None:
@@ -274,6 +296,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="", help="the balancer's address (default: every interface)")
     parser.add_argument("--folder", help="where the balancer's log and the replicas' output go (default: a new "
                                          "folder in the temp folder)")
+    parser.add_argument("--database-url", default=os.environ.get("LOOPSCOPE_DATABASE_URL"),
+                        help="postgresql://… shared by every replica of every machine (default: "
+                             "LOOPSCOPE_DATABASE_URL; unset: SQLite in the runs folder, one machine)")
+    parser.add_argument("--remote", action="append", default=[], metavar="HOST:PORT",
+                        help="a replica on another machine, added to the balancer (repeat for each)")
+    parser.add_argument("--replicas-only", action="store_true",
+                        help="run the replicas and no balancer: the second machine of a class")
+    parser.add_argument("--replica-host", default="127.0.0.1",
+                        help="the address the replicas listen on (with --replicas-only: this machine's address "
+                             "that the balancer's machine reaches)")
     args = parser.parse_args(argv)
     if args.replicas < 1:
         parser.error("--replicas must be at least 1")
@@ -282,15 +314,22 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     classroom = Classroom(args.replicas, port=args.port, host=args.host, folder=args.folder,
-                          stats_password=password, stats_port=int(os.environ.get("LOOPSCOPE_STATS_PORT", 8404)))
+                          stats_password=password, stats_port=int(os.environ.get("LOOPSCOPE_STATS_PORT", 8404)),
+                          database_url=args.database_url, remote=args.remote, replicas_only=args.replicas_only,
+                          replica_host=args.replica_host)
     classroom.show_balancer = True
     ports = ", ".join(str(r.port) for r in classroom.replicas)
-    print(f"Starting {args.replicas} replica(s) on 127.0.0.1 ports {ports}; saved runs in {classroom.runs}")
+    stored = "a PostgreSQL database" if args.database_url else classroom.runs
+    print(f"Starting {args.replicas} replica(s) on {args.replica_host} ports {ports}; saved runs in {stored}")
     try:
         with classroom:
-            print(f"\n  Loopscope class server: http://{args.host or 'localhost'}:{args.port}"
-                  " (give students this machine's address with this port)")
-            if classroom.stats_url:
+            if args.replicas_only:
+                print(f"\n  Replicas only, for the balancer on another machine: "
+                      + ", ".join(f"{args.replica_host}:{r.port}" for r in classroom.replicas))
+            else:
+                print(f"\n  Loopscope class server: http://{args.host or 'localhost'}:{args.port}"
+                      " (give students this machine's address with this port)")
+            if classroom.stats_url and not args.replicas_only:
                 print(f"  HAProxy stats: {classroom.stats_url} (user {STATS_USER}, LOOPSCOPE_STATS_PASSWORD)")
             print(f"  Logs: {classroom.folder} · Ctrl-C stops them all\n", flush=True)
             return classroom.supervise()

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.wire import Wire
+from tests.wire import Follower, Wire
+from tests.postgres import postgres_server  # noqa: F401  (a fixture)
 from tests.browser import free_port
 from deploy.classroom import COOKIE, CONFIG, ROOT, Classroom, haproxy
 from loop.files import browser_id
@@ -426,9 +427,13 @@ def test_a_replica_killed_mid_class_loses_no_step_and_no_other_student_sees_an_e
 
 # -- the configuration and the command line --
 def test_the_configuration_is_valid_for_make_class_and_for_compose(tmp_path):
-    room = Classroom([8501, 8502], folder=tmp_path)
+    # Two replicas here, two on a second machine (docs/deploy.md: `--remote` on the balancer's machine)
+    room = Classroom([8501, 8502], folder=tmp_path, remote=["10.0.0.2:8501", "10.0.0.2:8502"])
     backend = tmp_path / "backend.cfg"
     backend.write_text(room.backend())
+    assert room.backend().splitlines()[1:] == [
+        "    server r1 127.0.0.1:8501 cookie r1", "    server r2 127.0.0.1:8502 cookie r2",
+        "    server r3 10.0.0.2:8501 cookie r3", "    server r4 10.0.0.2:8502 cookie r4"]
     for second, env in ((backend, {}), (ROOT / "deploy" / "compose-backend.cfg", {}),
                         (backend, {"LOOPSCOPE_STATS_PASSWORD": "x"})):
         checked = subprocess.run([haproxy(), "-c", "-f", str(CONFIG), "-f", str(second)], capture_output=True,
@@ -567,3 +572,63 @@ def test_a_port_is_told_apart_by_the_process_that_listens_on_it_not_by_an_answer
         ours.listen()
         assert listening(os.getpid(), port)
         assert not listening(os.getppid(), port)
+
+
+# -- a class across replicas: the teacher on one, a student on another, the student's replica killed mid-class --
+async def follows_to(student: Follower, step: tuple[int, int], ticks: int = 240) -> None:
+    """Let the student's page run its timer (the class's poll) until the page is sent `step`'s heading."""
+    for _ in range(ticks):
+        if step in student.shown:
+            return
+        await asyncio.sleep(min(student.timers.values(), default=0.5))  # the page's own timer, not a wait for a state
+        await student.tick()
+    raise AssertionError(f"{student.agent}'s page never showed step {step}; it showed {sorted(student.shown)}")
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_a_student_on_another_replica_follows_and_goes_on_following_after_its_replica_is_killed(
+        store, tmp_path, request):
+    env = dict(os.environ)
+    if store == "postgres":
+        env["LOOPSCOPE_DATABASE_URL"] = request.getfixturevalue("postgres_server").database()
+    with classroom(2, tmp_path, env=env) as room:
+        async def lesson() -> tuple[Wire, Follower, Follower]:
+            teacher = Wire(room.url, {COOKIE: "r1"}, agent="class teacher")  # sticky cookies: the teacher on r1,
+            await teacher.open()
+            await teacher.rerun("present", bool_value=True)
+            await teacher.rerun("live-step")
+            await teacher.rerun("classroom-start")
+            code = dict(p.split("=", 1) for p in teacher.query.split("&") if "=" in p)["class"]
+            student = Follower(room.url, code, agent="class follower", cookies={COOKIE: "r2"})  # the student on r2
+            await student.open()
+            assert (1, 1) in student.shown and f"class={code}" in student.query
+            for k in (2, 3):
+                await teacher.rerun("live-step")
+                await follows_to(student, (k, k))
+            assert "step=3" in student.query  # the address bar follows the class
+            doomed = room.replica(student.cookies[COOKIE])
+            assert doomed.name == "r2" and teacher.cookies[COOKIE] == "r1"
+            doomed.process.send_signal(signal.SIGKILL)
+            await asyncio.to_thread(doomed.process.wait)
+            with pytest.raises(Exception):  # the page's connection died with its replica
+                await student.tick()
+            await teacher.rerun("live-step")  # the class goes on meanwhile
+            # The page reconnects through the balancer, with its cookies and its address bar.
+            again = Follower(room.url, code, agent="class follower", cookies=student.cookies, query=student.query)
+            await again.open()
+            assert again.cookies[COOKIE] == "r1"  # the balancer sent it to the live replica
+            assert (4, 4) in again.shown  # it lands where the class is now, not where it was cut off
+            await teacher.rerun("live-step")
+            await follows_to(again, (5, 5))
+            await teacher.rerun("live-back")
+            await follows_to(again, (4, 5))
+            assert not (teacher.errors or student.errors or again.errors), (teacher.errors, again.errors)
+            await teacher.close()
+            await again.close()
+            return teacher, student, again
+
+        teacher, student, again = asyncio.run(asyncio.wait_for(lesson(), timeout=240))
+        assert "step=4" in again.query
+        logged = by_student(room, "class follower")["class follower"]
+        servers = [r.server for r in logged]
+        assert servers[:4] == ["r2"] * 4 and set(servers[4:]) == {"r1"}, servers

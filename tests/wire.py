@@ -63,6 +63,8 @@ class Wire:
         self.cookies = dict(cookies or {})
         self.text: list[bytes] = []  # the raw deltas of the last run, searched for what the page would show
         self.errors: list[str] = []
+        self.timers: dict[str, float] = {}  # fragment id: seconds between two of its reruns, as the page's timer
+        self.early = False  # the last run finished early: a rerun (st.rerun) follows it
 
     async def open(self) -> None:
         import websockets
@@ -136,11 +138,15 @@ class Wire:
             self.query = msg.page_info_changed.query_string
         elif kind == "navigation" and msg.navigation.page_script_hash:
             self.page = msg.navigation.page_script_hash
+        elif kind == "auto_rerun":  # a fragment the page's own timer reruns (st.fragment's run_every)
+            self.timers[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
         elif kind == "delta":
             if b'class="ls-ahead"' not in raw:  # the steps beside the cursor, sent ahead (pages/views/ahead.py):
                 self.text.append(raw)  # what the page holds for a click, not what it shows
             if msg.delta.WhichOneof("type") == "new_element":
                 self._element(msg.delta.new_element, msg.delta.fragment_id)
+        if kind == "script_finished":
+            self.early = msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN
         return kind == "script_finished"
 
     def _element(self, element, fragment: str) -> None:
@@ -169,6 +175,59 @@ class Wire:
 
     async def close(self) -> None:
         await self.ws.close()
+
+
+class Follower(Wire):
+    """A student's tab on a class (`/?class=CODE`, pages/views/classroom.py): nothing is clicked; the page's timer
+    reruns the class's poll fragment every half second, as a browser's does, and the poll reruns the whole page
+    when the class moved. `shown` notes each "Step k of n" the page is sent, with when its heading arrived."""
+
+    def __init__(self, url: str, code: str, agent: str = "loopscope-wire follower", cookies: dict | None = None,
+                 query: str = ""):
+        super().__init__(url, cookies, agent, query or f"class={code}")
+        self.shown: dict[tuple[int, int], float] = {}  # (k, n): time.perf_counter() when the page was sent it
+
+    async def finished(self) -> None:
+        """Read until the run that the page ends on finishes (through any st.rerun), noting the steps sent."""
+        while True:
+            done = await self._read()
+            if self.text:
+                self._note(self.text[-1])
+            if done and not self.early:
+                return
+
+    def _note(self, raw: bytes) -> None:
+        for m in re.finditer(rb"Step (\d+) of (\d+)", raw):
+            self.shown.setdefault((int(m.group(1)), int(m.group(2))), time.perf_counter())
+
+    async def tick(self) -> None:
+        """What the page's timer does: rerun each fragment that asked for it (the class's poll)."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        for fragment in list(self.timers):
+            msg = BackMsg()
+            msg.rerun_script.query_string = self.query
+            msg.rerun_script.page_script_hash = self.page
+            msg.rerun_script.fragment_id = fragment
+            msg.rerun_script.is_auto_rerun = True
+            await self.ws.send(msg.SerializeToString())
+            self.text = []
+            await self.finished()
+
+    async def follow(self, stop: asyncio.Event, phase: float = 0.0) -> None:
+        """Tick at the page's interval until `stop` is set (a tick takes its time: the next is due from the last).
+
+        `phase` (a fraction of the interval) delays the first tick: the pages of a class were opened at
+        different moments, so their timers do not fire together."""
+        due = time.perf_counter() + phase * min(self.timers.values(), default=0.5)
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=max(0.0, due - time.perf_counter()))
+                return
+            except asyncio.TimeoutError:
+                pass
+            await self.tick()
+            due = max(due + min(self.timers.values(), default=0.5), time.perf_counter())
 
 
 async def wire_student(url: str, n: int, max_steps: int, think_ms: int, times: list[float], errors: list[str],

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import threading
 import time
 from dataclasses import dataclass
 from html import escape
@@ -45,6 +46,7 @@ ENDED = "class-ended"  # session: (Summary, CSV) of the class this browser just 
 FOLLOWING = "class-follower"  # session: a follower's Copy
 KEY = "class"  # the step views' key on a follower's page
 POLL = 0.5  # seconds between two reads of the class on a follower's page
+FRESH = 0.1  # seconds one read of a class answers every follower's poll on this server (see `_polled`)
 BEAT = 3.0  # seconds between two heartbeats of a follower
 ATTENDANCE = 3.0  # seconds between two counts of the followers on the teacher's page
 COUNTS = 1.0  # seconds between two counts of the class's answers on the teacher's page
@@ -53,6 +55,40 @@ COUNTS = 1.0  # seconds between two counts of the class's answers on the teacher
 def classes() -> Classes:
     """The classes in the server's runs store (their cache of the class's run is the process's, not the object's)."""
     return Classes(store())
+
+
+# The last state read of each class, by (store, code): (time.monotonic(), state). 30 followers on a server poll
+# 60 times a second; each read is a transaction under the store's process-wide lock, and on PostgreSQL a round
+# trip to the database's process: on a busy machine the polls queued behind one another and behind the pages
+# being drawn. One read now answers the polls of the next FRESH seconds, whoever sends them.
+_states: dict[tuple[str, str], tuple[float, object]] = {}
+_states_lock = threading.Lock()
+_clock = time.monotonic  # (a test stops it)
+
+
+def _read(code: str):
+    """The class's state, read now (a page drawn after the class moved must show where it is); it also answers
+    the polls of the next FRESH seconds."""
+    found = classes()
+    state = found.state(code)
+    key = (found.store.database.name, code)
+    with _states_lock:
+        last = _states.get(key)
+        if state is None or last is None or last[1] is None or state.version >= last[1].version:  # never older
+            _states[key] = (_clock(), state)
+        if len(_states) > 1000:  # classes long gone
+            _states.clear()
+    return state
+
+
+def _polled(code: str):
+    """The class's state for a poll: a read of the last FRESH seconds, by any page of this server, or a new one."""
+    key = (classes().store.database.name, code)
+    with _states_lock:
+        last = _states.get(key)
+    if last is not None and _clock() - last[0] < FRESH:
+        return last[1]
+    return _read(code)
 
 
 def wanted_code() -> str | None:
@@ -400,7 +436,7 @@ def draw_follower() -> None:
 
     code = wanted_code()
     try:
-        state = classes().state(code)
+        state = _read(code)
     except StoreError as exc:
         st.error(t("The class cannot be read on this server: {error}", error=exc), icon=":material/error:")
         return
@@ -483,7 +519,7 @@ def _poll(code: str) -> None:
     if copy is None:
         return
     try:
-        state = classes().state(code)
+        state = _polled(code)
     except StoreError:
         return
     if state is None or state.ended:
