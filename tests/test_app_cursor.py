@@ -55,3 +55,16 @@ def test_a_diagram_is_drawn_once_for_every_learner_who_shows_it(monkeypatch):
 
 def diagram(at) -> str:
     return next(body for body in html_bodies(at) if "ls-diagram-box" in body).split("<script>")[1]
+
+
+def test_a_cursor_move_reads_the_learners_language_from_the_session_once(monkeypatch):
+    import pages.views.i18n as i18n
+
+    at = app("pages/replay.py", sample="recover", step="6", lang="ja")
+    reads = []
+    monkeypatch.setattr(i18n, "known", lambda chosen, _known=i18n.known: reads.append(chosen) or _known(chosen))
+    at.button(key="replay-back").click().run()
+    assert not at.exception
+    assert any(m.value.startswith("### ステップ 5 / 14") for m in at.markdown)  # the step moved, said in Japanese
+    assert reads and set(reads) == {"ja"}
+    assert len(reads) <= 3  # the page's run and the step's fragment: not once for each of its few dozen words

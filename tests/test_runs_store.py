@@ -558,3 +558,24 @@ def test_progress_is_kept_for_each_browser_apart_and_a_hostile_name_is_refused(t
     with pytest.raises(ValueError):
         store.passed("not-a-hash")
     assert store.passed(OWNER) == {"run-the-tools"}
+
+
+def test_a_moved_cursor_is_one_statement_for_the_tab_that_writes_the_run(tmp_path):
+    """Back, First and the slider write only the cursor, at every click: one UPDATE, no read before it (a round
+    trip less on PostgreSQL); a run gone or taken over is still refused as it was."""
+    store = RunsStore(tmp_path)
+    store.save(OWNER, "run", prefix(4), writer="tab")
+    said = []
+    store._connection().set_trace_callback(said.append)
+    try:
+        store.move(OWNER, "run", 1, writer="tab")
+    finally:
+        store._connection().set_trace_callback(None)
+    assert [sql.split()[0] for sql in said if sql.split()[0] in ("SELECT", "UPDATE", "INSERT", "DELETE")] == ["UPDATE"]
+    assert RunsStore(tmp_path).load(OWNER, "run")[0].cursor == 1
+    with pytest.raises(KeyError):
+        store.move(OWNER, "other", 0, writer="tab")
+    store.load(OWNER, "run", writer="another tab")
+    with pytest.raises(TakenOver):
+        store.move(OWNER, "run", 0, writer="tab")
+    assert RunsStore(tmp_path).load(OWNER, "run")[0].cursor == 1

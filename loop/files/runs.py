@@ -420,12 +420,15 @@ class RunsStore:
         """
         _check(owner, run_id)
         with self._transaction(write=True, synced=False) as db:
-            row = db.execute("SELECT n, writer FROM runs WHERE owner=? AND id=?", (owner, run_id)).fetchone()
-            if row is None:
+            # One statement when this writer still has the run (every click but the rare one): a round trip less
+            # on PostgreSQL. Only when it changed nothing is it asked why.
+            moved = db.execute("UPDATE runs SET cursor=?, modified=? WHERE owner=? AND id=? AND writer=?",
+                               (cursor, time.time(), owner, run_id, writer))
+            if moved.rowcount == 1:
+                return
+            if db.execute("SELECT 1 FROM runs WHERE owner=? AND id=?", (owner, run_id)).fetchone() is None:
                 raise KeyError(run_id)
-            if row[1] != writer:
-                raise TakenOver(run_id)
-            db.execute("UPDATE runs SET cursor=?, modified=? WHERE n=?", (cursor, time.time(), row[0]))
+            raise TakenOver(run_id)
 
     def load(self, owner: str, run_id: str, *, writer: str | None = None) -> tuple[Trace, dict]:
         """The trace of a saved run (cursor restored) and its settings; KeyError when this owner has no such run.

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import unicodedata
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from loop.text.catalogs import known, languages, say, say_n
 
@@ -26,9 +28,29 @@ LANG = "lang"
 DOCUMENT_LANG = {"zh": "zh-CN"}
 
 
+_RUN = threading.local()  # (this run's marker, the language): each script thread its own
+
+
 def lang() -> str:
-    """The language chosen: en, or one with a catalog (ja, zh, …)."""
-    return known(st.session_state.get(LANG))
+    """The language chosen: en, or one with a catalog (ja, zh, …).
+
+    Read from the session once a run: a page asks a few dozen times a click, and each read of the session state
+    takes the session's lock. A run changes it only in `follow_url`, which says so.
+    """
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None:  # outside a script run (a widget's format_func may be called there)
+        return known(st.session_state.get(LANG))
+    kept = getattr(_RUN, "kept", None)
+    if kept is not None and kept[0] is ctx.cursors:  # Streamlit gives each run (a fragment's too) new cursors
+        return kept[1]
+    chosen = known(st.session_state.get(LANG))
+    _RUN.kept = (ctx.cursors, chosen)
+    return chosen
+
+
+def _changed() -> None:
+    """The session's language was set during this run: read it again."""
+    _RUN.kept = None
 
 
 def t(text: str, _in: str | None = None, **values) -> str:
@@ -55,6 +77,7 @@ def follow_url() -> None:
     given = st.query_params.get(LANG)
     if given in languages() and given != st.session_state.get(LANG):
         st.session_state[LANG] = given
+        _changed()
     chosen = lang()
     if chosen != "en" and given != chosen:
         st.query_params[LANG] = chosen
@@ -71,6 +94,7 @@ def draw_language_picker() -> None:
     """The language switch, at the bottom of the sidebar on every page."""
     if LANG not in st.session_state:
         st.session_state[LANG] = "en"
+        _changed()
     names = languages()
     with st.sidebar:
         st.segmented_control(t("Language"), list(names), key=LANG, format_func=names.get,
