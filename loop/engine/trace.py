@@ -27,6 +27,9 @@ MAIN = "main"
 STAGES = ("user_request", "call_model", "append_assistant", "decide", "run_tool", "write_back")
 MORE_STAGES = ("summarize", "compact")  # compaction (loop/engine/compact.py): a summary call, then the rewrite
 COMPLETE_STAGES = ("retry", "refused", "recover")  # the complete loop's (loop/engine/profiles.py)
+# An import's: a message the agent's harness put into the history (a course trace's between two recorded calls, a
+# Claude Code `<synthetic>` or `isMeta` record). No stage of the loop made it and no model call produced it.
+HARNESS = "harness"
 # Numbered as the chapter numbers its five stages: the check of stop_reason between 3 and 4 has no number of its
 # own there (it appears only in the whole loop), so it has none here either.
 STAGE_TITLES = {
@@ -42,6 +45,7 @@ STAGE_TITLES = {
     "retry": N_("2 · the call failed: wait, then retry"),
     "refused": N_("2 · the call was refused: prompt too long"),
     "recover": N_("recover · ask the model to continue"),
+    HARNESS: N_("the harness added a message (no model call)"),
 }
 # A broken loop's call (layer_mistake.py) is refused for a rule it broke, not for a prompt too long.
 REFUSED_BROKEN = N_("2 · the API refused the request (400)")
