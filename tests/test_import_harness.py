@@ -79,7 +79,7 @@ def test_the_harness_step_is_narrated_and_drawn_in_every_language():
     assert "the harness added a message (no model call)" in line
     assert "messages ← assistant, added by the harness (7 messages): Noted background results." in line
     assert "no recorded call produced it" in line
-    for lang, words in (("ja", "モデル呼び出しなし"), ("zh", "没有调用模型")):
+    for lang, words in (("ja", "model の呼び出しなし"), ("zh", "没有调用模型")):
         said = describe(trace, i, lang)
         assert "Noted background results." in said and words in said and "added by" not in said
         shown = view(trace, i, lang)  # what the page draws: the stage's title in the learner's language
