@@ -105,3 +105,22 @@ def test_a_transcript_with_harness_steps_saves_and_loads_as_it_was():
     assert [(s.stage, s.n_messages, s.detail.to_dict()) for s in again.steps] == \
         [(s.stage, s.n_messages, s.detail.to_dict()) for s in trace.steps]
     assert again.messages_at(next(s.index for s in again.steps if s.stage == "harness"))[-1]["content"] == BACKGROUND
+
+
+def test_the_replay_page_draws_the_harness_s_step():
+    from tests.apptest import app
+    from tests.tables import diagram_svg, html_bodies
+
+    at = app("pages/replay.py")
+    at.file_uploader(key="replay-upload").set_value(("s08.json", json.dumps(s08_trace()).encode(),
+                                                     "application/json")).run()
+    assert not at.exception, at.exception
+    trace = at.session_state["replay"]["trace"]
+    trace.goto(next(s.index for s in trace.steps if s.stage == "harness"))
+    at.run()
+    assert not at.exception, at.exception
+    shown = " ".join(str(e.value) for e in [*at.markdown, *at.caption, *at.info, *at.subheader, *at.header])
+    assert "the harness added a message (no model call)" in shown
+    said = next(body for body in html_bodies(at) if 'class="ls-said"' in body)
+    assert "added by the harness" in said and "no recorded call produced it" in said
+    assert "lit" not in diagram_svg(at)  # no stage of the loop made it
