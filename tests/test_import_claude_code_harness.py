@@ -120,6 +120,8 @@ def test_is_meta_records_are_context_the_harness_added_not_the_task_nor_the_labe
     meta = [s for s in trace.steps if s.stage == "harness"]
     assert [(s.detail.role, s.n_messages) for s in meta] == [("user", 1), ("user", 5)]
     assert all("isMeta" in s.detail.why for s in meta)
+    assert [s.turn for s in meta] == [0, 2]  # the caveat comes before turn 1; the skill's text in turn 2
+    assert describe(trace, 0).startswith("[1] before turn 1 · the harness added a message (no model call)")
     assert stages.count("user_request") == 1  # the skill's text is no request of the person's
     assert [s.stage for s in trace.steps[-4:]] == ["harness", "call_model", "append_assistant", "decide"]
 

@@ -93,10 +93,13 @@ class Step:
         `turn_count` is the number of the turn in progress or about to start, so
         `write_back`, which ends turn k, leaves it at k + 1: the step itself belongs to
         turn k. A max-turns stop comes after the last turn's write-back and belongs to it. The complete loop's
-        `recover` (the request to continue after max_tokens) ends its turn as a write-back does.
+        `recover` (the request to continue after max_tokens) ends its turn as a write-back does. A message the
+        harness added (an import's `harness` step) before the first call of its request comes before turn 1 too.
         """
         if self.stage == "user_request":
             return 0
+        if self.stage == HARNESS and self.turn_count == 1 and self.stop_reason is None:
+            return 0  # a message the harness added before the request's first call (a caveat before the request)
         return self.turn_count - 1 if self.stage in ("write_back", "stop", "recover") else self.turn_count
 
 
