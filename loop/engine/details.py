@@ -285,9 +285,18 @@ class RecoverDetail(Detail):
     not_run: list | None = _is(list)  # ids of the tool_use blocks the cut answer held, answered as not run
 
 
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
+class HarnessDetail(Detail):
+    """An import's: a message the agent's harness put into the history, which no model call produced."""
+
+    STAGE: ClassVar[str] = "harness"
+    role: str | None = _is(str)  # the message's role, user or assistant
+    why: str | None = _is(str)  # in English: who added it, as the log tells (narrate.py says it again)
+
+
 DETAILS: dict[str, type[Detail]] = {cls.STAGE: cls for cls in (
     UserRequestDetail, CallModelDetail, AppendAssistantDetail, DecideDetail, RunToolDetail, WriteBackDetail,
-    StopDetail, SummarizeDetail, CompactDetail, RetryDetail, RefusedDetail, RecoverDetail)}
+    StopDetail, SummarizeDetail, CompactDetail, RetryDetail, RefusedDetail, RecoverDetail, HarnessDetail)}
 
 _NAMES: dict[type, frozenset] = {}
 _ORDER: dict[type, tuple] = {}

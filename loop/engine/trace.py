@@ -27,6 +27,9 @@ MAIN = "main"
 STAGES = ("user_request", "call_model", "append_assistant", "decide", "run_tool", "write_back")
 MORE_STAGES = ("summarize", "compact")  # compaction (loop/engine/compact.py): a summary call, then the rewrite
 COMPLETE_STAGES = ("retry", "refused", "recover")  # the complete loop's (loop/engine/profiles.py)
+# An import's: a message the agent's harness put into the history (a course trace's between two recorded calls, a
+# Claude Code `<synthetic>` or `isMeta` record). No stage of the loop made it and no model call produced it.
+HARNESS = "harness"
 # Numbered as the chapter numbers its five stages: the check of stop_reason between 3 and 4 has no number of its
 # own there (it appears only in the whole loop), so it has none here either.
 STAGE_TITLES = {
@@ -42,6 +45,7 @@ STAGE_TITLES = {
     "retry": N_("2 · the call failed: wait, then retry"),
     "refused": N_("2 · the call was refused: prompt too long"),
     "recover": N_("recover · ask the model to continue"),
+    HARNESS: N_("the harness added a message (no model call)"),
 }
 # A broken loop's call (layer_mistake.py) is refused for a rule it broke, not for a prompt too long.
 REFUSED_BROKEN = N_("2 · the API refused the request (400)")
@@ -89,10 +93,13 @@ class Step:
         `turn_count` is the number of the turn in progress or about to start, so
         `write_back`, which ends turn k, leaves it at k + 1: the step itself belongs to
         turn k. A max-turns stop comes after the last turn's write-back and belongs to it. The complete loop's
-        `recover` (the request to continue after max_tokens) ends its turn as a write-back does.
+        `recover` (the request to continue after max_tokens) ends its turn as a write-back does. A message the
+        harness added (an import's `harness` step) before the first call of its request comes before turn 1 too.
         """
         if self.stage == "user_request":
             return 0
+        if self.stage == HARNESS and self.turn_count == 1 and self.stop_reason is None:
+            return 0  # a message the harness added before the request's first call (a caveat before the request)
         return self.turn_count - 1 if self.stage in ("write_back", "stop", "recover") else self.turn_count
 
 

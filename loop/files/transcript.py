@@ -20,7 +20,7 @@ from pathlib import Path
 from ..engine import details, rules
 from ..text.catalogs import N_, N_n, Note
 from ..engine.history import History
-from ..engine.trace import COMPLETE_STAGES, MAIN, MORE_STAGES, STAGES, Step, Thread, Trace
+from ..engine.trace import COMPLETE_STAGES, HARNESS, MAIN, MORE_STAGES, STAGES, Step, Thread, Trace
 
 FORMAT = "loopscope-transcript"
 VERSION = 2
@@ -28,7 +28,7 @@ READS = (1, 2)  # version 1 (one thread, a history that only grew) still loads
 STEP_FIELDS = ("stage", "turn_count", "transition_reason", "stop_reason", "n_messages",
                "input_tokens", "output_tokens", "ended", "time", "detail", "thread")
 THREAD_FIELDS = ("id", "parent", "parent_tool_use_id", "system", "tools", "label", "messages")
-KNOWN_STAGES = set(STAGES) | {"stop"} | set(MORE_STAGES) | set(COMPLETE_STAGES)
+KNOWN_STAGES = set(STAGES) | {"stop", HARNESS} | set(MORE_STAGES) | set(COMPLETE_STAGES)
 COMPACT_KINDS = ("micro", "auto", "manual", "imported", "resume")
 
 

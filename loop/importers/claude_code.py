@@ -32,6 +32,11 @@ versions seen so far write, and passes over (and counts) the rest:
   run_tool step; `thread=` imports one thread alone.
 - A tool result's `user` record carries the tool's own account of the run in
   `toolUseResult`; it is kept in the run_tool step's detail.
+- Claude Code writes some messages itself: an `assistant` record of model
+  `<synthetic>` ("No response requested.", an API error's text) and `user`
+  records marked `isMeta` (a caveat, a skill's text) are the harness's, not
+  the model's nor the person's: each is a `harness` step, never a model call,
+  never the session's model, its task or its label.
 """
 
 from __future__ import annotations
@@ -52,6 +57,9 @@ from .notes import Note, Notes, in_thread, on_line
 
 MAIN = "main"
 MESSAGE_TYPES = ("user", "assistant")
+SYNTHETIC = "<synthetic>"  # the model Claude Code names on a message it wrote itself
+SYNTHETIC_WHY = N_("Claude Code wrote this message itself (model <synthetic>); no model call produced it")
+META_WHY = N_("Claude Code added this message as context (isMeta); the person did not type it")
 STARTS_AGENTS = ("Task", "Agent", "task")  # the tools whose tool_use starts a sub-agent
 RECORD_KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain")
 
@@ -215,7 +223,7 @@ def _single(info: ThreadInfo, notes: Notes, place: Callable[[int], Note]) -> Par
     """One thread alone, as the main one: one history, or its stretches when it was compacted."""
     tool_details: dict = {}
     segments, meta = _segments(_order(info.forest, notes), notes, tool_details, place)
-    if len(segments) == 1:
+    if len(segments) == 1 and not segments[0].harness:
         only = segments[0]
         return Parsed(messages=only.messages, meta=meta, responses=only.responses, tool_details=tool_details,
                       times=only.times, origins=only.origins)
@@ -338,7 +346,8 @@ def _forest(nodes: list[_Node], everywhere: set[str], notes: Notes,
 def _thread(key: str, forest: list) -> ThreadInfo:
     nodes = sorted((n for _, members in forest for n in members), key=lambda n: n.line)
     messages = [n for n in nodes if n.record is not None]
-    first_user = next((n.record for n in messages if n.record.get("type") == "user"), None)
+    first_user = next((n.record for n in messages if n.record.get("type") == "user" and not _harness_s(n.record)),
+                      None)
     said = short(message_text(first_user["message"]), 60) if first_user else "(no user message)"
     if key == MAIN:
         label = f"main conversation: {said}"
@@ -350,7 +359,7 @@ def _thread(key: str, forest: list) -> ThreadInfo:
 def _order(forest: list, notes: Notes, thread: str | None = None) -> list[_Node]:
     """The records of the conversation in chain order, tree after tree, and the compact boundaries on its path.
 
-    In each tree the conversation is the path to its newest message record;
+    In each tree the conversation is the path to its newest leaf (`_newest_leaf`);
     records off that path are kept when they are the same response written
     line by line (same message.id) or results of its tool_use blocks, and
     passed over (an abandoned branch) otherwise. A record always comes after
@@ -367,7 +376,7 @@ def _order(forest: list, notes: Notes, thread: str | None = None) -> list[_Node]
             continue
         trees += 1
         linked = linked or len(members) > 1
-        node = max(messages, key=lambda n: (n.ts, n.line))
+        node = _newest_leaf(members) or max(messages, key=lambda n: (n.ts, n.line))
         while node is not None:
             node.spine = True
             node = node.up
@@ -416,6 +425,35 @@ def _order(forest: list, notes: Notes, thread: str | None = None) -> list[_Node]
     for note in said:  # about a sub-agent's thread: said so
         notes.add(in_thread(thread, note) if thread is not None else note)
     return out
+
+
+def _newest_leaf(members: list[_Node]) -> _Node | None:
+    """The end of the conversation in one tree: among its leaves (records no other record names as parent) with a
+    message on their path, the one written last (timestamp), then the deepest. A record that comes last in the file
+    but is another's parent (lines not in chain order), or a `system` record after the final answer, leaves the
+    answer on the conversation's path."""
+    best, best_key = None, None
+    depth: dict[int, int] = {}
+    said: dict[int, bool] = {}  # a message record on the path from the root to the node
+
+    def walk(node: _Node) -> tuple[int, bool]:
+        path = []
+        while node is not None and id(node) not in depth:
+            path.append(node)
+            node = node.up
+        d, has = (depth[id(node)], said[id(node)]) if node is not None else (-1, False)
+        for n in reversed(path):
+            d, has = d + 1, has or n.record is not None
+            depth[id(n)], said[id(n)] = d, has
+        return d, has
+
+    for node in members:
+        if any(kid.up is node for kid in node.kids):
+            continue
+        d, has = walk(node)
+        if has and (best_key is None or (node.ts, d, node.line) > best_key):
+            best, best_key = node, (node.ts, d, node.line)
+    return best
 
 
 def _belongs(record: dict, message: dict, response_ids: set, use_ids: set) -> bool:
@@ -480,7 +518,11 @@ def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
         message = record["message"]
         role = message.get("role") if message.get("role") in MESSAGE_TYPES else record["type"]
         content = clean_content(message["content"], place(node.line), notes)
-        if role == "assistant":
+        harness = _harness_s(record)
+        if harness is not None:  # the harness's own message: one of its own, no response of a call
+            segment.harness[len(messages)] = harness
+            group, results_open = None, False
+        elif role == "assistant":
             mid = message.get("id")
             if (group is not None and mid is not None and mid == group[0]
                     and (group[1] == len(messages) - 1 or (group[1] == len(messages) - 2 and results_open))):
@@ -514,7 +556,7 @@ def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
         segment.origins.append(place(node.line))
     segments = [s for s in segments if s.messages or s is segments[0]]
     first = next((n.record for n in ordered if n.record is not None), None) or {}
-    every = [m for s in segments for m in s.messages]
+    every = [m for s in segments for i, m in enumerate(s.messages) if i not in s.harness]
     first_user = next((m for m in every if m["role"] == "user"), None)
     model = next((r.get("model") for s in segments for r in s.responses.values() if r.get("model")), None)
     meta = {k: v for k, v in {
@@ -523,6 +565,16 @@ def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
         "claude_code_version": first.get("version"),
     }.items() if v is not None}
     return segments, meta
+
+
+def _harness_s(record: dict) -> str | None:
+    """Why a record's message is the harness's (a catalog message), or None when it is the model's or the person's."""
+    message = record.get("message") if isinstance(record.get("message"), dict) else {}
+    if record.get("type") == "assistant" and message.get("model") == SYNTHETIC:
+        return SYNTHETIC_WHY
+    if record.get("type") == "user" and record.get("isMeta") is True:
+        return META_WHY
+    return None
 
 
 def _join(target: dict, content: object) -> None:

@@ -40,6 +40,9 @@ class Segment:
     responses: dict = field(default_factory=dict)  # keyed by index in `messages`, as Parsed.responses
     times: dict = field(default_factory=dict)
     origins: list = field(default_factory=list)
+    # index in `messages` -> why (in English, a catalog message): a message the agent's harness put there, which
+    # no model call produced and no stage of the loop made (derive.py gives it a `harness` step)
+    harness: dict = field(default_factory=dict)
 
 
 @dataclass

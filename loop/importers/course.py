@@ -25,11 +25,14 @@ from __future__ import annotations
 from ..engine.blocks import tool_result
 from ..text.catalogs import N_, N_n
 from ..engine.compact import RESENT_WHY
-from ..engine.rules import tool_uses
+from ..engine.rules import tool_results, tool_uses
 from ..tools import ToolOutput
 from ..engine.trace import MAIN
 from .common import SETTINGS, Parsed, ParsedThread, Segment, clean_content, id_key
 from .notes import Notes
+
+
+HARNESS_WHY = N_("the harness put this message between two recorded calls; no recorded call produced it")
 
 
 def looks_like(value: object) -> bool:
@@ -179,6 +182,9 @@ def read(trace: dict, notes: Notes) -> Parsed:
                         notes.warn(N_("{cycle}: the response as recorded differs from the assistant message the next "
                                       "request sent; call_model shows the response, the history ({where}) what was "
                                       "sent"), **said)
+    for thread in threads:
+        for segment in thread.parsed.segments:
+            _mark_harness(segment)
     _check_totals(trace, cycles, notes)
     # a field of the wrong type is left out, not turned into text the page would show as the task
     prompt = trace.get("prompt") if isinstance(trace.get("prompt"), str) else ""
@@ -188,7 +194,7 @@ def read(trace: dict, notes: Notes) -> Parsed:
         parsed.meta["model"] = trace["model"]
     only = main.parsed.segments[0]
     parsed.messages = main.parsed.messages
-    if len(threads) == 1 and len(main.parsed.segments) == 1:
+    if len(threads) == 1 and len(main.parsed.segments) == 1 and not only.harness:
         parsed.responses, parsed.origins = only.responses, only.origins
     else:
         parsed.threads = [t.parsed for t in threads]
@@ -231,6 +237,22 @@ def _place(stack: list, threads: list, sent: list, request: dict, name: str, not
     top.parsed.segments.append(Segment([], start=len(sent), compaction={
         "kind": "imported", "why": RESENT_WHY.format(name=name, sent=len(sent), held=len(top.segment.messages))}))
     return top
+
+
+def _mark_harness(segment: Segment) -> None:
+    """Mark the messages the harness put between two recorded cycles: a trace records one call of the loop a
+    cycle and starts from one prompt, so a message past the first that is neither a recorded response nor the
+    write-back of the tool_results just before it was added by the harness (s08's background results and the
+    assistant's "Noted ..." after them, say), not produced by a model call."""
+    messages = segment.messages
+    for i in range(max(segment.start, 1), len(messages)):
+        if i in segment.responses:
+            continue
+        previous = messages[i - 1]
+        if i - 1 in segment.responses and messages[i].get("role") == "user" and tool_uses(previous) \
+                and tool_results(messages[i]):
+            continue  # stage 5: the results of the tool_use blocks just before
+        segment.harness[i] = HARNESS_WHY
 
 
 def _check_totals(trace: dict, cycles: list, notes: Notes) -> None:

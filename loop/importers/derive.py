@@ -23,6 +23,8 @@ not record (no `duration_ms` unless recorded, no `retries`), plus:
                   "tool_use_result": a Claude Code log's tool-specific account of the run;
                   "tool_execution": the course trace's {name, input, output}
     user_request  "note": why a user message past the first is a step of its own
+    harness       "role", "why": a message the agent's harness put into the history (`Segment.harness`):
+                  no model call produced it, so it is no call_model, and the loop's state is left as it was
 
 A log of several threads (sub-agents) or a history rewritten on the way
 (compaction) is given as `ParsedThread`s, each a list of `Segment`s: a
@@ -41,7 +43,7 @@ from ..engine.compact import REWRITTEN_WHY
 from ..engine.rules import blocks, tool_results, tool_uses
 from ..engine.endings import GO_ON, why_ended
 from ..tools import ToolOutput
-from ..engine.trace import MAIN, Step, Thread, Trace
+from ..engine.trace import HARNESS, MAIN, Step, Thread, Trace
 from ..files.transcript import MAX_COUNT
 from .common import SETTINGS, ParsedThread, Segment, id_key
 from .notes import WHERE_FROM, Note, in_thread
@@ -194,10 +196,17 @@ class _Walk:
     def segment(self, parsed: ParsedThread, segment: Segment, held: list, state: dict, k: int) -> None:
         messages, times = segment.messages, segment.times
         write_backs: set[int] = set()  # user messages that answer the previous assistant's tool_use blocks
+        # the last message the loop or the model put there (not the harness), which the rules below look back to
+        said = segment.start - 1 if segment.start > 0 else None
         for i in range(segment.start, len(messages)):
             message = messages[i]
             at = float(times.get(i) or 0.0)
             role = message.get("role") if isinstance(message, dict) else None
+            if i in segment.harness and i not in write_backs:
+                # Put there by the harness: no stage of the loop made it, so the loop's state stays as it was.
+                self.add(parsed, HARNESS, i + 1, {"role": role, "why": segment.harness[i]}, at, state, segment, held)
+                continue
+            before, said = said, i
             if role == "user" and i in write_backs:
                 # Stage 5: the results go back as one user message; the loop goes round again.
                 state.update(turn_count=state["turn_count"] + 1, transition_reason="tool_result", ended=None)
@@ -206,10 +215,11 @@ class _Walk:
                 # Stage 1. A user message anywhere else is a new request (after the model's answer)
                 # or one the person or the harness slipped in before the next call.
                 detail = {"task": message_text(message)}
-                if i == 0 and parsed.parent_tool_use_id is not None and parsed.id != MAIN:
+                if before is None and parsed.parent_tool_use_id is not None and parsed.id != MAIN:
                     detail["started_by"] = parsed.parent_tool_use_id
-                if i == 0 or (isinstance(messages[i - 1], dict) and messages[i - 1].get("role") == "assistant"):
-                    if i > 0:
+                after = messages[before] if before is not None else None
+                if before is None or (isinstance(after, dict) and after.get("role") == "assistant"):
+                    if before is not None:
                         detail["note"] = "a new request in the same conversation: the loop starts again on the history so far"
                     state.update(turn_count=1, transition_reason=None, stop_reason=None, ended=None)
                 else:

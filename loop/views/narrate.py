@@ -12,7 +12,7 @@ from ..text.catalogs import say
 from ..engine.compact import AUTO_WHY, BUDGET_WHY, MICRO_WHY, REFUSED_WHY, RESENT_WHY, STILL_TOO_LONG
 from ..engine.recovery import WHY_EXHAUSTED, WHY_RECOVER
 from ..engine.endings import GO_ON, MAX_TURNS, why_ended
-from ..engine.trace import MAIN, STAGE_TITLES, Trace, stage_title
+from ..engine.trace import HARNESS, MAIN, STAGE_TITLES, Trace, stage_title
 
 
 def short(value: object, width: int = 80) -> str:
@@ -123,6 +123,14 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         return say(lang, "messages ← user: {n} tool_result block(s); turn {turn} ends, turn_count {before} → {after}, "
                    "transition_reason={reason}", n=d.results, turn=step.turn, before=step.turn,
                    after=step.turn_count, reason=step.transition_reason) + complete.batch_extras(d, lang)
+    if step.stage == HARNESS:  # an import's: the harness's message, which no model call produced
+        message = (trace.window_at(index, step.n_messages - 1, step.n_messages) or [{}])[0]
+        content = message.get("content") if isinstance(message, dict) else None
+        texts = [content] if isinstance(content, str) else [
+            str(b.get("text", "")) for b in rules.blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
+        line = say(lang, "messages ← {role}, added by the harness ({n} messages)", role=d.role, n=step.n_messages)
+        line += f": {short(' '.join(texts), 100)}" if texts else ""
+        return line + (f" · {why_in(step, lang)}" if d.why else "")
     if step.stage == "compact":
         return say(lang, "{kind}: {why} · messages {before} → {after} · about {tokens_before} → {tokens_after} tokens",
                    kind=d.kind, why=why_in(step, lang), before=d.messages_before,
