@@ -39,6 +39,7 @@ if presenting():  # large type, no sidebar, one screen: the task, autoplay, then
 else:
     with st.container(horizontal=True, vertical_alignment="center", key="title-row"):  # wraps rather than cuts
         st.title(t("Step through the loop"), width="stretch")
+        draw_start(run, labelled=True)
         draw_switch()
     model = t("scripted model (offline, no key)") if run.model.config.model == SCRIPTED else \
         t("model `{name}`", name=in_code(run.model.name))

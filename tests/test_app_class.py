@@ -189,3 +189,18 @@ def test_the_class_answers_the_teachers_question_the_teacher_sees_the_counts_the
     assert len(verdicts) == 1 and f'data-verdict="{"right" if right else "wrong"}"' in verdicts[0]
     click(teacher, "classroom-end")
     assert f"Question before step {k + 1}: 1: 1" in texts(teacher)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "zh"])
+def test_start_a_class_is_offered_by_name_beside_the_title_and_turns_presenter_mode_on(lang):
+    from loop.text.catalogs import say
+
+    teacher = app(lang=lang)
+    start = teacher.button(key="classroom-start")
+    assert start.label == say(lang, "Start a class")  # its words, not an icon alone, where there is room for them
+    click(teacher, "live-step")
+    click(teacher, "classroom-start")
+    code = param(teacher, "class")
+    assert code and len(code) == 6 and teacher.session_state["present"] is True
+    assert any(f'data-code="{code}"' in h.proto.body for h in teacher.get("html"))
+    assert heading(student(code, lang=lang)).split("·")[0] == heading(teacher).split("·")[0]  # it follows

@@ -212,10 +212,11 @@ def _forget() -> None:
     st.query_params.pop(CLASS, None)
 
 
-def _start(run: Run) -> None:
+def _start(run: Run, present: bool = False) -> None:
     s = st.session_state
     owner = this_browser()
-    if owner is None:
+    if owner is None:  # no browser id: the store cannot be opened here
+        s["class-error"] = t("The class cannot start: {error}", error=s.get("saved-runs-error", ""))
         return
     try:
         run_id = _saved_id(run)
@@ -229,6 +230,8 @@ def _start(run: Run) -> None:
     s[ROLE] = (code, True)
     s[SHOWN] = (run_id, len(run.trace), run.trace.cursor)
     st.query_params[CLASS] = code
+    if present:  # a class is taught in presenter mode: the code, its link and its QR code large
+        s[PRESENT] = True
 
 
 def _end(code: str) -> None:
@@ -247,13 +250,19 @@ def _end(code: str) -> None:
     _forget()
 
 
-def draw_start(run: Run) -> None:
-    """Start a class (presenter mode, beside Play), while this browser teaches none."""
-    if st.session_state.get(TEACHING) is None:
-        # An icon only: the presenter's row must stay one row, or the history loses its room
-        st.button(":material/groups:", key="classroom-start", on_click=_start, args=(run,),
-                  help=t("Start a class: a short code and a link; the students' browsers follow your step, in their "
-                         "own language."))
+def draw_start(run: Run, labelled: bool = False) -> None:
+    """Start a class, while this browser teaches none: beside Play in presenter mode (an icon: the presenter's row
+    must stay one row, or the history loses its room), or `labelled` beside the title, where it turns presenter
+    mode on too."""
+    if st.session_state.get(TEACHING) is not None:
+        return
+    about = t("Start a class: a short code and a link; the students' browsers follow your step, in their own "
+              "language.")
+    if labelled:
+        st.button(t("Start a class"), key="classroom-start", icon=":material/groups:", on_click=_start,
+                  args=(run, True), help=about)
+    else:
+        st.button(":material/groups:", key="classroom-start", on_click=_start, args=(run,), help=about)
 
 
 def link(code: str) -> str:
