@@ -73,3 +73,28 @@ def test_find_speaks_the_page_language(lang, words):
     at = _opened(lang)
     click(at, "replay-find-next")
     assert words in " ".join(c.value for c in at.caption)
+
+
+
+def test_an_imported_real_log_warns_before_it_is_exported_and_a_sample_does_not():
+    at = _opened()
+    save = next(b for b in at.get("download_button") if b.proto.id.endswith("-replay-save"))
+    assert "imported from a real log" in save.proto.help and "nothing in them is redacted" in save.proto.help
+    at.session_state["replay-exports"] = True  # the exports' expander opened
+    at.run()
+    assert any("nothing in them is redacted" in w.value for w in at.warning)
+    sample = app("pages/replay.py")
+    sample.session_state["replay-exports"] = True
+    sample.run()
+    assert not any("redacted" in w.value for w in sample.warning)
+    assert "redacted" not in next(b for b in sample.get("download_button") if b.proto.id.endswith("-replay-save")).proto.help
+
+
+def test_the_raw_view_names_the_line_a_step_came_from():
+    at = _opened()
+    click(at, "replay-find-next")  # the failed result of toolu_2
+    trace, step = _at(at)
+    at.session_state["replay-raw"] = True
+    at.run()
+    said = " ".join(c.value for c in at.caption)
+    assert f"line {step.detail['origin']['line']} of the imported log" in said
