@@ -50,14 +50,14 @@ def test_next_and_previous_error_jump_to_the_failed_results_and_stop_at_the_last
 
 def test_a_tool_by_name_and_a_text_are_found_and_marked_under_the_slider():
     at = _opened()
-    at.selectbox(key="replay-find-kind").set_value("tool").run()
+    at.selectbox(key="replay-find-kind").set_value("Tool").run()
     at.selectbox(key="replay-find-tool").set_value("Read").run()
     click(at, "replay-find-next")
     _, step = _at(at)
     assert step.stage == "run_tool" and step.detail["name"] == "Read"
     marks = _html(at)
     assert 'id="ls-find-marks-slider-replay" data-matches="2"' in marks
-    at.selectbox(key="replay-find-kind").set_value("text").run()
+    at.selectbox(key="replay-find-kind").set_value("Text").run()
     at.text_input(key="replay-find-text").input("AGAIN, FOR").run()
     click(at, "replay-find-next")
     _, step = _at(at)

@@ -22,7 +22,8 @@ TICKS = 400  # at most this many ticks a strip: matches closer than 1/400 of the
 
 def query_of(key: str) -> Query:
     """The query the Find popover of the `key` views holds (errors until another is chosen)."""
-    kind = st.session_state.get(f"{key}-find-kind") or ERRORS
+    chosen = st.session_state.get(f"{key}-find-kind")  # the kind's words in the page's language
+    kind = next((k for k, words in KINDS.items() if t(words) == chosen), ERRORS)
     text = st.session_state.get(f"{key}-find-tool" if kind == TOOL else f"{key}-find-text") if kind != ERRORS else ""
     return Query(kind, str(text or ""))
 
@@ -71,7 +72,9 @@ def _count(found: list[int], cursor: int, query: Query) -> str:
 def draw_find(trace: Trace, key: str) -> None:
     """Find (a popover: what to find, where it matches) and Previous/Next match, in the row of buttons."""
     with st.popover(t("Find"), icon=":material/search:", key=f"{key}-find"):
-        kind = st.selectbox(t("Find"), list(KINDS), format_func=lambda k: t(KINDS[k]), key=f"{key}-find-kind")
+        # The options are the words shown (not the kinds, through format_func): a test client sees them as they are.
+        st.selectbox(t("Find"), [t(words) for words in KINDS.values()], key=f"{key}-find-kind")
+        kind = query_of(key).kind
         if kind == TOOL:
             names = tool_names(trace)
             st.selectbox(t("Tool name"), names, key=f"{key}-find-tool", disabled=not names,
