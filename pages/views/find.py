@@ -83,8 +83,7 @@ def draw_find(trace: Trace, key: str) -> None:
             st.text_input(t("Text"), key=f"{key}-find-text", placeholder=t("a word, a path, an id…"))
         query = query_of(key)
         found = matches(trace, query)
-        st.caption(_count(found, trace.cursor, query) + " · "
-                   + t("Alt+↑ and Alt+↓ jump to the previous and the next match."))
+        st.caption(_count(found, trace.cursor, query))  # the buttons show their keys themselves
         if found:
             st.html(marks_html(trace, found, key, "find"))
     st.button(t("Previous match"), key=f"{key}-find-previous", icon=":material/arrow_upward:",
