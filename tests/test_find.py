@@ -64,3 +64,15 @@ def test_a_long_session_is_searched_whole():
     bash = matches(trace, Query(TOOL, tool_names(trace)[0]))
     assert bash and all(trace.steps[i].stage == "run_tool" for i in bash)
     assert bash == sorted(bash)
+
+
+def test_a_call_the_api_refused_and_a_failed_call_retried_are_errors_too():
+    from pathlib import Path
+
+    from loop.files import transcript
+
+    samples = Path(__file__).resolve().parent.parent / "samples"
+    refused = transcript.load(samples / "big-context.json")
+    assert [refused.steps[i].stage for i in matches(refused, Query(ERRORS))] == ["refused"]
+    retried = transcript.load(samples / "overloaded.json")
+    assert [retried.steps[i].stage for i in matches(retried, Query(ERRORS))] == ["retry"] * 3
