@@ -49,8 +49,8 @@ def is_error(step: Step) -> bool:
 
 def _haystack(step: Step) -> str:
     """What a text query reads in a step: what the stage recorded, less the request a call sent (its system
-    prompt and tools would match at every call), lower-cased."""
-    recorded = {k: v for k, v in step.detail.to_dict().items() if k not in ("request", "origin")}
+    prompt and tools would match at every call) and a run's tool_result block (its output, said again), lower-cased."""
+    recorded = {k: v for k, v in step.detail.to_dict().items() if k not in ("request", "origin", "tool_result")}
     return json.dumps(recorded, ensure_ascii=False, default=str).lower()
 
 
