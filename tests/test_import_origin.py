@@ -33,8 +33,10 @@ def test_a_session_with_a_sub_agent_file_names_the_file_too():
     side = Log(agent="a1", sidechain=True)
     side.history([{"role": "user", "content": "look"}, {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}])
     trace = import_files([("session.jsonl", log.bytes()), ("subagents/agent-a1.jsonl", side.bytes())]).trace
-    files = {step.detail["origin"].get("file") for step in trace.steps}
-    assert "session.jsonl" in files
+    files = {(step.thread, step.detail["origin"]["file"]) for step in trace.steps}
+    assert files == {("main", "session.jsonl"), ("agent-a1", "subagents/agent-a1.jsonl")}
+    first = next(step for step in trace.steps if step.thread == "agent-a1")
+    assert first.detail["origin"] == {"file": "subagents/agent-a1.jsonl", "line": 1}
 
 
 def test_a_course_step_names_its_cycle_and_the_origin_survives_a_save():
