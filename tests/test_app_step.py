@@ -168,13 +168,17 @@ def test_keys_only_move_the_cursor_as_the_page_and_the_readme_say():
     assert ("The keys only move the cursor and never execute anything: Home is First, ← is Back, → is Step while a "
             "recorded step follows (at the end of the trace → does nothing: a stage runs only at a click), End is "
             "Go to last step.") in readme
+    assert "Alt+↓ and Alt+↑ (**Next match**, **Previous match**) jump to the next and the previous step it finds" \
+        in readme
     at = app(scenario="two-tools", step="3")
     run = at.session_state["live-run"]
     # At the end of the trace Step executes, so no key is bound to it; nor to Run to end.
-    assert shortcuts(at) == {"first": "home", "back": "left", "step": "", "last": "end", "to-end": ""}
+    assert shortcuts(at) == {"first": "home", "back": "left", "step": "", "last": "end", "to-end": "",
+                             "find-previous": "alt+up", "find-next": "alt+down"}
     assert words(at) == "Next, a click on Step executes stop_reason: go on or end?; the keys only move over recorded steps."
     click(at, "live-back")
-    assert shortcuts(at) == {"first": "home", "back": "left", "step": "right", "last": "end", "to-end": ""}
+    assert shortcuts(at) == {"first": "home", "back": "left", "step": "right", "last": "end", "to-end": "",
+                             "find-previous": "alt+up", "find-next": "alt+down"}
     assert words(at) == "Moving the cursor runs nothing: every step is already recorded."
     click(at, "live-last")  # End: the last recorded step, nothing executed
     assert run.trace.cursor == 2 and len(run.trace) == 3 and at.button(key="live-last").disabled

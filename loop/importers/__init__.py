@@ -352,7 +352,7 @@ def _finish(parsed: Parsed, fmt: str, notes: Notes, name: str, threads: list, ch
         trace = trace_from_threads(parsed.threads, meta, parsed.tool_details, warnings=derived)
     else:
         trace = trace_from_history(parsed.messages, meta, parsed.responses, parsed.tool_details,
-                                   times=parsed.times, warnings=derived)
+                                   times=parsed.times, warnings=derived, origins=parsed.origins)
     _not_too_long(sum(len(t.messages) for t in trace.threads.values()), len(trace.steps))
     for note in derived:
         notes.add(_located(note, parsed.origins))

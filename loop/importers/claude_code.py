@@ -51,7 +51,7 @@ from ..text.catalogs import N_, N_n
 from ..engine.compact import COMPACTED_WHY
 from ..views.narrate import short
 from ..engine.rules import tool_results, tool_uses
-from .common import Parsed, ParsedThread, Segment, clean_content, id_key
+from .common import Parsed, ParsedThread, Segment, clean_content, id_key, origin_of
 from .derive import message_text
 from .notes import Note, Notes, in_thread, on_line
 
@@ -539,9 +539,11 @@ def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
                                         "usage": message.get("usage"), "request": {"model": model} if model else {}}
             results_open = False
         else:
+            for block in tool_results({"content": content}):  # each run_tool step names its own result's line
+                tool_details.setdefault(id_key(block.get("tool_use_id")), {})["origin"] = origin_of([place(node.line)], 0)
             if "toolUseResult" in record:
                 for block in tool_results({"content": content}):
-                    tool_details[id_key(block.get("tool_use_id"))] = {"tool_use_result": record["toolUseResult"]}
+                    tool_details[id_key(block.get("tool_use_id"))]["tool_use_result"] = record["toolUseResult"]
             if results_open and isinstance(content, list) and content and isinstance(content[0], dict) \
                     and content[0].get("type") == "tool_result":
                 # More results of the same turn (any text after them stays after them, as the API wants).

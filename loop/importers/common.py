@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..text.catalogs import N_, N_n
-from .notes import Note, Notes
+from .notes import FILE_LINE, LINE, Note, Notes
 
 # The settings of a model call that a trace keeps in its meta (and each call_model step in its request).
 SETTINGS = ("model", "system", "tools", "max_tokens")
@@ -121,3 +121,15 @@ def describe_json(value: object):
         return Note(N_n("a list of {n} item of type {kinds}", "a list of {n} items of type {kinds}"), n=len(value),
                     kinds=kinds)
     return Note(N_("a single {kind}"), kind=type(value).__name__)
+
+
+def origin_of(origins: list, index: int) -> dict | None:
+    """Where message `index` came from, as a step's detail keeps it (docs/transcript-format.md, "origin"):
+    {"file", "line"} or {"line"} for a record of a log of lines, {"at"} for a place in a JSON file (a course
+    trace's "cycle 3.response"); None where the importer named no place."""
+    where = origins[index] if 0 <= index < len(origins) else None
+    if isinstance(where, Note) and where.message in (LINE, FILE_LINE):
+        return {k: where.values[k] for k in ("file",) if k in where.values} | {"line": where.values["n"]}
+    if isinstance(where, (str, Note)) and str(where):
+        return {"at": where if isinstance(where, str) else where.render()}
+    return None

@@ -136,6 +136,7 @@ def read(trace: dict, notes: Notes) -> Parsed:
         if cycle.get("elapsed_ms") is not None:
             recorded["duration_ms"] = cycle["elapsed_ms"]
         recorded["detail"] = {"cycle": cycle.get("cycle", k + 1)}
+        recorded["detail"]["origin"] = {"at": f"{name}.response"}  # the call's own cycle, whichever request resent it
         segment.responses[index] = recorded
         history.append({"role": "assistant", "content": content})
         segment.origins.append(f"{name}.response")

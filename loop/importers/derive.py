@@ -25,6 +25,7 @@ not record (no `duration_ms` unless recorded, no `retries`), plus:
     user_request  "note": why a user message past the first is a step of its own
     harness       "role", "why": a message the agent's harness put into the history (`Segment.harness`):
                   no model call produced it, so it is no call_model, and the loop's state is left as it was
+    every stage   "origin": where in the file the record it was made from is (common.origin_of)
 
 A log of several threads (sub-agents) or a history rewritten on the way
 (compaction) is given as `ParsedThread`s, each a list of `Segment`s: a
@@ -45,7 +46,7 @@ from ..engine.endings import GO_ON, why_ended
 from ..tools import ToolOutput
 from ..engine.trace import HARNESS, MAIN, Step, Thread, Trace
 from ..files.transcript import MAX_COUNT
-from .common import SETTINGS, ParsedThread, Segment, id_key
+from .common import SETTINGS, ParsedThread, Segment, id_key, origin_of
 from .notes import WHERE_FROM, Note, in_thread
 
 NOT_RECORDED = "(no tool_result was recorded for this tool_use)"
@@ -64,7 +65,8 @@ def message_text(message: dict) -> str:
 
 
 def trace_from_history(messages: list, meta: dict, responses: dict | None = None, tool_details: dict | None = None,
-                       *, times: dict | None = None, warnings: list | None = None) -> Trace:
+                       *, times: dict | None = None, warnings: list | None = None,
+                       origins: list | None = None) -> Trace:
     """The trace a live run would have recorded for `messages`.
 
     `messages` becomes the trace's history as it is (not copied). Optional facts
@@ -77,11 +79,13 @@ def trace_from_history(messages: list, meta: dict, responses: dict | None = None
       tool_details {tool_use id (common.id_key): extra facts for its run_tool step}, e.g. the
                    tool-specific `toolUseResult` of a Claude Code log.
       times        {message index: seconds since the epoch}.
+      origins      [message index -> where in the file it came from], for each step's "origin".
     A missing stop_reason is inferred as the API would give it: "tool_use" when
     the message has tool_use blocks, else "end_turn". What cannot be derived
     (a tool_use nobody answered, ...) is appended to `warnings`, a Note each.
     """
-    main = ParsedThread(MAIN, [Segment(messages, responses=responses or {}, times=times or {})])
+    main = ParsedThread(MAIN, [Segment(messages, responses=responses or {}, times=times or {},
+                                       origins=origins or [])])
     trace = trace_from_threads([main], meta, tool_details, warnings=warnings)
     trace.threads[MAIN].messages = messages  # the very list given, as before threads
     return trace
@@ -167,6 +171,9 @@ class _Walk:
             held: list, rewritten=()) -> None:
         if len(held) < n:  # the history grows to what this step holds
             held.extend(segment.messages[len(held): n])
+        origin = origin_of(segment.origins, _source_message(stage, n, detail))
+        if origin is not None and "origin" not in detail:  # a run_tool's result may have named its own record
+            detail["origin"] = origin
         self.trace.add(Step(
             index=0, stage=stage, turn_count=state["turn_count"], transition_reason=state["transition_reason"],
             stop_reason=state["stop_reason"], n_messages=n, input_tokens=state["input_tokens"],
@@ -318,6 +325,16 @@ class _Walk:
             detail.update(self.tool_details.get(key) or {})
             self.add(parsed, "run_tool", i + 1, detail,
                      float(segment.times.get(i + 1) or at) if key in answers else at, state, segment, held)
+
+
+def _source_message(stage: str, n: int, detail: dict) -> int:
+    """The index of the message a step was made from: the response a call received, the tool_result a run gave
+    back (the tool_use when none was recorded), else the newest message the step holds."""
+    if stage == "call_model":
+        return n
+    if stage == "run_tool" and detail.get("recorded"):
+        return n
+    return n - 1
 
 
 def _estimate(messages: list) -> int:

@@ -36,6 +36,7 @@ from .streaming import streamed
 
 from .attempts import attempts_note, attempts_shown
 from .clicks import ask, taken
+from .find import draw_find, draw_slider_marks
 from .gate import gate_on
 from .progress import arm, armed_key, draw_progress
 
@@ -223,6 +224,8 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
                     with st.container(key=f"{key}-slider"):
                         st.slider(t("Step"), 1, len(trace), value=trace.cursor + 1, key=slider_key, on_change=_goto,
                                   args=(trace, slider_key), label_visibility="collapsed")
+                    draw_slider_marks(trace, key)  # where Find's query matches, under the slider
+                draw_find(trace, key)  # what to find, and Previous / Next match (Alt+↑ / Alt+↓)
             if not presenting():  # a presenter's is in the row above, by Play: this row must stay one row
                 draw_toggle(trace, key)
             if save is not None:

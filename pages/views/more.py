@@ -56,7 +56,28 @@ def draw_exports(trace: Trace, cursor: int, key: str, name: str) -> None:
             _draw_export_buttons(trace, cursor, key, name)
 
 
+def imported_from(trace: Trace) -> str | None:
+    """The format of the real log `trace` was imported from (a Claude Code session, a recorded request, a course
+    trace), None for a run made here or one of the samples. A transcript saved from an import keeps saying it."""
+    imported = trace.meta.get("imported") if isinstance(trace.meta, dict) else None
+    fmt = imported.get("format") if isinstance(imported, dict) else None
+    return fmt if isinstance(fmt, str) and fmt != "loopscope" else None
+
+
+def secrets_warning(trace: Trace) -> str:
+    """What to know before exporting or sharing an imported real log (Markdown), "" for a run made here."""
+    fmt = imported_from(trace)
+    if fmt is None:
+        return ""
+    return t("**This trace was imported from a real log** (`{format}`): it may hold secrets: keys, tokens or passwords "
+             "in commands, tool inputs and outputs, file contents, private paths. The exports write the log's "
+             "messages as they are: **nothing in them is redacted**. Read it before you share it.", format=fmt)
+
+
 def _draw_export_buttons(trace: Trace, cursor: int, key: str, name: str) -> None:
+    warning = secrets_warning(trace)
+    if warning:
+        st.warning(warning, icon=":material/key:")
     slug = file_stem(name)
     empty = not 0 <= cursor < len(trace)
     a, b, c = st.columns(3)

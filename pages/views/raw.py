@@ -11,6 +11,7 @@ import streamlit as st
 
 from loop.views.step import StepView
 
+from .blocks import in_code
 from .i18n import stage_title, t
 
 SHOWN_LIMIT = 150_000  # characters of a request body drawn on the page; the download has it all
@@ -33,6 +34,21 @@ def _elided(request: dict) -> dict:
     return dict(request, messages=shown)
 
 
+def origin_words(origin: object) -> str:
+    """Where an imported step's record is in the file it was read from (its detail's `origin`), in a sentence;
+    "" for a step of a run made here, or an origin of a shape this version does not know."""
+    if not isinstance(origin, dict):
+        return ""
+    line, file, at = origin.get("line"), origin.get("file"), origin.get("at")
+    if isinstance(line, int) and isinstance(file, str):
+        return t("This step comes from `{file}`, line {line}, of the imported log.", file=in_code(file), line=line)
+    if isinstance(line, int):
+        return t("This step comes from line {line} of the imported log.", line=line)
+    if isinstance(at, str) and at:
+        return t("This step comes from `{at}` in the imported file.", at=in_code(at))
+    return ""
+
+
 def draw_raw(v: StepView, key: str) -> None:
     expander = st.expander(t("Raw JSON · the request sent and the response received"), key=f"{key}-raw",
                            on_change="rerun", icon=":material/data_object:")
@@ -42,6 +58,9 @@ def draw_raw(v: StepView, key: str) -> None:
         if v.stage is None:
             st.caption(t("Nothing has been sent yet."))
             return
+        came_from = origin_words(v.recorded.get("origin"))
+        if came_from:
+            st.caption(came_from)
         if v.stage in ("retry", "refused"):  # a call that failed: what it sent, and the API's error
             left, right = st.columns(2)
             left.markdown(t("**Request** (body sent to `/v1/messages`; the key travels in a header and is not here)"))

@@ -27,7 +27,7 @@ from .forks import branches, draw_fork, with_branches
 from .blocks import Ready, draw_style, id_colours, inline_code, markdown_html
 from .history import HEIGHT as HISTORY_HEIGHT
 from .history import draw_pager, draw_threads, history_offset, history_panel
-from .more import draw_exports, draw_growth, file_stem
+from .more import draw_exports, draw_growth, file_stem, secrets_warning
 from .i18n import lang, t
 from .permalink import keep_url
 from .presenter import PRESENTER_HEIGHT, presenting
@@ -39,11 +39,13 @@ from .tables import draw_state_row, draw_tables, state_row_html
 def draw_save(trace: Trace, key: str, name: str, run: Run | None = None) -> None:
     """Save the transcript; the JSON is made only when the button is pressed."""
     family = branches(run) if run is not None else []  # read now: the data is made when the button is pressed
+    warning = secrets_warning(trace)  # an imported real log: what it may hold, and that nothing is redacted
     st.download_button(t("Save transcript"), data=lambda: dumps(with_branches(trace, family)),
                        file_name=f"loopscope-{file_stem(name)}.json",
                        mime="application/json", key=f"{key}-save", disabled=not len(trace),
                        icon=":material/download:", on_click="ignore", width="content",
-                       help=t("Loopscope's transcript format: open it again on the Replay page."))
+                       help=t("Loopscope's transcript format: open it again on the Replay page.")
+                       + ("\n\n" + warning if warning else ""))
 
 
 @functools.lru_cache(maxsize=256)

@@ -1,0 +1,100 @@
+"""Find on the Replay page: Previous / Next match jump between errors, a tool's runs or a text, and the slider
+marks where they are; before an imported real log is exported, the page says it may hold secrets."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.apptest import app, click
+from tests.test_import_claude_code import TASK, Log
+
+
+def _session() -> bytes:
+    log = Log()
+    parent = log.history(TASK)
+    log.history([{"role": "user", "content": "again, for d"}, *TASK[1:]], parent)
+    return log.bytes()
+
+
+def _opened(lang: str = "en") -> AppTest:
+    at = app("pages/replay.py", lang=lang)
+    at.file_uploader(key="replay-upload").set_value(("session.jsonl", _session(), "application/json")).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _html(at: AppTest) -> str:
+    return " ".join(e.proto.body for e in at.get("html"))
+
+
+def _at(at: AppTest):
+    trace = at.session_state["replay"]["trace"]
+    return trace, trace.steps[trace.cursor]
+
+
+def test_next_and_previous_error_jump_to_the_failed_results_and_stop_at_the_last():
+    at = _opened()
+    trace, _ = _at(at)
+    assert trace.cursor == 0 and at.button(key="replay-find-previous").disabled
+    click(at, "replay-find-next")
+    _, step = _at(at)
+    assert step.stage == "run_tool" and step.detail["is_error"] and step.detail["tool_use_id"] == "toolu_2"
+    first = trace.cursor
+    assert "Match 1 of 2" in " ".join(c.value for c in at.caption)
+    click(at, "replay-find-next")
+    _, step = _at(at)
+    assert trace.cursor > first and step.detail["is_error"]
+    assert at.button(key="replay-find-next").disabled  # no error after the last one
+    click(at, "replay-find-previous")
+    assert trace.cursor == first
+
+
+def test_a_tool_by_name_and_a_text_are_found_and_marked_under_the_slider():
+    at = _opened()
+    at.selectbox(key="replay-find-kind").set_value("Tool").run()
+    at.selectbox(key="replay-find-tool").set_value("Read").run()
+    click(at, "replay-find-next")
+    _, step = _at(at)
+    assert step.stage == "run_tool" and step.detail["name"] == "Read"
+    marks = _html(at)
+    assert 'id="ls-find-marks-slider-replay" data-matches="2"' in marks
+    at.selectbox(key="replay-find-kind").set_value("Text").run()
+    at.text_input(key="replay-find-text").input("AGAIN, FOR").run()
+    click(at, "replay-find-next")
+    _, step = _at(at)
+    assert step.stage == "user_request" and step.detail["task"] == "again, for d"
+    assert 'data-matches="1"' in _html(at)
+    at.text_input(key="replay-find-text").input("nowhere to be seen").run()
+    assert "No match in this trace." in " ".join(c.value for c in at.caption)
+    assert at.button(key="replay-find-next").disabled and at.button(key="replay-find-previous").disabled
+
+
+@pytest.mark.parametrize("lang, words", [("ja", "一致"), ("zh", "匹配")])
+def test_find_speaks_the_page_language(lang, words):
+    at = _opened(lang)
+    click(at, "replay-find-next")
+    assert words in " ".join(c.value for c in at.caption)
+
+
+
+def test_an_imported_real_log_warns_before_it_is_exported_and_a_sample_does_not():
+    at = _opened()
+    save = next(b for b in at.get("download_button") if b.proto.id.endswith("-replay-save"))
+    assert "imported from a real log" in save.proto.help and "nothing in them is redacted" in save.proto.help
+    at.session_state["replay-exports"] = True  # the exports' expander opened
+    at.run()
+    assert any("nothing in them is redacted" in w.value for w in at.warning)
+    sample = app("pages/replay.py")
+    sample.session_state["replay-exports"] = True
+    sample.run()
+    assert not any("redacted" in w.value for w in sample.warning)
+    assert "redacted" not in next(b for b in sample.get("download_button") if b.proto.id.endswith("-replay-save")).proto.help
+
+
+def test_the_raw_view_names_the_line_a_step_came_from():
+    at = _opened()
+    click(at, "replay-find-next")  # the failed result of toolu_2
+    trace, step = _at(at)
+    at.session_state["replay-raw"] = True
+    at.run()
+    said = " ".join(c.value for c in at.caption)
+    assert f"line {step.detail['origin']['line']} of the imported log" in said
