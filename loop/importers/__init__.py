@@ -118,7 +118,13 @@ def import_file(path: str | Path, name: str | None = None, *, thread: str | None
         data = path.read_bytes()
     except OSError as exc:
         raise ImportFailed(CANNOT_READ, name=label, error=exc.strerror) from None
+    if _is_zip(label, data):  # a session zipped with its sub-agents' logs: read as the page's upload reads it
+        return import_files([(label, data)], thread=thread, max_bytes=max_bytes)
     return import_bytes(data, label, thread=thread, max_bytes=max_bytes)
+
+
+def _is_zip(name: str, data: bytes) -> bool:
+    return data[:4] == b"PK\x03\x04" or (name.lower().endswith(".zip") and data[:2] == b"PK")
 
 
 MAX_FILES = 2000  # in one upload or zip: a session with that many sub-agents is far past any seen
@@ -186,7 +192,7 @@ def _unzipped(files: list[tuple[str, bytes]], max_bytes: int) -> list[tuple[str,
     out: list[tuple[str, bytes]] = []
     total = 0
     for name, data in files:
-        if not (data[:4] == b"PK\x03\x04" or (name.lower().endswith(".zip") and data[:2] == b"PK")):
+        if not _is_zip(name, data):
             total += len(data)
             out.append((name, data))
         else:
