@@ -432,6 +432,14 @@ def _by_shape(value: object, notes: Notes) -> tuple[str, Parsed]:
     """A JSON value (not a Loopscope transcript, not a Claude Code log) by its shape."""
     if course.looks_like(value):
         return "course-trace", course.read(value, notes)
+    if _wrapped_request(value):  # {provider, request, baseURL}: a recorder's envelope around the body sent
+        fmt, parsed = _by_shape(value["request"], notes)
+        around = {k: v for k, v in value.items() if k != "request"}
+        if around:
+            parsed.meta["recorded_with"] = around
+            notes.warn(N_("a recorded request: the body under request is imported; the fields around it ({fields}) "
+                          "are kept in the transcript (recorded_with)"), fields=", ".join(around))
+        return fmt, parsed
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         tools = value.get("tools") if isinstance(value.get("tools"), list) else []
         if openai_chat.looks_like(value["messages"]) or any(isinstance(t, dict) and "function" in t for t in tools):
@@ -448,6 +456,11 @@ def _by_shape(value: object, notes: Notes) -> tuple[str, Parsed]:
             return "anthropic-messages", anthropic_api.read_messages(value, notes)
     raise ImportFailed(N_("valid JSON but not a transcript of any known format: it is {what}. Loopscope reads "
                           "{formats}"), what=describe_json(value), formats=Note(KNOWN_FORMATS))
+
+
+def _wrapped_request(value: object) -> bool:
+    return isinstance(value, dict) and "messages" not in value and isinstance(value.get("request"), dict) \
+        and isinstance(value["request"].get("messages"), list)
 
 
 def _claude_code(records: list, notes: Notes, thread: str | None) -> tuple[Parsed, list, str]:

@@ -179,4 +179,19 @@ def read_request(body: dict, notes: Notes) -> Parsed:
             tools.append(tool)
     if tools:
         parsed.meta["tools"] = tools
+    _keep_options(body, parsed, notes)
     return parsed
+
+
+READ_KEYS = ("messages", "model", "tools", "max_tokens", "max_completion_tokens")
+
+
+def _keep_options(body: dict, parsed: Parsed, notes: Notes) -> None:
+    """The request's other fields (temperature, stream, reasoning or thinking settings, ...): kept as recorded and
+    named, since one recorded body does not say which of the history's calls were sent with them."""
+    options = {k: v for k, v in body.items() if k not in READ_KEYS}
+    if options:
+        parsed.meta["request_options"] = options
+        notes.warn(N_("the request's options {options} are kept in the transcript (request_options), not in any "
+                      "step's request: the file records one request, not which calls of the history sent them"),
+                   options=", ".join(options))
