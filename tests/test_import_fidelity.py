@@ -78,3 +78,48 @@ def test_a_recorded_openai_request_in_its_envelope_imports_with_its_options_kept
     assert loop("import", path, "--out", out).returncode == 0
     assert json.loads(out.read_text())["request_options"]["temperature"] == 0.2
     assert loop("check", out).returncode == 0
+
+
+def agent_id_log() -> bytes:
+    """A Task whose sidechain is named only by the agentId of its records and of the Task's result record."""
+    log = _Log(random.Random(7), "3c2b1a00-0000-4000-8000-00000000beef")
+    node = log.ask(None)
+    tid = "toolu_01TaskAgentIdOnly000001"
+    node = log.record("assistant", node, {
+        "id": "msg_task", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+        "content": [{"type": "tool_use", "id": tid, "name": "Task",
+                     "input": {"description": "survey tests", "prompt": "Survey the tests folder",
+                               "subagent_type": "Explore"}}],
+        "stop_reason": "tool_use", "stop_sequence": None, "usage": {"input_tokens": 9, "output_tokens": 40}})
+    agent = "a5f3c1d2"
+    # the sub-agent's first record: no agentId yet, and its prompt is not the Task's word for word
+    sub = log.record("user", None, {"role": "user", "content": "Survey the tests folder.\n\nBe thorough."}, side=None,
+                     isSidechain=True)
+    for _ in range(2):
+        sub, _ = log.turn(sub, agent, 1)
+    log.answer(sub, agent)
+    node = log.record("user", node, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": tid, "content": [{"type": "text", "text": "Tests live in tests/."}]}]},
+        agentId=agent, toolUseResult={"status": "completed", "totalToolUseCount": 2})
+    log.answer(node)
+    return ("\n".join(log.lines) + "\n").encode()
+
+
+def test_a_sidechain_named_by_the_agentid_of_the_task_result_record_is_one_thread_inside_its_task(tmp_path):
+    imported = import_bytes(agent_id_log(), "session.jsonl")
+    assert [t.id for t in imported.threads] == ["main", "agent-a5f3c1d2"]
+    sub = imported.trace.threads["agent-a5f3c1d2"]
+    assert (sub.parent, sub.parent_tool_use_id) == ("main", "toolu_01TaskAgentIdOnly000001")
+    assert sub.messages[0] == {"role": "user", "content": "Survey the tests folder.\n\nBe thorough."}
+    assert not any("no tool_use of another thread started it" in w for w in imported.warnings), imported.warnings
+    # its steps come inside the Task's run_tool step, not after the main thread's
+    threads = [s.thread for s in imported.trace.steps]
+    last = len(threads) - threads[::-1].index("agent-a5f3c1d2")
+    assert "main" in threads[last:]  # the main thread goes on after its sub-agent answered
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(agent_id_log())
+    out = tmp_path / "t.json"
+    done = loop("import", path, "--out", out)
+    assert "thread: agent-a5f3c1d2 · 10 records · sub-agent a5f3c1d2: Survey the tests folder. Be thorough. · " \
+           "started by toolu_01TaskAgentIdOnly000001" in done.stdout.splitlines()
+    assert loop("check", out).returncode == 0

@@ -160,6 +160,7 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
             flagged.setdefault(node.uuid, key)
         pools.setdefault(key, []).append(node)
 
+    _join_unnamed_links(pools)
     threads: list[ThreadInfo] = []
     for key, nodes in pools.items():
         nodes.sort(key=lambda n: n.line)
@@ -197,11 +198,63 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
                                          facts={"records": info.n_records}))
         if info is threads[0]:
             parsed.meta = meta
-    _link(read_threads, tool_details, notes)
+    _link(read_threads, tool_details, notes, _agents_named(records))
     parsed.threads = read_threads
     parsed.messages = read_threads[0].messages
     parsed.tool_details = tool_details
     return parsed, listing, MAIN
+
+
+def _join_unnamed_links(pools: dict[str, list[_Node]]) -> None:
+    """A sidechain record without agentId chained to records that have one (a sub-agent's first record is often
+    written before its agentId is) is of their thread: one sub-agent stays one thread."""
+    unnamed = pools.get("sidechain")
+    if not unnamed:
+        return
+    key_of = {n.uuid: key for key, nodes in pools.items() if key.startswith("agent-") for n in nodes}
+    if not key_of:
+        return
+    by_uuid = {n.uuid: n for n in unnamed}
+    moved = True
+    while moved:  # down the chain from a named record, and up it from a named record's parent
+        moved = False
+        for key, nodes in list(pools.items()):
+            if not key.startswith("agent-"):
+                continue
+            for node in nodes:
+                parent = by_uuid.get(node.parent) if node.parent else None
+                if parent is not None and parent.uuid not in key_of:
+                    key_of[parent.uuid] = key
+                    moved = True
+        for node in unnamed:
+            if node.uuid not in key_of and node.parent in key_of:
+                key_of[node.uuid] = key_of[node.parent]
+                moved = True
+        for node in [n for n in unnamed if n.uuid in key_of]:
+            pools[key_of[node.uuid]].append(node)
+        unnamed[:] = [n for n in unnamed if n.uuid not in key_of]
+        by_uuid = {n.uuid: n for n in unnamed}
+    if not unnamed:
+        del pools["sidechain"]
+
+
+def _agents_named(records: list[tuple[int, object]]) -> dict:
+    """tool_use id -> the agentId its result record names at the record's top level (a Task's result, written in
+    the parent's thread): the sub-agent that Task started."""
+    named = {}
+    for _, record in records:
+        if not isinstance(record, dict) or record.get("type") != "user":
+            continue
+        agent = record.get("agentId")
+        message = record.get("message")
+        if not (isinstance(agent, str) and agent and isinstance(message, dict)):
+            continue
+        if record.get("isSidechain") and _pool(record) == f"agent-{agent}":
+            continue  # a sub-agent's own record: the agentId names its own thread
+        results = tool_results({"content": message.get("content")}) if isinstance(message.get("content"), list) else []
+        if len(results) == 1:
+            named.setdefault(id_key(results[0].get("tool_use_id")), agent)
+    return named
 
 
 def _pool(record: dict) -> str:
@@ -234,9 +287,10 @@ def _first_user_text(thread: ParsedThread) -> str | None:
     return None
 
 
-def _link(threads: list[ParsedThread], tool_details: dict, notes: Notes) -> None:
-    """Each sub-agent's thread to the Task/Agent tool_use that started it: by the agentId its result names,
-    else by its prompt. What cannot be linked is said (derive puts those threads after the main one)."""
+def _link(threads: list[ParsedThread], tool_details: dict, notes: Notes, named: dict | None = None) -> None:
+    """Each sub-agent's thread to the Task/Agent tool_use that started it: by the agentId its result names (in
+    `toolUseResult`, or `named`: on the result record itself), else by its prompt. What cannot be linked is said
+    (derive puts those threads after the main one)."""
     uses = []  # (thread, tool_use) of every tool_use that starts a sub-agent, in order
     for thread in threads:
         for segment in thread.segments:
@@ -247,6 +301,8 @@ def _link(threads: list[ParsedThread], tool_details: dict, notes: Notes) -> None
     for thread, use in uses:
         account = (tool_details.get(id_key(use.get("id"))) or {}).get("tool_use_result")
         agent = account.get("agentId") if isinstance(account, dict) else None
+        if not (isinstance(agent, str) and agent):
+            agent = (named or {}).get(id_key(use.get("id")))
         if isinstance(agent, str) and agent:
             by_agent.setdefault(agent, (thread, use))
     taken: set = set()
