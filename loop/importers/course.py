@@ -44,6 +44,7 @@ class _Thread:
         self.system = system
         self.sent: list | None = None  # the last request's messages (None before its first cycle)
         self.pending: dict = {}  # task tool_use id (common.id_key) -> (that id, its prompt), from its last response
+        self.spawned: dict = {}  # spawn_teammate tool_use id (id_key) -> (that id, its input), until a teammate starts
 
     @property
     def segment(self) -> Segment:
@@ -140,6 +141,7 @@ def read(trace: dict, notes: Notes) -> Parsed:
         thread.pending = {id_key(use.get("id")): (use.get("id"), use["input"]["prompt"]) for use in uses
                           if use.get("name") == "task" and isinstance(use.get("input"), dict)
                           and isinstance(use["input"].get("prompt"), str)}
+        thread.spawned.update(_spawns(uses))
         recorded_runs = cycle.get("tool_executions")
         executions = [e for e in recorded_runs if isinstance(e, dict)] if isinstance(recorded_runs, list) else []
         if len(executions) != len(uses) and not (thread.pending and len(executions) == len(uses) - len(thread.pending)):
@@ -201,10 +203,16 @@ def _place(stack: list, threads: list, sent: list, request: dict, name: str, not
         if _continues(stack[depth], sent):
             del stack[depth + 1:]  # back in a parent: its sub-agents have answered
             return stack[depth]
+    for thread in threads:  # a teammate's next cycle: its loop runs beside the lead's, not inside it
+        if thread not in stack and _continues(thread, sent):
+            return thread
     top = stack[-1]
     if top.sent is None:  # the main thread's first cycle
         return top
     prompt = _first_text(sent)
+    teammate = _teammate(threads, sent, request, prompt, name, notes)
+    if teammate is not None:
+        return teammate
     for depth in range(len(stack) - 1, -1, -1):
         started = next((key for key, (_, asked) in stack[depth].pending.items() if asked == prompt), None)
         if started is not None:
@@ -219,18 +227,66 @@ def _place(stack: list, threads: list, sent: list, request: dict, name: str, not
             stack.append(child)
             return child
     if request.get("system") != top.system:
+        # A loop of its own that nothing in the trace started: beside the open ones (a teammate whose spawning
+        # the trace does not show), never inside another such loop.
         child = _Thread(ParsedThread(f"cycle-{name.split()[-1]}", [Segment([])], parent=top.parsed.id,
-                                     system=request.get("system"), tools=request.get("tools")), request.get("system"))
+                                     system=request.get("system"), tools=request.get("tools"),
+                                     label=_label(prompt)), request.get("system"))
         notes.warn(N_("{cycle}: its request starts a history of its own with another system prompt, but no task "
                       "tool_use asked for it; read as a sub-agent's thread that nothing links to its parent"),
                    cycle=name)
         threads.append(child)
-        stack.append(child)
         return child
     # The same loop, but its history was rewritten (shorter, or earlier messages changed): a compaction.
     top.parsed.segments.append(Segment([], start=len(sent), compaction={
         "kind": "imported", "why": RESENT_WHY.format(name=name, sent=len(sent), held=len(top.segment.messages))}))
     return top
+
+
+SPAWNS = ("spawn_teammate",)  # the course's agent teams (s09-s11): the lead starts a teammate's loop with it
+
+
+def _spawns(uses: list) -> dict:
+    return {id_key(use.get("id")): (use.get("id"), use["input"]) for use in uses
+            if use.get("name") in SPAWNS and isinstance(use.get("input"), dict)}
+
+
+def _label(prompt: str | None) -> str:
+    return " ".join(str(prompt).split())[:60] if prompt else ""
+
+
+def _teammate(threads: list, sent: list, request: dict, prompt: str | None, name: str, notes: Notes) -> _Thread | None:
+    """A teammate's first cycle, or its history rewritten: a thread of its own beside the lead's.
+
+    Its first request is linked to the spawn_teammate tool_use whose prompt it starts with (or whose name its
+    system prompt gives); a request that goes on from no thread, with the system prompt of a teammate already
+    read, is that teammate's history rewritten (a compaction), not a new teammate."""
+    system = request.get("system")
+    for parent in threads:
+        for key, (use_id, asked) in parent.spawned.items():
+            named = asked.get("name")
+            if (prompt is not None and asked.get("prompt") == prompt) or (
+                    isinstance(named, str) and named and isinstance(system, str) and f"'{named}'" in system):
+                del parent.spawned[key]
+                said = named if isinstance(named, str) and named else str(use_id)
+                role = asked.get("role")
+                child = _Thread(ParsedThread(f"teammate-{'-'.join(said.split())}", [Segment([])],
+                                             parent=parent.parsed.id, parent_tool_use_id=use_id, system=system,
+                                             tools=request.get("tools"),
+                                             label=f"{said} ({role})" if isinstance(role, str) and role else said,
+                                             facts={"started_by": {"tool": SPAWNS[0]}}), system)
+                threads.append(child)
+                return child
+    if system is None:
+        return None
+    for thread in threads[1:]:
+        spawned = (thread.parsed.facts.get("started_by") or {}).get("tool") in SPAWNS
+        if spawned and thread.system == system and thread.sent is not None:
+            thread.parsed.segments.append(Segment([], start=len(sent), compaction={
+                "kind": "imported",
+                "why": RESENT_WHY.format(name=name, sent=len(sent), held=len(thread.segment.messages))}))
+            return thread
+    return None
 
 
 def _check_totals(trace: dict, cycles: list, notes: Notes) -> None:
