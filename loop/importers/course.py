@@ -14,7 +14,16 @@ a request that starts a history of its own with the prompt of the parent's
 pending `task` tool_use opens the sub-agent's thread, and the parent's next
 request, which goes on from its own history, closes it. A request of the same
 loop that does not go on from the history before it (s06: shorter, or with
-earlier messages changed) is a compaction. The
+earlier messages changed) is a compaction.
+
+A trace of the course's agent teams (s09 on) holds teammates' cycles among
+the lead's: each teammate is a loop of its own system prompt, beside the
+lead's rather than inside it, and reuses the lead's cycle numbers. A teammate
+is told apart by its history (a request goes on from the one its last cycle
+sent), not by its cycle number: one thread a teammate, linked to the
+`spawn_teammate` tool_use whose prompt its first request starts with. The
+recorder writes no tool_executions for a teammate: its next request holds its
+results. The
 response is kept as recorded beside the history: where the recorder did not
 understand a block it wrote `{"type": "unknown", "raw": "..."}`, which is shown
 raw, while the next request carries the block as it was really sent.
