@@ -123,3 +123,43 @@ def test_a_sidechain_named_by_the_agentid_of_the_task_result_record_is_one_threa
     assert "thread: agent-a5f3c1d2 · 10 records · sub-agent a5f3c1d2: Survey the tests folder. Be thorough. · " \
            "started by toolu_01TaskAgentIdOnly000001" in done.stdout.splitlines()
     assert loop("check", out).returncode == 0
+
+
+def compacted_after_an_answer() -> bytes:
+    """A session that ends its loop, is compacted (auto), then asked again."""
+    from tests.synthetic import _compaction
+
+    log = _Log(random.Random(3), "11111111-2222-4333-8444-555555555555")
+    node = log.ask(None)
+    node, _ = log.turn(node, None, 1)
+    node = log.answer(node)
+    node = _compaction(log, node, 1)
+    node = log.ask(node)
+    log.answer(node)
+    return ("\n".join(log.lines) + "\n").encode()
+
+
+def test_a_compact_step_and_the_request_after_it_do_not_carry_the_loop_s_earlier_ending():
+    trace = import_bytes(compacted_after_an_answer(), "s.jsonl").trace
+    stages = [s.stage for s in trace.steps]
+    at = stages.index("compact")
+    assert trace.steps[at - 1].stage == "decide" and trace.steps[at - 1].ended == "end_turn"
+    assert trace.steps[at].ended is None
+    assert trace.steps[at + 1].stage == "user_request" and trace.steps[at + 1].ended is None
+    assert trace.steps[-1].ended == "end_turn"
+
+
+def test_the_words_say_what_was_not_recorded_and_show_no_python_values():
+    from loop.views.narrate import describe
+
+    trace = import_bytes(json.dumps(OPENAI_BODY).encode(), "body.json").trace
+    lines = [describe(trace, k) for k in range(len(trace.steps))]
+    calls = [line for line in lines if "call the model" in line]
+    assert calls and all(line.endswith("· tokens not recorded") for line in calls), calls
+    assert not any("None" in line for line in lines)
+    odd = [{"role": "user", "content": "hi"},
+           {"role": "assistant", "content": [{"type": ["text", "tool_use"], "text": "x"}, {"text": "no type"}]}]
+    warnings = import_bytes(json.dumps(odd).encode(), "odd.json").warnings
+    assert any('kept blocks of type ["text", "tool_use"]' in w for w in warnings), warnings
+    assert any("kept blocks of type null" in w for w in warnings), warnings
+    assert not any("None" in w or "['" in w for w in warnings), warnings

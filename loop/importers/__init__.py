@@ -35,7 +35,7 @@ from ..files import transcript
 from ..text.catalogs import N_
 from ..engine.trace import Trace
 from . import anthropic_api, claude_code, course, openai_chat
-from .common import Parsed, describe_json
+from .common import Parsed, describe_json, quoted
 from .derive import cover_the_rest, trace_from_history, trace_from_threads
 from .notes import FILE_LINE, WHERE_FROM, Note, Notes, in_thread, on_line
 
@@ -558,7 +558,7 @@ def _unknown_blocks(parsed: Parsed, notes: Notes) -> None:
             kind = block.get("type") if isinstance(block, dict) else None
             if not (isinstance(kind, str) and kind in KNOWN_BLOCKS):
                 notes.count(N_("kept blocks of type {kind}, which Loopscope shows raw"), f"messages.{i}",
-                            kind=repr(kind))
+                            kind=quoted(kind))
     for i, recorded in parsed.responses.items():
         content = recorded.get("content")
         # a response whose message is in the history was counted above; one never appended was not
@@ -568,4 +568,4 @@ def _unknown_blocks(parsed: Parsed, notes: Notes) -> None:
             kind = block.get("type") if isinstance(block, dict) else None
             if not (isinstance(kind, str) and kind in KNOWN_BLOCKS):
                 notes.count(N_("kept blocks of type {kind} in recorded responses, which Loopscope shows raw"),
-                            Note(N_("the call for {where}"), where=f"messages.{i}"), kind=repr(kind))
+                            Note(N_("the call for {where}"), where=f"messages.{i}"), kind=quoted(kind))

@@ -99,6 +99,17 @@ def clean_content(content: object, where: str | Note, notes: Notes) -> str | lis
     return out
 
 
+def quoted(value: object) -> str:
+    """A value from the file, in a message: a string in quotes ('tool_use'), anything else as the JSON the file
+    holds (null, ["text", "tool_use"]), never Python's repr of it (None, ['text', 'tool_use'])."""
+    if isinstance(value, str):
+        return repr(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return str(value)
+
+
 def describe_json(value: object):
     """A few words on what a JSON value is, for an error message: a Note (notes.py), said in any language."""
     if isinstance(value, dict):

@@ -37,7 +37,7 @@ from ..engine.compact import RESENT_WHY
 from ..engine.rules import tool_uses
 from ..tools import ToolOutput
 from ..engine.trace import MAIN
-from .common import SETTINGS, Parsed, ParsedThread, Segment, clean_content, id_key
+from .common import SETTINGS, Parsed, ParsedThread, Segment, clean_content, id_key, quoted
 from .notes import Notes
 
 
@@ -165,7 +165,7 @@ def read(trace: dict, notes: Notes) -> Parsed:
                 continue  # a sub-agent's answer: its parent's next request carries it
             if execution.get("name") != use.get("name"):
                 notes.warn(N_("{cycle}: tool_execution {ran} recorded for tool_use {asked} ({id})"), cycle=name,
-                           ran=repr(execution.get("name")), asked=repr(use.get("name")), id=str(use.get("id")))
+                           ran=quoted(execution.get("name")), asked=quoted(use.get("name")), id=str(use.get("id")))
             parsed.tool_details[id_key(use.get("id"))] = {"tool_execution": execution}
             results.append(tool_result(use.get("id"), ToolOutput(execution.get("output", ""))))
         if results:

@@ -188,6 +188,7 @@ class _Walk:
         detail.update(messages_before=len(held), messages_after=len(new), tokens_before=tokens_before,
                       tokens_after=_estimate(new))
         held[:] = new
+        state["ended"] = None  # the history goes on from here: what ended the loop before is not this step's ending
         at = float(segment.times.get(segment.start) or segment.times.get(0) or 0.0)
         self.add(parsed, "compact", len(new), detail, at, state, segment, held, rewritten)
 

@@ -94,9 +94,14 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         # the blocks' types as words ("text, tool_use"), not a Python list's repr
         kinds = ", ".join(str(b.get("type")) if isinstance(b, dict) else type(b).__name__ for b in content) or "—"
         usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-        line = say(lang, "stop_reason={stop} · content {kinds} · tokens in {input} out {output}",
-                   stop=response.get("stop_reason"), kinds=kinds, input=usage.get("input_tokens"),
-                   output=usage.get("output_tokens"))
+        tokens = [usage.get(k) if type(usage.get(k)) is int else None for k in ("input_tokens", "output_tokens")]
+        if tokens == [None, None]:  # an imported history that recorded no usage: said, not printed as None
+            line = say(lang, "stop_reason={stop} · content {kinds} · tokens not recorded",
+                       stop=response.get("stop_reason"), kinds=kinds)
+        else:
+            line = say(lang, "stop_reason={stop} · content {kinds} · tokens in {input} out {output}",
+                       stop=response.get("stop_reason"), kinds=kinds,
+                       **dict(zip(("input", "output"), ("—" if n is None else n for n in tokens))))
         return line + complete.call_extras(d, lang, planned_wait(trace, index))
     if step.stage in complete.LINES:  # the complete loop's own stages (retry, refused, recover)
         return complete.LINES[step.stage](step, lang) + complete.reason(step)
