@@ -122,3 +122,13 @@ def test_a_teammate_whose_spawning_the_trace_does_not_show_is_said_so_and_never_
     assert check.returncode == 0, check.stdout
     assert "None" not in check.stdout
     assert "not started by a tool_use the log shows" in check.stdout
+
+
+def test_a_warning_names_the_thread_of_each_place_it_lists():
+    data = team_trace()
+    odd = {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {}}
+    data["cycles"][0]["response"]["content"].insert(0, odd)  # the lead's first response (its next requests share it)
+    data["cycles"][2]["response"]["content"].insert(0, odd)  # bob's first response, carried by his next request
+    warnings = import_bytes(json.dumps(data).encode(), "s09.json").warnings
+    said = next(w for w in warnings if w.startswith("kept blocks of type 'server_tool_use', which Loopscope shows raw"))
+    assert said.endswith(": messages.1, messages.1 of teammate-bob"), said

@@ -33,7 +33,7 @@ from typing import NamedTuple
 from ..engine import rules
 from ..files import transcript
 from ..text.catalogs import N_
-from ..engine.trace import Trace
+from ..engine.trace import MAIN as MAIN_THREAD, Trace
 from . import anthropic_api, claude_code, course, openai_chat
 from .common import Parsed, describe_json, quoted
 from .derive import cover_the_rest, trace_from_history, trace_from_threads
@@ -547,17 +547,33 @@ def _broken_threads(trace: Trace, origins: list, notes: Notes) -> None:
         notes.warn(MORE_BROKEN, n=len(broken) - SHOWN_VIOLATIONS)
 
 
-def _unknown_blocks(parsed: Parsed, notes: Notes) -> None:
+OF_THREAD = N_("{where} of {thread}")  # messages.7 of agent-ab12: a place in a thread that is not the main one
+AFTER_COMPACTION = N_("{where} (after compaction {k})")
+
+
+def _place_in(thread: str, k: int):
+    """How message i of stretch k of `thread` is named in a warning: with its thread and stretch, so that places
+    of several threads listed together can be told apart."""
+    def place(i: int) -> str | Note:
+        where: str | Note = f"messages.{i}"
+        if thread != MAIN_THREAD:
+            where = Note(OF_THREAD, where=where, thread=thread)
+        return Note(AFTER_COMPACTION, where=where, k=k) if k else where
+    return place
+
+
+def _unknown_blocks(parsed: Parsed, notes: Notes, place=lambda i: f"messages.{i}") -> None:
     if parsed.threads:  # every stretch of every thread, each as a history of its own
         for thread in parsed.threads:
-            for segment in thread.segments:
-                _unknown_blocks(Parsed(messages=segment.messages, responses=segment.responses), notes)
+            for k, segment in enumerate(thread.segments):
+                _unknown_blocks(Parsed(messages=segment.messages, responses=segment.responses), notes,
+                                _place_in(thread.id, k))
         return
     for i, message in enumerate(parsed.messages):
         for block in rules.blocks(message):
             kind = block.get("type") if isinstance(block, dict) else None
             if not (isinstance(kind, str) and kind in KNOWN_BLOCKS):
-                notes.count(N_("kept blocks of type {kind}, which Loopscope shows raw"), f"messages.{i}",
+                notes.count(N_("kept blocks of type {kind}, which Loopscope shows raw"), place(i),
                             kind=quoted(kind))
     for i, recorded in parsed.responses.items():
         content = recorded.get("content")
@@ -568,4 +584,4 @@ def _unknown_blocks(parsed: Parsed, notes: Notes) -> None:
             kind = block.get("type") if isinstance(block, dict) else None
             if not (isinstance(kind, str) and kind in KNOWN_BLOCKS):
                 notes.count(N_("kept blocks of type {kind} in recorded responses, which Loopscope shows raw"),
-                            Note(N_("the call for {where}"), where=f"messages.{i}"), kind=quoted(kind))
+                            Note(N_("the call for {where}"), where=place(i)), kind=quoted(kind))
