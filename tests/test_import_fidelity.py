@@ -4,6 +4,7 @@ options, a sidechain linked by its agentId, and the words the CLI uses for what 
 import io
 import json
 import random
+import re
 import zipfile
 
 from loop.importers import import_bytes, import_files, import_path
@@ -163,3 +164,18 @@ def test_the_words_say_what_was_not_recorded_and_show_no_python_values():
     assert any('kept blocks of type ["text", "tool_use"]' in w for w in warnings), warnings
     assert any("kept blocks of type null" in w for w in warnings), warnings
     assert not any("None" in w or "['" in w for w in warnings), warnings
+
+
+def test_two_sub_agents_whose_ids_share_their_start_are_named_apart_in_headings_and_tables():
+    from loop.engine.trace import Thread
+    from loop.views.parts import thread_name
+    from pages.views.tables import thread_cell
+
+    ids = ["toolu_sc_showcase_parallel_reader_0001", "toolu_sc_showcase_parallel_reader_0002"]
+    names = [thread_name(Thread(f"agent-{n}", parent="main", parent_tool_use_id=i)) for n, i in enumerate(ids)]
+    assert len(set(names)) == 2
+    cells = [thread_cell(name, 1) for name in names]
+    shown = [re.sub(r"<[^>]*>", "", c) for c in cells]  # what the cell draws, its tooltip left out
+    assert len(set(shown)) == 2 and all("0001" in s or "0002" in s for s in shown), shown
+    logs = ["agent-" + "a1b2c3d4e5f6" * 3 + "01", "agent-" + "a1b2c3d4e5f6" * 3 + "02"]
+    assert len({thread_name(Thread(i, parent="main")) for i in logs}) == 2
