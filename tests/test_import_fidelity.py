@@ -179,3 +179,24 @@ def test_two_sub_agents_whose_ids_share_their_start_are_named_apart_in_headings_
     assert len(set(shown)) == 2 and all("0001" in s or "0002" in s for s in shown), shown
     logs = ["agent-" + "a1b2c3d4e5f6" * 3 + "01", "agent-" + "a1b2c3d4e5f6" * 3 + "02"]
     assert len({thread_name(Thread(i, parent="main")) for i in logs}) == 2
+
+
+def test_an_auto_compaction_without_its_summary_imports_and_says_so():
+    from loop.views.narrate import describe
+
+    log = _Log(random.Random(3), "11111111-2222-4333-8444-555555555556")
+    node = log.ask(None)
+    node = log.answer(node)
+    boundary = log.uuid()
+    log.write({"parentUuid": None, "logicalParentUuid": node, "isSidechain": False, "type": "system",
+               "subtype": "compact_boundary", "content": "Conversation compacted", "level": "info", "uuid": boundary,
+               "sessionId": log.session, "compactMetadata": {"trigger": "auto", "preTokens": 160_000}})
+    log.answer(log.ask(boundary))
+    imported = import_bytes(("\n".join(log.lines) + "\n").encode(), "s.jsonl")
+    assert "compact_boundary (line 3): a compaction (auto) with no summary after it (no isCompactSummary record); " \
+           "imported as the log has it" in imported.warnings
+    trace = imported.trace
+    at = [s.stage for s in trace.steps].index("compact")
+    said = describe(trace, at)
+    assert "no summary" in said and "sees the summary" not in said, said
+    assert describe(trace, at, "ja") != said

@@ -569,6 +569,7 @@ def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
         messages.append({"role": role, "content": list(content) if isinstance(content, list) else content})
         segment.origins.append(place(node.line))
     segments = [s for s in segments if s.messages or s is segments[0]]
+    _unsummarised(segments, notes)
     first = next((n.record for n in ordered if n.record is not None), None) or {}
     every = [m for s in segments for m in s.messages]
     first_user = next((m for m in every if m["role"] == "user"), None)
@@ -579,6 +580,23 @@ def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
         "claude_code_version": first.get("version"),
     }.items() if v is not None}
     return segments, meta
+
+
+UNSUMMARISED_WHY = N_("Claude Code compacted the conversation; the log holds no summary after it (no isCompactSummary "
+                      "record): from here the history holds only what the log wrote after the compaction")
+
+
+def _unsummarised(segments: list[Segment], notes: Notes) -> None:
+    """A compaction whose summary the log does not hold: imported, and said so rather than told as one whose model
+    sees a summary."""
+    for segment in segments[1:]:
+        compaction = segment.compaction
+        if compaction is None or segment.start or compaction.get("why") != COMPACTED_WHY:
+            continue
+        compaction["why"] = UNSUMMARISED_WHY
+        notes.warn(N_("{source}: a compaction ({kind}) with no summary after it (no isCompactSummary record); "
+                      "imported as the log has it"), source=compaction.get("source", ""),
+                   kind=compaction.get("kind"))
 
 
 def _join(target: dict, content: object) -> None:
