@@ -192,7 +192,7 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
     tool_details: dict = {}
     read_threads = []
     for info in threads:
-        segments, meta = _segments(_order(info.forest, notes, info.id if info.id != threads[0].id else None),
+        segments, meta = _segments(_order(info.forest, notes, info.id if info.id != threads[0].id else None, place),
                                    notes, tool_details, place)
         read_threads.append(ParsedThread(MAIN if info is threads[0] else info.id, segments, label=info.label,
                                          facts={"records": info.n_records}))
@@ -267,7 +267,7 @@ def _pool(record: dict) -> str:
 def _single(info: ThreadInfo, notes: Notes, place: Callable[[int], Note]) -> Parsed:
     """One thread alone, as the main one: one history, or its stretches when it was compacted."""
     tool_details: dict = {}
-    segments, meta = _segments(_order(info.forest, notes), notes, tool_details, place)
+    segments, meta = _segments(_order(info.forest, notes, place=place), notes, tool_details, place)
     if len(segments) == 1:
         only = segments[0]
         return Parsed(messages=only.messages, meta=meta, responses=only.responses, tool_details=tool_details,
@@ -403,7 +403,8 @@ def _thread(key: str, forest: list) -> ThreadInfo:
     return ThreadInfo(key, label, len(messages), nodes[0].line if nodes else 0, forest)
 
 
-def _order(forest: list, notes: Notes, thread: str | None = None) -> list[_Node]:
+def _order(forest: list, notes: Notes, thread: str | None = None,
+           place: Callable[[int], Note] = on_line) -> list[_Node]:
     """The records of the conversation in chain order, tree after tree, and the compact boundaries on its path.
 
     In each tree the conversation is the path to its newest message record;
@@ -417,6 +418,7 @@ def _order(forest: list, notes: Notes, thread: str | None = None) -> list[_Node]
     trees = 0
     linked = False
     abandoned = 0
+    abandoned_at: list[int] = []  # the lines of the records passed over, for the warning to name
     for root, members in forest:
         messages = [n for n in members if n.record is not None]
         if not messages:
@@ -439,6 +441,7 @@ def _order(forest: list, notes: Notes, thread: str | None = None) -> list[_Node]
                 message = record["message"]
                 if not node.spine and not _belongs(record, message, response_ids, use_ids):
                     abandoned += _count_messages(node)
+                    abandoned_at += _message_lines(node)
                     continue
                 out.append(node)
                 if record["type"] == "assistant":
@@ -462,6 +465,9 @@ def _order(forest: list, notes: Notes, thread: str | None = None) -> list[_Node]
                              "edited or a response retried); the branch written last is imported",
                              "passed over {n} message records on abandoned branches of the chain (a message edited "
                              "or a response retried); the branch written last is imported"), n=abandoned))
+        lines = sorted(abandoned_at)
+        places = [place(n) for n in lines[:SHOWN_LINES]] + (["…"] if len(lines) > SHOWN_LINES else [])
+        said[-1] = Note(N_("{said} (passed over: {places})"), said=said[-1], places=places)
     if trees > 1:
         if linked:
             said.append(Note(N_("the conversation is {n} separate chains (after compaction, a resumed session or "
@@ -482,6 +488,20 @@ def _belongs(record: dict, message: dict, response_ids: set, use_ids: set) -> bo
     return (isinstance(content, list) and bool(content)
             and all(isinstance(b, dict) and b.get("type") == "tool_result" and id_key(b.get("tool_use_id")) in use_ids
                     for b in content))
+
+
+SHOWN_LINES = 5  # lines a warning names of the records it passed over
+
+
+def _message_lines(node: _Node) -> list[int]:
+    """The lines of the message records from `node` down its branch."""
+    lines, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.record is not None:
+            lines.append(n.line)
+        stack.extend(k for k in n.kids if k.up is n)
+    return lines
 
 
 def _count_messages(node: _Node) -> int:
