@@ -132,3 +132,19 @@ def test_a_warning_names_the_thread_of_each_place_it_lists():
     warnings = import_bytes(json.dumps(data).encode(), "s09.json").warnings
     said = next(w for w in warnings if w.startswith("kept blocks of type 'server_tool_use', which Loopscope shows raw"))
     assert said.endswith(": messages.1, messages.1 of teammate-bob"), said
+
+
+def test_the_spawning_step_says_it_started_a_teammate_and_a_task_s_answer_is_said_as_text():
+    from loop.views.narrate import describe
+    from tests.test_import_fidelity import agent_id_log
+
+    trace = import_bytes(json.dumps(team_trace()).encode(), "s09.json").trace
+    lines = [describe(trace, k) for k in range(len(trace.steps))]
+    spawned = [line for line in lines if "spawn_teammate →" in line]
+    assert [line.split(": ", 1)[1] for line in spawned] == [
+        "spawn_teammate → started the teammate teammate-alice, whose loop runs beside this one: Spawned 'alice' (role: coder)",
+        "spawn_teammate → started the teammate teammate-bob, whose loop runs beside this one: Spawned 'bob' (role: tester)"]
+    assert not any("the subagent's answer" in line for line in lines)
+    task = import_bytes(agent_id_log(), "s.jsonl").trace
+    answer = [describe(task, k) for k in range(len(task.steps)) if "Task →" in describe(task, k)]
+    assert answer and answer[0].endswith("Task → the subagent's answer (agent-a5f3c1d2): Tests live in tests/."), answer
