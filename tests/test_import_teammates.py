@@ -94,6 +94,8 @@ def test_each_teammate_is_one_thread_linked_to_the_spawning_tool_use(tmp_path):
     assert [(s.detail.output, s.detail.is_error) for s in runs] == \
            [('[{"from": "lead", "content": "Please test the auth module."}]', False)]
     assert not any("nothing links to its parent" in w for w in imported.warnings), imported.warnings
+    # the cycle numbers repeat across the team: a warning names the thread of the cycle it is about
+    assert imported.warnings == ["cycle 2 of teammate-bob: 1 tool_use block(s) but 0 tool_execution(s) recorded"]
     path, out = tmp_path / "s09.json", tmp_path / "t.json"
     path.write_text(json.dumps(team_trace()))
     done = loop("import", path, "--out", out)
@@ -113,6 +115,9 @@ def test_a_teammate_whose_spawning_the_trace_does_not_show_is_said_so_and_never_
     others = [t for t in trace.threads.values() if t.id != "main"]
     assert len(others) == 2 and all(t.parent == "main" and t.parent_tool_use_id is None for t in others)
     assert sum(1 for w in imported.warnings if "nothing links to its parent" in w) == 2
+    assert sorted(t.id for t in others) == ["cycle-2", "cycle-2-2"]  # the names the warnings use, kept
+    assert any(w.startswith("thread cycle-2-2: cycle 2: its request starts a history of its own") for w in
+               imported.warnings), imported.warnings
     bob = next(t for t in others if t.system == mate("bob", "tester"))
     assert len(bob.messages) == 4  # still one thread: its second call goes on from its first
     path, out = tmp_path / "s09.json", tmp_path / "t.json"

@@ -35,7 +35,7 @@ from ..files import transcript
 from ..text.catalogs import N_
 from ..engine.trace import MAIN as MAIN_THREAD, Trace
 from . import anthropic_api, claude_code, course, openai_chat
-from .common import Parsed, describe_json, quoted
+from .common import OF_THREAD, Parsed, describe_json, quoted
 from .derive import cover_the_rest, trace_from_history, trace_from_threads
 from .notes import FILE_LINE, WHERE_FROM, Note, Notes, in_thread, on_line
 
@@ -547,7 +547,6 @@ def _broken_threads(trace: Trace, origins: list, notes: Notes) -> None:
         notes.warn(MORE_BROKEN, n=len(broken) - SHOWN_VIOLATIONS)
 
 
-OF_THREAD = N_("{where} of {thread}")  # messages.7 of agent-ab12: a place in a thread that is not the main one
 AFTER_COMPACTION = N_("{where} (after compaction {k})")
 
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from ..text.catalogs import N_, N_n
 from .notes import Note, Notes
 
+OF_THREAD = N_("{where} of {thread}")  # messages.7 of agent-ab12: a place in a thread that is not the main one
+
 # The settings of a model call that a trace keeps in its meta (and each call_model step in its request).
 SETTINGS = ("model", "system", "tools", "max_tokens")
 

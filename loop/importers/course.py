@@ -37,8 +37,8 @@ from ..engine.compact import RESENT_WHY
 from ..engine.rules import tool_uses
 from ..tools import ToolOutput
 from ..engine.trace import MAIN
-from .common import SETTINGS, Parsed, ParsedThread, Segment, clean_content, id_key, quoted
-from .notes import Notes
+from .common import OF_THREAD, SETTINGS, Parsed, ParsedThread, Segment, clean_content, id_key, quoted
+from .notes import Note, Notes, in_thread
 
 
 def looks_like(value: object) -> bool:
@@ -112,6 +112,7 @@ def read(trace: dict, notes: Notes) -> Parsed:
         if sent is not None:
             thread = _place(stack, threads, sent, request, name, notes)
         segment = thread.segment
+        said = _said(name, thread, main)  # cycle numbers repeat across teammates: a warning names the thread too
         if sent is not None:
             # What the call really sent is the history up to it.
             segment.messages[:] = sent
@@ -130,11 +131,11 @@ def read(trace: dict, notes: Notes) -> Parsed:
         history = segment.messages
         response = cycle.get("response")
         if not isinstance(response, dict):
-            notes.warn(N_("{cycle}: no response was recorded; the trace ends before it"), cycle=name)
+            notes.warn(N_("{cycle}: no response was recorded; the trace ends before it"), cycle=said)
             break
         content = clean_content(response.get("content"), f"{name}.response", notes)
         if content is None:
-            notes.warn(N_("{cycle}: the response has no content; the trace ends before it"), cycle=name)
+            notes.warn(N_("{cycle}: the response has no content; the trace ends before it"), cycle=said)
             break
         index = len(history)
         recorded = dict(response)
@@ -154,7 +155,7 @@ def read(trace: dict, notes: Notes) -> Parsed:
         recorded_runs = cycle.get("tool_executions")
         executions = [e for e in recorded_runs if isinstance(e, dict)] if isinstance(recorded_runs, list) else []
         if len(executions) != len(uses) and not (thread.pending and len(executions) == len(uses) - len(thread.pending)):
-            notes.warn(N_("{cycle}: {uses} tool_use block(s) but {runs} tool_execution(s) recorded"), cycle=name,
+            notes.warn(N_("{cycle}: {uses} tool_use block(s) but {runs} tool_execution(s) recorded"), cycle=said,
                        uses=len(uses), runs=len(executions))
         results = []
         ran = iter(executions)
@@ -164,7 +165,7 @@ def read(trace: dict, notes: Notes) -> Parsed:
             if execution is None:
                 continue  # a sub-agent's answer: its parent's next request carries it
             if execution.get("name") != use.get("name"):
-                notes.warn(N_("{cycle}: tool_execution {ran} recorded for tool_use {asked} ({id})"), cycle=name,
+                notes.warn(N_("{cycle}: tool_execution {ran} recorded for tool_use {asked} ({id})"), cycle=said,
                            ran=quoted(execution.get("name")), asked=quoted(use.get("name")), id=str(use.get("id")))
             parsed.tool_details[id_key(use.get("id"))] = {"tool_execution": execution}
             results.append(tool_result(use.get("id"), ToolOutput(execution.get("output", ""))))
@@ -178,7 +179,8 @@ def read(trace: dict, notes: Notes) -> Parsed:
             for index, recorded in segment.responses.items():
                 if index < len(segment.messages) - 1 and recorded["content"] != segment.messages[index]["content"]:
                     unknown = sum(1 for b in recorded["content"] if isinstance(b, dict) and b.get("type") == "unknown")
-                    said = {"cycle": f"cycle {recorded['detail']['cycle']}", "where": f"messages.{index}"}
+                    said = {"cycle": _said(f"cycle {recorded['detail']['cycle']}", thread, main),
+                            "where": f"messages.{index}"}
                     if unknown:
                         notes.warn(N_n("{cycle}: the response as recorded ({n} block recorded as type 'unknown') "
                                        "differs from the assistant message the next request sent; call_model shows "
@@ -238,18 +240,34 @@ def _place(stack: list, threads: list, sent: list, request: dict, name: str, not
     if request.get("system") != top.system:
         # A loop of its own that nothing in the trace started: beside the open ones (a teammate whose spawning
         # the trace does not show), never inside another such loop.
-        child = _Thread(ParsedThread(f"cycle-{name.split()[-1]}", [Segment([])], parent=top.parsed.id,
+        child = _Thread(ParsedThread(_unique(threads, f"cycle-{name.split()[-1]}"), [Segment([])],
+                                     parent=top.parsed.id,
                                      system=request.get("system"), tools=request.get("tools"),
                                      label=_label(prompt)), request.get("system"))
-        notes.warn(N_("{cycle}: its request starts a history of its own with another system prompt, but no task "
-                      "tool_use asked for it; read as a sub-agent's thread that nothing links to its parent"),
-                   cycle=name)
+        notes.add(in_thread(child.parsed.id, Note(
+            N_("{cycle}: its request starts a history of its own with another system prompt, but no task tool_use "
+               "asked for it; read as a sub-agent's thread that nothing links to its parent"), cycle=name)))
         threads.append(child)
         return child
     # The same loop, but its history was rewritten (shorter, or earlier messages changed): a compaction.
     top.parsed.segments.append(Segment([], start=len(sent), compaction={
         "kind": "imported", "why": RESENT_WHY.format(name=name, sent=len(sent), held=len(top.segment.messages))}))
     return top
+
+
+def _unique(threads: list, wanted: str) -> str:
+    """`wanted`, or `wanted-2`, `-3`, ... when a thread has it: warnings name threads by their id."""
+    taken = {t.parsed.id for t in threads}
+    n, out = 1, wanted
+    while out in taken:
+        n += 1
+        out = f"{wanted}-{n}"
+    return out
+
+
+def _said(name: str, thread: _Thread, main: _Thread) -> str | Note:
+    """A cycle as a warning names it: "cycle 2", or "cycle 2 of teammate-bob" in a thread not the main one."""
+    return name if thread is main else Note(OF_THREAD, where=name, thread=thread.parsed.id)
 
 
 SPAWNS = ("spawn_teammate",)  # the course's agent teams (s09-s11): the lead starts a teammate's loop with it
@@ -279,7 +297,7 @@ def _teammate(threads: list, sent: list, request: dict, prompt: str | None, name
                 del parent.spawned[key]
                 said = named if isinstance(named, str) and named else str(use_id)
                 role = asked.get("role")
-                child = _Thread(ParsedThread(f"teammate-{'-'.join(said.split())}", [Segment([])],
+                child = _Thread(ParsedThread(_unique(threads, f"teammate-{'-'.join(said.split())}"), [Segment([])],
                                              parent=parent.parsed.id, parent_tool_use_id=use_id, system=system,
                                              tools=request.get("tools"),
                                              label=f"{said} ({role})" if isinstance(role, str) and role else said,
