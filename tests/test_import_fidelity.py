@@ -200,3 +200,14 @@ def test_an_auto_compaction_without_its_summary_imports_and_says_so():
     said = describe(trace, at)
     assert "no summary" in said and "sees the summary" not in said, said
     assert describe(trace, at, "ja") != said
+
+
+def test_values_of_the_wrong_type_are_said_as_the_file_holds_them():
+    history = [{"role": "user", "content": "hi"},
+               {"id": "m1", "type": "message", "role": "assistant", "model": "x",
+                "content": [{"type": "text", "text": "yo"}], "stop_reason": ["end_turn"]},
+               {"role": None, "content": "x"}]
+    warnings = import_bytes(json.dumps(history).encode(), "h.json").warnings
+    assert "messages[2]: role null is neither 'user' nor 'assistant'; passed over" in warnings, warnings
+    assert 'messages.1: the recorded stop_reason ["end_turn"] is not a string; inferred from the content instead' \
+           in warnings, warnings

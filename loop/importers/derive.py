@@ -43,7 +43,7 @@ from ..engine.endings import GO_ON, why_ended
 from ..tools import ToolOutput
 from ..engine.trace import MAIN, Step, Thread, Trace
 from ..files.transcript import MAX_COUNT
-from .common import SETTINGS, ParsedThread, Segment, id_key
+from .common import SETTINGS, ParsedThread, Segment, id_key, quoted
 from .notes import WHERE_FROM, Note, in_thread
 
 NOT_RECORDED = "(no tool_result was recorded for this tool_use)"
@@ -246,7 +246,7 @@ class _Walk:
         if not isinstance(response.get("stop_reason"), (str, type(None))):
             notes.append(Note(N_("{where}: the recorded stop_reason {value} is not a string; inferred from the "
                                  "content instead"), where=self.where(parsed, k, i, segment),
-                              value=repr(response["stop_reason"])))
+                              value=quoted(response["stop_reason"])))
             response["stop_reason"] = None
         inferred = response.get("stop_reason") is None
         if inferred:
