@@ -119,7 +119,7 @@ def describe_json(value: object):
         if not keys:
             return Note(N_("an empty object"))
         return Note(N_("an object with keys {keys} …") if len(value) > 8 else N_("an object with keys {keys}"),
-                    keys=str(keys))
+                    keys=", ".join(keys))  # the names, not a Python list's repr
     if isinstance(value, list):
         if not value:
             return Note(N_("an empty list"))
@@ -127,7 +127,7 @@ def describe_json(value: object):
         if isinstance(value[0], dict):
             return Note(N_n("a list of {n} item of type {kinds} (the first has keys {keys})",
                             "a list of {n} items of type {kinds} (the first has keys {keys})"), n=len(value),
-                        kinds=kinds, keys=str(list(value[0])[:6]))
+                        kinds=kinds, keys=", ".join(list(value[0])[:6]))
         return Note(N_n("a list of {n} item of type {kinds}", "a list of {n} items of type {kinds}"), n=len(value),
                     kinds=kinds)
     return Note(N_("a single {kind}"), kind=type(value).__name__)
