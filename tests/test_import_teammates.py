@@ -153,3 +153,14 @@ def test_the_spawning_step_says_it_started_a_teammate_and_a_task_s_answer_is_sai
     task = import_bytes(agent_id_log(), "s.jsonl").trace
     answer = [describe(task, k) for k in range(len(task.steps)) if "Task →" in describe(task, k)]
     assert answer and answer[0].endswith("Task → the subagent's answer (agent-a5f3c1d2): Tests live in tests/."), answer
+
+
+def test_a_teammate_is_named_as_a_teammate_on_the_page_and_a_task_after_its_tool_use():
+    from loop.views.parts import thread_name
+
+    trace = import_bytes(json.dumps(team_trace()).encode(), "s09.json").trace
+    assert thread_name(trace.threads["teammate-bob"]) == "teammate-bob"
+    from tests.test_import_fidelity import agent_id_log
+
+    task = import_bytes(agent_id_log(), "s.jsonl").trace
+    assert thread_name(task.threads["agent-a5f3c1d2"]) == "task toolu_01TaskAgentIdOnly000001"

@@ -71,6 +71,8 @@ def thread_name(thread: Thread) -> str:
     if thread.is_main:
         return MAIN
     started = thread.parent_tool_use_id
+    if (thread.facts.get("started_by") or {}).get("tool") == "spawn_teammate":
+        return _cut_middle(thread.id)  # a teammate (teammate-bob): its own loop, not a task's
     if isinstance(started, str) and started:
         return f"task {_cut_middle(started)}"
     return _cut_middle(thread.id)
