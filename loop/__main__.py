@@ -301,7 +301,9 @@ def _check(args) -> int:
     out(f"ok: {len(trace.messages)} messages, {n} tool_use/tool_result pair(s) hold the API's rules; "
           f"so do the {calls} request(s) sent")
     for thread in list(trace.threads.values())[1:]:
-        out(f"ok: thread {thread.id} (started by {thread.parent_tool_use_id}): {len(thread.messages)} messages, "
+        started = f"started by {thread.parent_tool_use_id}" if thread.parent_tool_use_id is not None else \
+            "not started by a tool_use the log shows"
+        out(f"ok: thread {thread.id} ({started}): {len(thread.messages)} messages, "
               f"{len(rules.pairs(thread.messages))} pair(s)")
     compactions = [s for s in trace.steps if s.stage == "compact"]
     if compactions:

@@ -211,7 +211,8 @@ def test_an_edited_message_forks_the_chain_and_the_newer_branch_is_imported():
     assert [rules.blocks(m)[0]["text"] for m in imported.trace.messages] == [
         "write a poem", "Roses are red", "make it about dogs", "Dogs are loyal"]
     assert imported.warnings == ["passed over 2 message records on abandoned branches of the chain (a message "
-                                 "edited or a response retried); the branch written last is imported"]
+                                 "edited or a response retried); the branch written last is imported (passed "
+                                 "over: line 3, line 4)"]
 
 
 def test_a_sidechain_is_a_thread_of_its_own_to_choose():

@@ -73,13 +73,13 @@ def test_import_file_checks_the_size_before_reading(tmp_path):
      "f.json: line 3: not valid JSON (Expecting property name enclosed in double quotes, column 21)"),
     (b"{oops\n{oops\n", "f.json: line 1: not valid JSON (Expecting property name enclosed in double quotes, column 2)"),
     (b'{"hello": "world"}', "f.json: valid JSON but not a transcript of any known format: it is an object with "
-                            "keys ['hello']. Loopscope reads a Loopscope transcript, a Claude Code session log "
+                            "keys hello. Loopscope reads a Loopscope transcript, a Claude Code session log "
                             "(.jsonl), an Anthropic messages list, request body or list of responses, OpenAI chat "
                             "messages or a request body, or a learn-claude-code trace"),
     (b"42", "f.json: valid JSON but not a transcript of any known format: it is a single int. Loopscope reads"),
     (b"[]", "f.json: valid JSON but not a transcript of any known format: it is an empty list."),
     (b'{"foo": 1}\n{"foo": 2}\n', "f.json: JSON Lines, but not a log of any known format: the first line holds an "
-                                  "object with keys ['foo']."),
+                                  "object with keys foo."),
     (b'{"type": "summary", "summary": "s", "leafUuid": "x"}\n{"type": "summary", "summary": "t"}\n',
      "f.json: read as claude-code, but no message could be read: passed over records that are not messages "
      "(summary) ×2: line 1, line 2"),

@@ -33,9 +33,9 @@ from typing import NamedTuple
 from ..engine import rules
 from ..files import transcript
 from ..text.catalogs import N_
-from ..engine.trace import Trace
+from ..engine.trace import MAIN as MAIN_THREAD, Trace
 from . import anthropic_api, claude_code, course, openai_chat
-from .common import Parsed, describe_json
+from .common import OF_THREAD, Parsed, describe_json, quoted
 from .derive import cover_the_rest, trace_from_history, trace_from_threads
 from .notes import FILE_LINE, WHERE_FROM, Note, Notes, in_thread, on_line
 
@@ -118,7 +118,13 @@ def import_file(path: str | Path, name: str | None = None, *, thread: str | None
         data = path.read_bytes()
     except OSError as exc:
         raise ImportFailed(CANNOT_READ, name=label, error=exc.strerror) from None
+    if _is_zip(label, data):  # a session zipped with its sub-agents' logs: read as the page's upload reads it
+        return import_files([(label, data)], thread=thread, max_bytes=max_bytes)
     return import_bytes(data, label, thread=thread, max_bytes=max_bytes)
+
+
+def _is_zip(name: str, data: bytes) -> bool:
+    return data[:4] == b"PK\x03\x04" or (name.lower().endswith(".zip") and data[:2] == b"PK")
 
 
 MAX_FILES = 2000  # in one upload or zip: a session with that many sub-agents is far past any seen
@@ -186,7 +192,7 @@ def _unzipped(files: list[tuple[str, bytes]], max_bytes: int) -> list[tuple[str,
     out: list[tuple[str, bytes]] = []
     total = 0
     for name, data in files:
-        if not (data[:4] == b"PK\x03\x04" or (name.lower().endswith(".zip") and data[:2] == b"PK")):
+        if not _is_zip(name, data):
             total += len(data)
             out.append((name, data))
         else:
@@ -426,6 +432,14 @@ def _by_shape(value: object, notes: Notes) -> tuple[str, Parsed]:
     """A JSON value (not a Loopscope transcript, not a Claude Code log) by its shape."""
     if course.looks_like(value):
         return "course-trace", course.read(value, notes)
+    if _wrapped_request(value):  # {provider, request, baseURL}: a recorder's envelope around the body sent
+        fmt, parsed = _by_shape(value["request"], notes)
+        around = {k: v for k, v in value.items() if k != "request"}
+        if around:
+            parsed.meta["recorded_with"] = around
+            notes.warn(N_("a recorded request: the body under request is imported; the fields around it ({fields}) "
+                          "are kept in the transcript (recorded_with)"), fields=", ".join(around))
+        return fmt, parsed
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         tools = value.get("tools") if isinstance(value.get("tools"), list) else []
         if openai_chat.looks_like(value["messages"]) or any(isinstance(t, dict) and "function" in t for t in tools):
@@ -442,6 +456,11 @@ def _by_shape(value: object, notes: Notes) -> tuple[str, Parsed]:
             return "anthropic-messages", anthropic_api.read_messages(value, notes)
     raise ImportFailed(N_("valid JSON but not a transcript of any known format: it is {what}. Loopscope reads "
                           "{formats}"), what=describe_json(value), formats=Note(KNOWN_FORMATS))
+
+
+def _wrapped_request(value: object) -> bool:
+    return isinstance(value, dict) and "messages" not in value and isinstance(value.get("request"), dict) \
+        and isinstance(value["request"].get("messages"), list)
 
 
 def _claude_code(records: list, notes: Notes, thread: str | None) -> tuple[Parsed, list, str]:
@@ -528,18 +547,33 @@ def _broken_threads(trace: Trace, origins: list, notes: Notes) -> None:
         notes.warn(MORE_BROKEN, n=len(broken) - SHOWN_VIOLATIONS)
 
 
-def _unknown_blocks(parsed: Parsed, notes: Notes) -> None:
+AFTER_COMPACTION = N_("{where} (after compaction {k})")
+
+
+def _place_in(thread: str, k: int):
+    """How message i of stretch k of `thread` is named in a warning: with its thread and stretch, so that places
+    of several threads listed together can be told apart."""
+    def place(i: int) -> str | Note:
+        where: str | Note = f"messages.{i}"
+        if thread != MAIN_THREAD:
+            where = Note(OF_THREAD, where=where, thread=thread)
+        return Note(AFTER_COMPACTION, where=where, k=k) if k else where
+    return place
+
+
+def _unknown_blocks(parsed: Parsed, notes: Notes, place=lambda i: f"messages.{i}") -> None:
     if parsed.threads:  # every stretch of every thread, each as a history of its own
         for thread in parsed.threads:
-            for segment in thread.segments:
-                _unknown_blocks(Parsed(messages=segment.messages, responses=segment.responses), notes)
+            for k, segment in enumerate(thread.segments):
+                _unknown_blocks(Parsed(messages=segment.messages, responses=segment.responses), notes,
+                                _place_in(thread.id, k))
         return
     for i, message in enumerate(parsed.messages):
         for block in rules.blocks(message):
             kind = block.get("type") if isinstance(block, dict) else None
             if not (isinstance(kind, str) and kind in KNOWN_BLOCKS):
-                notes.count(N_("kept blocks of type {kind}, which Loopscope shows raw"), f"messages.{i}",
-                            kind=repr(kind))
+                notes.count(N_("kept blocks of type {kind}, which Loopscope shows raw"), place(i),
+                            kind=quoted(kind))
     for i, recorded in parsed.responses.items():
         content = recorded.get("content")
         # a response whose message is in the history was counted above; one never appended was not
@@ -549,4 +583,4 @@ def _unknown_blocks(parsed: Parsed, notes: Notes) -> None:
             kind = block.get("type") if isinstance(block, dict) else None
             if not (isinstance(kind, str) and kind in KNOWN_BLOCKS):
                 notes.count(N_("kept blocks of type {kind} in recorded responses, which Loopscope shows raw"),
-                            Note(N_("the call for {where}"), where=f"messages.{i}"), kind=repr(kind))
+                            Note(N_("the call for {where}"), where=place(i)), kind=quoted(kind))

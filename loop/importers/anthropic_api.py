@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..text.catalogs import N_, N_n
 from ..engine.rules import tool_uses
-from .common import SETTINGS, Parsed, clean_content
+from .common import SETTINGS, Parsed, clean_content, quoted
 from .derive import message_text
 from .notes import Notes
 
@@ -27,7 +27,7 @@ def read_messages(items: list, notes: Notes, where: str = "messages") -> Parsed:
         role = item.get("role")
         if role not in ("user", "assistant"):
             notes.warn(N_("{where}: role {role} is neither 'user' nor 'assistant'; passed over"), where=at,
-                       role=repr(role))
+                       role=quoted(role))
             continue
         content = clean_content(item.get("content"), at, notes)
         if content is None:

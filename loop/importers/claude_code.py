@@ -168,6 +168,7 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
             flagged.setdefault(node.uuid, key)
         pools.setdefault(key, []).append(node)
 
+    _join_unnamed_links(pools)
     threads: list[ThreadInfo] = []
     for key, nodes in pools.items():
         nodes.sort(key=lambda n: n.line)
@@ -199,17 +200,69 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
     tool_details: dict = {}
     read_threads = []
     for info in threads:
-        segments, meta = _segments(_order(info.forest, notes, info.id if info.id != threads[0].id else None),
+        segments, meta = _segments(_order(info.forest, notes, info.id if info.id != threads[0].id else None, place),
                                    notes, tool_details, place)
         read_threads.append(ParsedThread(MAIN if info is threads[0] else info.id, segments, label=info.label,
                                          facts={"records": info.n_records}))
         if info is threads[0]:
             parsed.meta = meta
-    _link(read_threads, tool_details, notes)
+    _link(read_threads, tool_details, notes, _agents_named(records))
     parsed.threads = read_threads
     parsed.messages = read_threads[0].messages
     parsed.tool_details = tool_details
     return parsed, listing, MAIN
+
+
+def _join_unnamed_links(pools: dict[str, list[_Node]]) -> None:
+    """A sidechain record without agentId chained to records that have one (a sub-agent's first record is often
+    written before its agentId is) is of their thread: one sub-agent stays one thread."""
+    unnamed = pools.get("sidechain")
+    if not unnamed:
+        return
+    key_of = {n.uuid: key for key, nodes in pools.items() if key.startswith("agent-") for n in nodes}
+    if not key_of:
+        return
+    by_uuid = {n.uuid: n for n in unnamed}
+    moved = True
+    while moved:  # down the chain from a named record, and up it from a named record's parent
+        moved = False
+        for key, nodes in list(pools.items()):
+            if not key.startswith("agent-"):
+                continue
+            for node in nodes:
+                parent = by_uuid.get(node.parent) if node.parent else None
+                if parent is not None and parent.uuid not in key_of:
+                    key_of[parent.uuid] = key
+                    moved = True
+        for node in unnamed:
+            if node.uuid not in key_of and node.parent in key_of:
+                key_of[node.uuid] = key_of[node.parent]
+                moved = True
+        for node in [n for n in unnamed if n.uuid in key_of]:
+            pools[key_of[node.uuid]].append(node)
+        unnamed[:] = [n for n in unnamed if n.uuid not in key_of]
+        by_uuid = {n.uuid: n for n in unnamed}
+    if not unnamed:
+        del pools["sidechain"]
+
+
+def _agents_named(records: list[tuple[int, object]]) -> dict:
+    """tool_use id -> the agentId its result record names at the record's top level (a Task's result, written in
+    the parent's thread): the sub-agent that Task started."""
+    named = {}
+    for _, record in records:
+        if not isinstance(record, dict) or record.get("type") != "user":
+            continue
+        agent = record.get("agentId")
+        message = record.get("message")
+        if not (isinstance(agent, str) and agent and isinstance(message, dict)):
+            continue
+        if record.get("isSidechain") and _pool(record) == f"agent-{agent}":
+            continue  # a sub-agent's own record: the agentId names its own thread
+        results = tool_results({"content": message.get("content")}) if isinstance(message.get("content"), list) else []
+        if len(results) == 1:
+            named.setdefault(id_key(results[0].get("tool_use_id")), agent)
+    return named
 
 
 def _pool(record: dict) -> str:
@@ -222,7 +275,7 @@ def _pool(record: dict) -> str:
 def _single(info: ThreadInfo, notes: Notes, place: Callable[[int], Note]) -> Parsed:
     """One thread alone, as the main one: one history, or its stretches when it was compacted."""
     tool_details: dict = {}
-    segments, meta = _segments(_order(info.forest, notes), notes, tool_details, place)
+    segments, meta = _segments(_order(info.forest, notes, place=place), notes, tool_details, place)
     if len(segments) == 1 and not segments[0].harness:
         only = segments[0]
         return Parsed(messages=only.messages, meta=meta, responses=only.responses, tool_details=tool_details,
@@ -242,9 +295,10 @@ def _first_user_text(thread: ParsedThread) -> str | None:
     return None
 
 
-def _link(threads: list[ParsedThread], tool_details: dict, notes: Notes) -> None:
-    """Each sub-agent's thread to the Task/Agent tool_use that started it: by the agentId its result names,
-    else by its prompt. What cannot be linked is said (derive puts those threads after the main one)."""
+def _link(threads: list[ParsedThread], tool_details: dict, notes: Notes, named: dict | None = None) -> None:
+    """Each sub-agent's thread to the Task/Agent tool_use that started it: by the agentId its result names (in
+    `toolUseResult`, or `named`: on the result record itself), else by its prompt. What cannot be linked is said
+    (derive puts those threads after the main one)."""
     uses = []  # (thread, tool_use) of every tool_use that starts a sub-agent, in order
     for thread in threads:
         for segment in thread.segments:
@@ -255,6 +309,8 @@ def _link(threads: list[ParsedThread], tool_details: dict, notes: Notes) -> None
     for thread, use in uses:
         account = (tool_details.get(id_key(use.get("id"))) or {}).get("tool_use_result")
         agent = account.get("agentId") if isinstance(account, dict) else None
+        if not (isinstance(agent, str) and agent):
+            agent = (named or {}).get(id_key(use.get("id")))
         if isinstance(agent, str) and agent:
             by_agent.setdefault(agent, (thread, use))
     taken: set = set()
@@ -356,7 +412,8 @@ def _thread(key: str, forest: list) -> ThreadInfo:
     return ThreadInfo(key, label, len(messages), nodes[0].line if nodes else 0, forest)
 
 
-def _order(forest: list, notes: Notes, thread: str | None = None) -> list[_Node]:
+def _order(forest: list, notes: Notes, thread: str | None = None,
+           place: Callable[[int], Note] = on_line) -> list[_Node]:
     """The records of the conversation in chain order, tree after tree, and the compact boundaries on its path.
 
     In each tree the conversation is the path to its newest leaf (`_newest_leaf`);
@@ -370,6 +427,7 @@ def _order(forest: list, notes: Notes, thread: str | None = None) -> list[_Node]
     trees = 0
     linked = False
     abandoned = 0
+    abandoned_at: list[int] = []  # the lines of the records passed over, for the warning to name
     for root, members in forest:
         messages = [n for n in members if n.record is not None]
         if not messages:
@@ -392,6 +450,7 @@ def _order(forest: list, notes: Notes, thread: str | None = None) -> list[_Node]
                 message = record["message"]
                 if not node.spine and not _belongs(record, message, response_ids, use_ids):
                     abandoned += _count_messages(node)
+                    abandoned_at += _message_lines(node)
                     continue
                 out.append(node)
                 if record["type"] == "assistant":
@@ -415,6 +474,9 @@ def _order(forest: list, notes: Notes, thread: str | None = None) -> list[_Node]
                              "edited or a response retried); the branch written last is imported",
                              "passed over {n} message records on abandoned branches of the chain (a message edited "
                              "or a response retried); the branch written last is imported"), n=abandoned))
+        lines = sorted(abandoned_at)
+        places = [place(n) for n in lines[:SHOWN_LINES]] + (["…"] if len(lines) > SHOWN_LINES else [])
+        said[-1] = Note(N_("{said} (passed over: {places})"), said=said[-1], places=places)
     if trees > 1:
         if linked:
             said.append(Note(N_("the conversation is {n} separate chains (after compaction, a resumed session or "
@@ -464,6 +526,20 @@ def _belongs(record: dict, message: dict, response_ids: set, use_ids: set) -> bo
     return (isinstance(content, list) and bool(content)
             and all(isinstance(b, dict) and b.get("type") == "tool_result" and id_key(b.get("tool_use_id")) in use_ids
                     for b in content))
+
+
+SHOWN_LINES = 5  # lines a warning names of the records it passed over
+
+
+def _message_lines(node: _Node) -> list[int]:
+    """The lines of the message records from `node` down its branch."""
+    lines, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.record is not None:
+            lines.append(n.line)
+        stack.extend(k for k in n.kids if k.up is n)
+    return lines
 
 
 def _count_messages(node: _Node) -> int:
@@ -557,6 +633,7 @@ def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
         messages.append({"role": role, "content": list(content) if isinstance(content, list) else content})
         segment.origins.append(place(node.line))
     segments = [s for s in segments if s.messages or s is segments[0]]
+    _unsummarised(segments, notes)
     first = next((n.record for n in ordered if n.record is not None), None) or {}
     every = [m for s in segments for i, m in enumerate(s.messages) if i not in s.harness]
     first_user = next((m for m in every if m["role"] == "user"), None)
@@ -577,6 +654,23 @@ def _harness_s(record: dict) -> str | None:
     if record.get("type") == "user" and record.get("isMeta") is True:
         return META_WHY
     return None
+
+
+UNSUMMARISED_WHY = N_("Claude Code compacted the conversation; the log holds no summary after it (no isCompactSummary "
+                      "record): from here the history holds only what the log wrote after the compaction")
+
+
+def _unsummarised(segments: list[Segment], notes: Notes) -> None:
+    """A compaction whose summary the log does not hold: imported, and said so rather than told as one whose model
+    sees a summary."""
+    for segment in segments[1:]:
+        compaction = segment.compaction
+        if compaction is None or segment.start or compaction.get("why") != COMPACTED_WHY:
+            continue
+        compaction["why"] = UNSUMMARISED_WHY
+        notes.warn(N_("{source}: a compaction ({kind}) with no summary after it (no isCompactSummary record); "
+                      "imported as the log has it"), source=compaction.get("source", ""),
+                   kind=compaction.get("kind"))
 
 
 def _join(target: dict, content: object) -> None:

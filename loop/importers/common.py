@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from ..text.catalogs import N_, N_n
 from .notes import FILE_LINE, LINE, Note, Notes
 
+OF_THREAD = N_("{where} of {thread}")  # messages.7 of agent-ab12: a place in a thread that is not the main one
+
 # The settings of a model call that a trace keeps in its meta (and each call_model step in its request).
 SETTINGS = ("model", "system", "tools", "max_tokens")
 
@@ -102,6 +104,17 @@ def clean_content(content: object, where: str | Note, notes: Notes) -> str | lis
     return out
 
 
+def quoted(value: object) -> str:
+    """A value from the file, in a message: a string in quotes ('tool_use'), anything else as the JSON the file
+    holds (null, ["text", "tool_use"]), never Python's repr of it (None, ['text', 'tool_use'])."""
+    if isinstance(value, str):
+        return repr(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return str(value)
+
+
 def describe_json(value: object):
     """A few words on what a JSON value is, for an error message: a Note (notes.py), said in any language."""
     if isinstance(value, dict):
@@ -109,7 +122,7 @@ def describe_json(value: object):
         if not keys:
             return Note(N_("an empty object"))
         return Note(N_("an object with keys {keys} …") if len(value) > 8 else N_("an object with keys {keys}"),
-                    keys=str(keys))
+                    keys=", ".join(keys))  # the names, not a Python list's repr
     if isinstance(value, list):
         if not value:
             return Note(N_("an empty list"))
@@ -117,7 +130,7 @@ def describe_json(value: object):
         if isinstance(value[0], dict):
             return Note(N_n("a list of {n} item of type {kinds} (the first has keys {keys})",
                             "a list of {n} items of type {kinds} (the first has keys {keys})"), n=len(value),
-                        kinds=kinds, keys=str(list(value[0])[:6]))
+                        kinds=kinds, keys=", ".join(list(value[0])[:6]))
         return Note(N_n("a list of {n} item of type {kinds}", "a list of {n} items of type {kinds}"), n=len(value),
                     kinds=kinds)
     return Note(N_("a single {kind}"), kind=type(value).__name__)

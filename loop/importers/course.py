@@ -14,7 +14,16 @@ a request that starts a history of its own with the prompt of the parent's
 pending `task` tool_use opens the sub-agent's thread, and the parent's next
 request, which goes on from its own history, closes it. A request of the same
 loop that does not go on from the history before it (s06: shorter, or with
-earlier messages changed) is a compaction. The
+earlier messages changed) is a compaction.
+
+A trace of the course's agent teams (s09 on) holds teammates' cycles among
+the lead's: each teammate is a loop of its own system prompt, beside the
+lead's rather than inside it, and reuses the lead's cycle numbers. A teammate
+is told apart by its history (a request goes on from the one its last cycle
+sent), not by its cycle number: one thread a teammate, linked to the
+`spawn_teammate` tool_use whose prompt its first request starts with. The
+recorder writes no tool_executions for a teammate: its next request holds its
+results. The
 response is kept as recorded beside the history: where the recorder did not
 understand a block it wrote `{"type": "unknown", "raw": "..."}`, which is shown
 raw, while the next request carries the block as it was really sent.
@@ -28,8 +37,8 @@ from ..engine.compact import RESENT_WHY
 from ..engine.rules import tool_results, tool_uses
 from ..tools import ToolOutput
 from ..engine.trace import MAIN
-from .common import SETTINGS, Parsed, ParsedThread, Segment, clean_content, id_key
-from .notes import Notes
+from .common import OF_THREAD, SETTINGS, Parsed, ParsedThread, Segment, clean_content, id_key, quoted
+from .notes import Note, Notes, in_thread
 
 
 HARNESS_WHY = N_("the harness put this message between two recorded calls; no recorded call produced it")
@@ -47,6 +56,7 @@ class _Thread:
         self.system = system
         self.sent: list | None = None  # the last request's messages (None before its first cycle)
         self.pending: dict = {}  # task tool_use id (common.id_key) -> (that id, its prompt), from its last response
+        self.spawned: dict = {}  # spawn_teammate tool_use id (id_key) -> (that id, its input), until a teammate starts
 
     @property
     def segment(self) -> Segment:
@@ -105,6 +115,7 @@ def read(trace: dict, notes: Notes) -> Parsed:
         if sent is not None:
             thread = _place(stack, threads, sent, request, name, notes)
         segment = thread.segment
+        said = _said(name, thread, main)  # cycle numbers repeat across teammates: a warning names the thread too
         if sent is not None:
             # What the call really sent is the history up to it.
             segment.messages[:] = sent
@@ -123,11 +134,11 @@ def read(trace: dict, notes: Notes) -> Parsed:
         history = segment.messages
         response = cycle.get("response")
         if not isinstance(response, dict):
-            notes.warn(N_("{cycle}: no response was recorded; the trace ends before it"), cycle=name)
+            notes.warn(N_("{cycle}: no response was recorded; the trace ends before it"), cycle=said)
             break
         content = clean_content(response.get("content"), f"{name}.response", notes)
         if content is None:
-            notes.warn(N_("{cycle}: the response has no content; the trace ends before it"), cycle=name)
+            notes.warn(N_("{cycle}: the response has no content; the trace ends before it"), cycle=said)
             break
         index = len(history)
         recorded = dict(response)
@@ -144,10 +155,11 @@ def read(trace: dict, notes: Notes) -> Parsed:
         thread.pending = {id_key(use.get("id")): (use.get("id"), use["input"]["prompt"]) for use in uses
                           if use.get("name") == "task" and isinstance(use.get("input"), dict)
                           and isinstance(use["input"].get("prompt"), str)}
+        thread.spawned.update(_spawns(uses))
         recorded_runs = cycle.get("tool_executions")
         executions = [e for e in recorded_runs if isinstance(e, dict)] if isinstance(recorded_runs, list) else []
         if len(executions) != len(uses) and not (thread.pending and len(executions) == len(uses) - len(thread.pending)):
-            notes.warn(N_("{cycle}: {uses} tool_use block(s) but {runs} tool_execution(s) recorded"), cycle=name,
+            notes.warn(N_("{cycle}: {uses} tool_use block(s) but {runs} tool_execution(s) recorded"), cycle=said,
                        uses=len(uses), runs=len(executions))
         results = []
         ran = iter(executions)
@@ -157,8 +169,8 @@ def read(trace: dict, notes: Notes) -> Parsed:
             if execution is None:
                 continue  # a sub-agent's answer: its parent's next request carries it
             if execution.get("name") != use.get("name"):
-                notes.warn(N_("{cycle}: tool_execution {ran} recorded for tool_use {asked} ({id})"), cycle=name,
-                           ran=repr(execution.get("name")), asked=repr(use.get("name")), id=str(use.get("id")))
+                notes.warn(N_("{cycle}: tool_execution {ran} recorded for tool_use {asked} ({id})"), cycle=said,
+                           ran=quoted(execution.get("name")), asked=quoted(use.get("name")), id=str(use.get("id")))
             parsed.tool_details[id_key(use.get("id"))] = {"tool_execution": execution}
             results.append(tool_result(use.get("id"), ToolOutput(execution.get("output", ""))))
         if results:
@@ -171,7 +183,8 @@ def read(trace: dict, notes: Notes) -> Parsed:
             for index, recorded in segment.responses.items():
                 if index < len(segment.messages) - 1 and recorded["content"] != segment.messages[index]["content"]:
                     unknown = sum(1 for b in recorded["content"] if isinstance(b, dict) and b.get("type") == "unknown")
-                    said = {"cycle": f"cycle {recorded['detail']['cycle']}", "where": f"messages.{index}"}
+                    said = {"cycle": _said(f"cycle {recorded['detail']['cycle']}", thread, main),
+                            "where": f"messages.{index}"}
                     if unknown:
                         notes.warn(N_n("{cycle}: the response as recorded ({n} block recorded as type 'unknown') "
                                        "differs from the assistant message the next request sent; call_model shows "
@@ -208,10 +221,16 @@ def _place(stack: list, threads: list, sent: list, request: dict, name: str, not
         if _continues(stack[depth], sent):
             del stack[depth + 1:]  # back in a parent: its sub-agents have answered
             return stack[depth]
+    for thread in threads:  # a teammate's next cycle: its loop runs beside the lead's, not inside it
+        if thread not in stack and _continues(thread, sent):
+            return thread
     top = stack[-1]
     if top.sent is None:  # the main thread's first cycle
         return top
     prompt = _first_text(sent)
+    teammate = _teammate(threads, sent, request, prompt, name, notes)
+    if teammate is not None:
+        return teammate
     for depth in range(len(stack) - 1, -1, -1):
         started = next((key for key, (_, asked) in stack[depth].pending.items() if asked == prompt), None)
         if started is not None:
@@ -226,13 +245,16 @@ def _place(stack: list, threads: list, sent: list, request: dict, name: str, not
             stack.append(child)
             return child
     if request.get("system") != top.system:
-        child = _Thread(ParsedThread(f"cycle-{name.split()[-1]}", [Segment([])], parent=top.parsed.id,
-                                     system=request.get("system"), tools=request.get("tools")), request.get("system"))
-        notes.warn(N_("{cycle}: its request starts a history of its own with another system prompt, but no task "
-                      "tool_use asked for it; read as a sub-agent's thread that nothing links to its parent"),
-                   cycle=name)
+        # A loop of its own that nothing in the trace started: beside the open ones (a teammate whose spawning
+        # the trace does not show), never inside another such loop.
+        child = _Thread(ParsedThread(_unique(threads, f"cycle-{name.split()[-1]}"), [Segment([])],
+                                     parent=top.parsed.id,
+                                     system=request.get("system"), tools=request.get("tools"),
+                                     label=_label(prompt)), request.get("system"))
+        notes.add(in_thread(child.parsed.id, Note(
+            N_("{cycle}: its request starts a history of its own with another system prompt, but no task tool_use "
+               "asked for it; read as a sub-agent's thread that nothing links to its parent"), cycle=name)))
         threads.append(child)
-        stack.append(child)
         return child
     # The same loop, but its history was rewritten (shorter, or earlier messages changed): a compaction.
     top.parsed.segments.append(Segment([], start=len(sent), compaction={
@@ -254,6 +276,67 @@ def _mark_harness(segment: Segment) -> None:
                 and tool_results(messages[i]):
             continue  # stage 5: the results of the tool_use blocks just before
         segment.harness[i] = HARNESS_WHY
+
+
+def _unique(threads: list, wanted: str) -> str:
+    """`wanted`, or `wanted-2`, `-3`, ... when a thread has it: warnings name threads by their id."""
+    taken = {t.parsed.id for t in threads}
+    n, out = 1, wanted
+    while out in taken:
+        n += 1
+        out = f"{wanted}-{n}"
+    return out
+
+
+def _said(name: str, thread: _Thread, main: _Thread) -> str | Note:
+    """A cycle as a warning names it: "cycle 2", or "cycle 2 of teammate-bob" in a thread not the main one."""
+    return name if thread is main else Note(OF_THREAD, where=name, thread=thread.parsed.id)
+
+
+SPAWNS = ("spawn_teammate",)  # the course's agent teams (s09-s11): the lead starts a teammate's loop with it
+
+
+def _spawns(uses: list) -> dict:
+    return {id_key(use.get("id")): (use.get("id"), use["input"]) for use in uses
+            if use.get("name") in SPAWNS and isinstance(use.get("input"), dict)}
+
+
+def _label(prompt: str | None) -> str:
+    return " ".join(str(prompt).split())[:60] if prompt else ""
+
+
+def _teammate(threads: list, sent: list, request: dict, prompt: str | None, name: str, notes: Notes) -> _Thread | None:
+    """A teammate's first cycle, or its history rewritten: a thread of its own beside the lead's.
+
+    Its first request is linked to the spawn_teammate tool_use whose prompt it starts with (or whose name its
+    system prompt gives); a request that goes on from no thread, with the system prompt of a teammate already
+    read, is that teammate's history rewritten (a compaction), not a new teammate."""
+    system = request.get("system")
+    for parent in threads:
+        for key, (use_id, asked) in parent.spawned.items():
+            named = asked.get("name")
+            if (prompt is not None and asked.get("prompt") == prompt) or (
+                    isinstance(named, str) and named and isinstance(system, str) and f"'{named}'" in system):
+                del parent.spawned[key]
+                said = named if isinstance(named, str) and named else str(use_id)
+                role = asked.get("role")
+                child = _Thread(ParsedThread(_unique(threads, f"teammate-{'-'.join(said.split())}"), [Segment([])],
+                                             parent=parent.parsed.id, parent_tool_use_id=use_id, system=system,
+                                             tools=request.get("tools"),
+                                             label=f"{said} ({role})" if isinstance(role, str) and role else said,
+                                             facts={"started_by": {"tool": SPAWNS[0]}}), system)
+                threads.append(child)
+                return child
+    if system is None:
+        return None
+    for thread in threads[1:]:
+        spawned = (thread.parsed.facts.get("started_by") or {}).get("tool") in SPAWNS
+        if spawned and thread.system == system and thread.sent is not None:
+            thread.parsed.segments.append(Segment([], start=len(sent), compaction={
+                "kind": "imported",
+                "why": RESENT_WHY.format(name=name, sent=len(sent), held=len(thread.segment.messages))}))
+            return thread
+    return None
 
 
 def _check_totals(trace: dict, cycles: list, notes: Notes) -> None:

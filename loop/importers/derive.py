@@ -46,7 +46,7 @@ from ..engine.endings import GO_ON, why_ended
 from ..tools import ToolOutput
 from ..engine.trace import HARNESS, MAIN, Step, Thread, Trace
 from ..files.transcript import MAX_COUNT
-from .common import SETTINGS, ParsedThread, Segment, id_key, origin_of
+from .common import SETTINGS, ParsedThread, Segment, id_key, origin_of, quoted
 from .notes import WHERE_FROM, Note, in_thread
 
 NOT_RECORDED = "(no tool_result was recorded for this tool_use)"
@@ -197,6 +197,7 @@ class _Walk:
         detail.update(messages_before=len(held), messages_after=len(new), tokens_before=tokens_before,
                       tokens_after=_estimate(new))
         held[:] = new
+        state["ended"] = None  # the history goes on from here: what ended the loop before is not this step's ending
         at = float(segment.times.get(segment.start) or segment.times.get(0) or 0.0)
         self.add(parsed, "compact", len(new), detail, at, state, segment, held, rewritten)
 
@@ -262,7 +263,7 @@ class _Walk:
         if not isinstance(response.get("stop_reason"), (str, type(None))):
             notes.append(Note(N_("{where}: the recorded stop_reason {value} is not a string; inferred from the "
                                  "content instead"), where=self.where(parsed, k, i, segment),
-                              value=repr(response["stop_reason"])))
+                              value=quoted(response["stop_reason"])))
             response["stop_reason"] = None
         inferred = response.get("stop_reason") is None
         if inferred:

@@ -15,7 +15,7 @@ from ..engine.blocks import tool_result
 from ..text.catalogs import N_
 from ..files.transcript import NumberTooLong, parse_json, too_deep
 from ..tools import ToolOutput
-from .common import Parsed
+from .common import Parsed, quoted
 from .derive import message_text
 from .notes import Notes
 
@@ -73,7 +73,7 @@ def _tool_use(call: object, where: str, notes: Notes) -> dict:
     function = call.get("function") if isinstance(call.get("function"), dict) else {}
     if call.get("type", "function") != "function":
         notes.warn(N_("{where}: a tool call of type {type}; read as a function call"), where=where,
-                   type=repr(call.get("type")))
+                   type=quoted(call.get("type")))
     arguments = function.get("arguments", "{}")
     tool_input: object = arguments
     if isinstance(arguments, str):
@@ -84,13 +84,13 @@ def _tool_use(call: object, where: str, notes: Notes) -> dict:
             tool_input = parsed
         except json.JSONDecodeError as exc:
             notes.warn(N_("{where}: the arguments of {name} are not valid JSON ({error}); kept as the raw string"),
-                       where=where, name=repr(function.get("name")), error=exc.msg)
+                       where=where, name=quoted(function.get("name")), error=exc.msg)
         except NumberTooLong:  # its words, said here so that they can be translated
             notes.warn(N_("{where}: the arguments of {name} cannot be read (it holds a whole number too long to read "
-                          "(over 4,300 digits)); kept as the raw string"), where=where, name=repr(function.get("name")))
+                          "(over 4,300 digits)); kept as the raw string"), where=where, name=quoted(function.get("name")))
         except RecursionError:
             notes.warn(N_("{where}: the arguments of {name} nest too deeply to read; kept as the raw string"),
-                       where=where, name=repr(function.get("name")))
+                       where=where, name=quoted(function.get("name")))
     return {"type": "tool_use", "id": call.get("id"), "name": function.get("name"), "input": tool_input}
 
 
@@ -150,7 +150,7 @@ def read_messages(items: list, notes: Notes, where: str = "messages") -> Parsed:
             parsed.origins.append(at)
         else:
             notes.warn(N_("{where}: role {role} has no counterpart in the Messages API; passed over"), where=at,
-                       role=repr(role))
+                       role=quoted(role))
     if systems:
         parsed.meta["system"] = "\n\n".join(systems)
     parsed.meta["task"] = next((message_text(m) for m in parsed.messages if m["role"] == "user"), "")
@@ -179,4 +179,19 @@ def read_request(body: dict, notes: Notes) -> Parsed:
             tools.append(tool)
     if tools:
         parsed.meta["tools"] = tools
+    _keep_options(body, parsed, notes)
     return parsed
+
+
+READ_KEYS = ("messages", "model", "tools", "max_tokens", "max_completion_tokens")
+
+
+def _keep_options(body: dict, parsed: Parsed, notes: Notes) -> None:
+    """The request's other fields (temperature, stream, reasoning or thinking settings, ...): kept as recorded and
+    named, since one recorded body does not say which of the history's calls were sent with them."""
+    options = {k: v for k, v in body.items() if k not in READ_KEYS}
+    if options:
+        parsed.meta["request_options"] = options
+        notes.warn(N_("the request's options {options} are kept in the transcript (request_options), not in any "
+                      "step's request: the file records one request, not which calls of the history sent them"),
+                   options=", ".join(options))

@@ -21,6 +21,14 @@ def short(value: object, width: int = 80) -> str:
     return clip(" ".join(text.split()), width)
 
 
+def result_words(output: object) -> object:
+    """A tool_result's content as a line says it: the text of its text blocks, other blocks by their type
+    ("[image]"), not the JSON of the list that holds them. Anything else as it is."""
+    if not (isinstance(output, list) and output and all(isinstance(b, dict) and "type" in b for b in output)):
+        return output
+    return " ".join(str(b.get("text", "")) if b.get("type") == "text" else f"[{b.get('type')}]" for b in output)
+
+
 def clip(text: str, width: int) -> str:
     """`text` in at most `width` characters, "…" where it was cut, at a word's end when one is near: half a
     word ("circ…") reads as a word of its own."""
@@ -94,9 +102,14 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         # the blocks' types as words ("text, tool_use"), not a Python list's repr
         kinds = ", ".join(str(b.get("type")) if isinstance(b, dict) else type(b).__name__ for b in content) or "—"
         usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-        line = say(lang, "stop_reason={stop} · content {kinds} · tokens in {input} out {output}",
-                   stop=response.get("stop_reason"), kinds=kinds, input=usage.get("input_tokens"),
-                   output=usage.get("output_tokens"))
+        tokens = [usage.get(k) if type(usage.get(k)) is int else None for k in ("input_tokens", "output_tokens")]
+        if tokens == [None, None]:  # an imported history that recorded no usage: said, not printed as None
+            line = say(lang, "stop_reason={stop} · content {kinds} · tokens not recorded",
+                       stop=response.get("stop_reason"), kinds=kinds)
+        else:
+            line = say(lang, "stop_reason={stop} · content {kinds} · tokens in {input} out {output}",
+                       stop=response.get("stop_reason"), kinds=kinds,
+                       **dict(zip(("input", "output"), ("—" if n is None else n for n in tokens))))
         return line + complete.call_extras(d, lang, planned_wait(trace, index))
     if step.stage in complete.LINES:  # the complete loop's own stages (retry, refused, recover)
         return complete.LINES[step.stage](step, lang) + complete.reason(step)
@@ -114,10 +127,15 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
     if step.stage == "run_tool":
         output = d.output if "output" in d else ""  # a null output (a tool_result without content) says null
         if d.thread:
+            started = trace.threads.get(d.thread)
+            if started is not None and (started.facts.get("started_by") or {}).get("tool") == "spawn_teammate":
+                # a teammate's loop runs beside its lead's: the result is the spawning's, not the teammate's answer
+                return say(lang, "{tool} → started the teammate {thread}, whose loop runs beside this one: {output}",
+                           tool=d.name, thread=d.thread, output=short(result_words(output), 80))
             return say(lang, "{tool} → the subagent's answer ({thread}): {output}", tool=d.name, thread=d.thread,
-                       output=short(output, 80))
+                       output=short(result_words(output), 80))
         flag = " [is_error]" if d.is_error else ""
-        return (f"{d.name} {short(d.input, 60)} → {short(output, 80)}{flag} "
+        return (f"{d.name} {short(d.input, 60)} → {short(result_words(output), 80)}{flag} "
                 f"({d.tool_use_id})" + complete.tool_extras(d, lang))
     if step.stage == "write_back":
         return say(lang, "messages ← user: {n} tool_result block(s); turn {turn} ends, turn_count {before} → {after}, "

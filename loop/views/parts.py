@@ -66,13 +66,25 @@ def thread_name(thread: Thread) -> str:
     """How a thread is named on a page: `main`, or `task toolu_…` after the tool_use that started it.
 
     An id as long as an API's (toolu_ and 24 characters) is named whole, so the heading and the breadcrumb say
-    which task it is; a longer one (a log's) is cut. A table cuts it shorter still, the whole name in a tooltip."""
+    which task it is; a longer one (a log's) is cut in the middle. A table cuts it shorter still, the whole name in
+    a tooltip."""
     if thread.is_main:
         return MAIN
     started = thread.parent_tool_use_id
+    if (thread.facts.get("started_by") or {}).get("tool") == "spawn_teammate":
+        return _cut_middle(thread.id)  # a teammate (teammate-bob): its own loop, not a task's
     if isinstance(started, str) and started:
-        return f"task {started if len(started) <= NAME_LIMIT else started[:NAME_LIMIT - 1] + '…'}"
-    return thread.id if len(thread.id) <= NAME_LIMIT else thread.id[:NAME_LIMIT - 1] + "…"
+        return f"task {_cut_middle(started)}"
+    return _cut_middle(thread.id)
+
+
+def _cut_middle(name: str) -> str:
+    """A name of at most NAME_LIMIT characters, cut in the middle: two ids of one log share their start and
+    differ at their end, which a cut at the end would drop."""
+    if len(name) <= NAME_LIMIT:
+        return name
+    half = NAME_LIMIT // 2
+    return name[:half - 1] + "…" + name[-half:]
 
 
 def breadcrumb(trace: Trace, cursor: int) -> list[tuple[Thread, int | None]]:

@@ -110,8 +110,10 @@ def thread_cell(name: object, depth: int = 0) -> str:
 
     A long name is cut to keep the column narrow, the whole of it in a tooltip (the heading says it whole)."""
     text = " ".join(str(name).split())
+    # cut in the middle: ids of one log share their start ("task toolu_sc_…"), and differ at their end
+    head, tail = text[:SHORT_NAME // 2 - 1], text[-(SHORT_NAME // 2):]
     shown = cell(text) if len(text) <= SHORT_NAME else \
-        f'<span title="{escape(text)}">{cell(text[:SHORT_NAME - 1])}…</span>'
+        f'<span title="{escape(text)}">{cell(head)}…{cell(tail)}</span>'
     if not depth:
         return shown
     return (f'<span class="ls-sub" style="padding-left:{0.9 * (depth - 1):.1f}em">'
