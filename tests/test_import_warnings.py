@@ -95,6 +95,14 @@ def _openai_calls() -> bytes:
         "tools": "bash"})
 
 
+def _openai_wrapped() -> bytes:
+    """A recorded OpenAI request as a proxy keeps it: the body under `request`, with options no step shows."""
+    return dumps({"provider": "openai", "baseURL": "https://api.example.test/v1", "request": {
+        "model": "gpt-x", "temperature": 0.2, "stream": True,
+        "tools": [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}], "messages": [
+            {"role": "user", "content": "Size?"}, {"role": "assistant", "content": "4 KB"}]}})
+
+
 def _openai_arguments() -> bytes:
     def call(n: int, arguments: str) -> dict:
         return {"id": f"call_{n}", "type": "function", "function": {"name": "bash", "arguments": arguments}}
@@ -198,7 +206,7 @@ def broken_uploads() -> list[list[tuple[str, bytes]]]:
     """Uploads (each one file, or a session of several) that make the importers warn in most of the ways they can."""
     cut, branch, threads = _transcripts()
     files = {"lines.jsonl": _log_lines(), "chain.jsonl": _log_chain(), "agent-b7.jsonl": _sub_agent_alone(),
-             "odd.json": _odd_messages(), "pairs.json": _broken_pairs(), "calls.json": _openai_calls(),
+             "odd.json": _odd_messages(), "pairs.json": _broken_pairs(), "calls.json": _openai_calls(), "wrapped.json": _openai_wrapped(),
              "arguments.json": _openai_arguments(), "roles.json": _openai_roles(), "rebuilt.json": _course_rebuilt(),
              "sent.json": _course_as_sent(), "short.json": _course_cut(), "responses.json": _responses(True),
              "answer.json": _responses(False), "cut.json": cut, "branch.json": branch, "subagent.json": threads,
