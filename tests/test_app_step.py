@@ -37,7 +37,9 @@ def test_first_page_is_step_through_on_the_offline_model_with_a_scenario():
     assert at.selectbox(key="set-scenario").value == "two-tools"
     run = at.session_state["live-run"]
     assert len(run.trace) == 0 and run.model.config.scripted
-    assert [b.label for b in at.button][:5] == ["First", "Back", "Step", "Go to last step", "Run to end"]
+    step_buttons = [b.label for b in at.button if b.key and b.key.startswith("live-")]
+    assert step_buttons[:5] == ["First", "Back", "Step", "Go to last step", "Run to end"]
+    assert at.button(key="classroom-start").label == "Start a class"  # beside the title
     click(at, "live-step")  # the first click works with no key
     assert len(run.trace) == 1 and run.trace.steps[0].stage == "user_request"
     assert "Step 1 of 1 · before turn 1 · 1 · user request into messages" in [m.value.lstrip("# ") for m in at.markdown]

@@ -438,7 +438,7 @@ def _by_shape(value: object, notes: Notes) -> tuple[str, Parsed]:
         if around:
             parsed.meta["recorded_with"] = around
             notes.warn(N_("a recorded request: the body under request is imported; the fields around it ({fields}) "
-                          "are kept in the transcript (recorded_with)"), fields=", ".join(around))
+                          "are kept in the transcript (`recorded_with`)"), fields=", ".join(around))
         return fmt, parsed
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         tools = value.get("tools") if isinstance(value.get("tools"), list) else []

@@ -192,6 +192,6 @@ def _keep_options(body: dict, parsed: Parsed, notes: Notes) -> None:
     options = {k: v for k, v in body.items() if k not in READ_KEYS}
     if options:
         parsed.meta["request_options"] = options
-        notes.warn(N_("the request's options {options} are kept in the transcript (request_options), not in any "
+        notes.warn(N_("the request's options {options} are kept in the transcript (`request_options`), not in any "
                       "step's request: the file records one request, not which calls of the history sent them"),
                    options=", ".join(options))
