@@ -120,8 +120,9 @@ class Classroom:
         self.replicas = [Replica(f"r{n}", p, self.folder / f"replica-r{n}.log") for n, p in enumerate(ports, 1)]
         self.balancer: subprocess.Popen | None = None
         self.balancer_log = self.folder / "balancer.log"
+        # LOOPSCOPE_CLASSROOM: a replica serves a class, though it listens on loopback: it lists no sessions folder
         self.env = {**(env if env is not None else os.environ), "LOOPSCOPE_RUNS": str(self.runs),
-                    "PYTHONUNBUFFERED": "1"}
+                    "LOOPSCOPE_CLASSROOM": "1", "PYTHONUNBUFFERED": "1"}
 
     @property
     def url(self) -> str:
