@@ -153,3 +153,108 @@ def draw_openers() -> dict | None:
             st.error(t("**This file cannot be replayed.**") + f" {said(error, lang())}\n\n"
                      + t("The replay below is unchanged."), icon=":material/error:")
     return st.session_state.get(REPLAY)
+
+
+# -- the sessions folder of the user's own machine, and a session followed as it is written --------------------------
+
+SESSION = "replay-session"  # the path of the session log opened from the folder: it can be followed
+FOLLOW = "replay-follow"
+FOLLOWER = "replay-follower"
+FOLLOW_NOTE = "replay-follow-note"
+FOLLOW_EVERY = 0.5  # seconds between two looks at the log's size and time: a new step is drawn within a second
+
+
+def _sessions_refused():
+    from loop.importers.sessions import refused
+
+    return refused(st.get_option("server.address"))
+
+
+def draw_sessions() -> None:
+    """The sessions of LOOPSCOPE_SESSIONS_DIR, newest first, to open one: only on the user's own machine.
+
+    Unset, nothing is drawn; set on a server others reach, the page says why the folder is not listed.
+    """
+    import os
+
+    from loop.importers.sessions import SESSIONS_VARIABLE, sessions, size_label
+
+    if not os.environ.get(SESSIONS_VARIABLE):
+        return
+    refusal = _sessions_refused()
+    if refusal is not None:
+        st.caption(said(refusal, lang()))
+        return
+    folder = Path(os.environ[SESSIONS_VARIABLE]).expanduser()
+    with st.expander(t("Your sessions ({folder})", folder=str(folder)), expanded=SESSION not in st.session_state):
+        found = sessions(folder)
+        if not found:
+            st.caption(t("No session log (.jsonl) in this folder."))
+            return
+
+        def label(n: int) -> str:
+            s = found[n]
+            request = s.first_request or t("(no request in the head of the log)")
+            return t("{date} · {project} · {request} · {size} · sub-agents {agents} · compactions {compactions} · "
+                     "errors {errors}", date=s.date, project=s.project, request=request, size=size_label(s.size),
+                     agents=s.sub_agents, compactions=s.compactions, errors=s.errors)
+
+        with st.form("replay-sessions", border=False):
+            n = st.selectbox(t("A session"), range(len(found)), format_func=label, key="replay-session-choice")
+            if st.form_submit_button(t("Open the session")) and n is not None:
+                _open_session(found[n].path)
+
+
+def _open_session(path: Path) -> None:
+    from loop.importers import import_path
+
+    try:
+        imported = import_path(path, max_bytes=upload_limit())
+    except ImportFailed as exc:  # said by draw_openers, in the page's language
+        st.session_state["replay-error"] = exc.note
+        return
+    _keep(imported, path.name, "session")
+    st.session_state[SESSION] = str(path)
+    st.session_state.pop(FOLLOWER, None)
+    st.session_state.pop(FOLLOW_NOTE, None)
+    st.session_state.pop("replay-error", None)
+
+
+def draw_follow(replay: dict) -> None:
+    """**Follow**: the session opened from the folder, read again as it is written (only what was appended)."""
+    path = st.session_state.get(SESSION)
+    if replay.get("source") != "session" or not path:
+        return
+    following = st.toggle(t("Follow"), key=FOLLOW, help=t("Read the session's log as it is written: new steps are "
+                                                          "drawn as they come; the cursor stays where you put it, "
+                                                          "unless it is at the last step."))
+    note = st.session_state.get(FOLLOW_NOTE)
+    if note:
+        st.info(note, icon=":material/alt_route:")
+    if following:
+        st.fragment(_poll, run_every=FOLLOW_EVERY)(path)
+
+
+def _poll(path: str) -> None:
+    from loop.importers.follow import Follower
+
+    replay = st.session_state.get(REPLAY)
+    follower = st.session_state.get(FOLLOWER)
+    if follower is None or str(follower.path) != path:
+        follower = st.session_state[FOLLOWER] = Follower(path)
+        follower.poll()  # what is open now: the next poll says what is new
+    trace = replay["trace"]
+    try:
+        change = follower.poll(cursor=trace.cursor)
+    except (OSError, ImportFailed) as exc:
+        st.caption(t("The log cannot be read now: {error}", error=str(exc)))
+        return
+    if change is None:
+        return
+    new = change.imported.trace
+    new.goto(change.cursor)
+    replay.update(trace=new, warnings=list(change.imported.notes))
+    if change.branch_changed:
+        st.session_state[FOLLOW_NOTE] = t("New records make another branch the conversation, from step {step} on. "
+                                          "The cursor stays on the same record.", step=change.first_new + 1)
+    st.rerun(scope="app")
