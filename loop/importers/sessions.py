@@ -35,7 +35,6 @@ _AGENT = re.compile(rb'"agentId": ?"([^"\\]{1,200})"')
 _COMPACTION = re.compile(rb'"subtype": ?"compact_boundary"')
 _ERROR = re.compile(rb'"is_error": ?true')
 
-NO_REQUEST = N_("(no request in its first {kb} KB)")
 OFF = N_("The sessions folder is not listed: {variable} is not set.")
 BEYOND_LOOPBACK = N_("The sessions folder is not listed: this server listens on {address}, beyond this machine "
                      "(server.address), and your sessions are yours alone. Run it with --server.address 127.0.0.1 "
