@@ -199,10 +199,15 @@ def draw_sessions() -> None:
                      "errors {errors}", date=s.date, project=s.project, request=request, size=size_label(s.size),
                      agents=s.sub_agents, compactions=s.compactions, errors=s.errors)
 
-        with st.form("replay-sessions", border=False):
-            n = st.selectbox(t("A session"), range(len(found)), format_func=label, key="replay-session-choice")
-            if st.form_submit_button(t("Open the session")) and n is not None:
-                _open_session(found[n].path)
+        st.selectbox(t("A session"), range(len(found)), format_func=label, key="replay-session-choice")
+        st.button(t("Open the session"), key="replay-session-open", on_click=_open_chosen,
+                  args=([s.path for s in found],))
+
+
+def _open_chosen(paths: list[Path]) -> None:
+    n = st.session_state.get("replay-session-choice")
+    if n is not None and 0 <= n < len(paths):
+        _open_session(paths[n])
 
 
 def _open_session(path: Path) -> None:
