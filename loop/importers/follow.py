@@ -36,7 +36,12 @@ class Change:
 def signature(trace: Trace, i: int) -> tuple:
     """What makes step i the same step in the next import: its thread, stage, place in the history and detail."""
     s = trace.steps[i]
-    return s.thread, s.stage, s.n_messages, s.turn_count, json.dumps(s.detail.to_dict(), sort_keys=True, default=str)
+    return _key(s) + (json.dumps(s.detail.to_dict(), sort_keys=True, default=str),)
+
+
+def _key(step) -> tuple:
+    # cheap, to find how far two imports agree; the detail is compared only where a step is looked for
+    return step.thread, step.stage, step.n_messages, step.turn_count
 
 
 class Follower:
@@ -99,8 +104,7 @@ class Follower:
         self.imported = imported
         if before is None:
             return Change(imported, 0, False, len(after) - 1 if cursor is None else min(cursor, len(after) - 1))
-        old = [signature(before, i) for i in range(len(before))]
-        new = [signature(after, i) for i in range(len(after))]
+        old, new = [_key(s) for s in before.steps], [_key(s) for s in after.steps]
         same = 0
         while same < min(len(old), len(new)) and old[same] == new[same]:
             same += 1
@@ -110,7 +114,9 @@ class Follower:
         elif at < same:
             moved = at
         else:  # on a step drawn again: the same record if the new import still has it
-            moved = next((j for j, s in enumerate(new) if s == old[at]), min(at, len(after) - 1))
+            mine = signature(before, at)
+            moved = next((j for j, k in enumerate(new) if k == old[at] and signature(after, j) == mine),
+                         min(at, len(after) - 1))
         return Change(imported, same, not _goes_on(before.messages, after.messages), moved)
 
 

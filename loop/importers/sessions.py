@@ -14,7 +14,6 @@ user's own (it listens on loopback alone, and does not serve a class).
 from __future__ import annotations
 
 import json
-import mmap
 import os
 import re
 from dataclasses import dataclass
@@ -32,8 +31,9 @@ HEAD_BYTES = 64 * 1024  # where a session's first request is looked for: it is i
 REQUEST_CHARS = 120
 
 _AGENT = re.compile(rb'"agentId": ?"([^"\\]{1,200})"')
-_COMPACTION = re.compile(rb'"subtype": ?"compact_boundary"')
-_ERROR = re.compile(rb'"is_error": ?true')
+_COMPACTION = (b'"subtype":"compact_boundary"', b'"subtype": "compact_boundary"')  # compact JSON, or Python's
+_ERROR = (b'"is_error":true', b'"is_error": true')
+_seen: dict[tuple, "Session"] = {}  # a session unchanged since it was last listed (same size and time): not read again
 
 OFF = N_("The sessions folder is not listed: {variable} is not set.")
 BEYOND_LOOPBACK = N_("The sessions folder is not listed: this server listens on {address}, beyond this machine "
@@ -77,25 +77,31 @@ def sessions(folder: str | Path) -> list[Session]:
 def _session(path: Path, folder: Path) -> Session:
     stat = path.stat()
     beside = sorted(path.with_suffix("").glob("subagents/agent-*.jsonl"))
+    stamps = [(stat.st_size, stat.st_mtime_ns)]
+    for log in beside:
+        try:
+            stamps.append((log.stat().st_size, log.stat().st_mtime_ns))
+        except OSError:
+            stamps.append(None)
+    key = (str(path), str(folder), tuple(stamps))
+    if key in _seen:
+        return _seen[key]
     agents: set[bytes] = {p.stem.removeprefix("agent-").encode() for p in beside}
     compactions = errors = 0
-    size = stat.st_size
+    size = sum(s[0] for s in stamps if s)
     for log in [path, *beside]:
         try:
-            with open(log, "rb") as f:
-                if log is not path:
-                    size += os.fstat(f.fileno()).st_size
-                if os.fstat(f.fileno()).st_size == 0:
-                    continue
-                with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                    agents.update(_AGENT.findall(data))
-                    compactions += len(_COMPACTION.findall(data))
-                    errors += len(_ERROR.findall(data))
-        except (OSError, ValueError):
+            data = log.read_bytes()
+            if b'"agentId"' in data:
+                agents.update(_AGENT.findall(data))
+            compactions += sum(data.count(mark) for mark in _COMPACTION)
+            errors += sum(data.count(mark) for mark in _ERROR)
+        except OSError:
             continue
     request, cwd = _head(path)
     project = cwd or (path.parent.name if path.parent != folder else folder.name)
-    return Session(path, project, stat.st_mtime, request, size, len(agents), compactions, errors)
+    found = _seen[key] = Session(path, project, stat.st_mtime, request, size, len(agents), compactions, errors)
+    return found
 
 
 def _head(path: Path) -> tuple[str | None, str | None]:
