@@ -3,9 +3,9 @@
     .venv/bin/python bench/follow_log.py                 # the follow in Python and the list of 200 sessions
     .venv/bin/python bench/follow_log.py --browser       # and the follow on Replay, in Chromium
 
-Follow: a Claude Code log of `--records` lines is written in two parts; the
-first is read, then lines are appended `--rounds` times, a few at a time (a
-tool's result, then the answer), as an agent writes them. In Python: the time
+Follow: a Claude Code log of `--records` lines (turns of three tool calls) is
+read, then a turn more is appended `--rounds` times (its request, tool_use
+lines, results and answer), as an agent writes them. In Python: the time
 `Follower.poll()` takes to read what was appended and import the log again.
 With --browser: the time from the append to the new last step's heading drawn
 on Replay with Follow on (the page looks at the file every 0.5 s). Goal: within
@@ -19,6 +19,7 @@ list them all (the head of each file and a scan for the marks it counts).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -30,27 +31,31 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.synthetic import claude_code_log  # noqa: E402
+from tests.synthetic import claude_code_log  # noqa: E402  (the sessions listed)
 from tests.test_import_claude_code import TASK, Log  # noqa: E402  (the records the tests write)
 
 GOAL_FOLLOW = 1.0
+# The heading says the cursor is on the last step, of more than n.
+AT_END = """(n) => [...document.querySelectorAll('h3')].some(h => {
+    const m = h.textContent.match(/^Step (\\d+) of (\\d+)/); return m && +m[2] > n && m[1] === m[2]; })"""
 
 
 def split_log(records: int) -> tuple[bytes, list[bytes]]:
-    """The long log, and lines to append: each a turn of an agent's (results, then an answer) hung off its end."""
-    data = claude_code_log(records)
-    import json
-
-    last = [json.loads(line) for line in data.splitlines() if line.strip()]
-    parent = next(r["uuid"] for r in reversed(last) if r.get("type") in ("user", "assistant") and
-                  not r.get("isSidechain"))
+    """A log of about `records` lines, one chain of turns written as Claude Code writes them (a line a block, each
+    result hung off its tool_use), and the lines to append: each a turn more (a request, tools, results, the answer)."""
+    log = Log()
+    parent = None
+    turn = 0
+    while len(log.records) < records:
+        parent = log.history([{"role": "user", "content": f"and then {turn}?"}, *TASK[1:]], parent)
+        turn += 1
+    data = log.bytes()
     appends = []
-    for n in range(200):
-        log = Log()
-        log.n = 1000 + n * 10
-        tail = log.history([{"role": "user", "content": f"and then {n}?"}, *TASK[1:]], parent)
-        appends.append(log.bytes())
-        parent = tail
+    for _ in range(200):
+        before = len(log.records)
+        parent = log.history([{"role": "user", "content": f"and then {turn}?"}, *TASK[1:]], parent)
+        turn += 1
+        appends.append(b"".join(json.dumps(r).encode() + b"\n" for r in log.records[before:]))
     return data, appends
 
 
@@ -70,7 +75,7 @@ def follow_in_python(records: int, rounds: int) -> list[float]:
             started = time.perf_counter()
             change = follower.poll()
             times.append(time.perf_counter() - started)
-            assert change is not None and change.imported.trace.steps[-1].ended
+            assert change is not None and change.imported.trace.messages[-1] == TASK[-1], "the new turn is not read"
         return times
 
 
@@ -97,7 +102,10 @@ def follow_in_browser(records: int, rounds: int) -> list[float]:
             page.get_by_text("Replaying live.jsonl").wait_for(timeout=120_000)
             wait_for_status(page, "Step 1 of ", timeout=120_000)
             page.get_by_role("button", name="Run to end").first.click()
+            page.wait_for_function(AT_END, arg=0, timeout=60_000)
             page.get_by_text("Follow", exact=True).click()
+            page.wait_for_function("() => document.querySelector('.st-key-replay-follow input')?.checked",
+                                   timeout=30_000)
             times = []
             for chunk in appends[:rounds]:
                 settled(page)
@@ -106,9 +114,7 @@ def follow_in_browser(records: int, rounds: int) -> list[float]:
                 with open(path, "ab") as f:
                     f.write(chunk)
                 started = time.perf_counter()
-                page.wait_for_function("""(n) => [...document.querySelectorAll('h3')].some(h => {
-                    const m = h.textContent.match(/^Step (\\d+) of (\\d+)/); return m && +m[2] > n && m[1] === m[2];
-                    })""", arg=n, timeout=30_000, polling=20)
+                page.wait_for_function(AT_END, arg=n, timeout=30_000, polling=20)
                 times.append(time.perf_counter() - started)
             browser.close()
         return times
