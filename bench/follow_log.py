@@ -8,7 +8,7 @@ read, then a turn more is appended `--rounds` times (its request, tool_use
 lines, results and answer), as an agent writes them. In Python: the time
 `Follower.poll()` takes to read what was appended and import the log again.
 With --browser: the time from the append to the new last step's heading drawn
-on Replay with Follow on (the page looks at the file every 0.5 s). Goal: within
+on Replay with Follow on (the page looks at the file every 0.25 s). Goal: within
 a second.
 
 Sessions: `--sessions` logs (a fifth of the long one's size each, half of them with a

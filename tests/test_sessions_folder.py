@@ -122,7 +122,8 @@ def test_a_followed_log_reads_only_what_was_appended_and_keeps_the_cursor(tmp_pa
     written = lines(log.records[-3:])
     with open(path, "ab") as f:
         f.write(written[:-10])
-    assert follower.poll(cursor=1) is None or follower.offset == len(path.read_bytes())
+    follower.poll(cursor=1)
+    assert follower.logs[path].partial == written[:-10].rsplit(b"\n", 1)[1]  # the cut line waits
     with open(path, "ab") as f:
         f.write(written[-10:])
     change = follower.poll(cursor=1)
@@ -155,3 +156,20 @@ def test_a_record_that_makes_another_branch_current_is_said_and_the_cursor_stays
     assert "second try" in json.dumps(trace.messages)
     [done] = loop_main(["replay", "--follow", "--once", path])
     assert done.returncode == 0 and "second try" in done.stdout
+
+
+def test_a_followed_session_reads_its_sub_agents_logs_as_they_are_written(tmp_path):
+    projects = folder(tmp_path)
+    path = projects / "-home-ada-parser" / "new.jsonl"
+    agent_log = path.with_suffix("") / "subagents" / "agent-a1b2.jsonl"
+    written = agent_log.read_bytes()
+    agent_log.write_bytes(written[:written.index(b"\n") + 1])  # the sub-agent has only been asked, so far
+    follower = Follower(path)
+    first = follower.poll()
+    assert "it parses" not in json.dumps(first.imported.trace.threads["agent-a1b2"].messages)
+    with open(agent_log, "ab") as f:
+        f.write(written[written.index(b"\n") + 1:])
+    change = follower.poll()
+    assert change.imported.trace.threads["agent-a1b2"].messages[-1]["content"][0]["text"] == "it parses"
+    assert change.imported.trace.threads["agent-a1b2"].parent_tool_use_id == "toolu_task"
+    assert change.imported.logs == ["new.jsonl", "new/subagents/agent-a1b2.jsonl"]

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..engine.trace import Trace
 from ..files import transcript
 from . import ImportFailed, Imported, Thread, _finish, claude_code
-from .notes import Notes, on_line
+from .notes import FILE_LINE, Note, Notes, on_line
 from ..text.catalogs import N_
 
 
@@ -44,34 +44,33 @@ def _key(step) -> tuple:
     return step.thread, step.stage, step.n_messages, step.turn_count
 
 
-class Follower:
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
+class _Log:
+    """One file followed: how far it was read, and its records so far."""
+
+    def __init__(self, path: Path, name: str):
+        self.path, self.name = path, name
         self.offset = 0  # bytes read so far
         self.partial = b""  # the end of the file after its last newline: a line still being written
         self.records: list[tuple[int, object]] = []
         self.lines = 0
         self.stamp: tuple[int, int] | None = None
-        self.imported: Imported | None = None
-        self.skipped = Notes()
 
-    def poll(self, cursor: int | None = None) -> Change | None:
-        """None when nothing new was written; else the new import. `cursor`: where the page's cursor is now
-        (default: the end)."""
+    def read(self, skipped: Notes, where) -> bool:
+        """Read what was appended since the last call; whether a record was added."""
         stat = os.stat(self.path)
         stamp = (stat.st_size, stat.st_mtime_ns)
         if stamp == self.stamp:
-            return None
+            return False
         self.stamp = stamp
         if stat.st_size < self.offset:  # written again from the start: read again from the start
-            self.offset, self.partial, self.records, self.lines, self.skipped = 0, b"", [], 0, Notes()
+            self.offset, self.partial, self.records, self.lines = 0, b"", [], 0
         with open(self.path, "rb") as f:
             f.seek(self.offset)
             data = f.read(stat.st_size - self.offset)
         self.offset += len(data)
         complete, newline, self.partial = (self.partial + data).rpartition(b"\n")
         if not newline:  # no line was finished yet
-            return None
+            return False
         added = False
         for raw in complete.split(b"\n"):
             self.lines += 1
@@ -81,23 +80,64 @@ class Follower:
                 self.records.append((self.lines, transcript.parse_json(raw.decode("utf-8"))))
                 added = True
             except (ValueError, UnicodeDecodeError):
-                self.skipped.count(N_("passed over lines that are not valid JSON"), on_line(self.lines))
+                skipped.count(N_("passed over lines that are not valid JSON"), where(self, self.lines))
+        return added
+
+
+class Follower:
+    """A session's log and its sub-agents' logs (`<session>/subagents/agent-*.jsonl`, which Claude Code writes as
+    the sub-agents work), followed."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.logs: dict[Path, _Log] = {self.path: _Log(self.path, self.path.name)}
+        self.imported: Imported | None = None
+        self.skipped = Notes()
+
+    def poll(self, cursor: int | None = None) -> Change | None:
+        """None when nothing new was written; else the new import. `cursor`: where the page's cursor is now
+        (default: the end)."""
+        for beside in sorted(self.path.with_suffix("").glob("subagents/agent-*.jsonl")):
+            if beside not in self.logs:
+                self.logs[beside] = _Log(beside, str(beside.relative_to(self.path.parent)))
+        added = False
+        for log in self.logs.values():
+            try:
+                added = log.read(self.skipped, self._where) or added
+            except FileNotFoundError:
+                if log.path == self.path:
+                    raise
         if not added:
             return None
         return self._change(self._import(), cursor)
 
+    def _where(self, log: _Log, line: int):
+        return on_line(line) if len(self.logs) == 1 else Note(FILE_LINE, file=log.name, n=line)
+
     def _import(self) -> Imported:
-        if not any(claude_code.looks_like(r) for _, r in self.records):
+        main = self.logs[self.path]
+        if not any(claude_code.looks_like(r) for _, r in main.records):
             raise ImportFailed(N_("{name}: not a Claude Code log; only a Claude Code log can be followed"),
                                name=self.path.name)
         notes = Notes()
         for note in self.skipped.items():
             notes.add(note)
+        logs = [log for log in self.logs.values() if log.records]
         try:
-            parsed, listing, chosen = claude_code.read(self.records, notes, None)
+            if len(logs) == 1:
+                parsed, listing, chosen = claude_code.read(main.records, notes, None)
+            else:  # as importers.import_files reads a session with its sub-agents' logs: every record placed
+                places, combined = [], []
+                for log in logs:
+                    for line, record in log.records:
+                        combined.append((len(places), record))
+                        places.append(Note(FILE_LINE, file=log.name, n=line))
+                parsed, listing, chosen = claude_code.read(combined, notes, None, place=places.__getitem__)
         except claude_code.UnknownThread as exc:
             raise ImportFailed(exc.note) from None
-        return _finish(parsed, "claude-code", notes, self.path.name, [Thread(*t) for t in listing], chosen)
+        imported = _finish(parsed, "claude-code", notes, self.path.name, [Thread(*t) for t in listing], chosen)
+        imported.logs = [log.name for log in logs]
+        return imported
 
     def _change(self, imported: Imported, cursor: int | None) -> Change:
         before, after = (self.imported.trace if self.imported else None), imported.trace

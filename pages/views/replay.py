@@ -161,7 +161,7 @@ SESSION = "replay-session"  # the path of the session log opened from the folder
 FOLLOW = "replay-follow"
 FOLLOWER = "replay-follower"
 FOLLOW_NOTE = "replay-follow-note"
-FOLLOW_EVERY = 0.5  # seconds between two looks at the log's size and time: a new step is drawn within a second
+FOLLOW_EVERY = 0.25  # seconds between two looks at the log's size and time (a stat): a new step is drawn within a second
 
 
 def _sessions_refused():
@@ -212,15 +212,22 @@ def _open_chosen(paths: list[Path]) -> None:
 
 def _open_session(path: Path) -> None:
     from loop.importers import import_path
+    from loop.importers.follow import Follower
 
     try:
         imported = import_path(path, max_bytes=upload_limit())
+        follower = Follower(path)
+        follower.poll()  # where the log is now: Follow reads what is written after it
     except ImportFailed as exc:  # said by draw_openers, in the page's language
         st.session_state["replay-error"] = exc.note
         return
+    except OSError as exc:
+        st.session_state["replay-error"] = Note(N_("{name}: could not be read ({error})"), name=path.name,
+                                                error=exc.strerror or str(exc))
+        return
     _keep(imported, path.name, "session")
     st.session_state[SESSION] = str(path)
-    st.session_state.pop(FOLLOWER, None)
+    st.session_state[FOLLOWER] = follower
     st.session_state.pop(FOLLOW_NOTE, None)
     st.session_state.pop("replay-error", None)
 
@@ -235,7 +242,7 @@ def draw_follow(replay: dict) -> None:
                                                           "unless it is at the last step."))
     note = st.session_state.get(FOLLOW_NOTE)
     if note:
-        st.info(note, icon=":material/alt_route:")
+        st.info(said(note, lang()), icon=":material/alt_route:")
     if following:
         st.fragment(_poll, run_every=FOLLOW_EVERY)(path)
 
@@ -245,21 +252,24 @@ def _poll(path: str) -> None:
 
     replay = st.session_state.get(REPLAY)
     follower = st.session_state.get(FOLLOWER)
-    if follower is None or str(follower.path) != path:
+    if follower is None or str(follower.path) != path:  # e.g. a page kept from before: read from now on
         follower = st.session_state[FOLLOWER] = Follower(path)
-        follower.poll()  # what is open now: the next poll says what is new
+        follower.poll()
     trace = replay["trace"]
     try:
         change = follower.poll(cursor=trace.cursor)
-    except (OSError, ImportFailed) as exc:
-        st.caption(t("The log cannot be read now: {error}", error=str(exc)))
+    except ImportFailed as exc:
+        st.caption(t("The log cannot be read now: {error}", error=said(exc.note, lang())))
+        return
+    except OSError as exc:
+        st.caption(t("The log cannot be read now: {error}", error=inline_code(exc.strerror or str(exc))))
         return
     if change is None:
         return
     new = change.imported.trace
     new.goto(change.cursor)
     replay.update(trace=new, warnings=list(change.imported.notes))
-    if change.branch_changed:
-        st.session_state[FOLLOW_NOTE] = t("New records make another branch the conversation, from step {step} on. "
-                                          "The cursor stays on the same record.", step=change.first_new + 1)
+    if change.branch_changed:  # a Note: said in the page's language when drawn
+        st.session_state[FOLLOW_NOTE] = Note(N_("New records make another branch the conversation, from step {step} "
+                                                "on. The cursor stays on the same record."), step=change.first_new + 1)
     st.rerun(scope="app")
