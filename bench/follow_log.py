@@ -46,16 +46,24 @@ def split_log(records: int) -> tuple[bytes, list[bytes]]:
     log = Log()
     parent = None
     turn = 0
-    while len(log.records) < records:
+
+    def one_turn(parent):
+        before = len(log.records)
         parent = log.history([{"role": "user", "content": f"and then {turn}?"}, *TASK[1:]], parent)
+        for record in log.records[before:]:  # a response's id is its own, turn after turn
+            if record["type"] == "assistant":
+                record["message"]["id"] += f"_{turn}"
+        return parent, log.records[before:]
+
+    while len(log.records) < records:
+        parent, _ = one_turn(parent)
         turn += 1
     data = log.bytes()
     appends = []
     for _ in range(200):
-        before = len(log.records)
-        parent = log.history([{"role": "user", "content": f"and then {turn}?"}, *TASK[1:]], parent)
+        parent, written = one_turn(parent)
         turn += 1
-        appends.append(b"".join(json.dumps(r).encode() + b"\n" for r in log.records[before:]))
+        appends.append(b"".join(json.dumps(r).encode() + b"\n" for r in written))
     return data, appends
 
 

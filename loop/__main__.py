@@ -190,6 +190,7 @@ def _replay(args) -> int:
 FOLLOW_EVERY = 0.2  # seconds between two looks at the file's size and time: a new step shows within a second
 BRANCH_CHANGED = N_("the log's new records make another branch the conversation: its steps from step {step} on "
                     "replace those shown")
+REDRAWN = N_("the log's new records complete steps printed above: from step {step} on, as they now read")
 
 
 def _follow(args) -> int:
@@ -213,12 +214,12 @@ def _follow(args) -> int:
                 trace = change.imported.trace
                 if change.branch_changed:
                     out(say(lang, BRANCH_CHANGED, step=change.first_new + 1), flush=True)
-                    shown = change.first_new
+                elif change.first_new < shown:  # a step printed before, completed by the new records
+                    out(say(lang, REDRAWN, step=change.first_new + 1), flush=True)
+                shown = min(shown, change.first_new)
                 for i in range(shown, len(trace)):
                     out(describe(trace, i, lang), flush=True)
                 shown = len(trace)
-            if args.once:
-                return 0
             time.sleep(FOLLOW_EVERY)  # polling the file: nothing to wait on but its size and time
     except KeyboardInterrupt:
         return 0
@@ -526,7 +527,6 @@ def main(argv: list[str] | None = None) -> int:
     replay.add_argument("--follow", action="store_true",
                         help="FILE is a Claude Code log still being written: print its steps as they are written, "
                              "until Ctrl-C")
-    replay.add_argument("--once", action="store_true", help=argparse.SUPPRESS)  # --follow: one look, for the tests
     replay.set_defaults(func=_replay)
 
     ses = sub.add_parser("sessions", help="list the sessions of a Claude Code projects folder (date, first request, "

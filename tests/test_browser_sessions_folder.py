@@ -48,10 +48,10 @@ def test_replay_lists_the_sessions_and_opens_one(sessions_app, new_page):
 def test_follow_draws_a_step_appended_while_the_page_follows(sessions_app, new_page):
     url, projects = sessions_app
     live = Log()
-    live.history(TASK[:2])
+    live.history(TASK)  # written in two parts: the request and the tool_use lines, then the results and the answer
     path = projects / "-home-ada-live" / "live.jsonl"
     path.parent.mkdir()
-    path.write_bytes(lines(live.records))  # the newest session: first in the list
+    path.write_bytes(lines(live.records[:5]))  # the newest session: first in the list
     page = new_page()
     listed = open_session(page, url, "-home-ada-live")
     assert "-home-ada-live · count the lines" in listed[0], listed
@@ -63,8 +63,7 @@ def test_follow_draws_a_step_appended_while_the_page_follows(sessions_app, new_p
     settled(page)
     heading = page.locator("h3", has_text=re.compile(r"^Step \d+ of \d+")).first.text_content()
     n = int(re.match(r"Step (\d+) of (\d+)", heading).group(2))
-    live.history(TASK[2:], live.records[-1]["uuid"])
     with open(path, "ab") as f:  # the agent writes its results, then its answer
-        f.write(lines(live.records[-4:]))
+        f.write(lines(live.records[5:]))
     page.wait_for_function(AT_END, arg=n, timeout=30_000)  # the new steps drawn, the cursor with them
     assert "a has 3 lines, b is missing, c has 1." in page.content()

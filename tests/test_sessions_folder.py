@@ -2,11 +2,16 @@
 
 import json
 import os
+import queue
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 from loop.importers.follow import Follower
 from loop.importers.sessions import refused, sessions
-from tests.cli import loop_main
+from tests.cli import ROOT, clean_env, loop_main
 from tests.test_import_claude_code import TASK, Log
 
 ASK_AGENT = [
@@ -154,22 +159,45 @@ def test_a_record_that_makes_another_branch_current_is_said_and_the_cursor_stays
     assert change.branch_changed and change.cursor == 0
     trace = change.imported.trace
     assert "second try" in json.dumps(trace.messages)
-    [done] = loop_main(["replay", "--follow", "--once", path])
-    assert done.returncode == 0 and "second try" in done.stdout
 
 
-def test_a_followed_session_reads_its_sub_agents_logs_as_they_are_written(tmp_path):
-    projects = folder(tmp_path)
-    path = projects / "-home-ada-parser" / "new.jsonl"
-    agent_log = path.with_suffix("") / "subagents" / "agent-a1b2.jsonl"
-    written = agent_log.read_bytes()
-    agent_log.write_bytes(written[:written.index(b"\n") + 1])  # the sub-agent has only been asked, so far
-    follower = Follower(path)
-    first = follower.poll()
-    assert "it parses" not in json.dumps(first.imported.trace.threads["agent-a1b2"].messages)
-    with open(agent_log, "ab") as f:
-        f.write(written[written.index(b"\n") + 1:])
-    change = follower.poll()
-    assert change.imported.trace.threads["agent-a1b2"].messages[-1]["content"][0]["text"] == "it parses"
-    assert change.imported.trace.threads["agent-a1b2"].parent_tool_use_id == "toolu_task"
-    assert change.imported.logs == ["new.jsonl", "new/subagents/agent-a1b2.jsonl"]
+def test_replay_follow_prints_the_steps_appended_while_it_runs(tmp_path):
+    log = Log()
+    log.history(TASK)  # written in two parts: the request and the tool_use lines, then the results and the answer
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(lines(log.records[:5]))
+    proc = subprocess.Popen([sys.executable, "-m", "loop", "replay", "--follow", str(path)], cwd=ROOT,
+                            env=clean_env(PYTHONUNBUFFERED="1"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        said = until(proc, "run a tool_use: Read")  # the steps written so far
+        assert said.startswith(f"following {path}")
+        with open(path, "ab") as f:  # the results, then the answer, written while it follows
+            f.write(lines(log.records[5:]))
+        said = until(proc, "a has 3 lines, b is missing, c has 1.")
+        # The tool steps printed before their results came are printed again, with them; the steps before are not.
+        assert said.startswith("the log's new records complete steps printed above: from step 5 on")
+        assert "count the lines" not in said and 'Bash {"command": "wc -l a"} → 3 a' in said
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def until(proc: subprocess.Popen, text: str, timeout: float = 60) -> str:
+    """What the process prints until a line holds `text` (at most `timeout` seconds)."""
+    if not hasattr(proc, "said"):  # its lines, read as they come by a thread of their own
+        proc.said = queue.Queue()
+        threading.Thread(target=lambda: [proc.said.put(line) for line in iter(proc.stdout.readline, "")]
+                         + [proc.said.put(None)], daemon=True).start()
+    said, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = proc.said.get(timeout=deadline - time.monotonic())
+        except queue.Empty:
+            break
+        if line is None:
+            raise AssertionError(f"it exited: {''.join(said)}{proc.stderr.read()}")
+        said.append(line)
+        if text in line:
+            return "".join(said)
+    raise AssertionError(f"{text!r} was not printed: {''.join(said)}")

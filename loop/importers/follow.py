@@ -33,6 +33,9 @@ class Change:
     cursor: int  # where the cursor goes: the same record, or the new end when it was at the end
 
 
+TAIL = 64  # the steps before the first new one compared in full (a response's blocks and results come in a burst)
+
+
 def signature(trace: Trace, i: int) -> tuple:
     """What makes step i the same step in the next import: its thread, stage, place in the history and detail."""
     s = trace.steps[i]
@@ -148,6 +151,12 @@ class Follower:
         same = 0
         while same < min(len(old), len(new)) and old[same] == new[same]:
             same += 1
+        # A step keeps its place but not its detail where a new record completes it (a tool_use's result comes):
+        # those are at the end of what was read, so only the last steps are compared in full.
+        for i in range(max(0, same - TAIL), same):
+            if signature(before, i) != signature(after, i):
+                same = i
+                break
         at = len(before) - 1 if cursor is None else cursor
         if at >= len(before) - 1:  # at the end: it stays at the end
             moved = len(after) - 1
