@@ -268,7 +268,8 @@ def _poll(path: str) -> None:
         return
     new = change.imported.trace
     new.goto(change.cursor)
-    replay.update(trace=new, warnings=list(change.imported.notes))
+    replay.update(trace=new, warnings=list(change.imported.notes),
+                  sub_agent_logs=max(len(change.imported.logs) - 1, 0))
     if change.branch_changed:  # a Note: said in the page's language when drawn
         st.session_state[FOLLOW_NOTE] = Note(N_("New records make another branch the conversation, from step {step} "
                                                 "on. The cursor stays on the same record."), step=change.first_new + 1)
