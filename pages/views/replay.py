@@ -232,18 +232,25 @@ def _open_session(path: Path) -> None:
     st.session_state.pop("replay-error", None)
 
 
-def draw_follow(replay: dict) -> None:
-    """**Follow**: the session opened from the folder, read again as it is written (only what was appended)."""
+def draw_follow(replay: dict) -> bool:
+    """**Follow**: the session opened from the folder, read again as it is written (only what was appended);
+    whether it is on (`follow_poll` looks at the log)."""
     path = st.session_state.get(SESSION)
     if replay.get("source") != "session" or not path:
-        return
+        return False
     following = st.toggle(t("Follow"), key=FOLLOW, help=t("Read the session's log as it is written: new steps are "
                                                           "drawn as they come; the cursor stays where you put it, "
                                                           "unless it is at the last step."))
     note = st.session_state.get(FOLLOW_NOTE)
     if note:
         st.info(said(note, lang()), icon=":material/alt_route:")
-    if following:
+    return following
+
+
+def follow_poll(replay: dict) -> None:
+    """Where Follow looks at the log, drawn last: the page's run has drawn the step before the next look starts."""
+    path = st.session_state.get(SESSION)
+    if replay.get("source") == "session" and path and st.session_state.get(FOLLOW):
         st.fragment(_poll, run_every=FOLLOW_EVERY)(path)
 
 
