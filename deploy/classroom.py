@@ -137,8 +137,9 @@ class Classroom:
         self.replicas_only = replicas_only
         self.balancer: subprocess.Popen | None = None
         self.balancer_log = self.folder / "balancer.log"
+        # LOOPSCOPE_CLASSROOM: a replica serves a class, though it listens on loopback: it lists no sessions folder
         self.env = {**(env if env is not None else os.environ), "LOOPSCOPE_RUNS": str(self.runs),
-                    "PYTHONUNBUFFERED": "1"}
+                    "LOOPSCOPE_CLASSROOM": "1", "PYTHONUNBUFFERED": "1"}
         if database_url:  # the runs store and the class's channel, shared by every machine's replicas
             self.env["LOOPSCOPE_DATABASE_URL"] = database_url
 

@@ -5,6 +5,9 @@
     python -m loop run --scenario overloaded --profile complete --journal run.jsonl   # the complete loop; jq reads the journal
     python -m loop run "What Python version is installed?" --model claude-sonnet-4-5
     python -m loop replay t.json
+    python -m loop replay --follow session.jsonl       # a Claude Code log still being written: new steps as they come
+    python -m loop sessions                            # ~/.claude/projects: every session, newest first
+    python -m loop sessions --open 1 --out t.json      # import the newest one, with its sub-agents' logs
     python -m loop check t.json
     python -m loop quiz t.json --lang ja                # the questions asked before the steps, as JSON lines
     python -m loop break t.json --at 5 --mistake no-assistant-append --out b.json   # the loop broken from step 5 on
@@ -158,6 +161,8 @@ def _save(run, path: str, lang: str = "en") -> bool:
 
 
 def _replay(args) -> int:
+    if args.follow:
+        return _follow(args)
     try:
         trace = transcript.load(args.file)
     except transcript.TranscriptError as exc:
@@ -180,6 +185,82 @@ def _replay(args) -> int:
         out(describe(trace, i, lang))
     return 0
 
+
+
+FOLLOW_EVERY = 0.2  # seconds between two looks at the file's size and time: a new step shows within a second
+BRANCH_CHANGED = N_("the log's new records make another branch the conversation: its steps from step {step} on "
+                    "replace those shown")
+REDRAWN = N_("the log's new records complete steps printed above: from step {step} on, as they now read")
+
+
+def _follow(args) -> int:
+    """Print the steps of a Claude Code log as it is written, until Ctrl-C."""
+    from .importers import ImportFailed
+    from .importers.follow import Follower
+
+    follower, shown, lang = Follower(args.file), 0, known(args.lang)
+    out(f"following {args.file} (Ctrl-C stops)", flush=True)
+    try:
+        while True:
+            try:
+                change = follower.poll()
+            except OSError as exc:
+                out(f"error: {args.file}: {exc.strerror}", file=sys.stderr)
+                return 1
+            except ImportFailed as exc:
+                out(f"error: {exc}", file=sys.stderr)
+                return 1
+            if change is not None:
+                trace = change.imported.trace
+                if change.branch_changed:
+                    out(say(lang, BRANCH_CHANGED, step=change.first_new + 1), flush=True)
+                elif change.first_new < shown:  # a step printed before, completed by the new records
+                    out(say(lang, REDRAWN, step=change.first_new + 1), flush=True)
+                shown = min(shown, change.first_new)
+                for i in range(shown, len(trace)):
+                    out(describe(trace, i, lang), flush=True)
+                shown = len(trace)
+            time.sleep(FOLLOW_EVERY)  # polling the file: nothing to wait on but its size and time
+    except KeyboardInterrupt:
+        return 0
+
+
+def _sessions(args) -> int:
+    """The sessions of a Claude Code projects folder, newest first; --open N imports the N-th."""
+    from pathlib import Path
+
+    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_path
+    from .importers.sessions import DEFAULT_DIR, sessions, size_label
+
+    folder = Path(args.dir or DEFAULT_DIR).expanduser()
+    if not folder.is_dir():
+        out(f"error: {folder}: not a folder", file=sys.stderr)
+        return 1
+    found = sessions(folder)
+    if args.open is None:
+        if not found:
+            out(f"no session logs (.jsonl) in {folder}")
+        project = None
+        for n, s in enumerate(found, 1):
+            if s.project != project:
+                out(f"{s.project}")
+                project = s.project
+            request = s.first_request or "(no request in the head of the log)"
+            out(f"  {n:>3}. {s.date} · {size_label(s.size)} · sub-agents {s.sub_agents} · compactions "
+                f"{s.compactions} · errors {s.errors} · {s.path.stem}\n       {request}")
+        return 0
+    if not 1 <= args.open <= len(found):
+        out(f"error: --open {args.open}: the list has sessions 1 to {len(found)}" if found
+            else f"error: no session logs (.jsonl) in {folder}", file=sys.stderr)
+        return 1
+    chosen = found[args.open - 1]
+    out(f"session: {chosen.path}")
+    try:
+        imported = import_path(chosen.path, max_bytes=DEFAULT_MAX_BYTES)
+    except ImportFailed as exc:
+        out(f"error: {exc}", file=sys.stderr)
+        return 1
+    return _report(imported, args.out)
 
 
 def _imported_as_is(path: str):
@@ -211,6 +292,11 @@ def _import(args) -> int:
     except ImportFailed as exc:
         out(f"error: {exc}", file=sys.stderr)
         return 1
+    return _report(imported, args.out)
+
+
+def _report(imported, path: str | None) -> int:
+    """What an import read, said on the terminal, and its transcript written to `path`."""
     out(f"format: {imported.format}")
     trace = imported.trace
     for thread in imported.threads:
@@ -224,13 +310,13 @@ def _import(args) -> int:
     for warning in imported.warnings:
         out(f"warning: {warning}")
     out(f"{len(imported.trace.messages)} messages, {len(imported.trace)} steps")
-    if args.out:
+    if path:
         try:
-            transcript.save(imported.trace, args.out)
+            transcript.save(imported.trace, path)
         except OSError as exc:
-            out(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+            out(f"error: cannot write {path}: {exc.strerror}", file=sys.stderr)
             return 1
-        out(f"transcript: {args.out}")
+        out(f"transcript: {path}")
     return 0
 
 def _break(args) -> int:
@@ -440,7 +526,18 @@ def main(argv: list[str] | None = None) -> int:
     replay = sub.add_parser("replay", help="print the stages of a transcript, running nothing")
     replay.add_argument("file")
     replay.add_argument("--lang", choices=list(languages()), help="default: the language the run was made in")
+    replay.add_argument("--follow", action="store_true",
+                        help="FILE is a Claude Code log still being written: print its steps as they are written, "
+                             "until Ctrl-C")
     replay.set_defaults(func=_replay)
+
+    ses = sub.add_parser("sessions", help="list the sessions of a Claude Code projects folder (date, first request, "
+                                          "size, sub-agents, compactions, errors), newest first")
+    ses.add_argument("dir", nargs="?", help="the folder (default ~/.claude/projects), or one project's folder")
+    ses.add_argument("--open", type=int, metavar="N", help="import the N-th session of the list, with its "
+                                                           "sub-agents' logs")
+    ses.add_argument("--out", help="with --open: write the Loopscope transcript to this file")
+    ses.set_defaults(func=_sessions)
 
     check = sub.add_parser("check", help="check a transcript against the API's tool-use pairing rules")
     check.add_argument("file")

@@ -7,7 +7,7 @@ from pages.views.forks import trace_label
 from pages.views.i18n import lang, t, t_n
 from pages.views.nav import through_app
 from pages.views.permalink import open_sample_link
-from pages.views.replay import _open_sample, draw_openers, said, sample_names
+from pages.views.replay import _open_sample, draw_follow, draw_openers, draw_sessions, follow_poll, said, sample_names
 from pages.views.step import draw_step
 from pages.views.yours import draw_beside, learners_source
 
@@ -17,6 +17,7 @@ st.title(t("Replay a run"))
 st.caption(t("Open a transcript and step through it exactly as in Step through. Nothing is executed: "
              "no model is called and no tool is run."))
 open_sample_link(sample_names(), _open_sample)  # ?sample=NAME&step=K
+draw_sessions()  # LOOPSCOPE_SESSIONS_DIR, on the user's own machine only
 replay = draw_openers()
 if replay is None:
     st.info(t("Open a transcript or choose a sample to replay."))
@@ -36,6 +37,7 @@ if warnings:
     more = "\n- " + t("… and {n} more", n=len(warnings) - 10) if len(warnings) > 10 else ""
     st.warning(t_n("**{n} warning while importing:**", "**{n} warnings while importing:**", len(warnings))
                + f"\n{shown}{more}", icon=":material/warning:")
+draw_follow(replay)  # a session opened from the folder, read again as it is written
 if trace.branches:  # a saved run with forks: every branch can be replayed
     family = [trace, *trace.branches]
     if st.session_state.get("replay-branch") not in range(len(family)):
@@ -47,3 +49,4 @@ if trace.branches:  # a saved run with forks: every branch can be replayed
 # A learner's run saved on Your loop: their code beside the views, the step's line lit, as Your loop draws it
 beside = (lambda: draw_beside(trace)) if learners_source(trace) is not None else None
 draw_step(trace, "replay", name=replay["name"].rsplit(".", 1)[0], above=beside)
+follow_poll(replay)

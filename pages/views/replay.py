@@ -153,3 +153,131 @@ def draw_openers() -> dict | None:
             st.error(t("**This file cannot be replayed.**") + f" {said(error, lang())}\n\n"
                      + t("The replay below is unchanged."), icon=":material/error:")
     return st.session_state.get(REPLAY)
+
+
+# -- the sessions folder of the user's own machine, and a session followed as it is written --------------------------
+
+SESSION = "replay-session"  # the path of the session log opened from the folder: it can be followed
+FOLLOW = "replay-follow"
+FOLLOWER = "replay-follower"
+FOLLOW_NOTE = "replay-follow-note"
+FOLLOW_EVERY = 0.25  # seconds between two looks at the log's size and time (a stat): a new step is drawn within a second
+
+
+def _sessions_refused():
+    from loop.importers.sessions import refused
+
+    return refused(st.get_option("server.address"))
+
+
+def draw_sessions() -> None:
+    """The sessions of LOOPSCOPE_SESSIONS_DIR, newest first, to open one: only on the user's own machine.
+
+    Unset, nothing is drawn; set on a server others reach, the page says why the folder is not listed.
+    """
+    import os
+
+    from loop.importers.sessions import SESSIONS_VARIABLE, sessions, size_label
+
+    if not os.environ.get(SESSIONS_VARIABLE):
+        return
+    refusal = _sessions_refused()
+    if refusal is not None:
+        st.caption(said(refusal, lang()))
+        return
+    folder = Path(os.environ[SESSIONS_VARIABLE]).expanduser()
+    with st.expander(t("Your sessions ({folder})", folder=str(folder)), expanded=SESSION not in st.session_state):
+        found = sessions(folder)
+        if not found:
+            st.caption(t("No session log (.jsonl) in this folder."))
+            return
+
+        def label(n: int) -> str:
+            s = found[n]
+            request = s.first_request or t("(no request in the head of the log)")
+            return t("{date} · {project} · {request} · {size} · sub-agents {agents} · compactions {compactions} · "
+                     "errors {errors}", date=s.date, project=s.project, request=request, size=size_label(s.size),
+                     agents=s.sub_agents, compactions=s.compactions, errors=s.errors)
+
+        st.selectbox(t("A session"), range(len(found)), format_func=label, key="replay-session-choice")
+        st.button(t("Open the session"), key="replay-session-open", on_click=_open_chosen,
+                  args=([s.path for s in found],))
+
+
+def _open_chosen(paths: list[Path]) -> None:
+    n = st.session_state.get("replay-session-choice")
+    if n is not None and 0 <= n < len(paths):
+        _open_session(paths[n])
+
+
+def _open_session(path: Path) -> None:
+    from loop.importers import import_path
+    from loop.importers.follow import Follower
+
+    try:
+        imported = import_path(path, max_bytes=upload_limit())
+        follower = Follower(path)
+        follower.poll()  # where the log is now: Follow reads what is written after it
+    except ImportFailed as exc:  # said by draw_openers, in the page's language
+        st.session_state["replay-error"] = exc.note
+        return
+    except OSError as exc:
+        st.session_state["replay-error"] = Note(N_("{name}: could not be read ({error})"), name=path.name,
+                                                error=exc.strerror or str(exc))
+        return
+    _keep(imported, path.name, "session")
+    st.session_state[SESSION] = str(path)
+    st.session_state[FOLLOWER] = follower
+    st.session_state.pop(FOLLOW_NOTE, None)
+    st.session_state.pop("replay-error", None)
+
+
+def draw_follow(replay: dict) -> bool:
+    """**Follow**: the session opened from the folder, read again as it is written (only what was appended);
+    whether it is on (`follow_poll` looks at the log)."""
+    path = st.session_state.get(SESSION)
+    if replay.get("source") != "session" or not path:
+        return False
+    following = st.toggle(t("Follow"), key=FOLLOW, help=t("Read the session's log as it is written: new steps are "
+                                                          "drawn as they come; the cursor stays where you put it, "
+                                                          "unless it is at the last step."))
+    note = st.session_state.get(FOLLOW_NOTE)
+    if note:
+        st.info(said(note, lang()), icon=":material/alt_route:")
+    return following
+
+
+def follow_poll(replay: dict) -> None:
+    """Where Follow looks at the log, drawn last: the page's run has drawn the step before the next look starts."""
+    path = st.session_state.get(SESSION)
+    if replay.get("source") == "session" and path and st.session_state.get(FOLLOW):
+        st.fragment(_poll, run_every=FOLLOW_EVERY)(path)
+
+
+def _poll(path: str) -> None:
+    from loop.importers.follow import Follower
+
+    replay = st.session_state.get(REPLAY)
+    follower = st.session_state.get(FOLLOWER)
+    if follower is None or str(follower.path) != path:  # e.g. a page kept from before: read from now on
+        follower = st.session_state[FOLLOWER] = Follower(path)
+        follower.poll()
+    trace = replay["trace"]
+    try:
+        change = follower.poll(cursor=trace.cursor)
+    except ImportFailed as exc:
+        st.caption(t("The log cannot be read now: {error}", error=said(exc.note, lang())))
+        return
+    except OSError as exc:
+        st.caption(t("The log cannot be read now: {error}", error=inline_code(exc.strerror or str(exc))))
+        return
+    if change is None:
+        return
+    new = change.imported.trace
+    new.goto(change.cursor)
+    replay.update(trace=new, warnings=list(change.imported.notes),
+                  sub_agent_logs=max(len(change.imported.logs) - 1, 0))
+    if change.branch_changed:  # a Note: said in the page's language when drawn
+        st.session_state[FOLLOW_NOTE] = Note(N_("New records make another branch the conversation, from step {step} "
+                                                "on. The cursor stays on the same record."), step=change.first_new + 1)
+    st.rerun(scope="app")

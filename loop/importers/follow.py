@@ -1,0 +1,186 @@
+"""A Claude Code log still being written, followed: each poll reads only the bytes appended since the last one.
+
+`Follower(path).poll()` looks at the file's size and modification time; when
+they changed it reads what was appended, keeps its complete lines (a line still
+being written waits for the next poll) and imports the records read so far
+again (the chain of records decides the steps: a record may answer one written
+long before, or start a branch of its own). What changed is said: how many
+steps are new, and whether the branch kept as the conversation changed, so a
+page can keep its cursor on the same record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..engine.trace import Trace
+from ..files import transcript
+from . import ImportFailed, Imported, Thread, _finish, claude_code
+from .notes import FILE_LINE, Note, Notes, on_line
+from ..text.catalogs import N_
+
+
+@dataclass
+class Change:
+    """What one poll found."""
+
+    imported: Imported  # everything read so far, imported
+    first_new: int  # the index of the first step the trace before did not have (or had otherwise)
+    branch_changed: bool  # a step the trace before had is not there any more: another branch is the conversation
+    cursor: int  # where the cursor goes: the same record, or the new end when it was at the end
+
+
+TAIL = 64  # the steps before the first new one compared in full (a response's blocks and results come in a burst)
+
+
+def signature(trace: Trace, i: int) -> tuple:
+    """What makes step i the same step in the next import: its thread, stage, place in the history and detail."""
+    s = trace.steps[i]
+    return _key(s) + (json.dumps(s.detail.to_dict(), sort_keys=True, default=str),)
+
+
+def _key(step) -> tuple:
+    # cheap, to find how far two imports agree; the detail is compared only where a step is looked for
+    return step.thread, step.stage, step.n_messages, step.turn_count
+
+
+class _Log:
+    """One file followed: how far it was read, and its records so far."""
+
+    def __init__(self, path: Path, name: str):
+        self.path, self.name = path, name
+        self.offset = 0  # bytes read so far
+        self.partial = b""  # the end of the file after its last newline: a line still being written
+        self.records: list[tuple[int, object]] = []
+        self.lines = 0
+        self.stamp: tuple[int, int] | None = None
+
+    def read(self, skipped: Notes, where) -> bool:
+        """Read what was appended since the last call; whether a record was added."""
+        stat = os.stat(self.path)
+        stamp = (stat.st_size, stat.st_mtime_ns)
+        if stamp == self.stamp:
+            return False
+        self.stamp = stamp
+        if stat.st_size < self.offset:  # written again from the start: read again from the start
+            self.offset, self.partial, self.records, self.lines = 0, b"", [], 0
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read(stat.st_size - self.offset)
+        self.offset += len(data)
+        complete, newline, self.partial = (self.partial + data).rpartition(b"\n")
+        if not newline:  # no line was finished yet
+            return False
+        added = False
+        for raw in complete.split(b"\n"):
+            self.lines += 1
+            if not raw.strip():
+                continue
+            try:
+                self.records.append((self.lines, transcript.parse_json(raw.decode("utf-8"))))
+                added = True
+            except (ValueError, UnicodeDecodeError):
+                skipped.count(N_("passed over lines that are not valid JSON"), where(self, self.lines))
+        return added
+
+
+class Follower:
+    """A session's log and its sub-agents' logs (`<session>/subagents/agent-*.jsonl`, which Claude Code writes as
+    the sub-agents work), followed."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.logs: dict[Path, _Log] = {self.path: _Log(self.path, self.path.name)}
+        self.imported: Imported | None = None
+        self.skipped = Notes()
+
+    def poll(self, cursor: int | None = None) -> Change | None:
+        """None when nothing new was written; else the new import. `cursor`: where the page's cursor is now
+        (default: the end)."""
+        for beside in sorted(self.path.with_suffix("").glob("subagents/agent-*.jsonl")):
+            if beside not in self.logs:
+                self.logs[beside] = _Log(beside, str(beside.relative_to(self.path.parent)))
+        added = False
+        for log in self.logs.values():
+            try:
+                added = log.read(self.skipped, self._where) or added
+            except FileNotFoundError:
+                if log.path == self.path:
+                    raise
+        if not added:
+            return None
+        return self._change(self._import(), cursor)
+
+    def _where(self, log: _Log, line: int):
+        return on_line(line) if len(self.logs) == 1 else Note(FILE_LINE, file=log.name, n=line)
+
+    def _import(self) -> Imported:
+        main = self.logs[self.path]
+        if not any(claude_code.looks_like(r) for _, r in main.records):
+            raise ImportFailed(N_("{name}: not a Claude Code log; only a Claude Code log can be followed"),
+                               name=self.path.name)
+        notes = Notes()
+        for note in self.skipped.items():
+            notes.add(note)
+        logs = [log for log in self.logs.values() if log.records]
+        try:
+            if len(logs) == 1:
+                parsed, listing, chosen = claude_code.read(main.records, notes, None)
+            else:  # as importers.import_files reads a session with its sub-agents' logs: every record placed
+                places, combined = [], []
+                for log in logs:
+                    for line, record in log.records:
+                        combined.append((len(places), record))
+                        places.append(Note(FILE_LINE, file=log.name, n=line))
+                parsed, listing, chosen = claude_code.read(combined, notes, None, place=places.__getitem__)
+        except claude_code.UnknownThread as exc:
+            raise ImportFailed(exc.note) from None
+        imported = _finish(parsed, "claude-code", notes, self.path.name, [Thread(*t) for t in listing], chosen)
+        imported.logs = [log.name for log in logs]
+        return imported
+
+    def _change(self, imported: Imported, cursor: int | None) -> Change:
+        before, after = (self.imported.trace if self.imported else None), imported.trace
+        self.imported = imported
+        if before is None:
+            return Change(imported, 0, False, len(after) - 1 if cursor is None else min(cursor, len(after) - 1))
+        old, new = [_key(s) for s in before.steps], [_key(s) for s in after.steps]
+        same = 0
+        while same < min(len(old), len(new)) and old[same] == new[same]:
+            same += 1
+        # A step keeps its place but not its detail where a new record completes it (a tool_use's result comes):
+        # those are at the end of what was read, so only the last steps are compared in full.
+        for i in range(max(0, same - TAIL), same):
+            if signature(before, i) != signature(after, i):
+                same = i
+                break
+        at = len(before) - 1 if cursor is None else cursor
+        if at >= len(before) - 1:  # at the end: it stays at the end
+            moved = len(after) - 1
+        elif at < same:
+            moved = at
+        else:  # on a step drawn again: the same record if the new import still has it
+            mine = signature(before, at)
+            moved = next((j for j, k in enumerate(new) if k == old[at] and signature(after, j) == mine),
+                         min(at, len(after) - 1))
+        return Change(imported, same, not _goes_on(before.messages, after.messages), moved)
+
+
+def _goes_on(before: list, after: list) -> bool:
+    """Whether the history `after` goes on from `before`: the same messages, the last one perhaps grown (a response
+    is written a block a line)."""
+    if len(after) < len(before):
+        return False
+    if before[:-1] != after[:len(before) - 1]:
+        return False
+    if not before:
+        return True
+    last, now = before[-1], after[len(before) - 1]
+    if last == now:
+        return True
+    grown = isinstance(last.get("content"), list) and isinstance(now.get("content"), list) \
+        and now["content"][:len(last["content"])] == last["content"]
+    return last.get("role") == now.get("role") and grown

@@ -1,0 +1,69 @@
+"""In Chromium: Replay lists the sessions folder of the user's own machine, opens one, and follows it as it is written."""
+
+import re
+
+import pytest
+
+from tests.browser import serve_app, settled, wait_for_status
+from tests.test_import_claude_code import TASK, Log
+from tests.test_sessions_folder import folder, lines
+
+
+# The heading says the cursor is on the last step of more than n.
+AT_END = """(n) => [...document.querySelectorAll('h3')].some(h => {
+    const m = h.textContent.match(/^Step (\\d+) of (\\d+)/); return m && +m[2] > n && m[1] === m[2]; })"""
+
+
+@pytest.fixture(scope="module")
+def sessions_app(tmp_path_factory):
+    projects = folder(tmp_path_factory.mktemp("sessions"))
+    with serve_app(env={"LOOPSCOPE_SESSIONS_DIR": str(projects)}) as address:
+        yield address, projects
+
+
+def open_session(page, url: str, which: str) -> list[str]:
+    """Open Replay, pick the session whose line holds `which` and open it; the list's lines, newest first."""
+    page.goto(f"{url}/replay")
+    settled(page)
+    page.get_by_text(re.compile(r"^Your sessions")).first.wait_for()
+    page.locator(".st-key-replay-session-choice").click()
+    listed = page.get_by_role("option").all_inner_texts()
+    page.get_by_role("option", name=re.compile(re.escape(which))).first.click()
+    page.get_by_role("button", name="Open the session").click()
+    return listed
+
+
+def test_replay_lists_the_sessions_and_opens_one(sessions_app, new_page):
+    url, _ = sessions_app
+    page = new_page()
+    listed = open_session(page, url, "review the parser")
+    page.get_by_text("Replaying new.jsonl with 1 sub-agent log").wait_for()
+    wait_for_status(page, "Step ")
+    assert len(listed) >= 2
+    new, old = listed[-2:]  # the newest first (another test may add a newer one)
+    assert "-home-ada-parser · review the parser" in new and "sub-agents 1 · compactions 0 · errors 0" in new
+    assert "-home-ada-wc · count the lines" in old and "compactions 1 · errors 1" in old
+
+
+def test_follow_draws_a_step_appended_while_the_page_follows(sessions_app, new_page):
+    url, projects = sessions_app
+    live = Log()
+    live.history(TASK)  # written in two parts: the request and the tool_use lines, then the results and the answer
+    path = projects / "-home-ada-live" / "live.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(lines(live.records[:5]))  # the newest session: first in the list
+    page = new_page()
+    listed = open_session(page, url, "-home-ada-live")
+    assert "-home-ada-live · count the lines" in listed[0], listed
+    page.get_by_text("Replaying live.jsonl").wait_for()
+    wait_for_status(page, "Step 1 of ")
+    page.get_by_role("button", name="Run to end").first.click()  # Replay's "Run to end" jumps to the last step
+    page.wait_for_function(AT_END, arg=0, timeout=30_000)
+    page.get_by_text("Follow", exact=True).click()
+    settled(page)
+    heading = page.locator("h3", has_text=re.compile(r"^Step \d+ of \d+")).first.text_content()
+    n = int(re.match(r"Step (\d+) of (\d+)", heading).group(2))
+    with open(path, "ab") as f:  # the agent writes its results, then its answer
+        f.write(lines(live.records[5:]))
+    page.wait_for_function(AT_END, arg=n, timeout=30_000)  # the new steps drawn, the cursor with them
+    assert "a has 3 lines, b is missing, c has 1." in page.content()
