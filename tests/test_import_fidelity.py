@@ -66,7 +66,7 @@ def test_a_recorded_openai_request_in_its_envelope_imports_with_its_options_kept
                                        "thinking": {"type": "enabled", "budget_tokens": 1024}}
     assert meta["recorded_with"] == {"provider": "openai", "baseURL": "https://api.openai.com/v1"}
     said = imported.warnings
-    assert any("temperature, stream, thinking" in w and "(request_options)" in w for w in said), said
+    assert any("temperature, stream, thinking" in w and "(`request_options`)" in w for w in said), said
     assert any("provider, baseURL" in w for w in said), said
     assert [m["role"] for m in imported.trace.messages] == ["user", "assistant", "user", "assistant"]
     # unwrapped, the same body says the same about its options

@@ -25,6 +25,8 @@ from tests.test_import_formats import BASH, DATA, HISTORY
 
 ROOT = Path(__file__).resolve().parent.parent
 IMPORTERS = ROOT / "loop" / "importers"
+# Not an importer's warnings: why Replay does not list a sessions folder (tests/test_app_replay_sessions.py)
+NOT_WARNINGS = {"sessions.py"}
 LANGS = ("ja", "zh")
 
 
@@ -93,6 +95,23 @@ def _openai_calls() -> bytes:
         {"role": "user", "content": "And now?"},
         {"role": "assistant", "content": "ok", "function_call": {"name": "bash", "arguments": "{}"}}],
         "tools": "bash"})
+
+
+def _harness_s_log() -> bytes:
+    """A Claude Code log with what its harness writes itself (a caveat marked isMeta, a <synthetic> message) and an
+    auto compaction whose summary the log does not hold."""
+    from tests.test_import_claude_code_harness import CAVEAT, at, jsonl, record
+
+    return jsonl([
+        record("user", "m0", None, CAVEAT, ts=at(1), isMeta=True),
+        record("user", "u1", "m0", "Run the tests", ts=at(2)),
+        record("assistant", "a1", "u1", [{"type": "text", "text": "No response requested."}], ts=at(3),
+               model="<synthetic>", stop="end_turn"),
+        {"parentUuid": None, "logicalParentUuid": "a1", "isSidechain": False, "type": "system",
+         "subtype": "compact_boundary", "content": "Conversation compacted", "level": "info", "uuid": "c1",
+         "sessionId": "5c1d7f4e", "timestamp": at(4), "compactMetadata": {"trigger": "auto", "preTokens": 160_000}},
+        record("user", "u2", "c1", "Go on", ts=at(5)),
+        record("assistant", "a2", "u2", [{"type": "text", "text": "Done."}], ts=at(6), stop="end_turn")])
 
 
 def _openai_wrapped() -> bytes:
@@ -206,7 +225,7 @@ def broken_uploads() -> list[list[tuple[str, bytes]]]:
     """Uploads (each one file, or a session of several) that make the importers warn in most of the ways they can."""
     cut, branch, threads = _transcripts()
     files = {"lines.jsonl": _log_lines(), "chain.jsonl": _log_chain(), "agent-b7.jsonl": _sub_agent_alone(),
-             "odd.json": _odd_messages(), "pairs.json": _broken_pairs(), "calls.json": _openai_calls(), "wrapped.json": _openai_wrapped(),
+             "odd.json": _odd_messages(), "pairs.json": _broken_pairs(), "calls.json": _openai_calls(), "wrapped.json": _openai_wrapped(), "harness.jsonl": _harness_s_log(),
              "arguments.json": _openai_arguments(), "roles.json": _openai_roles(), "rebuilt.json": _course_rebuilt(),
              "sent.json": _course_as_sent(), "short.json": _course_cut(), "responses.json": _responses(True),
              "answer.json": _responses(False), "cut.json": cut, "branch.json": branch, "subagent.json": threads,
@@ -256,6 +275,7 @@ def _marked(node: ast.AST, constants: dict, path: Path) -> list[str]:
 # ImportFailed passing on a reason made elsewhere: a Note, an UnknownThread's note, NumberTooLong's one message
 # (marked in transcript.py), _too_big's note, the child's note (isolated.py).
 PASSED_ON = {"__init__.py": ("message", "exc.note", "str(exc)", "_too_big(total, max_bytes)", "_too_big(len(data), max_bytes)"),
+             "follow.py": ("exc.note",),
              "isolated.py": ("Note.from_json(error) if isinstance(error, dict) else str(error)",)}
 
 
@@ -268,7 +288,8 @@ def _constants(trees) -> dict[str, str]:
 
 def warning_messages() -> set[str]:
     """Every message the importers give `notes.warn`, `notes.count`, `Note` or `ImportFailed`, read from their code."""
-    trees = {path: ast.parse(path.read_text(), str(path)) for path in sorted(IMPORTERS.glob("*.py"))}
+    trees = {path: ast.parse(path.read_text(), str(path)) for path in sorted(IMPORTERS.glob("*.py"))
+             if path.name not in NOT_WARNINGS}
     constants = _constants(trees.values())
     found = set(constants.values())
     for path, tree in trees.items():

@@ -50,6 +50,9 @@ from .common import SETTINGS, ParsedThread, Segment, id_key, origin_of, quoted
 from .notes import WHERE_FROM, Note, in_thread
 
 NOT_RECORDED = "(no tool_result was recorded for this tool_use)"
+# A tool_use in the history's last message: its result may still be coming (a log being written, followed) or
+# never came (the session stopped there). Either way the log holds none yet: not a failed run, so no is_error.
+LOG_ENDS = "(the log ends before this tool_use's tool_result)"
 
 
 def message_text(message: dict) -> str:
@@ -309,7 +312,8 @@ class _Walk:
                 self.thread(child)  # the sub-agent's loop runs inside this run_tool step
             result = answers.get(key)
             if result is None:
-                result = tool_result(use.get("id"), ToolOutput(NOT_RECORDED, is_error=True))
+                result = tool_result(use.get("id"), ToolOutput(NOT_RECORDED, is_error=True) if following is not None
+                                     else ToolOutput(LOG_ENDS, is_error=False))
                 said = {"where": self.where(parsed, k, i, segment), "id": str(use.get("id")),
                         "name": str(use.get("name"))}
                 if following is not None:
