@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser import serve_app, settled, wait_for_status
 from tests.test_import_claude_code import TASK, Log
@@ -26,9 +27,20 @@ def open_session(page, url: str, which: str) -> list[str]:
     page.goto(f"{url}/replay")
     settled(page)
     page.get_by_text(re.compile(r"^Your sessions")).first.wait_for()
-    page.locator(".st-key-replay-session-choice").click()
-    listed = page.get_by_role("option").all_inner_texts()
-    page.get_by_role("option", name=re.compile(re.escape(which))).first.click()
+    option = page.get_by_role("option", name=re.compile(re.escape(which))).first
+    for _ in range(5):  # a rerun that lands as the list opens (or as the option is clicked) closes it: open it again
+        picker = page.locator(".st-key-replay-session-choice input")
+        if picker.get_attribute("aria-expanded") != "true":
+            page.locator(".st-key-replay-session-choice").click()
+        try:
+            option.wait_for(timeout=5_000)
+            listed = page.get_by_role("option").all_inner_texts()
+            option.click(timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    else:
+        raise AssertionError(f"no session {which!r} in the list")
     page.get_by_role("button", name="Open the session").click()
     return listed
 

@@ -193,7 +193,7 @@ def test_an_auto_compaction_without_its_summary_imports_and_says_so():
                "sessionId": log.session, "compactMetadata": {"trigger": "auto", "preTokens": 160_000}})
     log.answer(log.ask(boundary))
     imported = import_bytes(("\n".join(log.lines) + "\n").encode(), "s.jsonl")
-    assert "compact_boundary (line 3): a compaction (auto) with no summary after it (no isCompactSummary record); " \
+    assert "compact_boundary (line 3): a compaction (auto) with no summary after it (no `isCompactSummary` record); " \
            "imported as the log has it" in imported.warnings
     trace = imported.trace
     at = [s.stage for s in trace.steps].index("compact")

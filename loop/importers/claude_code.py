@@ -656,7 +656,7 @@ def _harness_s(record: dict) -> str | None:
     return None
 
 
-UNSUMMARISED_WHY = N_("Claude Code compacted the conversation; the log holds no summary after it (no isCompactSummary "
+UNSUMMARISED_WHY = N_("Claude Code compacted the conversation; the log holds no summary after it (no `isCompactSummary` "
                       "record): from here the history holds only what the log wrote after the compaction")
 
 
@@ -668,7 +668,7 @@ def _unsummarised(segments: list[Segment], notes: Notes) -> None:
         if compaction is None or segment.start or compaction.get("why") != COMPACTED_WHY:
             continue
         compaction["why"] = UNSUMMARISED_WHY
-        notes.warn(N_("{source}: a compaction ({kind}) with no summary after it (no isCompactSummary record); "
+        notes.warn(N_("{source}: a compaction ({kind}) with no summary after it (no `isCompactSummary` record); "
                       "imported as the log has it"), source=compaction.get("source", ""),
                    kind=compaction.get("kind"))
 
