@@ -77,5 +77,8 @@ def test_follow_draws_a_step_appended_while_the_page_follows(sessions_app, new_p
     n = int(re.match(r"Step (\d+) of (\d+)", heading).group(2))
     with open(path, "ab") as f:  # the agent writes its results, then its answer
         f.write(lines(live.records[5:]))
-    page.wait_for_function(AT_END, arg=n, timeout=30_000)  # the new steps drawn, the cursor with them
-    assert "a has 3 lines, b is missing, c has 1." in page.content()
+    # the new steps drawn, the cursor with them, up to the answer (a poll may read the results before the answer)
+    page.wait_for_function(AT_END, arg=n, timeout=30_000)
+    page.wait_for_function("(text) => document.documentElement.outerHTML.includes(text)",
+                           arg="a has 3 lines, b is missing, c has 1.", timeout=30_000)
+    page.wait_for_function(AT_END, arg=n, timeout=30_000)
