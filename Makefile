@@ -46,7 +46,7 @@ chromium:
 	fi
 
 test: $(VENV)/.test chromium bubblewrap haproxy postgresql jq
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal
 
 # A run's journal (one JSON line a step) is read with jq in the README and in a test: install it when missing.
 jq:
