@@ -2,6 +2,7 @@
 every scenario offered, Step moves it, a broken loop typed into the editor is named in Japanese, an exercise is
 checked and ticked, and nothing is fetched from elsewhere."""
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlparse
@@ -12,7 +13,7 @@ from loop.text.catalogs import say
 from loop.views.mistakes import MISTAKES
 from loop.engine.scenarios import SCENARIOS
 from loop.yours.exercises import EXERCISES, run_exercise
-from loop.yours.listing import CHAPTER_LOOP
+from loop.yours.listing import CHAPTER_LOOP, chapter_loop
 from loop.yours.reading import read
 from tests.browser import settled, wait_for_status
 from pages.views.yours import starting_code
@@ -27,11 +28,9 @@ EDITOR = "document.querySelector('.ace_editor').env.editor"
 EDITORS = ("[...document.querySelectorAll(\"iframe[title*='code_editor']\")].map(f => f.contentDocument && "
            "f.contentDocument.querySelector('.ace_editor')).filter(e => e && e.env && e.env.editor).map(e => e.env.editor)")
 CALL = CHAPTER_LOOP.splitlines().index("        response = client.messages.create(") + 1 + 1  # under the comment
-NO_APPEND = CHAPTER_LOOP.replace('''        state["messages"].append({
-            "role": "assistant",
-            "content": response.content,
-        })
-''', "")
+# The listing as a Japanese page opens it, with its stage 3 (the comment and the append) deleted
+NO_APPEND = re.sub(r'        # [^\n]*\n        state\["messages"\]\.append\(\{\n            "role": "assistant",\n'
+                   r'            "content": response\.content,\n        \}\)\n\n', "", chapter_loop("ja"), count=1)
 
 
 # Streamlit draws the tab's icon (a page's :material/…: icon) from Google's icon server, on every page alike: the
