@@ -199,26 +199,27 @@ class _Reading:
         self.add("decide", {"continues": False, "why": why_ended(stop_reason)})
 
 
+def _last_at(trace: Trace, index: int, key: str, kind: type):
+    """The newest value of detail `key` of type `kind` among steps 0..`index`, or None."""
+    for i in range(min(index, len(trace.steps) - 1), -1, -1):
+        value = trace.steps[i].detail.get(key)
+        if isinstance(value, kind):
+            return value
+    return None
+
+
 def line_at(trace: Trace, index: int) -> int | None:
     """The learner's line to light at step `index`: the step's own (a call, a tool run), else the last one before it.
 
     The channel sees the calls and the tool box the tool runs; an append or a write-back happens between them
     in the learner's code, after the line lit last."""
-    for i in range(min(index, len(trace.steps) - 1), -1, -1):
-        line = trace.steps[i].detail.get("line")
-        if isinstance(line, int):
-            return line
-    return None
+    return _last_at(trace, index, "line", int)
 
 
 def learner_at(trace: Trace, index: int) -> dict | None:
     """The learner's own state ({turn_count, transition_reason}) as their code left it at the call made last by
     step `index`, or None before any call."""
-    for i in range(min(index, len(trace.steps) - 1), -1, -1):
-        learner = trace.steps[i].detail.get("learner")
-        if isinstance(learner, dict):
-            return learner
-    return None
+    return _last_at(trace, index, "learner", dict)
 
 
 def call_step(trace: Trace, call: int) -> int | None:
