@@ -13,7 +13,8 @@ import sqlite3
 import pytest
 
 from loop.files import classes as classes_module
-from loop.files.classes import CODE_LETTERS, KEPT, SEEN_EVERY, Classes, ClassState, NotTeacher, Summary
+from loop.files.classes import (CODE_LETTERS, KEPT, PRUNED_DAYS, SEEN_EVERY, Classes, ClassState, NotTeacher,
+                                Summary)
 from loop.files.runs import FILE, SCHEMA, RunsStore, owner_key
 from tests.postgres import postgres_server  # noqa: F401  (a fixture)
 from tests.test_runs_store import FULL, prefix, store_at  # noqa: F401  (store_at: a fixture)
@@ -258,6 +259,56 @@ def test_a_heartbeat_is_written_once_every_few_seconds_unless_the_follower_stepp
     writes.clear()
     channel.state(code)
     assert writes == [False]  # a follower's poll writes nothing
+
+
+def rows(store, code: str) -> dict[str, int]:
+    """How many rows the store keeps for the class `code`, by table."""
+    with store._transaction(write=False) as db:
+        return {table: int(db.execute(f"SELECT count(*) FROM {table} WHERE code=?", (code,)).fetchone()[0])
+                for table in ("classes", "class_followers", "class_answers", "class_questions", "class_shown")}
+
+
+def test_heartbeats_keep_one_row_a_follower_however_long_the_class(room):
+    store, channel, clock = room
+    code = channel.start(TEACHER, "r1", 3, 1)
+    for beat in range(200):  # a lesson's worth of heartbeats from two followers, some stepping away and back
+        clock.now += SEEN_EVERY + 1
+        channel.seen(code, STUDENT, away=False)
+        channel.seen(code, OTHER_STUDENT, away=beat % 3 == 0)
+    assert rows(store, code)["class_followers"] == 2
+    assert channel.attendance(code, TEACHER) == (2, 0)
+
+
+def test_a_class_ended_long_ago_is_removed_with_its_rows_when_a_class_starts_and_a_recent_one_stays(room):
+    store, channel, clock = room
+    store.save(STRANGER, "r9", prefix(3), writer="other-tab")
+
+    def taught(teacher: str, run_id: str) -> str:
+        code = channel.start(teacher, run_id, 3, 0)
+        channel.show(code, teacher, run_id, 3, 2)
+        channel.ask(code, teacher, 2, kind="continues")
+        channel.seen(code, STUDENT, away=False)
+        channel.answer(code, STUDENT, 2, 1)
+        return code
+
+    old = taught(TEACHER, "r1")
+    summary = channel.end(old, TEACHER)
+    left_open = taught(STRANGER, "r9")  # its teacher never came back to end it
+    clock.now += (PRUNED_DAYS - 1) * 86400
+    recent = taught(TEACHER, "r1")
+    channel.end(recent, TEACHER)
+    assert channel.end(old, TEACHER) == summary  # ended 29 days ago: its summary is still there
+    assert rows(store, old) == {"classes": 1, "class_followers": 1, "class_answers": 1, "class_questions": 1,
+                                "class_shown": 2}
+    clock.now += 2 * 86400  # 31 days after the first two, 2 after the recent one
+    newest = channel.start(TEACHER, "r1", 3, 0)
+    for gone in (old, left_open):
+        assert rows(store, gone) == dict.fromkeys(rows(store, gone), 0)
+        with pytest.raises(NotTeacher):
+            channel.end(gone, TEACHER)
+    assert rows(store, recent)["class_answers"] == 1
+    assert channel.end(recent, TEACHER).questions == {2: {1: 1}}
+    assert channel.state(newest).cursor == 0
 
 
 def test_two_store_objects_on_one_database_see_each_other_writes(tmp_path, store_at):

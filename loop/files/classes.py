@@ -31,6 +31,9 @@ KEPT = 3600.0  # seconds an ended class still answers `state` (ended=True), so f
 SEEN_EVERY = 5.0  # seconds between two heartbeats written for one follower (the window is 15 s)
 MAX_CHOICE = 15  # a question has a few choices (loop/views/questions.py: 3 and "I don't know")
 CACHED = 16  # traces kept in-process
+PRUNED_DAYS = 30  # days after its end (or its start, for one never ended) a class and its rows are removed
+# The tables of a class's rows, removed with it (its `classes` row last: the others are found by it).
+_CLASS_ROWS = ("class_followers", "class_answers", "class_questions", "class_shown")
 
 
 class NotTeacher(StoreError):
@@ -100,6 +103,7 @@ class Classes:
         now = self.clock()
         with self.store._transaction(write=True) as db:
             self._end_open(db, teacher, now)
+            self._prune(db, now)
             while True:
                 code = new_code()
                 if db.execute("SELECT 1 FROM classes WHERE code=?", (code,)).fetchone() is None:
@@ -317,6 +321,17 @@ class Classes:
         if row is None or row[8] != teacher:
             raise NotTeacher("only the class's teacher moves it")
         return row
+
+    @staticmethod
+    def _prune(db, now: float) -> None:
+        """Remove the classes ended more than PRUNED_DAYS ago, with their rows, so the store stays bounded; a class
+        left open that long (its teacher never came back) too. A summary stays long after the code stopped working.
+        Done when a class starts: that is rare, and one statement a table."""
+        old = "SELECT code FROM classes WHERE coalesce(ended, started) < ?"
+        cutoff = now - PRUNED_DAYS * 86400.0
+        for table in _CLASS_ROWS:
+            db.execute(f"DELETE FROM {table} WHERE code IN ({old})", (cutoff,))
+        db.execute("DELETE FROM classes WHERE coalesce(ended, started) < ?", (cutoff,))
 
     def _end_open(self, db, teacher: str, now: float) -> None:
         db.execute("UPDATE classes SET ended=?, question=NULL, version=version+1 WHERE teacher=? AND ended IS NULL",
