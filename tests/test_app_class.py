@@ -6,7 +6,10 @@ Two AppTest instances are two browsers: each is handed its own signed browser id
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from loop.files.classes import Classes
@@ -67,6 +70,31 @@ def test_a_student_with_the_code_sees_the_teachers_step_and_follows_every_move()
     click(teacher, "live-back")
     run(pupil)
     assert heading(pupil).startswith("### Step 2 of 3") and param(pupil, "step") == "2"
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_teacher_at_localhost_gives_the_class_this_machines_address_and_says_students_need_its_network(
+        lang, monkeypatch):
+    monkeypatch.delenv("LOOPSCOPE_PUBLIC_URL", raising=False)
+    at_localhost = mock.patch.object(type(st.context), "url", new_callable=mock.PropertyMock,
+                                     return_value="http://localhost:8501/")
+    with at_localhost, mock.patch("pages.views.classroom.machine_addresses", return_value=["192.168.1.20"]):
+        teacher, code = teacher_with_class(lang=lang)
+    bar = "\n".join(h.proto.body for h in teacher.get("html"))
+    assert f"http://192.168.1.20:8501/?class={code}" in bar and "localhost" not in bar
+    note = "\n".join(c.value for c in teacher.caption)
+    assert "192.168.1.20" in note and "LOOPSCOPE_PUBLIC_URL" in note
+    assert ("same network" in note) if lang == "en" else ("同じネットワーク" in note)
+    with at_localhost, mock.patch("pages.views.classroom.machine_addresses", return_value=[]):
+        run(teacher)  # this computer has no network address: the link works here only, and the page says so
+    assert f"http://localhost:8501/?class={code}" in "\n".join(h.proto.body for h in teacher.get("html"))
+    note = "\n".join(c.value for c in teacher.caption)
+    assert ("only works on this computer" in note) if lang == "en" else ("このコンピューターでしか" in note)
+    monkeypatch.setenv("LOOPSCOPE_PUBLIC_URL", "https://loopscope.school.example")
+    with at_localhost:
+        run(teacher)  # the address students use, set by whoever serves it: the link, and nothing to warn of
+    assert f"https://loopscope.school.example/?class={code}" in "\n".join(h.proto.body for h in teacher.get("html"))
+    assert "LOOPSCOPE_PUBLIC_URL" not in "\n".join(c.value for c in teacher.caption)
 
 
 def test_a_late_student_lands_on_the_current_step_in_their_own_language():

@@ -12,11 +12,13 @@ calls nothing that moves the class, and it never lists the teacher's saved runs.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import threading
 import time
 from dataclasses import dataclass
 from html import escape
+from urllib.parse import urlsplit
 
 import segno
 import streamlit as st
@@ -27,8 +29,9 @@ from loop.files.classes import CODE_LETTERS, Classes, NotTeacher, Summary
 from loop.files.runs import StoreError, new_run_id
 from loop.views.questions import question_before
 
+from .address import PUBLIC_URL_VARIABLE, ClassLink, class_link, is_loopback, listens_beyond_loopback, machine_addresses
 from .browser import store, this_browser
-from .blocks import markdown_html
+from .blocks import inline_code, markdown_html
 from .i18n import lang, t
 from .predict import REVEALED, answers, draw_verdict, hold
 from .predict import on as predict_on
@@ -265,10 +268,19 @@ def draw_start(run: Run, labelled: bool = False) -> None:
         st.button(":material/groups:", key="classroom-start", on_click=_start, args=(run,), help=about)
 
 
+def class_address(code: str) -> ClassLink:
+    """The link a student opens, `/?class=CODE` at an address students reach (pages/views/address.py), and why
+    they may not reach it."""
+    url, public = str(st.context.url or ""), os.environ.get(PUBLIC_URL_VARIABLE)
+    machine = []  # looked for only when the teacher's address is this machine's alone, and others reach the server
+    if not public and is_loopback(urlsplit(url).hostname) and listens_beyond_loopback(st.get_option("server.address")):
+        machine = machine_addresses()
+    return class_link(code, url, public, machine)
+
+
 def link(code: str) -> str:
-    """The link a student opens: this server's address with ?class=CODE."""
-    url = str(st.context.url or "").split("?", 1)[0]
-    return f"{url.rstrip('/')}/?{CLASS}={code}" if url else f"/?{CLASS}={code}"
+    """The link a student opens: this server's address (one students reach) with ?class=CODE."""
+    return class_address(code).url
 
 
 def qr_html(text: str, box: str) -> str:
@@ -294,7 +306,8 @@ def draw_teacher(run: Run) -> None:
     if st.query_params.get(CLASS) != code:  # back from another page: the URL says the class again
         st.query_params[CLASS] = code
     shown(run, counts=False)  # a New run or a resume: the class sees it
-    address = link(code)
+    found = class_address(code)
+    address = found.url
     label = t("Class code")
     big = not st.session_state.get(SMALL)  # large while the class joins; hidden, the step gets the room back
     with st.container(horizontal=True, vertical_alignment="center", gap="medium", key="classroom-bar"):
@@ -312,6 +325,8 @@ def draw_teacher(run: Run) -> None:
                   icon=":material/qr_code:", on_click=_resize)
         st.button(t("End class"), key="classroom-end", icon=":material/stop_circle:", on_click=_end, args=(code,),
                   help=t("The code stops working; you get a summary of the class and its answers."))
+    if big and found.note is not None:  # the link reaches this computer's network, or this computer alone
+        st.caption(found.note.render(lang(), data=inline_code), width="stretch")
 
 
 def _resize() -> None:
