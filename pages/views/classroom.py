@@ -5,6 +5,8 @@ large. Each cursor move of the teacher's live run is saved (runs.py `autosave`) 
 (`Classes.show`), from the step's `changed()` hook (step.py). A browser that opens the link and is not the
 class's teacher follows: it draws the class's run at the class's step, in its own language, on a copy of its own
 (Back and Step move the copy; nothing runs, no key is spent), and a small fragment reads the class twice a second.
+A fork or Break it here on the copy is a step away too, onto a branch of the student's own, in this session only:
+on the offline model, or a real model's run with the student's own key, never the teacher's.
 The teacher is known by the signed browser id (browser.py), never by anything in the URL: a follower's page
 calls nothing that moves the class, and it never lists the teacher's saved runs.
 """

@@ -4,6 +4,9 @@ The new branch becomes the session's run; the old one is kept, and the branch
 picker switches back. Save writes every branch: the others go in
 `trace.branches`. Branches share the run's workspace (a fork changes history,
 not the files), so the first branch's clean-up covers them all.
+
+A trace drawn with no live run forks through an `Own` its page sets (`set_own`): a student's copy of a class's
+run, whose branches are the student's own (classroom.py).
 """
 
 from __future__ import annotations
@@ -126,7 +129,7 @@ def _ask(key: str, cursor: int) -> None:
 def draw_fork(trace: Trace, v: StepView, run: Run | None, key: str) -> None:
     """At a run_tool step: edit its result; at step 1: edit the task. Either continues in a new branch."""
     mine = own(key) if run is None else None
-    if (run is None and mine is None) or v.stage is None or (mine is not None and mine.paused()):
+    if (run is None and mine is None) or v.stage is None:
         return
     cursor, stage = v.index, v.stage
     if stage == "run_tool":
@@ -134,6 +137,8 @@ def draw_fork(trace: Trace, v: StepView, run: Run | None, key: str) -> None:
     elif stage == "user_request":
         title = t("Edit the task and continue from here")
     else:
+        return
+    if mine is not None and mine.paused():  # a copy while the class's question is open: no stepping away
         return
     # Its form is drawn only while it is open: a text area holding the tool's output, made again at every
     # click of Step, was a tenth of what the browser did for a click.
