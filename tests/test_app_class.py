@@ -7,6 +7,7 @@ Two AppTest instances are two browsers: each is handed its own signed browser id
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -264,7 +265,10 @@ def test_a_student_forks_their_copy_sees_the_branch_and_back_to_the_class_drops_
     run(teacher)
     assert "**0 following** · 1 away" in texts(teacher)
 
+    spaces = [Path(str(b.workspace)) for b in copy.branches]
+    assert spaces and all(w.is_dir() for w in spaces)
     click(pupil, "classroom-rejoin")
+    assert not any(w.exists() for w in spaces)  # the branch's workspace goes with it
     assert heading(pupil).startswith("### Step 5 of 5")
     assert "You are on a branch of your own" not in texts(pupil) and "You stepped away" not in texts(pupil)
     assert not copy.branches and len(copy.trace) == 5
