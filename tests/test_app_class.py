@@ -324,10 +324,15 @@ def test_a_students_copy_of_a_real_models_run_never_spends_the_teachers_key(fake
 
     pupil.session_state["set-api-key"] = "sk-student-key"  # a key of the student's own (Step through, this tab)
     pupil.session_state["set-base-url"] = fake_api.url
-    pupil.session_state["class-fork-4"] = True
+    click(pupil, "class-first")
+    pupil.session_state["class-fork-0"] = True  # "Edit the task": the next stage calls the model
     run(pupil)
-    pupil.text_area(key="class-fork-text-4").set_value("only.txt")
-    click(pupil, "class-fork-go-4")
+    pupil.text_area(key="class-fork-task").set_value("What Python version is installed?")
+    click(pupil, "class-fork-go-0")
+    copy = pupil.session_state["class-follower"]
     assert len(fake_api.requests) > calls
-    assert {sent_key(h) for h in fake_api.headers[calls:]} == {"sk-student-key"}
+    assert {sent_key(h) for h in fake_api.headers[calls:]} == {"sk-student-key"}  # the student's, only
+    assert copy.trace.meta["task"] == "What Python version is installed?"
+    assert copy.trace.steps[-1].stage == "decide" and copy.trace.steps[-1].stop_reason == "tool_use"
+    assert copy.branches[-1].pending_tool_use is not None  # a real model's command waits: no one here approves it
     the_class_as_it_was(code, teacher, before)

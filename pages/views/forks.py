@@ -149,7 +149,9 @@ def draw_fork(trace: Trace, v: StepView, run: Run | None, key: str) -> None:
         if mine is None:
             st.caption(t("A new branch starts here; the current one is kept and the branch picker switches back."))
         else:  # a copy: its run is built only now, and only with a model this page may spend
-            st.caption(t("A new branch of your own starts here and runs to its end; the class's run is not changed."))
+            st.caption(t("A new branch of your own starts here and runs to its end; the class's run is not changed. "
+                         "With a real model it stops where the model asks for a tool: nothing here approves a "
+                         "command."))
             why = mine.refusal()
             if why is not None:
                 st.info(plain(why), icon=":material/key_off:")
@@ -180,13 +182,17 @@ def draw_fork(trace: Trace, v: StepView, run: Run | None, key: str) -> None:
 
 
 def _fork_own(mine: Own, stage: str, cursor: int, text: str, is_error: bool) -> None:
-    """A branch of a copy: made, run to its end (Step on a copy runs nothing), shown at the step it was forked at."""
+    """A branch of a copy: made and run on (Step on a copy runs nothing), shown at the step it was forked at.
+
+    On the offline model it runs to its end. A real model's commands run only once someone approved them (the
+    approval gate), and a copy has no place to: its branch stops where the model asks for a tool."""
     if mine.paused():  # the class's question opened meanwhile: no stepping away
         st.rerun()
     base = mine.base()
     try:
         branch = fork_tool_result(base, cursor, text, is_error) if stage == "run_tool" else fork_task(base, text)
-        branch.run_to_end()
+        while not branch.done and (base.model.config.scripted or branch.pending_tool_use is None):
+            branch.execute()
     except ForkRefused as exc:
         base.close()
         st.error(plain(t(exc.message, **exc.values)), icon=":material/error:")
