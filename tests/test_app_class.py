@@ -6,16 +6,21 @@ Two AppTest instances are two browsers: each is handed its own signed browser id
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from unittest import mock
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from loop.files import browser_id
 from loop.files.classes import Classes
 from loop.files.runs import default_store
+from loop.text.catalogs import say
+from loop.views.mistakes import MISTAKES
 from loop.views.questions import question_before
-from tests.apptest import app, click, issued, reload, run
+from tests.apptest import app, choose_server, click, issued, reload, run
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")
 
@@ -203,6 +208,10 @@ def test_the_class_answers_the_teachers_question_the_teacher_sees_the_counts_the
     click(pupil, "class-back")  # while the question is open, the student stays with the class
     assert heading(pupil).startswith(f"### ステップ {k} / {state.steps}")  # the step before the question's
     assert "classroom-rejoin" not in [b.key for b in pupil.button]
+    pupil.session_state[f"class-break-{k - 1}"] = True  # nor does Break it here, or a fork, step away meanwhile
+    pupil.session_state[f"class-fork-{k - 1}"] = True
+    run(pupil)
+    assert not [w for w in [*pupil.radio, *pupil.text_area] if (w.key or "").startswith(("class-break", "class-fork"))]
     click(pupil, "classroom-choice-1")
     click(pupil, "classroom-choice-0")  # the last answer counts
     run(teacher)
@@ -232,3 +241,125 @@ def test_start_a_class_is_offered_by_name_beside_the_title_and_turns_presenter_m
     assert code and len(code) == 6 and teacher.session_state["present"] is True
     assert any(f'data-code="{code}"' in h.proto.body for h in teacher.get("html"))
     assert heading(student(code, lang=lang)).split("·")[0] == heading(teacher).split("·")[0]  # it follows
+
+
+# -- a student's own copy: forks and Break it here ---------------------------------------------------------------
+
+def sent_key(headers: dict) -> str | None:
+    bearer = headers.get("authorization", "")
+    return headers.get("x-api-key") or (bearer[7:] if bearer.startswith("Bearer ") else None)
+
+
+def owner(at: AppTest) -> str:
+    """The key the store files this browser's runs under."""
+    store = default_store()
+    return browser_id.owner(browser_id.verify(store.secret(), issued(at)))
+
+
+def the_class_as_it_was(code: str, teacher: AppTest, before) -> None:
+    """Nothing a student did reached the class, the teacher's saved run or the student's own saved runs."""
+    classes = Classes(default_store())
+    after = classes.state(code)
+    assert (after.run_id, after.steps, after.cursor, after.question) == (before.run_id, before.steps, before.cursor,
+                                                                         before.question)
+    saved, _ = default_store().load(owner(teacher), before.run_id)
+    assert len(saved) == before.steps and not saved.branches
+    assert not any(s.detail.get("given_by_user") for s in saved.steps)
+    assert len(classes.trace(code)) == before.steps and not classes.trace(code).branches
+
+
+def test_a_student_forks_their_copy_sees_the_branch_and_back_to_the_class_drops_it():
+    teacher, code = teacher_with_class(steps=5)  # two-tools: step 5 runs the first of its two tool_use blocks
+    before = Classes(default_store()).state(code)
+    pupil = student(code)
+    assert heading(pupil).startswith("### Step 5 of 5")
+    pupil.session_state["class-fork-4"] = True  # "Edit this tool_result and continue from here", on the copy
+    run(pupil)
+    pupil.text_area(key="class-fork-text-4").set_value("notes.md\nplan.txt")
+    click(pupil, "class-fork-go-4")
+
+    copy = pupil.session_state["class-follower"]
+    assert len(copy.trace) > 5 and copy.trace.steps[4].detail["given_by_user"]  # run on to its end, offline
+    assert "notes.md" in json.dumps(copy.trace.messages)  # the model saw the edited result
+    assert heading(pupil).startswith(f"### Step 5 of {len(copy.trace)}")  # shown where it was forked
+    said = texts(pupil)
+    assert "You are on a branch of your own (Branch 2 · step 5, edited tool_result)" in said
+    assert "You stepped away: the class is at step 5." in said
+    click(pupil, "class-step")  # Step goes on over the branch's steps
+    assert heading(pupil).startswith(f"### Step 6 of {len(copy.trace)}")
+    the_class_as_it_was(code, teacher, before)
+    assert default_store().list(owner(pupil)) == []  # the branch lives in the student's session only
+    run(teacher)
+    assert "**0 following** · 1 away" in texts(teacher)
+
+    spaces = [Path(str(b.workspace)) for b in copy.branches]
+    assert spaces and all(w.is_dir() for w in spaces)
+    click(pupil, "classroom-rejoin")
+    assert not any(w.exists() for w in spaces)  # the branch's workspace goes with it
+    assert heading(pupil).startswith("### Step 5 of 5")
+    assert "You are on a branch of your own" not in texts(pupil) and "You stepped away" not in texts(pupil)
+    assert not copy.branches and len(copy.trace) == 5
+    click(teacher, "live-step")  # and it follows again
+    run(pupil)
+    assert heading(pupil).startswith("### Step 6 of 6")
+
+
+def test_a_student_breaks_their_copy_here_and_the_class_is_unchanged():
+    teacher, code = teacher_with_class(steps=5)
+    before = Classes(default_store()).state(code)
+    pupil = student(code, lang="ja")
+    pupil.session_state["class-break-4"] = True  # "Break it here", on the copy of a run not at its end yet
+    run(pupil)
+    pupil.radio(key="class-break-pick-4").set_value("no-write-back").run()
+    click(pupil, "class-break-go-4")
+    copy = pupil.session_state["class-follower"]
+    assert copy.trace.meta["forked_from"]["mistake"] == "no-write-back" and copy.trace.steps[-1].stage == "refused"
+    broken = say("ja", "Broken here: {mistake}", mistake=say("ja", MISTAKES["no-write-back"].title))
+    assert "#### " + broken in texts(pupil)  # drawn as the lab draws it, beside the correct loop
+    assert "#### " + say("ja", "#### The correct loop")[5:] in texts(pupil)
+    assert "classroom-rejoin" in [b.key for b in pupil.button]
+    the_class_as_it_was(code, teacher, before)
+    click(pupil, "classroom-rejoin")
+    assert not copy.branches and len(copy.trace) == 5 and heading(pupil).startswith("### ステップ 5 / 5")
+
+
+def test_a_students_copy_of_a_real_models_run_never_spends_the_teachers_key(fake_api):
+    teacher = app()
+    choose_server(teacher, fake_api.url, key="sk-teacher-key")
+    teacher.toggle(key="present").set_value(True)
+    run(teacher)
+    for _ in range(5):
+        click(teacher, "live-step")
+    click(teacher, "classroom-start")
+    code = param(teacher, "class")
+    before = Classes(default_store()).state(code)
+    calls = len(fake_api.requests)
+    assert calls and {sent_key(h) for h in fake_api.headers} == {"sk-teacher-key"}
+
+    pupil = student(code)
+    pupil.session_state["class-fork-4"] = True
+    run(pupil)  # no key of the student's own: the offer says why, and offers nothing to run
+    assert any("whose key is the teacher's" in i.value for i in pupil.info)
+    assert "class-fork-go-4" not in [b.key for b in pupil.button]
+    pupil.session_state["class-break-4"] = True  # Break it here runs against the offline model: no key at all
+    run(pupil)
+    pupil.radio(key="class-break-pick-4").set_value("text-first").run()
+    click(pupil, "class-break-go-4")
+    assert pupil.session_state["class-follower"].trace.meta["forked_from"]["offline"] is True
+    assert len(fake_api.requests) == calls  # the class's model was never called
+    click(pupil, "classroom-rejoin")
+
+    pupil.session_state["set-api-key"] = "sk-student-key"  # a key of the student's own (Step through, this tab)
+    pupil.session_state["set-base-url"] = fake_api.url
+    click(pupil, "class-first")
+    pupil.session_state["class-fork-0"] = True  # "Edit the task": the next stage calls the model
+    run(pupil)
+    pupil.text_area(key="class-fork-task").set_value("What Python version is installed?")
+    click(pupil, "class-fork-go-0")
+    copy = pupil.session_state["class-follower"]
+    assert len(fake_api.requests) > calls
+    assert {sent_key(h) for h in fake_api.headers[calls:]} == {"sk-student-key"}  # the student's, only
+    assert copy.trace.meta["task"] == "What Python version is installed?"
+    assert copy.trace.steps[-1].stage == "decide" and copy.trace.steps[-1].stop_reason == "tool_use"
+    assert copy.branches[-1].pending_tool_use is not None  # a real model's command waits: no one here approves it
+    the_class_as_it_was(code, teacher, before)

@@ -80,3 +80,15 @@ def test_a_saved_run_with_branches_replays_each_branch():
     at.selectbox(key="replay-branch").set_value(1).run()  # the page as it is now
     assert " of 5 · " in status(at)  # the original: the five steps it had when the fork was made
     assert "only.txt" not in history_text(at)
+
+
+def test_an_empty_task_is_refused_and_the_run_stays():
+    at = app()
+    click(at, "live-step")
+    before = at.session_state["live-run"]
+    at.session_state["live-fork-0"] = True
+    at.run()
+    at.text_area(key="live-fork-task").set_value("  ")
+    click(at, "live-fork-go-0")
+    assert [e.value for e in at.error] == ["the task is empty"]
+    assert at.session_state["live-run"] is before

@@ -89,3 +89,35 @@ def test_a_student_follows_each_teacher_step_steps_away_and_back_and_cannot_move
     wait_for_status(teacher, f"Step {k + 1} of {k + 1}")
     student.wait_for_selector("#ls-verdict-class", timeout=60_000)
     wait_for_status(student, f"Step {k + 1} of {k + 1}")
+
+
+def test_a_student_breaks_their_own_copy_and_back_to_the_class_returns(app_server, new_page):
+    url, _ = app_server
+    teacher = new_page(1280, 800)
+    teacher.goto(f"{url}/?scenario=two-tools&step=5")
+    wait_for_status(teacher, "Step 5 of 5")
+    teacher.locator(".st-key-present label").click()
+    teacher.locator(".st-key-classroom-start button").first.click()
+    teacher.wait_for_selector("#ls-class-code", timeout=60_000)
+    code = teacher.locator("#ls-class-code").get_attribute("data-code")
+    before = Classes(default_store()).state(code)
+
+    student = new_page(1280, 800)
+    student.goto(f"{url}/?class={code}")
+    wait_for_status(student, "Step 5 of 5")
+    settled(student)
+    student.locator(".st-key-class-break-4 summary").click()  # Break it here, on the student's own copy
+    student.wait_for_selector(".st-key-class-break-go-4 button", timeout=60_000)
+    student.locator(".st-key-class-break-go-4 button").click()
+    student.wait_for_selector(".st-key-class-broken", timeout=60_000)  # the broken branch beside the correct one
+    wait_for_text(student, AWAY.format(k=5))
+    wait_for_text(student, "You are on a branch of your own")
+    after = Classes(default_store()).state(code)
+    assert (after.run_id, after.steps, after.cursor) == (before.run_id, before.steps, before.cursor)
+    wait_for_text(teacher, "0 following · 1 away")
+
+    student.locator(".st-key-classroom-rejoin button").click()
+    wait_for_status(student, "Step 5 of 5")
+    student.wait_for_selector(".st-key-class-broken", state="detached", timeout=60_000)
+    student.wait_for_function("(text) => !document.body.innerText.includes(text)", arg="You stepped away")
+    wait_for_text(teacher, "1 following · 0 away")

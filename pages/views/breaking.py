@@ -14,13 +14,13 @@ from loop.engine.broken import OFFLINE, break_at, offline_model, settings_of, wh
 from loop.engine.fork import continue_from
 from loop.engine.runner import Run, new_workspace
 from loop.engine.toolsets import default_toolbox
-from loop.engine.trace import Trace
+from loop.engine.trace import MAIN, Trace
 from loop.views.breaks import broken_view, calls_after, mistake_of, same_until
 from loop.views.mistakes import MISTAKES
 from loop.views.step import StepView
 
 from .blocks import plain
-from .forks import adopt, branches
+from .forks import adopt, branches, own
 from .i18n import lang, t
 from .mistakes import draw_call, draw_lines
 from .replay import REPLAY
@@ -29,13 +29,13 @@ AHEAD = "break-ahead"  # {(id of a live trace, its length): the same run taken o
 PARENTS = "broken-parents"  # {id of a broken branch's trace: the trace it was forked from}
 
 
-def _ahead(trace: Trace, run: Run | None) -> Trace:
+def _ahead(trace: Trace, goes_on: bool) -> Trace:
     """The trace with what comes after its newest step, as the offline model answers it.
 
-    A live run not yet at its end has no steps ahead to tell which mistakes can happen; the broken branch would
-    run against the offline model, so the run is taken on there, once, in a workspace of its own.
+    A live run not yet at its end (`goes_on`) has no steps ahead to tell which mistakes can happen; the broken
+    branch would run against the offline model, so the run is taken on there, once, in a workspace of its own.
     """
-    if run is None or run.done:
+    if not goes_on:
         return trace
     kept = st.session_state.setdefault(AHEAD, {})
     mark = (id(trace), len(trace))
@@ -56,9 +56,12 @@ def _ask(key: str, cursor: int) -> None:
     st.session_state[f"{key}-break-asked"] = cursor  # acted on in the body, which then reruns the whole page
 
 
-def _family(run: Run | None) -> list[Trace]:
+def _family(run: Run | None, key: str) -> list[Trace]:
     if run is not None:
         return [b.trace for b in branches(run)]
+    mine = own(key)
+    if mine is not None:
+        return mine.family()
     replay = st.session_state.get(REPLAY) or {}
     root = replay.get("trace")
     return [root, *root.branches] if root is not None else []
@@ -66,10 +69,13 @@ def _family(run: Run | None) -> list[Trace]:
 
 def draw_break(trace: Trace, v: StepView, run: Run | None, key: str) -> None:
     """Under the views: on a broken branch, the break beside the correct branch; on any other, Break it here."""
-    if v.stage is None or (run is None and key != REPLAY):
+    mine = own(key) if run is None and key != REPLAY else None
+    if v.stage is None or (run is None and key != REPLAY and mine is None):
         return
     if mistake_of(trace):
-        draw_broken(trace, key, _family(run))
+        draw_broken(trace, key, _family(run, key))
+        return
+    if mine is not None and mine.paused():  # a copy while the class's question is open: no stepping away
         return
     cursor = v.index
     # Drawn only while open: a click of Step costs nothing, and what can break is worked out only when asked.
@@ -89,7 +95,11 @@ def _draw_offer(trace: Trace, cursor: int, run: Run | None, key: str) -> None:
                   "recorded for the same tool_use ids."), icon=":material/history:")
     elif not trace.meta.get("scripted"):
         st.info(t(OFFLINE, model=plain(trace.meta.get("model") or "?")), icon=":material/key_off:")
-    why = why_not(_ahead(trace, run), cursor)
+    if run is not None:
+        goes_on = not run.done
+    else:  # a copy of a run still going (a class's, mid-run): what its steps ahead would be, as for a live run
+        goes_on = key != REPLAY and bool(trace.steps) and not (trace.steps[-1].ended and trace.steps[-1].thread == MAIN)
+    why = why_not(_ahead(trace, goes_on), cursor)
     can = [name for name, reason in why.items() if reason is None]
     now = lang()
     if can:
@@ -105,12 +115,20 @@ def _draw_offer(trace: Trace, cursor: int, run: Run | None, key: str) -> None:
         st.caption(t("**Cannot happen from this step:**") + "\n"
                     + "\n".join(f"- {t(MISTAKES[name].title)}: {t(reason)}" for name, reason in cannot))
     if st.session_state.pop(f"{key}-break-asked", None) == cursor:
-        _break(trace, cursor, st.session_state.get(f"{key}-break-pick-{cursor}"), run)
+        _break(trace, cursor, st.session_state.get(f"{key}-break-pick-{cursor}"), run, key)
 
 
-def _break(trace: Trace, cursor: int, mistake: str | None, run: Run | None) -> None:
+def _break(trace: Trace, cursor: int, mistake: str | None, run: Run | None, key: str = REPLAY) -> None:
     if mistake not in MISTAKES:
         return
+    mine = own(key) if run is None and key != REPLAY else None
+    if mine is not None:  # a copy: a branch of the student's own, on the offline model, in a workspace of its own
+        if mine.paused():
+            st.rerun()
+        broken = break_at(trace, cursor, mistake)
+        st.session_state.setdefault(PARENTS, {})[id(broken.trace)] = trace
+        mine.adopt(broken.run)
+        st.rerun()
     # A live run's branch shares its tools, as every branch does; a replay has none: the branch gets its own.
     broken = break_at(trace, cursor, mistake, tools=run.tools if run is not None else None)
     st.session_state.setdefault(PARENTS, {})[id(broken.trace)] = trace

@@ -5,6 +5,8 @@ large. Each cursor move of the teacher's live run is saved (runs.py `autosave`) 
 (`Classes.show`), from the step's `changed()` hook (step.py). A browser that opens the link and is not the
 class's teacher follows: it draws the class's run at the class's step, in its own language, on a copy of its own
 (Back and Step move the copy; nothing runs, no key is spent), and a small fragment reads the class twice a second.
+A fork or Break it here on the copy is a step away too, onto a branch of the student's own, in this session only:
+on the offline model, or a real model's run with the student's own key, never the teacher's.
 The teacher is known by the signed browser id (browser.py), never by anything in the URL: a follower's page
 calls nothing that moves the class, and it never lists the teacher's saved runs.
 """
@@ -16,15 +18,22 @@ import os
 import secrets
 import threading
 import time
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field, replace
 from html import escape
 from urllib.parse import urlsplit
 
 import segno
 import streamlit as st
 
-from loop.engine.runner import Run
+from loop.engine.broken import offline_model
+from loop.engine.broken import settings_of as settings_in
+from loop.engine.fork import continue_from
+from loop.engine.model import Model, ModelConfig
+from loop.engine.runner import Run, new_workspace
+from loop.engine.toolsets import default_toolbox
 from loop.engine.trace import Trace
+from loop.text.catalogs import N_
 from loop.files.classes import CODE_LETTERS, Classes, NotTeacher, Summary
 from loop.files.runs import StoreError, new_run_id
 from loop.views.questions import question_before
@@ -32,12 +41,14 @@ from loop.views.questions import question_before
 from .address import PUBLIC_URL_VARIABLE, ClassLink, class_link, is_loopback, listens_beyond_loopback, machine_addresses
 from .browser import store, this_browser
 from .blocks import inline_code, markdown_html
+from .forks import Own, set_own, trace_label
 from .i18n import lang, t
+from .keep import KEPT
 from .predict import REVEALED, answers, draw_verdict, hold
 from .predict import on as predict_on
 from .presenter import PRESENT
 from .runs import SAVED, autosave, current_run_id, resume, settings_of
-from .settings import _keep
+from .settings import _keep, unsandboxed_refusal
 
 CLASS = "class"  # the query parameter: ?class=CODE
 ROLE = "class-role"  # session: (code, whether this browser teaches it), decided once a code
@@ -373,6 +384,7 @@ class Copy:
     beat_away: bool | None = None  # what it said
     asked: int | None = None  # the step whose question the class asked last
     chosen: dict | None = None  # step -> this browser's answer to the class's question
+    branches: list[Run] = field(default_factory=list)  # the student's own forks and breaks, newest last
 
 
 def follows() -> bool:
@@ -450,8 +462,84 @@ def _open(copy: Copy) -> bool:
 def _back_to_class() -> None:
     copy = st.session_state.get(FOLLOWING)
     if copy is not None:
-        copy.following = True
-        copy.version = None  # taken again on this run
+        _rejoin(copy)
+
+
+def _rejoin(copy: Copy) -> None:
+    """The copy follows the class again, on the class's run. Its own branches are dropped: the follower's page has
+    no branch picker to reach them, each holds a workspace of its own on the server (a class of thirty keeps none
+    it cannot show), and the class's run is the lesson the student comes back to."""
+    for branch in copy.branches:
+        branch.close()
+    if copy.branches:
+        copy.branches.clear()
+        copy.trace = None  # taken again from the class
+    copy.following = True
+    copy.version = None  # taken again on this run
+
+
+# Why a student's copy of a real model's run cannot fork: the class's key is the teacher's, and is never spent here.
+NO_KEY_OF_YOUR_OWN = N_("This class's run was made with {model}, whose key is the teacher's: a branch of your own "
+                        "would need an API key of your own (on Step through, in this tab). Break it here needs none: "
+                        "it runs against the offline model.")
+
+
+def _own_key() -> str | None:
+    """The key this student typed on Step through in this tab, if any: never the server's, which a class lends to
+    the teacher's run."""
+    s = st.session_state
+    return (s.get("set-api-key") or s.get(KEPT + "set-api-key") or "").strip() or None
+
+
+def _own_model(trace: Trace) -> Model | None:
+    """The model a branch of the copy goes on with: the offline model for a run made on it (it plays the class's
+    scenario, found by its task); for a real model's run, the same model with the student's own key and base URL;
+    None without a key of their own."""
+    if trace.meta.get("scripted"):
+        return offline_model(trace)
+    key = _own_key()
+    if key is None:
+        return None
+    s = st.session_state
+    base_url = (s.get("set-base-url") or s.get(KEPT + "set-base-url") or "").strip() or None
+    config = replace(offline_model(trace).config, model=str(trace.meta.get("model") or ""), api_key=key,
+                     base_url=base_url)
+    return Model(config)
+
+
+def _refusal(copy: Copy) -> str | None:
+    trace = copy.trace
+    if trace.meta.get("scripted"):
+        return None
+    if _own_key() is None:
+        return t(NO_KEY_OF_YOUR_OWN, model=str(trace.meta.get("model") or "?"))
+    return unsandboxed_refusal(ModelConfig(model=str(trace.meta.get("model") or "")))
+
+
+def _base(copy: Copy) -> Run:
+    """A run on the copy's trace, at its last step, in a workspace of its own (the teacher's files are not read)."""
+    trace = copy.trace
+    settings = settings_in(trace)
+    tools = default_toolbox(new_workspace(), settings.tool_timeout, settings.toolset or "s01")
+    return continue_from(trace, len(trace) - 1, _own_model(trace), tools, settings)
+
+
+def _adopt(copy: Copy, branch: Run) -> None:
+    """A fork or a break on the copy: a step away, onto a branch that lives in this session only."""
+    close = getattr(branch.tools, "close", None)
+    if callable(close):  # the session's end removes its workspace too
+        weakref.finalize(branch, close)
+    copy.branches.append(branch)
+    copy.trace = branch.trace
+    copy.following = False
+    _beat(copy)
+
+
+def _own(copy: Copy) -> Own:
+    """What the step views fork and break the copy with (forks.py, breaking.py)."""
+    return Own(refusal=lambda: _refusal(copy), base=lambda: _base(copy), adopt=lambda b: _adopt(copy, b),
+               paused=lambda: copy.asked is not None and _open(copy),
+               family=lambda: [b.trace for b in copy.branches])
 
 
 def draw_follower() -> None:
@@ -470,7 +558,7 @@ def draw_follower() -> None:
         return
     copy = _copy(code)
     if state.question is not None and not state.revealed and not copy.following:  # no stepping away while it is open
-        copy.following = True
+        _rejoin(copy)
     if copy.following and (copy.version != state.version or copy.trace is None):
         if not _take(copy, state):
             st.error(t("The class's run cannot be read on this server."), icon=":material/error:")
@@ -486,11 +574,16 @@ def draw_follower() -> None:
     if copy.following:
         st.caption(t("You follow the teacher: your page shows the teacher's step. Back and Step move your own "
                      "copy; nothing runs."))
+    elif copy.branches:
+        st.caption(t("You are on a branch of your own ({branch}): it lives on this page only and the class's run "
+                     "is not changed. Back to the class drops it.",
+                     branch=trace_label(copy.trace, len(copy.branches))))
     st.fragment(_poll, run_every=POLL)(code)
     _draw_class_question(copy, state)
     if not len(copy.trace):
         st.info(t("The teacher has not taken the first step yet."), icon=":material/hourglass_top:")
         return
+    set_own(KEY, _own(copy))  # a fork or Break it here on the copy: the student's own branch
     draw_step(copy.trace, KEY, None, name=f"class-{code}", moved=lambda: moved(copy.trace))
 
 
