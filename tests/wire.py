@@ -195,6 +195,7 @@ class Follower(Wire):
         super().__init__(url, cookies, agent, query or f"class={code}")
         self.shown: dict[tuple[int, int], float] = {}  # (k, n): time.perf_counter() when the page was sent it
         self.runs = 0
+        self.last: list[bytes] = []  # what the last run the server started by itself sent
 
     async def finished(self) -> None:
         """Read until the run that the page ends on finishes (through any st.rerun), noting the steps sent."""
@@ -215,18 +216,25 @@ class Follower(Wire):
             self.shown.setdefault((int(m.group(1)), int(m.group(2))), time.perf_counter())
 
     async def until(self, step: tuple[int, int]) -> None:
-        """Take what the server sends until the page was sent `step`'s heading (a dead connection raises)."""
-        while step not in self.shown:
+        """Take what the server sends until the end of the run that sent the page `step`'s heading (`last` is what
+        that run sent); at once if it was sent already. A dead connection raises."""
+        if step in self.shown:
+            return
+        while True:
             if await self._next():
-                self.runs += 1
-                self.text = []
+                self._ran()
+                if step in self.shown:
+                    return
+
+    def _ran(self) -> None:
+        self.runs += 1
+        self.last, self.text = self.text, []
 
     async def listen(self) -> None:
         """Take what the server sends, run after run, until the connection closes or the task is cancelled."""
         while True:
             if await self._next():
-                self.runs += 1
-                self.text = []
+                self._ran()
 
     async def tick(self) -> None:
         """What the page's timer does: ask a rerun of each fragment that asked for one (the answer is `listen`'s)."""

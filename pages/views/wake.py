@@ -127,14 +127,11 @@ class Watcher:
 # -- Streamlit's side: which session is this page, and how a session is asked to rerun --------------------------
 
 def session_id() -> str | None:
-    """This page's Streamlit session (None outside a script run, or with no server to wake it: AppTest)."""
-    from streamlit.runtime import Runtime
+    """This page's Streamlit session, if this server can wake it (None outside a script run, or in AppTest)."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-    if not Runtime.exists():
-        return None
     ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else None
+    return ctx.session_id if ctx is not None and _session(ctx.session_id) is not None else None
 
 
 def _session(session_id: str):
@@ -146,8 +143,9 @@ def _session(session_id: str):
 
     if not Runtime.exists():
         return None
-    info = Runtime.instance()._session_mgr.get_active_session_info(session_id)
-    return info.session if info is not None else None
+    sessions = getattr(Runtime.instance(), "_session_mgr", None)  # (AppTest's Runtime is a mock without one)
+    info = sessions.get_active_session_info(session_id) if sessions is not None else None
+    return getattr(info, "session", None)
 
 
 def live(session_id: str) -> bool:
