@@ -47,6 +47,7 @@ SMALL = "class-small"  # session: the teacher hid the QR code and the link (the 
 ENDED = "class-ended"  # session: (Summary, CSV) of the class this browser just ended
 FOLLOWING = "class-follower"  # session: a follower's Copy
 KEY = "class"  # the step views' key on a follower's page
+FALLBACK = 2.0  # seconds between two reads of the class by a page the server cannot wake (see `_watch`)
 FRESH = 0.1  # seconds one read of a class answers every follower's page on this server (see `_polled`)
 BEAT = 3.0  # seconds between two heartbeats of a follower
 ATTENDANCE = 3.0  # seconds between two counts of the followers on the teacher's page
@@ -552,7 +553,18 @@ def _poll(code: str) -> None:
 def _watch(code: str, copy: Copy, drawn: int) -> None:
     """The watcher of this server wakes this page when the class is no longer at version `drawn` (wake.py)."""
     session = wake.session_id()
-    if session is None:  # no server to wake the page (AppTest): its own reruns show the class
+    if session is None:  # a page the server cannot wake (AppTest; a Streamlit whose sessions are kept otherwise)
+        st.fragment(_fallback, run_every=FALLBACK)(code, drawn)
         return
     wake.watcher(_read, lambda code, followers: classes().seen_many(code, followers), time.monotonic).register(
         session, code, drawn, this_browser(), not copy.following)
+
+
+def _fallback(code: str, drawn: int) -> None:
+    """Every few seconds, on a page the server cannot wake: the page is drawn again when the class moved."""
+    try:
+        state = _polled(code)
+    except StoreError:
+        return
+    if state is None or state.ended or state.version != drawn:
+        st.rerun()
