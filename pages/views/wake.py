@@ -39,13 +39,14 @@ class Watcher:
     """The registry of follower pages and the thread that wakes them (see the module's docstring).
 
     `read(code)` is the class's state (None: no such class); `beat(code, [(owner, away), ...])` writes heartbeats;
-    `wake(session_id)` asks that page to rerun: "gone" (the browser went away), "busy" (its script is running: try
-    again) or "woken"; `live(session_id)` says whether the page is still open.
+    `wake(session_id)` asks that page to rerun, and what came of it is told to `woke`; `live(session_id)` says
+    whether the page is still open.
     """
 
-    def __init__(self, read: Callable, beat: Callable, wake: Callable[[str], str], live: Callable[[str], bool],
-                 clock: Callable[[], float]):
+    def __init__(self, read: Callable, beat: Callable, wake: Callable[[str], None], live: Callable[[str], bool],
+                 clock: Callable[[], float], threaded: bool = True):
         self.read, self.beat, self.wake, self.live, self.clock = read, beat, wake, live, clock
+        self.threaded = threaded  # (a test calls `once` itself)
         self.pages: dict[str, Watched] = {}
         self.lock = threading.Lock()
         self.some = threading.Condition(self.lock)  # signalled when a page registers
@@ -55,7 +56,7 @@ class Watcher:
     def register(self, session_id: str, code: str, drawn: int, owner: str | None, away: bool) -> None:
         with self.lock:
             self.pages[session_id] = Watched(code, drawn, owner, away)
-            if self.thread is None:
+            if self.thread is None and self.threaded:
                 self.thread = threading.Thread(target=self._run, name="loopscope-class-watcher", daemon=True)
                 self.thread.start()
             self.some.notify()
