@@ -10,9 +10,9 @@ Everyone speaks Streamlit's own protocol (tests/wire.py), as browsers on their o
 machines would, through the balancer: the teacher turns presenter mode on, takes
 a step, starts a class and then clicks every --every seconds (Step to the end
 of two-tools, then Back to its first step); each student opens `/?class=CODE`
-and does what its page does by itself: reruns the class's poll fragment at the
-interval the server asks for (twice a second), which reruns the page when the
-class moved.
+and does what its page does by itself: nothing but take the runs the server
+sends it (the server reruns a follower's page when its class moves,
+pages/views/wake.py), and tick any fragment timer the server would ask for.
 
 For each click and each student: the time from the teacher's click being sent
 until the student's page is sent that step's heading ("Step k of n", read from
@@ -186,7 +186,7 @@ def measure(classroom, database, args) -> dict:
               f" · max {max(times) * 1000:.0f} ms · mean {statistics.mean(times) * 1000:.0f} ms")
     per = server_cpu / max(1, updates) * 1000
     db = f" · database server {db_cpu:.1f} s ({db_cpu / max(1, updates) * 1000:.1f} ms an update)" if database else ""
-    print(f"  CPU time: replicas {server_cpu:.1f} s ({per:.1f} ms a follower update, the polls between included)"
+    print(f"  CPU time: replicas {server_cpu:.1f} s ({per:.1f} ms a follower update, the time between included)"
           f"{db} · balancer {balancer_cpu:.1f} s · this script (the wire clients) {client_cpu:.1f} s · "
           f"available {took * (os.cpu_count() or 1):.0f} s")
     print(f"  server memory (the replicas and their children, PSS): idle {idle / 2**20:.0f} MiB · "

@@ -4,12 +4,15 @@ student's too, the student's answer is counted on the teacher's page, and Reveal
 
 from __future__ import annotations
 
+import asyncio
+
 from loop.files.classes import Classes
 from loop.files.runs import default_store
 from loop.files.transcript import load
 from loop.views.questions import question_before
 from pages.views.replay import sample_path
 from tests.browser import settled, wait_for_status
+from tests.wire import Follower, Wire
 
 AWAY = "You stepped away: the class is at step {k}."
 
@@ -121,3 +124,72 @@ def test_a_student_breaks_their_own_copy_and_back_to_the_class_returns(app_serve
     student.wait_for_selector(".st-key-class-broken", state="detached", timeout=60_000)
     student.wait_for_function("(text) => !document.body.innerText.includes(text)", arg="You stepped away")
     wait_for_text(teacher, "1 following · 0 away")
+
+
+# -- a follower's page, woken by the server: Streamlit's own protocol, as the browser's page speaks it (tests/wire.py)
+async def _class(url: str) -> tuple[Wire, str]:
+    """A teacher in presenter mode who took a step and started a class: (the teacher's page, the code)."""
+    teacher = Wire(url, agent="class teacher")
+    await teacher.open()
+    await teacher.rerun("present", bool_value=True)
+    await teacher.rerun("live-step")
+    await teacher.rerun("classroom-start")
+    code = dict(p.split("=", 1) for p in teacher.query.split("&") if "=" in p)["class"]
+    return teacher, code
+
+
+def test_a_followers_page_is_woken_by_the_server_and_keeps_its_address_and_its_widgets(app_server):
+    url, _ = app_server
+
+    async def lesson() -> None:
+        teacher, code = await _class(url)
+        student = Follower(url, code)
+        await student.open()
+        assert (1, 1) in student.shown and not student.timers  # no timer: the page asks the server nothing
+        await student.rerun("class-growth", bool_value=True)  # the student's own choice on their page
+        assert student.shows("Context growth")
+        sent = student.sent
+        for k in (2, 3):
+            await teacher.rerun("live-step")
+            await asyncio.wait_for(student.until((k, k)), timeout=60)
+            assert b"Context growth" in b"".join(student.last)  # the woken run kept the toggle's value
+            params = dict(p.split("=", 1) for p in student.query.split("&"))
+            assert params["class"] == code and params["step"] == str(k)  # and the address bar's class
+        assert student.sent == sent  # woken by the server: the page sent nothing for it
+        assert not (teacher.errors or student.errors), (teacher.errors, student.errors)
+        await student.close()
+        await teacher.close()
+
+    asyncio.run(asyncio.wait_for(lesson(), timeout=240))
+
+
+def _seen(code: str) -> float | None:
+    with default_store()._transaction(write=False) as db:
+        row = db.execute("SELECT max(seen) FROM class_followers WHERE code=?", (code,)).fetchone()
+    return row[0] if row else None
+
+
+def test_an_idle_followers_page_costs_the_server_no_run_while_the_class_stands_still(app_server):
+    url, _ = app_server
+
+    async def lesson() -> None:
+        teacher, code = await _class(url)
+        student = Follower(url, code)
+        await student.open()
+        first = _seen(code)
+        assert first is not None  # the page said it follows
+        stop = asyncio.Event()
+        page = asyncio.create_task(student.follow(stop))  # the page, doing what it does by itself
+        while _seen(code) == first:  # until the server's next heartbeat for the page (SEEN_EVERY later)
+            await asyncio.sleep(0.1)
+            assert not page.done()
+        assert student.runs == 0 and student.sent == 1  # no script ran for it meanwhile, and it asked for none
+        stop.set()
+        await page
+        await teacher.rerun("live-step")
+        await asyncio.wait_for(student.until((2, 2)), timeout=60)  # the teacher's click: the page is woken
+        assert student.sent == 1
+        await student.close()
+        await teacher.close()
+
+    asyncio.run(asyncio.wait_for(lesson(), timeout=240))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from websockets.exceptions import ConnectionClosed
 
 from tests.wire import Follower, Wire
 from tests.postgres import postgres_server  # noqa: F401  (a fixture)
@@ -575,14 +576,12 @@ def test_a_port_is_told_apart_by_the_process_that_listens_on_it_not_by_an_answer
 
 
 # -- a class across replicas: the teacher on one, a student on another, the student's replica killed mid-class --
-async def follows_to(student: Follower, step: tuple[int, int], ticks: int = 240) -> None:
-    """Let the student's page run its timer (the class's poll) until the page is sent `step`'s heading."""
-    for _ in range(ticks):
-        if step in student.shown:
-            return
-        await asyncio.sleep(min(student.timers.values(), default=0.5))  # the page's own timer, not a wait for a state
-        await student.tick()
-    raise AssertionError(f"{student.agent}'s page never showed step {step}; it showed {sorted(student.shown)}")
+async def follows_to(student: Follower, step: tuple[int, int]) -> None:
+    """Take what the server sends the student's page (it is woken when the class moves) until it shows `step`."""
+    try:
+        await asyncio.wait_for(student.until(step), timeout=120)
+    except asyncio.TimeoutError:
+        raise AssertionError(f"{student.agent}'s page never showed step {step}; it showed {sorted(student.shown)}")
 
 
 # On PostgreSQL, as replicas on several machines share a class. On SQLite: a class on one server is
@@ -612,8 +611,8 @@ def test_a_student_on_another_replica_follows_and_goes_on_following_after_its_re
             assert doomed.name == "r2" and teacher.cookies[COOKIE] == "r1"
             doomed.process.send_signal(signal.SIGKILL)
             await asyncio.to_thread(doomed.process.wait)
-            with pytest.raises(Exception):  # the page's connection died with its replica
-                await student.tick()
+            with pytest.raises(ConnectionClosed):  # the page's connection died with its replica
+                await asyncio.wait_for(student.until((99, 99)), timeout=60)
             await teacher.rerun("live-step")  # the class goes on meanwhile
             # The page reconnects through the balancer, with its cookies and its address bar.
             again = Follower(room.url, code, agent="class follower", cookies=student.cookies, query=student.query)

@@ -65,6 +65,7 @@ class Wire:
         self.errors: list[str] = []
         self.timers: dict[str, float] = {}  # fragment id: seconds between two of its reruns, as the page's timer
         self.early = False  # the last run finished early: a rerun (st.rerun) follows it
+        self.sent = 0  # the messages sent to the server
 
     async def open(self) -> None:
         import websockets
@@ -118,9 +119,13 @@ class Wire:
                     setattr(state, field, given)
             else:
                 state.trigger_value = True
-        await self.ws.send(msg.SerializeToString())
+        await self._send(msg)
         self.text = []
         await self.finished()
+
+    async def _send(self, msg) -> None:
+        self.sent += 1
+        await self.ws.send(msg.SerializeToString())
 
     async def finished(self) -> None:
         """Read what the server sends until the script run finishes."""
@@ -178,30 +183,61 @@ class Wire:
 
 
 class Follower(Wire):
-    """A student's tab on a class (`/?class=CODE`, pages/views/classroom.py): nothing is clicked; the page's timer
-    reruns the class's poll fragment every half second, as a browser's does, and the poll reruns the whole page
-    when the class moved. `shown` notes each "Step k of n" the page is sent, with when its heading arrived."""
+    """A student's tab on a class (`/?class=CODE`, pages/views/classroom.py): nothing is clicked. As a browser's
+    page, it takes each run the server starts by itself (the server reruns the page when the class moves:
+    pages/views/wake.py) and sends nothing for it; and, as the browser's frontend, it reruns any fragment whose
+    timer the server asks for (st.fragment's run_every). `shown` notes each "Step k of n" the page is sent, with
+    when its heading arrived; `runs` counts the script runs the server sent after the page opened, `sent` the
+    messages the page sent (its first run's included)."""
 
     def __init__(self, url: str, code: str, agent: str = "loopscope-wire follower", cookies: dict | None = None,
                  query: str = ""):
         super().__init__(url, cookies, agent, query or f"class={code}")
         self.shown: dict[tuple[int, int], float] = {}  # (k, n): time.perf_counter() when the page was sent it
+        self.runs = 0
+        self.last: list[bytes] = []  # what the last run the server started by itself sent
 
     async def finished(self) -> None:
         """Read until the run that the page ends on finishes (through any st.rerun), noting the steps sent."""
         while True:
-            done = await self._read()
-            if self.text:
-                self._note(self.text[-1])
+            done = await self._next()
             if done and not self.early:
                 return
+
+    async def _next(self) -> bool:
+        """Read one message, noting the steps sent; True at the end of a script run."""
+        done = await self._read()
+        if self.text:
+            self._note(self.text[-1])
+        return done
 
     def _note(self, raw: bytes) -> None:
         for m in re.finditer(rb"Step (\d+) of (\d+)", raw):
             self.shown.setdefault((int(m.group(1)), int(m.group(2))), time.perf_counter())
 
+    async def until(self, step: tuple[int, int]) -> None:
+        """Take what the server sends until the end of the run that sent the page `step`'s heading (`last` is what
+        that run sent); at once if it was sent already. A dead connection raises."""
+        if step in self.shown:
+            return
+        while True:
+            if await self._next():
+                self._ran()
+                if step in self.shown:
+                    return
+
+    def _ran(self) -> None:
+        self.runs += 1
+        self.last, self.text = self.text, []
+
+    async def listen(self) -> None:
+        """Take what the server sends, run after run, until the connection closes or the task is cancelled."""
+        while True:
+            if await self._next():
+                self._ran()
+
     async def tick(self) -> None:
-        """What the page's timer does: rerun each fragment that asked for it (the class's poll)."""
+        """What the page's timer does: ask a rerun of each fragment that asked for one (the answer is `listen`'s)."""
         from streamlit.proto.BackMsg_pb2 import BackMsg
 
         for fragment in list(self.timers):
@@ -210,24 +246,32 @@ class Follower(Wire):
             msg.rerun_script.page_script_hash = self.page
             msg.rerun_script.fragment_id = fragment
             msg.rerun_script.is_auto_rerun = True
-            await self.ws.send(msg.SerializeToString())
-            self.text = []
-            await self.finished()
+            await self._send(msg)
 
     async def follow(self, stop: asyncio.Event, phase: float = 0.0) -> None:
-        """Tick at the page's interval until `stop` is set (a tick takes its time: the next is due from the last).
+        """Be the page until `stop` is set: take the runs the server sends, and tick the fragments' timers, if any
+        (`phase`, a fraction of the interval, delays the first tick: the pages were opened at different moments)."""
+        listening = asyncio.create_task(self.listen())
+        timing = asyncio.create_task(self._timers(phase))
+        stopped = asyncio.create_task(stop.wait())
+        try:
+            await asyncio.wait({listening, timing, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (listening, timing, stopped):
+                task.cancel()
+            await asyncio.gather(listening, timing, stopped, return_exceptions=True)
+        for task in (listening, timing):  # a dropped connection, said
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()
 
-        `phase` (a fraction of the interval) delays the first tick: the pages of a class were opened at
-        different moments, so their timers do not fire together."""
-        due = time.perf_counter() + phase * min(self.timers.values(), default=0.5)
-        while not stop.is_set():
-            try:
-                await asyncio.wait_for(stop.wait(), timeout=max(0.0, due - time.perf_counter()))
-                return
-            except asyncio.TimeoutError:
-                pass
+    async def _timers(self, phase: float) -> None:
+        if not self.timers:
+            await asyncio.Event().wait()  # (no timer now: a page gets none later without a run of its own)
+        due = time.perf_counter() + phase * min(self.timers.values())
+        while True:
+            await asyncio.sleep(max(0.0, due - time.perf_counter()))  # the page's own timer
             await self.tick()
-            due = max(due + min(self.timers.values(), default=0.5), time.perf_counter())
+            due = max(due + min(self.timers.values()), time.perf_counter())
 
 
 async def wire_student(url: str, n: int, max_steps: int, think_ms: int, times: list[float], errors: list[str],

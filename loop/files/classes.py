@@ -276,6 +276,36 @@ class Classes:
             if len(_heartbeats) > 10_000:  # followers of classes long gone
                 _heartbeats.clear()
 
+    def seen_many(self, code: str, followers: list[tuple[str, bool]]) -> None:
+        """The heartbeats of many followers of the class at once, `(follower, away)` each: one transaction for
+        all the pages of a server, written as `seen` would write each (not again within `SEEN_EVERY` seconds
+        unless it stepped away or back)."""
+        code = normal_code(code)
+        if code is None:
+            return
+        now = self.clock()
+        due: dict[str, bool] = {}
+        with _heartbeats_lock:
+            for follower, away in followers:
+                if not _owner(follower):
+                    continue
+                last = _heartbeats.get((self.store.database.name, code, follower))
+                if last is None or last[1] != bool(away) or not 0 <= now - last[0] < SEEN_EVERY:
+                    due[follower] = bool(away)
+        if not due:
+            return
+        with self.store._transaction(write=True, synced=False) as db:  # a lost heartbeat is sent again
+            if db.execute("SELECT 1 FROM classes WHERE code=? AND ended IS NULL", (code,)).fetchone() is None:
+                return
+            db.executemany("INSERT INTO class_followers (code, follower, seen, away) VALUES (?, ?, ?, ?) "
+                           "ON CONFLICT (code, follower) DO UPDATE SET seen=excluded.seen, away=excluded.away",
+                           [(code, follower, now, int(away)) for follower, away in sorted(due.items())])
+        with _heartbeats_lock:
+            for follower, away in due.items():
+                _heartbeats[(self.store.database.name, code, follower)] = (now, away)
+            if len(_heartbeats) > 10_000:
+                _heartbeats.clear()
+
     def answer(self, code: str, follower: str, step: int, choice: int) -> bool:
         """A follower's answer to the open question of `step` (the last one counts); False when refused."""
         code = normal_code(code)

@@ -4,7 +4,8 @@ The teacher, in presenter mode, starts a class: a short code, a link `/?class=CO
 large. Each cursor move of the teacher's live run is saved (runs.py `autosave`) and then shown to the class
 (`Classes.show`), from the step's `changed()` hook (step.py). A browser that opens the link and is not the
 class's teacher follows: it draws the class's run at the class's step, in its own language, on a copy of its own
-(Back and Step move the copy; nothing runs, no key is spent), and a small fragment reads the class twice a second.
+(Back and Step move the copy; nothing runs, no key is spent). The page polls nothing: the server's watcher
+(wake.py) reruns it when the class moves.
 A fork or Break it here on the copy is a step away too, onto a branch of the student's own, in this session only:
 on the offline model, or a real model's run with the student's own key, never the teacher's.
 The teacher is known by the signed browser id (browser.py), never by anything in the URL: a follower's page
@@ -49,6 +50,7 @@ from .predict import on as predict_on
 from .presenter import PRESENT
 from .runs import SAVED, autosave, current_run_id, resume, settings_of
 from .settings import _keep, unsandboxed_refusal
+from . import wake
 
 CLASS = "class"  # the query parameter: ?class=CODE
 ROLE = "class-role"  # session: (code, whether this browser teaches it), decided once a code
@@ -59,8 +61,8 @@ SMALL = "class-small"  # session: the teacher hid the QR code and the link (the 
 ENDED = "class-ended"  # session: (Summary, CSV) of the class this browser just ended
 FOLLOWING = "class-follower"  # session: a follower's Copy
 KEY = "class"  # the step views' key on a follower's page
-POLL = 0.5  # seconds between two reads of the class on a follower's page
-FRESH = 0.1  # seconds one read of a class answers every follower's poll on this server (see `_polled`)
+FALLBACK = 2.0  # seconds between two reads of the class by a page the server cannot wake (see `_watch`)
+FRESH = 0.1  # seconds one read of a class answers every follower's page on this server (see `_polled`)
 BEAT = 3.0  # seconds between two heartbeats of a follower
 ATTENDANCE = 3.0  # seconds between two counts of the followers on the teacher's page
 COUNTS = 1.0  # seconds between two counts of the class's answers on the teacher's page
@@ -578,7 +580,7 @@ def draw_follower() -> None:
         st.caption(t("You are on a branch of your own ({branch}): it lives on this page only and the class's run "
                      "is not changed. Back to the class drops it.",
                      branch=trace_label(copy.trace, len(copy.branches))))
-    st.fragment(_poll, run_every=POLL)(code)
+    _poll(code)
     _draw_class_question(copy, state)
     if not len(copy.trace):
         st.info(t("The teacher has not taken the first step yet."), icon=":material/hourglass_top:")
@@ -631,7 +633,8 @@ def _draw_class_question(copy: Copy, state) -> None:
 
 
 def _poll(code: str) -> None:
-    """Twice a second: the class moved, and the student follows: the page shows the class's step."""
+    """The page's last look at the class before it is drawn, and its registration with the server's watcher, which
+    reruns the page when the class moves on (wake.py); away, where the class is now."""
     copy = st.session_state.get(FOLLOWING)
     if copy is None:
         return
@@ -641,15 +644,35 @@ def _poll(code: str) -> None:
         return
     if state is None or state.ended:
         st.rerun()  # the page says the class has ended
-    _beat(copy)
     if state.version != copy.version:
         if copy.following:
-            st.rerun()  # the page takes the class's step (draw_follower)
+            st.rerun()  # the class moved while the page was drawn: it takes the class's step (draw_follower)
         copy.version = state.version  # away: the copy stays where the student put it
-    if copy.following:  # (said by the page: a poll that draws nothing sends nothing)
+    _watch(code, copy, state.version)
+    if copy.following:
         return
     with st.container(horizontal=True, vertical_alignment="center", key="classroom-away"):  # where the class is now
         st.info(t("You stepped away: the class is at step {k}.", k=state.cursor + 1),
                 icon=":material/directions_walk:", width="stretch")
         st.button(t("Back to the class"), key="classroom-rejoin", type="primary", icon=":material/group:",
                   on_click=_back_to_class)
+
+
+def _watch(code: str, copy: Copy, drawn: int) -> None:
+    """The watcher of this server wakes this page when the class is no longer at version `drawn` (wake.py)."""
+    session = wake.session_id()
+    if session is None:  # a page the server cannot wake (AppTest; a Streamlit whose sessions are kept otherwise)
+        st.fragment(_fallback, run_every=FALLBACK)(code, drawn)
+        return
+    wake.watcher(_read, lambda code, followers: classes().seen_many(code, followers), time.monotonic).register(
+        session, code, drawn, this_browser(), not copy.following)
+
+
+def _fallback(code: str, drawn: int) -> None:
+    """Every few seconds, on a page the server cannot wake: the page is drawn again when the class moved."""
+    try:
+        state = _polled(code)
+    except StoreError:
+        return
+    if state is None or state.ended or state.version != drawn:
+        st.rerun()

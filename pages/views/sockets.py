@@ -36,8 +36,11 @@ def _served():
     """The sockets of asyncio's servers (the listening ones) and transports (the connections), as asyncio keeps
     them: a plain socket object is not tracked by the collector, its server and transport objects are."""
     import asyncio
+    import weakref
 
     for obj in gc.get_objects():
+        if type(obj) in weakref.ProxyTypes:  # (isinstance on a dead proxy raises ReferenceError)
+            continue
         if isinstance(obj, asyncio.AbstractServer):
             yield from getattr(obj, "sockets", None) or ()
         elif isinstance(obj, asyncio.Transport):

@@ -1,0 +1,197 @@
+"""The follower pages of this server process, woken by the server when their class moves (no poll in the page).
+
+One watcher a process (a daemon thread, started by the first follower page): it keeps the follower sessions of
+this process by class code, reads each watched class once every `FRESH` seconds for all of them, and asks a page
+to rerun when its class's version is not the one that page drew, or the class ended; the page run draws the new
+step (or, away, where the class is now). Every `BEAT` seconds it writes the heartbeats of the pages still open,
+one transaction a class. Idle pages cost nothing: no script runs for them while the class stands still.
+
+A page whose script is running when its class moves is not interrupted (a student's click may be on its way): it
+is woken once that run is over, unless the run drew the new version already.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+_LOGGER = logging.getLogger(__name__)
+
+FRESH = 0.1  # seconds between two reads of the watched classes
+BEAT = 3.0  # seconds between two heartbeats of the open follower pages
+ENDED = -1  # the "version" of a class that ended or is gone
+
+
+@dataclass
+class Watched:
+    """What the watcher knows of one follower page (a Streamlit session)."""
+
+    code: str
+    drawn: int  # the class's version the page's last run drew
+    owner: str | None  # the browser id, for its heartbeats
+    away: bool  # the student stepped away from the class
+    woken: int | None = None  # the version it was last woken for (not woken again for it)
+
+
+class Watcher:
+    """The registry of follower pages and the thread that wakes them (see the module's docstring).
+
+    `read(code)` is the class's state (None: no such class); `beat(code, [(owner, away), ...])` writes heartbeats;
+    `wake(session_id)` asks that page to rerun, and what came of it is told to `woke`; `live(session_id)` says
+    whether the page is still open.
+    """
+
+    def __init__(self, read: Callable, beat: Callable, wake: Callable[[str], None], live: Callable[[str], bool],
+                 clock: Callable[[], float], threaded: bool = True):
+        self.read, self.beat, self.wake, self.live, self.clock = read, beat, wake, live, clock
+        self.threaded = threaded  # (a test calls `once` itself)
+        self.pages: dict[str, Watched] = {}
+        self.lock = threading.Lock()
+        self.some = threading.Condition(self.lock)  # signalled when a page registers
+        self.beaten = 0.0
+        self.thread: threading.Thread | None = None
+
+    def register(self, session_id: str, code: str, drawn: int, owner: str | None, away: bool) -> None:
+        with self.lock:
+            self.pages[session_id] = Watched(code, drawn, owner, away)
+            if self.thread is None and self.threaded:
+                self.thread = threading.Thread(target=self._run, name="loopscope-class-watcher", daemon=True)
+                self.thread.start()
+            self.some.notify()
+
+    def forget(self, session_id: str) -> None:
+        with self.lock:
+            self.pages.pop(session_id, None)
+
+    def _run(self) -> None:
+        while True:
+            with self.lock:
+                while not self.pages:
+                    self.some.wait()
+            try:
+                self.once()
+            except Exception:  # a store that failed this time: the next round reads it again
+                _LOGGER.exception("the class watcher's round failed")
+            with self.lock:
+                self.some.wait(FRESH)  # (a register during the wait only makes the next round earlier)
+
+    def once(self) -> None:
+        """One round: read each watched class once, wake the pages behind it, and beat when it is time."""
+        with self.lock:
+            pages = dict(self.pages)
+        versions: dict[str, int] = {}
+        for code in {p.code for p in pages.values()}:
+            try:
+                state = self.read(code)
+            except Exception:
+                continue
+            versions[code] = ENDED if state is None or state.ended else state.version
+        for session_id, page in pages.items():
+            now = versions.get(page.code)
+            if now is None or now in (page.drawn, page.woken):
+                continue
+            page.woken = now
+            self.wake(session_id)
+        if self.clock() - self.beaten >= BEAT:
+            self.beaten = self.clock()
+            self._beat(pages, versions)
+
+    def woke(self, session_id: str, answer: str) -> None:
+        """What waking the page gave (called where the wake ran): a gone page is dropped, a busy one tried again."""
+        with self.lock:
+            page = self.pages.get(session_id)
+            if page is None:
+                return
+            if answer == "gone" or answer == "woken" and page.woken == ENDED:  # the page says the class ended
+                self.pages.pop(session_id, None)
+            elif answer == "busy":
+                page.woken = None
+
+    def _beat(self, pages: dict[str, Watched], versions: dict[str, int]) -> None:
+        by_class: dict[str, list[tuple[str, bool]]] = {}
+        for session_id, page in pages.items():
+            if page.owner is None or versions.get(page.code, ENDED) == ENDED:
+                continue
+            if not self.live(session_id):
+                self.forget(session_id)
+                continue
+            by_class.setdefault(page.code, []).append((page.owner, page.away))
+        for code, followers in by_class.items():
+            try:
+                self.beat(code, followers)
+            except Exception:
+                _LOGGER.exception("the heartbeats of class %s were not written", code)
+
+
+# -- Streamlit's side: which session is this page, and how a session is asked to rerun --------------------------
+
+def session_id() -> str | None:
+    """This page's Streamlit session, if this server can wake it (None outside a script run, or in AppTest)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None and _session(ctx.session_id) is not None else None
+
+
+def _session(session_id: str):
+    """The open session `session_id` of this server, or None (gone, or no server: AppTest has no Runtime).
+
+    Streamlit internals (private, streamlit is pinned 1.67.0): `Runtime.instance()._session_mgr` and its
+    `get_active_session_info(id).session`, an AppSession."""
+    from streamlit.runtime import Runtime
+
+    if not Runtime.exists():
+        return None
+    sessions = getattr(Runtime.instance(), "_session_mgr", None)  # (AppTest's Runtime is a mock without one)
+    info = sessions.get_active_session_info(session_id) if sessions is not None else None
+    return getattr(info, "session", None)
+
+
+def live(session_id: str) -> bool:
+    return _session(session_id) is not None
+
+
+def rerun(session_id: str, done: Callable[[str, str], None]) -> None:
+    """Ask the session to rerun, as Streamlit does when a source file changed (`AppSession._on_source_file_changed`
+    calls `self.request_rerun(self._client_state)`): the last run's query string (class=, step=) and page, and the
+    widgets' values kept in the session's state. It runs on the server's event loop (`AppSession._event_loop`,
+    the loop the session was made on), where the session's state may be touched; `done(session_id, answer)` is
+    called there with "woken", "busy" (a script of the session is running: it is not stopped) or "gone".
+
+    Streamlit internals used (private): `AppSession._event_loop`, `._scriptrunner`, `._client_state`.
+    """
+    session = _session(session_id)
+    if session is None:
+        done(session_id, "gone")
+        return
+
+    def on_loop() -> None:
+        if _session(session_id) is not session:
+            done(session_id, "gone")
+        elif session._scriptrunner is not None:  # running: a rerun request would stop it
+            done(session_id, "busy")
+        else:
+            session.request_rerun(session._client_state)
+            done(session_id, "woken")
+
+    try:
+        session._event_loop.call_soon_threadsafe(on_loop)
+    except RuntimeError:  # the loop is closed: the server is stopping
+        done(session_id, "gone")
+
+
+_watcher: Watcher | None = None
+_watcher_lock = threading.Lock()
+
+
+def watcher(read: Callable, beat: Callable, clock: Callable[[], float]) -> Watcher:
+    """The process's watcher (made on first use, with the functions of its first caller)."""
+    global _watcher
+    with _watcher_lock:
+        if _watcher is None:
+            made: list[Watcher] = []
+            _watcher = Watcher(read, beat, lambda sid: rerun(sid, made[0].woke), live, clock)
+            made.append(_watcher)
+        return _watcher

@@ -1,0 +1,113 @@
+"""The server wakes a class's follower pages (pages/views/wake.py) and writes their heartbeats together
+(Classes.seen_many): one read of a class a round for all its pages, a page woken once for each move of the class,
+again when it was busy, dropped when its browser went away or its class ended."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from loop.files.classes import SEEN_EVERY
+from pages.views import wake
+from tests.test_classes import OTHER_STUDENT, STRANGER, STUDENT, TEACHER, room  # noqa: F401  (room: a fixture)
+from tests.postgres import postgres_server  # noqa: F401  (a fixture)
+from tests.test_runs_store import store_at  # noqa: F401  (a fixture)
+
+
+class Class:
+    """A class's states as the store would answer them, and the watcher's calls, counted."""
+
+    def __init__(self):
+        self.version, self.ended, self.reads, self.woken, self.beats, self.gone = 1, False, [], [], [], set()
+        self.now = 0.0
+
+    def read(self, code):
+        self.reads.append(code)
+        return SimpleNamespace(version=self.version, ended=self.ended)
+
+    def watcher(self) -> wake.Watcher:
+        return wake.Watcher(self.read, lambda code, followers: self.beats.append((code, sorted(followers))),
+                            self.woken.append, lambda sid: sid not in self.gone, lambda: self.now, threaded=False)
+
+
+def test_a_round_reads_the_class_once_and_wakes_only_the_pages_behind_it_once_a_move():
+    c = Class()
+    w = c.watcher()
+    for n in range(30):
+        w.register(f"s{n}", "ABCDEF", 1, STUDENT, False)
+    w.once()
+    assert c.reads == ["ABCDEF"] and c.woken == []  # the class stands still: no page runs
+    c.version = 2
+    w.register("s0", "ABCDEF", 2, STUDENT, False)  # a page drawn after the move (a late student)
+    w.once()
+    assert sorted(c.woken) == sorted(f"s{n}" for n in range(1, 30)) and len(c.reads) == 2
+    c.woken.clear()
+    w.once()
+    assert c.woken == []  # not woken again for the same move
+    w.woke("s1", "busy")  # its script was running: it is woken once that run is over
+    w.once()
+    assert c.woken == ["s1"]
+
+
+def test_a_page_whose_browser_went_away_or_whose_class_ended_is_dropped():
+    c = Class()
+    w = c.watcher()
+    w.register("here", "ABCDEF", 1, STUDENT, False)
+    w.register("gone", "ABCDEF", 1, OTHER_STUDENT, False)
+    c.version = 2
+    w.once()
+    w.woke("gone", "gone")
+    assert set(w.pages) == {"here"}
+    w.register("here", "ABCDEF", 2, STUDENT, False)
+    c.ended = True
+    w.once()
+    assert c.woken[-1] == "here"  # the page says the class ended
+    w.woke("here", "woken")
+    assert w.pages == {}
+
+
+def test_heartbeats_go_every_few_seconds_one_call_a_class_for_its_open_pages():
+    c = Class()
+    w = c.watcher()
+    c.now = 100.0
+    w.register("a", "ABCDEF", 1, STUDENT, False)
+    w.register("b", "ABCDEF", 1, OTHER_STUDENT, True)
+    w.register("c", "GHJKMN", 1, STRANGER, False)
+    w.register("d", "GHJKMN", 1, None, False)  # no browser id: no heartbeat
+    c.gone.add("c")
+    w.once()
+    assert c.beats == [("ABCDEF", sorted([(STUDENT, False), (OTHER_STUDENT, True)]))]
+    assert "c" not in w.pages  # its browser went away
+    w.once()
+    assert len(c.beats) == 1  # not again before BEAT seconds
+    c.now += wake.BEAT
+    w.once()
+    assert len(c.beats) == 2
+
+
+def test_many_heartbeats_are_written_in_one_transaction_and_counted_as_seen_writes_them(room, monkeypatch):
+    store, channel, clock = room
+    code = channel.start(TEACHER, "r1", 3, 1)
+    transactions = []
+    opened = type(store)._transaction
+    monkeypatch.setattr(type(store), "_transaction",
+                        lambda self, *a, **k: transactions.append(k.get("write", a[0] if a else None))
+                        or opened(self, *a, **k))
+    channel.seen_many(code, [(STUDENT, False), (OTHER_STUDENT, False), (STRANGER, True), ("not-a-key", False)])
+    assert transactions == [True]
+    assert channel.attendance(code, TEACHER) == (2, 1)
+    transactions.clear()
+    clock.now += 1
+    channel.seen_many(code, [(STUDENT, False), (OTHER_STUDENT, False)])  # written lately, nothing changed
+    assert transactions == []
+    channel.seen_many(code, [(STUDENT, True)])  # stepped away: written at once
+    assert channel.attendance(code, TEACHER) == (1, 2)
+    clock.now += SEEN_EVERY
+    channel.seen_many(code, [(STUDENT, True), (OTHER_STUDENT, False)])
+    clock.now += 10  # STRANGER's heartbeat is 16 s old now, the others 10 s
+    assert channel.attendance(code, TEACHER) == (1, 1)
+    channel.end(code, TEACHER)
+    clock.now += SEEN_EVERY
+    channel.seen_many(code, [(STUDENT, False)])  # the class ended: nothing is written
+    with store._transaction(write=False) as db:
+        assert db.execute("SELECT max(seen) FROM class_followers WHERE code=?", (code,)).fetchone()[0] \
+            == clock.now - SEEN_EVERY - 10
