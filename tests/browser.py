@@ -76,7 +76,7 @@ def _serving(proc: subprocess.Popen, log, port: int) -> str | None:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 if proc.poll() is None:
                     return None
-        time.sleep(0.2)
+        time.sleep(0.05)
     raise RuntimeError("streamlit did not start within 60 s")
 
 

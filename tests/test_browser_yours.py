@@ -146,7 +146,6 @@ def test_the_chapters_listing_runs_on_each_scenario_picked_keeps_every_rule_ligh
     text = editor(page).evaluate(f"{EDITOR}.getValue()")
     assert CHAPTER_LOOP in text and text.startswith("# Write agent_loop(state)")
     for scenario in OFFERED:
-        print("T", scenario, __import__("time").monotonic(), flush=True)
         expected = recorded[scenario].result()
         if scenario != OFFERED[0]:  # the first is the one picked when the page opens
             pick(page, scenario)

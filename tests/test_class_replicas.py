@@ -192,7 +192,7 @@ def test_the_stats_page_needs_its_password_and_the_class_address_shows_none(thre
         states = [rows[name]["status"] for name in ("r1", "r2", "r3")]
         if states == ["UP"] * 3 or time.monotonic() > deadline:
             break
-        time.sleep(0.5)
+        time.sleep(0.05)
     assert states == ["UP"] * 3 and {rows[n]["check_status"] for n in ("r1", "r2", "r3")} == {"L7OK"}
     for path in ("/haproxy?stats", "/stats", "/;csv", "/haproxy-status"):  # HAProxy's usual stats addresses
         status, page = get(three.url + path)
@@ -508,7 +508,7 @@ def launched_class(tmp_path: Path):
         deadline = time.monotonic() + 120
         while not any("Ctrl-C stops them all" in line for line in lines) and launcher.poll() is None:
             assert time.monotonic() < deadline, "timed out: " + "".join(lines)
-            time.sleep(0.2)
+            time.sleep(0.05)
         running = launcher.poll() is None
         if running and any(listening(p, port + 1) for p in _children_named(launcher.pid, b"streamlit")) \
                 and any(listening(p, port) for p in _children_named(launcher.pid, b"haproxy")):
@@ -537,7 +537,7 @@ def test_make_class_restarts_a_dead_replica_and_ctrl_c_stops_everything(tmp_path
             while not what():
                 assert launcher.poll() is None, "".join(lines)
                 assert time.monotonic() < deadline, "timed out: " + "".join(lines)
-                time.sleep(0.2)
+                time.sleep(0.05)
 
         health = f"http://127.0.0.1:{port}/_stcore/health"
         wait_for(lambda: any("Ctrl-C stops them all" in line for line in lines))  # started, and watching
@@ -551,7 +551,7 @@ def test_make_class_restarts_a_dead_replica_and_ctrl_c_stops_everything(tmp_path
         reader.join(10)
         deadline = time.monotonic() + 10
         while _session_of(launcher.pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
+            time.sleep(0.05)
         assert not _session_of(launcher.pid), "a process of the class outlived Ctrl-C"
         assert f"http://127.0.0.1:{port}" in "".join(lines)
         assert get(health)[0] is None

@@ -122,11 +122,10 @@ def pixel_server():
     server.server_close()
 
 
-def test_images_in_a_transcript_are_never_fetched_by_a_viewers_browser(tmp_path, pixel_server):
-    from playwright.sync_api import sync_playwright
+def test_images_in_a_transcript_are_never_fetched_by_a_viewers_browser(tmp_path, pixel_server, app_server, new_page):
+    from tests.browser import wait_idle
 
-    from tests.browser import launch, serve_app, wait_idle
-
+    url = app_server[0]  # the app served once for the browser tests; this page is a browser of its own
     base, seen = pixel_server
     text = (f"Look: ![pixel]({base}/pixel.png) and <img src=\"{base}/html.png\"> and ![ref][r] and "
             f"[![linked]({base}/inner.png)]({base}/outer)\n\n[r]: {base}/ref.png\n\n`![code]({base}/code.png)`")
@@ -134,23 +133,20 @@ def test_images_in_a_transcript_are_never_fetched_by_a_viewers_browser(tmp_path,
     path = tmp_path / "![n](probe-name.png) $x$.json"  # the name, too: relative to the app itself
     path.write_text(json.dumps(history))
     requests: list[str] = []
-    with serve_app() as url, sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.on("request", lambda request: requests.append(request.url))
-        page.goto(f"{url}/replay")
-        wait_idle(page)
-        page.get_by_text("Replaying two-tools.json").wait_for(timeout=60_000)
-        page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
-        page.get_by_text(f"Replaying {path.name}").wait_for(timeout=60_000)  # the name as it is, not rendered
-        wait_idle(page)
-        page.get_by_role("button", name="Run to end").first.click()
-        page.get_by_text("messages · 2").wait_for(timeout=60_000)
-        wait_idle(page)
-        page.wait_for_timeout(1000)  # time for any image to be asked for
-        links = page.locator(f"a[href='{base}/pixel.png']").count()
-        images = page.locator("img[src*='127.0.0.1'], img[src*='probe-name']").count()
-        browser.close()
+    page = new_page(1400, 1000)
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(f"{url}/replay")
+    wait_idle(page)
+    page.get_by_text("Replaying two-tools.json").wait_for(timeout=60_000)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
+    page.get_by_text(f"Replaying {path.name}").wait_for(timeout=60_000)  # the name as it is, not rendered
+    wait_idle(page)
+    page.get_by_role("button", name="Run to end").first.click()
+    page.get_by_text("messages · 2").wait_for(timeout=60_000)
+    wait_idle(page)
+    page.wait_for_timeout(1000)  # time for any image to be asked for
+    links = page.locator(f"a[href='{base}/pixel.png']").count()
+    images = page.locator("img[src*='127.0.0.1'], img[src*='probe-name']").count()
     assert links >= 2  # each image became a link to it, in both messages
     assert images == 0
     assert seen == []  # the listener was asked for nothing

@@ -80,13 +80,13 @@ def test_real_files_cut_anywhere(data):
     assert_read_or_refused(check_file(data))
 
 
-@settings(max_examples=150, **FUZZ)
+@settings(max_examples=100, **FUZZ)
 @given(mutated())
 def test_any_field_of_a_real_file_given_a_value_of_any_type(data):
     assert_read_or_refused([check_import(data)])
 
 
-@settings(max_examples=80, **FUZZ)
+@settings(max_examples=40, **FUZZ)
 @given(mutated(transcript_seeds()))
 def test_any_field_of_a_transcript_given_a_value_of_any_type(data):
     assert_read_or_refused(check_file(data))
@@ -104,7 +104,7 @@ def test_huge_strings(data):
     assert_read_or_refused(check_file(data))
 
 
-@settings(max_examples=80, **FUZZ)
+@settings(max_examples=40, **FUZZ)
 @given(corrupted_journal())
 def test_a_corrupted_journal_of_a_saved_run(folder, data):
     run = check_journal(data, folder)
@@ -113,7 +113,7 @@ def test_a_corrupted_journal_of_a_saved_run(folder, data):
         assert run.listed == run.loaded and isinstance(run.settings, dict), run
 
 
-@settings(max_examples=40, **FUZZ)
+@settings(max_examples=25, **FUZZ)
 @given(session_files())
 def test_a_sessions_files_changed_cut_dropped_or_zipped(files):
     assert_read_or_refused([check_session(files)])
