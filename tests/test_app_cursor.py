@@ -68,3 +68,15 @@ def test_a_cursor_move_reads_the_learners_language_from_the_session_once(monkeyp
     assert any(m.value.startswith("### ステップ 5 / 14") for m in at.markdown)  # the step moved, said in Japanese
     assert reads and set(reads) == {"ja"}
     assert len(reads) <= 3  # the page's run and the step's fragment: not once for each of its few dozen words
+
+
+def test_go_to_step_draws_its_slider_only_while_it_is_open():
+    at = app("pages/replay.py", sample="two-tools", step="5")
+    at.button(key="replay-back").click().run()  # a cursor move sends no slider: Go to step is closed
+    assert not at.slider and any("Step 4 of 10" in m.value for m in at.markdown)
+    at.session_state["replay-goto"] = True  # opened, as a click on it opens it
+    at.run()
+    assert [(s.key, s.value) for s in at.slider] == [("replay-slider-3", 4)]
+    at.slider[0].set_value(8).run()
+    assert any("Step 8 of 10" in m.value for m in at.markdown)
+    assert [(s.key, s.value) for s in at.slider] == [("replay-slider-7", 8)]  # still open, at the new step

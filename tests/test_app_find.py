@@ -22,6 +22,7 @@ def _opened(lang: str = "en", find: bool = True) -> AppTest:
     assert not at.exception, at.exception
     if find:
         at.session_state["replay-find"] = True
+        at.session_state["replay-goto"] = True  # and Go to step, whose slider the matches are marked under
         at.run()
     return at
 
