@@ -4,7 +4,7 @@ the steps a click before drew already."""
 import pages.views.step as step
 import pages.views.tables as tables
 
-from tests.apptest import app
+from tests.apptest import app, copied_link
 from tests.tables import html_bodies
 
 
@@ -80,3 +80,19 @@ def test_go_to_step_draws_its_slider_only_while_it_is_open():
     at.slider[0].set_value(8).run()
     assert any("Step 8 of 10" in m.value for m in at.markdown)
     assert [(s.key, s.value) for s in at.slider] == [("replay-slider-7", 8)]  # still open, at the new step
+
+
+def test_a_cursor_move_writes_the_step_into_the_url_and_reads_the_url_no_more_than_it_needs(monkeypatch):
+    from streamlit.runtime.state.query_params_proxy import QueryParamsProxy
+
+    at = app(scenario="two-tools", step="5")
+    reads, writes = [], []
+    monkeypatch.setattr(QueryParamsProxy, "__getitem__", lambda self, name, _get=QueryParamsProxy.__getitem__:
+                        reads.append(name) or _get(self, name))
+    monkeypatch.setattr(QueryParamsProxy, "__setitem__", lambda self, name, value, _set=QueryParamsProxy.__setitem__:
+                        writes.append((name, value)) or _set(self, name, value))
+    at.button(key="live-back").click().run()
+    assert not at.exception
+    assert writes == [("step", "4")] and at.query_params["step"] in ("4", ["4"])  # the link names the step shown
+    assert copied_link(at) == "scenario=two-tools&step=4"
+    assert len(reads) <= 12  # each read takes the session's lock: the URL is read once where it is written
