@@ -17,7 +17,9 @@ stime, its reaped children's included, as bench/load.py reads it) from the
 click until the server said its script finished. /proc counts in ticks (10 ms
 on most machines), so a single click reads 0 or 10 ms or 20 ms: the figures are
 taken over groups of 5 clicks (each group's CPU a click); `median` and `p95`
-are over those groups, `mean` over all clicks. Ends with one line a test can read:
+are over those groups, `mean` over all clicks. `elements sent` is the mean number
+of elements and containers (deltas) the page was sent a click, the hidden one
+holding the steps beside the cursor aside. Ends with one line a test can read:
 
     cursor move: N ms CPU a click · floor: M ms · ratio R
 """
@@ -49,13 +51,14 @@ class Clicks:
     """One server's clicks: the CPU and the wall time of each, from the click until its script finished."""
 
     def __init__(self, pid: int):
-        self.pid, self.cpu, self.wall = pid, [], []
+        self.pid, self.cpu, self.wall, self.sent = pid, [], [], []
 
     async def click(self, wire: Wire, widget: str) -> None:
         cpu, started = _cpu(self.pid), time.perf_counter()
         await wire.rerun(widget)
         self.wall.append(time.perf_counter() - started)
         self.cpu.append(_cpu(self.pid) - cpu)
+        self.sent.append(len(wire.text))  # the deltas the page was sent (the steps sent ahead aside)
 
     def grouped(self) -> list[float]:
         """The CPU a click of each group of GROUP clicks, in seconds."""
@@ -74,7 +77,7 @@ def figures(name: str, clicks: Clicks) -> str:
     return (f"  {name:<12} {len(clicks.cpu):>4} clicks · server CPU a click: mean {_ms(clicks.mean())} · "
             f"median {_ms(statistics.median(groups))} · p95 {_ms(percentile(groups, 0.95))} · "
             f"click to script finished: median {_ms(statistics.median(clicks.wall))} · "
-            f"p95 {_ms(percentile(clicks.wall, 0.95))}")
+            f"p95 {_ms(percentile(clicks.wall, 0.95))} · elements sent: {statistics.mean(clicks.sent):.1f}")
 
 
 async def drive(url: str, floor_url: str, app_pid: int, floor_pid: int, n: int,
@@ -124,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             load_before = os.getloadavg()[0]
             back, step, floor, steps = asyncio.run(drive(url, floor_url, app_pid, floor_pid, n, args.scenario))
     moves = Clicks(app_pid)
-    moves.cpu, moves.wall = back.cpu + step.cpu, back.wall + step.wall
+    moves.cpu, moves.wall, moves.sent = back.cpu + step.cpu, back.wall + step.wall, back.sent + step.sent
     print(f"\nCursor moves over the {steps} recorded steps of {args.scenario} on Step through (wire client, nothing "
           f"drawn), a floor click after each · {os.cpu_count()} CPUs · load average (1 min) {load_before:.2f} before, "
           f"{os.getloadavg()[0]:.2f} after")

@@ -85,7 +85,11 @@ def click(at: AppTest, key: str) -> AppTest:
 
 
 def slider(at: AppTest, key: str):
-    """The step slider of the `key` views (live or replay); it is a new widget at each cursor."""
+    """The step slider of the `key` views (live or replay); it is a new widget at each cursor. Its popover, Go to
+    step, is opened first if it is closed, as a click on it opens it (the slider is drawn only while it is open)."""
+    if not (f"{key}-goto" in at.session_state and at.session_state[f"{key}-goto"]):
+        at.session_state[f"{key}-goto"] = True
+        run(at)
     return next(s for s in at.slider if (s.key or "").startswith(f"{key}-slider-"))
 
 

@@ -4,7 +4,7 @@ the steps a click before drew already."""
 import pages.views.step as step
 import pages.views.tables as tables
 
-from tests.apptest import app
+from tests.apptest import app, copied_link
 from tests.tables import html_bodies
 
 
@@ -68,3 +68,31 @@ def test_a_cursor_move_reads_the_learners_language_from_the_session_once(monkeyp
     assert any(m.value.startswith("### ステップ 5 / 14") for m in at.markdown)  # the step moved, said in Japanese
     assert reads and set(reads) == {"ja"}
     assert len(reads) <= 3  # the page's run and the step's fragment: not once for each of its few dozen words
+
+
+def test_go_to_step_draws_its_slider_only_while_it_is_open():
+    at = app("pages/replay.py", sample="two-tools", step="5")
+    at.button(key="replay-back").click().run()  # a cursor move sends no slider: Go to step is closed
+    assert not at.slider and any("Step 4 of 10" in m.value for m in at.markdown)
+    at.session_state["replay-goto"] = True  # opened, as a click on it opens it
+    at.run()
+    assert [(s.key, s.value) for s in at.slider] == [("replay-slider-3", 4)]
+    at.slider[0].set_value(8).run()
+    assert any("Step 8 of 10" in m.value for m in at.markdown)
+    assert [(s.key, s.value) for s in at.slider] == [("replay-slider-7", 8)]  # still open, at the new step
+
+
+def test_a_cursor_move_writes_the_step_into_the_url_and_reads_the_url_no_more_than_it_needs(monkeypatch):
+    from streamlit.runtime.state.query_params_proxy import QueryParamsProxy
+
+    at = app(scenario="two-tools", step="5")
+    reads, writes = [], []
+    monkeypatch.setattr(QueryParamsProxy, "__getitem__", lambda self, name, _get=QueryParamsProxy.__getitem__:
+                        reads.append(name) or _get(self, name))
+    monkeypatch.setattr(QueryParamsProxy, "__setitem__", lambda self, name, value, _set=QueryParamsProxy.__setitem__:
+                        writes.append((name, value)) or _set(self, name, value))
+    at.button(key="live-back").click().run()
+    assert not at.exception
+    assert writes == [("step", "4")] and at.query_params["step"] in ("4", ["4"])  # the link names the step shown
+    assert copied_link(at) == "scenario=two-tools&step=4"
+    assert len(reads) <= 12  # each read takes the session's lock: the URL is read once where it is written

@@ -15,10 +15,15 @@ def _session() -> bytes:
     return log.bytes()
 
 
-def _opened(lang: str = "en") -> AppTest:
+def _opened(lang: str = "en", find: bool = True) -> AppTest:
+    """The replay of `_session()`, its Find popover open (`find`), as a click on Find opens it."""
     at = app("pages/replay.py", lang=lang)
     at.file_uploader(key="replay-upload").set_value(("session.jsonl", _session(), "application/json")).run()
     assert not at.exception, at.exception
+    if find:
+        at.session_state["replay-find"] = True
+        at.session_state["replay-goto"] = True  # and Go to step, whose slider the matches are marked under
+        at.run()
     return at
 
 
@@ -66,6 +71,27 @@ def test_a_tool_by_name_and_a_text_are_found_and_marked_under_the_slider():
     at.text_input(key="replay-find-text").input("nowhere to be seen").run()
     assert "No match in this trace." in " ".join(c.value for c in at.caption)
     assert at.button(key="replay-find-next").disabled and at.button(key="replay-find-previous").disabled
+
+
+def test_a_closed_find_draws_no_query_and_keeps_the_one_chosen():
+    at = _opened(find=False)
+    kinds = lambda: [s for s in at.selectbox if s.key == "replay-find-kind"]  # noqa: E731
+    assert not kinds() and not any("match" in c.value for c in at.caption)  # a cursor move sends none of it
+    at.session_state["replay-find"] = True
+    at.run()
+    at.selectbox(key="replay-find-kind").set_value("Tool").run()
+    at.selectbox(key="replay-find-tool").set_value("Read").run()
+    at.session_state["replay-find"] = False  # closed again
+    at.run()
+    assert not kinds()
+    click(at, "replay-find-next")
+    click(at, "replay-back")
+    click(at, "replay-find-next")  # still Read's runs, not the errors
+    _, step = _at(at)
+    assert step.stage == "run_tool" and step.detail["name"] == "Read"
+    at.session_state["replay-find"] = True
+    at.run()
+    assert at.selectbox(key="replay-find-kind").value == "Tool" and at.selectbox(key="replay-find-tool").value == "Read"
 
 
 @pytest.mark.parametrize("lang, words", [("ja", "一致"), ("zh", "匹配")])

@@ -9,7 +9,7 @@ import pytest
 
 from loop.files import transcript
 from loop.text.catalogs import translations
-from tests.apptest import app
+from tests.apptest import app, slider
 from tests.tables import html_bodies, html_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,16 +71,16 @@ def test_each_call_of_two_tools_shows_the_request_it_sent_with_what_is_new_since
     assert calls == [1, 7]
     system = trace.request_at(1)["system"][:30]
     at = app(scenario="two-tools", step="99", lang=lang)  # the whole run; the slider then moves over it
-    at.slider[0].set_value(calls[0] + 1).run()
+    slider(at, "live").set_value(calls[0] + 1).run()
     check_request(at, trace, calls[0], lang, system_start=system, tools=["bash"], new={0})  # a first call: all new
-    at.slider[0].set_value(calls[1] + 1).run()
+    slider(at, "live").set_value(calls[1] + 1).run()
     body = check_request(at, trace, calls[1], lang, system_start=system, tools=["bash"], new={1, 2})
     kinds = cards(body)
     assert "assistant" in kinds[1][1] and "tool_result" in kinds[2][1]  # the response and the results going back
     # the response this call received is still drawn, held outside messages, under them
     assert body.index('data-index="2"') < body.index('class="ls-card')
     # at the step after, the append, the existing mark is back and the request's is gone
-    at.slider[0].set_value(calls[1] + 2).run()
+    slider(at, "live").set_value(calls[1] + 2).run()
     after = panel(at)
     say = translations(lang).gettext
     assert marked(after, say("added by this step")) == {3} and not marked(after, say(SINCE))

@@ -8,7 +8,7 @@ import pytest
 from loop.engine.runner import start
 from loop.engine.scenarios import SCENARIOS
 from loop.views.parts import errors_read_at
-from tests.apptest import app, click
+from tests.apptest import app, click, slider
 from tests.tables import diagram_svg, history_text, html_bodies, note_text, page_text, table, words
 
 
@@ -40,12 +40,12 @@ def test_at_a_call_model_step_the_response_is_received_not_added(scenario):
     run = at.session_state["live-run"]
     calls = [i for i, step in enumerate(run.trace.steps) if step.stage == "call_model"]
     for i in calls:
-        at.slider[0].set_value(i + 1).run()
+        slider(at, "live").set_value(i + 1).run()
         card = held_outside(at)
         assert "received by this step, not in messages yet" in card and "→ received by this step" in card, i
         assert "added by this step" not in card, i  # it is not in messages: nothing was added
         assert "added by this step" not in history_text(at), i  # a call_model step appends nothing
-        at.slider[0].set_value(i + 2).run()  # stage 3 appends it: now it was added
+        slider(at, "live").set_value(i + 2).run()  # stage 3 appends it: now it was added
         assert "added by this step" in history_text(at) and "received by this step" not in history_text(at)
 
 
@@ -62,7 +62,7 @@ def test_where_the_model_reads_an_is_error_result_a_note_points_at_it():
     assert "The model reads an error in this call" in note(at) and tool_use_id in note(at)
     # one step earlier (the write-back) and later (the response appended) there is no such note
     for k in ("6", "8"):
-        at.slider[0].set_value(int(k)).run()
+        slider(at, "live").set_value(int(k)).run()
         assert "The model reads this error now." not in history_text(at)
         assert "The model reads an error" not in note(at)
 
@@ -148,7 +148,7 @@ def test_after_the_loop_ends_the_history_is_not_said_to_feed_a_next_call():
     at = app(scenario="list-files", step="99")
     text = history_text(at)
     assert "as the loop left it" in text and "on its next call" not in text
-    at.slider[0].set_value(6).run()  # at a write-back in the middle of the run there is a next call
+    slider(at, "live").set_value(6).run()  # at a write-back in the middle of the run there is a next call
     assert "exactly as the model will see it on its next call" in history_text(at)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from loop.engine.runner import start
 from loop.text.catalogs import translations
-from tests.apptest import app
+from tests.apptest import app, slider
 from tests.tables import html_bodies, html_text, table
 
 
@@ -106,10 +106,10 @@ def test_the_history_s_caption_says_what_it_shows_at_each_stage(lang):
     say = translations(lang).gettext
     at = app(scenario="two-tools", step="99", lang=lang)
     for step, caption in STAGE_CAPTIONS.items():
-        at.slider[0].set_value(step).run()
+        slider(at, "live").set_value(step).run()
         assert history_caption(at) == say(caption), (lang, step)
     # at step 2 the one message shown is what this call sent, not what the next call sends (four)
-    at.slider[0].set_value(2).run()
+    slider(at, "live").set_value(2).run()
     assert "next call" not in history_caption(at)
 
 

@@ -5,7 +5,7 @@ import re
 from bench import cursor
 
 FIGURES = r"server CPU a click: mean [\d.]+ ms · median [\d.]+ ms · p95 [\d.]+ ms · " \
-          r"click to script finished: median [\d.]+ ms · p95 [\d.]+ ms$"
+          r"click to script finished: median [\d.]+ ms · p95 [\d.]+ ms · elements sent: [\d.]+$"
 
 
 def test_the_cursor_bench_prints_the_cpu_of_a_move_beside_the_floor_s(capsys):

@@ -219,12 +219,15 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
                 # In a popover: the browser draws the slider only while it is open (a slider on the page measured
                 # the whole page again on every click). A new slider for each cursor, drawn at its value: one slider
                 # whose value the script set at every click lagged in the browser and sent a stale value back.
-                with st.popover(t("Go to step"), icon=":material/linear_scale:", key=f"{key}-goto"):
-                    slider_key = f"{key}-slider-{trace.cursor}"
-                    with st.container(key=f"{key}-slider"):
-                        st.slider(t("Step"), 1, len(trace), value=trace.cursor + 1, key=slider_key, on_change=_goto,
-                                  args=(trace, slider_key), label_visibility="collapsed")
-                    draw_slider_marks(trace, key)  # where Find's query matches, under the slider
+                # Drawn only while it is open: a cursor move would send the slider again for nothing.
+                goto = st.popover(t("Go to step"), icon=":material/linear_scale:", key=f"{key}-goto", on_change="rerun")
+                with goto:
+                    if goto.open:
+                        slider_key = f"{key}-slider-{trace.cursor}"
+                        with st.container(key=f"{key}-slider"):
+                            st.slider(t("Step"), 1, len(trace), value=trace.cursor + 1, key=slider_key,
+                                      on_change=_goto, args=(trace, slider_key), label_visibility="collapsed")
+                        draw_slider_marks(trace, key)  # where Find's query matches, under the slider
                 draw_find(trace, key)  # what to find, and Previous / Next match (Alt+↑ / Alt+↓)
             if not presenting():  # a presenter's is in the row above, by Play: this row must stay one row
                 draw_toggle(trace, key)

@@ -58,7 +58,8 @@ export default function ({ data, parentElement }) {
 def permalink_query() -> str | None:
     """The query string of this step's permalink, or None when no link can rebuild it (a free task, a real model,
     an uploaded file)."""
-    params = {p: st.query_params[p] for p in PERMALINK if st.query_params.get(p)}
+    url = st.query_params.to_dict()  # read once: each read of st.query_params takes the session's lock
+    params = {p: url[p] for p in PERMALINK if url.get(p)}
     if "scenario" not in params and "sample" not in params:
         return None
     return urlencode(params)

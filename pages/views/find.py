@@ -69,23 +69,42 @@ def _count(found: list[int], cursor: int, query: Query) -> str:
     return t("Match {k} of {n}", k=k, n=len(found))
 
 
+def _draw_query(trace: Trace, key: str) -> None:
+    """What to find, and where it matches: the Find popover's content."""
+    # The options are the words shown (not the kinds, through format_func): a test client sees them as they are.
+    st.selectbox(t("Find"), [t(words) for words in KINDS.values()], key=f"{key}-find-kind")
+    kind = query_of(key).kind
+    if kind == TOOL:
+        names = tool_names(trace)
+        st.selectbox(t("Tool name"), names, key=f"{key}-find-tool", disabled=not names,
+                     placeholder=t("No tool was run"))
+    elif kind == TEXT:
+        st.text_input(t("Text"), key=f"{key}-find-text", placeholder=t("a word, a path, an id…"))
+    query = query_of(key)
+    found = matches(trace, query)
+    st.caption(_count(found, trace.cursor, query))  # the buttons show their keys themselves
+    if found:
+        st.html(marks_html(trace, found, key, "find"))
+
+
+def _keep_query(key: str) -> None:
+    """The query chosen stays while the popover is closed: Streamlit forgets the value of a widget a run does not
+    draw, unless the page sets it itself."""
+    for widget in (f"{key}-find-kind", f"{key}-find-tool", f"{key}-find-text"):
+        if widget in st.session_state:
+            st.session_state[widget] = st.session_state[widget]
+
+
 def draw_find(trace: Trace, key: str) -> None:
     """Find (a popover: what to find, where it matches) and Previous/Next match, in the row of buttons."""
-    with st.popover(t("Find"), icon=":material/search:", key=f"{key}-find"):
-        # The options are the words shown (not the kinds, through format_func): a test client sees them as they are.
-        st.selectbox(t("Find"), [t(words) for words in KINDS.values()], key=f"{key}-find-kind")
-        kind = query_of(key).kind
-        if kind == TOOL:
-            names = tool_names(trace)
-            st.selectbox(t("Tool name"), names, key=f"{key}-find-tool", disabled=not names,
-                         placeholder=t("No tool was run"))
-        elif kind == TEXT:
-            st.text_input(t("Text"), key=f"{key}-find-text", placeholder=t("a word, a path, an id…"))
-        query = query_of(key)
-        found = matches(trace, query)
-        st.caption(_count(found, trace.cursor, query))  # the buttons show their keys themselves
-        if found:
-            st.html(marks_html(trace, found, key, "find"))
+    # Its content is drawn only while it is open: a cursor move would send its widgets again for nothing.
+    popover = st.popover(t("Find"), icon=":material/search:", key=f"{key}-find", on_change="rerun")
+    with popover:
+        if popover.open:
+            _draw_query(trace, key)
+        else:
+            _keep_query(key)
+    found = matches(trace, query_of(key))
     st.button(t("Previous match"), key=f"{key}-find-previous", icon=":material/arrow_upward:",
               disabled=previous_match(found, trace.cursor) is None, shortcut=PREVIOUS_KEY,
               on_click=_jump, args=(trace, key, False), help=t("Jump to the previous step the Find query matches."))

@@ -162,7 +162,9 @@ def keep_url(trace: Trace, key: str, run: Run | None) -> None:
     if key == "yours":
         _keep_learners_url(trace)
         return
-    st.query_params.pop("code", None)  # only Your loop's links hold a learner's code
+    # The query read once, and written only where it changes: a cursor move changes `step`, nothing else.
+    url = st.query_params.to_dict()
+    _drop(url, "code")  # only Your loop's links hold a learner's code
     if key == "live":
         param, name = "scenario", scenario_of(run) if run is not None else None
     else:
@@ -171,26 +173,37 @@ def keep_url(trace: Trace, key: str, run: Run | None) -> None:
         param = "sample"
         name = replay["name"].rsplit(".", 1)[0] if replay.get("source") == "sample" else None
     step = str(trace.cursor + 1)
-    st.query_params.pop("sample" if param == "scenario" else "scenario", None)
-    predicting = predict_on()  # ?predict=on: a link opens with the questions on
-    if predicting and st.query_params.get("predict") != "on":
-        st.query_params["predict"] = "on"
-    elif not predicting:
-        st.query_params.pop("predict", None)
+    _drop(url, "sample" if param == "scenario" else "scenario")
+    if predict_on():  # ?predict=on: a link opens with the questions on
+        _put(url, "predict", "on")
+    else:
+        _drop(url, "predict")
     if name is None:  # a free task, a real model, an uploaded file: no link can rebuild it
-        for p in (param, "step", "profile"):
-            st.query_params.pop(p, None)
+        _drop(url, param, "step", "profile")
         return
     complete = trace.meta.get("profile") == COMPLETE
-    if complete and st.query_params.get("profile") != COMPLETE:
-        st.query_params["profile"] = COMPLETE
-    elif not complete:
-        st.query_params.pop("profile", None)
-    if st.query_params.get(param) != name:
-        st.query_params[param] = name
-    if st.query_params.get("step") != step:
-        st.query_params["step"] = step
+    if complete:
+        _put(url, "profile", COMPLETE)
+    else:
+        _drop(url, "profile")
+    _put(url, param, name)
+    _put(url, "step", step)
     st.session_state[SEEN] = (name, trace.cursor + 1) + ((COMPLETE if complete else MINIMAL,) if key == "live" else ())
+
+
+def _drop(url: dict[str, str], *params: str) -> None:
+    """Take `params` out of the URL (`url`: its query as read), those it holds only."""
+    for p in params:
+        if p in url:
+            del url[p]
+            st.query_params.pop(p, None)
+
+
+def _put(url: dict[str, str], param: str, value: str) -> None:
+    """`param=value` in the URL (`url`: its query as read), unless it says so already."""
+    if url.get(param) != value:
+        url[param] = value
+        st.query_params[param] = value
 
 
 def _keep_learners_url(trace: Trace) -> None:

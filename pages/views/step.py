@@ -8,6 +8,7 @@ from collections.abc import Callable
 from html import escape
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from loop.views.diagram import LARGE, NORMAL, svg
 from loop.views.notes import note
@@ -180,6 +181,40 @@ def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run",
     """
     draw_style()
     _draw_step(trace, key, run, name, above, moved)
+    if st.session_state.get(_below_key(key)) == "outside":  # closed, under the step: not drawn again at each move
+        _draw_below(trace, key, name)
+
+
+def _below_key(key: str) -> str:
+    return f"{key}-below"
+
+
+def _below_open(key: str) -> bool:
+    """Context growth, the exports or the raw JSON is open: what they show depends on the cursor."""
+    s = st.session_state
+    return bool(s.get(f"{key}-growth") or s.get(f"{key}-exports") or s.get(f"{key}-raw"))
+
+
+def _place_below(key: str) -> bool:
+    """Whether the step's fragment draws Context growth, the exports and the raw JSON (True), or the page
+    draws them under it (False).
+
+    Closed, they show the same at every step: drawn by the page, under the fragment, a cursor move does not send
+    them again. Open, they follow the cursor, so the fragment draws them. Opening one from under the fragment
+    reruns the whole page; one closed inside it is drawn inside until the page runs again.
+    """
+    ctx = get_script_run_ctx()
+    whole_page = ctx is None or not ctx.fragment_ids_this_run
+    inside = _below_open(key) or (not whole_page and st.session_state.get(_below_key(key)) != "outside")
+    st.session_state[_below_key(key)] = "inside" if inside else "outside"
+    return inside
+
+
+def _draw_below(trace: Trace, key: str, name: str) -> None:
+    cursor = trace.cursor
+    draw_growth(trace, cursor, key)
+    draw_exports(trace, cursor, key, name)
+    draw_raw(view_at(trace, cursor), key)
 
 
 @st.fragment
@@ -215,6 +250,7 @@ def _draw_step_body(trace: Trace, key: str, run: Run | None, name: str,
     if v.has_threads and not presenting():  # where the cursor is among the threads: up, or into a sub-agent
         draw_threads(trace, v, key)  # (a presenter steps in and out with Step; the heading names the thread)
     if presenting():  # one screen: the state in one row, the diagram, the note and the newest messages
+        st.session_state[_below_key(key)] = "none"
         draw_state_row(v, key)
         draw_views(trace, v, key, words_at)
         return
@@ -224,6 +260,5 @@ def _draw_step_body(trace: Trace, key: str, run: Run | None, name: str,
     draw_break(trace, v, run, key)
     draw_tables(v, key, trace)  # (the whole Pairs table of a long run, when asked for, is the trace's)
     draw_complete_state(v)
-    draw_growth(trace, cursor, key)
-    draw_exports(trace, cursor, key, name)
-    draw_raw(v, key)
+    if _place_below(key):
+        _draw_below(trace, key, name)
