@@ -200,7 +200,7 @@ def _paths(value, path=()):
             yield from _paths(v, path + (i,))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(where=st.integers(min_value=0), value=JSON | st.just("<delete>"))
 def test_no_broken_file_gets_past_the_loader_unexplained(saved, where, value):
     paths = [p for p in _paths(saved) if p]

@@ -215,7 +215,7 @@ def _zipped(files: list) -> list:
     return [("log.zip", out.getvalue())]
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(_near("claude-code"), min_size=1, max_size=6).map(
     lambda rs: "\n".join(json.dumps(r) for r in rs).encode()), min_size=1, max_size=4).flatmap(
     lambda logs: st.sampled_from([[(f"agent-{i}.jsonl", d) for i, d in enumerate(logs)],
@@ -257,7 +257,7 @@ def _sessions() -> list[bytes]:
 SESSIONS = _sessions()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=75, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_a_session_with_compactions_and_sub_agents_with_any_field_changed_imports_or_fails_clearly(data):
     from tests.fuzzing import mutated

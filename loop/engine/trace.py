@@ -182,6 +182,11 @@ class Trace:
     def current(self) -> Step | None:
         return self.steps[self.cursor] if 0 <= self.cursor < len(self.steps) else None
 
+    @property
+    def loop_ended(self) -> bool:
+        """Whether the recorded steps end the main loop: a run read from a file may stop before its loop did."""
+        return bool(self.steps) and self.steps[-1].ended is not None and self.steps[-1].thread == MAIN
+
     # -- adding a step --
     def add(self, step: Step, rewritten=()) -> Step:
         """Append `step`; its thread's history is now that thread's `messages` (`rewritten`: slots it replaced)."""

@@ -14,7 +14,7 @@ from loop.engine.broken import OFFLINE, break_at, offline_model, settings_of, wh
 from loop.engine.fork import continue_from
 from loop.engine.runner import Run, new_workspace
 from loop.engine.toolsets import default_toolbox
-from loop.engine.trace import MAIN, Trace
+from loop.engine.trace import Trace
 from loop.views.breaks import broken_view, calls_after, mistake_of, same_until
 from loop.views.mistakes import MISTAKES
 from loop.views.step import StepView
@@ -98,7 +98,7 @@ def _draw_offer(trace: Trace, cursor: int, run: Run | None, key: str) -> None:
     if run is not None:
         goes_on = not run.done
     else:  # a copy of a run still going (a class's, mid-run): what its steps ahead would be, as for a live run
-        goes_on = key != REPLAY and bool(trace.steps) and not (trace.steps[-1].ended and trace.steps[-1].thread == MAIN)
+        goes_on = key != REPLAY and len(trace) > 0 and not trace.loop_ended
     why = why_not(_ahead(trace, goes_on), cursor)
     can = [name for name, reason in why.items() if reason is None]
     now = lang()
