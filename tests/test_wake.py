@@ -19,6 +19,7 @@ class Class:
     def __init__(self):
         self.version, self.ended, self.reads, self.woken, self.beats, self.gone = 1, False, [], [], [], set()
         self.now = 0.0
+        self.fragments = {}  # session -> the fragment its last wake reran (None: the whole page)
 
     def read(self, code):
         self.reads.append(code)
@@ -26,7 +27,11 @@ class Class:
 
     def watcher(self) -> wake.Watcher:
         return wake.Watcher(self.read, lambda code, followers: self.beats.append((code, sorted(followers))),
-                            self.woken.append, lambda sid: sid not in self.gone, lambda: self.now, threaded=False)
+                            self.wake, lambda sid: sid not in self.gone, lambda: self.now, threaded=False)
+
+    def wake(self, sid, fragment):
+        self.woken.append(sid)
+        self.fragments[sid] = fragment
 
 
 def test_a_round_reads_the_class_once_and_wakes_only_the_pages_behind_it_once_a_move():
@@ -111,3 +116,35 @@ def test_many_heartbeats_are_written_in_one_transaction_and_counted_as_seen_writ
     with store._transaction(write=False) as db:
         assert db.execute("SELECT max(seen) FROM class_followers WHERE code=?", (code,)).fetchone()[0] \
             == clock.now - SEEN_EVERY - 10
+
+
+def test_a_following_page_s_step_alone_is_woken_for_a_cursor_move_and_the_whole_page_for_anything_else():
+    c = Class()
+    run = ("run-1", 5, None, False)  # the class's run, its steps and its question: all but its cursor
+    c.read = lambda code: SimpleNamespace(version=c.version, ended=c.ended, run_id=run[0], steps=run[1],
+                                          question=run[2], revealed=run[3])
+    w = c.watcher()
+    drawn = wake.shape(c.read("ABCDEF"))
+    w.register("following", "ABCDEF", 1, STUDENT, False, drawn)
+    w.register("away", "ABCDEF", 1, STUDENT, True, drawn)
+    w.register("new", "ABCDEF", 1, STUDENT, False, drawn)  # its step not drawn yet: no fragment known
+    w.inside("following", "step-fragment")
+    w.inside("away", "step-fragment")
+    c.version = 2  # the teacher's Back: the cursor alone moved
+    w.once()
+    assert c.fragments == {"following": "step-fragment", "away": None, "new": None}
+    w.drew("following", 2)  # the step, rerun alone, drew the move
+    c.fragments.clear()
+    run = ("run-1", 6, None, False)  # the teacher's Step executed a stage: one more step
+    c.version = 3
+    w.once()
+    assert c.fragments["following"] is None  # the whole page takes the new steps
+    w.register("following", "ABCDEF", 3, STUDENT, False, wake.shape(c.read("ABCDEF")))  # (its fragment stays)
+    c.version = 4
+    c.fragments.clear()
+    w.once()
+    assert c.fragments["following"] == "step-fragment"
+    c.ended = True
+    c.fragments.clear()
+    w.once()
+    assert set(c.fragments.values()) == {None}  # the end of the class: every whole page

@@ -586,7 +586,8 @@ def draw_follower() -> None:
         st.info(t("The teacher has not taken the first step yet."), icon=":material/hourglass_top:")
         return
     set_own(KEY, _own(copy))  # a fork or Break it here on the copy: the student's own branch
-    draw_step(copy.trace, KEY, None, name=f"class-{code}", moved=lambda: moved(copy.trace))
+    draw_step(copy.trace, KEY, None, name=f"class-{code}", moved=lambda: moved(copy.trace),
+              before=lambda: _sync(copy))
 
 
 def _choose(copy: Copy, step: int, choice: int) -> None:
@@ -648,7 +649,7 @@ def _poll(code: str) -> None:
         if copy.following:
             st.rerun()  # the class moved while the page was drawn: it takes the class's step (draw_follower)
         copy.version = state.version  # away: the copy stays where the student put it
-    _watch(code, copy, state.version)
+    _watch(code, copy, state)
     if copy.following:
         return
     with st.container(horizontal=True, vertical_alignment="center", key="classroom-away"):  # where the class is now
@@ -658,14 +659,45 @@ def _poll(code: str) -> None:
                   on_click=_back_to_class)
 
 
-def _watch(code: str, copy: Copy, drawn: int) -> None:
-    """The watcher of this server wakes this page when the class is no longer at version `drawn` (wake.py)."""
+def _watch(code: str, copy: Copy, state) -> None:
+    """The watcher of this server wakes this page when the class is no longer as `state` (wake.py)."""
     session = wake.session_id()
     if session is None:  # a page the server cannot wake (AppTest; a Streamlit whose sessions are kept otherwise)
-        st.fragment(_fallback, run_every=FALLBACK)(code, drawn)
+        st.fragment(_fallback, run_every=FALLBACK)(code, state.version)
         return
-    wake.watcher(_read, lambda code, followers: classes().seen_many(code, followers), time.monotonic).register(
-        session, code, drawn, this_browser(), not copy.following)
+    _watcher().register(session, code, state.version, this_browser(), not copy.following, wake.shape(state))
+
+
+def _watcher() -> wake.Watcher:
+    return wake.watcher(_read, lambda code, followers: classes().seen_many(code, followers), time.monotonic)
+
+
+def _sync(copy: Copy) -> None:
+    """First thing at each run of the step (its fragment's too): the watcher may wake the step alone (wake.py) when
+    the class only moved its cursor; the copy then takes the class's step here, and only the step is drawn again
+    (about half the server's work of drawing the whole page, for each student of the class). Whatever else changed
+    (the class's run or its steps, a question, the end of the class) draws the whole page."""
+    session = wake.session_id()
+    fragment = wake.fragment_id()
+    if session is None or fragment is None or not copy.following or copy.trace is None:
+        return
+    watching = _watcher()
+    watching.inside(session, fragment)  # where the next move of the class is drawn
+    if not wake.step_only():  # the whole page's run: it has taken the class's step already
+        return
+    try:
+        state = _polled(copy.code)
+    except StoreError:
+        return
+    if state is None or state.version == copy.version:
+        return
+    if (state.ended or (state.run_id, state.steps) != (copy.run_id, copy.steps) or state.question is not None
+            or copy.asked is not None):
+        st.rerun()  # the whole page: the class's run, its question or its end
+    copy.put = copy.trace.goto(state.cursor)
+    copy.version = state.version
+    _url(copy)
+    watching.drew(session, state.version)
 
 
 def _fallback(code: str, drawn: int) -> None:

@@ -169,7 +169,8 @@ def note_html(v: StepView, presenter: bool = False) -> str:
 
 
 def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run",
-              above: Callable[[], None] | None = None, moved: Callable[[], None] | None = None) -> None:
+              above: Callable[[], None] | None = None, moved: Callable[[], None] | None = None,
+              before: Callable[[], None] | None = None) -> None:
     """The controls, then the loop diagram, the history, the pairs, the LoopState and the raw JSON.
 
     The step itself is a fragment: a click reruns only it, not the page around it (nor the views' stylesheet).
@@ -177,10 +178,11 @@ def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run",
     the click has moved the cursor (Your loop: the learner's code with the step's line lit). `moved()`, when
     given, hears of every move before the page shows it: a live run's once it is saved (the class a teacher
     leads is shown the step); a trace without a run is then the caller's alone, its URL too (a student's copy
-    of the class's run: whether the student stepped away). See classroom.py.
+    of the class's run: whether the student stepped away). `before()`, when given, is called first at each run of
+    the step, the fragment's own included (a student's copy takes the class's new step: see classroom.py `_sync`).
     """
     draw_style()
-    _draw_step(trace, key, run, name, above, moved)
+    _draw_step(trace, key, run, name, above, moved, before)
     if st.session_state.get(_below_key(key)) == "outside":  # closed, under the step: not drawn again at each move
         _draw_below(trace, key, name)
 
@@ -219,7 +221,10 @@ def _draw_below(trace: Trace, key: str, name: str) -> None:
 
 @st.fragment
 def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run",
-               above: Callable[[], None] | None = None, moved: Callable[[], None] | None = None) -> None:
+               above: Callable[[], None] | None = None, moved: Callable[[], None] | None = None,
+               before: Callable[[], None] | None = None) -> None:
+    if before is not None:
+        before()
     top = st.container() if above is not None else None
     try:
         _draw_step_body(trace, key, run, name, moved)

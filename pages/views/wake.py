@@ -33,17 +33,20 @@ class Watched:
     owner: str | None  # the browser id, for its heartbeats
     away: bool  # the student stepped away from the class
     woken: int | None = None  # the version it was last woken for (not woken again for it)
+    step: str | None = None  # the step's fragment, which a move of the class's cursor alone reruns (None: the page)
+    shape: tuple | None = None  # the class as the page drew it, but for its cursor (see `shape`)
 
 
 class Watcher:
     """The registry of follower pages and the thread that wakes them (see the module's docstring).
 
     `read(code)` is the class's state (None: no such class); `beat(code, [(owner, away), ...])` writes heartbeats;
-    `wake(session_id)` asks that page to rerun, and what came of it is told to `woke`; `live(session_id)` says
-    whether the page is still open.
+    `wake(session_id, fragment)` asks that page (or only its fragment `fragment`, when not None) to rerun, and what
+    came of it is told to `woke`; `live(session_id)` says whether the page is still open.
     """
 
-    def __init__(self, read: Callable, beat: Callable, wake: Callable[[str], None], live: Callable[[str], bool],
+    def __init__(self, read: Callable, beat: Callable, wake: Callable[[str, str | None], None],
+                 live: Callable[[str], bool],
                  clock: Callable[[], float], threaded: bool = True):
         self.read, self.beat, self.wake, self.live, self.clock = read, beat, wake, live, clock
         self.threaded = threaded  # (a test calls `once` itself)
@@ -53,13 +56,31 @@ class Watcher:
         self.beaten = 0.0
         self.thread: threading.Thread | None = None
 
-    def register(self, session_id: str, code: str, drawn: int, owner: str | None, away: bool) -> None:
+    def register(self, session_id: str, code: str, drawn: int, owner: str | None, away: bool,
+                 drawn_shape: tuple | None = None) -> None:
         with self.lock:
-            self.pages[session_id] = Watched(code, drawn, owner, away)
+            last = self.pages.get(session_id)
+            self.pages[session_id] = Watched(code, drawn, owner, away,
+                                             step=last.step if last is not None and last.code == code else None,
+                                             shape=drawn_shape)
             if self.thread is None and self.threaded:
                 self.thread = threading.Thread(target=self._run, name="loopscope-class-watcher", daemon=True)
                 self.thread.start()
             self.some.notify()
+
+    def inside(self, session_id: str, fragment: str) -> None:
+        """The page draws its step in the fragment `fragment`: a follower's next wake may rerun that alone."""
+        with self.lock:
+            page = self.pages.get(session_id)
+            if page is not None:
+                page.step = fragment
+
+    def drew(self, session_id: str, version: int) -> None:
+        """The page's step, rerun alone, drew the class's version `version`."""
+        with self.lock:
+            page = self.pages.get(session_id)
+            if page is not None:
+                page.drawn = version
 
     def forget(self, session_id: str) -> None:
         with self.lock:
@@ -82,18 +103,23 @@ class Watcher:
         with self.lock:
             pages = dict(self.pages)
         versions: dict[str, int] = {}
+        shapes: dict[str, tuple] = {}
         for code in {p.code for p in pages.values()}:
             try:
                 state = self.read(code)
             except Exception:
                 continue
             versions[code] = ENDED if state is None or state.ended else state.version
+            shapes[code] = shape(state)
         for session_id, page in pages.items():
             now = versions.get(page.code)
             if now is None or now in (page.drawn, page.woken):
                 continue
             page.woken = now
-            self.wake(session_id)
+            # Following, and only the class's cursor moved: the step alone (classroom.py `_sync`). Otherwise (away,
+            # another run or new steps, a question, the end): the whole page.
+            alone = not page.away and now != ENDED and page.shape is not None and page.shape == shapes.get(page.code)
+            self.wake(session_id, page.step if alone else None)
         if self.clock() - self.beaten >= BEAT:
             self.beaten = self.clock()
             self._beat(pages, versions)
@@ -125,6 +151,14 @@ class Watcher:
                 _LOGGER.exception("the heartbeats of class %s were not written", code)
 
 
+def shape(state) -> tuple | None:
+    """What of a class's state a page draws outside its step: all of it but the cursor (its run and steps, its
+    question). Two versions of the same shape differ in the cursor alone."""
+    if state is None or getattr(state, "ended", False):
+        return None
+    return tuple(getattr(state, name, None) for name in ("run_id", "steps", "question", "revealed"))
+
+
 # -- Streamlit's side: which session is this page, and how a session is asked to rerun --------------------------
 
 def session_id() -> str | None:
@@ -133,6 +167,21 @@ def session_id() -> str | None:
 
     ctx = get_script_run_ctx()
     return ctx.session_id if ctx is not None and _session(ctx.session_id) is not None else None
+
+
+def fragment_id() -> str | None:
+    """The fragment running now, if any (Streamlit's ThreadState, private: streamlit is pinned 1.67.0)."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
+
+    return ThreadState.get().fragment_id
+
+
+def step_only() -> bool:
+    """Whether this run is a fragment's alone (a click on the step, or the watcher's wake), not the whole page's."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.fragment_ids_this_run)
 
 
 def _session(session_id: str):
@@ -153,12 +202,14 @@ def live(session_id: str) -> bool:
     return _session(session_id) is not None
 
 
-def rerun(session_id: str, done: Callable[[str, str], None]) -> None:
+def rerun(session_id: str, done: Callable[[str, str], None], fragment: str | None = None) -> None:
     """Ask the session to rerun, as Streamlit does when a source file changed (`AppSession._on_source_file_changed`
     calls `self.request_rerun(self._client_state)`): the last run's query string (class=, step=) and page, and the
     widgets' values kept in the session's state. It runs on the server's event loop (`AppSession._event_loop`,
     the loop the session was made on), where the session's state may be touched; `done(session_id, answer)` is
     called there with "woken", "busy" (a script of the session is running: it is not stopped) or "gone".
+
+    With `fragment`, only that fragment reruns (as a click in it does), if the session still holds it; else the page.
 
     Streamlit internals used (private): `AppSession._event_loop`, `._scriptrunner`, `._client_state`.
     """
@@ -173,7 +224,12 @@ def rerun(session_id: str, done: Callable[[str, str], None]) -> None:
         elif session._scriptrunner is not None:  # running: a rerun request would stop it
             done(session_id, "busy")
         else:
-            session.request_rerun(session._client_state)
+            state = session._client_state
+            if fragment is not None and session.has_fragment(fragment):
+                state = type(state)()
+                state.CopyFrom(session._client_state)
+                state.fragment_id = fragment
+            session.request_rerun(state)
             done(session_id, "woken")
 
     try:
@@ -192,6 +248,6 @@ def watcher(read: Callable, beat: Callable, clock: Callable[[], float]) -> Watch
     with _watcher_lock:
         if _watcher is None:
             made: list[Watcher] = []
-            _watcher = Watcher(read, beat, lambda sid: rerun(sid, made[0].woke), live, clock)
+            _watcher = Watcher(read, beat, lambda sid, fragment: rerun(sid, made[0].woke, fragment), live, clock)
             made.append(_watcher)
         return _watcher
