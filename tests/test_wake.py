@@ -135,12 +135,18 @@ def test_a_following_page_s_step_alone_is_woken_for_a_cursor_move_and_the_whole_
     assert c.fragments == {"following": "step-fragment", "away": None, "new": None}
     w.drew("following", 2)  # the step, rerun alone, drew the move
     c.fragments.clear()
-    run = ("run-1", 6, None, False)  # the teacher's Step executed a stage: one more step
+    run = ("run-1", 6, None, False)  # the teacher's Step executed a stage: one more step, drawn by the step too
     c.version = 3
     w.once()
-    assert c.fragments["following"] is None  # the whole page takes the new steps
-    w.register("following", "ABCDEF", 3, STUDENT, False, wake.shape(c.read("ABCDEF")))  # (its fragment stays)
+    assert c.fragments["following"] == "step-fragment"
+    w.drew("following", 3)
+    run = ("run-1", 6, 5, False)  # a question: the page asks it around the step
     c.version = 4
+    c.fragments.clear()
+    w.once()
+    assert c.fragments["following"] is None
+    w.register("following", "ABCDEF", 4, STUDENT, False, wake.shape(c.read("ABCDEF")))  # (its fragment stays)
+    c.version = 5
     c.fragments.clear()
     w.once()
     assert c.fragments["following"] == "step-fragment"

@@ -150,6 +150,12 @@ class Trace:
     def __repr__(self) -> str:
         return f"Trace({len(self.steps)} steps, {len(self.threads)} thread(s), cursor {self.cursor})"
 
+    def take(self, longer: "Trace") -> None:
+        """This trace becomes `longer`, a later recording of the same run (its steps, threads and facts, shared),
+        keeping its own cursor and branches: what holds this object (a page's step) now draws the longer run."""
+        self.meta, self.steps, self.threads = longer.meta, longer.steps, longer.threads
+        self._by_thread, self._indexed, self._compactions = {}, 0, 0
+
     def with_branches(self, branches: list) -> "Trace":
         """The same trace (steps, threads and cursor shared) saved with other `branches` beside it."""
         return Trace(self.meta, steps=self.steps, cursor=self.cursor, branches=branches, threads=self.threads)

@@ -674,9 +674,9 @@ def _watcher() -> wake.Watcher:
 
 def _sync(copy: Copy) -> None:
     """First thing at each run of the step (its fragment's too): the watcher may wake the step alone (wake.py) when
-    the class only moved its cursor; the copy then takes the class's step here, and only the step is drawn again
-    (about half the server's work of drawing the whole page, for each student of the class). Whatever else changed
-    (the class's run or its steps, a question, the end of the class) draws the whole page."""
+    the class only moved its cursor or recorded more steps; the copy then takes the class's step here, and only
+    the step is drawn again (about half the server's work of drawing the whole page, for each student of the
+    class). Whatever else changed (the class's run, a question, the end of the class) draws the whole page."""
     session = wake.session_id()
     fragment = wake.fragment_id()
     if session is None or fragment is None or not copy.following or copy.trace is None:
@@ -691,9 +691,14 @@ def _sync(copy: Copy) -> None:
         return
     if state is None or state.version == copy.version:
         return
-    if (state.ended or (state.run_id, state.steps) != (copy.run_id, copy.steps) or state.question is not None
-            or copy.asked is not None):
+    if state.ended or state.run_id != copy.run_id or state.question is not None or copy.asked is not None:
         st.rerun()  # the whole page: the class's run, its question or its end
+    if state.steps != copy.steps:  # the teacher's step executed a stage: the copy takes the longer run, in place
+        longer = classes().trace(copy.code)
+        if longer is None or len(longer) < state.steps:
+            st.rerun()  # (the page says why it cannot be read)
+        copy.trace.take(longer)
+        copy.steps = state.steps
     copy.put = copy.trace.goto(state.cursor)
     copy.version = state.version
     _url(copy)

@@ -116,8 +116,8 @@ class Watcher:
             if now is None or now in (page.drawn, page.woken):
                 continue
             page.woken = now
-            # Following, and only the class's cursor moved: the step alone (classroom.py `_sync`). Otherwise (away,
-            # another run or new steps, a question, the end): the whole page.
+            # Following, and only the class's cursor or its steps moved: the step alone (classroom.py `_sync`).
+            # Otherwise (away, another run, a question, the end): the whole page.
             alone = not page.away and now != ENDED and page.shape is not None and page.shape == shapes.get(page.code)
             self.wake(session_id, page.step if alone else None)
         if self.clock() - self.beaten >= BEAT:
@@ -152,11 +152,11 @@ class Watcher:
 
 
 def shape(state) -> tuple | None:
-    """What of a class's state a page draws outside its step: all of it but the cursor (its run and steps, its
-    question). Two versions of the same shape differ in the cursor alone."""
+    """What of a class's state a page draws outside its step: its run and its question (the step draws the cursor
+    and the steps recorded). Two versions of the same shape differ in what the step alone shows."""
     if state is None or getattr(state, "ended", False):
         return None
-    return tuple(getattr(state, name, None) for name in ("run_id", "steps", "question", "revealed"))
+    return tuple(getattr(state, name, None) for name in ("run_id", "question", "revealed"))
 
 
 # -- Streamlit's side: which session is this page, and how a session is asked to rerun --------------------------
