@@ -74,23 +74,37 @@ def shows(page, lang: str, k: int, ahead: bool, timeout: float = 10_000) -> dict
     return found.json_value()
 
 
-# Counts the server's runs from now on: `window.lsRuns`, one more each time the page's script starts running.
+# From now on, counts the runs of the page's script that have ended: `window.lsRuns`.
 RUNS = """() => {
     window.lsRuns = 0;
     new MutationObserver(() => {
         const running = document.querySelector("[data-test-script-state='running']") !== null;
-        if (running && !window.lsRunning) window.lsRuns += 1;
+        if (!running && window.lsRunning) window.lsRuns += 1;
         window.lsRunning = running;
     }).observe(document.body, {attributes: true, subtree: true, childList: true,
                                attributeFilter: ['data-test-script-state']});
 }"""
 
 
-def server_drew(page, lang: str, k: int) -> dict:
-    """Wait until the server has run since RUNS was installed and shows step k; what it shows. For a step the
-    browser drew itself as the server's (not ahead): the page shows it before the server has read the click."""
-    page.wait_for_function("() => window.lsRuns > 0", timeout=60_000)
-    return shows(page, lang, k, ahead=False, timeout=60_000)
+def server_drew(page, expected: dict, timeout: float = 60_000) -> dict:
+    """Wait until a run of the server has ended since RUNS was installed and the page shows `expected` (what READ
+    reads), the server's run over; what it shows. For a step the browser drew itself as the server's (not
+    ahead): the page shows it before the server has read the click, and, once the server reads it, may show
+    another step for a while (a click answered after a later one) and the step's parts one by one: Streamlit
+    draws them as they come, and the last ones after the run has ended."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(
+            """([expected, idle]) => {
+                if (!(window.lsRuns > 0 && document.querySelector(idle) !== null)) return false;
+                const now = (READ)();
+                return Object.keys(now).length === Object.keys(expected).length
+                    && Object.keys(expected).every((k) => now[k] === expected[k]);
+            }""".replace("READ", READ), arg=[expected, IDLE], timeout=timeout)
+    except PlaywrightTimeout:  # what it shows instead, said by the caller's assert
+        assert page.evaluate("window.lsRuns") > 0, "the server has not answered"
+    return page.evaluate(READ)
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "zh"])
@@ -117,7 +131,7 @@ def test_back_and_step_show_their_step_before_the_server_answers(server, module_
         page.locator(".st-key-live-step button").click()
         assert shows(page, lang, 9, ahead=False) == middle
         page.evaluate(RUNS)
-    assert server_drew(page, lang, 9) == middle  # the server has answered both clicks (drawing step 8 on the way)
+    assert server_drew(page, middle) == middle  # the server has answered both clicks (drawing step 8 on the way)
 
 
 def test_a_presenter_s_click_shows_its_step_and_its_one_row_loop_state_at_once(server, module_tab):
