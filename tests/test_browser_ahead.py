@@ -51,6 +51,7 @@ def open_page(page, url: str, heal: int = 3_600_000, **query: str):
     machine a test can take longer than that to read the step drawn ahead: the page waits `heal` ms instead (an
     hour, unless the test is about it)."""
     page.set_viewport_size({"width": 1280, "height": 800})
+    page.add_init_script(HEARD)  # (once would do: a second copy does nothing)
     page.goto(url + "/?" + "&".join(f"{k}={v}" for k, v in query.items()))
     page.evaluate("(ms) => { window.lsAheadHeal = ms; }", heal)
     page.wait_for_selector(IDLE, timeout=60_000)
@@ -74,36 +75,36 @@ def shows(page, lang: str, k: int, ahead: bool, timeout: float = 10_000) -> dict
     return found.json_value()
 
 
-# From now on, counts the runs of the page's script that have ended: `window.lsRuns`.
-RUNS = """() => {
-    window.lsRuns = 0;
-    new MutationObserver(() => {
-        const running = document.querySelector("[data-test-script-state='running']") !== null;
-        if (!running && window.lsRunning) window.lsRuns += 1;
-        window.lsRunning = running;
-    }).observe(document.body, {attributes: true, subtree: true, childList: true,
-                               attributeFilter: ['data-test-script-state']});
-}"""
+# Counts the messages the page's connection has received from the server: `window.lsHeard`. A run's state on the
+# page ('running') cannot tell that the server has answered: a loaded browser may draw a whole run at once.
+HEARD = """(() => {
+    if (window.lsHeard !== undefined) return;
+    window.lsHeard = 0;
+    const Native = window.WebSocket;
+    window.WebSocket = class extends Native {
+        constructor(...args) { super(...args); this.addEventListener('message', () => { window.lsHeard += 1; }); }
+    };
+})();"""
 
 
-def server_drew(page, expected: dict, timeout: float = 60_000) -> dict:
-    """Wait until a run of the server has ended since RUNS was installed and the page shows `expected` (what READ
-    reads), the server's run over; what it shows. For a step the browser drew itself as the server's (not
-    ahead): the page shows it before the server has read the click, and, once the server reads it, may show
-    another step for a while (a click answered after a later one) and the step's parts one by one: Streamlit
-    draws them as they come, and the last ones after the run has ended."""
+def server_drew(page, expected: dict, heard: int, timeout: float = 60_000) -> dict:
+    """Wait until the server has said something since the page had heard `heard` messages (window.lsHeard), and the
+    page shows `expected` (what READ reads), the server's run over; what it shows. For a step the browser drew itself
+    as the server's (not ahead): the page shows it before the server has read the click, and, once the server
+    answers, may show another step for a while (a click answered after a later one) and the step's parts one by
+    one, some after the run has ended."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
         page.wait_for_function(
-            """([expected, idle]) => {
-                if (!(window.lsRuns > 0 && document.querySelector(idle) !== null)) return false;
+            """([expected, heard, idle]) => {
+                if (!(window.lsHeard > heard && document.querySelector(idle) !== null)) return false;
                 const now = (READ)();
                 return Object.keys(now).length === Object.keys(expected).length
                     && Object.keys(expected).every((k) => now[k] === expected[k]);
-            }""".replace("READ", READ), arg=[expected, IDLE], timeout=timeout)
+            }""".replace("READ", READ), arg=[expected, heard, IDLE], timeout=timeout)
     except PlaywrightTimeout:  # what it shows instead, said by the caller's assert
-        assert page.evaluate("window.lsRuns") > 0, "the server has not answered"
+        assert page.evaluate("window.lsHeard") > heard, "the server has not answered"
     return page.evaluate(READ)
 
 
@@ -130,8 +131,8 @@ def test_back_and_step_show_their_step_before_the_server_answers(server, module_
         shows(page, lang, 8, ahead=True)
         page.locator(".st-key-live-step button").click()
         assert shows(page, lang, 9, ahead=False) == middle
-        page.evaluate(RUNS)
-    assert server_drew(page, middle) == middle  # the server has answered both clicks (drawing step 8 on the way)
+        heard = page.evaluate("window.lsHeard")
+    assert server_drew(page, middle, heard) == middle  # the server has answered both clicks (drawing step 8 on the way)
 
 
 def test_a_presenter_s_click_shows_its_step_and_its_one_row_loop_state_at_once(server, module_tab):
