@@ -60,13 +60,16 @@ const show = (d, k) => {
   d.shown = k;
   return true;
 };
+// How long a click waits for the server's answer before the server's step comes back: 3 s, unless the page says
+// otherwise (a browser test on a loaded machine, which must read the step drawn ahead before it goes).
+const HEAL = () => window.lsAheadHeal || 3000;
 const heal = (d) => {  // the server's answer replaces `d`; without one, its last step comes back
   clearTimeout(d.timer);
   d.timer = setTimeout(function check() {
     if (all[d.key] !== d || d.shown === d.server) return;
     if (document.querySelector("[data-test-script-state='running']")) { d.timer = setTimeout(check, 500); return; }
     show(d, d.server);
-  }, 3000);
+  }, HEAL());
 };
 const press = (button, key, action) => {
   const d = all[key];
