@@ -87,25 +87,28 @@ HEARD = """(() => {
 })();"""
 
 
-def server_drew(page, expected: dict, heard: int, timeout: float = 60_000) -> dict:
-    """Wait until the server has said something since the page had heard `heard` messages (window.lsHeard), and the
-    page shows `expected` (what READ reads), the server's run over; what it shows. For a step the browser drew itself
-    as the server's (not ahead): the page shows it before the server has read the click, and, once the server
-    answers, may show another step for a while (a click answered after a later one) and the step's parts one by
+def server_drew(page, expected: dict, heard: int, step: int, timeout: float = 60_000) -> dict:
+    """Wait until the server has said something since the page had heard `heard` messages (window.lsHeard), its run
+    over, the address says `step` (as the server writes it: a link opens this very step), and the page shows
+    `expected` (what READ reads); what it shows, read in the same look. For a step the browser drew itself as the
+    server's (not ahead): the page shows it before the server has read the click, and, once the server answers, may
+    show another step for a while (a click answered after a later one, its address too) and the step's parts one by
     one, some after the run has ended."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
-        page.wait_for_function(
-            """([expected, heard, idle]) => {
+        found = page.wait_for_function(
+            """([expected, heard, step, idle]) => {
                 if (!(window.lsHeard > heard && document.querySelector(idle) !== null)) return false;
                 const now = (READ)();
-                return Object.keys(now).length === Object.keys(expected).length
-                    && Object.keys(expected).every((k) => now[k] === expected[k]);
-            }""".replace("READ", READ), arg=[expected, heard, IDLE], timeout=timeout)
+                return new URLSearchParams(location.search).get('step') === String(step)
+                    && Object.keys(now).length === Object.keys(expected).length
+                    && Object.keys(expected).every((k) => now[k] === expected[k]) && now;
+            }""".replace("READ", READ), arg=[expected, heard, step, IDLE], timeout=timeout)
+        return found.json_value()
     except PlaywrightTimeout:  # what it shows instead, said by the caller's assert
         assert page.evaluate("window.lsHeard") > heard, "the server has not answered"
-    return page.evaluate(READ)
+        return {**page.evaluate(READ), "step in the address": page.evaluate("location.search")}
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "zh"])
@@ -132,7 +135,8 @@ def test_back_and_step_show_their_step_before_the_server_answers(server, module_
         page.locator(".st-key-live-step button").click()
         assert shows(page, lang, 9, ahead=False) == middle
         heard = page.evaluate("window.lsHeard")
-    assert server_drew(page, middle, heard) == middle  # the server has answered both clicks (drawing step 8 on the way)
+    # The server has answered both clicks (drawing step 8 on the way), the address too.
+    assert server_drew(page, middle, heard, step=9) == middle
 
 
 def test_a_presenter_s_click_shows_its_step_and_its_one_row_loop_state_at_once(server, module_tab):
