@@ -60,13 +60,45 @@ const show = (d, k) => {
   d.shown = k;
   return true;
 };
+// Two clicks the server answers with two runs (Back, then Step before the first is drawn): once the second starts,
+// Streamlit drops what the first had not sent yet, so the first may end with its heading and its line (a step beside)
+// above the views of the step before, until the second run is drawn. A run of the server's that ends so, while the
+// page's data says the server is at a step the page holds whole (it left it drawing ahead, and came back), puts that
+// step back at once.
+const heading = (key) => {  // the heading above the buttons of `key`
+  const buttons = document.querySelector(".st-key-" + key + "-buttons");
+  const heads = [...document.querySelectorAll("h3 [data-heading-text]")];
+  return buttons && heads.filter((h) => h.compareDocumentPosition(buttons) & Node.DOCUMENT_POSITION_FOLLOWING).pop();
+};
+const mend = (d) => {
+  const at = d.steps[d.server];
+  if (all[d.key] !== d || d.shown !== d.server || !at || !at.views) return;
+  const head = heading(d.key);
+  const grid = document.getElementById("ls-grid-" + d.key);
+  if (!head || !grid || head.childNodes.length !== 1 || head.firstChild.nodeType !== Node.TEXT_NODE) return;
+  const text = head.firstChild.nodeValue;
+  if (text === at.status || !Object.values(d.steps).some((step) => step.status === text)) return;
+  head.firstChild.nodeValue = at.status;
+  Object.entries(at.parts).forEach(([id, html]) => {
+    const el = document.getElementById(id);
+    if (el) el.outerHTML = html;
+  });
+  grid.parentElement.innerHTML = at.views;
+  rerun(document.getElementById("ls-grid-" + d.key).parentElement);
+};
+new MutationObserver(() => {
+  if (document.querySelector("[data-test-script-state='notRunning']")) Object.values(all).forEach(mend);
+}).observe(document.body, {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
+// How long a click waits for the server's answer before the server's step comes back: 3 s, unless the page says
+// otherwise (a browser test on a loaded machine, which must read the step drawn ahead before it goes).
+const HEAL = () => window.lsAheadHeal || 3000;
 const heal = (d) => {  // the server's answer replaces `d`; without one, its last step comes back
   clearTimeout(d.timer);
   d.timer = setTimeout(function check() {
     if (all[d.key] !== d || d.shown === d.server) return;
     if (document.querySelector("[data-test-script-state='running']")) { d.timer = setTimeout(check, 500); return; }
     show(d, d.server);
-  }, 3000);
+  }, HEAL());
 };
 const press = (button, key, action) => {
   const d = all[key];

@@ -187,6 +187,11 @@ def keep_url(trace: Trace, key: str, run: Run | None) -> None:
     else:
         _drop(url, "profile")
     _put(url, param, name)
+    seen = st.session_state.get(SEEN)
+    if seen is not None and seen[1] != trace.cursor + 1:
+        # The query as read is the page's when it was clicked: a run of a click since (Back, then Step before the
+        # page heard of the Back) may have written another step into it.
+        url.pop("step", None)
     _put(url, "step", step)
     st.session_state[SEEN] = (name, trace.cursor + 1) + ((COMPLETE if complete else MINIMAL,) if key == "live" else ())
 
