@@ -5,7 +5,8 @@ import streamlit as st
 from loop.engine.model import SCRIPTED
 from loop.engine.profiles import ABOUT as PROFILE_ABOUT
 from pages.views.blocks import in_code, plain
-from pages.views.classroom import draw_follower, draw_start, draw_teacher, follows, rejoin, shown
+from pages.views.classroom import draw_start, draw_teacher, rejoin, shown
+from pages.views.following import draw_follower, follows
 from loop.tools.sandbox import NO_BUBBLEWRAP, programs
 from pages.views.forks import draw_branch_picker
 from pages.views.i18n import t

@@ -33,18 +33,18 @@ def counted(tmp_path, monkeypatch):
 
 def test_the_polls_of_a_servers_pages_within_a_tenth_of_a_second_read_the_class_once(counted):
     code, teacher, run_id, reads, now = counted
-    states = [classroom._polled(code) for _ in range(30)]  # thirty pages' polls, at once
+    states = [classroom.polled_state(code) for _ in range(30)]  # thirty pages' polls, at once
     assert len(reads) == 1 and len({s.version for s in states}) == 1
     now[0] += classroom.FRESH  # the next round of polls reads it again
-    classroom._polled(code)
+    classroom.polled_state(code)
     assert len(reads) == 2
 
 
 def test_a_page_drawn_after_the_class_moved_reads_it_afresh_and_the_polls_after_see_that_step(counted):
     code, teacher, run_id, reads, now = counted
-    before = classroom._polled(code)
+    before = classroom.polled_state(code)
     Classes(default_store()).show(code, teacher, run_id, 0, 0)  # the teacher moves the class
-    assert classroom._polled(code).version == before.version  # within the tenth: the polls have not read it yet
-    drawn = classroom._read(code)  # a page drawn now (the poll of another server saw it, or a new student)
+    assert classroom.polled_state(code).version == before.version  # within the tenth: the polls have not read it yet
+    drawn = classroom.read_state(code)  # a page drawn now (the poll of another server saw it, or a new student)
     assert drawn.version == before.version + 1
-    assert classroom._polled(code).version == drawn.version  # never an older step than a page already took
+    assert classroom.polled_state(code).version == drawn.version  # never an older step than a page already took

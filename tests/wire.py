@@ -183,7 +183,7 @@ class Wire:
 
 
 class Follower(Wire):
-    """A student's tab on a class (`/?class=CODE`, pages/views/classroom.py): nothing is clicked. As a browser's
+    """A student's tab on a class (`/?class=CODE`, pages/views/following.py): nothing is clicked. As a browser's
     page, it takes each run the server starts by itself (the server reruns the page when the class moves:
     pages/views/wake.py) and sends nothing for it; and, as the browser's frontend, it reruns any fragment whose
     timer the server asks for (st.fragment's run_every). `shown` notes each "Step k of n" the page is sent, with

@@ -6,7 +6,7 @@ picker switches back. Save writes every branch: the others go in
 not the files), so the first branch's clean-up covers them all.
 
 A trace drawn with no live run forks through an `Own` its page sets (`set_own`): a student's copy of a class's
-run, whose branches are the student's own (classroom.py).
+run, whose branches are the student's own (following.py).
 """
 
 from __future__ import annotations

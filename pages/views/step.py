@@ -179,7 +179,7 @@ def draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run",
     given, hears of every move before the page shows it: a live run's once it is saved (the class a teacher
     leads is shown the step); a trace without a run is then the caller's alone, its URL too (a student's copy
     of the class's run: whether the student stepped away). `before()`, when given, is called first at each run of
-    the step, the fragment's own included (a student's copy takes the class's new step: see classroom.py `_sync`).
+    the step, the fragment's own included (a student's copy takes the class's new step: see following.py `_sync`).
     """
     draw_style()
     _draw_step(trace, key, run, name, above, moved, before)

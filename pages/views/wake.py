@@ -116,7 +116,7 @@ class Watcher:
             if now is None or now in (page.drawn, page.woken):
                 continue
             page.woken = now
-            # Following, and only the class's cursor or its steps moved: the step alone (classroom.py `_sync`).
+            # Following, and only the class's cursor or its steps moved: the step alone (following.py `_sync`).
             # Otherwise (away, another run, a question, the end): the whole page.
             alone = not page.away and now != ENDED and page.shape is not None and page.shape == shapes.get(page.code)
             self.wake(session_id, page.step if alone else None)
