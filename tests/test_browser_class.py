@@ -26,16 +26,21 @@ def wait_for_text(page, text: str) -> None:
     page.wait_for_function("(text) => document.body.innerText.includes(text)", arg=text, timeout=60_000)
 
 
-def test_a_student_follows_each_teacher_step_steps_away_and_back_and_cannot_move_the_class(app_server, new_page):
-    url, _ = app_server
+def start_class(new_page, url: str, step: int):
+    """A teacher at `step` of two-tools who turns presenter mode on and starts a class: (the teacher's page, the code)."""
     teacher = new_page(1280, 800)
-    teacher.goto(f"{url}/?scenario=two-tools&step=2")
-    wait_for_status(teacher, "Step 2 of 2")
+    teacher.goto(f"{url}/?scenario=two-tools&step={step}")
+    wait_for_status(teacher, f"Step {step} of {step}")
     teacher.locator(".st-key-present label").click()
     teacher.locator(".st-key-classroom-start button").first.click()
     teacher.wait_for_selector("#ls-class-code", timeout=60_000)
+    return teacher, teacher.locator("#ls-class-code").get_attribute("data-code")
+
+
+def test_a_student_follows_each_teacher_step_steps_away_and_back_and_cannot_move_the_class(app_server, new_page):
+    url, _ = app_server
+    teacher, code = start_class(new_page, url, 2)
     teacher.wait_for_selector("#ls-class-qr svg", timeout=60_000)  # the QR code, drawn in the page
-    code = teacher.locator("#ls-class-code").get_attribute("data-code")
     teacher.wait_for_function("(code) => location.search.includes('class=' + code)", arg=code)
 
     student = new_page(1280, 800)  # another browser context: another browser, its own id
@@ -96,13 +101,7 @@ def test_a_student_follows_each_teacher_step_steps_away_and_back_and_cannot_move
 
 def test_a_student_breaks_their_own_copy_and_back_to_the_class_returns(app_server, new_page):
     url, _ = app_server
-    teacher = new_page(1280, 800)
-    teacher.goto(f"{url}/?scenario=two-tools&step=5")
-    wait_for_status(teacher, "Step 5 of 5")
-    teacher.locator(".st-key-present label").click()
-    teacher.locator(".st-key-classroom-start button").first.click()
-    teacher.wait_for_selector("#ls-class-code", timeout=60_000)
-    code = teacher.locator("#ls-class-code").get_attribute("data-code")
+    teacher, code = start_class(new_page, url, 5)
     before = Classes(default_store()).state(code)
 
     student = new_page(1280, 800)
