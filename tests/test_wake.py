@@ -154,3 +154,21 @@ def test_a_following_page_s_step_alone_is_woken_for_a_cursor_move_and_the_whole_
     c.fragments.clear()
     w.once()
     assert set(c.fragments.values()) == {None}  # the end of the class: every whole page
+
+
+def test_a_page_whose_session_lacks_what_waking_it_needs_is_not_registered_but_left_to_its_timer(monkeypatch):
+    """A Streamlit whose sessions keep their last request elsewhere (here: no `_client_state`) cannot be asked to
+    rerun a page: the page is told it cannot be woken (following.py then reads its class every few seconds), and
+    what is missing is named."""
+    from streamlit.runtime import Runtime, scriptrunner
+
+    session = SimpleNamespace(_event_loop=None, _scriptrunner=None, request_rerun=lambda state: None,
+                              has_fragment=lambda fragment: False)
+    sessions = SimpleNamespace(get_active_session_info=lambda sid: SimpleNamespace(session=session))
+    monkeypatch.setattr(Runtime, "_instance", SimpleNamespace(_session_mgr=sessions))
+    monkeypatch.setattr(scriptrunner, "get_script_run_ctx",
+                        lambda *a, **k: SimpleNamespace(session_id="s1", fragment_ids_this_run=set()))
+    assert wake.session_id() is None
+    assert wake.unmet() == ["AppSession._client_state"]
+    session._client_state = SimpleNamespace(fragment_id="")
+    assert wake.unmet() == [] and wake.session_id() == "s1"

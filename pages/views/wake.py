@@ -162,11 +162,66 @@ def shape(state) -> tuple | None:
 # -- Streamlit's side: which session is this page, and how a session is asked to rerun --------------------------
 
 def session_id() -> str | None:
-    """This page's Streamlit session, if this server can wake it (None outside a script run, or in AppTest)."""
+    """This page's Streamlit session, if this server can wake it (None outside a script run, or in AppTest, or on a
+    Streamlit that lacks one of the internals waking relies on: see `unmet`)."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None and _session(ctx.session_id) is not None else None
+    return ctx.session_id if ctx is not None and not unmet() else None
+
+
+# What `rerun` reads or calls on a session (private, streamlit is pinned 1.67.0).
+SESSION_NEEDS = ("_event_loop", "_scriptrunner", "_client_state", "request_rerun", "has_fragment")
+_told = False  # the server's log said once why its pages cannot be woken
+
+
+def unmet() -> list[str]:
+    """The Streamlit internals that waking this page relies on and this server lacks, each by name ([]: the page
+    can be woken; called in a script run). Without them a follower's page reads its class every few seconds
+    (following.py `_watch`): all of them are checked here, so that a page is never left neither woken nor reading.
+    A Streamlit upgrade that renames one shows in tests/test_follow_fallback.py."""
+    global _told
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return ["get_script_run_ctx()"]
+    if not Runtime.exists():
+        return ["Runtime.instance()"]
+    runtime = Runtime.instance()
+    missing = _unmet_in(runtime, ctx)
+    if missing and not _told and type(runtime) is Runtime:  # (AppTest's Runtime is a mock: no server to wake it)
+        _told = True
+        _LOGGER.warning("this Streamlit lacks %s: follower pages read their class every few seconds instead of "
+                        "being woken", ", ".join(missing))
+    return missing
+
+
+def _unmet_in(runtime, ctx) -> list[str]:
+    sessions = getattr(runtime, "_session_mgr", None)  # (AppTest's Runtime is a mock without one)
+    if sessions is None:
+        return ["Runtime._session_mgr"]
+    if not callable(getattr(sessions, "get_active_session_info", None)):
+        return [f"{type(sessions).__name__}.get_active_session_info"]
+    info = sessions.get_active_session_info(ctx.session_id)
+    session = getattr(info, "session", None)
+    if session is None:
+        return ["ActiveSessionInfo.session"]
+    missing = [f"AppSession.{name}" for name in SESSION_NEEDS if not hasattr(session, name)]
+    if hasattr(session, "_client_state") and not hasattr(session._client_state, "fragment_id"):
+        missing.append("ClientState.fragment_id")
+    if not hasattr(ctx, "fragment_ids_this_run"):  # (step_only)
+        missing.append("ScriptRunContext.fragment_ids_this_run")
+    try:  # (fragment_id)
+        from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
+
+        ThreadState.get().fragment_id
+    except (ImportError, AttributeError):
+        missing.append("ThreadState.get().fragment_id")
+    except RuntimeError:  # (not on a script's thread: nothing to read it from, nothing said of it)
+        pass
+    return missing
 
 
 def fragment_id() -> str | None:
