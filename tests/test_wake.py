@@ -172,3 +172,5 @@ def test_a_page_whose_session_lacks_what_waking_it_needs_is_not_registered_but_l
     assert wake.unmet() == ["AppSession._client_state"]
     session._client_state = SimpleNamespace(fragment_id="")
     assert wake.unmet() == [] and wake.session_id() == "s1"
+    sessions.get_active_session_info = lambda sid: None  # its browser went away: nothing to wake, nothing missing
+    assert wake.session_id() is None and wake.unmet() == []

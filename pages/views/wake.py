@@ -167,7 +167,9 @@ def session_id() -> str | None:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None and not unmet() else None
+    if ctx is None or unmet():
+        return None
+    return ctx.session_id if _session(ctx.session_id) is not None else None  # (None: its browser went away)
 
 
 # What `rerun` reads or calls on a session (private, streamlit is pinned 1.67.0).
@@ -205,6 +207,8 @@ def _unmet_in(runtime, ctx) -> list[str]:
     if not callable(getattr(sessions, "get_active_session_info", None)):
         return [f"{type(sessions).__name__}.get_active_session_info"]
     info = sessions.get_active_session_info(ctx.session_id)
+    if info is None:  # (the page's browser went away: nothing to look at, nothing to say)
+        return []
     session = getattr(info, "session", None)
     if session is None:
         return ["ActiveSessionInfo.session"]
