@@ -96,3 +96,23 @@ def test_a_cursor_move_writes_the_step_into_the_url_and_reads_the_url_no_more_th
     assert writes == [("step", "4")] and at.query_params["step"] in ("4", ["4"])  # the link names the step shown
     assert copied_link(at) == "scenario=two-tools&step=4"
     assert len(reads) <= 12  # each read takes the session's lock: the URL is read once where it is written
+
+
+def test_a_cursor_move_reads_the_step_under_it_and_the_one_newly_beside_it_only(monkeypatch):
+    import pages.views.current as current
+
+    at = app(scenario="two-tools", step="99")  # the last step: the one before it sent ahead
+    read = []
+    monkeypatch.setattr(current, "view", lambda trace, k, lang, _view=current.view: read.append(k) or _view(trace, k, lang))
+    n = len(at.session_state["live-run"].trace)
+    at.button(key="live-back").click().run()
+    assert not at.exception
+    assert any(f"Step {n - 1} of {n}" in m.value for m in at.markdown)
+    # the new cursor's step, read as it is now, and the step newly ahead of a Back; the one left was read a click ago
+    assert sorted(read) == [n - 3, n - 2]
+    read.clear()
+    at.button(key="live-back").click().run()
+    assert sorted(read) == [n - 4, n - 3]
+    read.clear()
+    at.button(key="live-step").click().run()  # back where it was: both steps beside it were read a click ago
+    assert read == [n - 2]
