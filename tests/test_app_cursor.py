@@ -116,3 +116,19 @@ def test_a_cursor_move_reads_the_step_under_it_and_the_one_newly_beside_it_only(
     read.clear()
     at.button(key="live-step").click().run()  # back where it was: both steps beside it were read a click ago
     assert read == [n - 2]
+
+
+def test_back_and_step_over_a_whole_short_run_again_draws_nothing_again(monkeypatch):
+    at = app("pages/replay.py", sample="two-tools", step="10")  # the last of its 10 steps
+    for key in ["replay-back"] * 9 + ["replay-step"] * 9:  # every step under the cursor and beside it once
+        at.button(key=key).click().run()
+    drawn = []
+    monkeypatch.setattr(tables, "loop_state_html", lambda v, _draw=tables.loop_state_html:
+                        drawn.append(v.index) or _draw(v))
+    monkeypatch.setattr(step, "history_panel", lambda v, *a, _draw=step.history_panel, **kw:
+                        drawn.append(v.index) or _draw(v, *a, **kw))
+    for key in ["replay-back"] * 9 + ["replay-step"] * 9:
+        at.button(key=key).click().run()
+        assert not at.exception
+    assert any("Step 10 of 10" in m.value for m in at.markdown)
+    assert drawn == []  # the views and tables of each step as a click before drew them
