@@ -132,3 +132,26 @@ def test_back_and_step_over_a_whole_short_run_again_draws_nothing_again(monkeypa
         assert not at.exception
     assert any("Step 10 of 10" in m.value for m in at.markdown)
     assert drawn == []  # the views and tables of each step as a click before drew them
+
+
+def test_a_cursor_move_writes_out_only_the_step_newly_sent_ahead(monkeypatch):
+    import json
+
+    import pages.views.ahead as ahead
+
+    ahead._step_json.cache_clear()  # kept for the whole server: here, as if no step had been sent yet
+    at = app("pages/replay.py", sample="two-tools", step="10")  # step 9 sent ahead
+    at.button(key="replay-back").click().run()  # step 9: steps 8 and 10 sent ahead
+    written = []
+
+    class Counted:
+        @staticmethod
+        def dumps(value, **kw):
+            if "views" in value:
+                written.append(value["status"])
+            return json.dumps(value, **kw)
+
+    monkeypatch.setattr(ahead, "json", Counted)
+    at.button(key="replay-back").click().run()  # step 8: step 9 was written out two clicks ago; step 7 is new
+    assert not at.exception
+    assert [s.split(" · ")[0] for s in written] == ["Step 7 of 10"]
