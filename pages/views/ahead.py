@@ -134,8 +134,9 @@ def ahead_script(key: str, cursor: int, status: str, beside: dict[int, dict]) ->
     """A hidden element whose script holds the steps `beside` the cursor, each a dict of `status` (the heading's
     text), `parts` (the HTML of each element, by id, that shows it outside the views) and `views` (the HTML of
     the views element); `status` is the heading of the step under the cursor."""
+    held = withheld(key)  # asked first: the server shows it
     steps = ", ".join(f"{json.dumps(str(k))}: {_step_json(step['status'], tuple(step['parts'].items()), step['views'])}"
-                      for k, step in beside.items() if k not in withheld(key))  # asked first: the server shows it
+                      for k, step in beside.items() if k not in held)
     head = _safe(json.dumps({"key": key, "shown": cursor, "status": status}))
     return f'<div class="ls-ahead"></div><script>{_BEFORE}{head[:-1]}, "steps": {{{steps}}}}}{_AFTER}</script>'
 
