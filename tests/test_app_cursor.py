@@ -96,3 +96,62 @@ def test_a_cursor_move_writes_the_step_into_the_url_and_reads_the_url_no_more_th
     assert writes == [("step", "4")] and at.query_params["step"] in ("4", ["4"])  # the link names the step shown
     assert copied_link(at) == "scenario=two-tools&step=4"
     assert len(reads) <= 12  # each read takes the session's lock: the URL is read once where it is written
+
+
+def test_a_cursor_move_reads_the_step_under_it_and_the_one_newly_beside_it_only(monkeypatch):
+    import pages.views.current as current
+
+    at = app(scenario="two-tools", step="99")  # the last step: the one before it sent ahead
+    read = []
+    monkeypatch.setattr(current, "view", lambda trace, k, lang, _view=current.view: read.append(k) or _view(trace, k, lang))
+    n = len(at.session_state["live-run"].trace)
+    at.button(key="live-back").click().run()
+    assert not at.exception
+    assert any(f"Step {n - 1} of {n}" in m.value for m in at.markdown)
+    # the new cursor's step, read as it is now, and the step newly ahead of a Back; the one left was read a click ago
+    assert sorted(read) == [n - 3, n - 2]
+    read.clear()
+    at.button(key="live-back").click().run()
+    assert sorted(read) == [n - 4, n - 3]
+    read.clear()
+    at.button(key="live-step").click().run()  # back where it was: both steps beside it were read a click ago
+    assert read == [n - 2]
+
+
+def test_back_and_step_over_a_whole_short_run_again_draws_nothing_again(monkeypatch):
+    at = app("pages/replay.py", sample="two-tools", step="10")  # the last of its 10 steps
+    for key in ["replay-back"] * 9 + ["replay-step"] * 9:  # every step under the cursor and beside it once
+        at.button(key=key).click().run()
+    drawn = []
+    monkeypatch.setattr(tables, "loop_state_html", lambda v, _draw=tables.loop_state_html:
+                        drawn.append(v.index) or _draw(v))
+    monkeypatch.setattr(step, "history_panel", lambda v, *a, _draw=step.history_panel, **kw:
+                        drawn.append(v.index) or _draw(v, *a, **kw))
+    for key in ["replay-back"] * 9 + ["replay-step"] * 9:
+        at.button(key=key).click().run()
+        assert not at.exception
+    assert any("Step 10 of 10" in m.value for m in at.markdown)
+    assert drawn == []  # the views and tables of each step as a click before drew them
+
+
+def test_a_cursor_move_writes_out_only_the_step_newly_sent_ahead(monkeypatch):
+    import json
+
+    import pages.views.ahead as ahead
+
+    ahead._step_json.cache_clear()  # kept for the whole server: here, as if no step had been sent yet
+    at = app("pages/replay.py", sample="two-tools", step="10")  # step 9 sent ahead
+    at.button(key="replay-back").click().run()  # step 9: steps 8 and 10 sent ahead
+    written = []
+
+    class Counted:
+        @staticmethod
+        def dumps(value, **kw):
+            if "views" in value:
+                written.append(value["status"])
+            return json.dumps(value, **kw)
+
+    monkeypatch.setattr(ahead, "json", Counted)
+    at.button(key="replay-back").click().run()  # step 8: step 9 was written out two clicks ago; step 7 is new
+    assert not at.exception
+    assert [s.split(" · ")[0] for s in written] == ["Step 7 of 10"]

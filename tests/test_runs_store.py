@@ -579,3 +579,20 @@ def test_a_moved_cursor_is_one_statement_for_the_tab_that_writes_the_run(tmp_pat
     with pytest.raises(TakenOver):
         store.move(OWNER, "run", 0, writer="tab")
     assert RunsStore(tmp_path).load(OWNER, "run")[0].cursor == 1
+
+
+def test_the_server_s_store_is_made_once_for_each_folder_it_lives_in(tmp_path, monkeypatch):
+    from loop.files.runs import default_store
+
+    monkeypatch.delenv("LOOPSCOPE_DATABASE_URL", raising=False)
+    monkeypatch.setenv("LOOPSCOPE_RUNS", str(tmp_path / "a"))
+    first = default_store()
+    assert default_store() is first  # every click that saves asks for it
+    first.save(OWNER, "r1", prefix(3), writer="tab")
+    monkeypatch.setenv("LOOPSCOPE_RUNS", str(tmp_path / "b"))
+    assert default_store().list(OWNER) == []  # another folder: another store
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LOOPSCOPE_RUNS", "a")  # a folder of the working directory
+    assert [r.id for r in default_store().list(OWNER)] == ["r1"]
+    monkeypatch.chdir(tmp_path / "b")
+    assert default_store().list(OWNER) == []

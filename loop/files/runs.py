@@ -224,8 +224,19 @@ def default_root() -> Path:
 
 
 def default_store() -> RunsStore:
-    """The server's store: in LOOPSCOPE_DATABASE_URL's PostgreSQL database when set, else SQLite in `default_root()`."""
-    return RunsStore(default_root(), url=database.from_environment())
+    """The server's store: in LOOPSCOPE_DATABASE_URL's PostgreSQL database when set, else SQLite in `default_root()`.
+
+    Made once for each place it names (every click that saves asks for it; a store holds no more than where it is).
+    """
+    given, url = os.environ.get("LOOPSCOPE_RUNS"), database.from_environment()
+    key = (given, url, os.getcwd() if given and not os.path.isabs(given) else None)  # a relative folder: of the cwd
+    store = _stores.get(key)
+    if store is None:
+        store = _stores[key] = RunsStore(default_root(), url=url)
+    return store
+
+
+_stores: dict[tuple, RunsStore] = {}
 
 
 def owner_key(name: str) -> str:

@@ -16,6 +16,7 @@ to the step the server last drew.
 
 from __future__ import annotations
 
+import functools
 import json
 
 from .predict import withheld
@@ -133,7 +134,23 @@ def ahead_script(key: str, cursor: int, status: str, beside: dict[int, dict]) ->
     """A hidden element whose script holds the steps `beside` the cursor, each a dict of `status` (the heading's
     text), `parts` (the HTML of each element, by id, that shows it outside the views) and `views` (the HTML of
     the views element); `status` is the heading of the step under the cursor."""
-    beside = {k: step for k, step in beside.items() if k not in withheld(key)}  # asked first: the server shows it
-    # No "<" in the script: the sanitiser drops a script that has one.
-    data = json.dumps({"key": key, "shown": cursor, "status": status, "steps": beside}).replace("<", "\\u003c")
-    return f'<div class="ls-ahead"></div><script>{SCRIPT.replace("DATA", data)}</script>'
+    held = withheld(key)  # asked first: the server shows it
+    steps = ", ".join(f"{json.dumps(str(k))}: {_step_json(step['status'], tuple(step['parts'].items()), step['views'])}"
+                      for k, step in beside.items() if k not in held)
+    head = _safe(json.dumps({"key": key, "shown": cursor, "status": status}))
+    return f'<div class="ls-ahead"></div><script>{_BEFORE}{head[:-1]}, "steps": {{{steps}}}}}{_AFTER}</script>'
+
+
+_BEFORE, _AFTER = SCRIPT.split("DATA")
+
+
+def _safe(data: str) -> str:
+    """No "<" in the script: the sanitiser drops a script that has one."""
+    return data.replace("<", "\\u003c")
+
+
+@functools.lru_cache(maxsize=64)
+def _step_json(status: str, parts: tuple[tuple[str, str], ...], views: str) -> str:
+    """A step beside the cursor as JSON: made once while its HTML is the same (the views of a step are drawn once
+    and kept, current.py `drawn`, so a cursor move finds the step it left, and the one it comes back to, here)."""
+    return _safe(json.dumps({"status": status, "parts": dict(parts), "views": views}))

@@ -7,6 +7,12 @@ keeps by what they depend on. What is dear to draw, the views of a step (its
 diagram and its history), is kept by the record it was drawn from: a cursor move
 draws a step the click before drew already (the steps beside the cursor go with
 every page: ahead.py), and a record equal to that one draws the same HTML.
+
+The steps beside the cursor are sent ahead with every page: their records are kept from one rerun to the next,
+while the trace, its steps and the step itself are the same objects (a new step, a trace taken from a longer one,
+make them anew). A cursor move so builds one record beside the cursor, not two, and the one it leaves is the
+record it drew the click before. The step under the cursor, the one the server draws whole, is read as it is now;
+a record equal to the one kept is that one, so that its views and tables, drawn from it, are found at once.
 """
 
 from __future__ import annotations
@@ -22,7 +28,10 @@ from .i18n import lang
 
 KEY = "step-views"
 HTML = "step-views-html"
+BESIDE = "step-views-beside"
+KEEP_BESIDE = 4  # the steps each side of the cursor, and the one it left
 KEEP_HTML = 16  # the views and tables of the cursor and of the steps each side of it, and those of the clicks before
+KEEP_BYTES = 2**20  # more of them, while the HTML kept is smaller than this: Back and Step over a whole short run
 
 
 def fresh() -> None:
@@ -38,8 +47,30 @@ def view_at(trace: Trace, k: int) -> StepView:
         st.session_state[KEY] = kept
     key = (len(trace), k, lang())  # a new step changes what the others show (Step k of n, the way into it)
     if key not in kept[1]:
-        kept[1][key] = view(trace, k, lang())
+        kept[1][key] = _built(trace, k, key)
     return kept[1][key]
+
+
+def _built(trace: Trace, k: int, key: tuple) -> StepView:
+    """A new record of step k, but for a step beside the cursor whose record the rerun before built; the record is
+    then kept for the next rerun."""
+    last = st.session_state.get(BESIDE)
+    if last is None or last[0] is not trace:
+        last = (trace, {})
+        st.session_state[BESIDE] = last
+    step = trace.steps[k] if 0 <= k < len(trace) else None
+    found = last[1].pop(key, None)
+    kept = found is not None and found[0] is trace.steps and found[1] is step
+    if kept and k != trace.cursor:
+        v = found[2]
+    else:
+        v = view(trace, k, key[2])
+        if kept and v == found[2]:  # the same facts: the record the HTML was drawn from, found by identity (`drawn`)
+            v = found[2]
+    last[1][key] = (trace.steps, step, v)  # the newest last
+    while len(last[1]) > KEEP_BESIDE:
+        del last[1][next(iter(last[1]))]
+    return v
 
 
 def drawn(v: StepView, what: tuple[Hashable, ...], draw: Callable[[], str]) -> str:
@@ -55,8 +86,9 @@ def drawn(v: StepView, what: tuple[Hashable, ...], draw: Callable[[], str]) -> s
     key = (v.index, v.total, v.lang, *what)
     found = kept.pop(key, None)
     if found is None or not (found[0] is v or found[0] == v):
-        if len(kept) >= KEEP_HTML:
-            del kept[next(iter(kept))]  # the longest unused
         found = (v, draw())
+        size = len(found[1]) + sum(len(html) for _, html in kept.values())
+        while len(kept) >= KEEP_HTML and size > KEEP_BYTES:
+            size -= len(kept.pop(next(iter(kept)))[1])  # the longest unused
     kept[key] = found  # the newest last
     return found[1]

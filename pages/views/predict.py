@@ -180,7 +180,8 @@ def _again(trace: Trace) -> None:
 def draw_toggle(trace: Trace, key: str) -> None:
     """The toggle, the run's score and "Predict again", in the row of the controls."""
     widget = f"{key}-predict"
-    st.session_state[widget] = on()  # (a link's ?predict=on taken first)
+    now = on()  # (a link's ?predict=on taken first); only the toggle's own change turns it, before the run
+    st.session_state[widget] = now
 
     def flip() -> None:
         st.session_state[LINKED] = True  # the learner's choice, now: the URL no longer turns it on
@@ -191,7 +192,7 @@ def draw_toggle(trace: Trace, key: str) -> None:
     st.toggle(t("Predict, then step"), key=widget, on_change=flip,
               help=t("Before a step that shows something the chapter teaches, Step asks what will happen; "
                      "the step shows once you have answered. Keys 1 to 4 answer."))
-    if not on():
+    if not now:
         return
     right, asked = score(trace)
     if asked:

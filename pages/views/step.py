@@ -78,24 +78,28 @@ def views_html(v: StepView, key: str, next_words: str = "") -> str:
     Presenter mode puts the note above the history (the diagram keeps the room it needs to stay readable),
     `next_words` (what comes next) under the diagram, and the history fills the screen.
     """
+    return _views(v, key, next_words, presenting())
+
+
+def _views(v: StepView, key: str, next_words: str, present: bool) -> str:
     def draw() -> str:
         with id_colours({str(row["id"]): row["colour"] for row in v.pairs}):  # the ids as the Pairs table paints them
-            return _views_html(v, key, next_words)
+            return _views_html(v, key, next_words, present)
 
     # The same for the same record, until the history is paged: a cursor move draws a step the last rerun drew.
-    return drawn(v, ("views", key, presenting(), next_words, history_offset(v, key)), draw)
+    return drawn(v, ("views", key, present, next_words, history_offset(v, key)), draw)
 
 
-def _views_html(v: StepView, key: str, next_words: str) -> str:
-    if presenting():
+def _views_html(v: StepView, key: str, next_words: str, present: bool) -> str:
+    if present:
         after = f'<div class="ls-next">{markdown_html(next_words)}</div>' if next_words else ""
         left = diagram_html(v, key, after=after)
         right = history_panel(v, key, height=PRESENTER_HEIGHT, fit=True, before=note_html(v, presenter=True))
     else:
         left = diagram_html(v, key, heading='<h4 class="ls-h4">' + escape(t("The loop")) + "</h4>" + note_html(v))
         right = history_panel(v, key, height=HISTORY_HEIGHT)
-    grid = "ls-grid ls-present" if presenting() else "ls-grid"
-    if presenting() and v.profile == COMPLETE:  # its retry and recovery stages beside the loop
+    grid = "ls-grid ls-present" if present else "ls-grid"
+    if present and v.profile == COMPLETE:  # its retry and recovery stages beside the loop
         grid += " ls-wide"
     return (f'<div class="{grid}" id="ls-grid-{key}"><div class="ls-col">{left}</div>'
             f'<div class="ls-col">{right}</div></div>')
@@ -105,11 +109,12 @@ def step_html(v: StepView, key: str, words_at: Callable[[StepView], str]) -> dic
     """What shows step k outside the tables, as the browser shows it before the server answers (see ahead.py):
     the heading's text, the elements above and beside the buttons by id, and the views."""
     words = words_at(v)
-    if presenting():
+    present = presenting()  # read once: each read is one of the session's
+    if present:
         parts = {f"ls-state-{key}": drawn(v, ("state", key), lambda: state_row_html(v, key))}
     else:
         parts = {f"ls-said-{key}": said_html(v, key), f"ls-words-{key}": words_html(words, key)}
-    return {"status": v.status, "parts": parts, "views": views_html(v, key, words if presenting() else "")}
+    return {"status": v.status, "parts": parts, "views": _views(v, key, words if present else "", present)}
 
 
 def draw_views(trace: Trace, v: StepView, key: str, words_at: Callable[[StepView], str]) -> None:
