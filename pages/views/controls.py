@@ -152,25 +152,6 @@ def _handle(action: str, run: Run | None, trace: Trace, key: str, saved) -> None
             _execute(run, key, lambda observer: run.execute(given=given, observer=observer))
 
 
-MOVES = ("first", "back", "last")  # clicks that only move the cursor over the recorded steps
-
-
-def moves_only(actions: list[str], run: Run | None, trace: Trace) -> bool:
-    """Whether handling `actions` draws nothing: each only moves the cursor over recorded steps.
-
-    A Step executes a stage only from the end of a live trace (a spinner, the approval gate's wait), and each Step
-    before it moves the cursor one step forward at most."""
-    if any(action not in (*MOVES, "step") for action in actions):
-        return False
-    if run is None or "step" not in actions:
-        return True
-    return "last" not in actions and trace.cursor + actions.count("step") < len(trace)
-
-
-def _inside(container):
-    return container if container is not None else contextlib.nullcontext()
-
-
 def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
                   saved=None) -> Callable[[StepView], str]:
     """The buttons, the error and Retry (live only), the slider and the status line; `save()` draws beside it.
@@ -179,19 +160,13 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
     shows the new step. Returns `words_at(view)`: what comes next at a step's record, in a sentence (Markdown),
     drawn beside the buttons, except in presenter mode, which has no row to spare and puts it under the diagram.
     """
+    bar = st.container()  # drawn after the click is handled, so enabled/disabled match the new cursor
+    feedback = st.container()
     actions = taken(key)
-    # A click that may execute a stage draws while it runs (a spinner, Run to end's status, under the controls),
-    # and the controls are drawn once it is handled, so that enabled/disabled match the new cursor: a container
-    # keeps their place above it (`bar`), another holds what is drawn under them (`feedback`). A plain move draws
-    # nothing while it is handled: the controls are drawn first, what goes under them after, in the same places,
-    # and a cursor move sends two containers fewer.
-    moving = moves_only(actions, run, trace)
-    bar = None if moving else st.container()
-    feedback = None if moving else st.container()
     stopped_by_click(bool(actions))  # any click stops the presenter's autoplay
     if {"first", "back", "last"} & set(actions):  # moving away: a call asked for after a wait is asked no more
         st.session_state.pop(armed_key(key), None)
-    with _inside(feedback):
+    with feedback:
         for action in actions:
             _handle(action, run, trace, key, saved)
             if run is not None and f"{key}-error" in st.session_state:  # a failed stage: the clicks after it wait
@@ -199,18 +174,23 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
         if saved is not None:
             saved()
         error = st.session_state.get(f"{key}-error") if run is not None else None
-        if not moving:
-            _draw_feedback(run, trace, key, error)
+        if error:
+            st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {plain(error['message'])}\n\n"
+                     + t("The trace is unchanged: nothing was added. **Retry** repeats this stage."),
+                     icon=":material/error:")
+            st.button(t("Retry"), key=f"{key}-retry", icon=":material/replay:", on_click=_ask, args=(key, "retry"))
+        draw_progress(run, key)  # the complete loop: the wait before a retry, the tools still running
+        draw_question(trace, key)
 
     ended = at_end = trace.at_end
     if run is not None:
         ended = at_end and run.done
     gated = waiting(run)
-    if gated and not error and not moving:
+    if gated and not error:
         with feedback:
             draw_gate(gated, key, _ask)
     v = view_at(trace, trace.cursor)  # the step to show, now that the clicks are done
-    with _inside(bar):
+    with bar:
         st.markdown(f"### {plain(v.status)}")  # a thread's name is the file's id
         if trace.cursor >= 0 and not presenting():
             st.html(said_html(v, key))
@@ -256,22 +236,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
             words_at = _words(run, gated)
             if not presenting():
                 st.html(words_html(words_at(v), key), width="stretch")
-    if moving:  # under the controls, where `feedback` would have been
-        _draw_feedback(run, trace, key, error)
-        if gated and not error:
-            draw_gate(gated, key, _ask)
     return words_at
-
-
-def _draw_feedback(run: Run | None, trace: Trace, key: str, error: dict | None) -> None:
-    """Under the controls: the error and Retry, the complete loop's progress, Predict's question or verdict."""
-    if error:
-        st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {plain(error['message'])}\n\n"
-                 + t("The trace is unchanged: nothing was added. **Retry** repeats this stage."),
-                 icon=":material/error:")
-        st.button(t("Retry"), key=f"{key}-retry", icon=":material/replay:", on_click=_ask, args=(key, "retry"))
-    draw_progress(run, key)  # the complete loop: the wait before a retry, the tools still running
-    draw_question(trace, key)
 
 
 def _words(run: Run | None, gated) -> Callable[[StepView], str]:
