@@ -155,3 +155,13 @@ def test_a_cursor_move_writes_out_only_the_step_newly_sent_ahead(monkeypatch):
     at.button(key="replay-back").click().run()  # step 8: step 9 was written out two clicks ago; step 7 is new
     assert not at.exception
     assert [s.split(" · ")[0] for s in written] == ["Step 7 of 10"]
+
+
+
+def test_a_cursor_move_sends_the_pairs_table_and_the_loop_state_as_one_element():
+    at = app(scenario="two-tools", step="3")
+    at.button(key="live-back").click().run()
+    assert not at.exception
+    pairs, steps = ">Pairs · tool_use ↔ tool_result</h4>", '<table class="ls-table" data-table="steps"'
+    tables = [b for b in html_bodies(at) if pairs in b or steps in b]  # one element, the Pairs table first
+    assert len(tables) == 1 and tables[0].index(pairs) < tables[0].index(steps)

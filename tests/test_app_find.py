@@ -70,7 +70,20 @@ def test_a_tool_by_name_and_a_text_are_found_and_marked_under_the_slider():
     assert 'data-matches="1"' in _html(at)
     at.text_input(key="replay-find-text").input("nowhere to be seen").run()
     assert "No match in this trace." in " ".join(c.value for c in at.caption)
-    assert at.button(key="replay-find-next").disabled and at.button(key="replay-find-previous").disabled
+    keys = {b.key for b in at.button}  # nothing to jump to: neither is drawn, and a cursor move sends neither
+    assert "replay-find-next" not in keys and "replay-find-previous" not in keys
+    at.text_input(key="replay-find-text").input("again, for").run()  # found again: both are back
+    assert {"replay-find-next", "replay-find-previous"} <= {b.key for b in at.button}
+
+
+def test_a_trace_with_nothing_to_find_draws_no_match_buttons_and_one_with_errors_does():
+    at = app(scenario="two-tools", step="3")  # no error in it: the default query (errors) finds nothing
+    assert not {"live-find-next", "live-find-previous"} & {b.key for b in at.button}
+    click(at, "live-back")  # a cursor move sends them no more than the first run did
+    assert not {"live-find-next", "live-find-previous"} & {b.key for b in at.button}
+    with_errors = _opened(find=False)  # a closed Find, and errors in the trace: they are drawn, with their keys
+    assert with_errors.button(key="replay-find-next").proto.shortcut == "alt+down"
+    assert with_errors.button(key="replay-find-previous").proto.shortcut == "alt+up"
 
 
 def test_a_closed_find_draws_no_query_and_keeps_the_one_chosen():

@@ -174,13 +174,12 @@ def test_keys_only_move_the_cursor_as_the_page_and_the_readme_say():
         in readme
     at = app(scenario="two-tools", step="3")
     run = at.session_state["live-run"]
-    # At the end of the trace Step executes, so no key is bound to it; nor to Run to end.
-    assert shortcuts(at) == {"first": "home", "back": "left", "step": "", "last": "end", "to-end": "",
-                             "find-previous": "alt+up", "find-next": "alt+down"}
+    # At the end of the trace Step executes, so no key is bound to it; nor to Run to end. (No error in it: Previous
+    # and Next match, Alt+↑ and Alt+↓, are not drawn; see test_app_find.py.)
+    assert shortcuts(at) == {"first": "home", "back": "left", "step": "", "last": "end", "to-end": ""}
     assert words(at) == "Next, a click on Step executes stop_reason: go on or end?; the keys only move over recorded steps."
     click(at, "live-back")
-    assert shortcuts(at) == {"first": "home", "back": "left", "step": "right", "last": "end", "to-end": "",
-                             "find-previous": "alt+up", "find-next": "alt+down"}
+    assert shortcuts(at) == {"first": "home", "back": "left", "step": "right", "last": "end", "to-end": ""}
     assert words(at) == "Moving the cursor runs nothing: every step is already recorded."
     click(at, "live-last")  # End: the last recorded step, nothing executed
     assert run.trace.cursor == 2 and len(run.trace) == 3 and at.button(key="live-last").disabled

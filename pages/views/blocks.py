@@ -107,6 +107,7 @@ CSS = """<style>
 .ls-table th.ls-wraps, .ls-table[data-table="steps"] .ls-cn { white-space: normal; }
 .ls-table th.ls-tokens { min-width: 5.5rem; }  /* a long name over short numbers, on two lines */
 .ls-wrap { overflow-x: auto; }
+.ls-apart { margin-top: 1rem; }  /* the LoopState under the Pairs table, in the same element */
 .ls-rule { border: none; border-top: 1px solid rgba(49,51,63,0.2); margin: 1.5rem 0 0.5rem; }
 .ls-said, .ls-words p { margin: 0; }
 .stElementContainer:has(> .stHtml > .ls-ahead) { display: none; }  /* the steps beside the cursor: data */

@@ -96,7 +96,10 @@ def _keep_query(key: str) -> None:
 
 
 def draw_find(trace: Trace, key: str) -> None:
-    """Find (a popover: what to find, where it matches) and Previous/Next match, in the row of buttons."""
+    """Find (a popover: what to find, where it matches) and Previous/Next match, in the row of buttons.
+
+    Previous and Next match are drawn only while the query finds a step (the trace's errors until another query
+    is chosen): the Find popover says when it finds none."""
     # Its content is drawn only while it is open: a cursor move would send its widgets again for nothing.
     popover = st.popover(t("Find"), icon=":material/search:", key=f"{key}-find", on_change="rerun")
     with popover:
@@ -105,6 +108,8 @@ def draw_find(trace: Trace, key: str) -> None:
         else:
             _keep_query(key)
     found = matches(trace, query_of(key))
+    if not found:  # nothing to jump to: both would be disabled, their keys do nothing; a cursor move sends neither
+        return
     st.button(t("Previous match"), key=f"{key}-find-previous", icon=":material/arrow_upward:",
               disabled=previous_match(found, trace.cursor) is None, shortcut=PREVIOUS_KEY,
               on_click=_jump, args=(trace, key, False), help=t("Jump to the previous step the Find query matches."))

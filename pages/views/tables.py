@@ -146,13 +146,17 @@ def heading(title: str, caption: str = "") -> str:
 def draw_tables(v: StepView, key: str, trace: Trace | None = None) -> None:
     """A rule and the Pairs table, then the LoopState.
 
-    Two elements: the Pairs table is the same on about half the clicks, and an element whose HTML is
-    unchanged costs the browser nothing to redraw.
+    One element: each element a click sends costs the server a message of its own, and the Pairs table (a few
+    dozen rows at most) costs the browser little to draw again. A long run's Pairs table comes with controls of its
+    own, and the LoopState is then an element apart.
     """
     pairs = draw_pairs(v, key, draw=False, trace=trace)
-    if pairs is not None:  # else a long run: the Pairs table came with its own controls
-        st.html(Ready('<hr class="ls-rule">' + pairs))
-    st.html(Ready(drawn(v, ("loop-state",), lambda: loop_state_html(v))))  # as a click before drew it, if it did
+    state = drawn(v, ("loop-state",), lambda: loop_state_html(v))  # as a click before drew it, if it did
+    if pairs is None:  # a long run: the Pairs table came with its own controls
+        st.html(Ready(state))
+        return
+    # the space two elements would have between them (the page's gap), kept between the two tables
+    st.html(Ready(f'<hr class="ls-rule">{pairs}<div class="ls-apart">{state}</div>'))
 
 
 def draw_pairs(v: StepView, key: str, draw: bool = True, trace: Trace | None = None) -> str | None:
