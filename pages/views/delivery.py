@@ -4,8 +4,10 @@ messages a script run sends at once.
 Streamlit hands each message of a run from the script thread to the server's event loop on its own
 (`AppSession._on_scriptrunner_event` does one `call_soon_threadsafe` a message: a write to the loop's self-pipe, a
 wake of its thread and the GIL handed over, each time), and its WebSocket sender writes each message in its own
-write, so with TCP_NODELAY (sockets.py) each leaves in a packet of its own. A cursor move sends about 30 messages:
-that handing over was about a third of its server CPU (bench/cursor.py).
+write, so with TCP_NODELAY (sockets.py) each leaves in a packet of its own. A cursor move sends about 30 messages
+(bench/cursor.py): with the bursts, its run wakes the loop about 10 times instead of 29. The loop still wakes
+more than once a run because the script thread lets the GIL go whenever it waits for the system (the self-pipe
+write included), and the loop then takes the events so far.
 
 `deliver_in_bursts()` (once a process, from app.py, as `no_delay()`) changes two things, nothing else:
 
@@ -13,7 +15,7 @@ that handing over was about a third of its server CPU (bench/cursor.py).
    in the order they were emitted, by one callback: one wake for a burst. Each is handled as before (the handler
    still checks which ScriptRunner sent it, so a stale runner's events are treated as they were).
 2. The frames a sender writes in one turn of the event loop leave together: its socket is corked (TCP_CORK, Linux)
-   before the first and uncorked by a callback that runs after the sender's turn, in the same pass of the loop.
+   before the first and uncorked by a callback the loop runs right after the sender's turn.
    Nothing waits for a timer: a message alone goes as soon as before.
 
 Streamlit internals used (private; streamlit is pinned 1.67.0): `AppSession._on_scriptrunner_event`,
