@@ -18,7 +18,7 @@ from pages.views.delivery import deliver_in_bursts
 # 20 students, 30 → 27 ms of CPU a click, p95 about 1.0 → 0.9 s). A thread still lets go at once when it waits.
 sys.setswitchinterval(0.05)
 no_delay()  # each click's answer sent at once, not held for the browser's delayed acknowledgement (40 ms)
-deliver_in_bursts()  # a run's messages handed to the server's loop in one wake, and sent in few packets
+deliver_in_bursts()  # the messages a run sends meanwhile handed to the server's loop in one wake
 
 # The tab's icon is ours, served by this server: a :material/…: icon or an emoji would be fetched from a CDN
 ICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><path fill="#ff4b4b" d="M12 4V1L8 5l4 4V6c3.31 '

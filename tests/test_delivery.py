@@ -1,18 +1,15 @@
-"""A run's messages reach the browser in bursts (pages/views/delivery.py): all of them, in the order the script
-sent them, with one wake of the server's loop for the events a script thread emitted meanwhile, and the frames of
-one turn of the sender corked together, never held past it."""
+"""A run's messages reach the server's loop in bursts (pages/views/delivery.py): all of them, in the order the script
+sent them, with one wake of the loop for the events a script thread emitted meanwhile."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-import socket
 import sys
 import threading
 
 import pytest
 from streamlit.runtime.app_session import AppSession
-from streamlit.web.server.starlette.starlette_websocket import StarletteSessionClient
 
 import pages.views.delivery as delivery
 from tests.browser import serve_app
@@ -131,85 +128,6 @@ def test_an_event_whose_handling_fails_is_reported_and_the_ones_after_it_are_sti
     assert [str(e) for e in reported] == ["one"]
 
 
-# -- the sender's turn: corked together, uncorked before the loop does anything else --------------------------
-
-class Protocol:
-    def __init__(self, transport):
-        self.transport, self.written = transport, []
-
-    async def send(self, message) -> None:
-        self.written.append(message["bytes"])
-        self.transport.write(message["bytes"])
-
-
-def _wrapped(send):
-    async def sender(message) -> None:  # as Starlette's exception middleware wraps the server's send
-        await send(message)
-    return sender
-
-
-@pytest.fixture
-def fresh(monkeypatch):
-    """This process as before the app's first run: nothing installed (and put back as it was afterwards)."""
-    monkeypatch.setattr(AppSession, "_on_scriptrunner_event", AppSession._on_scriptrunner_event)
-    monkeypatch.setattr(StarletteSessionClient, "write_forward_msg", StarletteSessionClient.write_forward_msg)
-    monkeypatch.setattr(delivery, "_done", threading.Event())
-    return monkeypatch
-
-
-def test_what_a_sender_writes_in_one_turn_leaves_corked_together_and_the_socket_is_uncorked_after_it(fresh):
-    assert "cork" in delivery.deliver_in_bursts()
-
-    async def main():
-        listening = socket.create_server(("127.0.0.1", 0))
-        accepted = asyncio.get_running_loop().create_future()
-        server = await asyncio.start_server(lambda r, w: accepted.set_result(w), sock=listening)
-        reader, writer = await asyncio.open_connection(*listening.getsockname())
-        served = await accepted
-        sock = served.get_extra_info("socket")
-        corked_in_turn = []
-
-        client = object.__new__(StarletteSessionClient)
-        client._websocket = type("WebSocket", (), {})()
-        protocol = Protocol(served.transport)
-        client._websocket._send = _wrapped(protocol.send)
-        client._closed = asyncio.Event()
-        client._send_queue = asyncio.Queue()
-
-        async def sender():  # as Streamlit's: one payload at a time, each written as it is taken
-            while True:
-                payload = await client._send_queue.get()
-                corked_in_turn.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CORK))
-                await client._websocket._send({"type": "websocket.send", "bytes": payload})
-
-        task = asyncio.create_task(sender())
-        await asyncio.sleep(0)  # the sender waits for a payload
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-        for i in range(5):
-            msg = ForwardMsg()
-            msg.script_finished = ForwardMsg.FINISHED_SUCCESSFULLY
-            msg.metadata.delta_path.append(i)
-            client.write_forward_msg(msg)
-        for _ in range(3):
-            await asyncio.sleep(0)
-        after = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CORK)
-        task.cancel()
-        sent = b"".join(protocol.written)
-        got = b""
-        while len(got) < len(sent):
-            got += await reader.read(65536)
-        for w in (writer, served):
-            w.close()
-        server.close()
-        return corked_in_turn, after, got == sent
-
-    corked_in_turn, after, whole = asyncio.run(main())
-    assert corked_in_turn == [1] * 5  # written in one turn, corked
-    assert after == 0  # and let go at the end of that turn: nothing waits for more
-    assert whole
-
-
 # -- a real server: every message of each run, in order ------------------------------------------------------
 
 APP = """
@@ -249,21 +167,29 @@ def _texts(wire: Wire) -> list[tuple[int, int]]:
 
 # -- other versions of Streamlit: nothing installed ----------------------------------------------------------
 
+@pytest.fixture
+def fresh(monkeypatch):
+    """This process as before the app's first run: nothing installed (and put back as it was afterwards)."""
+    monkeypatch.setattr(AppSession, "_on_scriptrunner_event", AppSession._on_scriptrunner_event)
+    monkeypatch.setattr(delivery, "_done", threading.Event())
+    return monkeypatch
+
+
 def test_when_streamlit_s_internals_are_not_the_expected_ones_nothing_is_installed(fresh):
     def other(self, sender, event, forward_msg=None, exception=None, client_state=None, page_script_hash=None,
               fragment_ids_this_run=None, pages=None, run_descriptor=None, something_new=None):
         pass
 
     fresh.setattr(AppSession, "_on_scriptrunner_event", other)  # another signature
-    fresh.setitem(sys.modules, "streamlit.web.server.starlette.starlette_websocket", None)  # moved elsewhere
-    write = StarletteSessionClient.write_forward_msg
     assert delivery.deliver_in_bursts() == []
     assert AppSession._on_scriptrunner_event is other
-    assert StarletteSessionClient.write_forward_msg is write
+    fresh.setattr(delivery, "_done", threading.Event())
+    fresh.setitem(sys.modules, "streamlit.runtime.app_session", None)  # moved elsewhere
+    assert delivery.deliver_in_bursts() == []
     assert delivery.deliver_in_bursts() == []  # once a process
 
 
 def test_installed_once_a_process_on_streamlit_1_67(fresh):
-    assert delivery.deliver_in_bursts() == ["wake", "cork"]
+    assert delivery.deliver_in_bursts() == ["wake"]
     assert AppSession._on_scriptrunner_event is delivery.on_scriptrunner_event
     assert delivery.deliver_in_bursts() == []
