@@ -11,12 +11,14 @@ import streamlit as st
 from pages.views.nav import run_app
 from pages.views.browser import browser_session
 from pages.views.sockets import no_delay
+from pages.views.delivery import deliver_in_bursts
 
 # Every browser's script runs in a thread of this one process. Python hands the GIL between running threads
 # every 5 ms by default; with a class stepping at once, that switching cost more than the work (bench/load.py:
 # 20 students, 30 → 27 ms of CPU a click, p95 about 1.0 → 0.9 s). A thread still lets go at once when it waits.
 sys.setswitchinterval(0.05)
 no_delay()  # each click's answer sent at once, not held for the browser's delayed acknowledgement (40 ms)
+deliver_in_bursts()  # the messages a run sends meanwhile handed to the server's loop in one wake
 
 # The tab's icon is ours, served by this server: a :material/…: icon or an emoji would be fetched from a CDN
 ICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><path fill="#ff4b4b" d="M12 4V1L8 5l4 4V6c3.31 '
