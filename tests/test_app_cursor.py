@@ -157,7 +157,6 @@ def test_a_cursor_move_writes_out_only_the_step_newly_sent_ahead(monkeypatch):
     assert [s.split(" · ")[0] for s in written] == ["Step 7 of 10"]
 
 
-
 def test_a_cursor_move_sends_the_pairs_table_and_the_loop_state_as_one_element():
     at = app(scenario="two-tools", step="3")
     at.button(key="live-back").click().run()
