@@ -31,9 +31,14 @@ def url(app_server):
 
 
 @pytest.fixture
-def page(url, new_page):
-    """The app's first page, in a browser of its own, once its script has run."""
-    page = new_page(1600, 1000)
+def page(new_page):
+    """A page in a browser of its own, at 1600×1000, that has opened nothing yet: each test opens the app's page it
+    looks at (a page the test does not look at would cost a session of the app and a page load for nothing)."""
+    return new_page(1600, 1000)
+
+
+def opened_first_page(page, url: str):
+    """The app's first page on `page`, once its script has run."""
     page.goto(url)
     page.wait_for_selector(IDLE, timeout=60_000)
     return page
@@ -63,7 +68,8 @@ def pairs_on_page(page) -> tuple[list[str], dict[str, str]]:
     return uses, results
 
 
-def test_step_to_the_end_shows_every_tool_use_with_its_result(page):
+def test_step_to_the_end_shows_every_tool_use_with_its_result(page, url):
+    opened_first_page(page, url)
     assert page.get_by_role("heading", name="Step through the loop").is_visible()
     assert "Step 0 of 0" in status(page)
     k = 0
