@@ -31,8 +31,17 @@ def url(app_server):
 
 
 @pytest.fixture
-def page(url, new_page):
-    """The app's first page, in a browser of its own, once its script has run."""
+def page(module_tab):
+    """The module's one page (tests/conftest.py) at 1600×1000, for a test that opens the app's page it looks at: a
+    new session of the app, in the browser that opened the module's pages before it (its cookies, storage and
+    cache). A page the test does not look at is not opened first: it would cost a session and a page load."""
+    module_tab.set_viewport_size({"width": 1600, "height": 1000})
+    return module_tab
+
+
+@pytest.fixture
+def first_page(url, new_page):
+    """The app's first page, in a browser of its own (no run saved in it yet), once its script has run."""
     page = new_page(1600, 1000)
     page.goto(url)
     page.wait_for_selector(IDLE, timeout=60_000)
@@ -63,7 +72,8 @@ def pairs_on_page(page) -> tuple[list[str], dict[str, str]]:
     return uses, results
 
 
-def test_step_to_the_end_shows_every_tool_use_with_its_result(page):
+def test_step_to_the_end_shows_every_tool_use_with_its_result(first_page):
+    page = first_page
     assert page.get_by_role("heading", name="Step through the loop").is_visible()
     assert "Step 0 of 0" in status(page)
     k = 0
