@@ -188,6 +188,11 @@ class Trace:
     def current(self) -> Step | None:
         return self.steps[self.cursor] if 0 <= self.cursor < len(self.steps) else None
 
+    def recorded(self, index: int) -> tuple:
+        """Step `index` as recorded now (the list of steps, the step), for a cache of what was built from it to tell,
+        by identity, whether it still holds: a trace taken over by a longer recording has other steps."""
+        return self.steps, (self.steps[index] if 0 <= index < len(self.steps) else None)
+
     @property
     def loop_ended(self) -> bool:
         """Whether the recorded steps end the main loop: a run read from a file may stop before its loop did."""

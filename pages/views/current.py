@@ -58,16 +58,16 @@ def _built(trace: Trace, k: int, key: tuple) -> StepView:
     if last is None or last[0] is not trace:
         last = (trace, {})
         st.session_state[BESIDE] = last
-    step = trace.steps[k] if 0 <= k < len(trace) else None
+    steps, step = trace.recorded(k)
     found = last[1].pop(key, None)
-    kept = found is not None and found[0] is trace.steps and found[1] is step
+    kept = found is not None and found[0] is steps and found[1] is step
     if kept and k != trace.cursor:
         v = found[2]
     else:
         v = view(trace, k, key[2])
         if kept and v == found[2]:  # the same facts: the record the HTML was drawn from, found by identity (`drawn`)
             v = found[2]
-    last[1][key] = (trace.steps, step, v)  # the newest last
+    last[1][key] = (steps, step, v)  # the newest last
     while len(last[1]) > KEEP_BESIDE:
         del last[1][next(iter(last[1]))]
     return v
