@@ -130,10 +130,10 @@ PRESENTER_FACTS = """() => {
 
 
 @pytest.fixture
-def tab(module_tab):
-    """The module's one page (tests/conftest.py): each look opens a URL in it (a new session of the app; presenter
-    mode and the cursor are the session's), with the scripts and fonts already in the browser's cache."""
-    return module_tab
+def tab(new_page):
+    """One page for the test, in a browser context of its own: each look opens a URL in it (a new session of the
+    app), with the scripts and fonts already in the browser's cache."""
+    return new_page(1280, 800)
 
 
 def opened(tab, url: str, path: str, width: int, height: int):
