@@ -10,6 +10,7 @@ from loop.files.classes import Classes
 from loop.files.runs import default_store
 from loop.files.transcript import load
 from loop.views.questions import question_before
+from pages.views.following import SAFETY
 from pages.views.replay import sample_path
 from tests.browser import settled, wait_for_status
 from tests.wire import Follower, Wire
@@ -144,7 +145,7 @@ def test_a_followers_page_is_woken_by_the_server_and_keeps_its_address_and_its_w
         teacher, code = await _class(url)
         student = Follower(url, code)
         await student.open()
-        assert (1, 1) in student.shown and not student.timers  # no timer: the page asks the server nothing
+        assert (1, 1) in student.shown and list(student.timers.values()) == [SAFETY]  # only the slow safety net
         await student.rerun("class-growth", bool_value=True)  # the student's own choice on their page
         assert student.shows("Context growth")
         sent = student.sent
@@ -158,6 +159,41 @@ def test_a_followers_page_is_woken_by_the_server_and_keeps_its_address_and_its_w
         assert not (teacher.errors or student.errors), (teacher.errors, student.errors)
         await student.close()
         await teacher.close()
+
+    asyncio.run(asyncio.wait_for(lesson(), timeout=240))
+
+
+def test_a_follower_whose_connection_drops_and_comes_back_is_taken_to_the_class_s_step(app_server):
+    """A student's Wi-Fi drops for a while as the teacher steps on: the server forgets the page (its heartbeat finds
+    no browser), then the page comes back to its session on the server, and is drawn at the class's step at once."""
+    url, _ = app_server
+
+    async def lesson() -> None:
+        teacher, code = await _class(url)
+        student, other = Follower(url, code), Follower(url, code)
+        await student.open()
+        await other.open()
+        listening = asyncio.create_task(other.listen())  # a student who stays
+        await student.ws.close()  # gone for a while
+        for _ in range(2):  # two heartbeats of the other page later, the server has looked at this one and forgot it
+            seen = _seen(code)
+            while _seen(code) == seen:
+                await asyncio.sleep(0.1)
+        await teacher.rerun("live-step")
+        await teacher.rerun("live-step")
+        while (3, 3) not in other.shown:  # the class has moved on, and the server has woken whom it could
+            await asyncio.sleep(0.1)
+        await student.reconnect()  # the same session, as the browser's page reconnects
+        await asyncio.wait_for(student.until((3, 3)), timeout=30)
+        params = dict(p.split("=", 1) for p in student.query.split("&"))
+        assert params["class"] == code and params["step"] == "3"
+        await teacher.rerun("live-back")  # and the server wakes it again, as before the drop
+        await asyncio.wait_for(student.until((2, 3)), timeout=60)
+        assert not (teacher.errors or student.errors or other.errors), (teacher.errors, student.errors, other.errors)
+        listening.cancel()
+        await asyncio.gather(listening, return_exceptions=True)
+        for page in (student, other, teacher):
+            await page.close()
 
     asyncio.run(asyncio.wait_for(lesson(), timeout=240))
 
@@ -206,7 +242,9 @@ def test_an_idle_followers_page_costs_the_server_no_run_while_the_class_stands_s
         first = _seen(code)
         assert first is not None  # the page said it follows
         stop = asyncio.Event()
-        page = asyncio.create_task(student.follow(stop))  # the page, doing what it does by itself
+        # the page, doing what it does by itself; its safety net's timer first fires one interval (SAFETY) after it
+        # was drawn, as a browser's does
+        page = asyncio.create_task(student.follow(stop, phase=1.0))
         while _seen(code) == first:  # until the server's next heartbeat for the page (SEEN_EVERY later)
             await asyncio.sleep(0.1)
             assert not page.done()

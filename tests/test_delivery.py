@@ -193,3 +193,43 @@ def test_installed_once_a_process_on_streamlit_1_67(fresh):
     assert delivery.deliver_in_bursts() == ["wake"]
     assert AppSession._on_scriptrunner_event is delivery.on_scriptrunner_event
     assert delivery.deliver_in_bursts() == []
+
+
+def test_a_callback_the_loop_queues_while_an_event_is_handed_over_still_comes_after_that_event(loop):
+    """Streamlit queues the message of a failed browser request on the loop right after the events it emits, and it
+    must reach the page after them (a new run clears what came before). An event joins a burst only once the burst's
+    callback is in the loop's queue: the loop, asked meanwhile, queues its own after it."""
+    session = Session(loop)
+    session.current = "runner"
+    order: list = []
+    session._handle_scriptrunner_event_on_event_loop = lambda sender, event, forward_msg=None, *rest: \
+        order.append(forward_msg)
+    schedule = session._call_soon_on_event_loop
+
+    def handing_over(callback) -> None:  # a thread that takes the GIL in the middle of the handing over
+        joined = threading.Thread(target=lambda: (
+            delivery.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg="joined"),
+            loop.call_soon_threadsafe(lambda: order.append("the error's message"))))
+        joined.start()
+        joined.join(0.2)  # (the joiner waits for the handing over, or is done: either way, it is after it)
+        schedule(callback)
+        joined.join(30)
+
+    session._call_soon_on_event_loop = handing_over
+    delivery.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg="first")
+    _settled(loop)
+    assert order == ["first", "joined", "the error's message"]
+
+
+def test_an_event_for_a_closed_loop_is_dropped_as_streamlit_drops_it_and_the_next_one_asks_again():
+    class Closed(Session):
+        def _call_soon_on_event_loop(self, callback) -> None:  # Streamlit's: a closed loop drops the callback
+            self.wakes += 1
+
+    loop = asyncio.new_event_loop()
+    loop.close()
+    session = Closed(loop)
+    for i in range(3):
+        delivery.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg=i)
+    assert session.wakes == 3  # each asked for its own callback: none waits behind one that will never run
+    assert session.__dict__[delivery._BURST].events == []

@@ -9,6 +9,7 @@ show); `drive_wire` sends N of them through the two-tools scenario at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -66,6 +67,7 @@ class Wire:
         self.timers: dict[str, float] = {}  # fragment id: seconds between two of its reruns, as the page's timer
         self.early = False  # the last run finished early: a rerun (st.rerun) follows it
         self.sent = 0  # the messages sent to the server
+        self.session_id = ""  # the server's session for this page (its first run's new_session says it)
 
     async def open(self) -> None:
         import websockets
@@ -123,6 +125,27 @@ class Wire:
         self.text = []
         await self.finished()
 
+    async def reconnect(self) -> None:
+        """The connection dropped and comes back, as the browser's page does it: to the same session (its id sent
+        in the WebSocket's subprotocols, after the XSRF token), asking for a run only if the page has a fragment's
+        timer (Streamlit's frontend, `handleConnectionStateChanged`: a page that had run before asks for one only
+        then, or when a run was under way)."""
+        import websockets
+
+        with contextlib.suppress(Exception):
+            await self.ws.close()
+        token = self.cookies.get("_streamlit_xsrf", "none")
+        self.ws = await websockets.connect(self.url, subprotocols=["streamlit", token, self.session_id],
+                                           max_size=None, ping_interval=None,
+                                           additional_headers=self._cookie_header(), user_agent_header=self.agent)
+        if self.timers:
+            from streamlit.proto.BackMsg_pb2 import BackMsg
+
+            msg = BackMsg()
+            msg.rerun_script.query_string = self.query
+            msg.rerun_script.page_script_hash = self.page
+            await self._send(msg)
+
     async def _send(self, msg) -> None:
         self.sent += 1
         await self.ws.send(msg.SerializeToString())
@@ -139,6 +162,8 @@ class Wire:
         msg = ForwardMsg()
         msg.ParseFromString(raw)
         kind = msg.WhichOneof("type")
+        if kind == "new_session":
+            self.session_id = msg.new_session.initialize.session_id  # a page that reconnects names it (`reconnect`)
         if kind == "page_info_changed":
             self.query = msg.page_info_changed.query_string
         elif kind == "navigation" and msg.navigation.page_script_hash:

@@ -32,6 +32,7 @@ BESIDE = "step-views-beside"
 KEEP_BESIDE = 4  # the steps each side of the cursor, and the one it left
 KEEP_HTML = 16  # the views and tables of the cursor and of the steps each side of it, and those of the clicks before
 KEEP_BYTES = 2**20  # more of them, while the HTML kept is smaller than this: Back and Step over a whole short run
+KEEP_MOST = 64  # and never more than this many: each holds its record (messages, rows) too
 
 
 def fresh() -> None:
@@ -88,7 +89,7 @@ def drawn(v: StepView, what: tuple[Hashable, ...], draw: Callable[[], str]) -> s
     if found is None or not (found[0] is v or found[0] == v):
         found = (v, draw())
         size = len(found[1]) + sum(len(html) for _, html in kept.values())
-        while len(kept) >= KEEP_HTML and size > KEEP_BYTES:
+        while len(kept) >= KEEP_MOST or len(kept) >= KEEP_HTML and size > KEEP_BYTES:
             size -= len(kept.pop(next(iter(kept)))[1])  # the longest unused
     kept[key] = found  # the newest last
     return found[1]

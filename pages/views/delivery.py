@@ -96,13 +96,17 @@ def on_scriptrunner_event(self, sender, event, forward_msg=None, exception=None,
     with burst.lock:
         burst.events.append(item)
         if len(burst.events) > 1:
-            return  # the callback asked for by the first one has not taken them yet: it will take this one too
-    try:
-        self._call_soon_on_event_loop(lambda: _handle(self, burst))
-    except BaseException:
-        with burst.lock:  # the loop refused: the next event asks again
+            return  # the callback asked for by the first one is queued and has not taken them yet: it takes this too
+        # Asked for under the lock (call_soon_threadsafe does not block): an event joins a burst only once its
+        # callback is in the loop's queue, so a callback the loop queues meanwhile (Streamlit's message of a failed
+        # browser request, which must come after these events) still comes after them.
+        try:
+            self._call_soon_on_event_loop(lambda: _handle(self, burst))
+        except BaseException:
+            burst.events.pop()  # the loop refused this one: the next event asks again
+            raise
+        if self._event_loop.is_closed():  # (Streamlit drops an event for a closed loop, and so does the burst)
             burst.events.clear()
-        raise
 
 
 def _handle(session, burst: Burst) -> None:

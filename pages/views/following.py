@@ -41,6 +41,7 @@ from .classroom import CLASS, classes, polled_state, read_state, role, wanted_co
 FOLLOWING = "class-follower"  # session: a follower's Copy
 KEY = "class"  # the step views' key on a follower's page
 FALLBACK = 2.0  # seconds between two reads of the class by a page the server cannot wake (see `_watch`)
+SAFETY = 30.0  # seconds between two looks at the class by a page the server wakes: its safety net (see `_watch`)
 BEAT = 3.0  # seconds between two heartbeats of a follower
 
 
@@ -339,6 +340,11 @@ def _watch(code: str, copy: Copy, state) -> None:
         st.fragment(_fallback, run_every=FALLBACK)(code, state.version)
         return
     _watcher().register(session, code, state.version, this_browser(), not copy.following, wake.shape(state))
+    # A timer of the page's own, slow, as a safety net. The browser's page asks for a run when its connection comes
+    # back only if it has a timer (Streamlit's frontend, `handleConnectionStateChanged`): without one, a student whose
+    # Wi-Fi dropped for a moment came back to the same session, forgotten by the watcher meanwhile, and stayed on
+    # the old step. It also catches a wake that was lost (a store error in the woken run).
+    st.fragment(_safety, run_every=SAFETY)(code)
 
 
 def _watcher() -> wake.Watcher:
@@ -376,6 +382,18 @@ def _sync(copy: Copy) -> None:
     copy.version = state.version
     _url(copy)
     watching.drew(session, state.version)
+
+
+def _safety(code: str) -> None:
+    """Every SAFETY seconds, on a page the server wakes: the page is drawn again if it is not where the class is (its
+    copy's version is the class's it last took, by a whole run or by the step alone)."""
+    copy = st.session_state.get(FOLLOWING)
+    try:
+        state = polled_state(code)
+    except StoreError:
+        return
+    if copy is None or state is None or state.ended or state.version != copy.version:
+        st.rerun()
 
 
 def _fallback(code: str, drawn: int) -> None:

@@ -288,7 +288,12 @@ def rerun(session_id: str, done: Callable[[str, str], None], fragment: str | Non
                 state = type(state)()
                 state.CopyFrom(session._client_state)
                 state.fragment_id = fragment
-            session.request_rerun(state)
+            try:
+                session.request_rerun(state)
+            except Exception:  # not woken: tried again at the watcher's next round, not left behind for good
+                _LOGGER.exception("a follower's page could not be woken")
+                done(session_id, "busy")
+                return
             done(session_id, "woken")
 
     try:
