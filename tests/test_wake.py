@@ -174,3 +174,24 @@ def test_a_page_whose_session_lacks_what_waking_it_needs_is_not_registered_but_l
     assert wake.unmet() == [] and wake.session_id() == "s1"
     sessions.get_active_session_info = lambda sid: None  # its browser went away: nothing to wake, nothing missing
     assert wake.session_id() is None and wake.unmet() == []
+
+
+def test_a_wake_that_fails_is_tried_again_at_the_next_round_not_given_up(monkeypatch):
+    """Asking a session to rerun can raise (a script thread that cannot start): the page is then told "busy", so the
+    watcher wakes it again at its next round, rather than counting it woken and leaving it on the old step."""
+    from streamlit.runtime import Runtime
+
+    def refuse(state):
+        raise RuntimeError("can't start new thread")
+
+    session = SimpleNamespace(_event_loop=SimpleNamespace(call_soon_threadsafe=lambda callback: callback()),
+                              _scriptrunner=None, _client_state=SimpleNamespace(fragment_id=""),
+                              request_rerun=refuse, has_fragment=lambda fragment: False)
+    sessions = SimpleNamespace(get_active_session_info=lambda sid: SimpleNamespace(session=session))
+    monkeypatch.setattr(Runtime, "_instance", SimpleNamespace(_session_mgr=sessions))
+    answers = []
+    wake.rerun("s1", lambda sid, answer: answers.append((sid, answer)))
+    assert answers == [("s1", "busy")]
+    session.request_rerun = lambda state: None  # the next round's wake goes through
+    wake.rerun("s1", lambda sid, answer: answers.append((sid, answer)))
+    assert answers[-1] == ("s1", "woken")
