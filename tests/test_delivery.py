@@ -205,18 +205,18 @@ def test_a_callback_the_loop_queues_while_an_event_is_handed_over_still_comes_af
     session._handle_scriptrunner_event_on_event_loop = lambda sender, event, forward_msg=None, *rest: \
         order.append(forward_msg)
     schedule = session._call_soon_on_event_loop
+    joined = threading.Thread(target=lambda: (
+        delivery.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg="joined"),
+        loop.call_soon_threadsafe(lambda: order.append("the error's message"))))
 
     def handing_over(callback) -> None:  # a thread that takes the GIL in the middle of the handing over
-        joined = threading.Thread(target=lambda: (
-            delivery.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg="joined"),
-            loop.call_soon_threadsafe(lambda: order.append("the error's message"))))
         joined.start()
         joined.join(0.2)  # (the joiner waits for the handing over, or is done: either way, it is after it)
         schedule(callback)
-        joined.join(30)
 
     session._call_soon_on_event_loop = handing_over
     delivery.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg="first")
+    joined.join(30)
     _settled(loop)
     assert order == ["first", "joined", "the error's message"]
 
