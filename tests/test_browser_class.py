@@ -134,7 +134,7 @@ async def _class(url: str) -> tuple[Wire, str]:
     await teacher.rerun("present", bool_value=True)
     await teacher.rerun("live-step")
     await teacher.rerun("classroom-start")
-    code = dict(p.split("=", 1) for p in teacher.query.split("&") if "=" in p)["class"]
+    code = teacher.params["class"]
     return teacher, code
 
 
@@ -153,7 +153,7 @@ def test_a_followers_page_is_woken_by_the_server_and_keeps_its_address_and_its_w
             await teacher.rerun("live-step")
             await asyncio.wait_for(student.until((k, k)), timeout=60)
             assert b"Context growth" in b"".join(student.last)  # the woken run kept the toggle's value
-            params = dict(p.split("=", 1) for p in student.query.split("&"))
+            params = student.params
             assert params["class"] == code and params["step"] == str(k)  # and the address bar's class
         assert student.sent == sent  # woken by the server: the page sent nothing for it
         assert not (teacher.errors or student.errors), (teacher.errors, student.errors)
@@ -185,7 +185,7 @@ def test_a_follower_whose_connection_drops_and_comes_back_is_taken_to_the_class_
             await asyncio.sleep(0.1)
         await student.reconnect()  # the same session, as the browser's page reconnects
         await asyncio.wait_for(student.until((3, 3)), timeout=30)
-        params = dict(p.split("=", 1) for p in student.query.split("&"))
+        params = student.params
         assert params["class"] == code and params["step"] == "3"
         await teacher.rerun("live-back")  # and the server wakes it again, as before the drop
         await asyncio.wait_for(student.until((2, 3)), timeout=60)
@@ -217,7 +217,7 @@ def test_a_teacher_s_move_reruns_only_the_follower_s_step(app_server):
             await teacher.rerun(action)
             await asyncio.wait_for(student.until((k, n)), timeout=60)
             assert student.runs == runs + 1 and heading not in b"".join(student.last), action  # the step alone
-            params = dict(p.split("=", 1) for p in student.query.split("&"))
+            params = student.params
             assert params["class"] == code and params["step"] == str(k)  # the address bar follows it too
         assert not (teacher.errors or student.errors), (teacher.errors, student.errors)
         await student.close()

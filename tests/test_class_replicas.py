@@ -599,7 +599,7 @@ def test_a_student_on_another_replica_follows_and_goes_on_following_after_its_re
             await teacher.rerun("present", bool_value=True)
             await teacher.rerun("live-step")
             await teacher.rerun("classroom-start")
-            code = dict(p.split("=", 1) for p in teacher.query.split("&") if "=" in p)["class"]
+            code = teacher.params["class"]
             student = Follower(room.url, code, agent="class follower", cookies={COOKIE: "r2"})  # the student on r2
             await student.open()
             assert (1, 1) in student.shown and f"class={code}" in student.query

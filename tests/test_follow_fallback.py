@@ -79,7 +79,7 @@ def test_a_page_the_server_cannot_wake_reads_its_class_every_few_seconds_and_fol
                 await asyncio.wait_for(_ticks_until(student, (k, k)), timeout=30)
             except asyncio.TimeoutError:
                 pytest.fail(f"the page's timer never drew the class's step {k}: it shows {student.status()}")
-            params = dict(p.split("=", 1) for p in student.query.split("&"))
+            params = student.params
             assert params["class"] == code and params["step"] == str(k)
             assert list(student.timers.values()) == [FALLBACK]  # and its timer still runs
         assert not (teacher.errors or student.errors), (teacher.errors, student.errors)

@@ -194,6 +194,11 @@ class Wire:
         elif what == "alert" and element.alert.format == element.alert.ERROR:
             self.errors.append(f"error shown: {element.alert.body[:200]}")
 
+    @property
+    def params(self) -> dict[str, str]:
+        """The address bar's query string, as a dict."""
+        return dict(p.split("=", 1) for p in self.query.split("&") if "=" in p)
+
     def shows(self, text: str) -> bool:
         needle = text.encode()
         return any(needle in raw for raw in self.text)

@@ -337,14 +337,14 @@ def _watch(code: str, copy: Copy, state) -> None:
     """The watcher of this server wakes this page when the class is no longer as `state` (wake.py)."""
     session = wake.session_id()
     if session is None:  # a page the server cannot wake (AppTest; a Streamlit whose sessions are kept otherwise)
-        st.fragment(_fallback, run_every=FALLBACK)(code, state.version)
+        st.fragment(_look, run_every=FALLBACK)(code)
         return
     _watcher().register(session, code, state.version, this_browser(), not copy.following, wake.shape(state))
     # A timer of the page's own, slow, as a safety net. The browser's page asks for a run when its connection comes
     # back only if it has a timer (Streamlit's frontend, `handleConnectionStateChanged`): without one, a student whose
     # Wi-Fi dropped for a moment came back to the same session, forgotten by the watcher meanwhile, and stayed on
     # the old step. It also catches a wake that was lost (a store error in the woken run).
-    st.fragment(_safety, run_every=SAFETY)(code)
+    st.fragment(_look, run_every=SAFETY)(code)
 
 
 def _watcher() -> wake.Watcher:
@@ -384,9 +384,10 @@ def _sync(copy: Copy) -> None:
     watching.drew(session, state.version)
 
 
-def _safety(code: str) -> None:
-    """Every SAFETY seconds, on a page the server wakes: the page is drawn again if it is not where the class is (its
-    copy's version is the class's it last took, by a whole run or by the step alone)."""
+def _look(code: str) -> None:
+    """The page's own timer: every FALLBACK seconds on a page the server cannot wake, every SAFETY seconds on one it
+    wakes. The page is drawn again if it is not where the class is (its copy's version is the class's it last took,
+    by a whole run or by the step alone)."""
     copy = st.session_state.get(FOLLOWING)
     try:
         state = polled_state(code)
@@ -395,12 +396,3 @@ def _safety(code: str) -> None:
     if copy is None or state is None or state.ended or state.version != copy.version:
         st.rerun()
 
-
-def _fallback(code: str, drawn: int) -> None:
-    """Every few seconds, on a page the server cannot wake: the page is drawn again when the class moved."""
-    try:
-        state = polled_state(code)
-    except StoreError:
-        return
-    if state is None or state.ended or state.version != drawn:
-        st.rerun()

@@ -1,10 +1,11 @@
-"""The follower pages of this server process, woken by the server when their class moves (no poll in the page).
+"""The follower pages of this server process, woken by the server when their class moves.
 
 One watcher a process (a daemon thread, started by the first follower page): it keeps the follower sessions of
 this process by class code, reads each watched class once every `FRESH` seconds for all of them, and asks a page
 to rerun when its class's version is not the one that page drew, or the class ended; the page run draws the new
 step (or, away, where the class is now). Every `BEAT` seconds it writes the heartbeats of the pages still open,
-one transaction a class. Idle pages cost nothing: no script runs for them while the class stands still.
+one transaction a class. Idle pages cost the server no run of its own while the class stands still (each page's
+slow safety-net timer aside: following.py `_watch`).
 
 A page whose script is running when its class moves is not interrupted (a student's click may be on its way): it
 is woken once that run is over, unless the run drew the new version already.
