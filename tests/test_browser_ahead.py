@@ -155,10 +155,11 @@ def test_a_presenter_s_click_shows_its_step_and_its_one_row_loop_state_at_once(s
 
 def test_a_click_the_server_does_not_answer_goes_back_to_the_server_s_step_until_it_does(server, module_tab):
     url, process = server
-    page = open_page(module_tab, url, heal=10_000, scenario="two-tools", step="99")
+    page = open_page(module_tab, url, scenario="two-tools", step="99")
     with stopped(process):
         page.locator(".st-key-live-back button").click()
         shows(page, "en", 9, ahead=True)
+        page.evaluate("() => { window.lsAheadHeal = 1; }")  # read: the wait for an answer may end now
         shows(page, "en", 10, ahead=False, timeout=30_000)  # no answer yet: the step the server drew last comes back
     shows(page, "en", 9, ahead=False)  # the click was not lost: the server answers it
 

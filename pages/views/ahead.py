@@ -91,15 +91,20 @@ new MutationObserver(() => {
   if (document.querySelector("[data-test-script-state='notRunning']")) Object.values(all).forEach(mend);
 }).observe(document.body, {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
 // How long a click waits for the server's answer before the server's step comes back: 3 s, unless the page says
-// otherwise (a browser test on a loaded machine, which must read the step drawn ahead before it goes).
+// otherwise (a browser test on a loaded machine, which must read the step drawn ahead before it goes). Read at each
+// look, a quarter of a second apart: a test that has read that step can then let it go at once.
 const HEAL = () => window.lsAheadHeal || 3000;
 const heal = (d) => {  // the server's answer replaces `d`; without one, its last step comes back
   clearTimeout(d.timer);
+  const since = Date.now();
   d.timer = setTimeout(function check() {
     if (all[d.key] !== d || d.shown === d.server) return;
-    if (document.querySelector("[data-test-script-state='running']")) { d.timer = setTimeout(check, 500); return; }
+    if (Date.now() - since < HEAL() || document.querySelector("[data-test-script-state='running']")) {
+      d.timer = setTimeout(check, 250);
+      return;
+    }
     show(d, d.server);
-  }, HEAL());
+  }, 250);
 };
 const press = (button, key, action) => {
   const d = all[key];
