@@ -301,9 +301,9 @@ def new_page(chromium):
 def module_tab():
     """One page at 1280×800 for all the tests of a module, in a browser context of its own: each look opens a URL in
     it (a new session of the app), with the app's scripts and fonts already in the browser's cache. For tests that
-    only look: its cookies and storage are shared by the module's tests, as one browser's are."""
-    context = _chromium.get().new_context(viewport={"width": 1280, "height": 800})
+    only look: its cookies and storage are shared by the module's tests, as one browser's are. (A context of
+    `_SharedChromium`'s, cleared after the module.)"""
+    context = _chromium.context(1280, 800)
     yield context.new_page()
-    with contextlib.suppress(Exception):
-        context.close()
+    _chromium.keep(context, 1280, 800)
 
