@@ -209,9 +209,12 @@ def test_a_callback_the_loop_queues_while_an_event_is_handed_over_still_comes_af
         delivery.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg="joined"),
         loop.call_soon_threadsafe(lambda: order.append("the error's message"))))
 
-    def handing_over(callback) -> None:  # a thread that takes the GIL in the middle of the handing over
-        joined.start()
-        joined.join(0.2)  # (the joiner waits for the handing over, or is done: either way, it is after it)
+    def handing_over(callback) -> None:  # a thread that takes the GIL in the middle of the first handing over
+        if joined.ident is None:
+            joined.start()
+            joined.join(0.2)  # (the joiner waits for the handing over, or is done: either way, it is after it)
+        # (When the loop has taken the first burst before the joiner's event came, that event starts a burst of its
+        # own and asks for its callback here; its message must still come before the error's.)
         schedule(callback)
 
     session._call_soon_on_event_loop = handing_over
