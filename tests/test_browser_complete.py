@@ -72,7 +72,8 @@ def test_step_overloaded_the_page_counts_the_wait_down_and_can_skip_it(page, url
     text = page.locator(".st-key-live-wait").inner_text()
     assert "Attempt 1 of 4 failed" in text and "529 overloaded_error" in text
     first = seconds_left(page)
-    assert first is not None and 0 < first <= 1.0  # (1 s + jitter) × 0.5, counted in real seconds
+    # (1 s + jitter) × 0.5, counted in real seconds: on a loaded machine the wait may be over (0.0) by this look
+    assert first is not None and 0 <= first <= 1.0
     page.wait_for_function(COUNTED_DOWN, arg=first, timeout=10_000)  # it counts down while the page is idle
 
     wait_for_status(page, "Step 2 of 2")
