@@ -52,7 +52,7 @@ def deliver_in_bursts() -> list[str]:
         return installed
 
 
-# -- 1. one wake of the event loop for the events a script thread emitted meanwhile ------------------------------
+# -- one wake of the event loop for the events a script thread emitted meanwhile ---------------------------------
 
 class Burst:
     """The events of one session not handled yet, in the order they came."""

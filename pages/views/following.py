@@ -2,9 +2,10 @@
 
 The page draws the class's run at the class's step, in the student's own language, on a copy of its own (Back and
 Step move the copy; nothing runs, no key is spent). The server's watcher (wake.py) reruns it, or only its step,
-when the class moves; the page's own timer looks at the class only every 30 s, a safety net (`_watch`). A fork or Break it here on the copy is a step away too, onto a branch of the
-student's own, in this session only: on the offline model, or a real model's run with the student's own key,
-never the teacher's. A follower's page calls nothing that moves the class, and never lists the teacher's runs.
+when the class moves; the page's own timer looks at the class only every 30 s, a safety net (`_watch`). A fork or
+Break it here on the copy is a step away too, onto a branch of the student's own, in this session only: on the
+offline model, or a real model's run with the student's own key, never the teacher's. A follower's page calls
+nothing that moves the class, and never lists the teacher's runs.
 """
 
 from __future__ import annotations
@@ -395,4 +396,3 @@ def _look(code: str) -> None:
         return
     if copy is None or state is None or state.ended or state.version != copy.version:
         st.rerun()
-
