@@ -17,7 +17,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
-IDLE = "[data-test-script-state='notRunning']"
+# The page's script has finished its run, and every element it sent is drawn: Streamlit loads an element's code
+# when the first of its kind comes and shows a skeleton in its place until then, so a page can be idle with its
+# buttons not there yet (a click or a key then finds another button, or none).
+IDLE = "body:not(:has([data-testid='stSkeleton'])) [data-test-script-state='notRunning']"
 
 
 def free_port() -> int:

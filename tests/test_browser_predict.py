@@ -39,9 +39,9 @@ def page(app_server):
     """One page for every check (each opens its own URL on it)."""
     from tests.conftest import _chromium
 
-    context = _chromium.get().new_context(viewport={"width": 1280, "height": 900})
+    context = _chromium.context(1280, 900)
     yield context.new_page()
-    context.close()
+    _chromium.keep(context, 1280, 900)
 
 
 def opened(page, url: str, lang: str):
