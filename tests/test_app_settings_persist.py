@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from loop.engine.runner import Settings
 from loop.engine.scenarios import SCENARIOS
-from tests.apptest import app, click
+from tests.apptest import app, click, copied_link
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")
 
@@ -106,3 +106,20 @@ def test_presenter_mode_stays_on_after_a_look_at_another_page():
     assert not at.title  # the presenter's layout: the task in large type, no page title
     away_and_back(at)
     assert at.toggle(key="present").value is True and not at.title
+
+
+def test_a_link_opens_presenter_mode_the_url_keeps_it_and_turning_it_off_sticks():
+    at = app(scenario="hello-py", step="3", present="on")
+    assert at.toggle(key="present").value is True and not at.title  # the projector's view from the first run
+    assert copied_link(at) == "scenario=hello-py&step=3&present=on"  # Copy link carries it on
+    click(at, "live-step")
+    assert at.query_params["present"] == "on" and at.query_params["step"] == "4"
+    at.switch_page("pages/replay.py").run()  # Replay has no presenter mode: its address says none
+    assert "present" not in at.query_params
+    at.switch_page("pages/step_through.py").run()
+    assert at.toggle(key="present").value is True and at.query_params["present"] == "on"
+    at.toggle(key="present").set_value(False).run()
+    assert "present" not in at.query_params and at.title
+    at.query_params["present"] = "on"  # the link's parameter, still in the address the tab was opened with
+    at.run()
+    assert at.toggle(key="present").value is False and "present" not in at.query_params and at.title

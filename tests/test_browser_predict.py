@@ -112,9 +112,7 @@ def test_presenter_mode_asks_large_with_a_count_down_and_a_break_on_recover_is_d
     shots.mkdir(parents=True, exist_ok=True)
     url, _ = app_server
     page.set_viewport_size({"width": 1280, "height": 800})
-    page.goto(f"{url}/?scenario=recover&lang=ja&step=3&predict=on")
-    page.wait_for_selector(IDLE, timeout=60_000)
-    page.locator(".st-key-present label").click()
+    page.goto(f"{url}/?scenario=recover&lang=ja&step=3&predict=on&present=on")
     page.wait_for_selector(".ls-state-row", timeout=60_000)
     page.wait_for_selector(IDLE, timeout=60_000)
     page.set_viewport_size({"width": 1280, "height": 720})

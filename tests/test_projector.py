@@ -299,10 +299,10 @@ LIT_FACTS = """() => {
 
 
 def presenting_at(tab, url: str, query: str, k: int, where: str):
-    """Step k opened by a permalink, presenter mode on at 1280×800, then the projector's 1280×720: the lit stage
-    in view and as readable as the note, nothing cut or overlapping, the history with room. Returns the page (`tab`)."""
-    page = opened(tab, url, f"?{query}&step={k}", 1280, 800)
-    page.locator(".st-key-present label").click()
+    """Step k opened by a permalink in presenter mode (`present=on`) at 1280×800, then the projector's 1280×720: the
+    lit stage in view and as readable as the note, nothing cut or overlapping, the history with room. Returns the
+    page (`tab`)."""
+    page = opened(tab, url, f"?{query}&step={k}&present=on", 1280, 800)
     page.wait_for_selector(".ls-state-row", timeout=60_000)
     wait_for_step(page, k)
     settled(page)

@@ -5,7 +5,8 @@ offline model up to step K (never a real model: a link must not spend anyone's
 key); `?sample=NAME&step=K` on Replay opens a built-in sample at step K; `lang`
 is kept by i18n. `&profile=complete` runs the scenario in the complete loop
 (profiles.py); without it a link runs the minimal loop, the chapter's.
-`&predict=on` turns Predict, then step on (predict.py). Nothing else goes into
+`&predict=on` turns Predict, then step on (predict.py), `&present=on` presenter
+mode (presenter.py; Step through and Your loop only). Nothing else goes into
 the URL: a copied link is always safe to share. A scenario link,
 when it opens, sets the sidebar to the run it opened, so New run restarts it.
 
@@ -32,6 +33,7 @@ from loop.engine.trace import Trace
 
 from .i18n import lang
 from .predict import on as predict_on
+from .presenter import presenting
 from .settings import follow
 
 SEEN = "permalink-seen"  # the link last opened or written: a link is opened once, not at every rerun
@@ -178,6 +180,10 @@ def keep_url(trace: Trace, key: str, run: Run | None) -> None:
         _put(url, "predict", "on")
     else:
         _drop(url, "predict")
+    if key == "live" and presenting():  # ?present=on: a link opens on the projector's view (not Replay's: it has none)
+        _put(url, "present", "on")
+    else:
+        _drop(url, "present")
     if name is None:  # a free task, a real model, an uploaded file: no link can rebuild it
         _drop(url, param, "step", "profile")
         return
@@ -215,6 +221,10 @@ def _keep_learners_url(trace: Trace) -> None:
     """Your loop's link: the learner's code as run, its scenario and the step; nothing else."""
     for p in ("sample", "profile", "predict"):
         st.query_params.pop(p, None)
+    if presenting():
+        st.query_params["present"] = "on"
+    else:
+        st.query_params.pop("present", None)
     link = learners_link(trace)
     if link is None:  # a source too large for a link: none is written
         for p in ("code", "scenario", "step"):

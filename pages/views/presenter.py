@@ -21,6 +21,7 @@ from .keep import kept
 
 PRESENTER_HEIGHT = 320  # pixels of history, until the page fits the panel to the screen (history.py)
 PRESENT = "present"
+LINKED = "present-linked"  # ?present=on was taken once: toggling it off afterwards sticks
 PLAYING = "present-playing"
 PAUSE = "present-pause"
 LAST = "present-last-step"
@@ -80,7 +81,12 @@ def presenting() -> bool:
 
 
 def keep_presenting() -> None:
-    """Presenter mode stays on after a look at another page (call before `presenting`, on Step through)."""
+    """Presenter mode stays on after a look at another page (call before `presenting`, on Step through and Your
+    loop). A link's `?present=on` turns it on once: a teacher's bookmark opens on the projector's view."""
+    s = st.session_state
+    if st.query_params.get("present") == "on" and not s.get(LINKED):
+        s[LINKED] = True
+        s[PRESENT] = True
     kept(PRESENT, False)
 
 
