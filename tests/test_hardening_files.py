@@ -77,6 +77,42 @@ def test_an_import_that_needs_more_memory_than_allowed_ends_its_own_process_not_
                                   "upload; nothing was read")
 
 
+def test_an_import_that_runs_out_of_memory_anywhere_still_says_so(monkeypatch):
+    """Out of memory, the import's process can make nothing more: not even the words that say so. Here the import
+    fails for memory, and so would anything the child made after it; the answer is still the memory's."""
+    import io
+
+    from loop.importers import isolated
+
+    full = []
+
+    def import_bytes(*args, **kwargs):
+        full.append(True)
+        raise MemoryError
+
+    def dumps(*args, made=json.dumps, **kwargs):
+        if full:
+            raise MemoryError
+        return made(*args, **kwargs)
+
+    header = {"name": "big.json", "thread": None, "max_bytes": 2**20, "memory_bytes": 150 * 2**20, "cpu_seconds": 60}
+    stdin = io.BytesIO(json.dumps(header).encode() + b"\n[]")
+    stdout = io.BytesIO()
+    monkeypatch.setattr(isolated, "import_bytes", import_bytes)
+    monkeypatch.setattr(isolated.json, "dumps", dumps)
+    monkeypatch.setattr(resource, "setrlimit", lambda *args: None)  # the limits are the child's, not this process's
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(stdin))
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(stdout))
+    try:
+        isolated._child()
+    finally:
+        gc.enable()  # the child pauses the collector in its own process; this one is the tests'
+    from loop.importers.notes import Note
+
+    said = ImportFailed(Note.from_json(json.loads(stdout.getvalue())["error"]))
+    assert str(said) == "big.json: reading it needs more than the 150 MiB of memory Loopscope gives one upload; nothing was read"
+
+
 def test_an_isolated_import_gives_what_the_in_process_one_gives():
     from loop.files import transcript
 

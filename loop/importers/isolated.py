@@ -105,6 +105,12 @@ def _child() -> None:
     header = json.loads(sys.stdin.buffer.readline())
     data = sys.stdin.buffer.read()
     memory = header["memory_bytes"]
+    # What running out of memory answers, made before the limit: when it happens, what the import built is still
+    # held (by the exception's traceback, or by the answer being written), and making anything then may fail too.
+    named = header.get("name") or _listed(header.get("names") or []) or Note(THE_FILE)
+    out_of_memory = json.dumps({"error": Note(N_("{name}: reading it needs more than the {mib} MiB of memory "
+                                                 "Loopscope gives one upload; nothing was read"),
+                                              name=named, mib=memory // 2**20).to_json()}).encode()
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_CPU, (header["cpu_seconds"], header["cpu_seconds"]))
     # An import makes a few hundred thousand small objects at once, none of them garbage yet: pausing
@@ -129,10 +135,7 @@ def _child() -> None:
     except ImportFailed as exc:
         out = json.dumps({"error": exc.note.to_json()}).encode()
     except MemoryError:
-        named = header.get("name") or _listed(header.get("names") or []) or Note(THE_FILE)
-        note = Note(N_("{name}: reading it needs more than the {mib} MiB of memory Loopscope gives one upload; "
-                       "nothing was read"), name=named, mib=memory // 2**20)
-        out = json.dumps({"error": note.to_json()}).encode()
+        out = out_of_memory
     sys.stdout.buffer.write(out)
 
 
