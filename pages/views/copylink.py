@@ -1,8 +1,8 @@
 """Copy link to this step: the clean permalink, for whoever does not trust the address bar.
 
 The link is made here from what a permalink holds and nothing else (the page,
-`scenario` or `sample`, `step`, `profile`, `lang`, `predict`, `present`; on Your loop `code`, the
-learner's source as run), so it can never carry anything else of the browser's. The page's own address is taken in the browser, where the copy
+`scenario` or `sample`, `step`, `profile`, `lang`, `predict`; on Your loop `code`, the learner's source
+as run), so it can never carry anything else of the browser's. The page's own address is taken in the browser, where the copy
 happens: a few lines of our own in a Streamlit component, drawn in the step
 header, which presenter mode keeps.
 """
@@ -16,7 +16,9 @@ import streamlit as st
 from .i18n import t
 from .presenter import presenting
 
-PERMALINK = ("code", "scenario", "sample", "step", "profile", "lang", "predict", "present")  # everything a permalink holds, in this order
+# Everything the copied link holds, in this order. Not the address bar's `present`: presenter mode is the
+# projector's, and a link copied in it is for the learners' own screens.
+PERMALINK = ("code", "scenario", "sample", "step", "profile", "lang", "predict")
 
 _copy = st.components.v2.component(
     "loopscope_copy_link",
