@@ -19,10 +19,10 @@ from pages.views.settings import RUN, _keep, draw_sidebar, live_run
 from pages.views.step import draw_step
 
 through_app()
-keep_presenting()
 if follows():  # ?class=CODE in a browser that is not the class's teacher: the class's run, nothing else
-    draw_follower()
+    draw_follower()  # never in presenter mode, whatever the address says (a teacher's, copied, has present=on)
     st.stop()
+keep_presenting()
 
 open_scenario_link(st.session_state.get(RUN), keep=_keep)  # ?scenario=NAME&step=K; it sets the sidebar, so first
 rejoin(st.session_state.get(RUN))  # the teacher's reload at ?class=CODE: the class's run and step come back

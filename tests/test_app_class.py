@@ -183,6 +183,16 @@ def test_the_teachers_reload_keeps_the_class_and_its_step():
     assert heading(pupil).startswith("### Step 3 of 3")
 
 
+def test_a_student_given_the_teachers_address_follows_on_a_students_page_not_the_projectors():
+    teacher, code = teacher_with_class()
+    assert param(teacher, "present") == "on"  # the teacher presents: their address bar says so
+    pupil = student(code, present="on", scenario=param(teacher, "scenario"), step=param(teacher, "step"))
+    assert heading(pupil) == heading(teacher)
+    assert not any('class="ls-state-row' in h.proto.body for h in pupil.get("html"))  # the projector's one row: no
+    drawn = lambda at: [(e.type, getattr(e, "key", None)) for e in at.main]  # noqa: E731
+    assert drawn(pupil) == drawn(student(code))  # the page a student gets from the class's own link
+
+
 def test_the_teacher_opening_the_link_in_another_browser_only_follows():
     teacher, code = teacher_with_class()
     other = student(code)  # the same link, another browser: a student, whatever the URL says
