@@ -84,8 +84,10 @@ def run(ws: Path, command: str, timeout: float = 1.0):
 
 
 def step_cgroups() -> list[str]:
-    """This process's step cgroups still there, wherever its runs keep them."""
-    return sorted(p.name for p in layout().steps.rglob(f"{STEP_PREFIX}{os.getpid()}-*"))
+    """This process's step cgroups still there, wherever its runs keep them. The other test processes' come and go
+    while the tree is read: os.walk passes over a folder gone since it was listed (a glob fails on it)."""
+    mine = f"{STEP_PREFIX}{os.getpid()}-"
+    return sorted(name for _, folders, _ in os.walk(layout().steps) for name in folders if name.startswith(mine))
 
 
 # -- with a cgroup: nothing survives its step ---------------------------------------
