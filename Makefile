@@ -46,9 +46,11 @@ chromium:
 	fi
 
 # Three processes on two cores: many tests wait (for a server, a sandboxed command, a killed replica), and with
-# two the cores stood idle 15% of the run; with three, 4%.
+# two the cores stood idle 15% of the run; with three, 4%. Python may write its bytecode (__pycache__, ignored by
+# git) even where the machine says not to: the tests start many Python processes (servers, the command
+# line, each upload's import), and each would otherwise compile Loopscope's modules again.
 test: $(VENV)/.test chromium bubblewrap haproxy postgresql jq
-	$(BIN)/python -m pytest -q -n 3 --dist worksteal
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 3 --dist worksteal
 
 # A run's journal (one JSON line a step) is read with jq in the README and in a test: install it when missing.
 jq:
