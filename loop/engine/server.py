@@ -1,8 +1,9 @@
-"""The scripted model behind a real HTTP socket: an Anthropic-compatible server.
+"""The scripted model behind a real HTTP socket: an Anthropic- and OpenAI-compatible server.
 
 `python -m loop serve` starts it on 127.0.0.1, so any Messages API client (the
 `anthropic` SDK with `base_url=`, or `python -m loop run --model X` with
-ANTHROPIC_BASE_URL) can talk to the offline model over the network stack.
+ANTHROPIC_BASE_URL) can talk to the offline model over the network stack, and
+so can an OpenAI Chat Completions client (`/v1/chat/completions`, wire.py).
 Tests extend `Handler` to inject faults.
 """
 
@@ -13,7 +14,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from threading import Thread
 
-from . import scripted
+from . import scripted, wire
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -41,19 +42,33 @@ class Handler(BaseHTTPRequestHandler):
             return None
 
     def do_POST(self):
-        if not self.path.split("?")[0].endswith("/v1/messages"):
+        kind = wire.dialect(self.path)
+        if kind is None:
             return self.send_json(404, scripted.error_body(f"no route {self.path}", "not_found_error"))
         body = self.read_body()
         if body is None:
             return self.send_json(400, scripted.error_body("the request body is not JSON"))
+        if kind == wire.CHAT:  # OpenAI Chat Completions, answered in its own shape (wire.py, chat.py)
+            status, answer = wire.respond(kind, body, lambda request: scripted.respond(
+                request, retry=self.retry(), context_window=self.context_window))
+            reply = wire.encode(kind, status, answer, *wire.streams(body))
+            self.send_response(reply.status)
+            self.send_header("content-type", reply.content_type)
+            self.send_header("content-length", str(len(reply.data)))
+            self.end_headers()
+            self.wfile.write(reply.data)
+            return
         self.answer(body)
 
-    def answer(self, body: dict) -> None:
-        try:  # how many times the client tried this request before (the SDK numbers its attempts)
-            retry = max(0, int(self.headers.get("x-stainless-retry-count") or 0))
+    def retry(self) -> int:
+        """How many times the client tried this request before (the SDK numbers its attempts)."""
+        try:
+            return max(0, int(self.headers.get("x-stainless-retry-count") or 0))
         except ValueError:
-            retry = 0
-        status, answer = scripted.respond(body, retry=retry, context_window=self.context_window)
+            return 0
+
+    def answer(self, body: dict) -> None:
+        status, answer = scripted.respond(body, retry=self.retry(), context_window=self.context_window)
         pace = scripted.pace(body) if status == 200 else 0.0
         if status == 200 and body.get("stream"):
             self.send_response(200)
