@@ -240,6 +240,85 @@ print(response["content"][0]["text"])
 '''
 
 
+# s04's shape: a sub-agent of its own, with fresh messages, behind a `task` tool
+S04 = '''import os
+import subprocess
+from pathlib import Path
+
+from anthropic import Anthropic
+from dotenv import load_dotenv
+
+load_dotenv(override=True)
+client = Anthropic(api_key=os.getenv("ANTHROPIC_API_KEY"), base_url=os.getenv("ANTHROPIC_BASE_URL"))
+MODEL = os.environ["MODEL_ID"]
+WORKDIR = Path.cwd()
+SYSTEM = "Use the task tool to delegate."
+SUBAGENT_SYSTEM = "You are a subagent."
+
+
+def run_bash(command):
+    r = subprocess.run(command, shell=True, cwd=WORKDIR, capture_output=True, text=True, timeout=120)
+    return (r.stdout + r.stderr).strip() or "(no output)"
+
+
+def run_read(path, limit=None):
+    return (WORKDIR / path).read_text()
+
+
+TOOL_HANDLERS = {"bash": lambda **kw: run_bash(kw["command"]), "read_file": lambda **kw: run_read(kw["path"])}
+CHILD_TOOLS = [
+    {"name": "bash", "description": "Run", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}},
+    {"name": "read_file", "description": "Read", "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
+]
+PARENT_TOOLS = CHILD_TOOLS + [{"name": "task", "description": "Spawn a subagent", "input_schema": {"type": "object", "properties": {"prompt": {"type": "string"}, "description": {"type": "string"}}, "required": ["prompt"]}}]
+
+
+def run_subagent(prompt):
+    sub_messages = [{"role": "user", "content": prompt}]
+    for _ in range(30):
+        response = client.messages.create(model=MODEL, system=SUBAGENT_SYSTEM, messages=sub_messages, tools=CHILD_TOOLS, max_tokens=8000)
+        sub_messages.append({"role": "assistant", "content": response.content})
+        if response.stop_reason != "tool_use":
+            break
+        results = []
+        for block in response.content:
+            if block.type == "tool_use":
+                handler = TOOL_HANDLERS.get(block.name)
+                output = handler(**block.input) if handler else f"Unknown tool: {block.name}"
+                results.append({"type": "tool_result", "tool_use_id": block.id, "content": str(output)[:50000]})
+        sub_messages.append({"role": "user", "content": results})
+    return "".join(b.text for b in response.content if hasattr(b, "text")) or "(no summary)"
+
+
+def agent_loop(messages):
+    while True:
+        response = client.messages.create(model=MODEL, system=SYSTEM, messages=messages, tools=PARENT_TOOLS, max_tokens=8000)
+        messages.append({"role": "assistant", "content": response.content})
+        if response.stop_reason != "tool_use":
+            return
+        results = []
+        for block in response.content:
+            if block.type == "tool_use":
+                if block.name == "task":
+                    output = run_subagent(block.input["prompt"])
+                else:
+                    output = TOOL_HANDLERS[block.name](**block.input)
+                results.append({"type": "tool_result", "tool_use_id": block.id, "content": str(output)})
+        messages.append({"role": "user", "content": results})
+
+
+if __name__ == "__main__":
+    history = []
+    while True:
+        try:
+            query = input("s04 >> ")
+        except (EOFError, KeyboardInterrupt):
+            break
+        history.append({"role": "user", "content": query})
+        agent_loop(history)
+'''
+
+
 def yours(file: Path, *args: str, cwd: Path) -> tuple[int, str]:
     """`python -m loop yours FILE ARGS` through `main`, from the folder `cwd`: its exit status and what it printed."""
     from loop.__main__ import main
@@ -329,3 +408,29 @@ def test_an_openai_loop_that_forgets_the_tool_messages_gets_openais_own_words(tm
     assert "broken rule: no-write-back" in said
     assert ("An assistant message with 'tool_calls' must be followed by tool messages responding to each "
             "'tool_call_id'. The following tool_call_ids did not have response messages: call_") in said
+
+
+def test_a_sub_agent_of_the_learners_own_is_drawn_as_a_thread_inside_its_task(tmp_path):
+    folder = project(tmp_path, {"s04.py": S04})
+    out = tmp_path / "t.json"
+    code, said = yours(folder / "s04.py", "--scenario", "subagent", "--out", str(out), cwd=folder)
+    assert code == 0, said
+    trace = transcript.load(out)
+    (child,) = [t for t in trace.threads.values() if t.parent is not None]
+    task = next(s for s in trace.steps if s.stage == "run_tool" and s.detail.name == "task")
+    assert task.detail.thread == child.id and child.parent_tool_use_id == task.detail.tool_use_id
+    inside = [s for s in trace.steps if s.thread == child.id]
+    assert inside[0].stage == "user_request" and inside[0].detail.started_by == task.detail.tool_use_id
+    assert trace.steps.index(inside[-1]) < trace.steps.index(task)  # its steps sit inside the task's run_tool
+    assert [s.stage for s in inside].count("call_model") == 3
+    [checked] = [main_check(out)]
+    assert "ok: thread " + child.id in checked
+
+
+def main_check(path: Path) -> str:
+    from loop.__main__ import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["check", str(path)]) == 0
+    return out.getvalue()

@@ -245,10 +245,9 @@ class _Keeper:
             self.ran(data)
         elif kind == b"Y":
             self.ready.set()
-        elif kind == b"E":
+        elif kind == b"E":  # its last word, it says; the keeper reads on until the channel closes
             report = json.loads(data)
             self.report = report if isinstance(report, dict) else {}
-            return False
         return self.stop is None  # any other kind: not answered, counted among the frames
 
     def call(self, data: bytes) -> bool:
