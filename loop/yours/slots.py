@@ -37,9 +37,10 @@ class Slots:
         self.line: list[tuple[object, object]] = []  # (ticket, owner), first come first
 
     @contextmanager
-    def taken(self, owner: object = None, on_wait: Callable[[int], None] | None = None,
+    def taken(self, owner: object = None, on_wait: Callable[[int | None], None] | None = None,
               timeout: float | None = None) -> Iterator[None]:
-        """Hold a slot for `owner` (None: one of its own) while the block runs; wait in line for one first.
+        """Hold a slot for `owner` (None: one of its own) while the block runs; wait in line for one first, told
+        how many runs are ahead (`on_wait(n)`), then `on_wait(None)` when its turn comes.
 
         TimeoutError when none was free within `timeout` seconds."""
         total, per_owner = _setting(TOTAL_VARIABLE, TOTAL), _setting(PER_OWNER_VARIABLE, PER_OWNER)
@@ -63,6 +64,8 @@ class Slots:
             finally:
                 self.line = [(t, o) for t, o in self.line if t is not ticket]
             self.running[owner] = self.running.get(owner, 0) + 1
+        if said is not None and on_wait is not None:
+            on_wait(None)  # its turn came: nothing ahead any more
         try:
             yield
         finally:
