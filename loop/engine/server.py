@@ -41,7 +41,20 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             return None
 
+    recorder = None  # an object whose call(method, url, body bytes) -> wire.Answer (None: stop) answers every POST
+
     def do_POST(self):
+        if self.recorder is not None:  # a program's calls, answered and kept by a recorder (loop/yours/recorder.py)
+            length = int(self.headers.get("content-length") or 0)
+            answer = self.recorder.call("POST", self.path, self.rfile.read(length))  # the headers are not passed on
+            if answer is None:
+                return self.send_json(503, scripted.error_body("the recording has stopped", "overloaded_error"))
+            self.send_response(answer.status)
+            self.send_header("content-type", answer.content_type)
+            self.send_header("content-length", str(len(answer.data)))
+            self.end_headers()
+            self.wfile.write(answer.data)
+            return
         kind = wire.dialect(self.path)
         if kind is None:
             return self.send_json(404, scripted.error_body(f"no route {self.path}", "not_found_error"))
@@ -92,11 +105,14 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def serve(port: int = 0, handler: type[Handler] = Handler, host: str = "127.0.0.1",
-          context_window: int | None = None) -> ThreadingHTTPServer:
+          context_window: int | None = None, recorder=None) -> ThreadingHTTPServer:
     """Start a server in a background thread; `server.server_address` says where. With `context_window`, a prompt
-    longer than that many tokens is refused as the API refuses it."""
+    longer than that many tokens is refused as the API refuses it; with `recorder` (loop/yours/recorder.py), every
+    request is answered and recorded by it, whatever program sends it."""
     if context_window is not None:
         handler = type(handler.__name__, (handler,), {"context_window": context_window})
+    if recorder is not None:
+        handler = type(handler.__name__, (handler,), {"recorder": recorder})
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     # A short poll interval lets shutdown() return quickly (tests start and stop many servers).
