@@ -354,7 +354,14 @@ def project(tmp_path: Path, files: dict[str, str]) -> Path:
     ({"myagent/__init__.py": "", "myagent/tools.py": TOOLS_MODULE,
       "myagent/main.py": STATE_LOOP.replace("IMPORT", ".tools")}, "myagent/main.py", "> bash:"),
     ({"plain.py": URLLIB}, "plain.py", "Two tool calls in one turn"),
-], ids=["s01-dotenv-bom", "openai-tool-calls", "modules-of-its-own", "package-relative-imports", "urllib"])
+    ({"plain.py": URLLIB.replace("import urllib.request\n", "import requests\n").replace(
+        """    request = urllib.request.Request(URL, data=body, headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"],
+                                                              "content-type": "application/json"})
+    with urllib.request.urlopen(request) as answer:
+        return json.load(answer)""", """    answer = requests.post(URL, data=body, headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"]}, timeout=60)
+    return answer.json()""")}, "plain.py", "Two tool calls in one turn"),
+], ids=["s01-dotenv-bom", "openai-tool-calls", "modules-of-its-own", "package-relative-imports", "urllib",
+        "requests"])
 def test_a_learners_file_runs_unchanged_and_every_tool_use_has_its_run_tool_step(tmp_path, files, run,
                                                                                  expect_printed):
     folder = project(tmp_path / "project", files)
