@@ -376,6 +376,7 @@ def test_a_learners_file_runs_unchanged_and_every_tool_use_has_its_run_tool_step
     runs = [s for s in trace.steps if s.stage == "run_tool"]
     assert [s.detail["ran_by"] for s in runs] == ["program"] * len(ids)  # its own code ran them, by its report
     assert all(s.detail["reported"]["line"] for s in runs)
+    assert not any("also_ran" in s.detail for s in trace.steps)  # the SDKs' own subprocesses are not the program's
     assert SCENARIOS["two-tools"].task in said  # typed into its input(), echoed as a terminal does
     if run == "agent_bom.py":  # its .env, read by python-dotenv from its own folder, wins over what is set
         assert trace.steps[1].detail.request["model"] == "claude-from-my-env"

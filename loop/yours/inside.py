@@ -30,6 +30,7 @@ import traceback
 MOST = 64 * 2**20  # the largest frame read from the keeper
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = "/project"  # where the learner's files are (the start frame says), as their frames' file names begin
+SITE = "/opt/loopscope/site-packages"  # where the SDKs are (argv[2]): a frame there is a library's, not theirs
 SHOWN = 2000  # characters of a command reported
 
 
@@ -60,12 +61,9 @@ class Channel:
         return head[:1], self._exactly(size)
 
     def ask(self, kind: bytes, payload: bytes) -> tuple[bytes, bytes]:
-        with self.lock:
+        with self.lock:  # one question, then its answer, before another thread's question
             self.sock.sendall(kind + struct.pack(">I", len(payload)) + payload)
-            return self._receive_locked()
-
-    def _receive_locked(self) -> tuple[bytes, bytes]:
-        return self.receive()
+            return self.receive()
 
 
 def _json(value: dict) -> bytes:
@@ -100,7 +98,7 @@ def learner_place(skip_library: bool = False):
         name = frame.f_code.co_filename
         if theirs(name):
             return shown_name(name), frame.f_lineno
-        if skip_library and "site-packages" in name and HERE not in name:
+        if skip_library and name.startswith(SITE + "/"):
             return None, None
         frame = frame.f_back
     return None, None
@@ -191,9 +189,10 @@ def command_of(event: str, args) -> str | None:
 
 
 def main() -> None:
-    global ROOT
+    global ROOT, SITE
     channel = Channel(int(sys.argv[1]))
-    sys.path.insert(0, sys.argv[2])
+    SITE = sys.argv[2].rstrip("/")
+    sys.path.insert(0, SITE)
     sys.path.insert(0, HERE)
     import intercept
     sys.path.remove(HERE)

@@ -606,7 +606,9 @@ def _watch(proc: subprocess.Popen, keeper: _Keeper, max_seconds: float, kill) ->
             if keeper.stop:
                 kill()
                 break
-            if exited_at is None and proc.poll() is not None and keeper.ended.is_set():
+            # Ended: its process has exited, and the channel closed or its last word came (a process it left
+            # behind may hold the channel open)
+            if exited_at is None and proc.poll() is not None and (keeper.ended.is_set() or keeper.report is not None):
                 exited_at = now
             # A process it started may hold the output open after it ended: read a moment more, then stop.
             if exited_at is not None and (not open_ or now - exited_at > 0.5):
