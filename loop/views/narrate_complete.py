@@ -48,6 +48,14 @@ def wait_words(d: RetryDetail, lang: str) -> str:
 def retry_line(step, lang: str) -> str:
     d = step.detail
     error = error_label(d.error)
+    if d.attempt is None and d.attempts is None:  # a recorded program's failed call: no attempts are told
+        from .narrate import short
+
+        words = d.error.get("message") if isinstance(d.error, dict) else None
+        said = f"{error}: {short(str(words), 100)}" if words else error
+        if d.gave_up:
+            return say(lang, "the call failed ({error}); the agent gave up on it, the loop ends", error=said)
+        return say(lang, "the call failed ({error}); the agent calls again", error=said)
     if d.gave_up:
         return say(lang, "the call failed ({error}) on attempt {k} of {n}: no retry is left, the loop ends",
                    error=error, k=d.attempt, n=d.attempts)
