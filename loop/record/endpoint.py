@@ -67,6 +67,14 @@ class RecordingHandler(Handler):
     client = None  # the httpx client that reaches the upstream (one a server: its connections are kept)
     on_call: Callable[[], None] | None = None  # told after each request is answered (live.py prints the stages)
 
+    def send_json(self, status: int, body: dict, headers: dict | None = None) -> None:
+        if self.command != "HEAD":
+            return super().send_json(status, body, headers)
+        self.send_response(status)  # a HEAD's answer: its headers, no body
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", "0")
+        self.end_headers()
+
     def refuse_peer(self) -> bool:
         """Answer 403 to anything but a loopback peer naming this machine, without a browser's Origin."""
         host = self.headers.get("host") or ""
@@ -130,7 +138,7 @@ class RecordingHandler(Handler):
 
     # -- upstream: passed on, and kept --
     def _forward(self, method: str, body: bytes) -> None:
-        import httpx
+        import httpx2 as httpx
 
         path = urlsplit(self.path).path
         keys = secrets_of(self.headers)
@@ -214,7 +222,7 @@ def start(recorder: Recorder, upstream: str | None = None, on_call: Callable[[],
     answers loopback peers only wherever it listens."""
     attributes = {"recorder": recorder, "upstream": upstream, "on_call": staticmethod(on_call) if on_call else None}
     if upstream:
-        import httpx
+        import httpx2 as httpx
 
         # Long answers stream for minutes: no read timeout beyond the API's own; the environment's proxy is used.
         attributes["client"] = httpx.Client(timeout=httpx.Timeout(30.0, read=600.0), follow_redirects=False)

@@ -58,7 +58,7 @@ class Live:
                                   status=side.get("status"),
                                   what=say(self.lang, SIDE_WHAT.get(side.get("what"), str(side.get("what"))))))
             self.sides = len(recording.side_calls)
-            upto = len(trace.steps) if final else settled(trace)
+            upto = 0 if not recording.exchanges else len(trace.steps) if final else settled(trace)
             for i in range(self.shown, upto):
                 self.say_line(describe(trace, i, self.lang))
                 self._journal(trace, i)

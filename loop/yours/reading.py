@@ -61,6 +61,8 @@ ASKS_MORE = N_("The {scenario} scenario's answer is cut at {cut} tokens, but you
 NOT_SEEN = "(not seen: the next request of this loop never carried it)"
 SYSTEM_TURN_WHY = N_("the harness put this system turn (role system) into messages: its own words, not the "
                      "person's; the pairing rules pass it over")
+SIDE_ANSWER = N_("a call beside the loop: the program takes its answer as it came; no loop goes on from it")
+GAVE_UP = N_("the call failed, and the program sent it no more")
 RETRIED = N_("the call failed; the program sent the same request again")
 SIDE_CALL = N_("a call beside the loop (another model, or no tools where the loop offers them): not one of its "
                "turns")
@@ -244,7 +246,7 @@ def place(calls: list[_Call]) -> tuple[_Loop, list[_Call]]:
 
 class _Reading:
     def __init__(self, recording: Recording, recorded: dict | None = None):
-        self.recording = recording
+        self.recording, self.recorded = recording, recorded is not None
         calls = [_view(e, k) for k, e in enumerate(recording.exchanges)]
         main, self.side = place(calls)
         first = main.calls[0].request if main.calls else {}
@@ -366,7 +368,10 @@ class _Reading:
                                      "why": WHY_REFUSED.format(status=error.get("status"), type=error.get("type"))})
             else:
                 self.call_model(call)
-                self.finish(call)
+                self.held.append({"role": "assistant", "content": call.response.get("content")})
+                self.add("append_assistant", {})
+                self.state.update(ended=call.response.get("stop_reason"), transition_reason=None)
+                self.add("decide", {"continues": False, "why": SIDE_ANSWER})
             self.thread, self.held, self.state, self.loop = outer
 
     def add(self, stage: str, detail: dict, rewritten=()) -> Step:
@@ -405,6 +410,12 @@ class _Reading:
         """The call the API refused: the broken loop ends here, as a broken branch of Step through ends."""
         error = call.error or {}
         s = self.state
+        if self.recorded and error.get("status") != 400:  # a recorded command's call failed (a key, a limit)
+            s.update(ended="retries_exhausted", transition_reason=None)
+            self.add("retry", {"error": error, "gave_up": True, "stage": "call_model", "request": self._settings(call),
+                               "why": GAVE_UP})
+            self.ended = True
+            return
         s.update(ended=REFUSED, transition_reason=None)
         mistake = named(self.recording)
         self.add("refused", {"error": error, "stage": "call_model", "request": self._settings(call),
