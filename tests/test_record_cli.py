@@ -280,3 +280,23 @@ def test_the_endpoint_answers_this_machine_alone():
     assert far.status_code == renamed.status_code == browser.status_code == 403
     assert "answers only this machine" in far.json()["error"]["message"]
     assert near.status_code == 200 and len(recording.exchanges) == 1  # only the loopback call was answered and kept
+
+
+def test_a_learner_s_s01_file_is_recorded_as_they_run_it(tmp_path):
+    """An s01-shaped file (its own client, MODEL_ID, dotenv, subprocess, an input() REPL), unchanged, piped a task."""
+    from tests.test_yours_learners import S01
+
+    (tmp_path / "s01_agent_loop.py").write_text(S01)
+    (tmp_path / "notes.txt").write_text("a note\n")
+    done = record(tmp_path, "--out", "s01.t.json", "--", sys.executable, "s01_agent_loop.py",
+                  stdin="List the files in the workspace\n", env={"MODEL_ID": "claude-sonnet-4-5"})
+    assert done.returncode == 0, done.stderr
+    assert "$ ls -la" in done.stdout  # what the learner's file prints, on its own stdout
+    trace = transcript.load(tmp_path / "s01.t.json")
+    calls = [s for s in trace.steps if s.stage == "call_model"]
+    assert len(calls) >= 2 and calls[0].detail.request["model"] == "claude-sonnet-4-5"
+    asked = [b["id"] for s in calls for b in s.detail.response["content"] if b["type"] == "tool_use"]
+    ran = {s.detail.tool_use_id: s.detail for s in trace.steps if s.stage == "run_tool"}
+    assert asked and set(asked) == set(ran)
+    assert all(not d.is_error for d in ran.values()) and any("notes.txt" in d.output for d in ran.values())
+    assert trace.meta["task"] == "List the files in the workspace"
