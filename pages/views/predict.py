@@ -196,7 +196,7 @@ def draw_toggle(trace: Trace, key: str) -> None:
         return
     right, asked = score(trace)
     if asked:
-        st.markdown(t("**{right} of {asked} right**", right=right, asked=asked), width="content")
+        st.markdown(t("**{right} of {asked} right**", right=int(right), asked=int(asked)), width="content")
     if answers(trace).chosen:
         st.button(t("Predict again"), key=f"{key}-predict-again", icon=":material/restart_alt:",
                   on_click=_again, args=(trace,), help=t("Back to the first step, the answers of this run cleared."))
