@@ -232,8 +232,8 @@ class Checker:
             if bound is None:
                 continue
             for kind, value in bound:
-                if kind == "param":  # given as Markdown already, or a number
-                    if not (isinstance(value, ast.Name) and value.id in ("Markdown", "int", "float")):
+                if kind == "param":  # given as a number (or None, which is drawn as the word)
+                    if not _number_type(value):
                         return False
                 elif kind == "import":
                     if name not in HELPERS | MESSAGES | NUMBERS and name not in TRUSTED:
@@ -331,6 +331,14 @@ def _coded_value(keyword: ast.keyword, message: str) -> bool:
     v = keyword.value
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "in_code" and \
         f"`{{{keyword.arg}}}`" in message
+
+
+def _number_type(annotation: ast.AST | None) -> bool:
+    """`int`, `float`, or either `| None`."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return all(_number_type(side) or isinstance(side, ast.Constant) and side.value is None
+                   for side in (annotation.left, annotation.right))
+    return isinstance(annotation, ast.Name) and annotation.id in ("int", "float")
 
 
 def _key(node: ast.AST) -> str | None:

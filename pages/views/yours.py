@@ -430,7 +430,7 @@ def draw_printed(yours: Yours) -> None:
     """What the learner's program printed, as a terminal shows it (its colours left out), and what is worth saying
     beside the run (a max_tokens its file asked too much of)."""
     for note in yours.notes:
-        st.info(note.render(lang()), icon=":material/info:")
+        st.info(note_markdown(note, lang()), icon=":material/info:")
     if yours.recording.output.strip():
         with st.expander(t("What your program printed"), expanded=True, icon=":material/terminal:"):
             st.code(as_shown(yours.recording.output).rstrip(), language="text")
