@@ -150,3 +150,28 @@ def test_without_a_loop_the_branch_stops_where_nothing_runs_the_tool_use():
     assert broken.steps[-1].stage == "decide" and not any(s.stage == "run_tool" for s in broken.steps)
     assert not at.error and any(w.value.startswith("**Nothing runs the tool_use.**") for w in at.warning)
     assert MISTAKES["no-loop"].wrong in [c.value for c in at.code]
+
+
+def break_live(scenario: str, step: int, mistake: str):
+    """A live run stepped to `step` (as shown, from 1) and no further, broken there with `mistake`."""
+    at = app(scenario=scenario, step=str(step))
+    cursor = step - 1
+    assert not at.session_state["live-run"].done and len(at.session_state["live-run"].trace) == step
+    open_break(at, "live", cursor)
+    at.radio(key=f"live-break-pick-{cursor}").set_value(mistake).run()
+    return click(at, f"live-break-go-{cursor}")
+
+
+def test_the_correct_loop_beside_a_break_is_run_as_far_as_the_broken_one_not_cut_at_the_cursor():
+    # The run was only stepped to step 6, the second run_tool: the correct loop still makes call 2, and the
+    # comparison shows it (hello-py at step 5: tests/test_engine_break.py)
+    at = break_live("two-tools", 6, "results-as-assistant")
+    assert not [c for c in at.caption if c.value == "No such call: this loop had already stopped."]
+    assert [md.value for md in at.markdown].count("**Call 2** · sent 3 message(s)") == 2  # both columns
+    wrong, right = [e for e in at.expander if e.label == "messages sent at call 2"]
+    sent = [h.proto.body for h in right.get("html")]
+    # the correct loop's call 2: its tool_results in one user message after the assistant response
+    assert len(sent) == 3 and '<span class="ls-role">assistant</span>' in sent[1]
+    assert '<span class="ls-role">user</span>' in sent[2] and sent[2].count("<b>tool_result</b>") >= 1
+    assert '<span class="ls-role">assistant</span>' in [h.proto.body for h in wrong.get("html")][2]
+    assert len(at.error) == 1  # only the broken loop is refused

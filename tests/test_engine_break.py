@@ -15,10 +15,11 @@ import json
 import pytest
 
 from loop.engine import rules
-from loop.engine.broken import OFFLINE, break_at, mistakes_from, why_not
+from loop.engine.broken import OFFLINE, break_at, mistakes_from, taken_on, why_not
 from loop.engine.layer_mistake import NAMES, NOT_RUN
 from loop.engine.runner import start
 from loop.files import transcript
+from loop.views.breaks import calls_after
 from loop.views.mistakes import MISTAKES
 from loop.views.narrate import describe
 from tests.cli import loop_main
@@ -201,3 +202,23 @@ def test_an_imported_sessions_branch_reuses_its_recorded_results(scenario_run):
     assert broken.broke and broken.offline
     ran = [s for s in broken.trace.steps[decide + 1:] if s.stage == "run_tool"]
     assert ran and all(s.detail.output == f"recorded {s.detail.tool_use_id}" for s in ran)
+
+
+@pytest.mark.parametrize("scenario, step", [("two-tools", 6), ("hello-py", 5)])
+def test_the_correct_loop_is_taken_on_as_far_as_it_goes_not_cut_where_the_run_stopped(scenario, step):
+    with start(scenario=scenario) as run:
+        for _ in range(step):
+            run.execute()
+        cut = run.trace
+        broken = break_at(cut, step - 1, "results-as-assistant", tools=run.tools)
+        correct = taken_on(cut)
+        assert len(cut) == step and not run.done  # the run itself is left where it was
+    assert correct.loop_ended and [s.to_dict() for s in correct.steps[:step]] == [s.to_dict() for s in cut.steps]
+    wrong, right = calls_after(broken.trace, broken.at), calls_after(correct, broken.at)
+    assert [c.number for c in wrong] == [1, 2] and wrong[1].error
+    assert [c.number for c in right][:2] == [1, 2] and right[1].error is None
+    written = right[1].messages[-1]  # the correct call 2 holds the tool_results in one user message
+    assert written["role"] == "user" and rules.tool_results(written)
+    assert {b["tool_use_id"] for b in rules.tool_results(written)} == {
+        b["id"] for b in rules.tool_uses(right[1].messages[-2])}
+    assert taken_on(correct) is correct  # a loop that has ended is not run again

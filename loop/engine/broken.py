@@ -136,13 +136,40 @@ def break_at(trace: Trace, step: int, mistake: str, tools=None) -> Broken:
     if offline:
         run.trace.meta["forked_from"]["offline"] = True
     run.add_outermost(layer_mistake.Mistake(mistake))
+    _run_on(run, trace, MAX_STEPS)
+    return _outcome(run, trace, step, mistake, offline)
+
+
+def taken_on(trace: Trace) -> Trace:
+    """`trace` with what comes after its newest step, as the offline model answers it; `trace` itself when its
+    loop has ended.
+
+    What a broken branch is compared with: the correct loop, run as far as the broken one ran (it runs against the
+    offline model too), never cut where the learner stopped stepping. The run gets tools of its own in a new
+    workspace, removed when it ends: only its trace is kept. An imported session's tool_use ids get the results the
+    session recorded, as its broken branch does.
+    """
+    if not trace.steps or trace.loop_ended:
+        return trace
+    settings = settings_of(trace)
+    tools = default_toolbox(new_workspace(), settings.tool_timeout, settings.toolset or "s01")
+    run = continue_from(trace, len(trace) - 1, offline_model(trace), tools, settings)
+    try:
+        _run_on(run, trace)  # the correct loop ends by itself (or at its max turns)
+    finally:
+        run.close()  # removes its workspace
+    return run.trace
+
+
+def _run_on(run: Run, trace: Trace, most: int | None = None) -> None:
+    """Execute `run`'s stages until its loop ends (or `most` of them ran), an imported `trace`'s tool_use ids
+    answered by the results it recorded."""
     recorded = recorded_results(trace) if "imported" in trace.meta else {}
-    for _ in range(MAX_STEPS):
-        if run.done:
-            break
+    ran = 0
+    while not run.done and (most is None or ran < most):
+        ran += 1
         pending = run.pending_tool_use
         run.execute(given=recorded.get(pending.get("id")) if pending else None)
-    return _outcome(run, trace, step, mistake, offline)
 
 
 def recorded_results(trace: Trace) -> dict:

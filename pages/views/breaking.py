@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from loop.engine.broken import OFFLINE, break_at, offline_model, settings_of, why_not
-from loop.engine.fork import continue_from
-from loop.engine.runner import Run, new_workspace
-from loop.engine.toolsets import default_toolbox
+from loop.engine.broken import OFFLINE, break_at, taken_on, why_not
+from loop.engine.runner import Run
 from loop.engine.trace import Trace
 from loop.views.breaks import broken_view, calls_after, mistake_of, same_until
 from loop.views.mistakes import MISTAKES
@@ -25,30 +23,26 @@ from .i18n import lang, t
 from .mistakes import draw_call, draw_lines
 from .replay import REPLAY
 
-AHEAD = "break-ahead"  # {(id of a live trace, its length): the same run taken on to its end}: what can break
+AHEAD = "break-ahead"  # {(id of a trace, its length): the same run taken on to its end}: what can break
 PARENTS = "broken-parents"  # {id of a broken branch's trace: the trace it was forked from}
 
 
 def _ahead(trace: Trace, goes_on: bool) -> Trace:
-    """The trace with what comes after its newest step, as the offline model answers it.
+    """The trace with what comes after its newest step, as the offline model answers it (loop/engine/broken.py
+    `taken_on`), worked out once a trace and length.
 
-    A live run not yet at its end (`goes_on`) has no steps ahead to tell which mistakes can happen; the broken
-    branch would run against the offline model, so the run is taken on there, once, in a workspace of its own.
+    A run not yet at its end (`goes_on`) has no steps ahead to tell which mistakes can happen, nor the calls the
+    correct loop makes after the one a broken branch was refused at; the broken branch runs against the offline
+    model, so the run is taken on there too.
     """
     if not goes_on:
         return trace
     kept = st.session_state.setdefault(AHEAD, {})
     mark = (id(trace), len(trace))
     if mark not in kept:
-        settings = settings_of(trace)
-        tools = default_toolbox(new_workspace(), settings.tool_timeout, settings.toolset or "s01")
-        preview = continue_from(trace, len(trace) - 1, offline_model(trace), tools, settings)
-        try:
-            preview.run_to_end()
-        finally:
-            preview.close()  # removes its workspace: only its trace is kept
-        kept.clear()  # one live run's at a time
-        kept[mark] = preview.trace
+        ahead = taken_on(trace)
+        kept.clear()  # one run's at a time
+        kept[mark] = ahead
     return kept[mark]
 
 
@@ -173,6 +167,8 @@ def draw_broken(trace: Trace, key: str, family: list[Trace]) -> None:
         st.success(t("**The fix:**") + " " + t(m.fix), icon=":material/build:")
         draw_lines(broken.mistake)
         correct = correct_of(trace, family)
+        if correct is not None:  # the correct loop as far as it goes, not cut where the learner stopped stepping
+            correct = _ahead(correct, not correct.loop_ended)
         wrong = calls_after(trace, broken.at)
         right = calls_after(correct, broken.at)[:max(len(wrong), 1)] if correct is not None else []
         a, b = st.columns(2)
