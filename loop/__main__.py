@@ -344,8 +344,8 @@ def _break(args) -> int:
         return 2
     with broken.run:
         saved = broken.trace.with_branches([trace.with_branches([])])  # the original kept beside it, as Save does
-        out(f"{args.mistake}: steps 0 to {args.at} kept, the broken loop ran on from there "
-            f"({len(broken.trace.steps) - args.at - 1} step(s))")
+        out(f"{args.mistake}: steps 0 to {broken.kept} kept, the broken loop ran on from there "
+            f"({len(broken.trace.steps) - broken.kept - 1} step(s))")
         if broken.offline and broken.note:
             out(f"note: {broken.note}")
         last = broken.trace.steps[broken.stopped_at]

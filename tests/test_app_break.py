@@ -175,3 +175,17 @@ def test_the_correct_loop_beside_a_break_is_run_as_far_as_the_broken_one_not_cut
     assert '<span class="ls-role">user</span>' in sent[2] and sent[2].count("<b>tool_result</b>") >= 1
     assert '<span class="ls-role">assistant</span>' in [h.proto.body for h in wrong.get("html")][2]
     assert len(at.error) == 1  # only the broken loop is refused
+
+
+def test_at_a_write_back_step_break_it_here_breaks_that_write_back():
+    at = app(scenario="two-tools", step="7")  # step 7 writes both tool_results back; the run was stepped no further
+    open_break(at, "live", 6)
+    offered = at.radio(key="live-break-pick-6").options
+    assert set(offered) == {MISTAKES[n].title for n in ("no-write-back", "wrong-id", "text-first",
+                                                         "results-as-assistant")}
+    assert not any("no tool_result is written back after this step" in c.value for c in at.caption)
+    at.radio(key="live-break-pick-6").set_value("wrong-id").run()
+    click(at, "live-break-go-6")
+    assert "Broken at step 7; the API refused the call at step 8: 400 invalid_request_error." in [
+        c.value for c in at.caption]
+    assert at.session_state["live-run"].trace.steps[6].detail.get("mistake") == "wrong-id"

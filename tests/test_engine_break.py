@@ -56,10 +56,15 @@ def assert_kept(original, broken, at: int) -> None:
 
 def assert_stops_as_it_breaks(original, broken, at: int) -> None:
     trace, last = broken.trace, broken.trace.steps[-1]
-    assert broken.broke and broken.stopped_at == len(trace.steps) - 1 > at
-    assert_kept(original, broken, at)
-    assert trace.meta["forked_from"] == {"step": at, "edit": "mistake", "mistake": broken.mistake}
-    calls = [i for i in range(at + 1, len(trace.steps)) if trace.steps[i].stage in ("call_model", "refused")]
+    kept = broken.kept
+    assert broken.at == at and kept in (at, at - 1)
+    assert broken.broke and broken.stopped_at == len(trace.steps) - 1 > kept
+    assert_kept(original, broken, kept)
+    if kept < at:  # the step broken at is a stage the mistake changes: made anew, broken, in its place
+        assert trace.steps[at].stage == original.steps[at].stage and trace.steps[at].detail.get("mistake")
+    assert trace.meta["forked_from"] == {"step": at, "edit": "mistake", "mistake": broken.mistake,
+                                         **({"kept": kept} if kept < at else {})}
+    calls = [i for i in range(kept + 1, len(trace.steps)) if trace.steps[i].stage in ("call_model", "refused")]
     for i in calls[:-1]:  # every call before the last went through: its request held the rules
         assert trace.steps[i].stage == "call_model" and not rules.check(trace.request_at(i)["messages"])
     if broken.mistake == "no-loop":
@@ -106,7 +111,7 @@ def test_every_step_of_recover_offers_exactly_the_mistakes_that_break(scenario_r
                 assert_stops_as_it_breaks(run.trace, broken, at)
             else:  # it did not break, and says why as mistakes_from does
                 assert broken.note == why_not(run.trace, at)[mistake] and broken.note
-                assert_kept(run.trace, broken, at)
+                assert_kept(run.trace, broken, broken.kept)
         before = offered
 
 
@@ -222,3 +227,23 @@ def test_the_correct_loop_is_taken_on_as_far_as_it_goes_not_cut_where_the_run_st
     assert {b["tool_use_id"] for b in rules.tool_results(written)} == {
         b["id"] for b in rules.tool_uses(right[1].messages[-2])}
     assert taken_on(correct) is correct  # a loop that has ended is not run again
+
+
+def test_broken_at_a_write_back_step_that_very_write_back_is_broken(scenario_run):
+    two = scenario_run("two-tools").trace
+    write_back = 6  # step 7: the one user message that writes both tool_results back
+    assert two.steps[write_back].stage == "write_back"
+    assert set(mistakes_from(two, write_back)) == {"no-write-back", "wrong-id", "text-first", "results-as-assistant"}
+    for mistake in mistakes_from(two, write_back):
+        broken = break_at(two, write_back, mistake, tools=scenario_run("two-tools").tools)
+        assert broken.kept == write_back - 1 and broken.stopped_at == write_back + 1  # refused at step 8, the next call
+        remade = broken.trace.steps[write_back]
+        assert remade.stage == "write_back" and remade.detail.get("mistake") == mistake
+
+    recover = scenario_run("recover")
+    first = 5  # step 6: the first turn's write-back; the second is step 11
+    broken = break_at(recover.trace, first, "wrong-id", tools=recover.tools)
+    assert broken.at == first and broken.stopped_at == first + 1 and broken.broke  # refused at step 7, not 12
+    written = broken.trace.messages_at(first)[-1]
+    assert [b["tool_use_id"] for b in rules.tool_results(written)] == ["toolu_0"]
+    assert "toolu_0" not in broken.message and broken.message.startswith("messages.1: `tool_use` ids were found")

@@ -1,6 +1,7 @@
 """Break it here: fork a run at a step, with the loop broken one of the Mistakes lab's ways from there on.
 
-The branch keeps steps 0 to `step` as they were, then runs live: the chapter's
+The branch keeps steps 0 to `step` as they were, then runs live (a mistake that changes the stage of `step`
+itself, a write-back broken at a write-back step, keeps the steps before it and makes that very step anew): the chapter's
 stages with the mistake (layer_mistake.py) against the offline model, which
 checks the API's rules (rules.py) and refuses the first broken request with
 the API's 400. There the branch stops; without a loop it stops where nothing
@@ -20,7 +21,7 @@ from dataclasses import dataclass, replace
 from . import layer_mistake
 from ..text.catalogs import N_
 from .fork import continue_from
-from .layer_mistake import NAMES
+from .layer_mistake import NAMES, changes
 from .model import Model, ModelConfig
 from .runner import Run, Settings, new_workspace
 from .toolsets import default_toolbox
@@ -31,7 +32,6 @@ MAX_STEPS = 200  # a broken loop that the API never refuses still stops (a mista
 # Why a mistake cannot happen from a step: what the steps after it hold (or do not).
 ENDED_HERE = N_("the loop has ended at this step: nothing runs after it")
 NO_TOOL_USE_AHEAD = N_("no answer after this step asks for a tool_use")
-NO_TOOL_RUN_AHEAD = N_("no tool runs after this step")
 NO_WRITE_BACK_AHEAD = N_("no tool_result is written back after this step")
 NO_MAX_TOKENS_AHEAD = N_("no answer after this step is cut at max_tokens")
 OFFLINE = N_("this run was made with {model}; the broken branch runs against the offline model, which answers "
@@ -40,11 +40,12 @@ OFFLINE = N_("this run was made with {model}; the broken branch runs against the
 
 @dataclass
 class Broken:
-    """A broken branch: the run (its trace keeps steps 0 to `at`), where it stopped and what the API said."""
+    """A broken branch: the run (its trace keeps steps 0 to `kept`), where it stopped and what the API said."""
 
     run: Run
     mistake: str  # one of layer_mistake.NAMES
-    at: int  # the step the branch was forked at (kept as it was)
+    at: int  # the step the loop was broken at
+    kept: int  # the last step kept as it was: `at`, or the step before it when the mistake made `at` anew
     stopped_at: int  # the index of the branch's last step: the refused call, or where the loop ended
     status: int | None  # the API's error: HTTP status, type and message (None when no call was refused)
     type: str | None
@@ -64,28 +65,28 @@ class Broken:
         return f"{self.status} {self.type}: {self.message}"
 
 
+def kept_at(trace: Trace, step: int, mistake: str) -> int:
+    """The last step a branch broken by `mistake` at `step` keeps as it was: `step`, or the step before it when
+    the mistake changes `step` itself (broken at a write-back, that very write-back is made broken)."""
+    return step - 1 if step > 0 and changes(mistake, trace.steps[step]) else step
+
+
 def why_not(trace: Trace, step: int) -> dict[str, str | None]:
     """Each mistake, with why it cannot happen from step `step` (an English catalog message), or None when it can.
 
-    Up to the stage a mistake changes, the broken branch is the run itself, so the steps after `step` say
-    where it would first show: a mistake needs that stage ahead (any loop's: a sub-agent's breaks too).
+    Up to the stage a mistake changes, the broken branch is the run itself, so the steps after the ones it keeps
+    say where it would first show: a mistake needs that stage ahead (any loop's: a sub-agent's breaks too).
     """
-    ahead = trace.steps[step + 1:]
+    return {name: _why_not(name, trace.steps[kept_at(trace, step, name) + 1:]) for name in NAMES}
+
+
+def _why_not(mistake: str, ahead: list) -> str | None:
     if not ahead:
-        return {name: ENDED_HERE for name in NAMES}
-    asks = any(s.stage == "decide" and s.stop_reason == "tool_use" for s in ahead)
-    writes = any(s.stage == "write_back" for s in ahead)
-    return {
-        "no-loop": None if asks else NO_TOOL_USE_AHEAD,
-        "no-assistant-append": None if any(s.stage == "append_assistant" and s.stop_reason == "tool_use"
-                                           for s in ahead) else NO_TOOL_USE_AHEAD,
-        "no-write-back": None if writes else NO_WRITE_BACK_AHEAD,
-        "wrong-id": None if any(s.stage == "run_tool" for s in ahead) and writes else NO_TOOL_RUN_AHEAD,
-        "text-first": None if writes else NO_WRITE_BACK_AHEAD,
-        "max-tokens-go-on": None if any(s.stage == "decide" and s.stop_reason == "max_tokens"
-                                        for s in ahead) else NO_MAX_TOKENS_AHEAD,
-        "results-as-assistant": None if writes else NO_WRITE_BACK_AHEAD,
-    }
+        return ENDED_HERE
+    if any(changes(mistake, s) for s in ahead):
+        return None
+    return {"no-loop": NO_TOOL_USE_AHEAD, "no-assistant-append": NO_TOOL_USE_AHEAD,
+            "max-tokens-go-on": NO_MAX_TOKENS_AHEAD}.get(mistake, NO_WRITE_BACK_AHEAD)
 
 
 def mistakes_from(trace: Trace, step: int) -> list[str]:
@@ -117,7 +118,8 @@ def settings_of(trace: Trace) -> Settings:
 
 
 def break_at(trace: Trace, step: int, mistake: str, tools=None) -> Broken:
-    """A branch of `trace` that keeps steps 0 to `step` and runs on with the loop broken by `mistake`.
+    """A branch of `trace` that keeps steps 0 to `step` and runs on with the loop broken by `mistake`; when
+    `step` is a stage the mistake changes, it keeps the steps before it and makes `step` anew, broken.
 
     `tools` run the branch's tool_use blocks (the run's own, to share its workspace); without them the
     branch gets tools of its own in a new workspace, which `broken.run.close()` removes. KeyError for an
@@ -131,8 +133,11 @@ def break_at(trace: Trace, step: int, mistake: str, tools=None) -> Broken:
     if tools is None:
         tools = default_toolbox(new_workspace(), settings.tool_timeout, settings.toolset or "s01")
     offline = not trace.meta.get("scripted")
-    run = continue_from(trace, step, offline_model(trace), tools, settings)
+    kept = kept_at(trace, step, mistake)
+    run = continue_from(trace, kept, offline_model(trace), tools, settings)
     run.trace.meta["forked_from"] = {"step": step, "edit": "mistake", "mistake": mistake}
+    if kept != step:
+        run.trace.meta["forked_from"]["kept"] = kept
     if offline:
         run.trace.meta["forked_from"]["offline"] = True
     run.add_outermost(layer_mistake.Mistake(mistake))
@@ -199,5 +204,5 @@ def _outcome(run: Run, trace: Trace, step: int, mistake: str, offline: bool) -> 
         note = why_not(trace, step)[mistake] or N_("the broken loop went on to its end: no call was refused")
     elif offline:
         note = OFFLINE.format(model=trace.meta.get("model") or "?")
-    return Broken(run, mistake, step, last.index, error.get("status"), error.get("type"), error.get("message"),
-                  broke, offline, note)
+    return Broken(run, mistake, step, kept_at(trace, step, mistake), last.index, error.get("status"),
+                  error.get("type"), error.get("message"), broke, offline, note)

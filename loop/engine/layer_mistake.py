@@ -9,7 +9,7 @@ lines). This layer changes what the chapter's stages do, nothing else:
 | no-loop | decide: whatever stop_reason says, the loop ends; a tool_use is never run |
 | no-assistant-append | append_assistant: the response is not kept in messages |
 | no-write-back | write_back: the results are "printed", messages do not change |
-| wrong-id | run_tool: the tool_result carries `toolu_<n>`, not the tool_use's id |
+| wrong-id | run_tool: the tool_result carries `toolu_<n>`, not the tool_use's id (and write_back: so do those made before) |
 | text-first | write_back: a text block comes before the tool_result blocks |
 | max-tokens-go-on | decide: max_tokens goes on as tool_use does |
 | results-as-assistant | write_back: the results go in as an assistant message |
@@ -29,6 +29,18 @@ from .rules import tool_uses
 
 NAMES = ("no-loop", "no-assistant-append", "no-write-back", "wrong-id", "text-first", "max-tokens-go-on",
          "results-as-assistant")  # as the Mistakes lab names them (loop/views/mistakes.py)
+# The steps each mistake changes, as (stage, the stop_reason it needs or None for any): broken at such a step, a
+# branch makes that very step anew, broken; from any other, it breaks at the first such step ahead.
+CHANGES = {"no-loop": (("decide", "tool_use"),), "no-assistant-append": (("append_assistant", "tool_use"),),
+           "no-write-back": (("write_back", None),), "wrong-id": (("run_tool", None), ("write_back", None)),
+           "text-first": (("write_back", None),), "max-tokens-go-on": (("decide", "max_tokens"),),
+           "results-as-assistant": (("write_back", None),)}
+
+
+def changes(mistake: str, step) -> bool:
+    """Whether `mistake` changes what `step` (a recorded Step) did: its stage is one the mistake makes wrong."""
+    return any(step.stage == stage and (stop is None or step.stop_reason == stop) for stage, stop in CHANGES[mistake])
+
 REFUSED = "invalid_request"  # why a loop ended when the API refused the broken request
 NOT_RUN = "tool_use"  # why a loop without a loop ended: the tool_use was asked for, and nothing runs it
 TEXT_FIRST = "Here are the results:"  # the lab's text before the results
@@ -72,6 +84,8 @@ class Mistake(Layer):
             return {"results": 0, "printed": len(s.results), "mistake": m}
         if stage == "write_back" and m == "text-first":
             s.results = [{"type": "text", "text": TEXT_FIRST}, *s.results]
+        if stage == "write_back" and m == "wrong-id":  # results made before the break carry their right ids
+            s.results = _wrong_ids(s.results)
         detail = call(doing)
         s = doing.frame.state  # a sub-agent's answer is the parent's run_tool: the frame may have changed
         if stage == "decide" and m == "no-loop" and not s.ended:
@@ -83,6 +97,8 @@ class Mistake(Layer):
         elif stage == "run_tool" and m == "wrong-id":
             wrong = dict(s.results[-1], tool_use_id=f"toolu_{len(s.results) - 1}")
             s.results[-1] = detail["tool_result"] = wrong
+            detail["mistake"] = m
+        elif stage == "write_back" and m == "wrong-id":
             detail["mistake"] = m
         elif stage == "write_back" and m == "results-as-assistant":
             s.messages[-1]["role"] = "assistant"
@@ -106,3 +122,13 @@ class Mistake(Layer):
             return {"error": error, "stage": "call_model", "request": retry.request_of(exc),
                     "why": WHY_REFUSED.format(status=error.get("status"), type=error.get("type")),
                     "mistake": self.mistake}
+
+
+def _wrong_ids(results: list) -> list:
+    """The tool_results as the broken loop numbers them: the n-th carries `toolu_<n>`."""
+    out, n = [], 0
+    for block in results:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            block, n = dict(block, tool_use_id=f"toolu_{n}"), n + 1
+        out.append(block)
+    return out

@@ -16,7 +16,8 @@ from .mistakes import MISTAKES, Call
 @dataclass(frozen=True)
 class BrokenView:
     mistake: str  # one of MISTAKES
-    at: int  # the step it was broken at (kept as the run had it)
+    at: int  # the step it was broken at
+    kept: int  # the last step kept as the run had it: `at`, or the step before when the break made `at` anew
     last: int  # its last step: the refused call, or where the loop ended
     status: int | None  # the API's error at the refused call (None when no call was refused)
     type: str | None
@@ -38,8 +39,10 @@ def broken_view(trace: Trace) -> BrokenView | None:
     fork = trace.meta["forked_from"]
     last = trace.steps[-1]
     error = (last.detail.error or {}) if last.stage == "refused" else {}
-    return BrokenView(name, int(fork.get("step", 0)), last.index, error.get("status"), error.get("type"),
-                      last.ended == NOT_RUN, bool(fork.get("offline")))
+    at = int(fork.get("step", 0))
+    kept = fork.get("kept", at)
+    return BrokenView(name, at, kept if isinstance(kept, int) and 0 <= kept <= at else at, last.index,
+                      error.get("status"), error.get("type"), last.ended == NOT_RUN, bool(fork.get("offline")))
 
 
 def same_until(trace: Trace, other: Trace, at: int) -> bool:

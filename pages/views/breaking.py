@@ -142,7 +142,8 @@ def correct_of(trace: Trace, family: list[Trace]) -> Trace | None:
     parent = (st.session_state.get(PARENTS) or {}).get(id(trace))
     if parent is not None:
         return parent
-    at = (trace.meta.get("forked_from") or {}).get("step", 0)
+    broken = broken_view(trace)
+    at = broken.kept if broken is not None else 0
     return next((f for f in family if f is not trace and not mistake_of(f) and same_until(trace, f, at)), None)
 
 
@@ -169,8 +170,8 @@ def draw_broken(trace: Trace, key: str, family: list[Trace]) -> None:
         correct = correct_of(trace, family)
         if correct is not None:  # the correct loop as far as it goes, not cut where the learner stopped stepping
             correct = _ahead(correct, not correct.loop_ended)
-        wrong = calls_after(trace, broken.at)
-        right = calls_after(correct, broken.at)[:max(len(wrong), 1)] if correct is not None else []
+        wrong = calls_after(trace, broken.kept)
+        right = calls_after(correct, broken.kept)[:max(len(wrong), 1)] if correct is not None else []
         a, b = st.columns(2)
         a.markdown(t("#### With the mistake"))
         b.markdown(t("#### The correct loop"))
