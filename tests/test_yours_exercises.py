@@ -13,6 +13,7 @@ from loop.yours.recording import Recording
 from tests.learner import record
 
 RUN, APPEND, WRITE_BACK = EXERCISES["run-the-tools"], EXERCISES["append-the-response"], EXERCISES["write-back"]
+IS_ERROR = EXERCISES["is-error"]
 RUN_LINE = CHAPTER_LOOP.splitlines().index("                output = run_tool(block)") + 1
 
 
@@ -80,8 +81,7 @@ def agent_loop(state):
                                                       ASSISTANT_APPEND.replace("        ", "            ")
                                                       + '            state["transition_reason"] = None\n')),
         "does not hold call 1's response"),
-    # 3: a tool_result is the next turn's input, a failed command's with its is_error
-    (WRITE_BACK.name, "the chapter's listing: drops is_error"): (CHAPTER_LOOP, "without \"is_error\": true"),
+    # 3: a tool_result is the next turn's input
     (WRITE_BACK.name, "writes back only the last result"): (
         edited(WITH_IS_ERROR, ("                results.append({", "                results = [{"),
                ('                    "is_error": output.is_error,\n                })',
@@ -93,8 +93,12 @@ def agent_loop(state):
         edited(WITH_IS_ERROR, ('            "role": "user",\n            "content": results,',
                                '            "role": "assistant",\n            "content": results,')),
         "assistant message"),
-    (WRITE_BACK.name, "marks every result as an error"): (
+    # beyond the chapter: a failed command's tool_result says so
+    (IS_ERROR.name, "the chapter's listing: no is_error"): (CHAPTER_LOOP, "without \"is_error\": true"),
+    (IS_ERROR.name, "marks every result as an error"): (
         edited(WITH_IS_ERROR, ('"is_error": output.is_error,', '"is_error": True,')), "succeeded"),
+    (IS_ERROR.name, "prints the results"): (
+        edited(WITH_IS_ERROR, (USER_WRITE_BACK, "        print(results)\n")), "not a terminal log"),
 }
 
 
@@ -108,24 +112,45 @@ def test_each_exercise_passes_with_its_answer_and_says_so_in_every_language(exer
     assert verdict.note.render("zh").startswith("通过") and verdict.note.render("en").startswith("Passed")
 
 
-@pytest.mark.parametrize("exercise", ["run-the-tools", "append-the-response"])
-def test_the_chapters_listing_passes_the_first_two(exercise):
+@pytest.mark.parametrize("exercise", ["run-the-tools", "append-the-response", "write-back"])
+def test_the_chapters_listing_passes_each_statements_exercise(exercise):
+    assert EXERCISES[exercise].answer == CHAPTER_LOOP
     assert run_exercise(EXERCISES[exercise], CHAPTER_LOOP, "en", record).passed
 
 
-def test_the_third_checks_on_recover_that_the_failed_commands_is_error_goes_back():
+def test_exercise_3_passes_with_the_chapters_own_write_back_at_its_one_todo():
+    starter = WRITE_BACK.starter("en")
+    assert starter.count("# TODO") == 1 and "is_error" not in starter  # the write-back, and nothing else
+    todo = f"        # TODO: {WRITE_BACK.todo}\n"
+    assert todo in starter and "is_error" not in " ".join((WRITE_BACK.goal, WRITE_BACK.hint, WRITE_BACK.todo))
+    mine = starter.replace(todo, '        state["messages"].append({"role": "user", "content": results})\n')
+    verdict = run_exercise(WRITE_BACK, mine, "en", record)
+    assert verdict.passed, verdict.why
+
+
+def test_is_error_is_an_exercise_of_its_own_after_the_third_that_says_it_goes_beyond_the_chapter():
+    assert list(EXERCISES) == ["run-the-tools", "append-the-response", "write-back", "is-error"]
+    assert IS_ERROR.statement is None and IS_ERROR.label("en") == "Beyond the chapter: " + IS_ERROR.title
+    assert IS_ERROR.goal.startswith("This goes beyond the chapter")
+    assert IS_ERROR.label("ja") != IS_ERROR.label("en") != IS_ERROR.label("zh")
+    starter = IS_ERROR.starter("en")
+    assert starter.count("# TODO") == 1 and starter.replace(f"                    # TODO: {IS_ERROR.todo}\n",
+                                                              "") == CHAPTER_LOOP
+
+
+def test_beyond_the_chapter_the_check_looks_on_recover_that_the_failed_commands_is_error_goes_back():
     # The chapter's listing writes the output back but not is_error: the model reads the failure as output.
-    verdict = run_exercise(WRITE_BACK, CHAPTER_LOOP, "en", record)
+    verdict = run_exercise(IS_ERROR, CHAPTER_LOOP, "en", record)
     assert not verdict.passed and verdict.scenario == "recover" and verdict.call == 1
     assert "`wc -l notes.txt` failed" in verdict.why
     # The answer's next request carries that failed run's tool_result, with is_error, as the tool box ran it.
-    right = record(WRITE_BACK.answer, "recover")
+    right = record(IS_ERROR.answer, "recover")
     (failed,) = [r for r in right.exchanges[0].tool_runs if r.is_error]
     sent = right.exchanges[1].request["messages"][-1]
     assert sent["role"] == "user"
     assert sent["content"] == [{"type": "tool_result", "tool_use_id": failed.tool_use_id, "content": failed.output,
                                 "is_error": True}]
-    assert "recover" in WRITE_BACK.scenarios
+    assert "recover" in IS_ERROR.scenarios
 
 
 @pytest.mark.parametrize("exercise", sorted(EXERCISES))
@@ -135,14 +160,14 @@ def test_each_starter_misses_one_piece_marked_in_the_pages_language_and_fails(ex
     for lang in ("en", "ja", "zh"):
         starter = chosen.starter(lang)
         compile(starter, "your_loop.py", "exec")
-        assert starter.count("# TODO: ") == 1 and chosen.missing not in starter
+        assert starter.count("# TODO: ") == 1 and (chosen.missing in starter) == chosen.added
         assert starter.replace(starter.split("# TODO: ")[1].split("\n")[0], "") != CHAPTER_LOOP
     assert chosen.starter("ja") != chosen.starter("en") != chosen.starter("zh")
     if exercise == "run-the-tools":
         assert all(todo[lang] in chosen.starter(lang) for lang in todo)
     verdict = run_exercise(chosen, chosen.starter("ja"), "ja", record)
     assert not verdict.passed and verdict.call is not None and verdict.why.startswith("呼び出し")
-    assert {chosen.title, chosen.goal, chosen.hint} and chosen.statement in (1, 2, 3)
+    assert {chosen.title, chosen.goal, chosen.hint} and chosen.statement in (1, 2, 3, None)
 
 
 @pytest.mark.parametrize("case", sorted(WRONG), ids=lambda c: f"{c[0]}: {c[1]}")
@@ -160,10 +185,11 @@ def test_a_wrong_loop_that_looks_right_fails_and_the_why_names_what_went_wrong(c
 
 
 def test_each_check_looks_at_its_own_statement():
-    # A loop that marks every result is_error keeps statements 1 and 2: only the third fails it. One that prints
-    # its results fails the first too (its next call is refused), but the third says why in its own words.
-    flagged = WRONG[(WRITE_BACK.name, "marks every result as an error")][0]
-    assert run_exercise(RUN, flagged, "en", record).passed and run_exercise(APPEND, flagged, "en", record).passed
+    # A loop that marks every result is_error keeps the chapter's three statements: only the is_error exercise fails
+    # it. One that prints its results fails the first too (its next call is refused), but the third says why in
+    # its own words.
+    flagged = WRONG[(IS_ERROR.name, "marks every result as an error")][0]
+    assert all(run_exercise(e, flagged, "en", record).passed for e in (RUN, APPEND, WRITE_BACK))
     printed = WRONG[(WRITE_BACK.name, "prints the results")][0]
     first = run_exercise(RUN, printed, "en", record)
     assert not first.passed and "not a terminal log" not in first.why
@@ -195,11 +221,11 @@ def agent_loop(messages):
 
 
 def test_the_check_reads_what_was_sent_never_the_source():
-    dropped = [record(CHAPTER_LOOP, s) for s in WRITE_BACK.scenarios]
-    dressed = [dataclasses.replace(r, source=WRITE_BACK.answer) for r in dropped]
-    assert not WRITE_BACK.check(dressed).passed
-    kept = [record(WRITE_BACK.answer, s) for s in WRITE_BACK.scenarios]
-    assert WRITE_BACK.check([dataclasses.replace(r, source="") for r in kept]).passed
+    dropped = [record(CHAPTER_LOOP, s) for s in IS_ERROR.scenarios]
+    dressed = [dataclasses.replace(r, source=IS_ERROR.answer) for r in dropped]
+    assert not IS_ERROR.check(dressed).passed
+    kept = [record(IS_ERROR.answer, s) for s in IS_ERROR.scenarios]
+    assert IS_ERROR.check([dataclasses.replace(r, source="") for r in kept]).passed
 
 
 def test_run_exercise_runs_the_exercises_own_scenarios_with_the_runner_given():

@@ -206,7 +206,7 @@ def _exercise_labels(passed: set[str]) -> dict[str, str]:
     labels = {FREE: t("Free: the chapter's loop")}
     for name, exercise in EXERCISES.items():
         tick = "✓ " if name in passed else ""
-        labels[name] = tick + t("Statement {n}: {title}", n=exercise.statement, title=t(exercise.title))
+        labels[name] = tick + exercise.label(lang())  # "Statement 3: …", or "Beyond the chapter: …"
     return labels
 
 
