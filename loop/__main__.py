@@ -10,7 +10,7 @@
     python -m loop sessions --open 1 --out t.json      # import the newest one, with its sub-agents' logs
     python -m loop check t.json
     python -m loop quiz t.json --lang ja                # the questions asked before the steps, as JSON lines
-    python -m loop break t.json --at 5 --mistake no-assistant-append --out b.json   # the loop broken from step 5 on
+    python -m loop break t.json --at 5 --mistake NAME --out b.json   # the loop broken from step 5 on (NAME: --help)
     python -m loop import session.jsonl --out t.json   # Claude Code, Anthropic, OpenAI, course traces
     python -m loop import session/ --out t.json        # a Claude Code session with its subagents/ logs (or a .zip)
     python -m loop yours my_loop.py --scenario recover --out t.json   # your own agent_loop, run in the sandbox
@@ -26,7 +26,7 @@ import sys
 import time
 
 from .engine import rules
-from .engine.layer_mistake import NAMES as MISTAKE_NAMES
+from .engine.mistakes import MISTAKES, NAMES as MISTAKE_NAMES
 from .engine.profiles import ABOUT, PROFILES
 from .engine.scenarios import SCENARIOS
 from .engine.scripted import SCRIPTED
@@ -426,6 +426,7 @@ YOURS_SCENARIOS = [s.name for s in SCENARIOS.values() if s.toolset in YOURS_TOOL
 YOURS_BROKEN = N_("broken rule: {name}: {said}")
 YOURS_API_ERROR = N_("the API's error: {status} {message}")
 YOURS_LINE = N_("your line {line}: {code}")
+YOURS_FIX = N_("the fix: {fix}")
 YOURS_ENDED = N_("your loop ended by itself, every rule kept: {calls} model calls")
 
 
@@ -452,6 +453,8 @@ def _yours(args) -> int:
             lines = source.splitlines()
             code = lines[named.line - 1].strip() if 0 < named.line <= len(lines) else ""
             out(say(lang, YOURS_LINE, line=named.line, code=code))
+        if named.is_mistake:
+            out(say(lang, YOURS_FIX, fix=say(lang, MISTAKES[named.name].fix)))
         if yours.recording.traceback:
             out(yours.recording.traceback.rstrip())
     elif yours.kept_every_rule:

@@ -7,7 +7,7 @@ from pathlib import Path
 from loop.engine import rules
 from loop.files import transcript
 from loop.text.catalogs import say
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from tests.apptest import app, click, download, slider
 
 ROOT = Path(__file__).resolve().parent.parent

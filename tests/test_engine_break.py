@@ -20,7 +20,7 @@ from loop.engine.layer_mistake import NAMES, NOT_RUN
 from loop.engine.runner import start
 from loop.files import transcript
 from loop.views.breaks import calls_after
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.views.narrate import describe
 from tests.cli import loop_main
 

@@ -1,4 +1,5 @@
-"""Break it here: fork a run at a step, with the loop broken one of the Mistakes lab's ways from there on.
+"""Break it here: fork a run at a step, with the loop broken one of the seven classic ways (mistakes.py) from there
+on; and the Mistakes lab's loops, made the same way from a scenario's first step.
 
 The branch keeps steps 0 to `step` as they were, then runs live (a mistake that changes the stage of `step`
 itself, a write-back broken at a write-back step, keeps the steps before it and makes that very step anew): the chapter's
@@ -10,8 +11,9 @@ model too: no key is spent on a lesson, and `Broken.offline` says so. An
 imported session's tools cannot run here: its branch reuses the results the
 session recorded for the same tool_use ids.
 
-    broken = break_at(trace, 5, "no-assistant-append")
+    broken = break_at(trace, 5, NO_ASSISTANT_APPEND)
     broken.error_line()   # 400 invalid_request_error: messages.2.content.0: unexpected `tool_use_id` ...
+    lab(WRONG_ID, tools)  # the lab's broken loop: its scenario from the start (lab(None, tools): the correct one)
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass, replace
 from . import layer_mistake
 from ..text.catalogs import N_
 from .fork import continue_from
-from .layer_mistake import NAMES, changes
+from .mistakes import MISTAKES, NAMES
 from .model import Model, ModelConfig
 from .runner import Run, Settings, new_workspace
 from .toolsets import default_toolbox
@@ -29,11 +31,8 @@ from .trace import Trace
 
 MAX_STEPS = 200  # a broken loop that the API never refuses still stops (a mistake breaks within a turn or two)
 
-# Why a mistake cannot happen from a step: what the steps after it hold (or do not).
+# Why no mistake can happen from a step (each mistake says why it cannot, when no step it changes is ahead).
 ENDED_HERE = N_("the loop has ended at this step: nothing runs after it")
-NO_TOOL_USE_AHEAD = N_("no answer after this step asks for a tool_use")
-NO_WRITE_BACK_AHEAD = N_("no tool_result is written back after this step")
-NO_MAX_TOKENS_AHEAD = N_("no answer after this step is cut at max_tokens")
 OFFLINE = N_("this run was made with {model}; the broken branch runs against the offline model, which answers "
              "what it can: no key is spent on a lesson")
 
@@ -43,14 +42,14 @@ class Broken:
     """A broken branch: the run (its trace keeps steps 0 to `kept`), where it stopped and what the API said."""
 
     run: Run
-    mistake: str  # one of layer_mistake.NAMES
+    mistake: str  # one of mistakes.NAMES
     at: int  # the step the loop was broken at
     kept: int  # the last step kept as it was: `at`, or the step before it when the mistake made `at` anew
     stopped_at: int  # the index of the branch's last step: the refused call, or where the loop ended
     status: int | None  # the API's error: HTTP status, type and message (None when no call was refused)
     type: str | None
     message: str | None
-    broke: bool  # it broke as the mistake breaks: a 400 at a call, or (no-loop) a tool_use nothing runs
+    broke: bool  # it broke as the mistake breaks: a 400 at a call, or (no loop) a tool_use nothing runs
     offline: bool  # the run was made with a real model: the branch ran against the offline model instead
     note: str | None = None  # English; the offline note (OFFLINE), or why it did not break
 
@@ -68,7 +67,7 @@ class Broken:
 def kept_at(trace: Trace, step: int, mistake: str) -> int:
     """The last step a branch broken by `mistake` at `step` keeps as it was: `step`, or the step before it when
     the mistake changes `step` itself (broken at a write-back, that very write-back is made broken)."""
-    return step - 1 if step > 0 and changes(mistake, trace.steps[step]) else step
+    return step - 1 if step > 0 and MISTAKES[mistake].made_at(trace.steps[step]) else step
 
 
 def why_not(trace: Trace, step: int) -> dict[str, str | None]:
@@ -83,10 +82,7 @@ def why_not(trace: Trace, step: int) -> dict[str, str | None]:
 def _why_not(mistake: str, ahead: list) -> str | None:
     if not ahead:
         return ENDED_HERE
-    if any(changes(mistake, s) for s in ahead):
-        return None
-    return {"no-loop": NO_TOOL_USE_AHEAD, "no-assistant-append": NO_TOOL_USE_AHEAD,
-            "max-tokens-go-on": NO_MAX_TOKENS_AHEAD}.get(mistake, NO_WRITE_BACK_AHEAD)
+    return None if any(MISTAKES[mistake].made_at(s) for s in ahead) else MISTAKES[mistake].cannot
 
 
 def mistakes_from(trace: Trace, step: int) -> list[str]:
@@ -145,6 +141,33 @@ def break_at(trace: Trace, step: int, mistake: str, tools=None) -> Broken:
     return _outcome(run, trace, step, mistake, offline)
 
 
+def lab(mistake: str | None, tools, scenario: str | None = None, lang: str = "en") -> Trace:
+    """The Mistakes lab's loop: the chapter's loop on `scenario` (by default the one the mistake is shown on) from
+    its first step, broken by `mistake` (None: the correct loop), as Break it here breaks a run, against the offline
+    model until the API refuses a call or the loop ends. `tools` run its tool_use blocks (the caller's: closing them
+    is the caller's too). KeyError for an unknown mistake or scenario."""
+    from ..text.catalogs import known
+    from .language import system_prompt
+    from .model import SYSTEM
+    from .scenarios import SCENARIOS
+
+    if mistake is not None and mistake not in NAMES:
+        raise KeyError(mistake)
+    chosen = SCENARIOS[scenario or (MISTAKES[mistake].scenario if mistake else MISTAKES[NAMES[0]].scenario)]
+    lang = known(lang)
+    model = Model(ModelConfig(max_tokens=chosen.max_tokens, context_window=chosen.context_window,
+                              system=system_prompt(lang, SYSTEM), max_retries=0))
+    run = Run(chosen.task_in(lang), model, tools, settings=Settings(lang=lang, toolset="s01"))  # the chapter's loop
+    if mistake is not None:
+        run.add_outermost(layer_mistake.Mistake(mistake))
+    try:
+        _run_on(run, run.trace, MAX_STEPS)
+    finally:
+        for layer in run.layers:  # what the layers made; the tools stay the caller's
+            layer.close()
+    return run.trace
+
+
 def taken_on(trace: Trace) -> Trace:
     """`trace` with what comes after its newest step, as the offline model answers it; `trace` itself when its
     loop has ended.
@@ -195,10 +218,10 @@ def _outcome(run: Run, trace: Trace, step: int, mistake: str, offline: bool) -> 
     last = run.trace.steps[-1]
     error = last.detail.error if last.stage == "refused" else None
     error = error if isinstance(error, dict) else {}
-    if mistake == "no-loop":
-        broke = last.stage == "decide" and last.ended == layer_mistake.NOT_RUN
-    else:
+    if MISTAKES[mistake].breaks_a_rule:
         broke = error.get("status") == 400 and error.get("type") == "invalid_request_error"
+    else:  # no loop: nothing is sent that breaks a rule; the tool_use is never run
+        broke = last.stage == "decide" and last.ended == layer_mistake.NOT_RUN
     note = None
     if not broke:
         note = why_not(trace, step)[mistake] or N_("the broken loop went on to its end: no call was refused")

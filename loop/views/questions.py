@@ -6,12 +6,12 @@ is READ from the trace (the decide step's verdict, the tool_result's id, the
 message the write-back appended, the next turn_count, the request sent, the
 sub-agent's answer, the compacted history), never worked out again from the
 loop's rules here: whatever the loop did is what the learner should predict.
-The wrong choices are the chapter's mistakes (the Mistakes lab's, see
-mistakes.py), each a way the learner may picture the loop wrongly.
+The wrong choices are the chapter's mistakes (the seven classic ones, each
+defined once in loop/engine/mistakes.py), each a way the learner may picture
+the loop wrongly.
 
 One step has at most one question. No Streamlit here, and no SDK: the quiz
-command loads neither (mistakes.py runs the SDK, so its words are not imported
-from it; the choices that name its mistakes use the same messages).
+command loads neither.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from ..engine import mistakes
 from ..engine.trace import Trace
 from ..text.catalogs import N_, say
 from .narrate import short, why_in
@@ -34,7 +35,7 @@ MAX_CHOICES = 3  # the choices but "I don't know": with it, keys 1 to 4 answer
 ASK_CONTINUES = N_("The response's stop_reason is `{stop_reason}`. Does the loop go on?")
 GOES_ON_TOOLS = N_("It goes on: `tool_use` means run the tools, then call the model again")
 ENDS = N_("It ends: any stop_reason but `tool_use` ends the loop")
-GOES_ON_CUT = N_("It goes on: the loop asks the model to continue its cut answer (`max_tokens`)")  # max-tokens-go-on
+GOES_ON_CUT = N_("It goes on: the loop asks the model to continue its cut answer (`max_tokens`)")  # MAX_TOKENS_GO_ON
 
 # tool_result_id (before `run_tool`)
 ASK_ID = N_("The loop runs tool_use {k} of {n} of the response now (`{name}`). Which `tool_use_id` will its "
@@ -44,7 +45,7 @@ ASK_ID_ALONE = N_("The loop runs the tool_use `{name}` now. Which `tool_use_id` 
 # write_back_role (before `write_back`)
 ASK_WHERE = N_("The tool_results are written back now. Where do they go?")
 A_MESSAGE = N_("a message with role `{role}`: messages[{index}]")
-TERMINAL = N_("the result goes to the terminal only")  # no-write-back (mistakes.py's words)
+TERMINAL = N_("the result goes to the terminal only")  # mistakes.NO_WRITE_BACK, in its own words
 
 # turn_count_after (before the step that changes it)
 ASK_TURN_COUNT = N_("`turn_count` is {n} before this step. What is it after it?")
@@ -52,8 +53,8 @@ ASK_TURN_COUNT = N_("`turn_count` is {n} before this step. What is it after it?"
 # next_request_has (before a call_model after a write-back)
 ASK_REQUEST = N_("This call sends `messages` to the model again. What is at its end?")
 BOTH = N_("the assistant response with its tool_use, then the tool_results in a user message")
-RESULTS_ONLY = N_("only the tool_results: the assistant response is not sent again")  # no-assistant-append
-RESPONSE_ONLY = N_("only the assistant response: the tool_results were printed, not written back")  # no-write-back
+RESULTS_ONLY = N_("only the tool_results: the assistant response is not sent again")  # NO_ASSISTANT_APPEND
+RESPONSE_ONLY = N_("only the assistant response: the tool_results were printed, not written back")  # NO_WRITE_BACK
 
 # subagent_returns (before the parent's run_tool that takes the sub-agent's answer)
 ASK_SUBAGENT = N_("The sub-agent's loop has ended. What comes back to the parent in the tool_result of `{name}`?")
@@ -165,9 +166,9 @@ def _tool_result_id(trace: Trace, i: int, lang: str):
         k = 0
         question = say(lang, ASK_ID_ALONE, name=name)
     # The wrong ids: another tool_use's (of this response, or an earlier one answered before), the loop's own
-    # counter (the Mistakes lab's wrong-id: "toolu_" + str(n)), the id of the message rather than the block.
+    # counter (mistakes.WRONG_ID: "toolu_" + str(n)), the id of the message rather than the block.
     others = [x for x in ids if isinstance(x, str) and x != answer_id] or _earlier_ids(trace, call, answer_id)
-    wrong = others[:1] + [f"toolu_{k}"]
+    wrong = others[:1] + [mistakes.wrong_id(k)]
     message_id = response.get("id")
     if isinstance(message_id, str):
         wrong.append(message_id)
@@ -183,7 +184,7 @@ def _write_back_role(trace: Trace, i: int, lang: str):
     role = written[-1].get("role")
     if role not in ("user", "assistant"):
         return None
-    other = "assistant" if role == "user" else "user"  # results-as-assistant
+    other = "assistant" if role == "user" else "user"  # mistakes.RESULTS_AS_ASSISTANT
     return (say(lang, ASK_WHERE), say(lang, A_MESSAGE, role=role, index=index),
             [say(lang, A_MESSAGE, role=other, index=index), say(lang, TERMINAL)], note("write_back", lang))
 

@@ -25,7 +25,8 @@ from typing import Callable
 from ..engine.rules import tool_results, tool_uses
 from ..text.catalogs import N_, Note, say
 from .listing import CHAPTER_LOOP, in_language
-from .named import _find_response, _shape, named
+from ..engine.mistakes import find_response, shape
+from .named import named
 from .recording import MAX_CALLS, REFUSED, RETURNED, Exchange, Recording, ToolRun
 
 # A finding: the call whose request shows what went wrong (index in the recording's exchanges), and what.
@@ -168,11 +169,11 @@ def _appends_the_response_first(recording: Recording) -> Finding | None:
         if response is None:
             return None
         before, sent = _sent(calls[k - 1]), _sent(calls[k])
-        kept = _find_response(sent, response)
+        kept = find_response(sent, response)
         said = {"call": k + 1, "before": k}
         if kept is None:
-            text = [b for b in _shape(response) if b[0] == "text"]
-            if text and any(isinstance(m, dict) and m.get("role") == "assistant" and _shape(m) == text
+            text = [b for b in shape(response) if b[0] == "text"]
+            if text and any(isinstance(m, dict) and m.get("role") == "assistant" and shape(m) == text
                             for m in sent[len(before):]):
                 return k, Note(ONLY_TEXT, **said)
             return k, Note(NOT_KEPT, **said)

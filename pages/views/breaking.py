@@ -14,7 +14,7 @@ from loop.engine.broken import OFFLINE, break_at, taken_on, why_not
 from loop.engine.runner import Run
 from loop.engine.trace import Trace
 from loop.views.breaks import broken_view, calls_after, mistake_of, same_until
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.views.step import StepView
 
 from .blocks import plain
@@ -180,7 +180,7 @@ def draw_broken(trace: Trace, key: str, family: list[Trace]) -> None:
             refused = n < len(wrong) and wrong[n].error is not None
             with a:
                 draw_call(wrong[n] if n < len(wrong) else None, f"{key}-broken", refused, rule=m.rule,
-                          wish=n == len(wrong) - 1 and broken.not_run)
+                          wish=n == len(wrong) - 1 and broken.not_run, mistake=broken.mistake)
             with b:
                 draw_call(right[n] if n < len(right) else None, f"{key}-correct", refused)
         here = {"lang": lang()} if lang() != "en" else {}

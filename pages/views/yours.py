@@ -18,7 +18,7 @@ import streamlit as st
 from code_editor import code_editor
 
 from loop.text.catalogs import N_
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.files.runs import StoreError
 from loop.yours import sandboxed
 from loop.yours.exercises import EXERCISES, Verdict, run_exercise
@@ -385,6 +385,7 @@ def draw_named(yours: Yours) -> None:
     if named.line and 0 < named.line <= len(source):
         lines.append(t("Your line {line}:", line=named.line) + " " + inline_code(source[named.line - 1].strip()))
     if mistake:
+        lines.append(t("**The fix:**") + " " + t(mistake.fix, now))  # the one sentence the mistake's definition gives
         lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={named.name}"))
     st.error("\n\n".join(lines), icon=":material/error:")
     if named.name == EXCEPTION and recording.traceback:
