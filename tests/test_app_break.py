@@ -189,3 +189,27 @@ def test_at_a_write_back_step_break_it_here_breaks_that_write_back():
     assert "Broken at step 7; the API refused the call at step 8: 400 invalid_request_error." in [
         c.value for c in at.caption]
     assert at.session_state["live-run"].trace.steps[6].detail.get("mistake") == "wrong-id"
+
+
+def badges(bodies: list[str]) -> dict[str, set[str]]:
+    """{id: the styles its badges are drawn in} in the html `bodies`."""
+    import re
+
+    found: dict[str, set[str]] = {}
+    for style, text in re.findall(r'<span class="ls-badge ls-data" style="([^"]*)">([^<]*)</span>', "".join(bodies)):
+        found.setdefault(text, set()).add(style)
+    return found
+
+
+def test_the_wrong_id_is_never_drawn_in_the_colour_of_the_id_it_should_have_carried():
+    at = app("pages/replay.py")
+    at.selectbox(key="replay-sample").set_value("recover").run()
+    real = at.session_state["replay"]["trace"].steps[4].detail.tool_use_id  # turn 1's id: its colour is toolu_0's own
+    slider(at, "replay").set_value(5).run()
+    open_break(at, "replay", 4)
+    at.radio(key="replay-break-pick-4").set_value("wrong-id").run()
+    click(at, "replay-break-go-4")
+    drawn = badges([h.proto.body for e in at.expander if e.label.startswith("messages sent at call")
+                    for h in e.get("html")])
+    assert "toolu_0" in drawn and real in drawn
+    assert len(drawn["toolu_0"]) == len(drawn[real]) == 1 and drawn["toolu_0"] != drawn[real]

@@ -234,7 +234,7 @@ def test_quiz_prints_one_json_line_a_question():
         assert result.returncode == 0, result.stderr
         lines = [json.loads(line) for line in result.stdout.splitlines()]
         assert len(lines) == count
-        assert all(list(line) == ["step", "kind", "question", "choices", "answer", "why"] for line in lines)
+        assert all(list(line) == ["step", "kind", "question", "choices", "answer", "why", "wrong"] for line in lines)
     first = json.loads(done[0].stdout.splitlines()[0])
     assert first == questions(sample("subagent"))[0].to_json()
     assert "わからない" in done[1].stdout and "不知道" in done[2].stdout  # a run's own language, or --lang
@@ -254,3 +254,31 @@ def test_the_real_command_prints_the_questions():
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["kind"] for line in done.stdout.splitlines()] == [
         "continues", "tool_result_id", "write_back_role", "next_request_has", "continues"]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "zh"])
+def test_each_wrong_choice_says_why_it_is_wrong_in_the_questions_language(lang):
+    for name in SCENARIOS:
+        trace = sample(name, lang)
+        for question in questions(trace, lang):
+            assert len(question.wrong) == len(question.choices)
+            assert question.why_wrong(question.answer) == "" and question.why_wrong(len(question.choices) - 1) == ""
+            for n in range(len(question.choices) - 1):
+                if n != question.answer:
+                    assert question.why_wrong(n), (name, question.kind, question.choices[n])
+                    if lang != "en":
+                        english = question_before(trace, question.step, "en")
+                        assert question.why_wrong(n) != english.why_wrong(n), (name, question.kind)
+    asked = next(x for x in questions(sample("list-files"), lang) if x.kind == "tool_result_id")
+    message = next(n for n, c in enumerate(asked.choices) if c.startswith("`msg_"))
+    counter = asked.choices.index("`toolu_0`")
+    if lang == "en":  # the message's id is the response's, not the block's; the counter is the loop's own
+        assert asked.why_wrong(message).startswith(asked.choices[message] + " is the response's id")
+        assert "tool_use_id=block.id" in asked.why_wrong(counter)
+
+
+def test_a_japanese_question_says_step_as_the_interface_does():
+    for name in SCENARIOS:
+        for question in questions(sample(name, "ja"), "ja"):
+            for text in (question.question, *question.choices, *question.wrong):
+                assert not re.search(r"(?<![_\w])step(?![_\w])", CODE.sub("", text)), (name, text)

@@ -7,7 +7,10 @@ import dataclasses
 
 import pytest
 
+from loop.engine.mistakes import MISTAKES, NO_ASSISTANT_APPEND
+from loop.text.catalogs import say
 from loop.yours.exercises import EXERCISES, WITH_IS_ERROR, run_exercise
+from loop.yours.named import named
 from loop.yours.listing import CHAPTER_LOOP
 from loop.yours.recording import Recording
 from tests.learner import record
@@ -166,22 +169,48 @@ def test_each_starter_misses_one_piece_marked_in_the_pages_language_and_fails(ex
     if exercise == "run-the-tools":
         assert all(todo[lang] in chosen.starter(lang) for lang in todo)
     verdict = run_exercise(chosen, chosen.starter("ja"), "ja", record)
-    assert not verdict.passed and verdict.call is not None and verdict.why.startswith("呼び出し")
+    assert not verdict.passed and verdict.call is not None and f"呼び出し {verdict.call + 1}" in verdict.why
     assert {chosen.title, chosen.goal, chosen.hint} and chosen.statement in (1, 2, 3, None)
+
+
+def checked(exercise, source: str, lang: str = "en"):
+    """The verdict of `exercise` on `source`, and the recordings it read (as the page keeps them, to draw below)."""
+    runs = {}
+
+    def runner(text, scenario, language, **limits):
+        runs[scenario] = record(text, scenario, language, **limits)
+        return runs[scenario]
+
+    return run_exercise(exercise, source, lang, runner), runs
 
 
 @pytest.mark.parametrize("case", sorted(WRONG), ids=lambda c: f"{c[0]}: {c[1]}")
 def test_a_wrong_loop_that_looks_right_fails_and_the_why_names_what_went_wrong(case):
     exercise, _ = case
-    source, named = WRONG[case]
+    source, words = WRONG[case]
     compile(source, "your_loop.py", "exec")
-    verdict = run_exercise(EXERCISES[exercise], source, "en", record)
+    verdict, runs = checked(EXERCISES[exercise], source)
     assert not verdict.passed
-    assert named in verdict.why and verdict.why.startswith(f"call {verdict.call + 1}:")
     assert verdict.scenario in EXERCISES[exercise].scenarios
+    # One failure, one name: when the run drawn below it names one of the seven mistakes at that call, the check
+    # says that name first (the mistake's title), then what it saw
+    box = named(runs[verdict.scenario])
+    title = MISTAKES[box.name].title if box is not None and box.is_mistake and box.call == verdict.call else None
+    assert words in verdict.why
+    assert verdict.why.startswith(f"{title}: call {verdict.call + 1}:" if title else f"call {verdict.call + 1}:")
     for lang, call in (("ja", "呼び出し"), ("zh", "调用")):
         said = verdict.note.render(lang)
-        assert said.startswith(f"{call} {verdict.call + 1}") and said != verdict.why
+        assert f"{call} {verdict.call + 1}" in said and said != verdict.why
+        assert said.startswith(say(lang, title)) if title else said.startswith(call)
+
+
+def test_a_loop_that_drops_the_tool_use_blocks_is_named_by_check_as_the_run_box_names_it():
+    source = WRONG[(APPEND.name, "appends only the text blocks")][0]
+    verdict, runs = checked(APPEND, source)
+    box = named(runs[verdict.scenario])
+    assert box.name == NO_ASSISTANT_APPEND and box.call == verdict.call
+    title = MISTAKES[NO_ASSISTANT_APPEND].title  # "Not appending the assistant response to messages"
+    assert verdict.why.startswith(f"{title}: call 2: ") and "tool_use blocks were dropped" in verdict.why
 
 
 def test_each_check_looks_at_its_own_statement():

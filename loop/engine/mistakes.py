@@ -191,6 +191,8 @@ def recognize(response: dict, sent: list) -> str | None:
     kept = find_response(sent, response)
     if kept is None:
         return NO_ASSISTANT_APPEND
+    if any(set(asked) & {b.get("tool_use_id") for b in tool_results(m)} for m in sent[:kept] if isinstance(m, dict)):
+        return NO_ASSISTANT_APPEND  # kept, but after its own tool_results: not appended before the tools ran
     after = sent[kept + 1] if kept + 1 < len(sent) and isinstance(sent[kept + 1], dict) else None
     if after is None:
         return NO_WRITE_BACK

@@ -81,3 +81,23 @@ def lab_run(trace: Trace, mistake: str | None) -> LabRun:
         ended = str(last.stop_reason or last.ended or MAX_CALLS)
     tools_run = sum(1 for s in trace.steps if s.stage == "run_tool")
     return LabRun(mistake, calls_of(trace), ended, tools_run)
+
+
+def ids_of(calls: list[Call]) -> list[str]:
+    """Every id the calls draw, the ids the model gave (its tool_use blocks') first, in order: an id a tool_result
+    carries that no tool_use asked for (a wrong id) comes after them, so it never takes a real id's colour
+    (loop/views/parts.py `screen_colours`)."""
+    asked: list[str] = []
+    carried: list[str] = []
+    for call in calls:
+        messages = [*call.messages, *([call.response] if call.response else [])]
+        for message in messages:
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                    asked.append(block["id"])
+                elif block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                    carried.append(block["tool_use_id"])
+    return list(dict.fromkeys([*asked, *carried]))

@@ -25,7 +25,7 @@ from typing import Callable
 from ..engine.rules import tool_results, tool_uses
 from ..text.catalogs import N_, Note, say
 from .listing import CHAPTER_LOOP, in_language
-from ..engine.mistakes import find_response, shape
+from ..engine.mistakes import MISTAKES, find_response, shape
 from .named import named
 from .recording import MAX_CALLS, REFUSED, RETURNED, Exchange, Recording, ToolRun
 
@@ -83,18 +83,21 @@ class Exercise:
             # went wrong, not the statement. A refused call is the statement's to explain, when it can.
             cut = recording.outcome not in (RETURNED, REFUSED)
             found = None if cut else self.finding(recording)
-            if found is None:
-                broke = named(recording)
-                if broke is not None and broke.note is not None:
-                    found = (broke.call, broke.note)
+            broke = named(recording)
+            if found is None and broke is not None and broke.note is not None:
+                found = (broke.call, broke.note)
             if found is not None:
                 call, note = found
+                if broke is not None and broke.is_mistake and broke.call == call:
+                    # The run drawn below names it so: the check says the same name first, then what it saw
+                    note = Note(NAMED, mistake=Note(MISTAKES[broke.name].title), said=note)
                 return Verdict(False, note.render(lang), call, recording.scenario, note)
         note = Note(PASSED, scenarios=[r.scenario for r in recordings])
         return Verdict(True, note.render(lang), None, None, note)
 
 
 PASSED = N_("Passed: your loop does it on {scenarios}.")
+NAMED = N_("{mistake}: {said}")  # one of the seven mistakes, by its one name, then what the check saw
 STATEMENT = N_("Statement {n}: {title}")
 BEYOND = N_("Beyond the chapter: {title}")
 

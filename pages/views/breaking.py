@@ -14,10 +14,12 @@ from loop.engine.broken import OFFLINE, break_at, taken_on, why_not
 from loop.engine.runner import Run
 from loop.engine.trace import Trace
 from loop.views.breaks import broken_view, calls_after, mistake_of, same_until
+from loop.views.mistakes import ids_of
+from loop.views.parts import screen_colours
 from loop.engine.mistakes import MISTAKES
 from loop.views.step import StepView
 
-from .blocks import plain
+from .blocks import id_colours, plain
 from .forks import adopt, branches, own
 from .i18n import lang, t
 from .mistakes import draw_call, draw_lines
@@ -175,13 +177,14 @@ def draw_broken(trace: Trace, key: str, family: list[Trace]) -> None:
         a, b = st.columns(2)
         a.markdown(t("#### With the mistake"))
         b.markdown(t("#### The correct loop"))
+        colours = screen_colours(ids_of(wrong + right))  # a wrong id never in a real id's colour
         for n in range(max(len(wrong), len(right))):
             a, b = st.columns(2, gap="medium", border=True)
             refused = n < len(wrong) and wrong[n].error is not None
-            with a:
+            with a, id_colours(colours):
                 draw_call(wrong[n] if n < len(wrong) else None, f"{key}-broken", refused, rule=m.rule,
                           wish=n == len(wrong) - 1 and broken.not_run, mistake=broken.mistake)
-            with b:
+            with b, id_colours(colours):
                 draw_call(right[n] if n < len(right) else None, f"{key}-correct", refused)
         here = {"lang": lang()} if lang() != "en" else {}
         st.page_link("pages/mistakes.py", label=t("This mistake in the Mistakes lab: {mistake}", mistake=t(m.title)),

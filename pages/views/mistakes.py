@@ -16,11 +16,12 @@ from loop.engine.broken import lab
 from loop.engine.mistakes import MISTAKES, OPENAI
 from loop.engine.runner import new_workspace
 from loop.engine.toolsets import default_toolbox
-from loop.views.mistakes import NOT_RUN_YET, Call, LabRun, lab_run
+from loop.views.mistakes import NOT_RUN_YET, Call, LabRun, ids_of, lab_run
+from loop.views.parts import screen_colours
 
 from loop.files.export import prose
 
-from .blocks import in_code, inline_code, plain
+from .blocks import id_colours, in_code, inline_code, plain
 from .history import draw_message
 from .i18n import commented, lang, t
 
@@ -117,13 +118,14 @@ def draw_lab(name: str) -> None:
     a, b = st.columns(2)
     a.markdown(t("#### With the mistake"))
     b.markdown(t("#### The correct loop"))
+    colours = screen_colours(ids_of(wrong.calls + right.calls))  # a wrong id never in a real id's colour
     for n in range(max(len(wrong.calls), len(right.calls))):
         a, b = st.columns(2, gap="medium", border=True)
-        with a:
+        with a, id_colours(colours):
             last = n == len(wrong.calls) - 1
             draw_call(wrong.calls[n] if n < len(wrong.calls) else None, "wrong",
                        broke is not None and n == broke.number - 1, rule=m.rule,
                        wish=last and wrong.ended == NOT_RUN_YET, mistake=name)
-        with b:
+        with b, id_colours(colours):
             draw_call(right.calls[n] if n < len(right.calls) else None, "right",
                        broke is not None and n == broke.number - 1)
