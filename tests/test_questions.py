@@ -282,3 +282,32 @@ def test_a_japanese_question_says_step_as_the_interface_does():
         for question in questions(sample(name, "ja"), "ja"):
             for text in (question.question, *question.choices, *question.wrong):
                 assert not re.search(r"(?<![_\w])step(?![_\w])", CODE.sub("", text)), (name, text)
+
+
+# Right answers no sample reaches (every sample's loop is correct): the broken loops of Break it here reach them.
+BROKEN_ANSWERS = [  # (mistake, broken at step, the kind asked after it, the right answer)
+    ("results-as-assistant", 5, "write_back_role", "a message with role `assistant`: messages[2]"),
+    ("no-write-back", 5, "next_request_has", q.RESPONSE_ONLY),
+    ("no-assistant-append", 2, "next_request_has", q.RESULTS_ONLY),
+    ("text-first", 5, "next_request_has", q.BOTH),
+]
+
+
+@pytest.mark.parametrize("mistake, at, kind, right", BROKEN_ANSWERS, ids=[b[0] for b in BROKEN_ANSWERS])
+def test_question_right_answer_is_what_a_broken_loop_did_where_no_sample_goes(mistake, at, kind, right):
+    from loop.engine.broken import break_at
+
+    broken = break_at(sample("list-files"), at, mistake)
+    broken.run.close()
+    [question] = [x for x in questions(broken.trace) if x.step > broken.kept and x.kind == kind]
+    assert chosen(question) == right
+    if kind == "next_request_has":  # asked before the call the API refuses: what the broken loop sent
+        assert question.stage == "refused"
+        sent = broken.trace.request_at(question.step)["messages"]
+        assert (sent[-1]["role"], sent[-2]["role"] if len(sent) > 1 else None) == {
+            q.RESPONSE_ONLY: ("assistant", "user"), q.RESULTS_ONLY: ("user", "user"),
+            q.BOTH: ("user", "assistant")}[right]
+    else:
+        assert broken.trace.messages_at(question.step)[-1]["role"] == "assistant"
+    if right != q.BOTH and q.BOTH in question.choices:  # the correct loop's answer, wrong in this loop: said why
+        assert "broken on purpose" in question.why_wrong(question.choices.index(q.BOTH))

@@ -150,7 +150,7 @@ def _kind(trace: Trace, i: int) -> str | None:
         return "write_back_role" if step.turn % 2 else "turn_count_after"
     if step.stage == "recover":  # the complete loop's request to continue ends a turn too
         return "turn_count_after"
-    if step.stage == "call_model":
+    if step.stage in ("call_model", "refused"):  # a broken loop's call the API refuses sends what it wrote too
         before = trace.previous_in_thread(i)
         stage = trace.steps[before].stage if before is not None else None
         return {"compact": "compaction_keeps", "write_back": "next_request_has"}.get(stage)
