@@ -1,11 +1,14 @@
-"""The Messages API's tool-use rules, checked in one place.
+"""The tool-use rules of the model APIs, checked in one place.
 
 Everything that needs to know whether a history is valid asks here: the
 scripted model (to answer a broken request with the API's own 400 error), the
 transcript loader, `python -m loop check`, and the pairs view.
 
-The wording of each violation is the API's own, so a learner who meets it here
-will recognise it when a real model says it.
+Two dialects: the Messages API's (`check`: tool_use blocks answered by tool_result
+blocks in the next user message) and OpenAI Chat Completions' (`check_chat`:
+an assistant message's `tool_calls` answered by one `role: "tool"` message each,
+right after it). The wording of each violation is the API's own, so a learner
+who meets it here will recognise it when a real model says it.
 """
 
 from __future__ import annotations
@@ -189,3 +192,49 @@ CHAT_UNANSWERED = ("An assistant message with 'tool_calls' must be followed by t
 CHAT_NOT_A_RESPONSE = ("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with "
                        "'tool_calls'.")  # the API's own spelling
 CHAT_UNKNOWN_ID = "Invalid parameter: 'tool_call_id' of '{id}' not found in 'tool_calls' of previous message."
+
+
+def chat_calls(message: object) -> list[dict]:
+    """The `tool_calls` of an OpenAI assistant message, in order (objects only)."""
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return []
+    calls = message.get("tool_calls")
+    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def check_chat(messages: list) -> list[Violation]:
+    """Every tool-call rule an OpenAI Chat Completions `messages` list breaks, in message order.
+
+    `where` is the API's `param` (`messages.[3].role`), each message its words.
+    """
+    found: list[Violation] = []
+    asked: list = []  # the ids of the open assistant message's tool_calls, still to be answered
+    answered: set = set()
+    opener = -1
+    for i, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role == "tool":
+            use_id = _id(message.get("tool_call_id"))
+            if opener < 0:
+                found.append(Violation(f"messages.[{i}].role", CHAT_NOT_A_RESPONSE, i))
+            elif use_id not in asked:
+                found.append(Violation(f"messages.[{i}].tool_call_id",
+                                       CHAT_UNKNOWN_ID.format(id=message.get("tool_call_id")), i))
+            else:
+                answered.add(use_id)
+            continue
+        if opener >= 0:
+            missing = [str(u) for u in asked if u not in answered]
+            if missing:
+                found.append(Violation(f"messages.[{opener}].role", CHAT_UNANSWERED.format(ids=", ".join(missing)),
+                                       opener))
+        opener, asked, answered = -1, [], set()
+        calls = chat_calls(message)
+        if calls:
+            opener, asked = i, [_id(c.get("id")) for c in calls]
+    if opener >= 0:  # a request may not end on tool_calls either: they would go unanswered
+        missing = [str(u) for u in asked if u not in answered]
+        if missing:
+            found.append(Violation(f"messages.[{opener}].role", CHAT_UNANSWERED.format(ids=", ".join(missing)),
+                                   opener))
+    return found  # in the order the API meets them, message by message

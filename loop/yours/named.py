@@ -25,6 +25,8 @@ TIMEOUT = "timeout"
 KILLED = "killed"
 UNNAMED = "refused"  # the API refused a request in a way none of the lab's mistakes makes
 NEVER_CALLED = "never-called"  # it returned (or only printed) without one call: no rule was kept, none was tested
+MISSING_MODULE = "missing-module"  # it imports a module the sandbox does not have: the environment's, not a rule's
+STOPPED = (NEVER_ENDS, TIMEOUT, KILLED)  # stopped from outside, at a limit
 
 SAID = {
     **{name: mistake.shows for name, mistake in MISTAKES.items()},  # how the requests show each mistake
@@ -49,6 +51,18 @@ class Named:
     line: int | None  # the learner's line: that call's, or the exception's or syntax error's
     error: dict | None = None  # the API's {status, type, message} when it refused the call
     note: Note | None = None  # what happened, in a sentence, in any language
+    file: str | None = None  # the learner's file of `line`, when it is not the one run
+
+    @property
+    def is_rule(self) -> bool:
+        """A rule of the API the loop broke (a Mistakes lab name, or a refusal none of them makes), not the
+        environment's problem, an exception or a limit."""
+        return self.is_mistake or self.name == UNNAMED
+
+    @property
+    def stopped(self) -> bool:
+        """Stopped from outside, at a limit (calls, time, the sandbox's bounds)."""
+        return self.name in STOPPED
 
     @property
     def is_mistake(self) -> bool:
@@ -74,12 +88,16 @@ def named(recording: Recording) -> Named | None:
         return Named(SYNTAX_ERROR, None, recording.error_line, None,
                      Note(SAID[SYNTAX_ERROR], line=recording.error_line or 0, column=recording.error_column or 0,
                           message=recording.message or ""))
-    refused = next((k for k, e in enumerate(calls) if e.error is not None), None)
+    if outcome == rec.MISSING_MODULE and recording.said:
+        return Named(MISSING_MODULE, None, recording.error_line, None, Note.from_json(recording.said))
+    refused = next((k for k, e in enumerate(calls) if e.error is not None and e.error.get("status") == 400), None)
     if refused is not None:
         return _refused(calls, refused)
     if outcome == rec.EXCEPTION:
         return Named(EXCEPTION, len(calls) - 1 if calls else None, recording.error_line, None,
                      Note(SAID[EXCEPTION], line=recording.error_line or 0, message=recording.message or ""))
+    if refused is None and outcome == rec.REFUSED and calls and calls[-1].error is not None:
+        return _refused(calls, len(calls) - 1)
     if outcome == rec.TOO_MANY_CALLS:
         return Named(NEVER_ENDS, len(calls) - 1, calls[-1].line if calls else None, None,
                      Note(SAID[NEVER_ENDS], call=len(calls)))
@@ -88,15 +106,17 @@ def named(recording: Recording) -> Named | None:
                      Note(SAID[TIMEOUT], seconds=round(recording.seconds) or rec.MAX_SECONDS,
                           message=recording.message or ""))
     if outcome == rec.KILLED:
+        said = Note.from_json(recording.said) if recording.said else recording.message or ""
         return Named(KILLED, len(calls) - 1 if calls else None, calls[-1].line if calls else None, None,
-                     Note(SAID[KILLED], message=recording.message or ""))
+                     Note(SAID[KILLED], message=said))
     if not calls:  # ended by itself without a single call: it did none of the chapter's loop
         return Named(NEVER_CALLED, None, None, None, Note(SAID[NEVER_CALLED]))
     if calls[-1].response is not None:
         last = calls[-1]
+        response = last.as_messages()[1] or {}  # an OpenAI chat completion read in the Messages API's form
         # Statement 1: the answer asked for a tool_use and the loop returned. Nothing ran it: no loop; ran
         # but never written back: the results stayed with the learner.
-        name = recognize_end(last.response, bool(last.tool_runs))
+        name = recognize_end(response, bool(last.tool_runs))
         if name is not None:
             k = len(calls) - 1
             note = _said(name, k) if name == NO_LOOP else Note(RAN_AND_RETURNED, call=k + 1)
@@ -106,7 +126,8 @@ def named(recording: Recording) -> Named | None:
 
 def _refused(calls: list[Exchange], k: int) -> Named:
     """The mistake the refused request k shows, read against request k-1 and its response."""
-    sent = calls[k].request.get("messages") if isinstance(calls[k].request, dict) else None
+    request = calls[k].as_messages()[0]
+    sent = request.get("messages") if isinstance(request, dict) else None
     sent = sent if isinstance(sent, list) else []
     name = UNNAMED
     if k > 0 and calls[k - 1].response is not None:
@@ -116,7 +137,7 @@ def _refused(calls: list[Exchange], k: int) -> Named:
 
 def _between(before: Exchange, sent: list) -> str:
     """What the loop did with response k-1 before it sent `sent` (request k), as a mistake's name (or UNNAMED)."""
-    return recognize(before.response, sent) or UNNAMED
+    return recognize(before.as_messages()[1] or {}, sent) or UNNAMED  # an OpenAI completion in the Messages API's form
 
 
 # What exercises.py and reading.py read a request's messages with, where the mistakes are defined.
