@@ -10,7 +10,7 @@
     python -m loop sessions --open 1 --out t.json      # import the newest one, with its sub-agents' logs
     python -m loop check t.json
     python -m loop quiz t.json --lang ja                # the questions asked before the steps, as JSON lines
-    python -m loop break t.json --at 5 --mistake no-assistant-append --out b.json   # the loop broken from step 5 on
+    python -m loop break t.json --at 5 --mistake NAME --out b.json   # the loop broken from step 5 on (NAME: --help)
     python -m loop import session.jsonl --out t.json   # Claude Code, Anthropic, OpenAI, course traces
     python -m loop import session/ --out t.json        # a Claude Code session with its subagents/ logs (or a .zip)
     python -m loop yours my_loop.py --scenario recover --out t.json   # your own agent_loop, run in the sandbox
@@ -26,7 +26,7 @@ import sys
 import time
 
 from .engine import rules
-from .engine.layer_mistake import NAMES as MISTAKE_NAMES
+from .engine.mistakes import MISTAKES, NAMES as MISTAKE_NAMES
 from .engine.profiles import ABOUT, PROFILES
 from .engine.scenarios import SCENARIOS
 from .engine.scripted import SCRIPTED
@@ -356,8 +356,8 @@ def _break(args) -> int:
         return 2
     with broken.run:
         saved = broken.trace.with_branches([trace.with_branches([])])  # the original kept beside it, as Save does
-        out(f"{args.mistake}: steps 0 to {args.at} kept, the broken loop ran on from there "
-            f"({len(broken.trace.steps) - args.at - 1} step(s))")
+        out(f"{args.mistake}: steps 0 to {broken.kept} kept, the broken loop ran on from there "
+            f"({len(broken.trace.steps) - broken.kept - 1} step(s))")
         if broken.offline and broken.note:
             out(f"note: {broken.note}")
         last = broken.trace.steps[broken.stopped_at]
@@ -441,6 +441,7 @@ YOURS_STOPPED = N_("stopped: {said}")
 YOURS_NOTE = N_("note: {said}")
 YOURS_API_ERROR = N_("the API's error: {status} {message}")
 YOURS_LINE = N_("your line {line}: {code}")
+YOURS_FIX = N_("the fix: {fix}")
 YOURS_ENDED = N_("your loop ended by itself, every rule kept: {calls} model calls")
 YOURS_PRINTED = N_("what your program printed:")
 YOURS_LEFT_OUT = N_("{n} file(s) of the project were not copied into the sandbox (past its bounds: 1 MiB a file, "
@@ -516,6 +517,8 @@ def _yours(args) -> int:
             lines = recording.source.splitlines()
             code = lines[named.line - 1].strip() if 0 < named.line <= len(lines) else ""
             out(say(lang, YOURS_LINE, line=named.line, code=code))
+        if named.is_mistake:
+            out(say(lang, YOURS_FIX, fix=say(lang, MISTAKES[named.name].fix)))
     elif yours.kept_every_rule:
         out(say(lang, YOURS_ENDED, calls=len(recording.exchanges)))
     if args.out:

@@ -19,8 +19,8 @@ import streamlit as st
 from code_editor import code_editor
 
 from loop.text.catalogs import N_
+from loop.engine.mistakes import MISTAKES
 from loop.text.terminal import as_shown
-from loop.views.mistakes import MISTAKES
 from loop.files.runs import StoreError
 from loop.yours import sandboxed
 from loop.yours.exercises import EXERCISES, Verdict, run_exercise
@@ -222,7 +222,7 @@ def _exercise_labels(passed: set[str]) -> dict[str, str]:
     labels = {FREE: t("Free: the chapter's loop")}
     for name, exercise in EXERCISES.items():
         tick = "✓ " if name in passed else ""
-        labels[name] = tick + t("Statement {n}: {title}", n=exercise.statement, title=t(exercise.title))
+        labels[name] = tick + exercise.label(lang())  # "Statement 3: …", or "Beyond the chapter: …"
     return labels
 
 
@@ -420,6 +420,7 @@ def draw_named(yours: Yours) -> None:
     if named.line and 0 < named.line <= len(source):
         lines.append(t("Your line {line}:", line=int(named.line)) + " " + inline_code(source[named.line - 1].strip()))
     if mistake:
+        lines.append(t("**The fix:**") + " " + t(mistake.fix, now))  # the one sentence the mistake's definition gives
         lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={plain(named.name)}"))
     st.error("\n\n".join(lines), icon=":material/error:")
     if named.name == EXCEPTION and recording.traceback:
