@@ -273,9 +273,10 @@ def _marked(node: ast.AST, constants: dict, path: Path) -> list[str]:
 
 
 # ImportFailed passing on a reason made elsewhere: a Note, an UnknownThread's note, NumberTooLong's one message
-# (marked in transcript.py), _too_big's note, the child's note (isolated.py).
-PASSED_ON = {"__init__.py": ("message", "exc.note", "str(exc)", "_too_big(total, max_bytes)", "_too_big(len(data), max_bytes)"),
-             "follow.py": ("exc.note",),
+# (marked in transcript.py), too_big's note, another agent's format named (others.py), the child's note (isolated.py).
+PASSED_ON = {"failed.py": ("message",), "reading.py": ("str(exc)",),
+             "files.py": ("too_big(total, max_bytes)", "too_big(len(data), max_bytes)"),
+             "formats.py": ("exc.note", "stranger"),
              "isolated.py": ("Note.from_json(error) if isinstance(error, dict) else str(error)",)}
 
 

@@ -49,7 +49,7 @@ from typing import Callable
 
 from ..text.catalogs import N_, N_n
 from ..engine.compact import COMPACTED_WHY
-from ..views.narrate import short
+from ..text.lines import short
 from ..engine.rules import tool_results, tool_uses
 from .common import Parsed, ParsedThread, Segment, clean_content, id_key, origin_of
 from .derive import message_text
@@ -678,3 +678,10 @@ def _join(target: dict, content: object) -> None:
     if isinstance(target["content"], str):
         target["content"] = [{"type": "text", "text": target["content"]}]
     target["content"].extend([{"type": "text", "text": content}] if isinstance(content, str) else content)
+
+
+def exported(value: object) -> list | None:
+    """A JSON value that is Claude Code records: one record (a log of one line) as [(1, record)], else None."""
+    if looks_like(value):
+        return [(1, value)]
+    return None

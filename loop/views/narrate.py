@@ -3,22 +3,16 @@ the same line under the step's header, in the learner's language."""
 
 from __future__ import annotations
 
-import json
 import re
 
 from . import narrate_complete as complete
 from ..engine import rules
 from ..text.catalogs import say
+from ..text.lines import clip, short  # noqa: F401 (short: what views import from here)
 from ..engine.compact import AUTO_WHY, BUDGET_WHY, MICRO_WHY, REFUSED_WHY, RESENT_WHY, STILL_TOO_LONG
 from ..engine.recovery import WHY_EXHAUSTED, WHY_RECOVER
 from ..engine.endings import GO_ON, MAX_TURNS, why_ended
 from ..engine.trace import HARNESS, MAIN, STAGE_TITLES, Trace, stage_title
-
-
-def short(value: object, width: int = 80) -> str:
-    """One line of at most `width` characters; JSON for anything that is not a string."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return clip(" ".join(text.split()), width)
 
 
 def result_words(output: object) -> object:
@@ -27,18 +21,6 @@ def result_words(output: object) -> object:
     if not (isinstance(output, list) and output and all(isinstance(b, dict) and "type" in b for b in output)):
         return output
     return " ".join(str(b.get("text", "")) if b.get("type") == "text" else f"[{b.get('type')}]" for b in output)
-
-
-def clip(text: str, width: int) -> str:
-    """`text` in at most `width` characters, "…" where it was cut, at a word's end when one is near: half a
-    word ("circ…") reads as a word of its own."""
-    if len(text) <= width:
-        return text
-    cut = text[: width - 1]
-    space = max(cut.rfind(" "), cut.rfind("\n"))
-    if space >= width - 24:
-        cut = cut[:space]
-    return cut + "…"
 
 
 def head(trace: Trace, index: int, lang: str = "en") -> str:
