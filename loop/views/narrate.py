@@ -92,6 +92,8 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
             line = say(lang, "stop_reason={stop} · content {kinds} · tokens in {input} out {output}",
                        stop=response.get("stop_reason"), kinds=kinds,
                        **dict(zip(("input", "output"), ("—" if n is None else n for n in tokens))))
+        if d.stop_reason_inferred:  # an import's: the log recorded none; the chapter's rule filled it in
+            line += " · " + say(lang, "stop_reason inferred from the content: the log recorded none")
         return line + complete.call_extras(d, lang, planned_wait(trace, index))
     if step.stage in complete.LINES:  # the complete loop's own stages (retry, refused, recover)
         return complete.LINES[step.stage](step, lang) + complete.reason(step)
@@ -123,6 +125,10 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         return say(lang, "messages ← user: {n} tool_result block(s); turn {turn} ends, turn_count {before} → {after}, "
                    "transition_reason={reason}", n=d.results, turn=step.turn, before=step.turn,
                    after=step.turn_count, reason=step.transition_reason) + complete.batch_extras(d, lang)
+    if step.stage == HARNESS and d.get("in_messages") is False:  # an import's: words for the person, in no request
+        line = say(lang, "shown to the person by the harness, not in messages (no request sent it): {said}",
+                   said=short(str(d.get("said", "")), 100))
+        return line + (f" · {why_in(step, lang)}" if d.why else "")
     if step.stage == HARNESS:  # an import's: the harness's message, which no model call produced
         message = (trace.window_at(index, step.n_messages - 1, step.n_messages) or [{}])[0]
         content = message.get("content") if isinstance(message, dict) else None
