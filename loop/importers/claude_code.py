@@ -907,7 +907,14 @@ def _join(target: dict, content: object) -> None:
 
 
 def exported(value: object) -> list | None:
-    """A JSON value that is Claude Code records: one record (a log of one line) as [(1, record)], else None."""
+    """A JSON value that is Claude Code records, as [(position, record)]: one record (a log of one line), a web
+    export of a log (`{"loglines": [...]}`, each item a record), or a list of records; else None."""
     if looks_like(value):
         return [(1, value)]
+    items = value.get("loglines") if isinstance(value, dict) else value
+    if isinstance(items, list) and items and any(isinstance(r, dict) and r.get("type") in MESSAGE_TYPES
+                                                 and isinstance(r.get("message"), dict) for r in items) \
+            and all(looks_like(r) for r in items if isinstance(r, dict) and r.get("type") in MESSAGE_TYPES) \
+            and (isinstance(value, dict) or any(isinstance(r, dict) and "uuid" in r for r in items)):
+        return [(i + 1, record) for i, record in enumerate(items)]
     return None

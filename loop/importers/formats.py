@@ -101,6 +101,11 @@ def by_shape(value: object, notes: Notes) -> tuple[str, Parsed]:
             notes.warn(N_("a recorded request: the body under request is imported; the fields around it ({fields}) "
                           "are kept in the transcript (`recorded_with`)"), fields=", ".join(around))
         return fmt, parsed
+    if others.is_mini_swe(value):  # its messages, and its run's facts (info) beside them: no request body
+        parsed = openai_chat.read_messages(value["messages"], notes)
+        parsed.meta["mini_swe_agent"] = {k: v for k, v in value.items() if k != "messages"}
+        others.say_text_calls(value, parsed, notes)
+        return "openai-chat", parsed
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         tools = value.get("tools") if isinstance(value.get("tools"), list) else []
         if openai_chat.looks_like(value["messages"]) or any(isinstance(t, dict) and "function" in t for t in tools):

@@ -7,6 +7,7 @@ the same way without one importing the other.
 from __future__ import annotations
 
 import json
+import re
 
 
 def clip(text: str, width: int) -> str:
@@ -24,4 +25,9 @@ def clip(text: str, width: int) -> str:
 def short(value: object, width: int = 80) -> str:
     """One line of at most `width` characters; JSON for anything that is not a string."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return clip(" ".join(text.split()), width)
+    # runs of spaces, tabs and line ends become one space; other controls stay, for the printer to show as marks
+    # (str.split() would drop \x1c to \x1f and \x85 unseen)
+    return clip(" ".join(_SPACES.split(text.strip(" \t\n\r"))), width)
+
+
+_SPACES = re.compile(r"[ \t\n\r]+")
