@@ -440,8 +440,8 @@ def _forest(nodes: list[_Node], everywhere: set[str], notes: Notes,
 def _thread(key: str, forest: list) -> ThreadInfo:
     nodes = sorted((n for _, members in forest for n in members), key=lambda n: n.line)
     messages = [n for n in nodes if n.record is not None]
-    first_user = next((n.record for n in messages if n.record.get("type") == "user" and not _harness_s(n.record)),
-                      None)
+    first_user = next((n.record for n in messages if n.record.get("type") == "user" and not _harness_s(n.record)
+                       and not _only_results(n.record["message"].get("content"))), None)
     said = short(message_text(first_user["message"]), 60) if first_user else "(no user message)"
     if key == MAIN:
         label = f"main conversation: {said}"
@@ -708,7 +708,7 @@ def _segments(ordered: list[_Node], tool_details: dict, reading: _Reading,
     _requests(segments, refs, reading)
     first = next((n.record for n in ordered if n.record is not None), None) or {}
     every = [m for s in segments for i, m in enumerate(s.messages) if i not in s.harness]
-    first_user = next((m for m in every if m["role"] == "user"), None)
+    first_user = next((m for m in every if m["role"] == "user" and not _only_results(m["content"])), None)
     model = next((r.get("model") for s in segments for r in s.responses.values() if r.get("model")), None)
     meta = {k: v for k, v in {
         "model": model, "task": message_text(first_user) if first_user else "",

@@ -43,7 +43,7 @@ def named(value: object) -> Note | None:
     events = value.get("events") if isinstance(value, dict) else value
     if isinstance(events, list) and events:
         kinds = [e.get("type") for e in events if isinstance(e, dict)]
-        tars = [k for k in kinds if k in TARS_EVENTS]
+        tars = [k for k in kinds if isinstance(k, str) and k in TARS_EVENTS]
         if len(kinds) == len(events) and len(tars) == len(kinds) and {"user_message", "assistant_message"} \
                 & set(tars) and all(isinstance(e.get("id"), str) and "timestamp" in e for e in events
                                    if isinstance(e, dict)):
