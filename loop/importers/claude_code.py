@@ -313,7 +313,7 @@ def _single(info: ThreadInfo, reading: _Reading) -> Parsed:
     tool_details: dict = {}
     segments, meta = _segments(_order(info.forest, reading.notes, place=reading.place), tool_details, reading,
                                main=info.id == MAIN)
-    if len(segments) == 1 and not segments[0].harness and not segments[0].events:
+    if len(segments) == 1 and not (segments[0].harness or segments[0].events or segments[0].notes):
         only = segments[0]
         return Parsed(messages=only.messages, meta=meta, responses=only.responses, tool_details=tool_details,
                       times=only.times, origins=only.origins)
