@@ -14,7 +14,7 @@ from loop.views.narrate import describe
 from loop.views.parts import sent_request
 from tests.cli import loop_main
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parent / "data" / "logs"
 ZERO = {"input_tokens": 0, "output_tokens": 0}
 
 
