@@ -134,6 +134,15 @@ def test_the_compaction_s_own_call_is_its_summarize_step_in_its_place():
     assert at_compact < len(trace.steps) - 3  # in its place, before the session's last steps
 
 
+def test_the_sessions_list_counts_no_compaction_call_as_a_sub_agent(tmp_path):
+    from loop.importers.sessions import sessions
+    for name, data in compacted_session():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    (listed,) = sessions(tmp_path)
+    assert (listed.sub_agents, listed.compactions) == (0, 1)
+
+
 # -- 3. Claude Code's notices --------------------------------------------------------------------------------------
 
 def test_claude_code_s_notices_are_harness_steps_not_the_person_s_requests():

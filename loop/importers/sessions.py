@@ -98,6 +98,7 @@ def _session(path: Path, folder: Path) -> Session:
             errors += sum(data.count(mark) for mark in _ERROR)
         except OSError:
             continue
+    agents = {a for a in agents if not a.startswith(b"acompact")}  # a compaction's own call: no sub-agent
     request, cwd = _head(path)
     project = cwd or (path.parent.name if path.parent != folder else folder.name)
     found = _seen[key] = Session(path, project, stat.st_mtime, request, size, len(agents), compactions, errors)
