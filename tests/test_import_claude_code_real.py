@@ -376,6 +376,10 @@ def test_each_call_shows_the_request_claude_code_2_1_sent(tmp_path):
     assert second.detail.messages_sent[2:] == trace.messages[1:3]
     lines = [json.loads(line) for line in data.splitlines()]
     assert [r["tail"] for r in lines if r["type"] == "api-request"][1] == [sha(trace.messages[1]), sha(trace.messages[2])]
+    # the step's Raw JSON shows that body, as sent, at its call
+    from loop.views.step import view
+    shown = view(trace, first.index).call_request
+    assert shown["messages"] == sent and shown["system"][0]["text"].startswith("You are a Claude agent")
     # what Claude Code attached to the first request, at that call
     assert [(a["type"], a["role"]) for a in first.detail.attachments] == [("environment", "system"), ("date", "user")]
     # the session's cost and last prompt kept; no such record passed over unsaid
