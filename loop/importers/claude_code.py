@@ -32,17 +32,25 @@ versions seen so far write, and passes over (and counts) the rest:
   run_tool step; `thread=` imports one thread alone.
 - A tool result's `user` record carries the tool's own account of the run in
   `toolUseResult`; it is kept in the run_tool step's detail.
-- Claude Code writes some messages itself: an `assistant` record of model
-  `<synthetic>` ("No response requested.", an API error's text) and `user`
-  records marked `isMeta` (a caveat, a skill's text) are the harness's, not
-  the model's nor the person's: each is a `harness` step, never a model call,
-  never the session's model, its task or its label.
+- Claude Code writes some messages itself (claude_code_harness.py): `user`
+  records marked `isMeta` (a caveat, a skill's text) and its notices (a
+  `<task-notification>`, an interruption, a local command's output) are
+  harness steps, never the person's request; what it wrote for its user
+  (`<synthetic>` words, an API error: `isApiErrorMessage`) enters no request,
+  so it is in no message: an API error is a failed call (`retry`), the rest a
+  harness step that adds nothing. None is a model call, the session's model,
+  its task or its label.
+- A compaction's own call (`subagents/agent-acompact-<id>.jsonl`) is no
+  sub-agent: it is that compaction's `summarize` step.
+- What the log records beside its messages (claude_code_beside.py): each
+  request as sent (2.1's `api-request` records), what Claude Code attached to
+  it, the session's cost, prompts typed while the model worked, a sub-agent
+  kept only in `agent_progress` records, stream-json's `init` and `result`.
 """
 
 from __future__ import annotations
 
 import heapq
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -53,14 +61,13 @@ from ..engine.compact import COMPACTED_WHY
 from ..text.lines import short
 from ..engine.rules import tool_results, tool_uses
 from . import claude_code_beside
+from .claude_code_harness import API_ERROR_WHY, META_WHY, SHOWN_WHY, SYNTHETIC, extra, harness_s, queue_in, shown
 from .common import Parsed, ParsedThread, Segment, clean_content, id_key, origin_of
 from .derive import message_text
 from .notes import Note, Notes, in_thread, on_line
 
 MAIN = "main"
 MESSAGE_TYPES = ("user", "assistant")
-SYNTHETIC = "<synthetic>"  # the model Claude Code names on a message it wrote itself
-META_WHY = N_("Claude Code added this message as context (isMeta); the person did not type it")
 STARTS_AGENTS = ("Task", "Agent", "task")  # the tools whose tool_use starts a sub-agent
 RECORD_KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain")
 
@@ -163,7 +170,7 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
             meta = record.get("compactMetadata") if isinstance(record.get("compactMetadata"), dict) else {}
             boundary = {"trigger": meta.get("trigger"), "pre_tokens": meta.get("preTokens"), "line": place(line)}
         node = _Node(line, uuid or f"#line{line}", parent if isinstance(parent, str) else None, good,
-                     str(record.get("timestamp") or ""), boundary, _extra(record, kind, line, place))
+                     str(record.get("timestamp") or ""), boundary, extra(record, kind, line, place))
         if uuid:
             everywhere.add(uuid)
         if "isSidechain" not in record and good is None:
@@ -440,7 +447,7 @@ def _forest(nodes: list[_Node], everywhere: set[str], notes: Notes,
 def _thread(key: str, forest: list) -> ThreadInfo:
     nodes = sorted((n for _, members in forest for n in members), key=lambda n: n.line)
     messages = [n for n in nodes if n.record is not None]
-    first_user = next((n.record for n in messages if n.record.get("type") == "user" and not _harness_s(n.record)
+    first_user = next((n.record for n in messages if n.record.get("type") == "user" and not harness_s(n.record)
                        and not _only_results(n.record["message"].get("content"))), None)
     said = short(message_text(first_user["message"]), 60) if first_user else "(no user message)"
     if key == MAIN:
@@ -649,12 +656,12 @@ def _segments(ordered: list[_Node], tool_details: dict, reading: _Reading,
         role = message.get("role") if message.get("role") in MESSAGE_TYPES else record["type"]
         if role == "assistant" and queued:
             while queued and queued[0].ts <= node.ts:  # typed before this call: it went in with it
-                _queue_in(segment, queued.pop(0), _epoch(node.ts))
+                queue_in(segment, queued.pop(0), _epoch(node.ts))
                 group, results_open = None, False
         content = clean_content(message["content"], place(node.line), notes)
-        harness = _harness_s(record)
+        harness = harness_s(record)
         if harness in (SHOWN_WHY, API_ERROR_WHY):  # written for the person: no request sent it
-            segment.events.setdefault(len(messages), []).append(_shown(record, content, harness, place(node.line)))
+            segment.events.setdefault(len(messages), []).append(shown(record, content, harness, place(node.line)))
             group, results_open = None, False
             continue
         if harness is not None:  # the harness's own message: one of its own, no response of a call
@@ -701,7 +708,7 @@ def _segments(ordered: list[_Node], tool_details: dict, reading: _Reading,
         messages.append({"role": role, "content": list(content) if isinstance(content, list) else content})
         segment.origins.append(place(node.line))
     for left in queued:  # typed after the last call the log holds: it went in, as far as the log tells, at the end
-        _queue_in(segments[-1], left, _epoch(left.ts))
+        queue_in(segments[-1], left, _epoch(left.ts))
     segments = [s for s in segments if s.messages or s is segments[0]]
     _place_summaries(segments, reading.summaries if main else [])
     _unsummarised(segments, notes)
@@ -728,68 +735,6 @@ def _segments(ordered: list[_Node], tool_details: dict, reading: _Reading,
 
 
 STREAM_NO_PROMPT = "(not recorded: Claude Code's stream-json output does not hold the prompt)"
-API_ERROR_WHY = N_("Claude Code wrote this API error for its user (isApiErrorMessage): the call failed, and no "
-                   "request sent these words to the model")
-SHOWN_WHY = N_("Claude Code showed this to its user (model <synthetic>); it is not in messages: no request sent it")
-QUEUED_NOTE = ("typed while the model worked (a queue-operation record): it went into the next request beside the "
-               "tool_results; the log holds no user record of its own for it")
-NOTICE_WHY = N_("Claude Code put this notice into the history (a background task's end, an interruption, a local "
-                "command's output); the person did not type it")
-NOTICES = ("<task-notification>", "[Request interrupted by user", "<local-command-stdout>", "<local-command-stderr>",
-           "<bash-stdout>", "<bash-stderr>")
-
-
-def _queue_in(segment: Segment, queued: claude_code_beside.Queued, at: float) -> None:
-    """A prompt typed while the model worked, put into the history where it went in: a user message of its own."""
-    index = len(segment.messages)
-    segment.messages.append({"role": "user", "content": queued.text})
-    segment.origins.append(queued.where)
-    segment.times[index] = at
-    if queued.text.lstrip().startswith(NOTICES):
-        segment.harness[index] = NOTICE_WHY
-    else:
-        segment.notes[index] = QUEUED_NOTE
-
-
-def _shown(record: dict, content: object, why: str, where: Note) -> dict:
-    """What Claude Code wrote for its user, as the event before the next message: a failed call when it is an API
-    error, else a harness step that puts nothing into messages."""
-    text = message_text({"content": content})
-    if why == API_ERROR_WHY:
-        found = re.search(r"\b([1-5]\d\d)\b", text)
-        error = {"status": int(found.group(1)) if found else None,
-                 "type": record.get("error") if isinstance(record.get("error"), str) else "api_error", "message": text}
-        return {"stage": "retry", "detail": {"error": error, "gave_up": True, "stage": "call_model", "why": why,
-                                             "request": None, "origin": origin_of([where], 0)}}
-    return {"stage": "harness", "detail": {"role": "assistant", "why": why, "said": text, "in_messages": False,
-                                           "origin": origin_of([where], 0)}}
-
-
-def _extra(record: dict, kind: object, line: int, place) -> tuple | None:
-    """A record of the chain that holds no message but tells of the call after it: an attachment Claude Code
-    rendered into the request, or an API error it is retrying."""
-    if kind == "attachment" and isinstance(record.get("attachment"), dict):
-        rendered = record.get("rendered") if isinstance(record.get("rendered"), list) else []
-        text = "\n".join(str(r.get("content")) for r in rendered if isinstance(r, dict) and r.get("content"))
-        if not text:
-            return None
-        role = record.get("renderedRole") if isinstance(record.get("renderedRole"), str) else "user"
-        return ("attachment", {"type": str(record["attachment"].get("type")), "role": role, "text": text})
-    if kind == "system" and record.get("subtype") == "api_error":
-        error = record.get("error") if isinstance(record.get("error"), dict) else {}
-        wait = record.get("retryInMs")
-        facts = {"error": {"status": error.get("status"), "type": "api_error",
-                           "message": str(error.get("message") or record.get("content") or "")},
-                 "gave_up": False, "stage": "call_model", "why": RETRYING_WHY, "request": None,
-                 "attempt": record.get("retryAttempt"), "attempts": record.get("maxRetries"),
-                 "origin": origin_of([place(line)], 0)}
-        if isinstance(wait, (int, float)) and not isinstance(wait, bool):
-            facts["wait_s"] = wait / 1000
-        return ("failure", facts)
-    return None
-
-
-RETRYING_WHY = N_("Claude Code's call failed (a system api_error record); it waits, then calls again")
 SUMMARIZED_WHY = N_("the call Claude Code made to summarise the conversation before this compaction (its "
                     "agent-acompact log)")
 
@@ -857,29 +802,6 @@ def _place_summaries(segments: list[Segment], summaries: list) -> None:
         target.summarize = dict(found["detail"], kind=target.compaction.get("kind"))
         if not target.compaction.get("summary"):
             target.compaction["summary"] = found["summary"]
-
-
-def _harness_s(record: dict) -> str | None:
-    """Why a record's message is the harness's (a catalog message), or None when it is the model's or the person's.
-    An API error (API_ERROR_WHY) or other words for the person (SHOWN_WHY) are in no request."""
-    message = record.get("message") if isinstance(record.get("message"), dict) else {}
-    if record.get("type") == "assistant" and (message.get("model") == SYNTHETIC or record.get("isApiErrorMessage")):
-        return API_ERROR_WHY if record.get("isApiErrorMessage") is True else SHOWN_WHY
-    if record.get("type") == "user" and record.get("isMeta") is True:
-        return META_WHY
-    if record.get("type") == "user" and not record.get("isCompactSummary") and _notice(message.get("content")):
-        return NOTICE_WHY
-    return None
-
-
-def _notice(content: object) -> bool:
-    """A user message that is one of Claude Code's notices (NOTICES), not the person's words nor tool_results."""
-    if isinstance(content, str):
-        return content.lstrip().startswith(NOTICES)
-    if not isinstance(content, list) or not content:
-        return False
-    texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-    return len(texts) == len(content) and all(isinstance(t, str) and t.lstrip().startswith(NOTICES) for t in texts)
 
 
 UNSUMMARISED_WHY = N_("Claude Code compacted the conversation; the log holds no summary after it (no `isCompactSummary` "
