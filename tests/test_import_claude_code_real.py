@@ -401,3 +401,22 @@ def test_a_request_whose_message_the_log_does_not_hold_is_marked_not_guessed():
     assert first.detail.messages_sent[1]["role"] == "unknown"
     assert "(not in the log:" in first.detail.messages_sent[1]["content"][0]["text"]
     assert any(w.startswith("requests whose messages the log does not hold in full") for w in imported.warnings)
+
+
+def test_a_recorded_request_s_call_is_a_step_with_its_recorded_answer():
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "What is in /tmp?"}],
+            "tools": [{"type": "function", "function": {"name": "ls", "parameters": {"type": "object"}}}]}
+    answer = {"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini-2024-07-18",
+              "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                  "role": "assistant", "content": None,
+                  "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}}],
+              "usage": {"prompt_tokens": 52, "completion_tokens": 14}}
+    recorded = {"provider": "openai", "baseURL": "https://api.openai.com/v1", "request": body, "response": answer}
+    trace = import_bytes(json.dumps(recorded).encode(), "call.json").trace
+    call = next(s for s in trace.steps if s.stage == "call_model")
+    assert call.detail.response["stop_reason"] == "tool_use" and not call.detail.stop_reason_inferred
+    assert call.detail.response["usage"] == {"input_tokens": 52, "output_tokens": 14}
+    assert trace.messages[-1]["content"][0]["name"] == "ls"
+    alone = import_bytes(json.dumps(dict(recorded, response=None)).encode(), "call.json")
+    assert "a recorded request with no response recorded beside it: the call it records is not a step" \
+        in alone.warnings

@@ -286,6 +286,8 @@ def broken_uploads() -> list[list[tuple[str, bytes]]]:
              "answer.json": _responses(False), "cut.json": cut, "branch.json": branch, "subagent.json": threads,
              "r1.jsonl": _journal(), "many.json": _many_orphans(), "real.jsonl": _claude_code_as_written(),
              "rollout.jsonl": _codex_odd(), "text.json": _tool_calls_as_text(),
+             "recorded.json": dumps({"provider": "openai", "request": {"model": "m", "messages": [
+                 {"role": "user", "content": "hi"}]}}),
              "traj.json": (DATA / "logs" / "mini_swe_agent.traj.json").read_bytes()}
     return [[(name, data)] for name, data in files.items()] + [_session(), _compacted_odd()]
 

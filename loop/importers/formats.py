@@ -95,7 +95,8 @@ def by_shape(value: object, notes: Notes) -> tuple[str, Parsed]:
         return "course-trace", course.read(value, notes)
     if _wrapped_request(value):  # {provider, request, baseURL}: a recorder's envelope around the body sent
         fmt, parsed = by_shape(value["request"], notes)
-        around = {k: v for k, v in value.items() if k != "request"}
+        answered = _answer(value.get("response"), fmt, parsed, notes)
+        around = {k: v for k, v in value.items() if k != "request" and not (k == "response" and answered)}
         if around:
             parsed.meta["recorded_with"] = around
             notes.warn(N_("a recorded request: the body under request is imported; the fields around it ({fields}) "
@@ -128,6 +129,28 @@ def by_shape(value: object, notes: Notes) -> tuple[str, Parsed]:
             return fmt, parsed
     raise ImportFailed(N_("valid JSON but not a transcript of any known format: it is {what}. Loopscope reads "
                           "{formats}"), what=describe_json(value), formats=Note(KNOWN_FORMATS))
+
+
+def _answer(response: object, fmt: str, parsed: Parsed, notes: Notes) -> bool:
+    """The recorded answer to a recorded request: the call it records, a step of its own (a call_model whose
+    response is the one recorded). None recorded: said, since the file then shows the request but not its call."""
+    answered = None
+    if isinstance(response, dict) and fmt == "openai-chat":
+        answered = openai_chat.read_response(response, notes)
+    elif anthropic_api.is_response(response):
+        read = anthropic_api.read_responses([response], Notes())
+        if read.messages:
+            answered = read.messages[0], read.responses.get(0, {})
+    if parsed.threads or not parsed.messages or parsed.messages[-1].get("role") != "user":
+        return False
+    if answered is None:
+        notes.warn(N_("a recorded request with no response recorded beside it: the call it records is not a step"))
+        return False
+    message, recorded = answered
+    parsed.responses[len(parsed.messages)] = {k: v for k, v in recorded.items() if v is not None}
+    parsed.messages.append(message)
+    parsed.origins.append("response")
+    return True
 
 
 def _wrapped_request(value: object) -> bool:
