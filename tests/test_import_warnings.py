@@ -336,7 +336,8 @@ def _marked(node: ast.AST, constants: dict, path: Path) -> list[str]:
 PASSED_ON = {"failed.py": ("message",), "reading.py": ("str(exc)",),
              "files.py": ("too_big(total, max_bytes)", "too_big(len(data), max_bytes)"),
              "formats.py": ("exc.note", "stranger"),
-             "isolated.py": ("Note.from_json(error) if isinstance(error, dict) else str(error)",)}
+             "isolated.py": ("Note.from_json(error) if isinstance(error, dict) else str(error)",),
+             "follow.py": ("exc.note",)}
 
 
 def _constants(trees) -> dict[str, str]:
