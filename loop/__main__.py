@@ -10,7 +10,7 @@
     python -m loop sessions --open 1 --out t.json      # import the newest one, with its sub-agents' logs
     python -m loop check t.json
     python -m loop quiz t.json --lang ja                # the questions asked before the steps, as JSON lines
-    python -m loop break t.json --at 5 --mistake no-assistant-append --out b.json   # the loop broken from step 5 on
+    python -m loop break t.json --at 5 --mistake NAME --out b.json   # the loop broken from step 5 on (NAME: --help)
     python -m loop import session.jsonl --out t.json   # Claude Code, Anthropic, OpenAI, course traces
     python -m loop import session/ --out t.json        # a Claude Code session with its subagents/ logs (or a .zip)
     python -m loop yours my_loop.py --scenario recover --out t.json   # your own agent_loop, run in the sandbox
@@ -27,7 +27,7 @@ import sys
 import time
 
 from .engine import rules
-from .engine.layer_mistake import NAMES as MISTAKE_NAMES
+from .engine.mistakes import MISTAKES, NAMES as MISTAKE_NAMES
 from .engine.profiles import ABOUT, PROFILES
 from .engine.scenarios import SCENARIOS
 from .engine.scripted import SCRIPTED
@@ -180,8 +180,9 @@ def _replay(args) -> int:
     if rest:
         out(f"note: {rest.render()}")
     lang = known(args.lang or trace.meta.get("lang"))  # a run is replayed in the language it was made in
-    out(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model"),
-            task=trace.meta.get("task")))
+    unknown = say(lang, "(not recorded)")  # a log that names no model (or no task) says so, never "None"
+    out(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model") or unknown,
+            task=trace.meta.get("task") or unknown))
     for i in range(len(trace)):
         out(describe(trace, i, lang))
     return 0
@@ -196,10 +197,13 @@ REDRAWN = N_("the log's new records complete steps printed above: from step {ste
 
 def _follow(args) -> int:
     """Print the steps of a Claude Code log as it is written, until Ctrl-C."""
+    from pathlib import Path
+
     from .importers import ImportFailed
     from .importers.follow import Follower
 
-    follower, shown, lang = Follower(args.file), 0, known(args.lang)
+    # The file named is taken as named (a link to it is the user's choice); after that, no link is followed.
+    follower, shown, lang = Follower(Path(args.file).expanduser().resolve()), 0, known(args.lang)
     out(f"following {args.file} (Ctrl-C stops)", flush=True)
     try:
         while True:
@@ -227,17 +231,23 @@ def _follow(args) -> int:
 
 
 def _sessions(args) -> int:
-    """The sessions of a Claude Code projects folder, newest first; --open N imports the N-th."""
+    """The sessions of a Claude Code projects folder, newest first; --open N imports the N-th. A name that is not a
+    regular file (a link, a FIFO, a device) is not read: a line says so for each."""
     from pathlib import Path
 
-    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_path
-    from .importers.sessions import DEFAULT_DIR, sessions, size_label
+    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_files
+    from .importers.sessions import DEFAULT_DIR, listing, read_session, size_label
 
     folder = Path(args.dir or DEFAULT_DIR).expanduser()
     if not folder.is_dir():
         out(f"error: {folder}: not a folder", file=sys.stderr)
         return 1
-    found = sessions(folder)
+    try:
+        listed = listing(folder)
+    except OSError as exc:
+        out(f"error: {folder}: cannot read it ({exc.strerror})", file=sys.stderr)
+        return 1
+    found = listed.sessions
     if args.open is None:
         if not found:
             out(f"no session logs (.jsonl) in {folder}")
@@ -249,6 +259,8 @@ def _sessions(args) -> int:
             request = s.first_request or "(no request in the head of the log)"
             out(f"  {n:>3}. {s.date} · {size_label(s.size)} · sub-agents {s.sub_agents} · compactions "
                 f"{s.compactions} · errors {s.errors} · {s.path.stem}\n       {request}")
+        for note in listed.refused:
+            out(note.render())
         return 0
     if not 1 <= args.open <= len(found):
         out(f"error: --open {args.open}: the list has sessions 1 to {len(found)}" if found
@@ -257,7 +269,8 @@ def _sessions(args) -> int:
     chosen = found[args.open - 1]
     out(f"session: {chosen.path}")
     try:
-        imported = import_path(chosen.path, max_bytes=DEFAULT_MAX_BYTES)
+        imported = import_files(read_session(chosen.folder, chosen.names, DEFAULT_MAX_BYTES),
+                                max_bytes=DEFAULT_MAX_BYTES)
     except ImportFailed as exc:
         out(f"error: {exc}", file=sys.stderr)
         return 1
@@ -345,8 +358,8 @@ def _break(args) -> int:
         return 2
     with broken.run:
         saved = broken.trace.with_branches([trace.with_branches([])])  # the original kept beside it, as Save does
-        out(f"{args.mistake}: steps 0 to {args.at} kept, the broken loop ran on from there "
-            f"({len(broken.trace.steps) - args.at - 1} step(s))")
+        out(f"{args.mistake}: steps 0 to {broken.kept} kept, the broken loop ran on from there "
+            f"({len(broken.trace.steps) - broken.kept - 1} step(s))")
         if broken.offline and broken.note:
             out(f"note: {broken.note}")
         last = broken.trace.steps[broken.stopped_at]
@@ -430,6 +443,7 @@ YOURS_STOPPED = N_("stopped: {said}")
 YOURS_NOTE = N_("note: {said}")
 YOURS_API_ERROR = N_("the API's error: {status} {message}")
 YOURS_LINE = N_("your line {line}: {code}")
+YOURS_FIX = N_("the fix: {fix}")
 YOURS_ENDED = N_("your loop ended by itself, every rule kept: {calls} model calls")
 YOURS_PRINTED = N_("what your program printed:")
 YOURS_LEFT_OUT = N_("{n} file(s) of the project were not copied into the sandbox (past its bounds: 1 MiB a file, "
@@ -505,6 +519,8 @@ def _yours(args) -> int:
             lines = recording.source.splitlines()
             code = lines[named.line - 1].strip() if 0 < named.line <= len(lines) else ""
             out(say(lang, YOURS_LINE, line=named.line, code=code))
+        if named.is_mistake:
+            out(say(lang, YOURS_FIX, fix=say(lang, MISTAKES[named.name].fix)))
     elif yours.kept_every_rule:
         out(say(lang, YOURS_ENDED, calls=len(recording.exchanges)))
     if args.out:

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from loop.text.catalogs import say
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.engine.scenarios import SCENARIOS
 from loop.yours.exercises import EXERCISES, run_exercise
 from loop.yours.listing import CHAPTER_LOOP, chapter_loop

@@ -3,7 +3,7 @@
 import pytest
 
 from loop.files import transcript
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.yours.listing import CHAPTER_LOOP
 
 from .cli import loop_cli, loop_main
@@ -112,6 +112,7 @@ def test_each_mistake_of_the_lab_written_into_a_loop_is_named_with_the_apis_word
     else:
         assert "the API's error: 400 " in ran.stdout
     assert f"your line {CALL_LINE}: response = client.messages.create(" in ran.stdout
+    assert f"the fix: {MISTAKES[mistake].fix}" in ran.stdout  # the one sentence its definition gives
     assert "Traceback" not in ran.stdout + ran.stderr
     assert "every rule kept" not in ran.stdout
 

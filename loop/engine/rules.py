@@ -89,6 +89,16 @@ def _is_empty(message: dict) -> bool:
     return content is None or content == "" or content == []
 
 
+# The Messages API's words for each broken rule (loop/engine/mistakes.py names the mistake that breaks each)
+UNANSWERED = ("`tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
+              "Each `tool_use` block must have a corresponding `tool_result` block in the next message.")
+UNEXPECTED_ID = ("unexpected `tool_use_id` found in `tool_result` blocks: {id}. "
+                 "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.")
+NOT_FIRST = ("Did not find {n} `tool_result` block(s) at the beginning of this message. "
+             "Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.")
+EMPTY_CONTENT = "all messages must have non-empty content except for the optional final assistant message"
+
+
 def check(messages: list, *, as_request: bool = True, start: int = 0) -> list[Violation]:
     """Every tool-use rule `messages` breaks, in message order.
 
@@ -109,11 +119,7 @@ def check(messages: list, *, as_request: bool = True, start: int = 0) -> list[Vi
             continue
         role = message.get("role")
         if _is_empty(message) and not (i == last and role == "assistant"):
-            found.append(Violation(
-                f"messages.{i}",
-                "all messages must have non-empty content except for the optional final assistant message",
-                i,
-            ))
+            found.append(Violation(f"messages.{i}", EMPTY_CONTENT, i))
         if role == SYSTEM:
             continue
         k = at[i]
@@ -123,12 +129,8 @@ def check(messages: list, *, as_request: bool = True, start: int = 0) -> list[Vi
             asked = {_id(b.get("id")) for b in tool_uses(previous)} if previous.get("role") == "assistant" else set()
             for j, block in enumerate(blocks(message)):
                 if isinstance(block, dict) and block.get("type") == "tool_result" and _id(block.get("tool_use_id")) not in asked:
-                    found.append(Violation(
-                        f"messages.{i}.content.{j}",
-                        f"unexpected `tool_use_id` found in `tool_result` blocks: {block.get('tool_use_id')}. "
-                        "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
-                        i,
-                    ))
+                    found.append(Violation(f"messages.{i}.content.{j}",
+                                           UNEXPECTED_ID.format(id=block.get("tool_use_id")), i))
         if role == "assistant":
             uses = [_id(b.get("id")) for b in tool_uses(message)]
             if not uses or (i == last and not as_request):
@@ -144,20 +146,9 @@ def check(messages: list, *, as_request: bool = True, start: int = 0) -> list[Vi
             anywhere = {_id(b.get("tool_use_id")) for b in tool_results(following)} if answered else set()
             missing = [u for u in uses if u not in anywhere]
             if missing:
-                found.append(Violation(
-                    f"messages.{i}",
-                    "`tool_use` ids were found without `tool_result` blocks immediately after: "
-                    f"{', '.join(str(m) for m in missing)}. "
-                    "Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
-                    i,
-                ))
+                found.append(Violation(f"messages.{i}", UNANSWERED.format(ids=", ".join(str(m) for m in missing)), i))
             elif not set(uses) <= leading:
-                found.append(Violation(
-                    f"messages.{after}",
-                    f"Did not find {len(uses)} `tool_result` block(s) at the beginning of this message. "
-                    "Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.",
-                    after,
-                ))
+                found.append(Violation(f"messages.{after}", NOT_FIRST.format(n=len(uses)), after))
     found.sort(key=lambda v: v.index)
     return found
 

@@ -19,8 +19,8 @@ import streamlit as st
 from code_editor import code_editor
 
 from loop.text.catalogs import N_
+from loop.engine.mistakes import MISTAKES
 from loop.text.terminal import as_shown
-from loop.views.mistakes import MISTAKES
 from loop.files.runs import StoreError
 from loop.yours import sandboxed
 from loop.yours.exercises import EXERCISES, Verdict, run_exercise
@@ -29,7 +29,7 @@ from loop.yours.named import EXCEPTION, SYNTAX_ERROR
 from loop.engine.trace import Trace
 from loop.yours.reading import Yours, call_step, learner_at, line_at, read
 
-from .blocks import inline_code
+from .blocks import cell, inline_code, note_markdown, plain
 from .browser import store, this_browser
 from .current import view_at
 from .i18n import lang, t
@@ -191,7 +191,7 @@ def draw_run_row(source: str) -> None:
                 recording = sandboxed.run(source.lstrip("\ufeff"), st.session_state[PICK], lang(),
                                           owner=this_browser(), on_wait=lambda ahead: _say_wait(waiting, ahead))
             except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-                st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+                st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
                          icon=":material/error:")
                 return
             st.session_state[YOURS] = read(recording)
@@ -222,7 +222,7 @@ def _exercise_labels(passed: set[str]) -> dict[str, str]:
     labels = {FREE: t("Free: the chapter's loop")}
     for name, exercise in EXERCISES.items():
         tick = "✓ " if name in passed else ""
-        labels[name] = tick + t("Statement {n}: {title}", n=exercise.statement, title=t(exercise.title))
+        labels[name] = tick + exercise.label(lang())  # "Statement 3: …", or "Beyond the chapter: …"
     return labels
 
 
@@ -276,7 +276,7 @@ def draw_exercise(source: str) -> None:
                 _draw_verdict(kept[1])
             else:  # a verdict is about the code it checked: the editor holds other code now
                 st.caption(t("Checked on your earlier code: Check again to check this one."),
-                           help=kept[1].why)
+                           help=plain(kept[1].why))
 
 
 def _ask(name: str) -> None:
@@ -313,7 +313,7 @@ def _check(name: str, source: str) -> None:
                 waiting.empty()
                 verdict = checking.result()
         except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-            st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+            st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
                      icon=":material/error:")
             return
     _warm_for_check(name)
@@ -324,7 +324,7 @@ def _check(name: str, source: str) -> None:
             try:
                 store().mark_passed(owner, name)
             except (StoreError, OSError) as exc:  # the lesson goes on; the tick is not kept
-                st.toast(t("Your progress could not be saved: {error}", error=exc), icon=":material/warning:")
+                st.toast(t("Your progress could not be saved: {error}", error=plain(exc)), icon=":material/warning:")
     elif verdict.scenario in recordings:  # the run it failed on, drawn below with the same views, at the call
         s[YOURS] = _at_call(read(recordings[verdict.scenario]), verdict.call)
     st.rerun()  # the picker ticks a passed exercise; the editor marks the failed run's line
@@ -339,7 +339,7 @@ def _at_call(yours: Yours, call: int | None) -> Yours:
 
 
 def _draw_verdict(verdict: Verdict) -> None:
-    why = verdict.note.render(lang()) if verdict.note is not None else verdict.why
+    why = note_markdown(verdict.note, lang()) if verdict.note is not None else plain(verdict.why)
     if verdict.passed:
         st.success(why, icon=":material/check_circle:")
         return
@@ -381,7 +381,7 @@ def draw_beside(trace: Trace) -> None:
     left, right = st.columns([3, 2])
     with left:
         line = line_at(trace, i) if i >= 0 else None
-        st.markdown("**" + t("Your code") + "**" + (" · " + t("line {line}", line=line) if line else ""))
+        st.markdown("**" + t("Your code") + "**" + (" · " + t("line {line}", line=int(line)) if line else ""))
         st.html(_code_html(source, line))
     with right, st.container(key="yours-state"):
         st.markdown("**" + t("Your state beside the chapter's LoopState") + "**")
@@ -391,7 +391,8 @@ def draw_beside(trace: Trace) -> None:
         rows = [f"| | {mine} | LoopState |", "|---|---|---|"]
         for field in ("turn_count", "transition_reason"):
             chapter = chapter_state.get(field)
-            rows.append(f"| `{field}` | {_value(learner.get(field))} | {inline_code(chapter) if chapter else _value(None)} |")
+            rows.append(f"| `{field}` | {cell(_value(learner.get(field)))} | "
+                        f"{cell(inline_code(chapter) if chapter else _value(None))} |")  # a `|` stays in its cell
         st.markdown("\n".join(rows))
         st.caption(t("Your state as your code left it at the call shown last; the LoopState as the chapter's "
                      "loop keeps it."))
@@ -407,18 +408,20 @@ def draw_named(yours: Yours) -> None:
                          n=len(recording.exchanges)), icon=":material/check_circle:")
         return
     mistake = MISTAKES.get(named.name)
-    heading = t(mistake.title, now) if mistake else named.render(now)
+    said = note_markdown(named.note, now) if named.note is not None else ""  # its values (a message) as text
+    heading = t(mistake.title, now) if mistake else said
     lines = [f"**{heading}**"]
     if mistake:
-        lines.append(named.render(now))
+        lines.append(said)
     if named.error:
-        lines.append(t("The API's answer: {status} {message}", status=named.error.get("status"),
+        lines.append(t("The API's answer: {status} {message}", status=plain(named.error.get("status")),
                        message=inline_code(named.error.get("message") or "")))
     source = recording.source.splitlines()
     if named.line and 0 < named.line <= len(source):
-        lines.append(t("Your line {line}:", line=named.line) + " " + inline_code(source[named.line - 1].strip()))
+        lines.append(t("Your line {line}:", line=int(named.line)) + " " + inline_code(source[named.line - 1].strip()))
     if mistake:
-        lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={named.name}"))
+        lines.append(t("**The fix:**") + " " + t(mistake.fix, now))  # the one sentence the mistake's definition gives
+        lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={plain(named.name)}"))
     st.error("\n\n".join(lines), icon=":material/error:")
     if named.name == EXCEPTION and recording.traceback:
         st.code(recording.traceback, language="text")
@@ -428,7 +431,7 @@ def draw_printed(yours: Yours) -> None:
     """What the learner's program printed, as a terminal shows it (its colours left out), and what is worth saying
     beside the run (a max_tokens its file asked too much of)."""
     for note in yours.notes:
-        st.info(note.render(lang()), icon=":material/info:")
+        st.info(note_markdown(note, lang()), icon=":material/info:")
     if yours.recording.output.strip():
         with st.expander(t("What your program printed"), expanded=True, icon=":material/terminal:"):
             st.code(as_shown(yours.recording.output).rstrip(), language="text")
@@ -491,7 +494,7 @@ def _run_linked(source: str, scenario: str, k: int) -> None:
         try:
             recording = sandboxed.run(source.lstrip("\ufeff"), scenario, lang(), owner=this_browser())
         except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-            st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+            st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
                      icon=":material/error:")
             return
     yours = read(recording)
