@@ -209,7 +209,7 @@ def test_the_endpoint_passes_a_stream_on_as_it_arrives(upstream):
     from loop.yours.recorder import Recorder
     from loop.yours.recording import Recording
 
-    came, rest = threading.Event(), threading.Event()
+    came, rest, kept = threading.Event(), threading.Event(), threading.Event()
 
     class Slow(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -235,7 +235,7 @@ def test_the_endpoint_passes_a_stream_on_as_it_arrives(upstream):
     slow = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
     threading.Thread(target=slow.serve_forever, daemon=True).start()
     recording = Recording(source="", scenario="", lang="en")
-    server = endpoint.start(Recorder(recording), f"http://127.0.0.1:{slow.server_address[1]}")
+    server = endpoint.start(Recorder(recording), f"http://127.0.0.1:{slow.server_address[1]}", on_call=kept.set)
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1/messages"
         with httpx2.stream("POST", url, json={"model": "x", "max_tokens": 5, "messages": [
@@ -246,7 +246,8 @@ def test_the_endpoint_passes_a_stream_on_as_it_arrives(upstream):
             rest.set()
             tail = b"".join(chunks)
         assert came.is_set() and released_first and first.startswith(b"event: message_start")
-        assert b"message_stop" in tail and recording.exchanges[0].response["id"] == "m"
+        assert b"message_stop" in tail and kept.wait(60)  # the endpoint keeps its copy once the stream has ended
+        assert recording.exchanges[0].response["id"] == "m"
     finally:
         rest.set()
         server.shutdown()
