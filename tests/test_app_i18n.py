@@ -575,7 +575,7 @@ def test_why_a_sample_cannot_be_opened_follows_a_later_change_of_language(lang, 
     at.segmented_control(key="lang").set_value("en").run()
     assert at.error[0].value == (
         "**This file cannot be replayed.** The sample `hello-py` cannot be opened: `hello-py.json`: a Loopscope "
-        "transcript that cannot be loaded: `version`: this Loopscope reads versions 1 to 2, the file is version `9`"
+        "transcript that cannot be loaded: `version`: this Loopscope reads versions 1 to 3, the file is version `9`"
         "\n\nThe replay below is unchanged.")
 
 

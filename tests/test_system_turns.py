@@ -74,3 +74,32 @@ def test_the_page_draws_a_system_turn_as_the_harness_s():
     html = message_html(1, ENV)
     assert 'class="ls-msg ls-system"' in html and "a harness message inside messages" in html
     assert "Primary working directory: /w" in html  # its words, drawn as a text block is
+
+
+def test_replay_draws_a_recorded_harness_s_run_step_by_step():
+    """A recording with a system turn and a call beside the loop opens in Replay, and every step draws."""
+    from tests.apptest import app, click
+    from tests.tables import history_text, table
+
+    task = {"role": "user", "content": "List the files"}
+    first = {"model": "m", "max_tokens": 128000, "tools": TOOLS, "messages": [task, ENV]}
+    title = {"model": "small", "max_tokens": 32, "messages": [task]}
+    answer = _recorded(first).exchanges[0].response
+    use = next(b for b in answer["content"] if b["type"] == "tool_use")
+    second = dict(first, messages=[task, ENV, {"role": "assistant", "content": answer["content"]},
+                                   {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"],
+                                                                 "content": "a.txt"}]}])
+    trace = read(_recorded(title, first, second), {"command": "claude", "upstream": False}).trace
+    at = app("pages/replay.py")
+    at.file_uploader(key="replay-upload").set_value(("t.json", transcript.dumps(trace).encode(),
+                                                     "application/json")).run()
+    assert not at.exception, at.exception
+    replayed = at.session_state["replay"]["trace"]
+    for _ in range(len(replayed) - 1):
+        click(at, "replay-step")
+        assert not at.exception, at.exception
+    assert "a harness message inside messages" in history_text(at)
+    statuses = list(table(at, "status")["status"])
+    # the system turn between the tool_use and its result breaks no pair (the title call's answer, beside the
+    # loop, holds a tool_use nobody runs: waiting)
+    assert statuses.count("paired") == 1 and "orphan" not in statuses

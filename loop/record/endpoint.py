@@ -170,23 +170,33 @@ class RecordingHandler(Handler):
             for name, value in response.headers.multi_items():
                 if name.lower() not in HOP:
                     self.send_header(name, value)
-            self.send_header("transfer-encoding", "chunked")
-            self.end_headers()
-            for chunk in response.iter_raw():
-                if not chunk:
-                    continue
-                if len(copy) <= most:
-                    copy += chunk[:most + 1 - len(copy)]
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            if method == "HEAD" or status in (204, 304):  # an answer without a body
+                if response.headers.get("content-length") is not None:
+                    self.send_header("content-length", response.headers["content-length"])
+                self.end_headers()
                 self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+            else:
+                self._pass_on(response, copy, most)
         except (httpx.HTTPError, OSError):
             self.close_connection = True  # the upstream or the command went away mid-answer: keep what came
         finally:
             response.close()
         self._keep(kind, begun, path, method, status, bytes(copy), content_type, keys,
                    encoded=response.headers.get("content-encoding", "identity") not in ("identity", ""))
+
+    def _pass_on(self, response, copy: bytearray, most: int) -> None:
+        """The answer's body to the command chunk by chunk, as it arrives; up to `most` bytes of it kept in `copy`."""
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for chunk in response.iter_raw():
+            if not chunk:
+                continue
+            if len(copy) <= most:
+                copy += chunk[:most + 1 - len(copy)]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
     def _keep(self, kind, begun, path, method, status, data, content_type, keys, encoded=False) -> None:
         """What came back, kept: a model call's answer into its exchange, anything else as a side call."""
