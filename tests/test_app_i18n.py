@@ -468,7 +468,7 @@ def broken_transcripts() -> list[tuple[str, bytes]]:
         return samples[sample]["steps"][i]["detail"]
 
     changes = {
-        "version": ("two-tools", lambda d: d.update(version=3)),
+        "version": ("two-tools", lambda d: d.update(version=4)),
         "no-messages": ("two-tools", lambda d: d.pop("messages")),
         "message": ("two-tools", lambda d: d["messages"].__setitem__(1, "hi")),
         "role": ("two-tools", lambda d: d["messages"][2].update(role="tool")),
