@@ -88,11 +88,12 @@ def test_a_student_follows_each_teacher_step_steps_away_and_back_and_cannot_move
     teacher.wait_for_selector(f'#ls-question-live[data-step="{k}"]', timeout=60_000)
     student.wait_for_selector(f'#ls-question-class[data-step="{k}"]', timeout=60_000)
     settled(student)
-    student.locator(".st-key-class-back button").click()  # no stepping away while the question is open
-    wait_for_status(student, f"Step {k} of {k + 1}")
+    assert student.locator(".st-key-class-back button").is_disabled()  # no stepping away before an answer
+    wait_for_text(student, "Answer the class's question first")
     student.locator(".st-key-classroom-choice-0 button").click()
     wait_for_text(student, "Your answer: 1.")
-    wait_for_text(teacher, "The class's answers: 1. 1 (of 1)")
+    teacher.wait_for_selector('#ls-class-counts[data-answers="1"] .ls-bar-row[data-choice="1"][data-count="1"]',
+                              timeout=60_000)  # the teacher's bar for choice 1
     assert "You stepped away" not in student.evaluate("() => document.body.innerText")
     teacher.locator(".st-key-live-reveal button").click()
     wait_for_status(teacher, f"Step {k + 1} of {k + 1}")
@@ -227,7 +228,7 @@ def test_a_teacher_s_move_reruns_only_the_follower_s_step(app_server):
 
 
 def _seen(code: str) -> float | None:
-    with default_store()._transaction(write=False) as db:
+    with default_store().transaction() as db:
         row = db.execute("SELECT max(seen) FROM class_followers WHERE code=?", (code,)).fetchone()
     return row[0] if row else None
 
