@@ -12,6 +12,7 @@ import json
 import re
 from html import unescape
 from pathlib import Path
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
@@ -26,6 +27,7 @@ from loop.views.mistakes import MISTAKES
 from loop.views.questions import question_before
 from loop.classroom.follower import ANSWER_FIRST, ENDED, NOT_BEFORE_REVEAL, PULLED_BACK, STEPPED_AWAY
 from pages.views.blocks import markdown_html
+from pages.views.following import RUN_LANGUAGE
 from tests.apptest import app, choose_server, click, download, issued, reload, run
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")
@@ -140,6 +142,24 @@ def test_a_student_steps_away_and_back_and_never_moves_the_class():
     assert Classes(default_store()).state(code).cursor == 3
 
 
+def test_a_class_student_whose_browser_asks_for_chinese_lands_on_it_and_reads_that_the_run_keeps_its_language():
+    teacher, code = teacher_with_class()  # the teacher's run, in English
+    browser = SimpleNamespace(cookies={}, headers=[("Accept-Language", "zh-CN,zh;q=0.9,en;q=0.5")],
+                              remote_ip="192.0.2.7")
+    with mock.patch("streamlit.runtime.context._get_client_context", return_value=browser):
+        pupil = student(code)  # the class's link: no language in it
+    assert param(pupil, "lang") == "zh" and heading(pupil).startswith("### 第 2 / 2 步")
+    note = say("zh", RUN_LANGUAGE, language="English")
+    assert note in [c.value for c in pupil.caption]
+    click(pupil, "class-back")
+    assert param(pupil, "lang") == "zh" and note in [c.value for c in pupil.caption]  # and it stays
+    english = student(code)  # a browser that asks for nothing: English, the run's own language, no note
+    assert param(english, "lang") is None and not [c for c in english.caption if "language" in c.value]
+    with mock.patch("streamlit.runtime.context._get_client_context", return_value=browser):
+        chosen = student(code, lang="en")  # an address that names a language keeps it
+    assert param(chosen, "lang") in (None, "en") and heading(chosen).startswith("### Step 2 of 2")
+
+
 def test_a_students_page_shows_nothing_of_the_teachers_saved_runs_and_spends_no_key():
     teacher, code = teacher_with_class()
     pupil = student(code)
@@ -158,6 +178,9 @@ def test_a_wrong_code_says_so_and_nothing_else():
     assert [e.value for e in pupil.error] == ["No class has the code ZZZZZZZZ: it may have ended. Ask your teacher "
                                               "for the code."]
     assert not pupil.button and not pupil.expander
+    hostile = student("![](//127.1)")  # an address's words are drawn as text: no image, nothing fetched
+    assert [e.value for e in hostile.error] == ["No class has the code !\\[\\](//127.1): it may have ended. Ask your "
+                                                "teacher for the code."]
 
 
 def test_end_class_shows_the_summary_and_the_answers_and_a_student_keeps_the_class_s_last_step():
@@ -391,8 +414,15 @@ def test_a_student_forks_their_copy_sees_the_branch_and_back_to_the_class_drops_
     run(teacher)
     assert "**0 following** · 1 away" in texts(teacher)
 
-    spaces = [Path(str(b.workspace)) for b in copy.branches]
-    assert spaces and all(w.is_dir() for w in spaces)
+    forked = Path(str(copy.branches.current.workspace))
+    assert forked.is_dir()
+    pupil.session_state["class-break-5"] = True  # Break it here on the branch: a second branch, the first left
+    run(pupil)
+    click(pupil, "class-break-go-5")
+    assert len(copy.branches) == 2 and copy.trace.meta["forked_from"]["edit"] == "mistake"
+    assert not forked.exists()  # the branch left is closed at once: its workspace goes
+    spaces = [Path(str(copy.branches.current.workspace))]
+    assert spaces[0].is_dir()
     click(pupil, "classroom-rejoin")
     assert not any(w.exists() for w in spaces)  # the branch's workspace goes with it
     assert heading(pupil).startswith("### Step 5 of 5")

@@ -193,9 +193,9 @@ def counts_html(one: Tally, revealed: bool, key: str = "ls-class-counts") -> str
     rows = []
     for c in one.choices:
         right = revealed and c.right
-        mark = f'<span class="ls-bar-right">✓ {answer}</span>' if right else ""
+        mark = f'<span class="ls-bar-right">{"✓ " + answer if right else ""}</span>'  # (empty: the bars stay aligned)
         rows.append(f'<div class="ls-bar-row{" ls-bar-is-right" if right else ""}" data-choice="{c.number}" '
-                    f'data-count="{c.answers}"><div class="ls-bar-label">{c.number}. {markdown_html(c.text)}</div>'
+                    f'data-count="{c.answers}"><div class="ls-bar-label">{c.number}. {_inline(c.text)}</div>'
                     f'<div class="ls-bar"><div style="width: {100 * c.answers / top:.0f}%"></div></div>'
                     f'<div class="ls-bar-n">{c.answers}</div>{mark}</div>')
     late = ""
@@ -209,11 +209,19 @@ def counts_html(one: Tally, revealed: bool, key: str = "ls-class-counts") -> str
             f'<div class="ls-class-counts-question">{markdown_html(one.question)}</div>{"".join(rows)}{late}</div>')
 
 
+def _inline(text: str) -> str:
+    """A choice's Markdown as HTML within a line (one paragraph: its <p> dropped, so the number stays beside it)."""
+    html = markdown_html(text).strip()
+    if html.startswith("<p>") and html.endswith("</p>") and html.count("<p>") == 1:
+        return html[3:-4]
+    return html
+
+
 COUNTS_CSS = """
 .ls-class-counts { border: 1px solid rgba(128, 128, 128, 0.35); border-radius: 0.5rem; padding: 0.4rem 0.8rem; }
 .ls-class-counts-head { font-weight: 600; margin: 0 0 0.2rem 0; }
 .ls-class-counts-question p { margin: 0 0 0.3rem 0; }
-.ls-bar-row { display: grid; grid-template-columns: minmax(10rem, 2fr) 3fr 2.5rem auto; gap: 0.6rem;
+.ls-bar-row { display: grid; grid-template-columns: minmax(10rem, 2fr) 3fr 2.5rem 5.5rem; gap: 0.6rem;
   align-items: center; margin: 0.15rem 0; }
 .ls-bar-label p { margin: 0; }
 .ls-bar { height: 1.1rem; background: rgba(128, 128, 128, 0.15); border-radius: 0.25rem; overflow: hidden; }

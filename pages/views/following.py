@@ -86,9 +86,10 @@ class Copy:
 
 
 def follows() -> bool:
-    """?class=CODE in a browser that is not the class's teacher: the page is the class's, nothing else."""
+    """?class=CODE in a browser that is not the class's teacher: the page is the class's, nothing else (a browser
+    with no id yet, too, whose page says why it cannot follow)."""
     code = wanted_code()
-    return code is not None and role(code) is False
+    return code is not None and role(code) is not True
 
 
 def accept_language() -> None:
@@ -324,7 +325,7 @@ def _join(code: str, state: ClassState | None, address: str) -> bool:
     """A browser new to the class: whether it may follow it, else why not, said."""
     if state is None or not all(c in CODE_LETTERS for c in code):
         CODE_TRIES.take(address)  # a wrong code: counted against the address
-        st.error(t(NO_CLASS, code=code[:12]), icon=":material/error:")
+        st.error(t(NO_CLASS, code=plain(code[:12])), icon=":material/error:")  # (the address's words: text only)
         return False
     if state.ended:
         st.info(t(CLASS_ENDED, code=code), icon=":material/event_available:")
