@@ -74,9 +74,11 @@ def client_address(peer: str | None, forwarded: list[str], trusted: list | None 
             ip = forwarded_ip
     if ip is None:
         return str(peer)[:64] if peer else LOCAL
-    if ip.version == 6 and ip.ipv4_mapped is None:
+    if ip.version == 6:
+        if ip.ipv4_mapped is not None:  # ::ffff:a.b.c.d is that IPv4 address
+            return str(ip.ipv4_mapped)
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return str(ip.ipv4_mapped or ip)
+    return str(ip)
 
 
 @dataclass
