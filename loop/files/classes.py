@@ -228,6 +228,31 @@ class Summary:
     followers: int  # browsers that followed at some point
 
 
+@dataclass(frozen=True)
+class _QuestionRow:
+    step: int
+    kind: str
+    run_id: str | None
+
+
+@dataclass(frozen=True)
+class _AnswersRow:
+    choice: int
+    late: int
+    n: int
+
+
+@dataclass(frozen=True)
+class _JoinedRow:
+    joined: int | None  # the class's version when the browser first followed it (None: before versions were kept)
+
+
+@dataclass(frozen=True)
+class _HereRow:
+    away: int
+    n: int
+
+
 def _rows(cursor, kind):
     """Every row of `cursor` as a `kind`, by its columns' names (both databases' cursors describe their columns)."""
     names = [column[0] for column in cursor.description]
@@ -427,9 +452,9 @@ class Classes:
         since = self.clock() - within
         with self.store.transaction() as db:
             row = self._teachers(db, code, teacher, ended_too=True)
-            rows = db.execute("SELECT away, count(*) FROM class_followers WHERE code=? AND seen>=? GROUP BY away",
-                              (row.code, since)).fetchall()
-        counted = {bool(away): int(n) for away, n in rows}
+            rows = _rows(db.execute("SELECT away, count(*) AS n FROM class_followers WHERE code=? AND seen>=? "
+                                    "GROUP BY away", (row.code, since)), _HereRow)
+        counted = {bool(r.away): int(r.n) for r in rows}
         return counted.get(False, 0), counted.get(True, 0)
 
     def end(self, code: str, teacher: str) -> Summary:
@@ -440,8 +465,8 @@ class Classes:
             if row.ended is None:
                 db.execute("UPDATE classes SET ended=?, question=NULL, version=version+1 WHERE code=?",
                            (min(self.clock(), row.ended_at()), row.code))
-            shown = [step for (step,) in db.execute("SELECT step FROM class_shown WHERE code=? ORDER BY seq",
-                                                    (row.code,))]
+            shown = [int(step) for (step,) in db.execute("SELECT step FROM class_shown WHERE code=? ORDER BY seq",
+                                                         (row.code,))]
             questions = self._asked(db, row.code)
             followers = int(_value(db.execute("SELECT count(*) FROM class_followers WHERE code=?", (row.code,)), 0))
         return Summary(row.code, shown, questions, followers)
@@ -564,12 +589,12 @@ class Classes:
             row = self._live(db, code, now)
             if row is None or row.question != step or row.revealed:
                 return Answered.CLOSED
-            joined = db.execute("SELECT joined FROM class_followers WHERE code=? AND follower=?",
-                                (code, follower)).fetchone()
-            if joined is None:
+            follows = _one(db.execute("SELECT joined FROM class_followers WHERE code=? AND follower=?",
+                                      (code, follower)), _JoinedRow)
+            if follows is None:
                 return Answered.REFUSED  # no browser that never followed the class answers it
             opened = _value(db.execute("SELECT opened FROM class_questions WHERE code=? AND step=?", (code, step)))
-            late = joined[0] is not None and opened is not None and int(joined[0]) >= int(opened)
+            late = follows.joined is not None and opened is not None and int(follows.joined) >= int(opened)
             db.execute("INSERT INTO class_answers (code, step, follower, choice, late) VALUES (?, ?, ?, ?, ?) "
                        "ON CONFLICT (code, step, follower) DO UPDATE SET choice=excluded.choice",
                        (code, step, follower, choice, int(late)))
@@ -632,19 +657,16 @@ class Classes:
                    (code, step, code))
 
     def _asked(self, db, code: str) -> list[Asked]:
-        asked = db.execute("SELECT step, kind, run_id FROM class_questions WHERE code=? ORDER BY step",
-                           (code,)).fetchall()
-        found = []
-        for step, kind, run_id in asked:
-            found.append(Asked(int(step), run_id, kind or "", self._counts(db, code, int(step))))
-        return found
+        asked = _rows(db.execute("SELECT step, kind, run_id FROM class_questions WHERE code=? ORDER BY step",
+                                 (code,)), _QuestionRow)
+        return [Asked(int(q.step), q.run_id, q.kind or "", self._counts(db, code, int(q.step))) for q in asked]
 
     @staticmethod
     def _counts(db, code: str, step: int) -> Counts:
-        rows = db.execute("SELECT choice, late, count(*) FROM class_answers WHERE code=? AND step=? "
-                          "GROUP BY choice, late ORDER BY choice", (code, step)).fetchall()
-        return Counts({int(choice): int(n) for choice, late, n in rows if not late},
-                      {int(choice): int(n) for choice, late, n in rows if late})
+        rows = _rows(db.execute("SELECT choice, late, count(*) AS n FROM class_answers WHERE code=? AND step=? "
+                                "GROUP BY choice, late ORDER BY choice", (code, step)), _AnswersRow)
+        return Counts({int(r.choice): int(r.n) for r in rows if not r.late},
+                      {int(r.choice): int(r.n) for r in rows if r.late})
 
 
 def _check_owner(key: object) -> None:
