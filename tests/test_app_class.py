@@ -23,7 +23,7 @@ from loop.files import browser_id
 from loop.files.classes import CODE_LENGTH, Classes
 from loop.files.runs import default_store
 from loop.text.catalogs import say
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.views.questions import question_before
 from loop.classroom.follower import ANSWER_FIRST, ENDED, NOT_BEFORE_REVEAL, PULLED_BACK, STEPPED_AWAY
 from pages.views.blocks import markdown_html

@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop.text.catalogs import say
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.yours.listing import CALL as CALL_COMMENT, CHAPTER_LOOP, chapter_loop
 from loop.yours.reading import read
 from pages.views.permalink import source_of
@@ -52,6 +52,7 @@ def test_a_broken_run_is_named_and_stepping_lights_the_line_that_sent_each_call(
     line = NO_APPEND.splitlines().index(CALL) + 1
     assert say("ja", "Your line {line}:", line=line) in named.value
     assert "(/mistakes?mistake=no-assistant-append)" in named.value
+    assert say("ja", "**The fix:**") + " " + say("ja", MISTAKES["no-assistant-append"].fix) in named.value
     assert 'class="lit"' not in html(at)  # step 1: the task, before any line of theirs ran
     at.button(key="yours-step").click()
     run(at)

@@ -253,5 +253,7 @@ def draw_verdict(trace: Trace, key: str, k: int, chosen: int) -> None:
     else:
         said, kind = t("**Not quite.** You chose {chosen}; the answer is {answer}", chosen=q.choices[chosen],
                        answer=right), "wrong"
+        if q.why_wrong(chosen):  # why the choice made is wrong, before why the answer is right
+            said += "\n\n" + q.why_wrong(chosen)
     st.html(CSS + f'<div class="ls-verdict ls-verdict-{kind}" id="ls-verdict-{key}" data-verdict="{kind}">'
             f"{markdown_html(said)}{markdown_html(q.why)}</div>")

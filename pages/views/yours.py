@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor, wait as futures_wait
 from html import escape
 
 import streamlit as st
 from code_editor import code_editor
 
 from loop.text.catalogs import N_
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
+from loop.text.terminal import as_shown
 from loop.files.runs import StoreError
 from loop.yours import sandboxed
 from loop.yours.exercises import EXERCISES, Verdict, run_exercise
@@ -52,7 +54,8 @@ ASKED = "yours-check-asked"  # Check was clicked for this exercise: it runs wher
 FREE = "free"
 
 # The scenarios the chapter's loop ends by itself on (it does not compact, nor retry a 529): toolsets s01 and s02.
-SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel"]
+SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel", "subagent",
+             "compact"]  # the last two for a file of the course's s04 and s06: a sub-agent's thread, a compaction
 HEADER = N_("Write agent_loop(state) as the chapter does: client, MODEL, SYSTEM, TOOLS, MAX_TOKENS and run_tool(block) "
             "are given.")
 CODE_STYLE = """<style>
@@ -178,10 +181,15 @@ def draw_run_row(source: str) -> None:
                          args=(widget,))
         st.selectbox(t("Scenario"), SCENARIOS, key=PICK, width=260)
         clicked = st.button(t("Run"), type="primary", icon=":material/play_arrow:", key="yours-run-button")
+    st.caption(t("Or paste your whole agent file, as you run it yourself: its own client (anthropic or openai), its "
+                 "own tools, its input() loop. The scenario's task is typed into its input(); every request it sends "
+                 "is answered by the offline model."))
     if clicked:
+        waiting = st.empty()
         with st.spinner(t("Running your loop in the sandbox…")):
             try:
-                recording = sandboxed.run(source, st.session_state[PICK], lang())
+                recording = sandboxed.run(source.lstrip("\ufeff"), st.session_state[PICK], lang(),
+                                          owner=this_browser(), on_wait=lambda ahead: _say_wait(waiting, ahead))
             except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
                 st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
                          icon=":material/error:")
@@ -189,6 +197,14 @@ def draw_run_row(source: str) -> None:
             st.session_state[YOURS] = read(recording)
         warm_up()
         st.rerun()  # the editor above marks the broken line: it is drawn again, knowing the run
+
+
+def _say_wait(place, ahead: int | None) -> None:
+    """Where this browser's run stands in the line for a sandbox (a server runs a few at once)."""
+    if ahead is None:
+        place.empty()
+    else:
+        place.info(t("Waiting for a free sandbox: {n} run(s) ahead of yours.", n=ahead), icon=":material/hourglass:")
 
 
 def _passed() -> set[str]:
@@ -206,7 +222,7 @@ def _exercise_labels(passed: set[str]) -> dict[str, str]:
     labels = {FREE: t("Free: the chapter's loop")}
     for name, exercise in EXERCISES.items():
         tick = "✓ " if name in passed else ""
-        labels[name] = tick + t("Statement {n}: {title}", n=exercise.statement, title=t(exercise.title))
+        labels[name] = tick + exercise.label(lang())  # "Statement 3: …", or "Beyond the chapter: …"
     return labels
 
 
@@ -272,13 +288,30 @@ def _check(name: str, source: str) -> None:
     s = st.session_state
     recordings = {}
 
+    ahead: dict[str, int] = {}  # scenario -> runs ahead of it in the line for a sandbox, while it waits
+    owner = this_browser()
+
     def runner(text: str, scenario: str, language: str, **limits):
-        recordings[scenario] = sandboxed.run(text, scenario, language, **limits)
+        def waits(n: int | None) -> None:
+            if n is None:
+                ahead.pop(scenario, None)
+            else:
+                ahead[scenario] = n
+
+        recordings[scenario] = sandboxed.run(text, scenario, language, owner=owner, on_wait=waits, **limits)
         return recordings[scenario]
 
     with st.spinner(t("Checking your loop on {scenarios}…", scenarios=", ".join(EXERCISES[name].scenarios))):
         try:
-            verdict = run_exercise(EXERCISES[name], source, lang(), runner)
+            # Check's scenarios wait in the line like any run: the page says where they stand while they wait
+            waiting = st.empty()
+            with ThreadPoolExecutor(1, thread_name_prefix="loopscope-check-wait") as pool:
+                checking = pool.submit(run_exercise, EXERCISES[name], source.lstrip("\ufeff"), lang(), runner)
+                while not checking.done():
+                    _say_wait(waiting, min(ahead.values()) if ahead else None)
+                    futures_wait([checking], timeout=0.25)
+                waiting.empty()
+                verdict = checking.result()
         except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
             st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
                      icon=":material/error:")
@@ -385,18 +418,27 @@ def draw_named(yours: Yours) -> None:
     if named.line and 0 < named.line <= len(source):
         lines.append(t("Your line {line}:", line=named.line) + " " + inline_code(source[named.line - 1].strip()))
     if mistake:
+        lines.append(t("**The fix:**") + " " + t(mistake.fix, now))  # the one sentence the mistake's definition gives
         lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={named.name}"))
     st.error("\n\n".join(lines), icon=":material/error:")
     if named.name == EXCEPTION and recording.traceback:
         st.code(recording.traceback, language="text")
-    if named.name != SYNTAX_ERROR and recording.output:
-        with st.expander(t("What your code printed")):
-            st.code(recording.output, language="text")
+
+
+def draw_printed(yours: Yours) -> None:
+    """What the learner's program printed, as a terminal shows it (its colours left out), and what is worth saying
+    beside the run (a max_tokens its file asked too much of)."""
+    for note in yours.notes:
+        st.info(note.render(lang()), icon=":material/info:")
+    if yours.recording.output.strip():
+        with st.expander(t("What your program printed"), expanded=True, icon=":material/terminal:"):
+            st.code(as_shown(yours.recording.output).rstrip(), language="text")
 
 
 def draw_yours(yours: Yours) -> None:
     """A run of the learner's loop: named, then drawn step by step with their code beside the views."""
     draw_named(yours)
+    draw_printed(yours)
     if not len(yours.trace):
         return
     # Step through's views, and above them the learner's code, in the views' one fragment: Back and Step move both
@@ -448,7 +490,7 @@ def _run_linked(source: str, scenario: str, k: int) -> None:
     s[PICK] = scenario
     with st.spinner(t("Running your loop in the sandbox…")):
         try:
-            recording = sandboxed.run(source, scenario, lang())
+            recording = sandboxed.run(source.lstrip("\ufeff"), scenario, lang(), owner=this_browser())
         except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
             st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
                      icon=":material/error:")
