@@ -26,7 +26,7 @@ from loop.classroom import follower as said
 from loop.classroom.branches import Branches
 from loop.classroom.follower import Follower, Phase, Redraw, Transition
 from loop.classroom.language import accepted
-from loop.classroom.limits import CODE_TRIES, CODE_TRIES_A_MINUTE, client_address
+from loop.classroom.limits import CODE_TRIES, CODE_TRIES_A_MINUTE
 from loop.engine.broken import offline_model
 from loop.engine.broken import settings_of as settings_in
 from loop.engine.fork import continue_from
@@ -39,6 +39,7 @@ from loop.files.runs import StoreError
 from loop.text.catalogs import N_, languages
 from loop.views.questions import question_before
 
+from .browser import address as browser_address
 from .browser import refused_id, this_browser
 from .blocks import markdown_html, plain
 from .forks import Own, set_own, trace_label
@@ -101,11 +102,6 @@ def accept_language() -> None:
     wanted = accepted(st.context.headers.get("Accept-Language"), known) or accepted(st.context.locale, known)
     if wanted is not None and wanted != "en":
         st.query_params[LANG] = wanted  # (taken by i18n.follow_url, and kept in the address as a chosen one is)
-
-
-def _address() -> str:
-    """The address this browser's requests count under (loop/classroom/limits.py)."""
-    return client_address(st.context.ip_address, st.context.headers.get_all("X-Forwarded-For"))
 
 
 # -- turning a transition into what it says ------------------------------------------------------------------------
@@ -275,7 +271,7 @@ def draw_follower() -> None:
 
     code = wanted_code()
     copy = _copy(code)
-    address = _address()
+    address = browser_address()  # (what its requests count under: loop/classroom/limits.py)
     if copy is None and (wait := CODE_TRIES.left(address)) > 0:  # guessing codes: no look at the store either
         st.warning(t(TOO_MANY_CODES, n=CODE_TRIES_A_MINUTE, seconds=max(1, round(wait))), icon=":material/timer:")
         return
