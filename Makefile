@@ -12,8 +12,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# The venv also finds Loopscope itself (a .pth file naming this folder), so its python runs `-m loop` from any
+# folder: `~/loopscope/.venv/bin/python -m loop record -- COMMAND` in the project whose agent is recorded.
 $(VENV)/.app: requirements.txt | $(BIN)/python
 	$(BIN)/python -m pip install -q -r requirements.txt
+	echo "$(CURDIR)" > "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/loopscope.pth"
 	touch $@
 
 $(VENV)/.test: requirements-test.txt $(VENV)/.app
