@@ -14,7 +14,7 @@ from loop.importers import ImportFailed, Note, import_bytes
 from loop.importers.isolated import import_files_isolated, import_isolated
 
 from .blocks import inline_code
-from .i18n import lang, t
+from .i18n import choice, lang, t
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 REPLAY = "replay"
@@ -199,7 +199,7 @@ def draw_sessions() -> None:
                      "errors {errors}", date=s.date, project=s.project, request=request, size=size_label(s.size),
                      agents=s.sub_agents, compactions=s.compactions, errors=s.errors)
 
-        st.selectbox(t("A session"), range(len(found)), format_func=label, key="replay-session-choice")
+        st.selectbox(t("A session"), range(len(found)), format_func=label, key=choice("replay-session-choice"))
         st.button(t("Open the session"), key="replay-session-open", on_click=_open_chosen,
                   args=([s.path for s in found],))
 

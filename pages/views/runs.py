@@ -36,7 +36,7 @@ from loop.engine.toolsets import default_toolbox
 
 from .blocks import plain
 from .gate import TOGGLE, as_saved, gate_on
-from .i18n import lang, t
+from .i18n import choice, lang, t
 from .browser import store, this_browser
 from .settings import RUN, _keep, default_key, lent_key, unsandboxed_refusal
 
@@ -247,7 +247,7 @@ def draw_saved_runs(run: Run) -> None:
         by_id = {r.id: r for r in runs}
         if st.session_state.get("saved-run") not in by_id:
             st.session_state["saved-run"] = runs[0].id
-        st.selectbox(t("Saved run"), list(by_id), key="saved-run", format_func=lambda i: _label(by_id[i], now))
+        st.selectbox(t("Saved run"), list(by_id), key=choice("saved-run"), format_func=lambda i: _label(by_id[i], now))
         chosen = by_id[st.session_state["saved-run"]]
         if chosen.model != MODEL_NAME and not (st.session_state.get("set-api-key") or (default_key()[0] and lending())):
             st.text_input(t("API key for this run"), type="password", key="resume-api-key", autocomplete="off",

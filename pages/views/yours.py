@@ -30,7 +30,7 @@ from loop.yours.reading import Yours, call_step, learner_at, line_at, read
 from .blocks import inline_code
 from .browser import store, this_browser
 from .current import view_at
-from .i18n import lang, t
+from .i18n import choice, lang, t
 from .permalink import CODE_MOST, SEEN, BadCode, source_of
 from .presenter import presenting
 from .step import draw_step
@@ -174,7 +174,7 @@ def draw_run_row(source: str) -> None:
         st.session_state[widget] = st.session_state.get(SHOWN, FREE)
     with st.container(horizontal=True, vertical_alignment="bottom"):
         with st.container(key=EXERCISE, width=380):
-            st.selectbox(t("Exercise"), list(labels), key=widget, format_func=labels.get, on_change=_choose,
+            st.selectbox(t("Exercise"), list(labels), key=choice(widget), format_func=labels.get, on_change=_choose,
                          args=(widget,))
         st.selectbox(t("Scenario"), SCENARIOS, key=PICK, width=260)
         clicked = st.button(t("Run"), type="primary", icon=":material/play_arrow:", key="yours-run-button")
