@@ -39,6 +39,14 @@ TOO_WIDE = """() => {
 }"""
 
 
+# The lit line of the code beside the step is inside the code's box as the browser shows it (the box scrolls)
+LIT_IN_VIEW = """() => {
+    const box = document.querySelector('#ls-yours-code').getBoundingClientRect();
+    const lit = document.querySelector('#ls-yours-code div.lit').getBoundingClientRect();
+    return lit.top >= box.top - 1 && lit.bottom <= box.bottom + 1;
+}"""
+
+
 def editor(page):
     page.frame_locator("iframe[title*='code_editor']").locator(".ace_editor").wait_for(timeout=60_000)
     return next(f for f in page.frames if "code_editor" in f.url)
@@ -90,6 +98,13 @@ def test_a_teacher_types_and_runs_the_loop_in_presenter_mode_readable_from_the_b
     page.screenshot(path=str(tmp_path / f"yours-presenter-{lang}.png"))
     assert truncated(page) == [], lang
     assert page.evaluate(TOO_WIDE) == [], lang
+    if lang == "en":  # the lit line is in the code's view, far down the file as it may be: step 5 runs the tool
+        for k in (3, 4, 5):
+            page.locator(".st-key-yours-step button").click()
+            page.wait_for_function("(k) => new URLSearchParams(location.search).get('step') === String(k)", arg=k)
+        tool = CHAPTER_LOOP.splitlines().index("                output = run_tool(block)") + 2
+        lit(page, tool)
+        assert page.evaluate(LIT_IN_VIEW), tool
 
 
 def test_the_address_bar_follows_the_cursor_of_a_learners_linked_run(url, new_page):  # noqa: F811

@@ -57,7 +57,7 @@ HEADER = N_("Write agent_loop(state) as the chapter does: client, MODEL, SYSTEM,
             "are given.")
 CODE_STYLE = """<style>
 .ls-yours-code { font: 0.8rem/1.35 ui-monospace, monospace; max-height: 420px; overflow: auto; margin: 0;
-  border: 1px solid rgba(128,128,128,.3); border-radius: .4rem; padding: .3rem 0; }
+  border: 1px solid rgba(128,128,128,.3); border-radius: .4rem; padding: .3rem 0; position: relative; }
 .ls-yours-code div { white-space: pre; padding: 0 .5rem; }
 .ls-yours-code span.n { display: inline-block; width: 2.5em; color: #888; user-select: none; }
 .ls-yours-code div.lit { background: rgba(255, 200, 0, .35); font-weight: 600; }
@@ -224,6 +224,7 @@ def _choose(widget: str) -> None:
     if SOURCE in s:
         mine[left] = s[SOURCE]
     s[SHOWN] = picked
+    s.pop(YOURS, None)  # the run drawn was of the exercise left: not this one's
     _open_editor(mine.get(picked) or starting_code(lang(), picked), lang())
     if picked in EXERCISES:
         _warm_for_check(picked)
@@ -286,6 +287,7 @@ def _check(name: str, source: str) -> None:
     _warm_for_check(name)
     s[VERDICT] = (name, verdict, source)
     if verdict.passed:
+        s.pop(YOURS, None)  # a run of earlier code (a failed Check's) is not drawn under the pass
         owner = this_browser()
         if owner is not None:
             try:
@@ -321,7 +323,16 @@ def _code_html(source: str, lit: int | None) -> str:
     for n, text in enumerate(source.splitlines(), start=1):
         cls = ' class="lit"' if n == lit else ""
         rows.append(f'<div{cls} data-line="{n}"><span class="n">{n}</span>{escape(text)}</div>')
-    return CODE_STYLE + f'<div class="ls-yours-code" id="ls-yours-code">{"".join(rows)}</div>'
+    return CODE_STYLE + f'<div class="ls-yours-code" id="ls-yours-code">{"".join(rows)}</div>' + SCROLL_TO_LIT
+
+
+# The lit line in view: the panel shows some 30 lines of a file that may have hundreds (its own scroll, not the page's)
+SCROLL_TO_LIT = """<script>(() => {
+  const box = document.getElementById("ls-yours-code"), lit = box && box.querySelector("div.lit");
+  if (lit && (lit.offsetTop < box.scrollTop || lit.offsetTop + lit.offsetHeight > box.scrollTop + box.clientHeight)) {
+    box.scrollTop = Math.max(0, lit.offsetTop - box.clientHeight / 3);
+  }
+})();</script>"""
 
 
 def _value(value: object) -> str:
@@ -349,7 +360,7 @@ def draw_beside(trace: Trace) -> None:
     with left:
         line = line_at(trace, i) if i >= 0 else None
         st.markdown("**" + t("Your code") + "**" + (" · " + t("line {line}", line=line) if line else ""))
-        st.html(_code_html(source, line))
+        st.html(_code_html(source, line), unsafe_allow_javascript=True)
     with right, st.container(key="yours-state"):
         st.markdown("**" + t("Your state beside the chapter's LoopState") + "**")
         chapter_state = dict(view_at(trace, i).presenter_state) if i >= 0 else {}  # the step's record
@@ -397,6 +408,8 @@ def draw_named(yours: Yours) -> None:
 def draw_yours(yours: Yours) -> None:
     """A run of the learner's loop: named, then drawn step by step with their code beside the views."""
     draw_named(yours)
+    if yours.recording.source != st.session_state.get(SOURCE):  # the editor holds other code now
+        st.caption(t("This run is of your earlier code: Run again to run the code in the editor."))
     if not len(yours.trace):
         return
     # Step through's views, and above them the learner's code, in the views' one fragment: Back and Step move both
