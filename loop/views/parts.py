@@ -160,25 +160,27 @@ def result_text(content: object) -> str:
 
 
 # -- the line over the views --
-def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> str:
+def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str, shown: int | None = None) -> str:
     """`Step k of n · turn t · stage` for the step under the cursor; `translate` puts each English phrase into
-    the page's language (the diagram's labels are translated the same way)."""
+    the page's language (the diagram's labels are translated the same way). `shown`: the steps the learner may
+    know of, when fewer than are recorded (a step held back until its question is answered)."""
+    n = len(trace) if shown is None else shown
     if not 0 <= cursor < len(trace):
-        return translate(N_("Step 0 of {n} · not started")).format(n=len(trace))
+        return translate(N_("Step 0 of {n} · not started")).format(n=n)
     step = trace.steps[cursor]  # the turn the step is part of (Step.turn): the request comes before turn 1
     stage = translate(stage_title(step))
     thread = trace.thread_of(cursor)
     if not thread.is_main:  # a sub-agent's step: its own turns, in its own thread
         if step.turn < 1:
             return translate(N_("Step {k} of {n} · {thread} · before turn 1 · {stage}")).format(
-                k=cursor + 1, n=len(trace), thread=thread_name(thread), stage=stage)
+                k=cursor + 1, n=n, thread=thread_name(thread), stage=stage)
         return translate(N_("Step {k} of {n} · {thread} · turn {turn} · {stage}")).format(
-            k=cursor + 1, n=len(trace), thread=thread_name(thread), turn=step.turn, stage=stage)
+            k=cursor + 1, n=n, thread=thread_name(thread), turn=step.turn, stage=stage)
     if step.turn < 1:
-        return translate(N_("Step {k} of {n} · before turn 1 · {stage}")).format(k=cursor + 1, n=len(trace),
+        return translate(N_("Step {k} of {n} · before turn 1 · {stage}")).format(k=cursor + 1, n=n,
                                                                                   stage=stage)
     return translate(N_("Step {k} of {n} · turn {turn} · {stage}")).format(
-        k=cursor + 1, n=len(trace), turn=step.turn, stage=stage)
+        k=cursor + 1, n=n, turn=step.turn, stage=stage)
 
 
 def what_happened(trace: Trace, cursor: int, lang: str = "en") -> str:

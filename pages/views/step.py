@@ -20,7 +20,7 @@ from loop.files.transcript import dumps
 
 from .ahead import ahead_script
 from .complete_state import draw_complete_state
-from .controls import draw_controls, said_html, words_html
+from .controls import draw_controls, heading, said_html, words_html
 from .copylink import draw_copy_link
 from .current import drawn, fresh, view_at
 from .breaking import draw_break
@@ -125,7 +125,7 @@ def draw_views(trace: Trace, v: StepView, key: str, words_at: Callable[[StepView
     """
     st.html(Ready(views_html(v, key, words_at(v) if presenting() else "")), unsafe_allow_javascript=True)
     beside = {k: step_html(view_at(trace, k), key, words_at) for k in (v.index - 1, v.index + 1) if 0 <= k < v.total}
-    st.html(Ready(ahead_script(key, v.index, v.status, beside, address)), unsafe_allow_javascript=True)
+    st.html(Ready(ahead_script(key, v.index, heading(trace, v, key), beside, address)), unsafe_allow_javascript=True)
 
 
 def note_extras(v: StepView, presenter: bool = False) -> list[str]:
