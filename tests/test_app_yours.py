@@ -53,9 +53,12 @@ def test_a_broken_run_is_named_and_stepping_lights_the_line_that_sent_each_call(
     assert say("ja", "Your line {line}:", line=line) in named.value
     assert "(/mistakes?mistake=no-assistant-append)" in named.value
     assert 'class="lit"' not in html(at)  # step 1: the task, before any line of theirs ran
+    state = lambda: next(m.value for m in at.markdown if "| `turn_count` |" in m.value)  # noqa: E731
+    assert "| `turn_count` | — | `1` |" in state()  # not read yet: no call has been made (never "None")
     at.button(key="yours-step").click()
     run(at)
     assert f'<div class="lit" data-line="{line}">' in html(at)
+    assert "| `turn_count` | `1` | `1` |" in state()  # read at the call
     assert "Traceback" not in "".join(str(e.value) for e in at.error) + "".join(c.value for c in at.code)
 
 

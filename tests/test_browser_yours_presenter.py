@@ -105,6 +105,12 @@ def test_a_teacher_types_and_runs_the_loop_in_presenter_mode_readable_from_the_b
         tool = CHAPTER_LOOP.splitlines().index("                output = run_tool(block)") + 2
         lit(page, tool)
         assert page.evaluate(LIT_IN_VIEW), tool
+        for k in (6, 7):  # the next call: the learner's transition_reason is "tool_result", its state table the widest
+            page.locator(".st-key-yours-step button").click()
+            page.wait_for_function("(k) => new URLSearchParams(location.search).get('step') === String(k)", arg=k)
+        lit(page, call)
+        page.wait_for_function("() => document.querySelector('.st-key-yours-state').innerText.includes('tool_result')")
+        assert page.evaluate(TOO_WIDE) == [], "step 7"
 
 
 def test_the_address_bar_follows_the_cursor_of_a_learners_linked_run(url, new_page):  # noqa: F811

@@ -61,6 +61,10 @@ CODE_STYLE = """<style>
 .ls-yours-code div { white-space: pre; padding: 0 .5rem; }
 .ls-yours-code span.n { display: inline-block; width: 2.5em; color: #888; user-select: none; }
 .ls-yours-code div.lit { background: rgba(255, 200, 0, .35); font-weight: 600; }
+/* the state beside the code keeps to its column: a long name or value wraps in its cell */
+.st-key-yours-state table { width: 100%; table-layout: fixed; }
+.st-key-yours-state th, .st-key-yours-state td { padding: .3rem .4rem; overflow-wrap: anywhere; }
+.st-key-yours-state td code { white-space: normal; overflow-wrap: anywhere; }
 </style>"""
 # Presenter mode: the learner's code read from the back of the class, no smaller than the note (presenter.py, 1.05rem)
 PRESENTER_CODE_PX = 18
@@ -364,15 +368,17 @@ def draw_beside(trace: Trace) -> None:
     with right, st.container(key="yours-state"):
         st.markdown("**" + t("Your state beside the chapter's LoopState") + "**")
         chapter_state = dict(view_at(trace, i).presenter_state) if i >= 0 else {}  # the step's record
-        learner = learner_at(trace, i) or {}
+        learner = learner_at(trace, i)  # None before the first call: the state is read at each call
         mine = t("your state")
         rows = [f"| | {mine} | LoopState |", "|---|---|---|"]
         for field in ("turn_count", "transition_reason"):
             chapter = chapter_state.get(field)
-            rows.append(f"| `{field}` | {_value(learner.get(field))} | {inline_code(chapter) if chapter else _value(None)} |")
+            yours = _value(learner.get(field)) if learner is not None else "—"
+            rows.append(f"| `{field}` | {yours} | {inline_code(chapter) if chapter else _value(None)} |")
         st.markdown("\n".join(rows))
         st.caption(t("Your state as your code left it at the call shown last; the LoopState as the chapter's "
-                     "loop keeps it."))
+                     "loop keeps it.") + ("" if learner is not None else " " + t(
+                         "Your state is read at each model call: before the first one, it is not known yet (—).")))
 
 
 def draw_named(yours: Yours) -> None:
