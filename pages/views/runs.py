@@ -40,6 +40,7 @@ from .i18n import choice, lang, t
 from .browser import store, this_browser
 from .settings import RUN, _keep, default_key, lent_key, unsandboxed_refusal
 
+OFFERED = "saved-runs-offered"  # this session has drawn Saved runs once (opened, if there were any)
 SAVED = "live-run-saved"  # (the Run object, its run id, the cursor and the step count last saved, this tab's writer id)
 COPY_LIMIT = 50 * 2**20  # bytes of an old workspace copied into a resumed run's new one
 
@@ -221,7 +222,11 @@ def draw_saved_runs(run: Run) -> None:
     except StoreError as exc:
         runs = []
         st.session_state["saved-runs-error"] = t("Saved runs are not available on this server: {error}", error=exc)
-    expanded = bool(runs) and not len(run.trace)  # a reload lands on a fresh run: offer the saved ones
+    # A reload lands on a fresh run: the session's first page offers the saved ones. Not after New run: the
+    # learner asked for the fresh run, and an open list would push its steps below the fold.
+    first = not st.session_state.get(OFFERED)
+    st.session_state[OFFERED] = True
+    expanded = first and bool(runs) and not len(run.trace)
     note = st.session_state.pop("saved-runs-note", None)
     if note:  # outside the expander: a resumed run closes it
         st.success(note, icon=":material/check:")
