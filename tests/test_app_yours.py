@@ -40,6 +40,10 @@ def test_the_page_opens_with_the_chapters_listing_and_the_scenarios_the_chapters
     picker = at.selectbox(key="yours-scenario")
     assert picker.options == SCENARIOS and "big-context" not in SCENARIOS and "overloaded" not in SCENARIOS
     assert [b.label for b in at.button] == [say(lang, "Run")]
+    intro = next(c.value for c in at.caption if "agent_loop" in c.value)
+    assert say(lang, "Run") in intro  # the button named as it reads
+    if lang == "zh":  # in the words the Chinese interface uses for them
+        assert "模型" in intro and "工具" in intro and " model " not in intro and " tool " not in intro
 
 
 def test_a_broken_run_is_named_and_stepping_lights_the_line_that_sent_each_call():
