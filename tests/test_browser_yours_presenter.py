@@ -47,6 +47,17 @@ LIT_IN_VIEW = """() => {
 }"""
 
 
+# The editor's lines whose text runs past its right edge (their first characters, and by how many pixels)
+CUT_AT_THE_EDGE = """() => {
+    const edge = document.querySelector('.ace_scroller').getBoundingClientRect().right;
+    return [...document.querySelectorAll('.ace_text-layer .ace_line')].map((line) => {
+        const range = document.createRange();
+        range.selectNodeContents(line);
+        return [line.textContent.slice(0, 30), Math.round(range.getBoundingClientRect().right - edge)];
+    }).filter(([, past]) => past > 1);
+}"""
+
+
 def editor(page):
     page.frame_locator("iframe[title*='code_editor']").locator(".ace_editor").wait_for(timeout=60_000)
     return next(f for f in page.frames if "code_editor" in f.url)
@@ -71,6 +82,8 @@ def test_a_teacher_types_and_runs_the_loop_in_presenter_mode_readable_from_the_b
     page.goto(f"{url}/yours?lang={lang}")
     settled(page)
     assert editor(page).evaluate(ACE_PX) < page.evaluate(NOTE_PX)  # the page's usual size, before presenting
+    editor(page).wait_for_function("() => document.querySelector('.ace_text-layer .ace_line')", timeout=30_000)
+    assert editor(page).evaluate(CUT_AT_THE_EDGE) == [], lang  # the first comment, long in every language, wraps
     presenting(page, lang)
     frame = editor(page)
     frame.wait_for_function(f"() => {ACE_PX} >= 18", timeout=30_000)

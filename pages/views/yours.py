@@ -110,7 +110,10 @@ def draw_editor() -> str:
     # Presenter mode: no taller than 20 lines of its large type, so the Run row under it stays on a projector's screen
     height = [12, 20] if presenting() else [22, 44]
     typed = code_editor(start, lang="python", height=height, key=f"{EDITOR}-{generation}",
-                        response_mode="debounce", options={"showLineNumbers": True, "tabSize": 4},
+                        response_mode="debounce",
+                        # a long line (the first comment, in any language) wraps: cut at the editor's edge, it
+                        # would hide what it says past 1280 px's room
+                        options={"showLineNumbers": True, "tabSize": 4, "wrap": True},
                         props={"theme": "chrome",  # Ace's own: the component's themes fetch a web font
                                "fontSize": PRESENTER_CODE_PX if presenting() else 14,  # 14: Ace's own
                                "annotations": _marks(s.get(YOURS), s.get(SOURCE))})
