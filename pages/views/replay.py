@@ -110,6 +110,49 @@ def draw_uploader_words() -> None:
 </style>""", unsafe_allow_html=True)
 
 
+# The files of one drop (or one pick) replace those of the drop before: Streamlit's uploader keeps adding them, and
+# a second session's log beside the first is refused as "several sessions' logs". Once the new files are taken,
+# the page removes the old ones with their own delete buttons, as the learner would.
+ONE_DROP = """<script>(() => {
+  if (window.lsOneDrop) return;
+  window.lsOneDrop = true;
+  const replace = (event) => {
+    const box = event.target.closest && event.target.closest('[data-testid="stFileUploader"]');
+    if (!box || (event.type === "change" && event.target.type !== "file")) return;
+    const old = [...box.querySelectorAll('[data-testid="stFileChipDeleteBtn"] button')];
+    setTimeout(() => old.forEach((button) => { if (button.isConnected) button.click(); }));
+  };
+  document.addEventListener("change", replace, true);
+  document.addEventListener("drop", replace, true);
+})();</script>"""
+
+
+def _take(uploads: list | None) -> None:
+    """Open the files uploaded, once, when they arrive; an upload opened empties the sample box."""
+    ids = tuple(u.file_id for u in uploads or [])
+    if not ids:
+        st.session_state.pop("replay-upload-id", None)
+        st.session_state.pop("replay-upload-error", None)
+        return
+    if st.session_state.get("replay-upload-id") == ids:
+        return
+    st.session_state["replay-upload-id"] = ids
+    named = ", ".join(u.name for u in uploads)
+    try:
+        if len(uploads) == 1 and not uploads[0].name.lower().endswith(".zip"):
+            _open(uploads[0].getvalue(), uploads[0].name, "upload")
+        else:
+            _open_many([(u.name, u.getvalue()) for u in uploads])
+    except ImportFailed as exc:  # kept as a Note, said in the page's language when drawn
+        st.session_state["replay-upload-error"] = exc.note
+    except Exception as exc:  # an importer's bug must not take the page down
+        st.session_state["replay-upload-error"] = Note(N_("{name}: could not be read ({error})"), name=named,
+                                                       error=f"{type(exc).__name__}: {exc}")
+    else:
+        st.session_state.pop("replay-upload-error", None)
+        st.session_state["replay-sample"] = None  # the box no longer names a sample: the file is replayed
+
+
 def draw_openers() -> dict | None:
     """The uploader and the sample picker; returns the replay to show.
 
@@ -125,28 +168,11 @@ def draw_openers() -> dict | None:
                    "an Anthropic messages list or request body, OpenAI chat, the course's traces. A Claude Code "
                    "session's log can come with its sub-agents' logs (`subagents/agent-….jsonl`): drop them all "
                    "together, or one `.zip` of them."))
+        _take(uploads)  # before the sample box: a file opened is what is replayed, no sample is
         st.selectbox(t("A built-in sample"), sample_names(), key="replay-sample", on_change=_open_sample,
                      index=None, placeholder=t("Choose a sample…"))
     draw_uploader_words()
-    ids = tuple(u.file_id for u in uploads or [])
-    if not ids:
-        st.session_state.pop("replay-upload-id", None)
-        st.session_state.pop("replay-upload-error", None)
-    elif st.session_state.get("replay-upload-id") != ids:
-        st.session_state["replay-upload-id"] = ids
-        named = ", ".join(u.name for u in uploads)
-        try:
-            if len(uploads) == 1 and not uploads[0].name.lower().endswith(".zip"):
-                _open(uploads[0].getvalue(), uploads[0].name, "upload")
-            else:
-                _open_many([(u.name, u.getvalue()) for u in uploads])
-        except ImportFailed as exc:  # kept as a Note, said in the page's language when drawn
-            st.session_state["replay-upload-error"] = exc.note
-        except Exception as exc:  # an importer's bug must not take the page down
-            st.session_state["replay-upload-error"] = Note(N_("{name}: could not be read ({error})"), name=named,
-                                                           error=f"{type(exc).__name__}: {exc}")
-        else:
-            st.session_state.pop("replay-upload-error", None)
+    st.html(ONE_DROP, unsafe_allow_javascript=True)
     for key in ("replay-upload-error", "replay-error"):
         error = st.session_state.get(key)  # a Note: said in the page's language now, not when it happened
         if error:
