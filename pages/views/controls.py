@@ -20,9 +20,7 @@ import streamlit as st
 
 from loop.views.errors import explain
 from loop.engine.model import Observer
-from loop.text.catalogs import translations
 from loop.views.narrate import describe
-from loop.views.parts import status_line
 from loop.engine.layer_gate import DENIED
 from loop.engine.runner import Run
 from loop.views.step import StepView
@@ -250,8 +248,8 @@ def held_back(trace: Trace, key: str) -> bool:
 
 def heading(trace: Trace, v: StepView, key: str) -> str:
     """The heading over the buttons (`Step k of n · …`), counting only the steps the learner may know of."""
-    if v.index == trace.cursor and held_back(trace, key):
-        return status_line(trace, v.index, translations(lang()).gettext, shown=len(trace) - 1)
+    if v.index == trace.cursor and held_back(trace, key) and v.status_held:
+        return v.status_held
     return v.status
 
 
