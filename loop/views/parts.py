@@ -392,6 +392,24 @@ def pairs_signature(trace: Trace, cursor: int) -> tuple:
     return tuple(out)
 
 
+def message_turns(trace: Trace, thread_id: str, at: int, n: int) -> list[int]:
+    """The turn each of the first `n` messages of a thread's history at step `at` was written in: the turn of the
+    step that wrote it, as the heading and the LoopState count turns. (Counted from the messages, a log that
+    splits one answer over several assistant messages, or holds several requests, would be turns ahead.)"""
+    turns = [1] * n
+    before = 0
+    for i in trace.steps_of(thread_id):
+        if i > at:
+            break
+        step = trace.steps[i]
+        count = step.n_messages
+        if count != before:  # appended (from `before` on), or rewritten whole (a compaction: fewer, or as many)
+            for m in range(before if count > before else 0, min(count, n)):
+                turns[m] = max(step.turn, 1)
+        before = count
+    return turns
+
+
 def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> tuple[list[dict], int]:
     """The tool_use/tool_result pairs of the history at `cursor`, with results collected but not written back.
 
@@ -410,13 +428,7 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
             continue
         messages = trace.messages_at(at)
         pending = {str(b.get("tool_use_id")): b for b in trace.results_at(at)}
-        turn_of: list[int] = []  # the turn a message belongs to: one assistant message a turn
-        turn = 0
-        for message in messages:
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                turn += 1
-            turn_of.append(max(turn, 1))
-        pairs_of[thread.id] = (thread, rules.pairs(messages), pending, turn_of)
+        pairs_of[thread.id] = (thread, rules.pairs(messages), pending, message_turns(trace, thread.id, at, len(messages)))
     started: dict[str, list[str]] = {}  # a tool_use id -> the threads it started
     for tid, (thread, _, _, _) in pairs_of.items():
         if not thread.is_main and thread.parent_tool_use_id is not None:
