@@ -10,7 +10,7 @@
     python -m loop sessions --open 1 --out t.json      # import the newest one, with its sub-agents' logs
     python -m loop check t.json
     python -m loop quiz t.json --lang ja                # the questions asked before the steps, as JSON lines
-    python -m loop break t.json --at 5 --mistake no-assistant-append --out b.json   # the loop broken from step 5 on
+    python -m loop break t.json --at 5 --mistake NAME --out b.json   # the loop broken from step 5 on (NAME: --help)
     python -m loop import session.jsonl --out t.json   # Claude Code, Anthropic, OpenAI, course traces
     python -m loop import session/ --out t.json        # a Claude Code session with its subagents/ logs (or a .zip)
     python -m loop yours my_loop.py --scenario recover --out t.json   # your own agent_loop, run in the sandbox
@@ -26,7 +26,7 @@ import sys
 import time
 
 from .engine import rules
-from .engine.layer_mistake import NAMES as MISTAKE_NAMES
+from .engine.mistakes import MISTAKES, NAMES as MISTAKE_NAMES
 from .engine.profiles import ABOUT, PROFILES
 from .engine.scenarios import SCENARIOS
 from .engine.scripted import SCRIPTED
@@ -195,10 +195,13 @@ REDRAWN = N_("the log's new records complete steps printed above: from step {ste
 
 def _follow(args) -> int:
     """Print the steps of a Claude Code log as it is written, until Ctrl-C."""
+    from pathlib import Path
+
     from .importers import ImportFailed
     from .importers.follow import Follower
 
-    follower, shown, lang = Follower(args.file), 0, known(args.lang)
+    # The file named is taken as named (a link to it is the user's choice); after that, no link is followed.
+    follower, shown, lang = Follower(Path(args.file).expanduser().resolve()), 0, known(args.lang)
     out(f"following {args.file} (Ctrl-C stops)", flush=True)
     try:
         while True:
@@ -226,17 +229,23 @@ def _follow(args) -> int:
 
 
 def _sessions(args) -> int:
-    """The sessions of a Claude Code projects folder, newest first; --open N imports the N-th."""
+    """The sessions of a Claude Code projects folder, newest first; --open N imports the N-th. A name that is not a
+    regular file (a link, a FIFO, a device) is not read: a line says so for each."""
     from pathlib import Path
 
-    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_path
-    from .importers.sessions import DEFAULT_DIR, sessions, size_label
+    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_files
+    from .importers.sessions import DEFAULT_DIR, listing, read_session, size_label
 
     folder = Path(args.dir or DEFAULT_DIR).expanduser()
     if not folder.is_dir():
         out(f"error: {folder}: not a folder", file=sys.stderr)
         return 1
-    found = sessions(folder)
+    try:
+        listed = listing(folder)
+    except OSError as exc:
+        out(f"error: {folder}: cannot read it ({exc.strerror})", file=sys.stderr)
+        return 1
+    found = listed.sessions
     if args.open is None:
         if not found:
             out(f"no session logs (.jsonl) in {folder}")
@@ -248,6 +257,8 @@ def _sessions(args) -> int:
             request = s.first_request or "(no request in the head of the log)"
             out(f"  {n:>3}. {s.date} · {size_label(s.size)} · sub-agents {s.sub_agents} · compactions "
                 f"{s.compactions} · errors {s.errors} · {s.path.stem}\n       {request}")
+        for note in listed.refused:
+            out(note.render())
         return 0
     if not 1 <= args.open <= len(found):
         out(f"error: --open {args.open}: the list has sessions 1 to {len(found)}" if found
@@ -256,7 +267,8 @@ def _sessions(args) -> int:
     chosen = found[args.open - 1]
     out(f"session: {chosen.path}")
     try:
-        imported = import_path(chosen.path, max_bytes=DEFAULT_MAX_BYTES)
+        imported = import_files(read_session(chosen.folder, chosen.names, DEFAULT_MAX_BYTES),
+                                max_bytes=DEFAULT_MAX_BYTES)
     except ImportFailed as exc:
         out(f"error: {exc}", file=sys.stderr)
         return 1
@@ -344,8 +356,8 @@ def _break(args) -> int:
         return 2
     with broken.run:
         saved = broken.trace.with_branches([trace.with_branches([])])  # the original kept beside it, as Save does
-        out(f"{args.mistake}: steps 0 to {args.at} kept, the broken loop ran on from there "
-            f"({len(broken.trace.steps) - args.at - 1} step(s))")
+        out(f"{args.mistake}: steps 0 to {broken.kept} kept, the broken loop ran on from there "
+            f"({len(broken.trace.steps) - broken.kept - 1} step(s))")
         if broken.offline and broken.note:
             out(f"note: {broken.note}")
         last = broken.trace.steps[broken.stopped_at]
@@ -420,42 +432,95 @@ def _quiz(args) -> int:
     return 0
 
 
-# `yours`: a learner's own agent_loop, run in the sandbox (loop/yours/), its stages printed as `run` prints them.
-YOURS_TOOLSETS = (None, "s01", "s02")  # the tools the chapter's loop can drive
+# `yours`: a learner's own program, run in the sandbox (loop/yours/), its stages printed as `run` prints them.
+YOURS_TOOLSETS = (None, "s01", "s02", "s04", "s06")  # the tools a learner's loop of the course's chapters drives
 YOURS_SCENARIOS = [s.name for s in SCENARIOS.values() if s.toolset in YOURS_TOOLSETS]
 YOURS_BROKEN = N_("broken rule: {name}: {said}")
+YOURS_ERROR = N_("error: {said}")
+YOURS_STOPPED = N_("stopped: {said}")
+YOURS_NOTE = N_("note: {said}")
 YOURS_API_ERROR = N_("the API's error: {status} {message}")
 YOURS_LINE = N_("your line {line}: {code}")
+YOURS_FIX = N_("the fix: {fix}")
 YOURS_ENDED = N_("your loop ended by itself, every rule kept: {calls} model calls")
+YOURS_PRINTED = N_("what your program printed:")
+YOURS_LEFT_OUT = N_("{n} file(s) of the project were not copied into the sandbox (past its bounds: 1 MiB a file, "
+                    "16 MiB and 2,000 files in all)")
+YOURS_HELP = """\
+FILE is your agent, as you run it yourself: a whole script (`if __name__ == "__main__":` with an input() REPL, its
+own client, its own tools and dispatch map, python-dotenv, the anthropic or the openai SDK), a file of a package
+(run as `python -m package.module`, so relative imports work), or a file that only defines agent_loop(state) or
+agent_loop(messages). Run it from your project's folder: that folder is copied into the sandbox, read-only, so
+modules of your own and your .env are found.
+
+What it is given: the scenario's task typed into its input(), then end of input; every HTTP request it makes, to
+any address, answered by Loopscope's offline model (the Messages API for a path ending in /messages, OpenAI Chat
+Completions for /chat/completions; anything else has no network); the model, key and base-URL variables it reads
+(MODEL_ID, ANTHROPIC_API_KEY, OPENAI_BASE_URL, ...) set unless you set them (a placeholder key, which never leaves
+the sandbox); the workspace as its working directory. A file that only defines agent_loop also gets the chapter's
+client, MODEL, SYSTEM, TOOLS, MAX_TOKENS (the scenario's), run_tool(block) and run_bash(command).
+"""
 
 
 def _yours(args) -> int:
+    from pathlib import Path
+
+    from .text.terminal import as_shown
     from .yours import sandboxed
+    from .yours.program import Program, ProgramError, parse_env_file
     from .yours.reading import read
 
     lang = args.lang
+    env = {}
+    for path in args.env_file or []:
+        try:
+            env.update(parse_env_file(Path(path).read_text(encoding="utf-8-sig")))
+        except (OSError, UnicodeDecodeError) as exc:
+            out(f"error: {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+            return 1
+    for pair in args.env or []:
+        name, eq, value = pair.partition("=")
+        if not eq or not name.isidentifier():
+            out(f"error: --env {pair}: write NAME=VALUE", file=sys.stderr)
+            return 1
+        env[name] = value
     try:
-        with open(args.file, encoding="utf-8") as f:
-            source = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        out(f"error: {args.file}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        program = Program.from_file(args.file, env=env)
+    except ProgramError as exc:
+        out(f"error: {say(lang, exc.note, **exc.values)}", file=sys.stderr)
         return 1
-    yours = read(sandboxed.run(source, args.scenario, lang))
-    trace, named = yours.trace, yours.named
+    except OSError as exc:
+        out(f"error: {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    if program.left_out:
+        out(say(lang, YOURS_NOTE, said=say(lang, YOURS_LEFT_OUT, n=program.left_out)))
+    yours = read(sandboxed.run(program, args.scenario, lang))
+    trace, named, recording = yours.trace, yours.named, yours.recording
     for i in range(len(trace.steps)):
         out(describe(trace, i, lang))
+    if recording.output.strip():
+        out(say(lang, YOURS_PRINTED))
+        out(as_shown(recording.output).rstrip())
+    for note in yours.notes:
+        out(say(lang, YOURS_NOTE, said=note.render(lang)))
     if named is not None:
-        out(say(lang, YOURS_BROKEN, name=named.name, said=named.render(lang)))
+        said = named.render(lang)
+        if named.is_rule:
+            out(say(lang, YOURS_BROKEN, name=named.name, said=said))
+        elif named.stopped:
+            out(say(lang, YOURS_STOPPED, said=said))
+        else:
+            out(say(lang, YOURS_ERROR, said=said))
         if named.error:
             out(say(lang, YOURS_API_ERROR, status=named.error.get("status"), message=named.error.get("message")))
-        if named.line:
-            lines = source.splitlines()
+        if named.line and named.file in (None, recording.file):
+            lines = recording.source.splitlines()
             code = lines[named.line - 1].strip() if 0 < named.line <= len(lines) else ""
             out(say(lang, YOURS_LINE, line=named.line, code=code))
-        if yours.recording.traceback:
-            out(yours.recording.traceback.rstrip())
+        if named.is_mistake:
+            out(say(lang, YOURS_FIX, fix=say(lang, MISTAKES[named.name].fix)))
     elif yours.kept_every_rule:
-        out(say(lang, YOURS_ENDED, calls=len(yours.recording.exchanges)))
+        out(say(lang, YOURS_ENDED, calls=len(recording.exchanges)))
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8") as f:
@@ -568,15 +633,20 @@ def main(argv: list[str] | None = None) -> int:
     quiz.add_argument("--lang", choices=list(languages()), help="default: the language the run was made in")
     quiz.set_defaults(func=_quiz)
 
-    yours = sub.add_parser("yours", help="run your own agent_loop (a file defining it as the chapter does) in the "
-                                         "sandbox, print its stages and name the first rule it breaks")
-    yours.add_argument("file", help="a Python file defining agent_loop(state); client, MODEL, SYSTEM, TOOLS, "
-                                    "MAX_TOKENS (the scenario's), run_tool(block) and run_bash(command) are given")
+    yours = sub.add_parser("yours", help="run your own agent (a whole script, a file of a package, or a file "
+                                         "defining agent_loop) in the sandbox, print its stages and name the first "
+                                         "rule it breaks", description=YOURS_HELP,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    yours.add_argument("file", help="your agent's Python file: run from your project's folder when it imports modules "
+                                    "of your own")
     yours.add_argument("--scenario", choices=YOURS_SCENARIOS, default="list-files", metavar="NAME",
-                       help="a built-in scenario (toolsets s01 and s02): " + ", ".join(YOURS_SCENARIOS)
-                            + " (default list-files)")
+                       help="a built-in scenario: " + ", ".join(YOURS_SCENARIOS) + " (default list-files)")
     yours.add_argument("--lang", choices=list(languages()), default="en",
                        help="the learner's language: the scenario's task, the model's words and these lines")
+    yours.add_argument("--env", action="append", metavar="NAME=VALUE",
+                       help="set a variable for your program (again for more); it wins over what Loopscope sets")
+    yours.add_argument("--env-file", action="append", metavar="FILE",
+                       help="set the NAME=VALUE lines of FILE for your program (a .env file)")
     yours.add_argument("--out", help="write the transcript (with your source) to this file")
     yours.set_defaults(func=_yours)
 

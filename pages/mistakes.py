@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from pages.views.blocks import draw_style
 from pages.views.i18n import choice, lang, t
 from pages.views.mistakes import draw_lab

@@ -62,8 +62,9 @@ def _state_of(state: object) -> LearnerState:
 
 
 def record(source: str, scenario: str = "list-files", lang: str = "en", max_calls: int = rec.MAX_CALLS,
-           toolset: str = "s01") -> Recording:
-    """Run `source`'s `agent_loop` on `scenario` and return what the channel and the tool box saw."""
+           toolset: str = "s01", owner: object = None, on_wait=None) -> Recording:
+    """Run `source`'s `agent_loop` on `scenario` and return what the channel and the tool box saw (`owner` and
+    `on_wait`, the sandboxed runner's line for a sandbox, have nothing to wait for here)."""
     recording = Recording(source=source, scenario=scenario, lang=lang)
     linecache.cache[FILE] = (len(source), None, source.splitlines(True), FILE)  # tracebacks show their code
     try:

@@ -18,7 +18,7 @@ from loop.files import browser_id
 from loop.files.classes import Classes
 from loop.files.runs import default_store
 from loop.text.catalogs import say
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.views.questions import question_before
 from tests.apptest import app, choose_server, click, issued, reload, run
 

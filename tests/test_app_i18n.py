@@ -257,7 +257,11 @@ def test_mistakes_lab_has_no_english_left_and_keeps_the_api_error_verbatim(lang,
     wrong, right = at.session_state["mistakes-runs"][(mistake, lang)]
     if wrong.broke_at:
         assert wrong.broke_at.error in at.error[0].value  # the API's words stay as the API wrote them
-    data = [wrong.broke_at.error if wrong.broke_at else "", *SCENARIOS, "end_turn"]
+    from loop.engine.mistakes import MISTAKES, OPENAI
+
+    # the API's words stay verbatim, the other dialect's too (with its product's name)
+    data = [wrong.broke_at.error if wrong.broke_at else "", MISTAKES[mistake].said(OPENAI) or "",
+            "Chat Completions", *SCENARIOS, "end_turn"]
     for run in (wrong, right):
         for call in run.calls:
             data += call.tool_outputs

@@ -90,6 +90,7 @@ def test_a_wrong_answer_reveals_the_step_with_the_why_in_the_page_s_language(lan
     shown = verdict(at)
     assert 'data-verdict="wrong"' in shown and NOT_QUITE[lang] in shown
     assert markdown_html(q.why) in shown and markdown_html(q.choices[q.answer]).removeprefix("<p>")[:20] in shown
+    assert q.why_wrong(wrong) and markdown_html(q.why_wrong(wrong)) in shown  # why the choice made is wrong
     assert any(m.value == say(lang, "**{right} of {asked} right**", right=0, asked=1) for m in at.markdown)
     if lang != "en":  # the toggle, the score, the verdict: no English left on the page
         left = {s: w for s in texts_on_page(at) if (w := english_left(s, ["two-tools.json"], names(lang)))}

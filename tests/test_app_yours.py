@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop.text.catalogs import say
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.yours.listing import CALL as CALL_COMMENT, CHAPTER_LOOP, chapter_loop
 from loop.yours.reading import read
 from pages.views.permalink import source_of
@@ -56,6 +56,7 @@ def test_a_broken_run_is_named_and_stepping_lights_the_line_that_sent_each_call(
     line = NO_APPEND.splitlines().index(CALL) + 1
     assert say("ja", "Your line {line}:", line=line) in named.value
     assert "(/mistakes?mistake=no-assistant-append)" in named.value
+    assert say("ja", "**The fix:**") + " " + say("ja", MISTAKES["no-assistant-append"].fix) in named.value
     assert 'class="lit"' not in html(at)  # step 1: the task, before any line of theirs ran
     state = lambda: next(m.value for m in at.markdown if "| `turn_count` |" in m.value)  # noqa: E731
     assert "| `turn_count` | — | `1` |" in state()  # not read yet: no call has been made (never "None")

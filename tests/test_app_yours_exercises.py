@@ -43,8 +43,8 @@ def in_process():
 def test_choosing_an_exercise_opens_its_starter_and_each_exercise_keeps_the_learners_own_text():
     at = app("pages/yours.py", lang="ja")
     [exercises, scenarios] = at.selectbox
-    assert exercises.options == [say("ja", "Free: the chapter's loop")] + [
-        say("ja", "Statement {n}: {title}", n=e.statement, title=say("ja", e.title)) for e in EXERCISES.values()]
+    assert exercises.options == [say("ja", "Free: the chapter's loop")] + [e.label("ja") for e in EXERCISES.values()]
+    assert exercises.options[-1] == say("ja", "Beyond the chapter: {title}", title=say("ja", EXERCISES["is-error"].title))
     picked(at, "append-the-response")
     exercise = EXERCISES["append-the-response"]
     assert at.session_state[SEEN] == starting_code("ja", "append-the-response")
@@ -78,15 +78,23 @@ def test_check_with_the_starter_fails_and_says_why_in_japanese_with_the_scenario
     assert not at.success
 
 
-def test_a_loop_that_looks_right_but_drops_is_error_does_not_pass(in_process):
+def test_exercise_3_passes_with_the_chapters_own_write_back_and_is_error_is_the_next_exercise(in_process):
     at = app("pages/yours.py")
     picked(at, "write-back")
     exercise = EXERCISES["write-back"]
     at.session_state[SOURCE] = starting_code("en", "write-back").replace(
-        f"        # TODO: {exercise.todo}\n", exercise.missing)  # the chapter's listing: no is_error
+        f"        # TODO: {exercise.todo}\n",
+        '        state["messages"].append({"role": "user", "content": results})\n')  # the chapter's write-back
     run(at)
     check(at)
-    shown = at.error[0]  # the verdict; the run it failed on is drawn below it, its own broken rule named
+    assert not at.error, [e.value for e in at.error]
+    assert [s.value for s in at.success] == ["Passed: your loop does it on recover, two-tools."]
+    picked(at, "is-error")  # beyond the chapter: the chapter's listing does not mark a failed run
+    assert any("goes beyond the chapter" in m.value for m in at.markdown)
+    at.session_state[SOURCE] = EXERCISES["write-back"].answer
+    run(at)
+    check(at)
+    shown = at.error[0]  # the verdict; the run it failed on is drawn below it
     assert "is_error" in shown.value and "`recover`" in shown.value
 
 
@@ -116,10 +124,10 @@ def test_check_with_the_answer_passes_and_the_browser_keeps_it_for_the_picker_an
     assert other.checkbox(key="about-check-s1").value is False
 
 
-def test_check_goes_through_the_sandbox_and_passes_statement_3_only_with_is_error_written_back():
+def test_check_goes_through_the_sandbox_and_passes_is_error_only_with_is_error_written_back():
     at = app("pages/yours.py")
-    picked(at, "write-back")
-    at.session_state[SOURCE] = EXERCISES["write-back"].answer
+    picked(at, "is-error")
+    at.session_state[SOURCE] = EXERCISES["is-error"].answer
     run(at)
     with mock.patch("loop.yours.sandboxed.run", wraps=sandboxed.run) as sandbox:
         check(at)

@@ -3,7 +3,7 @@
 import pytest
 
 from loop.files import transcript
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.yours.listing import CHAPTER_LOOP
 
 from .cli import loop_cli, loop_main
@@ -39,10 +39,13 @@ def test_the_chapters_listing_holds_and_a_loop_without_the_append_is_named_with_
     assert f"your line {CALL_LINE}: response = client.messages.create(" in broken.stdout
     assert "Traceback" not in broken.stdout + broken.stderr
 
-    for name in ("list-files", "recover", "two-tools", "big-context"):  # toolsets s01 and s02
-        assert name in listed.stdout
-    assert "subagent" not in listed.stdout and "compact," not in listed.stdout
-    assert "MODEL, SYSTEM, TOOLS, MAX_TOKENS (the scenario's), run_tool(block)" in " ".join(listed.stdout.split())
+    said = " ".join(listed.stdout.split())
+    for name in ("list-files", "recover", "two-tools", "big-context", "subagent", "compact"):  # s01, s02, s04, s06
+        assert name in said.replace("- ", "-")  # argparse may break a name at its hyphen
+    # what the file may be, and what it is given
+    assert "a whole script" in said and "a file of a package" in said and "Run it from your project's folder" in said
+    assert "task typed into its input(), then end of input" in said and "placeholder key" in said
+    assert "MODEL, SYSTEM, TOOLS, MAX_TOKENS (the scenario's), run_tool(block)" in said
 
 
 # -- The same, through `main` in this process (the sandbox still runs the learner's code apart) --
@@ -109,6 +112,7 @@ def test_each_mistake_of_the_lab_written_into_a_loop_is_named_with_the_apis_word
     else:
         assert "the API's error: 400 " in ran.stdout
     assert f"your line {CALL_LINE}: response = client.messages.create(" in ran.stdout
+    assert f"the fix: {MISTAKES[mistake].fix}" in ran.stdout  # the one sentence its definition gives
     assert "Traceback" not in ran.stdout + ran.stderr
     assert "every rule kept" not in ran.stdout
 
@@ -118,5 +122,6 @@ def test_a_loop_that_never_calls_the_model_exits_1_and_says_so(tmp_path):
     source.write_text('def agent_loop(state):\n    print("Hello")\n')
     [ran] = loop_main(["yours", source])
     assert ran.returncode == 1, ran.stdout + ran.stderr
-    assert "broken rule: never-called: your loop never called the model" in ran.stdout
-    assert "every rule kept" not in ran.stdout
+    assert "error: your loop never called the model" in ran.stdout
+    assert "broken rule" not in ran.stdout and "every rule kept" not in ran.stdout
+    assert "what your program printed:\nHello" in ran.stdout  # its print, as a terminal shows it

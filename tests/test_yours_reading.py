@@ -11,7 +11,7 @@ from loop import start
 from loop.engine import rules
 from loop.files import transcript
 from loop.importers.derive import trace_from_history
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.views.step import view
 from loop.yours import recording as rec
 from loop.yours.listing import CHAPTER_LOOP

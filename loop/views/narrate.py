@@ -135,8 +135,11 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
             return say(lang, "{tool} → the subagent's answer ({thread}): {output}", tool=d.name, thread=d.thread,
                        output=short(result_words(output), 80))
         flag = " [is_error]" if d.is_error else ""
+        reported = d.get("reported")  # a learner's program ran it itself: its word, marked as its own
+        theirs = say(lang, " · your program reported running it, line {line}", line=reported.get("line")) \
+            if isinstance(reported, dict) and reported.get("line") else ""
         return (f"{d.name} {short(d.input, 60)} → {short(result_words(output), 80)}{flag} "
-                f"({d.tool_use_id})" + complete.tool_extras(d, lang))
+                f"({d.tool_use_id})" + theirs + complete.tool_extras(d, lang))
     if step.stage == "write_back":
         return say(lang, "messages ← user: {n} tool_result block(s); turn {turn} ends, turn_count {before} → {after}, "
                    "transition_reason={reason}", n=d.results, turn=step.turn, before=step.turn,

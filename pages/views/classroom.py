@@ -29,7 +29,7 @@ from loop.views.questions import question_before
 
 from .address import PUBLIC_URL_VARIABLE, ClassLink, class_link, is_loopback, listens_beyond_loopback, machine_addresses
 from .browser import store, this_browser
-from .blocks import inline_code
+from .blocks import inline_code, plain
 from .i18n import lang, t
 from .predict import answers
 from .predict import on as predict_on
@@ -187,7 +187,7 @@ def shown(run: Run, counts: bool = True) -> None:
     except NotTeacher:  # ended in another tab of this browser
         _forget()
     except (StoreError, OSError) as exc:
-        st.toast(t("The class could not be shown this step: {error}", error=exc), icon=":material/warning:")
+        st.toast(t("The class could not be shown this step: {error}", error=plain(exc)), icon=":material/warning:")
 
 
 def _draw_counts(code: str, step: int) -> None:
@@ -195,7 +195,7 @@ def _draw_counts(code: str, step: int) -> None:
         counts = classes().counts(code, step)
     except StoreError:
         return
-    said = " · ".join(f"**{choice + 1}.** {n}" for choice, n in sorted(counts.items())) or "—"
+    said = " · ".join(f"**{choice + 1}.** {n:d}" for choice, n in sorted(counts.items())) or "—"
     st.markdown(t("The class's answers: {counts} (of {n})", counts=said, n=sum(counts.values())),
                 width="content")
 
@@ -291,7 +291,7 @@ def draw_teacher(run: Run) -> None:
     class just ended."""
     s = st.session_state
     if s.get("class-error"):
-        st.error(s.pop("class-error"), icon=":material/error:")
+        st.error(plain(s.pop("class-error")), icon=":material/error:")
     if s.get(ENDED):
         _draw_summary(*s[ENDED])
     code = s.get(TEACHING)
@@ -332,17 +332,17 @@ def _draw_attendance(code: str) -> None:
         following, away = classes().attendance(code, this_browser())
     except (StoreError, NotTeacher):
         return
-    st.markdown(t("**{n} following** · {m} away", n=following, m=away), width="content")
+    st.markdown(t("**{n} following** · {m} away", n=int(following), m=int(away)), width="content")
 
 
 def _draw_summary(summary: Summary, answers: str) -> None:
     with st.container(border=True, key="classroom-summary"):
-        st.markdown(t("**Class {code} ended.** Browsers that followed it: {n}.", code=summary.code,
-                      n=summary.followers))
+        st.markdown(t("**Class {code} ended.** Browsers that followed it: {n}.", code=plain(summary.code),
+                      n=int(summary.followers)))
         steps = ", ".join(str(k + 1) for k in summary.steps_shown) or "—"
         st.markdown(t("Steps shown: {steps}", steps=steps))
         for step, counts in sorted(summary.questions.items()):
-            said = ", ".join(f"{choice + 1}: {n}" for choice, n in sorted(counts.items())) or "—"
+            said = ", ".join(f"{choice + 1}: {n:d}" for choice, n in sorted(counts.items())) or "—"
             st.markdown(t("Question before step {k}: {counts}", k=step + 1, counts=said))
         with st.container(horizontal=True, gap="small"):
             st.download_button(t("Answers (CSV)"), data=answers, file_name=f"loopscope-class-{summary.code}.csv",

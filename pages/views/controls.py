@@ -175,7 +175,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
             saved()
         error = st.session_state.get(f"{key}-error") if run is not None else None
         if error:
-            st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {plain(error['message'])}\n\n"
+            st.error(t("**{stage} failed.**", stage=plain(stage_title(error.get("stage")))) + f" {plain(error['message'])}\n\n"
                      + t("The trace is unchanged: nothing was added. **Retry** repeats this stage."),
                      icon=":material/error:")
             st.button(t("Retry"), key=f"{key}-retry", icon=":material/replay:", on_click=_ask, args=(key, "retry"))

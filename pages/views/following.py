@@ -30,7 +30,7 @@ from loop.files.runs import StoreError
 from loop.views.questions import question_before
 
 from .browser import this_browser
-from .blocks import markdown_html
+from .blocks import markdown_html, plain
 from .forks import Own, set_own, trace_label
 from .i18n import lang, t
 from .keep import KEPT
@@ -227,11 +227,11 @@ def draw_follower() -> None:
     try:
         state = read_state(code)
     except StoreError as exc:
-        st.error(t("The class cannot be read on this server: {error}", error=exc), icon=":material/error:")
+        st.error(t("The class cannot be read on this server: {error}", error=plain(exc)), icon=":material/error:")
         return
     if state is None or state.ended or not all(c in CODE_LETTERS for c in code):
         st.error(t("No class has the code {code}: it may have ended. Ask your teacher for the code.",
-                   code=code[:12]), icon=":material/error:")
+                   code=plain(code[:12])), icon=":material/error:")
         return
     copy = _copy(code)
     if state.question is not None and not state.revealed and not copy.following:  # no stepping away while it is open
@@ -247,7 +247,7 @@ def draw_follower() -> None:
             return
     _beat(copy)
     _url(copy)
-    st.markdown("#### " + t("Class {code}", code=code))
+    st.markdown("#### " + t("Class {code}", code=plain(code)))
     if copy.following:
         st.caption(t("You follow the teacher: your page shows the teacher's step. Back and Step move your own "
                      "copy; nothing runs."))

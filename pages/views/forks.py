@@ -18,7 +18,7 @@ import streamlit as st
 
 from loop.engine.fork import ForkRefused, fork_task, fork_tool_result
 from loop.engine.runner import Run
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.views.step import StepView
 from loop.engine.trace import Trace
 from loop.views.errors import explain

@@ -196,7 +196,7 @@ def draw_toggle(trace: Trace, key: str) -> None:
         return
     right, asked = score(trace)
     if asked:
-        st.markdown(t("**{right} of {asked} right**", right=right, asked=asked), width="content")
+        st.markdown(t("**{right} of {asked} right**", right=int(right), asked=int(asked)), width="content")
     if answers(trace).chosen:
         st.button(t("Predict again"), key=f"{key}-predict-again", icon=":material/restart_alt:",
                   on_click=_again, args=(trace,), help=t("Back to the first step, the answers of this run cleared."))
@@ -249,5 +249,7 @@ def draw_verdict(trace: Trace, key: str, k: int, chosen: int) -> None:
     else:
         said, kind = t("**Not quite.** You chose {chosen}; the answer is {answer}", chosen=q.choices[chosen],
                        answer=right), "wrong"
+        if q.why_wrong(chosen):  # why the choice made is wrong, before why the answer is right
+            said += "\n\n" + q.why_wrong(chosen)
     st.html(CSS + f'<div class="ls-verdict ls-verdict-{kind}" id="ls-verdict-{key}" data-verdict="{kind}">'
             f"{markdown_html(said)}{markdown_html(q.why)}</div>")

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor, wait as futures_wait
 from html import escape
 
 import streamlit as st
 from code_editor import code_editor
 
 from loop.text.catalogs import N_
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
+from loop.text.terminal import as_shown
 from loop.files.runs import StoreError
 from loop.yours import sandboxed
 from loop.yours.exercises import EXERCISES, Verdict, run_exercise
@@ -27,7 +29,7 @@ from loop.yours.named import EXCEPTION, SYNTAX_ERROR
 from loop.engine.trace import Trace
 from loop.yours.reading import Yours, call_step, learner_at, line_at, read
 
-from .blocks import inline_code
+from .blocks import cell, inline_code, note_markdown, plain
 from .browser import store, this_browser
 from .current import view_at
 from .i18n import choice, lang, t
@@ -52,7 +54,8 @@ ASKED = "yours-check-asked"  # Check was clicked for this exercise: it runs wher
 FREE = "free"
 
 # The scenarios the chapter's loop ends by itself on (it does not compact, nor retry a 529): toolsets s01 and s02.
-SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel"]
+SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel", "subagent",
+             "compact"]  # the last two for a file of the course's s04 and s06: a sub-agent's thread, a compaction
 HEADER = N_("Write agent_loop(state) as the chapter does: client, MODEL, SYSTEM, TOOLS, MAX_TOKENS and run_tool(block) "
             "are given.")
 CODE_STYLE = """<style>
@@ -185,17 +188,30 @@ def draw_run_row(source: str) -> None:
                          args=(widget,))
         st.selectbox(t("Scenario"), SCENARIOS, key=PICK, width=260)
         clicked = st.button(t("Run"), type="primary", icon=":material/play_arrow:", key="yours-run-button")
+    st.caption(t("Or paste your whole agent file, as you run it yourself: its own client (anthropic or openai), its "
+                 "own tools, its input() loop. The scenario's task is typed into its input(); every request it sends "
+                 "is answered by the offline model."))
     if clicked:
+        waiting = st.empty()
         with st.spinner(t("Running your loop in the sandbox…")):
             try:
-                recording = sandboxed.run(source, st.session_state[PICK], lang())
+                recording = sandboxed.run(source.lstrip("\ufeff"), st.session_state[PICK], lang(),
+                                          owner=this_browser(), on_wait=lambda ahead: _say_wait(waiting, ahead))
             except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-                st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+                st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
                          icon=":material/error:")
                 return
             st.session_state[YOURS] = read(recording)
         warm_up()
         st.rerun()  # the editor above marks the broken line: it is drawn again, knowing the run
+
+
+def _say_wait(place, ahead: int | None) -> None:
+    """Where this browser's run stands in the line for a sandbox (a server runs a few at once)."""
+    if ahead is None:
+        place.empty()
+    else:
+        place.info(t("Waiting for a free sandbox: {n} run(s) ahead of yours.", n=ahead), icon=":material/hourglass:")
 
 
 def _passed() -> set[str]:
@@ -213,7 +229,7 @@ def _exercise_labels(passed: set[str]) -> dict[str, str]:
     labels = {FREE: t("Free: the chapter's loop")}
     for name, exercise in EXERCISES.items():
         tick = "✓ " if name in passed else ""
-        labels[name] = tick + t("Statement {n}: {title}", n=exercise.statement, title=t(exercise.title))
+        labels[name] = tick + exercise.label(lang())  # "Statement 3: …", or "Beyond the chapter: …"
     return labels
 
 
@@ -268,7 +284,7 @@ def draw_exercise(source: str) -> None:
                 _draw_verdict(kept[1])
             else:  # a verdict is about the code it checked: the editor holds other code now
                 st.caption(t("Checked on your earlier code: Check again to check this one."),
-                           help=kept[1].why)
+                           help=plain(kept[1].why))
 
 
 def _ask(name: str) -> None:
@@ -280,15 +296,32 @@ def _check(name: str, source: str) -> None:
     s = st.session_state
     recordings = {}
 
+    ahead: dict[str, int] = {}  # scenario -> runs ahead of it in the line for a sandbox, while it waits
+    owner = this_browser()
+
     def runner(text: str, scenario: str, language: str, **limits):
-        recordings[scenario] = sandboxed.run(text, scenario, language, **limits)
+        def waits(n: int | None) -> None:
+            if n is None:
+                ahead.pop(scenario, None)
+            else:
+                ahead[scenario] = n
+
+        recordings[scenario] = sandboxed.run(text, scenario, language, owner=owner, on_wait=waits, **limits)
         return recordings[scenario]
 
     with st.spinner(t("Checking your loop on {scenarios}…", scenarios=", ".join(EXERCISES[name].scenarios))):
         try:
-            verdict = run_exercise(EXERCISES[name], source, lang(), runner)
+            # Check's scenarios wait in the line like any run: the page says where they stand while they wait
+            waiting = st.empty()
+            with ThreadPoolExecutor(1, thread_name_prefix="loopscope-check-wait") as pool:
+                checking = pool.submit(run_exercise, EXERCISES[name], source.lstrip("\ufeff"), lang(), runner)
+                while not checking.done():
+                    _say_wait(waiting, min(ahead.values()) if ahead else None)
+                    futures_wait([checking], timeout=0.25)
+                waiting.empty()
+                verdict = checking.result()
         except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-            st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+            st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
                      icon=":material/error:")
             return
     _warm_for_check(name)
@@ -300,7 +333,7 @@ def _check(name: str, source: str) -> None:
             try:
                 store().mark_passed(owner, name)
             except (StoreError, OSError) as exc:  # the lesson goes on; the tick is not kept
-                st.toast(t("Your progress could not be saved: {error}", error=exc), icon=":material/warning:")
+                st.toast(t("Your progress could not be saved: {error}", error=plain(exc)), icon=":material/warning:")
     elif verdict.scenario in recordings:  # the run it failed on, drawn below with the same views, at the call
         s[YOURS] = _at_call(read(recordings[verdict.scenario]), verdict.call)
     st.rerun()  # the picker ticks a passed exercise; the editor marks the failed run's line
@@ -315,7 +348,7 @@ def _at_call(yours: Yours, call: int | None) -> Yours:
 
 
 def _draw_verdict(verdict: Verdict) -> None:
-    why = verdict.note.render(lang()) if verdict.note is not None else verdict.why
+    why = note_markdown(verdict.note, lang()) if verdict.note is not None else plain(verdict.why)
     if verdict.passed:
         st.success(why, icon=":material/check_circle:")
         return
@@ -366,7 +399,7 @@ def draw_beside(trace: Trace) -> None:
     left, right = st.columns([3, 2])
     with left:
         line = line_at(trace, i) if i >= 0 else None
-        st.markdown("**" + t("Your code") + "**" + (" · " + t("line {line}", line=line) if line else ""))
+        st.markdown("**" + t("Your code") + "**" + (" · " + t("line {line}", line=int(line)) if line else ""))
         st.html(_code_html(source, line), unsafe_allow_javascript=True)
     with right, st.container(key="yours-state"):
         st.markdown("**" + t("Your state beside the chapter's LoopState") + "**")
@@ -376,8 +409,9 @@ def draw_beside(trace: Trace) -> None:
         rows = [f"| | {mine} | LoopState |", "|---|---|---|"]
         for field in ("turn_count", "transition_reason"):
             chapter = chapter_state.get(field)
-            yours = _value(learner.get(field)) if learner is not None else "—"
-            rows.append(f"| `{field}` | {yours} | {inline_code(chapter) if chapter else _value(None)} |")
+            yours = cell(_value(learner.get(field))) if learner is not None else "—"
+            rows.append(f"| `{field}` | {yours} | "
+                        f"{cell(inline_code(chapter) if chapter else _value(None))} |")  # a `|` stays in its cell
         st.markdown("\n".join(rows))
         st.caption(t("Your state as your code left it at the call shown last; the LoopState as the chapter's "
                      "loop keeps it.") + ("" if learner is not None else " " + t(
@@ -394,24 +428,33 @@ def draw_named(yours: Yours) -> None:
                          n=len(recording.exchanges)), icon=":material/check_circle:")
         return
     mistake = MISTAKES.get(named.name)
-    heading = t(mistake.title, now) if mistake else named.render(now)
+    said = note_markdown(named.note, now) if named.note is not None else ""  # its values (a message) as text
+    heading = t(mistake.title, now) if mistake else said
     lines = [f"**{heading}**"]
     if mistake:
-        lines.append(named.render(now))
+        lines.append(said)
     if named.error:
-        lines.append(t("The API's answer: {status} {message}", status=named.error.get("status"),
+        lines.append(t("The API's answer: {status} {message}", status=plain(named.error.get("status")),
                        message=inline_code(named.error.get("message") or "")))
     source = recording.source.splitlines()
     if named.line and 0 < named.line <= len(source):
-        lines.append(t("Your line {line}:", line=named.line) + " " + inline_code(source[named.line - 1].strip()))
+        lines.append(t("Your line {line}:", line=int(named.line)) + " " + inline_code(source[named.line - 1].strip()))
     if mistake:
-        lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={named.name}"))
+        lines.append(t("**The fix:**") + " " + t(mistake.fix, now))  # the one sentence the mistake's definition gives
+        lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={plain(named.name)}"))
     st.error("\n\n".join(lines), icon=":material/error:")
     if named.name == EXCEPTION and recording.traceback:
         st.code(recording.traceback, language="text")
-    if named.name != SYNTAX_ERROR and recording.output:
-        with st.expander(t("What your code printed")):
-            st.code(recording.output, language="text")
+
+
+def draw_printed(yours: Yours) -> None:
+    """What the learner's program printed, as a terminal shows it (its colours left out), and what is worth saying
+    beside the run (a max_tokens its file asked too much of)."""
+    for note in yours.notes:
+        st.info(note_markdown(note, lang()), icon=":material/info:")
+    if yours.recording.output.strip():
+        with st.expander(t("What your program printed"), expanded=True, icon=":material/terminal:"):
+            st.code(as_shown(yours.recording.output).rstrip(), language="text")
 
 
 def draw_yours(yours: Yours) -> None:
@@ -419,6 +462,7 @@ def draw_yours(yours: Yours) -> None:
     draw_named(yours)
     if yours.recording.source != st.session_state.get(SOURCE):  # the editor holds other code now
         st.caption(t("This run is of your earlier code: Run again to run the code in the editor."))
+    draw_printed(yours)
     if not len(yours.trace):
         return
     # Step through's views, and above them the learner's code, in the views' one fragment: Back and Step move both
@@ -470,9 +514,9 @@ def _run_linked(source: str, scenario: str, k: int) -> None:
     s[PICK] = scenario
     with st.spinner(t("Running your loop in the sandbox…")):
         try:
-            recording = sandboxed.run(source, scenario, lang())
+            recording = sandboxed.run(source.lstrip("\ufeff"), scenario, lang(), owner=this_browser())
         except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-            st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+            st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
                      icon=":material/error:")
             return
     yours = read(recording)
