@@ -111,33 +111,61 @@ def draw_uploader_words() -> None:
 
 
 # The files of one drop (or one pick) replace those of the drop before: Streamlit's uploader keeps adding them, and
-# a second session's log beside the first is refused as "several sessions' logs". Once the new files are taken,
-# the page removes the old ones with their own delete buttons, as the learner would.
+# a second session's log beside the first is refused as "several sessions' logs". The page opens only the files just
+# added (`_take`), and once they are uploaded removes the old ones with their own delete buttons, as the learner would
+# (removed while a new file is still uploading, the uploader may drop the new one too).
 ONE_DROP = """<script>(() => {
   if (window.lsOneDrop) return;
   window.lsOneDrop = true;
+  const CHIP = '[data-testid="stFileChip"]';
   const replace = (event) => {
     const box = event.target.closest && event.target.closest('[data-testid="stFileUploader"]');
     if (!box || (event.type === "change" && event.target.type !== "file")) return;
-    const old = [...box.querySelectorAll('[data-testid="stFileChipDeleteBtn"] button')];
-    setTimeout(() => old.forEach((button) => { if (button.isConnected) button.click(); }));
+    const files = event.type === "drop" ? event.dataTransfer && event.dataTransfer.files : event.target.files;
+    const old = box.querySelectorAll(CHIP).length, added = files ? files.length : 0;
+    if (!old || !added) return;
+    let tries = 0;
+    const check = () => {
+      const chips = [...box.querySelectorAll(CHIP)];
+      const busy = box.querySelector('[data-testid="stFileChipIconSpinner"]');
+      if (chips.length >= old + added && !busy) {
+        chips.slice(0, old).forEach((chip) => {  // the oldest first: the ones dropped before
+          const button = chip.querySelector('[data-testid="stFileChipDeleteBtn"] button');
+          if (button) button.click();
+        });
+      } else if (++tries < 1200) setTimeout(check, 100);
+    };
+    setTimeout(check, 100);
   };
   document.addEventListener("change", replace, true);
   document.addEventListener("drop", replace, true);
-})();</script>"""
+})();"""
 
 
 def _take(uploads: list | None) -> None:
-    """Open the files uploaded, once, when they arrive; an upload opened empties the sample box."""
+    """Open the files of the last drop, once, when they arrive; an upload opened empties the sample box.
+
+    Files added beside the ones before are a drop of their own: they are opened alone (the uploader keeps the
+    earlier ones until the page removes them: ONE_DROP). Files only removed open nothing."""
     ids = tuple(u.file_id for u in uploads or [])
+    before = st.session_state.get("replay-upload-id") or ()
     if not ids:
         st.session_state.pop("replay-upload-id", None)
         st.session_state.pop("replay-upload-error", None)
         return
-    if st.session_state.get("replay-upload-id") == ids:
+    if ids == before:
         return
-    st.session_state["replay-upload-id"] = ids
+    if set(ids) <= set(before):  # files removed (the ones dropped before): what is replayed stays
+        st.session_state["replay-upload-id"] = ids
+        return
+    uploads = [u for u in uploads if u.file_id not in before]
     named = ", ".join(u.name for u in uploads)
+    _open_uploads(uploads, named)
+    # Only once they are opened: a run stopped on the way (the next click's) opens them again
+    st.session_state["replay-upload-id"] = ids
+
+
+def _open_uploads(uploads: list, named: str) -> None:
     try:
         if len(uploads) == 1 and not uploads[0].name.lower().endswith(".zip"):
             _open(uploads[0].getvalue(), uploads[0].name, "upload")
