@@ -179,8 +179,9 @@ def _replay(args) -> int:
     if rest:
         out(f"note: {rest.render()}")
     lang = known(args.lang or trace.meta.get("lang"))  # a run is replayed in the language it was made in
-    out(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model"),
-            task=trace.meta.get("task")))
+    unknown = say(lang, "(not recorded)")  # a log that names no model (or no task) says so, never "None"
+    out(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model") or unknown,
+            task=trace.meta.get("task") or unknown))
     for i in range(len(trace)):
         out(describe(trace, i, lang))
     return 0

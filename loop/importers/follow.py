@@ -25,7 +25,11 @@ from pathlib import Path
 from ..engine.trace import Trace
 from ..files import regular, transcript
 from ..files.regular import NotRegular, TooBig
-from . import ImportFailed, Imported, Thread, _finish, claude_code
+from . import claude_code
+from .failed import ImportFailed
+from .files import combine
+from .finish import Imported, finish
+from .formats import read_claude_code
 from .notes import FILE_LINE, Note, Notes, on_line
 from ..text.catalogs import N_
 
@@ -194,19 +198,12 @@ class Follower:
         for note in self.skipped.items():
             notes.add(note)
         logs = [log for log in self.logs.values() if log.records]
-        try:
-            if len(logs) == 1:
-                parsed, listing, chosen = claude_code.read(main.records, notes, None)
-            else:  # as importers.import_files reads a session with its sub-agents' logs: every record placed
-                places, combined = [], []
-                for log in logs:
-                    for line, record in log.records:
-                        combined.append((len(places), record))
-                        places.append(Note(FILE_LINE, file=log.name, n=line))
-                parsed, listing, chosen = claude_code.read(combined, notes, None, place=places.__getitem__)
-        except claude_code.UnknownThread as exc:
-            raise ImportFailed(exc.note) from None
-        imported = _finish(parsed, "claude-code", notes, self.path.name, [Thread(*t) for t in listing], chosen)
+        if len(logs) == 1:
+            parsed, threads, chosen = read_claude_code(main.records, notes, None)
+        else:  # as importers.import_files reads a session with its sub-agents' logs: every record placed
+            combined, places = combine([(log.name, log.records) for log in logs])
+            parsed, threads, chosen = read_claude_code(combined, notes, None, place=places.__getitem__)
+        imported = finish(parsed, "claude-code", notes, self.path.name, threads, chosen)
         imported.logs = [log.name for log in logs]
         return imported
 

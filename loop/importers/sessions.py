@@ -194,6 +194,7 @@ def _session(top: int, names: list[str], folder: Path, refused: list[Note]) -> S
             _scan(top, log, agents, counts, 0)
         except OSError:  # removed, or swapped for a link, since: its marks are not counted
             continue
+    agents = {a for a in agents if not a.startswith(b"acompact")}  # a compaction's own call: no sub-agent
     request, cwd = _head(head)
     project = cwd or (names[0] if len(names) > 1 else folder.name)
     found = _seen[key] = Session(path, project, stat.st_mtime, request, sum(s[0] for s in stamps), len(agents),
