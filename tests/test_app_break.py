@@ -2,6 +2,7 @@
 Mistakes lab's ways and sees the broken branch beside the correct one, refused at the call the API refuses with
 its 400, what the rule means and the lines that differ; the branch stays in the picker and is saved with the run."""
 
+from dataclasses import replace
 from pathlib import Path
 
 from loop.engine import rules
@@ -124,7 +125,7 @@ def test_a_real_models_run_and_an_imported_session_break_against_the_offline_mod
     imported.meta.update(imported={"format": "claude-code", "source": "session.jsonl", "warnings": []},
                          scripted=False, model="claude-sonnet-4-5")
     ls = next(s for s in imported.steps if s.stage == "run_tool")
-    ls.detail["output"] = "only-in-the-session.txt"  # what only the session's tool said
+    ls.detail = replace(ls.detail, output="only-in-the-session.txt")  # what only the session's tool said
     at.file_uploader(key="replay-upload").upload("session.json", transcript.dumps(imported).encode(),
                                                  "application/json").run()
     slider(at, "replay").set_value(3).run()

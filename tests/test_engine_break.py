@@ -11,6 +11,7 @@ mistakes that break from that step, and says why the others do not.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -202,7 +203,7 @@ def test_an_imported_sessions_branch_reuses_its_recorded_results(scenario_run):
                          scripted=False, model="claude-sonnet-4-5")
     decide = next(i for i, s in enumerate(imported.steps) if s.stage == "decide")
     for output_step in (s for s in imported.steps if s.stage == "run_tool"):  # what only the session's tools said
-        output_step.detail["output"] = f"recorded {output_step.detail.tool_use_id}"
+        output_step.detail = replace(output_step.detail, output=f"recorded {output_step.detail.tool_use_id}")
     broken = break_at(imported, decide, "text-first", tools=run.tools)
     assert broken.broke and broken.offline
     ran = [s for s in broken.trace.steps[decide + 1:] if s.stage == "run_tool"]

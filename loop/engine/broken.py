@@ -207,10 +207,10 @@ def recorded_results(trace: Trace) -> dict:
 
     out = {}
     for s in trace.steps:
-        if s.stage == "run_tool" and isinstance(s.detail.get("tool_use_id"), str):
-            output = s.detail.get("output")
-            out[s.detail["tool_use_id"]] = ToolOutput(output if isinstance(output, str) else str(output or ""),
-                                                      bool(s.detail.get("is_error")))
+        if s.stage == "run_tool" and isinstance(s.detail.tool_use_id, str):
+            output = s.detail.output
+            out[s.detail.tool_use_id] = ToolOutput(output if isinstance(output, str) else str(output or ""),
+                                                   bool(s.detail.is_error))
     return out
 
 

@@ -1,19 +1,24 @@
 """What each stage did: one small type a stage, the `detail` of its step.
 
-A step's `detail` was written by the runner (runner.py) or an importer
-(importers/derive.py) as a JSON object; each stage has its own fields here,
-named by the keys the format writes (docs/transcript-format.md), so new code
-reads `step.detail.tool_use_id`, not `step.detail["tool_use_id"]`.
+A step's `detail` is written by the runner's stages and layers, by an importer
+(importers/derive.py) or by Your loop's reading, each building its stage's type
+whole; its fields are named by the keys the format writes
+(docs/transcript-format.md), and the code reads them as attributes:
+`step.detail.tool_use_id`, never `step.detail["tool_use_id"]`
+(tests/test_detail_reads.py fails on a `.get(` or `[` read in loop/ or pages/).
 
-A detail is frozen: its fields are what the stage recorded. Three promises
-keep a transcript as it was written:
+A detail is frozen: its fields are what the stage recorded, and nothing writes
+to it after it is made. A layer that adds to what a stage recorded makes a new
+one, `dataclasses.replace(detail, why=...)`. Three promises keep a transcript
+as it was written:
 - the keys a detail was given, and their order, are kept (`written`): a field
-  never given is not written out, so a file saved again is the same file;
+  never given is not written out, so a file saved again is the same file; a
+  key a `replace` gives is written after the others, as a dict's update would;
 - a key this version does not know is kept in `extra` and written back in its
   place (a later version's facts survive a save here);
-- a detail still answers as the dict it was (`detail["why"]`, `detail.get(...)`,
-  `"thread" in detail`), since code written before these types reads it so. A key
-  of another stage reads as absent, as it did.
+- a detail still reads as the JSON object it was (`detail["why"]`, equal to
+  the dict of the same keys and values), for a test or a tool that compares it
+  with the file; a key of another stage reads as absent, as it did.
 
 `check` refuses a value of the wrong type for a key the readers rely on (a
 transcript's loader calls it once, where it names the step); a field the
@@ -23,21 +28,32 @@ number a page shows through `number()`) is kept as it is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from types import MappingProxyType
 from typing import ClassVar
 
 NUMBER = (int, float)
 
 
+class _Absent:
+    """The default of every field: a key the detail was not given (a None given is a JSON null, written)."""
+
+    def __repr__(self) -> str:
+        return "absent"
+
+
+ABSENT = _Absent()
+
+
 def _is(*kinds: type, none: bool = False):
     """A field checked at load: its value is one of `kinds` (a bool is no number), or None when `none`."""
-    return field(default=None, metadata={"kinds": kinds, "none": none})
+    return field(default=ABSENT, metadata={"kinds": kinds, "none": none})
 
 
 def _kept():
     """A field taken as it comes (the readers do not rely on its type)."""
-    return field(default=None)
+    return field(default=ABSENT)
 
 
 class DetailError(ValueError):
@@ -60,50 +76,48 @@ def _ok(value: object, kinds: tuple, none: bool) -> bool:
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
-class Detail(MutableMapping):
+class Detail(Mapping):
     """What a stage did. The base of each stage's type; itself the detail of a stage it does not know."""
 
     STAGE: ClassVar[str] = ""
-    # The keys given, in the order given (fields and extra keys alike); None: the fields that are not None.
+    # The keys given, in the order given (fields and extra keys alike). None: built by hand, the fields given.
     written: tuple | None = field(default=None, repr=False)
-    extra: dict = field(default_factory=dict)  # keys this version does not know, as they came
+    extra: Mapping = field(default_factory=dict)  # keys this version does not know, as they came (read-only)
+    # Facts any stage's step may carry (written after the stage's own fields):
+    origin: object = _kept()  # an import's: where in the file the step's record is ({file, line} or {at})
+    mistake: str | None = _kept()  # a broken loop's (layer_mistake.py): the classic mistake that made this step
 
     def __post_init__(self) -> None:
-        if self.written is None:  # built by hand: a field left at None is not there
-            given = tuple(k for k in field_names(type(self)) if getattr(self, k) is not None)
-            object.__setattr__(self, "written", given + tuple(self.extra))
+        names = field_names(type(self))
+        if self.written is None:  # built by hand: the fields given (a None given is a null), then any extra
+            written = tuple(k for k in names if getattr(self, k) is not ABSENT) + tuple(self.extra)
+        else:  # read from a file, or replaced: the keys as they were, then those given a value since
+            written = self.written + tuple(k for k in names if k not in self.written
+                                           and getattr(self, k) not in (None, ABSENT)) \
+                + tuple(k for k in self.extra if k not in self.written)
+        for k in names:
+            if getattr(self, k) is ABSENT:
+                object.__setattr__(self, k, None)
+        object.__setattr__(self, "written", written)
+        object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))  # its own, and read-only
+
+    def given(self, key: str) -> bool:
+        """Whether the stage recorded `key` (a null included): a field not given reads as None too."""
+        return key in self.written
 
     # -- as the format writes it --
     def to_dict(self) -> dict:
         """The JSON object of this detail: the keys it was given, in their order, nothing added."""
         return {k: self[k] for k in self.written}
 
-    # -- the dict it was (for readers written before these types) --
+    def __reduce__(self):  # a copy (or a pickle) is the same detail made again from its JSON object
+        return of, (self.STAGE, self.to_dict())
+
+    # -- the JSON object it was (for a test or a tool that compares it with the file; the code reads attributes) --
     def __getitem__(self, key: str) -> object:
         if key not in self.written:
             raise KeyError(key)
         return getattr(self, key) if key in _names(type(self)) else self.extra[key]
-
-    # A detail is not changed by its attributes (frozen); these two are for code that writes it as a dict.
-    def __setitem__(self, key: str, value: object) -> None:
-        if key in _names(type(self)):
-            object.__setattr__(self, key, value)
-        else:
-            self.extra[key] = value
-        if key not in self.written:
-            object.__setattr__(self, "written", self.written + (key,))
-
-    def __delitem__(self, key: str) -> None:
-        if key not in self.written:
-            raise KeyError(key)
-        object.__setattr__(self, "written", tuple(k for k in self.written if k != key))
-        if key in _names(type(self)):
-            object.__setattr__(self, key, None)
-        else:
-            del self.extra[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.written
 
     def __iter__(self):
         return iter(self.written)
@@ -112,7 +126,7 @@ class Detail(MutableMapping):
         return len(self.written)
 
     __eq__ = Mapping.__eq__  # equal to the dict of the same keys and values, as before
-    __hash__ = None  # type: ignore[assignment]  # it may change, as a dict does
+    __hash__ = None  # type: ignore[assignment]  # its values are JSON's lists and objects
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -153,6 +167,7 @@ class AppendAssistantDetail(Detail):
     """Stage 3: the response appended (the history says it all)."""
 
     STAGE: ClassVar[str] = "append_assistant"
+    appended: bool | None = _kept()  # a learner's loop: false when their code did not keep the response
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -185,6 +200,9 @@ class RunToolDetail(Detail):
     tool_use_result: object = _kept()  # a Claude Code log's own account of the run (`toolUseResult`)
     tool_execution: object = _kept()  # a course trace's {name, input, output}
     line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that ran it
+    ran_by: str | None = _kept()  # a learner's loop: what ran it (the tool box, or their program by itself)
+    reported: dict | None = _kept()  # a learner's loop: {command, line, file} their program said it ran
+    codex_exec: dict | None = _kept()  # a Codex rollout's own account of the command ({exit_code, duration, command})
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -194,6 +212,9 @@ class WriteBackDetail(Detail):
     STAGE: ClassVar[str] = "write_back"
     results: int | None = _is(int)  # how many tool_result blocks
     parallel: dict | None = _is(dict)  # the complete loop's: {tools, wall_ms, sum_ms, ran_ms, early_saved_ms}
+    printed: int | None = _kept()  # a broken loop's (no write-back): the tool_results it printed instead
+    also_ran: list | None = _kept()  # a learner's loop: tools their program ran that no tool_use asked for
+    rewritten: bool | None = _kept()  # a learner's loop: written back unseen, the history rewritten before the next call
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -329,9 +350,9 @@ def of(stage: str, raw: Mapping | None) -> Detail:
     """The detail of a `stage` step from its JSON object (a dict the runner or an importer built), unchecked.
 
     Every key is kept, in its order: a known one in its field, any other in `extra`."""
-    if isinstance(raw, Detail):
-        return raw
     cls = DETAILS.get(stage, Detail)
+    if isinstance(raw, Detail):  # made already: as it is, unless made as another stage's (then as this one's)
+        return raw if type(raw) is cls else of(stage, raw.to_dict())
     names = _names(cls)
     raw = raw or {}
     known = {k: v for k, v in raw.items() if k in names}
@@ -350,8 +371,11 @@ def check(detail: Detail) -> None:
 
 
 def field_names(cls: type[Detail]) -> tuple[str, ...]:
-    """The keys a detail type has a field for, in its order (the documentation's, and its test's)."""
+    """The keys a detail type has a field for, in its order (the documentation's, and its test's): the stage's
+    own, then those any stage may carry (`origin`, `mistake`)."""
     names = _ORDER.get(cls)
     if names is None:
-        names = _ORDER[cls] = tuple(f.name for f in fields(cls) if f.name not in ("written", "extra"))
+        common = ("origin", "mistake")
+        own = tuple(f.name for f in fields(cls) if f.name not in ("written", "extra", *common))
+        names = _ORDER[cls] = own + common
     return names

@@ -22,8 +22,11 @@ a prompt refused as too long, and every loop of the run ends there.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import layers
 from ..text.catalogs import N_
+from .details import AppendAssistantDetail, DecideDetail, Detail, RefusedDetail, WriteBackDetail
 from .endings import why_ended
 from .layers import Layer
 from .mistakes import (MAX_TOKENS_GO_ON, MISTAKES, NAMES, NO_ASSISTANT_APPEND, NO_LOOP, NO_WRITE_BACK,
@@ -57,24 +60,24 @@ class Mistake(Layer):
     def continues(self, run, frame, nxt):
         s = frame.state
         if self.mistake == MAX_TOKENS_GO_ON and nxt is not None and s.stage == "decide" \
-                and s.stop_reason == "max_tokens" and layers.last(run, frame).detail.get("mistake"):
+                and s.stop_reason == "max_tokens" and layers.last(run, frame).detail.mistake:
             return "write_back"  # ahead of a layer that would recover: the mistake took it as tool_use
         return None
 
-    def around(self, run, doing, call) -> dict:
+    def around(self, run, doing, call) -> Detail:
         stage, m = doing.stage, self.mistake
         if stage == "call_model":
             return self._call(run, doing, call)
         s = doing.frame.state
         if stage == "append_assistant" and m == NO_ASSISTANT_APPEND:
-            return {"mistake": m}  # "I only need the final answer": messages do not change
+            return AppendAssistantDetail(mistake=m)  # "I only need the final answer": messages do not change
         if stage == "decide" and m == MAX_TOKENS_GO_ON and s.stop_reason == "max_tokens":
             s.results, s.transition_reason = [], None
-            return {"continues": True, "why": WHY_GO_ON, "mistake": m}
+            return DecideDetail(continues=True, why=WHY_GO_ON, mistake=m)
         if stage == "write_back" and m == NO_WRITE_BACK:
             s.turn_count += 1  # the loop goes round; the results went to the terminal only
             s.transition_reason = "tool_result"
-            return {"results": 0, "printed": len(s.results), "mistake": m}
+            return WriteBackDetail(results=0, printed=len(s.results), mistake=m)
         if stage == "write_back" and m == TEXT_FIRST:
             s.results = [{"type": "text", "text": TEXT_BEFORE}, *s.results]
         if stage == "write_back" and m == WRONG_ID:  # results made before the break carry their right ids
@@ -86,19 +89,19 @@ class Mistake(Layer):
             for frame in run.frames:  # no loop at all: not this one, nor one around it
                 frame.state.ended = NOT_RUN if asked else (s.stop_reason or "no stop_reason")
                 frame.state.transition_reason = None
-            detail.update(continues=False, why=WHY_NO_LOOP if asked else why_ended(s.stop_reason), mistake=m)
-        elif stage == "run_tool" and m == WRONG_ID:
+            return replace(detail, continues=False, why=WHY_NO_LOOP if asked else why_ended(s.stop_reason), mistake=m)
+        if stage == "run_tool" and m == WRONG_ID:
             wrong = dict(s.results[-1], tool_use_id=wrong_id(len(s.results) - 1))
-            s.results[-1] = detail["tool_result"] = wrong
-            detail["mistake"] = m
-        elif stage == "write_back" and m == RESULTS_AS_ASSISTANT:
+            s.results[-1] = wrong
+            return replace(detail, tool_result=wrong, mistake=m)
+        if stage == "write_back" and m == RESULTS_AS_ASSISTANT:
             s.messages[-1]["role"] = "assistant"
-            detail["mistake"] = m
-        elif stage == "write_back" and m in (TEXT_FIRST, WRONG_ID):
-            detail["mistake"] = m
+            return replace(detail, mistake=m)
+        if stage == "write_back" and m in (TEXT_FIRST, WRONG_ID):
+            return replace(detail, mistake=m)
         return detail
 
-    def _call(self, run, doing, call) -> dict:
+    def _call(self, run, doing, call) -> Detail:
         import anthropic  # here: the SDK is loaded by what calls a model, not by a view that names a mistake
 
         from . import retry
@@ -110,9 +113,9 @@ class Mistake(Layer):
             error = retry.error_facts(exc)
             for frame in run.frames:  # the run cannot go on: every loop of it ends at the refused call
                 frame.state.ended, frame.state.transition_reason = REFUSED, None
-            return {"error": error, "stage": "call_model", "request": retry.request_of(exc),
-                    "why": WHY_REFUSED.format(status=error.get("status"), type=error.get("type")),
-                    "mistake": self.mistake}
+            return RefusedDetail(error=error, stage="call_model", request=retry.request_of(exc),
+                                 why=WHY_REFUSED.format(status=error.get("status"), type=error.get("type")),
+                                 mistake=self.mistake)
 
 
 def _wrong_ids(results: list) -> list:

@@ -270,7 +270,7 @@ def _step(raw: object, i: int, threads: dict, system: bool = False) -> Step:
     if stage == "compact":
         _need(detail.kind in COMPACT_KINDS, f"{where}.detail.kind", N_("one of {kinds}, found {found}"),
               kinds=list(COMPACT_KINDS), found=_shown(detail.kind))
-        if "history_before" in detail:
+        if detail.given("history_before"):
             _messages(detail.history_before, f"{where}.detail.history_before", system)
         else:
             replaced = detail.replaced
