@@ -753,9 +753,9 @@ def _requests(segments: list[Segment], refs: list, reading: _Reading) -> None:
             continue
         recorded = segment.responses[index]
         recorded["request"] = sent["body"]
-        detail = recorded.setdefault("detail", {})
-        detail["messages_sent"] = sent["messages"]
-        detail["request_record"] = ref
+        facts = recorded.setdefault("detail", {})  # more facts for the call's detail (derive.py)
+        facts["messages_sent"] = sent["messages"]
+        facts["request_record"] = ref
         if sent["missing"]:
             reading.notes.count(N_("requests whose messages the log does not hold in full (an api-request names a "
                                    "message by a hash no record has); shown with a mark where one is missing"),

@@ -38,10 +38,11 @@ the scenario (`meta["yours"]`), so a run saves, replays and links like any other
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..engine.blocks import tool_result
 from ..engine.compact import RESENT_WHY, SUMMARY_PROMPT, estimate_tokens
+from ..engine.details import Detail, RunToolDetail, UserRequestDetail
 from ..engine.endings import GO_ON, why_ended
 from ..engine.layer_mistake import NOT_RUN, REFUSED, WHY_GO_ON, WHY_NO_LOOP, WHY_REFUSED
 from ..engine.rules import is_system, tool_results, tool_uses
@@ -296,9 +297,9 @@ class _Reading:
         self.state = self._fresh()
         sent = loop.calls[0].sent or [{"role": "user", "content": self.trace.meta.get("task", "")}]
         person = [m for m in sent if not is_system(m)]
-        detail = {"task": first_text(sent) or (message_text(person[0]) if person else "")}
+        detail = UserRequestDetail(task=first_text(sent) or (message_text(person[0]) if person else ""))
         if loop.parent_tool_use_id is not None:
-            detail["started_by"] = loop.parent_tool_use_id
+            detail = replace(detail, started_by=loop.parent_tool_use_id)
         self.enter(sent, "user_request", detail)  # Stage 1: the request went into messages before the first call
         for k, call in enumerate(loop.calls):
             if k and loop.calls[k - 1].error is None and loop.calls[k - 1].response is not None:
@@ -323,7 +324,7 @@ class _Reading:
         if outer[0] is not None:
             self.thread, self.held, self.state, self.loop = outer
 
-    def enter(self, messages: list, stage: str, detail: dict) -> None:
+    def enter(self, messages: list, stage: str, detail: Detail | dict) -> None:
         """`messages` into the history, in order, as steps: the first run of the loop's own messages as `stage`, a
         system turn as a `harness` step of its own (a later run of the loop's messages too: the harness's)."""
         runs: list[list] = []
@@ -374,7 +375,7 @@ class _Reading:
                 self.add("decide", {"continues": False, "why": SIDE_ANSWER})
             self.thread, self.held, self.state, self.loop = outer
 
-    def add(self, stage: str, detail: dict, rewritten=()) -> Step:
+    def add(self, stage: str, detail: Detail | dict, rewritten=()) -> Step:  # a dict: the detail's JSON object
         s = self.state
         return self.trace.add(Step(
             index=0, stage=stage, turn_count=s["turn_count"], transition_reason=s["transition_reason"],
@@ -467,13 +468,12 @@ class _Reading:
         self.add("summarize", {"kind": "auto", "request": self._settings(call) | {"messages": call.sent},
                                "response": call.response, "summary": _text(call.response)})
 
-    def compact(self, detail: dict, rewritten, sent: list) -> None:
+    def compact(self, rewrote: dict, rewritten, sent: list) -> None:
         before = list(self.held)
         self.held[:] = sent
-        detail.update(messages_before=len(before), messages_after=len(sent), tokens_before=_estimate(before),
-                      tokens_after=_estimate(sent))
         self.state["ended"] = None
-        self.add("compact", detail, rewritten=rewritten)
+        self.add("compact", {**rewrote, "messages_before": len(before), "messages_after": len(sent),
+                             "tokens_before": _estimate(before), "tokens_after": _estimate(sent)}, rewritten=rewritten)
 
     def run_tools(self, call: _Call, written: list[dict], ran_only: bool = False) -> dict:
         """A run_tool step for each tool_use of `call`'s answer, with that id and the result written back; whoever
@@ -493,15 +493,15 @@ class _Reading:
             if result is None:
                 output = run.output if run is not None and run.by == rec.BY_TOOL_BOX else NOT_SEEN
                 result = tool_result(use_id, ToolOutput(output, is_error=bool(run and run.is_error)))
-            detail = {"tool_use_id": use_id, "name": use.get("name"), "input": use.get("input"),
-                      "output": result.get("content"), "is_error": bool(result.get("is_error")), "tool_result": result,
-                      "given_by_user": False, "line": run.line if run is not None else None}
+            detail = RunToolDetail(tool_use_id=use_id, name=use.get("name"), input=use.get("input"),
+                                   output=result.get("content"), is_error=bool(result.get("is_error")),
+                                   tool_result=result, given_by_user=False, line=run.line if run is not None else None)
             if child is not None:
-                detail["thread"] = child.id
-            if run is not None:
-                detail["ran_by"] = run.by
-                if run.by == rec.BY_PROGRAM:
-                    detail["reported"] = {"command": run.input.get("command"), "line": run.line, "file": run.file}
+                detail = replace(detail, thread=child.id)
+            if run is not None:  # who ran it; the program's own word when it ran the command itself
+                reported = {"command": run.input.get("command"), "line": run.line, "file": run.file} \
+                    if run.by == rec.BY_PROGRAM else None
+                detail = replace(detail, ran_by=run.by, reported=reported)
             self.add("run_tool", detail)
         rest = [r for r in runs if not any(r is m for m in matched)]
         # run, but asked for by no tool_use: the program's doing, listed beside the write-back, never a run_tool
@@ -585,9 +585,10 @@ def _estimate(messages: list) -> int:
 
 
 def _last_at(trace: Trace, index: int, key: str, kind: type):
-    """The newest value of detail `key` of type `kind` among steps 0..`index`, or None."""
+    """The newest value of detail field `key` of type `kind` among steps 0..`index` (of the stages that have it),
+    or None."""
     for i in range(min(index, len(trace.steps) - 1), -1, -1):
-        value = trace.steps[i].detail.get(key)
+        value = getattr(trace.steps[i].detail, key, None)
         if isinstance(value, kind):
             return value
     return None
