@@ -671,7 +671,7 @@ def svg_args(trace: Trace, cursor: int) -> dict:
     before = trace.previous_in_thread(cursor)
     previous = trace.steps[before].stage if before is not None else None
     if not trace.thread_of(cursor).is_main:  # inside a sub-agent: its loop is lit, the parent waits at its tools
-        child = {"stage": step.stage, "previous": previous, "continues": step.detail.get("continues"),
+        child = {"stage": step.stage, "previous": previous, "continues": _continues(step),
                  "ended": step.ended is not None, "turn": max(1, step.turn)}
         thread = trace.thread_of(cursor)
         parent = (trace.opened_at(thread.id) or 0) - 1  # the parent's step that started it, the first before it
@@ -681,10 +681,15 @@ def svg_args(trace: Trace, cursor: int) -> dict:
         return {"stage": None, "previous": None, "turn": turn, "compact": compact, "child": child}
     if nested and step.stage == "run_tool" and step.detail.thread:
         child = {"returned": True}
-    return {"stage": step.stage, "previous": previous, "continues": step.detail.get("continues"),
+    return {"stage": step.stage, "previous": previous, "continues": _continues(step),
             "ended": step.ended is not None, "turn": max(1, step.turn), "compact": compact, "child": child,
-            "complete": complete, "recovering": bool(step.detail.get("recover")),
+            "complete": complete, "recovering": step.stage == "decide" and bool(step.detail.recover),
             "refused": step.stage == "refused" and step.ended is not None}
+
+
+def _continues(step) -> bool | None:
+    """A decide step's `continues` (the branch it took); None at any other stage."""
+    return step.detail.continues if step.stage == "decide" else None
 
 
 def _near_a_sub_agent(trace: Trace, cursor: int) -> bool:

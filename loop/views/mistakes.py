@@ -50,7 +50,7 @@ def calls_of(trace: Trace, first: int = 0) -> list[Call]:
     for i, step in enumerate(trace.steps):
         if step.stage == "run_tool":
             if i >= first and calls:
-                calls[-1].tool_outputs.append(str(step.detail.get("output") or ""))
+                calls[-1].tool_outputs.append(str(step.detail.output or ""))
             continue
         if step.stage not in ("call_model", "refused"):
             continue

@@ -42,7 +42,8 @@ def head(trace: Trace, index: int, lang: str = "en") -> str:
 def why_in(step, lang: str) -> str:
     """Why `step` did what it did, in `lang`: its `why`, which the trace keeps in English (the runner's or an
     importer's words), said again in `lang` when it is a known message; any other words as they were recorded."""
-    why = str(step.detail.get("why", ""))  # any stage's: read as a mapping, absent where a stage has no `why`
+    why = getattr(step.detail, "why", None)  # any stage's that has a `why` field (most have)
+    why = "" if why is None else str(why)
     if lang == "en" or not why:
         return why
     if step.stage == "decide":
@@ -98,7 +99,7 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
     if step.stage in complete.LINES:  # the complete loop's own stages (retry, refused, recover)
         return complete.LINES[step.stage](step, lang) + complete.reason(step)
     if step.stage == "append_assistant":
-        if d.get("appended") is False:  # a learner's loop that did not keep the response: the history did not grow
+        if d.appended is False:  # a learner's loop that did not keep the response: the history did not grow
             return say(lang, "the response was NOT appended: messages unchanged ({n} messages)", n=step.n_messages)
         message = (trace.window_at(index, step.n_messages - 1, step.n_messages) or [{}])[0]
         texts = [str(b.get("text", "")) for b in rules.blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
@@ -109,7 +110,7 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
             return say(lang, "go on: {why}", why=why_in(step, lang))
         return say(lang, "the loop ends: {why}", why=why_in(step, lang))
     if step.stage == "run_tool":
-        output = d.output if "output" in d else ""  # a null output (a tool_result without content) says null
+        output = d.output if d.given("output") else ""  # a null output (a tool_result without content) says null
         if d.thread:
             started = trace.threads.get(d.thread)
             if started is not None and (started.facts.get("started_by") or {}).get("tool") == "spawn_teammate":
@@ -119,7 +120,7 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
             return say(lang, "{tool} → the subagent's answer ({thread}): {output}", tool=d.name, thread=d.thread,
                        output=short(result_words(output), 80))
         flag = " [is_error]" if d.is_error else ""
-        reported = d.get("reported")  # a learner's program ran it itself: its word, marked as its own
+        reported = d.reported  # a learner's program ran it itself: its word, marked as its own
         theirs = say(lang, " · your program reported running it, line {line}", line=reported.get("line")) \
             if isinstance(reported, dict) and reported.get("line") else ""
         return (f"{d.name} {short(d.input, 60)} → {short(result_words(output), 80)}{flag} "
@@ -128,9 +129,9 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
         return say(lang, "messages ← user: {n} tool_result block(s); turn {turn} ends, turn_count {before} → {after}, "
                    "transition_reason={reason}", n=d.results, turn=step.turn, before=step.turn,
                    after=step.turn_count, reason=step.transition_reason) + complete.batch_extras(d, lang)
-    if step.stage == HARNESS and d.get("in_messages") is False:  # an import's: words for the person, in no request
+    if step.stage == HARNESS and d.in_messages is False:  # an import's: words for the person, in no request
         line = say(lang, "shown to the person by the harness, not in messages (no request sent it): {said}",
-                   said=short(str(d.get("said", "")), 100))
+                   said=short(str(d.said) if d.given("said") else "", 100))
         return line + (f" · {why_in(step, lang)}" if d.why else "")
     if step.stage == HARNESS:  # an import's: the harness's message, which no model call produced
         message = (trace.window_at(index, step.n_messages - 1, step.n_messages) or [{}])[0]

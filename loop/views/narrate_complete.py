@@ -65,7 +65,7 @@ def retry_line(step, lang: str) -> str:
 
 def refused_line(step, lang: str) -> str:
     d = step.detail
-    if d.get("mistake"):  # a broken loop's request (engine/layer_mistake.py), not a prompt too long
+    if d.mistake:  # a broken loop's request (engine/layer_mistake.py), not a prompt too long
         error = d.error or {}
         return say(lang, WHY_REFUSED, status=error.get("status"), type=error.get("type"))
     if step.ended:

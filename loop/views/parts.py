@@ -111,8 +111,8 @@ def sub_agent_at(trace: Trace, cursor: int) -> Thread | None:
     if not 0 <= cursor < len(trace):
         return None
     step = trace.steps[cursor]
-    if step.stage == "run_tool" and step.detail.get("thread") in trace.threads:
-        return trace.threads[step.detail["thread"]]
+    if step.stage == "run_tool" and step.detail.thread in trace.threads:
+        return trace.threads[step.detail.thread]
     if cursor + 1 < len(trace):
         after = trace.steps[cursor + 1]
         thread = trace.threads.get(after.thread)
@@ -333,7 +333,8 @@ def request_as_sent(trace: Trace, index: int) -> dict | None:
     Claude Code 2.1 call's `messages_sent`: its system-reminder blocks and `role: "system"` messages included),
     else its request with the history of that moment (`Trace.request_at`)."""
     request = trace.request_at(index)
-    sent = trace.steps[index].detail.get("messages_sent") if request is not None else None
+    step = trace.steps[index]
+    sent = step.detail.messages_sent if request is not None and step.stage == "call_model" else None
     if isinstance(sent, list):
         request["messages"] = sent
     return request
@@ -343,7 +344,7 @@ def sent_request(trace: Trace, cursor: int) -> SentRequest | None:
     """At a step that sent a request (call_model, or a retry or refused call): its head and what is new in it."""
     if not 0 <= cursor < len(trace) or trace.steps[cursor].stage not in SENDING_STAGES:
         return None
-    request = trace.steps[cursor].detail.get("request")
+    request = trace.steps[cursor].detail.request  # each of SENDING_STAGES has one
     if not isinstance(request, dict):
         return None
     tools = request.get("tools")
@@ -365,18 +366,19 @@ def compaction_at(trace: Trace, cursor: int) -> dict | None:
         return None
     step = trace.steps[cursor]
     d = step.detail
-    before_n = d.get("messages_before", len(trace.history_before(cursor)))
-    out = {"kind": d.get("kind"), "why": d.get("why", ""),
-           "before": {"messages": before_n, "tokens": d.get("tokens_before")},
-           "after": {"messages": step.n_messages, "tokens": d.get("tokens_after")}}
-    if "history_before" in d:
-        out["history_before"] = d["history_before"]
+    before_n = d.messages_before if d.given("messages_before") else len(trace.history_before(cursor))
+    out = {"kind": d.kind, "why": d.why if d.given("why") else "",
+           "before": {"messages": before_n, "tokens": d.tokens_before},
+           "after": {"messages": step.n_messages, "tokens": d.tokens_after}}
+    if d.given("history_before"):
+        out["history_before"] = d.history_before
         out["history_after"] = trace.messages_at(cursor)
-        out["summary"] = d.get("summary")
+        out["summary"] = d.summary
     else:
-        slots = sorted({item.get("index") for item in d.get("replaced", []) if isinstance(item.get("index"), int)})
+        replaced = d.replaced if d.given("replaced") else []
+        slots = sorted({item.get("index") for item in replaced if isinstance(item.get("index"), int)})
         now = {slot: trace.window_at(cursor, slot, slot + 1) for slot in slots}
-        old = {item["index"]: item.get("message") for item in d.get("replaced", []) if isinstance(item.get("index"), int)}
+        old = {item["index"]: item.get("message") for item in replaced if isinstance(item.get("index"), int)}
         out["pairs"] = [(slot, old[slot], (now[slot] or [None])[0]) for slot in slots]
     return out
 
@@ -588,7 +590,7 @@ def _batch_at(trace: Trace, cursor: int) -> dict | None:
     for i in reversed(own[: bisect_right(own, cursor)]):
         step = trace.steps[i]
         if step.stage == "write_back":
-            return step.detail.get("parallel") if isinstance(step.detail.get("parallel"), dict) else None
+            return step.detail.parallel if isinstance(step.detail.parallel, dict) else None
         if step.stage not in ("compact", "summarize"):
             return None
     return None
@@ -622,7 +624,7 @@ def growth_table(trace: Trace, cursor: int) -> pd.DataFrame:
     for step in trace.steps[: cursor + 1]:
         if step.stage != "call_model" or step.thread != here:
             continue
-        response = step.detail.get("response")
+        response = step.detail.response
         usage = response.get("usage") if isinstance(response, dict) else None
         usage = usage if isinstance(usage, dict) else {}  # a log may hold anything there
         rows.append({"turn": step.turn_count, "messages sent": step.n_messages,

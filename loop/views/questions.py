@@ -145,7 +145,7 @@ def _kind(trace: Trace, i: int) -> str | None:
     if step.stage == "decide":
         return "continues"
     if step.stage == "run_tool":
-        return "subagent_returns" if step.detail.get("thread") else "tool_result_id"
+        return "subagent_returns" if step.detail.thread else "tool_result_id"
     if step.stage == "write_back":  # two lessons at one stage: asked turn and turn about, where the results go first
         return "write_back_role" if step.turn % 2 else "turn_count_after"
     if step.stage == "recover":  # the complete loop's request to continue ends a turn too
@@ -174,15 +174,15 @@ def _broken(trace: Trace, lang: str) -> str | None:
 def _continues(trace: Trace, i: int, lang: str):
     step = trace.steps[i]
     stop = step.stop_reason
-    if not isinstance(stop, str) or not isinstance(step.detail.get("continues"), bool):
+    if not isinstance(stop, str) or not isinstance(step.detail.continues, bool):
         return None
     if not step.detail.continues:
         right = ENDS
     else:
-        right = GOES_ON_CUT if step.detail.get("recover") else GOES_ON_TOOLS
+        right = GOES_ON_CUT if step.detail.recover else GOES_ON_TOOLS
     said = why_in(step, lang)
     why = f"{said}\n\n{note('decide', lang)}" if said else note("decide", lang)
-    broken = _broken(trace, lang) if step.detail.get("mistake") else None
+    broken = _broken(trace, lang) if step.detail.mistake else None
     wrong = {
         GOES_ON_TOOLS: broken or say(lang, NOT_TOOL_USE),
         ENDS: broken or (say(lang, RECOVERS) if stop == "max_tokens" else _fix(mistakes.NO_LOOP, lang)),
@@ -195,15 +195,15 @@ def _continues(trace: Trace, i: int, lang: str):
 
 def _tool_result_id(trace: Trace, i: int, lang: str):
     d = trace.steps[i].detail
-    result = d.get("tool_result")
+    result = d.tool_result
     answer_id = result.get("tool_use_id") if isinstance(result, dict) else None
     if not isinstance(answer_id, str):
         return None
-    asked = d.get("tool_use_id")
+    asked = d.tool_use_id
     call = _last_call(trace, i)
     response = (trace.steps[call].detail.response or {}) if call is not None else {}
     ids = [b.get("id") for b in _blocks(response) if b.get("type") == "tool_use"]
-    name = d.get("name") if isinstance(d.get("name"), str) else "?"
+    name = d.name if isinstance(d.name, str) else "?"
     if asked in ids:
         k = ids.index(asked)
         question = say(lang, ASK_ID, k=k + 1, n=len(ids), name=name)
@@ -213,7 +213,7 @@ def _tool_result_id(trace: Trace, i: int, lang: str):
     # The wrong ids: another tool_use's (of this response, or an earlier one answered before), the loop's own
     # counter (mistakes.WRONG_ID: "toolu_" + str(n)), the id of the message rather than the block.
     others = [x for x in ids if isinstance(x, str) and x != answer_id] or _earlier_ids(trace, call, answer_id)
-    broken = _broken(trace, lang) if trace.steps[i].detail.get("mistake") else None
+    broken = _broken(trace, lang) if d.mistake else None
     wrong = [(x, broken if x == asked and broken else say(lang, ANOTHER_ID, id=x)) for x in others[:1]]
     counter = mistakes.wrong_id(k)
     wrong.append((counter, say(lang, A_COUNTER, id=counter, fix=_fix(mistakes.WRONG_ID, lang))))
@@ -276,19 +276,19 @@ def _next_request_has(trace: Trace, i: int, lang: str):
 
 def _subagent_returns(trace: Trace, i: int, lang: str):
     d = trace.steps[i].detail
-    result = d.get("tool_result")
-    thread = d.get("thread")
+    result = d.tool_result
+    thread = d.thread
     if not isinstance(result, dict) or thread not in trace.threads:
         return None
     answer = _text(result.get("content"))
     own = trace.steps_of(thread)
     kept = trace.steps[own[-1]].n_messages if own else len(trace.threads[thread].messages)
     wrong = [(say(lang, WHOLE_HISTORY, n=kept), say(lang, HISTORY_STAYS))]
-    outputs = [trace.steps[k].detail.get("output") for k in own if trace.steps[k].stage == "run_tool"]
+    outputs = [trace.steps[k].detail.output for k in own if trace.steps[k].stage == "run_tool"]
     outputs = [o for o in outputs if isinstance(o, str) and o.strip()]
     if outputs and outputs[-1].strip() != answer.strip():
         wrong.append((say(lang, LAST_OUTPUT, words=short(outputs[-1], TEXT_WIDTH)), say(lang, NOT_LAST_OUTPUT)))
-    name = d.get("name") if isinstance(d.get("name"), str) else "task"
+    name = d.name if isinstance(d.name, str) else "task"
     return (say(lang, ASK_SUBAGENT, name=name), say(lang, FINAL_TEXT, words=short(answer, TEXT_WIDTH)), wrong,
             note("subagent_returns", lang))
 
@@ -305,7 +305,7 @@ def _compaction_keeps(trace: Trace, i: int, lang: str):
         right = say(lang, SUMMARY_AFTER)
     else:
         return None
-    kind = trace.steps[compact].detail.get("kind")
+    kind = trace.steps[compact].detail.kind  # a compact step's
     rewrite = say(lang, PLACEHOLDERS) if kind == "micro" else say(lang, SUMMARY, n=len(before))
     sent_now = say(lang, SENT_NOW, n=len(sent), before=len(before))
     return (say(lang, ASK_COMPACTED), right, [(c, sent_now) for c in (rewrite, say(lang, AS_IT_WAS),
@@ -336,7 +336,7 @@ def _earlier_ids(trace: Trace, call: int | None, not_this: str) -> list[str]:
     k = trace.previous_in_thread(call) if call is not None else None
     while k is not None:
         step = trace.steps[k]
-        if step.stage == "run_tool" and isinstance(step.detail.get("tool_result"), dict):
+        if step.stage == "run_tool" and isinstance(step.detail.tool_result, dict):
             found = step.detail.tool_result.get("tool_use_id")
             if isinstance(found, str) and found != not_this:
                 return [found]

@@ -58,7 +58,7 @@ def draw_raw(v: StepView, key: str) -> None:
         if v.stage is None:
             st.caption(t("Nothing has been sent yet."))
             return
-        came_from = origin_words(v.recorded.get("origin"))
+        came_from = origin_words(v.origin)
         if came_from:
             st.caption(came_from)
         if v.stage in ("retry", "refused"):  # a call that failed: what it sent, and the API's error

@@ -157,7 +157,7 @@ def note_html(v: StepView, presenter: bool = False) -> str:
     """The note of the stage just executed, in the chosen language, and what this step adds to it, as HTML."""
     if v.stage is None:
         return ""
-    broken = v.stage == "refused" and v.recorded.get("mistake")  # Break it here: a rule broken, not a long prompt
+    broken = v.stage == "refused" and v.mistake  # Break it here: a rule broken, not a long prompt
     parts = [f"**{v.stage_title}**", note("refused_mistake" if broken else v.stage, v.lang)]
     if presenter and v.takes_answer:  # no room to say both: the one that
         parts = parts[:1]  # matters here is how the sub-agent's answer comes back, said below
