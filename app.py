@@ -10,8 +10,7 @@ import streamlit as st
 
 from pages.views.nav import run_app
 from pages.views.browser import browser_session
-from pages.views.sockets import no_delay
-from pages.views.delivery import deliver_in_bursts
+from pages.views.internals import deliver_in_bursts, no_delay
 from pages.views.following import accept_language
 from pages.views.script_run import page
 

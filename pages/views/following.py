@@ -47,7 +47,7 @@ from .i18n import LANG, lang, t
 from .keep import KEPT
 from .predict import REVEALED, draw_verdict, hold
 from .settings import unsandboxed_refusal
-from . import script_run, wake
+from . import internals, script_run, wake
 from .classroom import CLASS, FRESH, classes, role, wanted_code
 
 FOLLOWING = "class-follower"  # session: a follower's Copy
@@ -384,7 +384,7 @@ def _draw_class_question(copy: Copy, screen) -> None:
 def _watch(code: str, copy: Copy, watching: bool) -> None:
     """The watcher of this server wakes this page when the class is no longer as the follower last heard it
     (wake.py); once the class has ended, nothing does."""
-    session = wake.session_id()
+    session = internals.session_id()
     if not watching:
         if session is not None:
             _watcher().forget(session)
@@ -412,8 +412,8 @@ def _sync(copy: Copy) -> None:
     the class only moved its cursor or recorded more steps; the copy then takes the class's step here, and only
     the step is drawn again (about half the server's work of drawing the whole page, for each student of the
     class). Whatever else the follower says changed draws the whole page."""
-    session = wake.session_id()
-    fragment = wake.fragment_id()
+    session = internals.session_id()
+    fragment = internals.fragment_id()
     if session is None or fragment is None or copy.trace is None:
         return
     watching = _watcher()
