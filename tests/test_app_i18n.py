@@ -471,7 +471,7 @@ def broken_transcripts() -> list[tuple[str, bytes]]:
         return samples[sample]["steps"][i]["detail"]
 
     changes = {
-        "version": ("two-tools", lambda d: d.update(version=3)),
+        "version": ("two-tools", lambda d: d.update(version=4)),
         "no-messages": ("two-tools", lambda d: d.pop("messages")),
         "message": ("two-tools", lambda d: d["messages"].__setitem__(1, "hi")),
         "role": ("two-tools", lambda d: d["messages"][2].update(role="tool")),
@@ -578,7 +578,7 @@ def test_why_a_sample_cannot_be_opened_follows_a_later_change_of_language(lang, 
     at.segmented_control(key="lang").set_value("en").run()
     assert at.error[0].value == (
         "**This file cannot be replayed.** The sample `hello-py` cannot be opened: `hello-py.json`: a Loopscope "
-        "transcript that cannot be loaded: `version`: this Loopscope reads versions 1 to 2, the file is version `9`"
+        "transcript that cannot be loaded: `version`: this Loopscope reads versions 1 to 3, the file is version `9`"
         "\n\nThe replay below is unchanged.")
 
 

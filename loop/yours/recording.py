@@ -97,6 +97,9 @@ class Recording:
     status: int | None = None  # the exit status of the learner's process, as the keeper saw it
     offline: list[str] = field(default_factory=list)  # addresses it asked for that no model answers (no network)
     said: dict | None = None  # `message` as a Note's JSON (catalogs.Note.to_json), to be said in any language
+    # requests to no model call it answered or forwarded, as {method, path, status, what}: token counting, an
+    # endpoint the offline model does not serve (a recording of a command, `python -m loop record`)
+    side_calls: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
