@@ -174,6 +174,9 @@ def test_a_page_whose_session_lacks_what_waking_it_needs_is_not_registered_but_l
     assert internals.unmet() == [] and internals.session_id() == "s1"
     sessions.get_active_session_info = lambda sid: None  # its browser went away: nothing to wake, nothing missing
     assert internals.session_id() is None and internals.unmet() == []
+    del sessions.get_active_session_info  # a session manager of another kind
+    assert internals.session_id() is None
+    assert internals.unmet() == ["SessionManager.get_active_session_info(session_id).session"]
 
 
 def test_a_wake_that_fails_is_tried_again_at_the_next_round_not_given_up(monkeypatch):

@@ -156,7 +156,9 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("Runtime._session_mgr", (WAKING,),
              obj=lambda live: None if live.runtime is None else live.sessions is not None),
     Internal("SessionManager.get_active_session_info(session_id).session", (WAKING,), cls=_session_info,
-             obj=lambda live: None if live.info is None else live.session is not None),
+             obj=lambda live: None if live.sessions is None else (
+                 callable(getattr(live.sessions, "get_active_session_info", None))
+                 and (live.info is None or live.session is not None))),  # (no info: the page's browser went away)
     Internal("AppSession._event_loop", (WAKING, BURSTS), obj=_on_session("_event_loop")),
     Internal("AppSession._scriptrunner", (WAKING,), obj=_on_session("_scriptrunner")),
     Internal("AppSession._client_state", (WAKING,), obj=_on_session("_client_state")),
@@ -302,8 +304,8 @@ def _session(session_id: str):
     if not Runtime.exists():
         return None
     sessions = getattr(Runtime.instance(), "_session_mgr", None)  # (AppTest's Runtime is a mock without one)
-    info = sessions.get_active_session_info(session_id) if sessions is not None else None
-    return getattr(info, "session", None)
+    get = getattr(sessions, "get_active_session_info", None)
+    return getattr(get(session_id), "session", None) if callable(get) else None
 
 
 def live(session_id: str) -> bool:
