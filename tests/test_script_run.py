@@ -1,7 +1,8 @@
 """Which script run this is (pages/views/script_run.py), told with Streamlit's public parts: the page's run and a
 fragment it calls are one run, a fragment's run alone (a click in it) is another and says so, and a widget's
 callback, which Streamlit calls before the script, is in none (the learner's language kept for a run is then read
-afresh: i18n.py). Every fragment of the app is made through it, or its runs alone would pass for the page's."""
+afresh: i18n.py); each run has a token of its own, even one on the thread of the run before. Every fragment of the
+app is made through it, or its runs alone would pass for the page's."""
 
 from __future__ import annotations
 
@@ -91,3 +92,33 @@ def test_every_fragment_of_the_app_is_made_through_script_run():
                     and node.value.id in ("st", "streamlit"):
                 made_elsewhere.append(f"{Path(path).relative_to(ROOT)}:{node.lineno}")
     assert not made_elsewhere, made_elsewhere
+
+
+def _language_set_then_rerun() -> None:
+    """A run that sets the session's language and reruns at once (Streamlit runs the rerun on the same thread)."""
+    import threading
+
+    import streamlit as st
+
+    from pages.views import script_run
+    from pages.views.i18n import LANG, lang
+
+    with script_run.page():
+        same = st.session_state.get("thread") == threading.get_ident()
+        st.text(f"{lang()} on {'the same thread' if same else 'a thread'}")
+        if LANG not in st.session_state:
+            st.session_state[LANG] = "en"
+        elif st.session_state[LANG] == "en" and lang() == "en":
+            st.session_state[LANG] = "ja"  # (as a widget's value would be, between two runs)
+            st.session_state["thread"] = threading.get_ident()
+            st.rerun()
+
+
+def test_each_run_has_its_own_token_so_what_is_kept_for_a_run_is_read_afresh_in_the_next():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_language_set_then_rerun, default_timeout=60)
+    at.run()
+    at.run()
+    assert not at.exception
+    assert [t.value for t in at.text] == ["ja on the same thread"]
