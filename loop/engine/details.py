@@ -44,6 +44,7 @@ class _Absent:
 
 
 ABSENT = _Absent()
+_NO_EXTRA: Mapping = MappingProxyType({})
 
 
 def _is(*kinds: type, none: bool = False):
@@ -88,18 +89,22 @@ class Detail(Mapping):
     mistake: str | None = _kept()  # a broken loop's (layer_mistake.py): the classic mistake that made this step
 
     def __post_init__(self) -> None:
-        names = field_names(type(self))
-        if self.written is None:  # built by hand: the fields given (a None given is a null), then any extra
-            written = tuple(k for k in names if getattr(self, k) is not ABSENT) + tuple(self.extra)
-        else:  # read from a file, or replaced: the keys as they were, then those given a value since
-            written = self.written + tuple(k for k in names if k not in self.written
-                                           and getattr(self, k) not in (None, ABSENT)) \
-                + tuple(k for k in self.extra if k not in self.written)
-        for k in names:
-            if getattr(self, k) is ABSENT:
+        # Built by hand (`written` None): the fields given, a None given being a null, then any extra. Read from a
+        # file, or replaced: the keys as they were, then those given a value since.
+        given, added = self.written, []
+        for k in field_names(type(self)):
+            value = getattr(self, k)
+            if value is ABSENT:
                 object.__setattr__(self, k, None)
+            elif given is None or (value is not None and k not in given):
+                added.append(k)
+        written = (given or ()) + tuple(added)
+        if self.extra:
+            written += tuple(k for k in self.extra if k not in written)
+            object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))  # its own, and read-only
+        else:
+            object.__setattr__(self, "extra", _NO_EXTRA)
         object.__setattr__(self, "written", written)
-        object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))  # its own, and read-only
 
     def given(self, key: str) -> bool:
         """Whether the stage recorded `key` (a null included): a field not given reads as None too."""
@@ -327,6 +332,7 @@ DETAILS: dict[str, type[Detail]] = {cls.STAGE: cls for cls in (
 _NAMES: dict[type, frozenset] = {}
 _ORDER: dict[type, tuple] = {}
 _CHECKED: dict[type, dict] = {}
+_NONES: dict[type, dict] = {}
 
 
 def _names(cls: type) -> frozenset:
@@ -335,6 +341,14 @@ def _names(cls: type) -> frozenset:
     if names is None:
         names = _NAMES[cls] = frozenset(field_names(cls))
     return names
+
+
+def _nones(cls: type) -> dict:
+    """{field: None} for every field of a detail type."""
+    nones = _NONES.get(cls)
+    if nones is None:
+        nones = _NONES[cls] = dict.fromkeys(field_names(cls))
+    return nones
 
 
 def _checked(cls: type) -> dict:
@@ -347,7 +361,7 @@ def _checked(cls: type) -> dict:
 
 
 def of(stage: str, raw: Mapping | None) -> Detail:
-    """The detail of a `stage` step from its JSON object (a dict the runner or an importer built), unchecked.
+    """The detail of a `stage` step from its JSON object (a file's, or one a reader gathered), unchecked.
 
     Every key is kept, in its order: a known one in its field, any other in `extra`."""
     cls = DETAILS.get(stage, Detail)
@@ -357,7 +371,8 @@ def of(stage: str, raw: Mapping | None) -> Detail:
     raw = raw or {}
     known = {k: v for k, v in raw.items() if k in names}
     extra = {k: v for k, v in raw.items() if k not in names}
-    return cls(written=tuple(raw), extra=extra, **known)  # every key given, in its order, None or not
+    # every key given, in its order, None or not; a field not given None already (`written` says it was not)
+    return cls(written=tuple(raw), extra=extra, **{**_nones(cls), **known})
 
 
 def check(detail: Detail) -> None:
