@@ -21,6 +21,7 @@ from ..engine import capped, scripted, wire
 from ..files.transcript import NumberTooLong, parse_json, too_deep
 from ..text.catalogs import N_, size_words
 from . import recording as rec
+from .lines import checked_made
 from .recording import Exchange, LearnerState, Recording
 
 DEPTH = 64  # levels of lists and objects a request may nest (a real one: under 10)
@@ -66,12 +67,13 @@ class Recorder:
         return self.stop is None
 
     def call(self, method: str, url: str, body: bytes, *, line: int | None = None, file: str | None = None,
-             state: dict | None = None) -> wire.Answer | None:
-        """The answer to one HTTP request; None when the run is stopped instead (`stop` says why)."""
+             state: dict | None = None, made: object = None) -> wire.Answer | None:
+        """The answer to one HTTP request; None when the run is stopped instead (`stop` says why). `line`, `file`,
+        `state` and `made` (the lines that made its messages) are what the program says of it: kept as its word."""
         with self.lock:
-            return self._call(method, url, body, line, file, state)
+            return self._call(method, url, body, line, file, state, made)
 
-    def _call(self, method, url, body, line, file, state) -> wire.Answer | None:
+    def _call(self, method, url, body, line, file, state, made=None) -> wire.Answer | None:
         if self.stop is not None:
             return None
         kind = wire.dialect(urlsplit(str(url)).path) if method.upper() == "POST" else None
@@ -91,7 +93,7 @@ class Recorder:
         state = state if isinstance(state, dict) else {}
         exchange = Exchange(request=request if isinstance(request, dict) else {"body": request}, line=_int(line),
                             state=LearnerState(_plain(state.get("turn_count")), _plain(state.get("transition_reason"))),
-                            dialect=kind, file=file if isinstance(file, str) else None)
+                            dialect=kind, file=file if isinstance(file, str) else None, made=checked_made(made))
         self.recording.exchanges.append(exchange)
         if isinstance(request, str):  # not JSON, or too deep: the API's 400, in its shape
             status, answer = 400, scripted.error_body(request)

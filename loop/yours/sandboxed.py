@@ -54,6 +54,7 @@ from ..tools.rights import sandbox_user
 from ..tools.workspace import Workspace, workspaces_root
 from . import recording as rec
 from .program import Program, environment, PLACEHOLDER
+from .lines import checked_place
 from .recorder import Recorder, call_most
 from .recording import (EXCEPTION, KILLED, MAX_CALLS, MAX_SECONDS, MISSING_MODULE, REFUSED, RETURNED, SYNTAX_ERROR,
                         TIMEOUT, TOO_MANY_CALLS, LearnerState, Recording, ToolRun)
@@ -66,6 +67,7 @@ INSIDE_DIR = "/opt/loopscope"  # where the bootstrap and the SDK's files are, re
 PROJECT_DIR = "/project"  # where the learner's files are, read-only, as the sandbox sees them
 BOOTSTRAP = Path(__file__).with_name("inside.py")
 INTERCEPT = Path(__file__).with_name("intercept.py")
+WATCHING = Path(__file__).with_name("watching.py")
 SITE = Path(anthropic.__file__).resolve().parents[1]  # the SDKs and what they need (pydantic, httpx2, …)
 FRAME_MOST = 2**20  # a tool or report frame
 FRAMES_MOST = 5_000  # frames of any kind a run: a flood of tiny ones stops here
@@ -253,7 +255,8 @@ class _Keeper:
     def call(self, data: bytes) -> bool:
         header, body = _split_body(data)
         answer = self.recorder.call(str(header.get("method", "POST")), str(header.get("url", "")), body,
-                                    line=header.get("line"), file=header.get("file"), state=header.get("state"))
+                                    line=header.get("line"), file=header.get("file"), state=header.get("state"),
+                                    made=header.get("made"))
         if answer is None:
             stop = self.recorder.stop
             self.halt(stop.outcome, stop.note, **stop.values)
@@ -415,6 +418,7 @@ class _Child:
             at = argv.index("--chdir")
             argv[at:at] = ["--ro-bind", str(BOOTSTRAP), f"{INSIDE_DIR}/inside.py",
                            "--ro-bind", str(INTERCEPT), f"{INSIDE_DIR}/intercept.py",
+                           "--ro-bind", str(WATCHING), f"{INSIDE_DIR}/watching.py",
                            "--ro-bind", str(SITE), site, "--ro-bind", str(self.project), PROJECT_DIR]
         try:
             self.proc = subprocess.Popen(
@@ -663,3 +667,4 @@ def _outcome(recording: Recording, keeper: _Keeper, status: int | None, flooded:
         recording.message = said[-1] if said and not keeper.ready.is_set() else (
             ENDED_WITH.format(status=status) if status is not None else None)
     recording.final_state = _state(report)
+    recording.left = checked_place(report.get("left"))

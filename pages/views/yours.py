@@ -24,12 +24,13 @@ from loop.text.terminal import as_shown
 from loop.files.runs import StoreError
 from loop.yours import sandboxed
 from loop.yours.exercises import EXERCISES, Verdict, run_exercise
+from loop.yours.lines import code_at
 from loop.yours.listing import chapter_loop
 from loop.yours.named import EXCEPTION, SYNTAX_ERROR
 from loop.engine.trace import Trace
 from loop.yours.reading import Yours, call_step, learner_at, line_at, read
 
-from .blocks import inline_code
+from .blocks import inline_code, plain
 from .browser import store, this_browser
 from .current import view_at
 from .i18n import lang, t
@@ -127,7 +128,8 @@ def draw_editor() -> str:
 def _marks(yours: Yours | None, source: str | None) -> list[dict]:
     """The broken rule's line marked in the editor's gutter, while the editor holds the code that was run."""
     named = yours.named if yours is not None else None
-    if named is None or not named.line or source != yours.recording.source:
+    if named is None or not named.line or source != yours.recording.source or \
+            named.file not in (None, yours.recording.file):  # a line of another of their files: not the editor's
         return []
     column = (yours.recording.error_column or 1) - 1 if named.name == SYNTAX_ERROR else 0
     return [{"row": named.line - 1, "column": max(column, 0), "type": "error", "text": named.render(lang())}]
@@ -414,15 +416,26 @@ def draw_named(yours: Yours) -> None:
     if named.error:
         lines.append(t("The API's answer: {status} {message}", status=named.error.get("status"),
                        message=inline_code(named.error.get("message") or "")))
-    source = recording.source.splitlines()
-    if named.line and 0 < named.line <= len(source):
-        lines.append(t("Your line {line}:", line=named.line) + " " + inline_code(source[named.line - 1].strip()))
+    lines.extend(_line_words(named, recording))
     if mistake:
         lines.append(t("**The fix:**") + " " + t(mistake.fix, now))  # the one sentence the mistake's definition gives
         lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={named.name}"))
     st.error("\n\n".join(lines), icon=":material/error:")
     if named.name == EXCEPTION and recording.traceback:
         st.code(recording.traceback, language="text")
+
+
+def _line_words(named, recording) -> list[str]:
+    """Where the broken rule is named in their code, as Markdown: the line that made the message a mistake is about
+    (or which message it was, with the call's line, when that line is not known), else the call's, the exception's
+    or the syntax error's line. Their file's name, a role and their code are drawn as text."""
+    made = named.made
+    if made is not None:
+        values = made.values()
+        values.update(line=plain(values["line"]), role=plain(values["role"]))
+        return [t(made.words(), **values, code=inline_code(code_at(recording, made.file, made.line)))]
+    code = code_at(recording, None, named.line) if named.file in (None, recording.file) else ""
+    return [t("Your line {line}:", line=named.line) + " " + inline_code(code)] if code else []
 
 
 def draw_printed(yours: Yours) -> None:
