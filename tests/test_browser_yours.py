@@ -13,6 +13,7 @@ from loop.text.catalogs import say
 from loop.engine.mistakes import MISTAKES
 from loop.engine.scenarios import SCENARIOS
 from loop.yours.exercises import EXERCISES, run_exercise
+from loop.yours.lines import MADE, SAID
 from loop.yours.listing import CHAPTER_LOOP, chapter_loop
 from loop.yours.reading import read
 from tests.browser import settled, wait_for_status
@@ -76,8 +77,9 @@ def test_a_loop_typed_without_the_append_is_named_in_japanese_and_survives_a_rel
     said = named.inner_text()
     assert say("ja", MISTAKES["no-assistant-append"].title) in said
     assert "400" in said and "unexpected `tool_use_id` found in `tool_result` blocks" in said
-    line = NO_APPEND.splitlines().index("        response = client.messages.create(") + 1
-    assert say("ja", "Your line {line}:", line=line) in said and "client.messages.create(" in said
+    # named at the line that made the message the API refused (the write-back of results nothing asked for)
+    line = NO_APPEND.splitlines().index('        state["messages"].append({') + 1
+    assert say("ja", SAID[MADE], line=line, message=2, call=2, code='state["messages"].append({') in said
     assert named.get_by_role("link").get_attribute("href").endswith("/mistakes?mistake=no-assistant-append")
     assert "Traceback" not in page.inner_text("body")
     marked = editor(page).locator(".ace_gutter-cell.ace_error")  # the line marked in the editor too
