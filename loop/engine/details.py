@@ -142,6 +142,7 @@ class CallModelDetail(Detail):
     stop_reason_inferred: bool | None = _is(bool)  # an import's: the stop_reason was filled in from the content
     cycle: object = _kept()  # a course trace's cycle number
     line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that sent it
+    file: str | None = _is(str, none=True)  # a learner's project: their file of `line`, when not the one run
     learner: dict | None = _is(dict)  # a learner's loop: their own {turn_count, transition_reason} at the call
 
 
@@ -182,6 +183,7 @@ class RunToolDetail(Detail):
     tool_use_result: object = _kept()  # a Claude Code log's own account of the run (`toolUseResult`)
     tool_execution: object = _kept()  # a course trace's {name, input, output}
     line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that ran it
+    file: str | None = _is(str, none=True)  # a learner's project: their file of `line`, when not the one run
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -272,6 +274,7 @@ class RefusedDetail(Detail):
     why: str | None = _is(str)
     kind: str | None = _is(str)
     line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that sent it
+    file: str | None = _is(str, none=True)  # a learner's project: their file of `line`, when not the one run
     learner: dict | None = _is(dict)  # a learner's loop: their own {turn_count, transition_reason} at the call
 
 

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from ..engine import capped, scripted, wire
 from ..files.transcript import NumberTooLong, parse_json, too_deep
 from ..text.catalogs import N_, size_words
+from ..text.redact import HIDDEN
 from . import recording as rec
 from .lines import checked_made
 from .recording import Exchange, LearnerState, Recording
@@ -52,9 +53,12 @@ class Recorder:
     """Answers model calls by path and records them into `recording`; thread-safe."""
 
     def __init__(self, recording: Recording, model: wire.Model | None = None, *, max_calls: int = rec.MAX_CALLS,
-                 max_bytes: int = rec.MAX_BYTES):
+                 max_bytes: int = rec.MAX_BYTES, hide: list[str] = ()):
         self.recording, self.model = recording, model or scripted.respond
         self.max_calls, self.max_bytes = max_calls, max_bytes
+        # each as the body may spell it (as it is, or escaped in a JSON string): hidden before it is sent or kept
+        self.hide = sorted({form.encode() for secret in hide if secret for form in (
+            secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1])}, key=len, reverse=True)
         self.size = 0  # bytes recorded so far
         self.stop: Stop | None = None
         self.lock = threading.Lock()
@@ -81,6 +85,8 @@ class Recorder:
             if len(self.recording.offline) < OFFLINE_KEPT:
                 self.recording.offline.append(str(url)[:300])
             return wire.encode(wire.MESSAGES, *wire.no_network(str(url)[:300]), False)
+        for secret in self.hide:  # a key the learner set never leaves the sandbox, whatever their code sends
+            body = body.replace(secret, HIDDEN.encode())
         if len(body) > call_most():
             self.stop = Stop(rec.KILLED, TOO_LARGE, {"size": size_words(len(body)), "most": size_words(call_most())})
             return None

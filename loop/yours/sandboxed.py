@@ -48,6 +48,7 @@ from ..engine.model import MAX_TOKENS, SYSTEM
 from ..engine.scenarios import SCENARIOS
 from ..engine.toolsets import default_toolbox
 from ..text.catalogs import N_, Note, known, size_words
+from ..text.redact import HIDDEN
 from ..tools import seccomp
 from ..tools.bash import MARK_VARIABLE, end_namespace, kill_group, namespace_init
 from ..tools.rights import sandbox_user
@@ -346,13 +347,34 @@ def run(source: str | Program, scenario: str, lang: str = "en", *, max_calls: in
     `model`: a request body -> (status, body); the scripted model by default (`real_model(config)` for a real one).
     A child started by `warm` for the same tools is used when one is waiting. `owner` (a browser) runs at most
     slots.PER_OWNER programs at once, and the server slots.TOTAL; a run waits its turn, `on_wait(ahead)` told
-    how many runs are ahead of it.
+    how many runs are ahead of it. A key the learner set (program.secrets: the page's .env box, --env, a .env of
+    the project) never leaves the sandbox: the requests are sent on and recorded without it, and nothing the run
+    recorded holds it.
     """
+    program = source if isinstance(source, Program) else Program.single(source)
+    secrets = program.secrets()
+    recording = _run(program, scenario, lang, max_calls, max_seconds, model, toolset, tool_timeout, owner, on_wait,
+                     secrets)
+    return without_secrets(recording, secrets)
+
+
+def without_secrets(recording: Recording, secrets: list[str]) -> Recording:
+    """`recording` with each of `secrets` hidden wherever it holds it (an output, a tool's, a traceback, a request)."""
+    if not secrets:
+        return recording
+    text = json.dumps(recording.to_dict(), ensure_ascii=False)
+    for secret in secrets:
+        text = text.replace(json.dumps(secret, ensure_ascii=False)[1:-1], HIDDEN)
+    return Recording.from_dict(json.loads(text))
+
+
+def _run(program: Program, scenario: str, lang: str, max_calls: int, max_seconds: float, model: Model | None,
+         toolset: str | None, tool_timeout: float, owner: object, on_wait, secrets: list[str]) -> Recording:
     started = time.perf_counter()
     lang = known(lang)
     chosen = SCENARIOS[scenario]  # KeyError for an unknown one
-    program = source if isinstance(source, Program) else Program.single(source)
-    recording = Recording(source=program.source, scenario=scenario, lang=lang, file=program.main)
+    recording = Recording(source=program.source, scenario=scenario, lang=lang, file=program.main,
+                          files=program.other_sources() if len(program.files) > 1 else {})
     broken = compiles(program)
     if broken is not None:  # it does not compile: nothing runs, and only the keeper says so
         recording.outcome = SYNTAX_ERROR
@@ -379,8 +401,8 @@ def run(source: str | Program, scenario: str, lang: str = "en", *, max_calls: in
                          "system": system_prompt(lang, SYSTEM), "tools": toolbox.specs(), "model": name, "lang": lang,
                          "env": environment(program, name), "placeholder": PLACEHOLDER,
                          "max_tokens": min(chosen.max_tokens, MAX_TOKENS)}  # the scenario's own limit cuts the answer
-                _run(recording, toolbox, child, start, model or scripted_model(chosen.context_window), max_calls,
-                     max_seconds)
+                _keep(recording, toolbox, child, start, model or scripted_model(chosen.context_window), max_calls,
+                      max_seconds, secrets)
             finally:
                 child.close()
         finally:
@@ -574,9 +596,10 @@ def cool() -> None:
         _close(spare)
 
 
-def _run(recording: Recording, toolbox, child: _Child, start: dict, model: Model, max_calls: int,
-         max_seconds: float) -> None:
-    recorder = Recorder(recording, model, max_calls=max_calls)
+def _keep(recording: Recording, toolbox, child: _Child, start: dict, model: Model, max_calls: int,
+          max_seconds: float, secrets: list[str]) -> None:
+    """Answer the child's channel and watch it until the run ends; what it did goes into `recording`."""
+    recorder = Recorder(recording, model, max_calls=max_calls, hide=secrets)
     keeper = _Keeper(child.outside, recording, recorder, toolbox, start)
     thread = threading.Thread(target=keeper.serve, daemon=True, name="loopscope-yours-keeper")
     thread.start()
