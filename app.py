@@ -12,6 +12,7 @@ from pages.views.nav import run_app
 from pages.views.browser import browser_session
 from pages.views.sockets import no_delay
 from pages.views.delivery import deliver_in_bursts
+from pages.views.following import accept_language
 
 # Every browser's script runs in a thread of this one process. Python hands the GIL between running threads
 # every 5 ms by default; with a class stepping at once, that switching cost more than the work (bench/load.py:
@@ -26,4 +27,5 @@ ICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><path fill=
         '0-1.01.25-1.97.7-2.8L5.24 7.74A7.93 7.93 0 0 0 4 12c0 4.42 3.58 8 8 8v3l4-4-4-4v3Z"/></svg>')
 st.set_page_config(page_title="Loopscope", page_icon=ICON, layout="wide")
 browser_session()  # this browser's id, from its cookie or issued now (never in the URL): its saved runs are its own
+accept_language()  # a student's first page at ?class= in the language the browser asks for, unless the address names one
 run_app()

@@ -179,8 +179,9 @@ def _replay(args) -> int:
     if rest:
         out(f"note: {rest.render()}")
     lang = known(args.lang or trace.meta.get("lang"))  # a run is replayed in the language it was made in
-    out(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model"),
-            task=trace.meta.get("task")))
+    unknown = say(lang, "(not recorded)")  # a log that names no model (or no task) says so, never "None"
+    out(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model") or unknown,
+            task=trace.meta.get("task") or unknown))
     for i in range(len(trace)):
         out(describe(trace, i, lang))
     return 0
@@ -195,10 +196,13 @@ REDRAWN = N_("the log's new records complete steps printed above: from step {ste
 
 def _follow(args) -> int:
     """Print the steps of a Claude Code log as it is written, until Ctrl-C."""
+    from pathlib import Path
+
     from .importers import ImportFailed
     from .importers.follow import Follower
 
-    follower, shown, lang = Follower(args.file), 0, known(args.lang)
+    # The file named is taken as named (a link to it is the user's choice); after that, no link is followed.
+    follower, shown, lang = Follower(Path(args.file).expanduser().resolve()), 0, known(args.lang)
     out(f"following {args.file} (Ctrl-C stops)", flush=True)
     try:
         while True:
@@ -226,17 +230,23 @@ def _follow(args) -> int:
 
 
 def _sessions(args) -> int:
-    """The sessions of a Claude Code projects folder, newest first; --open N imports the N-th."""
+    """The sessions of a Claude Code projects folder, newest first; --open N imports the N-th. A name that is not a
+    regular file (a link, a FIFO, a device) is not read: a line says so for each."""
     from pathlib import Path
 
-    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_path
-    from .importers.sessions import DEFAULT_DIR, sessions, size_label
+    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_files
+    from .importers.sessions import DEFAULT_DIR, listing, read_session, size_label
 
     folder = Path(args.dir or DEFAULT_DIR).expanduser()
     if not folder.is_dir():
         out(f"error: {folder}: not a folder", file=sys.stderr)
         return 1
-    found = sessions(folder)
+    try:
+        listed = listing(folder)
+    except OSError as exc:
+        out(f"error: {folder}: cannot read it ({exc.strerror})", file=sys.stderr)
+        return 1
+    found = listed.sessions
     if args.open is None:
         if not found:
             out(f"no session logs (.jsonl) in {folder}")
@@ -248,6 +258,8 @@ def _sessions(args) -> int:
             request = s.first_request or "(no request in the head of the log)"
             out(f"  {n:>3}. {s.date} · {size_label(s.size)} · sub-agents {s.sub_agents} · compactions "
                 f"{s.compactions} · errors {s.errors} · {s.path.stem}\n       {request}")
+        for note in listed.refused:
+            out(note.render())
         return 0
     if not 1 <= args.open <= len(found):
         out(f"error: --open {args.open}: the list has sessions 1 to {len(found)}" if found
@@ -256,7 +268,8 @@ def _sessions(args) -> int:
     chosen = found[args.open - 1]
     out(f"session: {chosen.path}")
     try:
-        imported = import_path(chosen.path, max_bytes=DEFAULT_MAX_BYTES)
+        imported = import_files(read_session(chosen.folder, chosen.names, DEFAULT_MAX_BYTES),
+                                max_bytes=DEFAULT_MAX_BYTES)
     except ImportFailed as exc:
         out(f"error: {exc}", file=sys.stderr)
         return 1

@@ -27,9 +27,10 @@ trace, meta = replay["trace"], replay["trace"].meta
 # The file's name, model and task are the file's: shown as text, never as Markdown (an image there would be fetched).
 shown = plain(replay["name"])
 if replay.get("sub_agent_logs"):  # a session read with its sub-agents' logs
-    shown = t_n("{name} with {n} sub-agent log", "{name} with {n} sub-agent logs", replay["sub_agent_logs"], name=shown)
+    shown = t_n("{name} with {n} sub-agent log", "{name} with {n} sub-agent logs", int(replay["sub_agent_logs"]),
+                name=shown)
 st.markdown(t("**Replaying {name}** · format `{format}` · model `{model}`", name=shown,
-              format=replay["format"], model=in_code(meta.get("model", "?")))
+              format=in_code(replay["format"]), model=in_code(meta.get("model", "?")))
             + (" · " + t("task: {task}", task=plain(meta["task"])) if meta.get("task") else ""))
 warnings = replay["warnings"]  # notes (loop/importers/notes.py), said in the page's language
 if warnings:

@@ -93,9 +93,9 @@ def test_many_heartbeats_are_written_in_one_transaction_and_counted_as_seen_writ
     store, channel, clock = room
     code = channel.start(TEACHER, "r1", 3, 1)
     transactions = []
-    opened = type(store)._transaction
-    monkeypatch.setattr(type(store), "_transaction",
-                        lambda self, *a, **k: transactions.append(k.get("write", a[0] if a else None))
+    opened = type(store).transaction
+    monkeypatch.setattr(type(store), "transaction",
+                        lambda self, *a, **k: transactions.append(k.get("write", a[0] if a else False))
                         or opened(self, *a, **k))
     channel.seen_many(code, [(STUDENT, False), (OTHER_STUDENT, False), (STRANGER, True), ("not-a-key", False)])
     assert transactions == [True]
@@ -113,7 +113,7 @@ def test_many_heartbeats_are_written_in_one_transaction_and_counted_as_seen_writ
     channel.end(code, TEACHER)
     clock.now += SEEN_EVERY
     channel.seen_many(code, [(STUDENT, False)])  # the class ended: nothing is written
-    with store._transaction(write=False) as db:
+    with store.transaction() as db:
         assert db.execute("SELECT max(seen) FROM class_followers WHERE code=?", (code,)).fetchone()[0] \
             == clock.now - SEEN_EVERY - 10
 

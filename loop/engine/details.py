@@ -144,6 +144,9 @@ class CallModelDetail(Detail):
     line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that sent it
     file: str | None = _is(str, none=True)  # a learner's project: their file of `line`, when not the one run
     learner: dict | None = _is(dict)  # a learner's loop: their own {turn_count, transition_reason} at the call
+    messages_sent: list | None = _is(list)  # an import's: the messages as the agent sent them (Claude Code 2.1)
+    request_record: object = _kept()  # an import's: the id of the agent's own record of that request
+    attachments: list | None = _is(list)  # an import's: what Claude Code attached to this request, as it rendered it
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -295,6 +298,8 @@ class HarnessDetail(Detail):
     STAGE: ClassVar[str] = "harness"
     role: str | None = _is(str)  # the message's role, user or assistant
     why: str | None = _is(str)  # in English: who added it, as the log tells (narrate.py says it again)
+    in_messages: bool | None = _is(bool)  # false: words the agent showed its user and put in no message
+    said: str | None = _is(str)  # those words
 
 
 DETAILS: dict[str, type[Detail]] = {cls.STAGE: cls for cls in (

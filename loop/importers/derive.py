@@ -189,7 +189,14 @@ class _Walk:
         detail = dict(segment.compaction or {})
         detail.setdefault("kind", "imported")
         detail.setdefault("why", REWRITTEN_WHY)
-        tokens_before = _estimate(held)
+        if segment.summarize is not None:  # the call that wrote the summary, as recorded: its own step, first
+            summarize = {k: v for k, v in segment.summarize.items() if k != "ts"}
+            summarize["kind"] = summarize.get("kind") or detail["kind"]
+            self.add(parsed, "summarize", len(held), summarize, float(segment.times.get(0) or 0.0), state, segment,
+                     held)
+        recorded = detail.get("pre_tokens")
+        # the log's own count of the history compacted, when it has one; else the estimate (JSON length / 4)
+        tokens_before = recorded if type(recorded) is int and 0 <= recorded < MAX_COUNT else _estimate(held)
         if len(new) == len(held):
             changed = [j for j in range(len(held)) if held[j] != new[j]]
             detail["replaced"] = [{"index": j, "message": held[j]} for j in changed]
@@ -209,12 +216,19 @@ class _Walk:
         write_backs: set[int] = set()  # user messages that answer the previous assistant's tool_use blocks
         # the last message the loop or the model put there (not the harness), which the rules below look back to
         said = segment.start - 1 if segment.start > 0 else None
-        for i in range(segment.start, len(messages)):
+        for i in range(segment.start, len(messages) + 1):
+            at = float(times.get(i) or times.get(i - 1) or 0.0)
+            for event in segment.events.get(i, ()):  # what happened before message i and put nothing into messages
+                self.event(parsed, event, i, at, state, segment, held)
+            if i == len(messages):
+                break
             message = messages[i]
-            at = float(times.get(i) or 0.0)
             role = message.get("role") if isinstance(message, dict) else None
             if i in segment.harness and i not in write_backs:
-                # Put there by the harness: no stage of the loop made it, so the loop's state stays as it was.
+                # Put there by the harness: no stage of the loop made it, so the loop's state stays as it was; a
+                # user message after the loop ended starts it again, as a request would.
+                if role == "user" and state["ended"] is not None:
+                    state.update(turn_count=1, transition_reason=None, stop_reason=None, ended=None)
                 self.add(parsed, HARNESS, i + 1, {"role": role, "why": segment.harness[i]}, at, state, segment, held)
                 continue
             before, said = said, i
@@ -229,16 +243,34 @@ class _Walk:
                 if before is None and parsed.parent_tool_use_id is not None and parsed.id != MAIN:
                     detail["started_by"] = parsed.parent_tool_use_id
                 after = messages[before] if before is not None else None
-                if before is None or (isinstance(after, dict) and after.get("role") == "assistant"):
+                if before is None or (isinstance(after, dict) and after.get("role") == "assistant") \
+                        or state["ended"] is not None:
                     if before is not None:
                         detail["note"] = "a new request in the same conversation: the loop starts again on the history so far"
                     state.update(turn_count=1, transition_reason=None, stop_reason=None, ended=None)
                 else:
                     detail["note"] = ("a user message that is not a write-back of tool_results (typed by the person, or "
                                       "added by the agent's harness) before the next call")
+                if i in segment.notes:
+                    detail["note"] = segment.notes[i]
                 self.add(parsed, "user_request", i + 1, detail, at, state, segment, held)
             elif role == "assistant":
                 self.assistant(parsed, segment, k, i, held, state, write_backs)
+
+    def event(self, parsed: ParsedThread, event: dict, i: int, at: float, state: dict, segment: Segment,
+              held: list) -> None:
+        """A step that put nothing into messages: a call that failed (`retry`), or words the agent showed its user
+        and sent no model (`harness`, `in_messages` false)."""
+        detail = dict(event["detail"])
+        if event["stage"] == "retry":
+            detail["request"] = None if detail.get("request") is None else detail["request"]
+            if detail.get("gave_up"):  # the agent gave up on this call: the loop ends here
+                state.update(transition_reason=None, ended="retries_exhausted")
+            else:
+                state.update(transition_reason="retry", ended=None)
+            self.add(parsed, "retry", i, detail, at, state, segment, held)
+        else:
+            self.add(parsed, HARNESS, i, detail, at, state, segment, held)
 
     def assistant(self, parsed: ParsedThread, segment: Segment, k: int, i: int, held: list, state: dict,
                   write_backs: set) -> None:

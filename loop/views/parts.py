@@ -326,6 +326,17 @@ def new_since_last_call(trace: Trace, cursor: int) -> list[tuple[int, int]]:
     return spans
 
 
+def request_as_sent(trace: Trace, index: int) -> dict | None:
+    """The body a call sent: as the agent itself recorded it where its log holds the messages it sent (an imported
+    Claude Code 2.1 call's `messages_sent`: its system-reminder blocks and `role: "system"` messages included),
+    else its request with the history of that moment (`Trace.request_at`)."""
+    request = trace.request_at(index)
+    sent = trace.steps[index].detail.get("messages_sent") if request is not None else None
+    if isinstance(sent, list):
+        request["messages"] = sent
+    return request
+
+
 def sent_request(trace: Trace, cursor: int) -> SentRequest | None:
     """At a step that sent a request (call_model, or a retry or refused call): its head and what is new in it."""
     if not 0 <= cursor < len(trace) or trace.steps[cursor].stage not in SENDING_STAGES:

@@ -209,7 +209,7 @@ def view(trace: Trace, i: int, lang: str = "en") -> StepView:
         recorded={k: v for k, v in _plain(detail).items() if k != "request"},
         failed_request=trace.request_at(i) if failed else None,
         last_call=call,
-        call_request=trace.request_at(call) if call is not None else None,
+        call_request=views.request_as_sent(trace, call) if call is not None else None,
         call_response=trace.response_at(call) if call is not None else None,
         sent=views.sent_request(trace, i),
     )

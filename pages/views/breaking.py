@@ -160,7 +160,7 @@ def draw_broken(trace: Trace, key: str, family: list[Trace]) -> None:
             st.caption(t("The broken branch ran against the offline model: no key is spent on a lesson."))
         if broken.status is not None:
             st.caption(t("Broken at step {step}; the API refused the call at step {k}: {status} {type}.",
-                         step=broken.at + 1, k=broken.last + 1, status=broken.status, type=broken.type))
+                         step=broken.at + 1, k=broken.last + 1, status=int(broken.status), type=plain(broken.type)))
         elif broken.not_run:
             st.caption(t("Broken at step {step}; at step {k} the answer asks for a tool_use and nothing runs it.",
                          step=broken.at + 1, k=broken.last + 1))

@@ -175,7 +175,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
             saved()
         error = st.session_state.get(f"{key}-error") if run is not None else None
         if error:
-            st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {plain(error['message'])}\n\n"
+            st.error(t("**{stage} failed.**", stage=plain(stage_title(error.get("stage")))) + f" {plain(error['message'])}\n\n"
                      + t("The trace is unchanged: nothing was added. **Retry** repeats this stage."),
                      icon=":material/error:")
             st.button(t("Retry"), key=f"{key}-retry", icon=":material/replay:", on_click=_ask, args=(key, "retry"))
@@ -190,6 +190,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
         with feedback:
             draw_gate(gated, key, _ask)
     v = view_at(trace, trace.cursor)  # the step to show, now that the clicks are done
+    locked = st.session_state.get(f"{key}-locked")  # why the cursor may not move now (a class's open question), or None
     with bar:
         st.markdown(f"### {plain(v.status)}")  # a thread's name is the file's id
         if trace.cursor >= 0 and not presenting():
@@ -198,11 +199,12 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
         # One row that wraps rather than squeezes: every button keeps its whole label, in every language,
         # at 1280 px (columns of fixed shares cut "最初" to a sliver).
         with st.container(horizontal=True, vertical_alignment="center", gap="small", key=f"{key}-buttons"):
-            st.button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0,
+            st.button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0 or bool(locked), help=locked,
                       icon=":material/first_page:", shortcut="Home", on_click=_ask, args=(key, "first"))
-            st.button(t("Back"), key=f"{key}-back", disabled=trace.cursor <= 0,
+            st.button(t("Back"), key=f"{key}-back", disabled=trace.cursor <= 0 or bool(locked), help=locked,
                       icon=":material/chevron_left:", shortcut="Left", on_click=_ask, args=(key, "back"))
-            st.button(t("Step"), key=f"{key}-step", type="primary", disabled=ended or bool(gated),
+            st.button(t("Step"), key=f"{key}-step", type="primary", disabled=ended or bool(gated) or bool(locked),
+                      help=locked,
                       icon=":material/chevron_right:", icon_position="right",
                       shortcut=None if live and at_end else "Right",  # at the end it executes: a click only
                       on_click=_ask, args=(key, "step"))
@@ -210,7 +212,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
                 st.button(t("Go to last step"), key=f"{key}-last", disabled=at_end,
                           icon=":material/last_page:", icon_position="right", shortcut="End",
                           on_click=_ask, args=(key, "last"), help=t("Jump to the last recorded step; nothing runs."))
-            st.button(t("Run to end"), key=f"{key}-to-end", disabled=ended or bool(gated),
+            st.button(t("Run to end"), key=f"{key}-to-end", disabled=ended or bool(gated) or bool(locked),
                       icon=":material/fast_forward:" if live else ":material/last_page:", icon_position="right",
                       shortcut=None if live else "End", on_click=_ask, args=(key, "to_end"),
                       help=t("Execute stages until the loop ends or max turns stops it.") if live else

@@ -406,4 +406,4 @@ def draw_pager(v: StepView, key: str) -> None:
         st.button(t("Show later"), key=f"{key}-later", disabled=end == total, on_click=_page,
                   args=(offset_key, cursor, -1))
         st.caption(t("Showing messages[{start}] to messages[{end}] of {total}; {earlier} earlier not drawn.",
-                     start=start, end=end - 1, total=f"{total:,}", earlier=f"{start:,}"))
+                     start=int(start), end=end - 1, total=f"{total:,}", earlier=f"{start:,}"))

@@ -46,7 +46,7 @@ def lab_runs(name: str) -> tuple[LabRun, LabRun]:
 def refusal(call: Call, rule: str) -> str:
     """The API's 400 as the page shows it: its words verbatim, wrapping like prose, then what the rule means."""
     quoted = "\n".join("> " + prose(line) for line in call.error.splitlines())  # the server's words, as text
-    return (t("**Call {n} refused: HTTP 400 `invalid_request_error`**", n=call.number) + "\n\n" + quoted
+    return (t("**Call {n} refused: HTTP 400 `invalid_request_error`**", n=int(call.number)) + "\n\n" + quoted
             + ("\n\n" + t("**What the rule means:**") + " " + t(rule) if rule else ""))
 
 
@@ -78,7 +78,7 @@ def draw_call(call: Call | None, side: str, broken: bool, rule: str = "", wish: 
     if call is None:
         st.caption(t("No such call: this loop had already stopped."))
         return
-    st.markdown(t("**Call {n}** · sent {m} message(s)", n=call.number, m=len(call.messages)))
+    st.markdown(t("**Call {n}** · sent {m} message(s)", n=int(call.number), m=len(call.messages)))
     with st.expander(t("messages sent at call {n}", n=call.number), expanded=broken, key=f"mistake-{side}-{call.number}"):
         for i, message in enumerate(call.messages):
             draw_message(i, message, new=False)
@@ -108,13 +108,13 @@ def draw_lab(name: str) -> None:
     st.subheader(t(m.title))
     st.success(t("**The fix:**") + " " + t(m.fix), icon=":material/build:")
     draw_lines(name)
-    st.caption(t("Scenario `{name}`: “{task}”.", name=m.scenario, task=plain(right.calls[0].messages[0]["content"])) + " "
+    st.caption(t("Scenario `{name}`: “{task}”.", name=in_code(m.scenario), task=plain(right.calls[0].messages[0]["content"])) + " "
                + (t("The broken loop is refused at call {n}; the correct loop ends with `{ended}` after {calls} call(s).",
-                    n=broke.number, ended=in_code(right.ended), calls=len(right.calls)) if broke else
+                    n=int(broke.number), ended=in_code(right.ended), calls=len(right.calls)) if broke else
                   t("The broken loop stops after {calls} call(s) with `{ended}` and runs {tools} tool(s); the correct "
                     "loop runs {right_tools} and ends with `{right_ended}` after {right_calls} call(s).",
-                    calls=len(wrong.calls), ended=in_code(wrong.ended), tools=wrong.tools_run,
-                    right_tools=right.tools_run, right_ended=in_code(right.ended), right_calls=len(right.calls))))
+                    calls=len(wrong.calls), ended=in_code(wrong.ended), tools=int(wrong.tools_run),
+                    right_tools=int(right.tools_run), right_ended=in_code(right.ended), right_calls=len(right.calls))))
     a, b = st.columns(2)
     a.markdown(t("#### With the mistake"))
     b.markdown(t("#### The correct loop"))

@@ -94,7 +94,7 @@ def _live(run: Run, key: str) -> None:
         with st.container(border=True, key=f"{key}-wait"):
             st.markdown(":material/hourglass_top: " + t(
                 "**Attempt {k} of {n} failed** ({error}). The loop waits **{left} s** before attempt {next}.",
-                k=d.get("attempt", "?"), n=d.get("attempts", "?"), error=in_code(error_label(d.get("error"))),
+                k=plain(d.get("attempt", "?")), n=plain(d.get("attempts", "?")), error=plain(error_label(d.get("error"))),
                 left=f"{left:.1f}", next=f"{number(d.get('attempt')) + 1:g}"))
             total = number(d.get("wait_s"))
             st.progress(min(1.0, max(0.0, 1 - left / total)) if total else 1.0)

@@ -106,7 +106,7 @@ def _draw_files(project: dict, open_file: Callable[[str], None]) -> None:
                  n=len(files)) + " " + shown)
     if project.get("left_out"):
         st.caption(t("{n} file(s) left out: folders a run has no use for (.git, .venv, __pycache__, …).",
-                     n=project["left_out"]))
+                     n=int(project["left_out"])))
 
 
 def _switch(open_file: Callable[[str], None]) -> None:
@@ -134,13 +134,25 @@ def _draw_names(source: str, project: dict | None) -> None:
     if not read:
         return
     given = parse_env_file(st.session_state.get(ENV) or "")
-    said = {"model": t("the offline model"), "key": t("a placeholder key"), "url": t("Loopscope's model")}
     shown = []
     for name in read[:20]:
-        kind = kind_of(name)
-        how = t("yours") if name in given else said.get(kind, t("not set"))
-        shown.append(f"{inline_code(name)} ({how})")
+        shown.append(f"{inline_code(name)} ({_set_by(name, given)})")
     st.caption(t("Your program reads: {names}.", names=", ".join(shown)))
+
+
+def _set_by(name: str, given: dict) -> str:
+    """Who sets a name the program reads: the box, or Loopscope (the model's id, a placeholder key, its model's
+    address), or nobody."""
+    if name in given:
+        return t("yours")
+    kind = kind_of(name)
+    if kind == "model":
+        return t("the offline model")
+    if kind == "key":
+        return t("a placeholder key")
+    if kind == "url":
+        return t("Loopscope's model")
+    return t("not set")
 
 
 def _text(data: bytes) -> bool:

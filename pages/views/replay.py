@@ -171,13 +171,15 @@ def _sessions_refused():
 
 
 def draw_sessions() -> None:
-    """The sessions of LOOPSCOPE_SESSIONS_DIR, newest first, to open one: only on the user's own machine.
+    """The sessions of LOOPSCOPE_SESSIONS_DIR, newest first, to open one: only where the operator says the server is
+    theirs alone (LOOPSCOPE_LIST_SESSIONS=1) and it serves only this machine.
 
-    Unset, nothing is drawn; set on a server others reach, the page says why the folder is not listed.
+    Unset, nothing is drawn; set on a server others reach, the page says why the folder is not listed. A name in
+    the folder that is not a regular file (a link, a FIFO, a device) is not read: a line says so for each.
     """
     import os
 
-    from loop.importers.sessions import SESSIONS_VARIABLE, sessions, size_label
+    from loop.importers.sessions import SESSIONS_VARIABLE, listing, size_label
 
     if not os.environ.get(SESSIONS_VARIABLE):
         return
@@ -187,7 +189,15 @@ def draw_sessions() -> None:
         return
     folder = Path(os.environ[SESSIONS_VARIABLE]).expanduser()
     with st.expander(t("Your sessions ({folder})", folder=str(folder)), expanded=SESSION not in st.session_state):
-        found = sessions(folder)
+        try:
+            listed = listing(folder)
+        except OSError as exc:
+            st.caption(said(Note(N_("{name}: cannot read it ({error})"), name=str(folder),
+                                 error=exc.strerror or str(exc)), lang()))
+            return
+        found = listed.sessions
+        for note in listed.refused:
+            st.caption(said(note, lang()))
         if not found:
             st.caption(t("No session log (.jsonl) in this folder."))
             return
@@ -200,23 +210,26 @@ def draw_sessions() -> None:
                      agents=s.sub_agents, compactions=s.compactions, errors=s.errors)
 
         st.selectbox(t("A session"), range(len(found)), format_func=label, key="replay-session-choice")
-        st.button(t("Open the session"), key="replay-session-open", on_click=_open_chosen,
-                  args=([s.path for s in found],))
+        st.button(t("Open the session"), key="replay-session-open", on_click=_open_chosen, args=(found,))
 
 
-def _open_chosen(paths: list[Path]) -> None:
+def _open_chosen(found: list) -> None:
     n = st.session_state.get("replay-session-choice")
-    if n is not None and 0 <= n < len(paths):
-        _open_session(paths[n])
+    if n is not None and 0 <= n < len(found):
+        _open_session(found[n].path, found[n].folder)
 
 
-def _open_session(path: Path) -> None:
-    from loop.importers import import_path
+def _open_session(path: Path, folder: Path) -> None:
+    """A listed session, read from its folder without following a link, within the upload limit, and a Follower
+    that reads it again from there."""
+    from loop.importers import import_files
     from loop.importers.follow import Follower
+    from loop.importers.sessions import read_session
 
     try:
-        imported = import_path(path, max_bytes=upload_limit())
-        follower = Follower(path)
+        names = list(path.relative_to(folder).parts)
+        imported = import_files(read_session(folder, names, upload_limit()), max_bytes=upload_limit())
+        follower = Follower(path, folder=folder, max_bytes=upload_limit())
         follower.poll()  # where the log is now: Follow reads what is written after it
     except ImportFailed as exc:  # said by draw_openers, in the page's language
         st.session_state["replay-error"] = exc.note
@@ -255,13 +268,10 @@ def follow_poll(replay: dict) -> None:
 
 
 def _poll(path: str) -> None:
-    from loop.importers.follow import Follower
-
     replay = st.session_state.get(REPLAY)
     follower = st.session_state.get(FOLLOWER)
-    if follower is None or str(follower.path) != path:  # e.g. a page kept from before: read from now on
-        follower = st.session_state[FOLLOWER] = Follower(path)
-        follower.poll()
+    if follower is None or str(follower.path) != path:  # opened from the list only: that made its Follower
+        return
     trace = replay["trace"]
     try:
         change = follower.poll(cursor=trace.cursor)

@@ -34,7 +34,7 @@ from loop.files.runs import StoreError, StoreFull, TakenOver, new_run_id
 from loop.engine.scripted import MODEL_NAME
 from loop.engine.toolsets import default_toolbox
 
-from .blocks import plain
+from .blocks import in_code, plain
 from .gate import TOGGLE, as_saved, gate_on
 from .i18n import lang, t
 from .browser import store, this_browser
@@ -88,7 +88,7 @@ def autosave(run: Run) -> None:
             st.toast(t("This run was resumed in another tab, which saves it from now on. This tab's steps are "
                        "saved as a new run."), icon=":material/call_split:")
     except (StoreError, OSError) as exc:  # a full disk must not stop the lesson; say so, and try again next click
-        said = exc.note.render(lang()) if isinstance(exc, StoreFull) else exc  # what to do, in the learner's words
+        said = exc.note.render(lang(), data=plain) if isinstance(exc, StoreFull) else plain(exc)  # what to do
         st.toast(t("This run could not be saved: {error}", error=said), icon=":material/warning:")
         s[SAVED] = saved  # nothing was written: the next click tries again
         return
@@ -187,7 +187,7 @@ def _resume() -> None:
     s[SAVED] = (run, run_id, run.trace.cursor, len(run.trace), writer)  # go on writing the same run
     s["saved-runs-note"] = t("Resumed: {n} steps, at step {k}. The workspace is new (`{workspace}`); files the "
                              "commands wrote earlier were copied when still there.",
-                             n=len(run.trace), k=run.trace.cursor + 1, workspace=run.workspace)
+                             n=len(run.trace), k=run.trace.cursor + 1, workspace=in_code(run.workspace))
 
 
 def _delete() -> None:
@@ -201,7 +201,7 @@ def _delete() -> None:
             s["saved-runs-error"] = t("The run {run_id} cannot be deleted: {error}", run_id=run_id, error=exc)
             return
         s.pop("saved-run", None)
-        s["saved-runs-note"] = t("Deleted the saved run {run_id}.", run_id=run_id)
+        s["saved-runs-note"] = t("Deleted the saved run {run_id}.", run_id=plain(run_id))
 
 
 def _label(saved, now: str) -> str:

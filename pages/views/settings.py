@@ -27,6 +27,7 @@ import streamlit as st
 from loop.engine import keys
 from loop.engine.compact import THRESHOLD
 from loop.engine.profiles import MINIMAL, NAMES, PROFILES
+from loop.files.export import inline_code, plain
 from loop.files.runs import StoreError
 from loop.views.errors import explain
 from loop.engine.model import SCRIPTED, ModelConfig
@@ -236,7 +237,7 @@ def draw_sidebar() -> None:
             st.text_area(t("Your task"), key=_kept("set-task", ""), placeholder=t("What Python version is installed?"))
         else:
             chosen = SCENARIOS[st.session_state.get("set-scenario", DEFAULT_SCENARIO)]
-            st.caption(f"{t(chosen.about)} · “{chosen.task_in(now)}”")
+            st.caption(f"{t(chosen.about)} · “{plain(chosen.task_in(now))}”")
         st.radio(t("Loop"), list(PROFILES), key=_kept("set-profile", MINIMAL),
                  format_func=lambda p: t(NAMES[p], now),
                  help=t("The chapter's table, both columns: the minimal loop goes on only for a tool_result; the "
@@ -253,7 +254,7 @@ def draw_sidebar() -> None:
         st.caption(t(TOOLSETS[st.session_state.get("set-toolset", "s01")]))
         chosen = SCENARIOS.get(st.session_state.get("set-scenario", DEFAULT_SCENARIO))
         if chosen is not None and chosen.toolset:  # a scenario made for a toolset runs with it
-            st.caption(t("This scenario runs with toolset {toolset}.", toolset=f"`{chosen.toolset}`"))
+            st.caption(t("This scenario runs with toolset {toolset}.", toolset=inline_code(chosen.toolset)))
         if (chosen.toolset if chosen is not None and chosen.toolset else st.session_state.get("set-toolset")) == "s06":
             default = chosen.compact_at if chosen is not None and chosen.compact_at else THRESHOLD
             st.number_input(t("Compact past (estimated tokens)"), 100, 10_000_000, step=100,
@@ -265,4 +266,4 @@ def draw_sidebar() -> None:
         st.button(t("New run"), key="new-run", type="primary", on_click=_new_run, width="stretch",
                   icon=":material/restart_alt:", help=t("Start again with these settings, in a fresh workspace."))
         if st.session_state.get("live-setup-error"):
-            st.error(st.session_state["live-setup-error"], icon=":material/error:")
+            st.error(plain(st.session_state["live-setup-error"]), icon=":material/error:")

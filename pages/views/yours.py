@@ -30,7 +30,7 @@ from loop.yours.named import EXCEPTION, SYNTAX_ERROR
 from loop.engine.trace import Trace
 from loop.yours.reading import Yours, call_step, file_at, learner_at, line_at, read
 
-from .blocks import inline_code, plain
+from .blocks import cell, inline_code, note_markdown, plain
 from .browser import store, this_browser
 from .current import view_at
 from .i18n import lang, t
@@ -204,7 +204,7 @@ def draw_run_row(source: str) -> None:
                 recording = sandboxed.run(runnable(source), st.session_state[PICK], lang(),
                                           owner=this_browser(), on_wait=lambda ahead: _say_wait(waiting, ahead))
             except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-                st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+                st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
                          icon=":material/error:")
                 return
             st.session_state[YOURS] = read(recording)
@@ -289,7 +289,7 @@ def draw_exercise(source: str) -> None:
                 _draw_verdict(kept[1])
             else:  # a verdict is about the code it checked: the editor holds other code now
                 st.caption(t("Checked on your earlier code: Check again to check this one."),
-                           help=kept[1].why)
+                           help=plain(kept[1].why))
 
 
 def _ask(name: str) -> None:
@@ -326,7 +326,7 @@ def _check(name: str, source: str) -> None:
                 waiting.empty()
                 verdict = checking.result()
         except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-            st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+            st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
                      icon=":material/error:")
             return
     _warm_for_check(name)
@@ -337,7 +337,7 @@ def _check(name: str, source: str) -> None:
             try:
                 store().mark_passed(owner, name)
             except (StoreError, OSError) as exc:  # the lesson goes on; the tick is not kept
-                st.toast(t("Your progress could not be saved: {error}", error=exc), icon=":material/warning:")
+                st.toast(t("Your progress could not be saved: {error}", error=plain(exc)), icon=":material/warning:")
     elif verdict.scenario in recordings:  # the run it failed on, drawn below with the same views, at the call
         s[YOURS] = _at_call(read(recordings[verdict.scenario]), verdict.call)
     st.rerun()  # the picker ticks a passed exercise; the editor marks the failed run's line
@@ -352,7 +352,7 @@ def _at_call(yours: Yours, call: int | None) -> Yours:
 
 
 def _draw_verdict(verdict: Verdict) -> None:
-    why = verdict.note.render(lang()) if verdict.note is not None else verdict.why
+    why = note_markdown(verdict.note, lang()) if verdict.note is not None else plain(verdict.why)
     if verdict.passed:
         st.success(why, icon=":material/check_circle:")
         return
@@ -403,7 +403,7 @@ def draw_beside(trace: Trace) -> None:
     left, right = st.columns([3, 2])
     with left:
         line = line_at(trace, i) if i >= 0 else None
-        st.markdown("**" + t("Your code") + "**" + (" · " + t("line {line}", line=line) if line else ""))
+        st.markdown("**" + t("Your code") + "**" + (" · " + t("line {line}", line=int(line)) if line else ""))
         st.html(_code_html(source, line))
     with right, st.container(key="yours-state"):
         st.markdown("**" + t("Your state beside the chapter's LoopState") + "**")
@@ -413,7 +413,8 @@ def draw_beside(trace: Trace) -> None:
         rows = [f"| | {mine} | LoopState |", "|---|---|---|"]
         for field in ("turn_count", "transition_reason"):
             chapter = chapter_state.get(field)
-            rows.append(f"| `{field}` | {_value(learner.get(field))} | {inline_code(chapter) if chapter else _value(None)} |")
+            rows.append(f"| `{field}` | {cell(_value(learner.get(field)))} | "
+                        f"{cell(inline_code(chapter) if chapter else _value(None))} |")  # a `|` stays in its cell
         st.markdown("\n".join(rows))
         st.caption(t("Your state as your code left it at the call shown last; the LoopState as the chapter's "
                      "loop keeps it."))
@@ -429,17 +430,18 @@ def draw_named(yours: Yours) -> None:
                          n=len(recording.exchanges)), icon=":material/check_circle:")
         return
     mistake = MISTAKES.get(named.name)
-    heading = t(mistake.title, now) if mistake else named.render(now)
+    said = note_markdown(named.note, now) if named.note is not None else ""  # its values (a message) as text
+    heading = t(mistake.title, now) if mistake else said
     lines = [f"**{heading}**"]
     if mistake:
-        lines.append(named.render(now))
+        lines.append(said)
     if named.error:
-        lines.append(t("The API's answer: {status} {message}", status=named.error.get("status"),
+        lines.append(t("The API's answer: {status} {message}", status=plain(named.error.get("status")),
                        message=inline_code(named.error.get("message") or "")))
     lines.extend(_line_words(named, recording))
     if mistake:
         lines.append(t("**The fix:**") + " " + t(mistake.fix, now))  # the one sentence the mistake's definition gives
-        lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={named.name}"))
+        lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={plain(named.name)}"))
     st.error("\n\n".join(lines), icon=":material/error:")
     if named.name == EXCEPTION and recording.traceback:
         st.code(recording.traceback, language="text")
@@ -451,18 +453,18 @@ def _line_words(named, recording) -> list[str]:
     or the syntax error's line. Their file's name, a role and their code are drawn as text."""
     made = named.made
     if made is not None:
-        values = made.values()
-        values.update(line=plain(values["line"]), role=plain(values["role"]))
-        return [t(made.words(), **values, code=inline_code(code_at(recording, made.file, made.line)))]
+        words, values = made.words(), made.values()
+        return [t(words, line=plain(values["line"]), message=plain(values["message"]), call=int(made.call),
+                  role=plain(values["role"]), code=inline_code(code_at(recording, made.file, made.line)))]
     code = code_at(recording, None, named.line) if named.file in (None, recording.file) else ""
-    return [t("Your line {line}:", line=named.line) + " " + inline_code(code)] if code else []
+    return [t("Your line {line}:", line=int(named.line)) + " " + inline_code(code)] if code else []
 
 
 def draw_printed(yours: Yours) -> None:
     """What is worth saying beside the run (a max_tokens its file asked too much of). What the program printed is
     drawn beside the steps (draw_terminal)."""
     for note in yours.notes:
-        st.info(note.render(lang()), icon=":material/info:")
+        st.info(note_markdown(note, lang()), icon=":material/info:")
 
 
 TERMINAL_SHOWN = 20_000  # characters of the printed output drawn, its last ones (as a terminal scrolled to its end)
@@ -562,7 +564,7 @@ def _run_linked(source: str, scenario: str, k: int) -> None:
         try:
             recording = sandboxed.run(source.lstrip("\ufeff"), scenario, lang(), owner=this_browser())
         except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-            st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+            st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
                      icon=":material/error:")
             return
     yours = read(recording)
