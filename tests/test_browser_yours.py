@@ -230,8 +230,9 @@ def test_a_whole_agent_file_pasted_runs_on_run_and_its_tool_runs_show_their_ids(
     page.get_by_text("Your loop ended by itself and kept every rule: 2 model calls.").wait_for(timeout=60_000)
     wait_for_status(page, "Step 1 of 10")
     assert page.locator("[data-testid='stAlertContentError']").count() == 0
-    printed = page.locator("[data-testid='stExpander']").filter(has_text="What your program printed")
+    printed = page.locator("pre.ls-terminal")  # beside the steps, as a terminal shows it, scrolled to its end
     assert "$ date -u" in printed.inner_text() and "\\x1b" not in printed.inner_text()
+    assert printed.evaluate("(box) => box.scrollTop + box.clientHeight >= box.scrollHeight - 1")
     for k in range(2, 6):  # to the first run_tool step
         page.locator(".st-key-yours-step button").click()
         wait_for_status(page, f"Step {k} of 10")
