@@ -174,6 +174,16 @@ class Typed(io.TextIOBase):
         return text
 
 
+def used_files() -> list:
+    """Their files the program imported (modules of their own), as their folder names them."""
+    found = set()
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__file__", None)
+        if isinstance(name, str) and theirs(name):
+            found.add(shown_name(name))
+    return sorted(found)[:2000]
+
+
 def sent_messages(body) -> list:
     """The `messages` of a request's JSON body (the Messages API's or OpenAI's), or [] when it holds none."""
     try:
@@ -318,6 +328,7 @@ def main() -> None:
     watcher.stop()
     if watcher.left is not None:  # where the loop returned after its last call
         report["left"] = {"file": watcher.left[0], "line": watcher.left[1]}
+    report["used"] = used_files()
     sys.stdout.flush()
     sys.stderr.flush()
     report["status"] = status

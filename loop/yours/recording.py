@@ -101,7 +101,7 @@ class Recording:
     offline: list[str] = field(default_factory=list)  # addresses it asked for that no model answers (no network)
     said: dict | None = None  # `message` as a Note's JSON (catalogs.Note.to_json), to be said in any language
     left: dict | None = None  # {"line", "file"} where their loop returned after its last call, as their program says
-    files: dict = field(default_factory=dict)  # the project's other Python files, as run: path -> text (bounded)
+    files: dict = field(default_factory=dict)  # the project's modules it imported, as run: path -> text (bounded)
 
     def to_dict(self) -> dict:
         return asdict(self)

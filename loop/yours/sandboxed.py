@@ -691,3 +691,6 @@ def _outcome(recording: Recording, keeper: _Keeper, status: int | None, flooded:
             ENDED_WITH.format(status=status) if status is not None else None)
     recording.final_state = _state(report)
     recording.left = checked_place(report.get("left"))
+    used = report.get("used")
+    if isinstance(used, list):  # the project's files kept with the run: those it imported (names of our own copy)
+        recording.files = {name: text for name, text in recording.files.items() if name in used}

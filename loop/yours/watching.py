@@ -29,16 +29,29 @@ SENT_MOST = 64  # messages of a request reported, the last ones
 BLOCKS_MOST = 64  # blocks of a message reported
 
 
+def _plain(value) -> bool:
+    """A word or a number (not a message): by its type, so that no code of theirs runs."""
+    return issubclass(type(value), PLAIN)
+
+
+def _field(message, name: str) -> object:
+    """A message's `name` (a dict's key, or an object's attribute as it holds it: an SDK's message), read without
+    running any code of theirs (no property, no __getattr__)."""
+    if type(message) is dict:
+        return message.get(name)
+    try:
+        members = object.__getattribute__(message, "__dict__")
+    except Exception:  # noqa: BLE001 - an object without members of its own
+        return None
+    return members.get(name) if type(members) is dict else None
+
+
 def _role(message) -> object:
-    if isinstance(message, dict):
-        return message.get("role")
-    return getattr(message, "role", None)
+    return _field(message, "role")
 
 
 def _content(message) -> object:
-    if isinstance(message, dict):
-        return message.get("content")
-    return getattr(message, "content", None)
+    return _field(message, "content")
 
 
 class Watcher:
@@ -134,12 +147,12 @@ class Watcher:
             kind = type(value)
             if kind is list:
                 yield value
-            elif isinstance(value, dict):
+            elif issubclass(kind, dict):  # by its type: no code of theirs runs (an object's __class__ would)
                 if len(value) <= INNER_MOST:
                     for inner in list(value.values()):
                         if type(inner) is list:
                             yield inner
-            elif kind not in PLAIN and self._their_class(kind):
+            elif not issubclass(kind, PLAIN) and self._their_class(kind):
                 members = object.__getattribute__(value, "__dict__")
                 if type(members) is dict and len(members) <= INNER_MOST:
                     for inner in list(members.values()):
@@ -170,20 +183,20 @@ class Watcher:
             start = seen[1] - 1 if n > seen[1] and seen[2] == id(first) else 0
             seen[1:4] = [n, id(first), id(last)]
         else:
-            if isinstance(first, PLAIN) and isinstance(last, PLAIN):
+            if _plain(first) and _plain(last):
                 return  # words or numbers, no messages: not remembered
             if len(self.lists) >= LISTS_MOST:
                 self.lists = {k: v for k, v in self.lists.items() if v[4]}
             self.lists[id(found)] = [found, n, id(first), id(last), False]
             start = 0
         for element in found[start:]:
-            if isinstance(element, PLAIN) or id(element) in self.marks:
+            if _plain(element) or id(element) in self.marks:
                 continue
             self._mark(element, file, line)
             content = _content(element)
             if type(content) is list:  # a message made here: the blocks it brought, unless made before
                 for block in content[:LIST_MOST]:
-                    if not isinstance(block, PLAIN) and id(block) not in self.marks:
+                    if not _plain(block) and id(block) not in self.marks:
                         self._mark(block, file, line)
 
     def _mark(self, element, file, line) -> None:
@@ -218,9 +231,15 @@ class Watcher:
         if record is not None and record[0] is best:
             record[4] = True
         self.loop, self.left = owner, None
+        try:
+            return self._told(best, size, len(messages))
+        except Exception:  # noqa: BLE001 - their objects: whatever fails, the call goes on without the lines
+            return []
+
+    def _told(self, best: list, size: int, sent: int) -> list:
         out = []
         for t in range(max(0, size - SENT_MOST), size):
-            i = len(messages) - size + t
+            i = sent - size + t
             message = best[len(best) - size + t]
             said = self._where(message)
             blocks = []
