@@ -267,6 +267,8 @@ def test_the_course_s01_shape_with_a_module_of_its_own_runs_in_the_page_from_a_z
         at.run()
     assert "code" not in at.query_params
     assert "this is `tools.py`" in " ".join(c.value for c in at.caption)
+    assert f"your program reported running it, line tools.py:{RUN_LINE}" in html(at) + " ".join(
+        m.value for m in at.markdown)
     assert f'<div class="lit" data-line="{RUN_LINE}">' in html(at) and "def run_bash" in html(at)
 
     # the saved-runs store keeps it as it is; Replay draws the module beside its tool runs
