@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from loop.text.catalogs import say
 from loop.engine.mistakes import MISTAKES
 from loop.yours.listing import CALL as CALL_COMMENT, CHAPTER_LOOP, chapter_loop
-from loop.yours.lines import MADE, RETURNED, SAID
+from loop.yours.lines import AFTER, MADE, RETURNED, SAID
 from loop.yours.reading import read
 from pages.views.blocks import inline_code
 from pages.views.permalink import source_of
@@ -66,19 +66,21 @@ def test_a_broken_run_is_named_and_stepping_lights_the_line_that_sent_each_call(
     assert "Traceback" not in "".join(str(e.value) for e in at.error) + "".join(c.value for c in at.code)
 
 
-@pytest.mark.parametrize("lang, mistake", [("en", "results-as-assistant"), ("ja", "wrong-id"), ("zh", "no-loop")])
-def test_the_page_names_a_mistake_at_the_line_that_made_it_with_the_fix_and_the_labs_link(lang, mistake):
-    source = WRONG[mistake]
-    at = app("pages/yours.py", lang=lang)
-    at.session_state[YOURS] = read(record(source, SCENARIO.get(mistake, "list-files"), lang=lang))
-    run(at)
-    [named] = at.error
-    how, line, message, call = expected(source, LISTING_MADE[mistake])  # the line that made it, or the return
-    assert how == (RETURNED if mistake == "no-loop" else MADE)
-    assert say(lang, SAID[how], line=line, message=message, call=call,
-               code=inline_code(source.splitlines()[line - 1].strip())) in named.value
-    assert say(lang, "**The fix:**") + " " + say(lang, MISTAKES[mistake].fix) in named.value
-    assert f"(/mistakes?mistake={mistake})" in named.value
+def test_the_page_names_each_mistake_at_the_line_that_made_it_with_the_fix_and_the_labs_link_in_every_language():
+    langs = ("en", "ja", "zh")
+    apps = {lang: app("pages/yours.py", lang=lang) for lang in langs}
+    for i, mistake in enumerate(MISTAKES):  # each mistake in one language, each language in turn
+        lang = langs[i % 3]
+        at, source = apps[lang], WRONG[mistake]
+        at.session_state[YOURS] = read(record(source, SCENARIO.get(mistake, "list-files"), lang=lang))
+        run(at)
+        [named] = at.error
+        how, line, message, call = expected(source, LISTING_MADE[mistake])  # the line that made it, or the return
+        assert how == (RETURNED if mistake == "no-loop" else AFTER if mistake == "no-write-back" else MADE)
+        assert say(lang, SAID[how], line=line, message=message, call=call,
+                   code=inline_code(source.splitlines()[line - 1].strip())) in named.value, (mistake, lang)
+        assert say(lang, "**The fix:**") + " " + say(lang, MISTAKES[mistake].fix) in named.value
+        assert f"(/mistakes?mistake={mistake})" in named.value
 
 
 def test_an_exception_shows_their_traceback_only_and_a_syntax_error_its_line_and_column():
