@@ -14,6 +14,7 @@
     python -m loop import session.jsonl --out t.json   # Claude Code, Anthropic, OpenAI, course traces
     python -m loop import session/ --out t.json        # a Claude Code session with its subagents/ logs (or a .zip)
     python -m loop yours my_loop.py --scenario recover --out t.json   # your own agent_loop, run in the sandbox
+    python -m loop record --out t.json -- claude -p "List the files in this folder"   # any agent, at the wire
     python -m loop scenarios
     python -m loop serve --port 8765     # the scripted model as an Anthropic-compatible server
     python -m loop runs list             # the saved runs of every browser (runs_cli.py)
@@ -537,6 +538,140 @@ def _yours(args) -> int:
     return 0 if yours.kept_every_rule else 1
 
 
+# `record`: any command's loop, recorded at the wire (loop/record/), its stages printed on stderr as they settle.
+RECORD_CALLS = 1000  # model calls a recording keeps (a real session's: the 64 MiB a run may hold comes first)
+RECORD_START = N_("recording {command} at {url} · {model}")
+RECORD_OFFLINE = N_("offline: Loopscope's scripted model answers (no key, no network)")
+RECORD_UPSTREAM = N_("upstream: {url} answers, with the command's own key (never kept)")
+RECORD_ENDED = N_("{command} ended with exit status {status} · {calls} model call(s) recorded · {steps} steps")
+RECORD_NOTHING = N_("no model call reached Loopscope. A program that names its own base URL (in its code, or in a "
+                    ".env it loads with override=True) does not read ANTHROPIC_BASE_URL or OPENAI_BASE_URL: let it "
+                    "read them, and run it again")
+RECORD_STOPPED = N_("the recording stopped: {said}; the command went on unrecorded")
+RECORD_NOT_FOUND = N_("error: {command}: command not found")
+RECORD_CANNOT = N_("error: {command}: cannot run it ({error})")
+RECORD_HELP = """\
+COMMAND runs as you run it, on this terminal (its input, its output, its exit status), with ANTHROPIC_BASE_URL and
+OPENAI_BASE_URL pointing at a recording endpoint on 127.0.0.1 (it answers this machine alone). Every request it makes
+there is recorded, and its stages are printed on stderr as the wire shows them: Claude Code, the course's agent
+files, any program that reads those variables.
+
+Offline (the default), Loopscope's scripted model answers, using the tools each request offers; ANTHROPIC_API_KEY and
+OPENAI_API_KEY, when unset, are set to a placeholder that never leaves the machine. With --upstream URL (e.g.
+https://api.anthropic.com), each request goes on to URL with the command's own key header, untouched, and the answer
+streams back as it arrives; the key is never written, logged or shown.
+
+Examples:
+  python -m loop record --out t.json -- claude -p "List the files in this folder" --output-format json
+  printf 'List the files in the workspace\\n' | MODEL_ID=claude-sonnet-4-5 python -m loop record --out s01.t.json -- python agents/s01_agent_loop.py
+  python -m loop record --upstream https://api.anthropic.com --out t.json -- claude
+"""
+
+
+def _record(args) -> int:
+    import os
+    import shlex
+
+    from .engine.scenarios import SCENARIOS as PLAYS
+    from .record import command as cmd
+    from .record import endpoint
+    from .record.live import Live
+    from .yours.recorder import Recorder
+    from .yours.recording import Recording
+
+    lang, command = args.lang, list(args.argv)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        out("error: " + say(lang, "give the command to record after --"), file=sys.stderr)
+        return 2
+    shown = shlex.join(command)
+    name = os.path.basename(command[0])
+    recording = Recording(source="", scenario=args.scenario or "", lang=lang, file=name, sandbox="none")
+    model = _playing(PLAYS[args.scenario], lang) if args.scenario else None
+    recorder = Recorder(recording, model, max_calls=RECORD_CALLS, max_bytes=runs.run_max_bytes())
+    recorded = {"command": name, "upstream": args.upstream is not None}
+    log = None
+    if args.journal:
+        try:
+            log = open(args.journal, "wb")
+        except OSError as exc:
+            out(f"error: cannot write {args.journal}: {exc.strerror}", file=sys.stderr)
+            return 2
+
+    def stderr(line: str) -> None:
+        out(line, file=sys.stderr, flush=True)
+
+    live = Live(recorder, recorded, lang, stderr, log, args.journal or "")
+    server = endpoint.start(recorder, args.upstream, on_call=live.update)
+    host, port = server.server_address[:2]
+    base = f"http://{host}:{port}"
+    stderr(say(lang, RECORD_START, command=shown, url=base,
+               model=say(lang, RECORD_UPSTREAM, url=args.upstream) if args.upstream else say(lang, RECORD_OFFLINE)))
+    try:
+        status = cmd.run(command, cmd.environment(base, args.upstream is not None))
+    except FileNotFoundError:
+        stderr(say(lang, RECORD_NOT_FOUND, command=command[0]))
+        status = 127
+    except OSError as exc:
+        stderr(say(lang, RECORD_CANNOT, command=command[0], error=exc.strerror or str(exc)))
+        status = 126
+    finally:
+        server.shutdown()
+        server.server_close()
+    yours = live.update(final=True)
+    if log is not None and live.log is not None:
+        live.log.close()
+    if recorder.stop is not None:
+        stderr(say(lang, RECORD_STOPPED, said=say(lang, recorder.stop.note, **recorder.stop.values)))
+    calls = len(recording.exchanges)
+    stderr(say(lang, RECORD_ENDED, command=name, status=status, calls=calls, steps=len(yours.trace.steps)))
+    if not calls and status not in (126, 127):
+        stderr("note: " + say(lang, RECORD_NOTHING))
+    if args.out and calls:
+        if not _write(yours.trace, args.out, lang):
+            return status or 1
+        stderr(say(lang, "transcript: {path}", path=args.out))
+    return status
+
+
+def _write(trace, path: str, lang: str) -> bool:
+    """`trace` into `path` as a transcript, bounded as a saved run is (the words `_save` says)."""
+    data = transcript.dumps(trace).encode()
+    limit = runs.run_max_bytes()
+    if len(data) > limit:
+        out("error: " + say(lang, OUT_TOO_LARGE, actual=size_words(len(data)), size=size_words(limit),
+                            variable=runs.RUN_MAX_VARIABLE, path=path), file=sys.stderr)
+        return False
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as exc:
+        out(f"error: cannot write {path}: {exc.strerror}", file=sys.stderr)
+        return False
+    return True
+
+
+def _playing(scenario, lang: str):
+    """The scripted model playing `scenario` whatever task the command's request holds: its task in the request's
+    first person's message, for the model's reading only (the request kept is the one sent)."""
+    from .engine import scripted
+    from .engine.rules import is_system
+
+    task = scenario.task_in(lang)
+
+    def model(body):
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return scripted.respond(body)
+        messages = list(body["messages"])
+        first = next((i for i, m in enumerate(messages) if not is_system(m)), None)
+        if first is not None and isinstance(messages[first], dict) and messages[first].get("role") == "user":
+            messages[first] = {**messages[first], "content": task}
+        return scripted.respond({**body, "messages": messages})
+
+    return model
+
+
 def _scenarios(args) -> int:
     for s in SCENARIOS.values():
         out(f"{s.name:12} {s.task}\n{'':12} ({s.about})")
@@ -655,6 +790,26 @@ def main(argv: list[str] | None = None) -> int:
     yours.add_argument("--out", help="write the transcript (with your source) to this file")
     yours.set_defaults(func=_yours)
 
+    record = sub.add_parser("record", help="run a command (Claude Code, your agent file, any agent) with its model "
+                                           "calls recorded at the wire, its stages printed on stderr",
+                            description=RECORD_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+                            usage="python -m loop record [--out T.json] [--upstream URL] [--scenario NAME] "
+                                  "[--lang L] [--journal FILE] -- COMMAND [ARGS...]")
+    record.add_argument("--out", help="write the transcript to this file when the command ends")
+    record.add_argument("--upstream", metavar="URL",
+                        help="forward each request to URL (https://api.anthropic.com, or any compatible server) "
+                             "with the command's own key, instead of the offline model")
+    record.add_argument("--scenario", choices=YOURS_SCENARIOS, metavar="NAME",
+                        help="offline: the scripted model plays this scenario whatever the task says: "
+                             + ", ".join(YOURS_SCENARIOS))
+    record.add_argument("--lang", choices=list(languages()), default="en",
+                        help="the language of these lines (and of the scenario's task)")
+    record.add_argument("--journal", metavar="FILE",
+                        help="append one JSON line a step to FILE as the steps settle (Replay and "
+                             "`replay --follow` read it as it grows)")
+    record.add_argument("argv", nargs=argparse.REMAINDER, metavar="COMMAND", help="-- COMMAND [ARGS...]")
+    record.set_defaults(func=_record)
+
     scen = sub.add_parser("scenarios", help="list the built-in scenarios")
     scen.set_defaults(func=_scenarios)
 
@@ -669,6 +824,11 @@ def main(argv: list[str] | None = None) -> int:
     add_runs(sub)
 
     args = parser.parse_args(argv)
+    if args.command == "record" and args.upstream is not None and args.scenario:
+        parser.error("--scenario is the offline model's: it cannot be used with --upstream")
+    if args.command == "record" and args.upstream is not None and \
+            not args.upstream.startswith(("http://", "https://")):
+        parser.error("--upstream needs an http:// or https:// URL")
     if args.command == "run" and not (args.task or args.scenario):
         parser.error("run needs a TASK or --scenario NAME")
     if args.command == "run" and args.compact_at is not None and args.compact_at < 1:

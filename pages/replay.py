@@ -4,7 +4,7 @@ import streamlit as st
 
 from pages.views.blocks import in_code, plain
 from pages.views.forks import trace_label
-from pages.views.i18n import lang, t, t_n
+from pages.views.i18n import choice, lang, t, t_n
 from pages.views.nav import through_app
 from pages.views.permalink import open_sample_link
 from pages.views.replay import _open_sample, draw_follow, draw_openers, draw_sessions, follow_poll, said, sample_names
@@ -44,7 +44,7 @@ if trace.branches:  # a saved run with forks: every branch can be replayed
     if st.session_state.get("replay-branch") not in range(len(family)):
         st.session_state["replay-branch"] = 0
     now = lang()
-    i = st.selectbox(t("Branch"), range(len(family)), key="replay-branch",
+    i = st.selectbox(t("Branch"), range(len(family)), key=choice("replay-branch"),
                      format_func=lambda n: trace_label(family[n], n, now))
     trace = family[i]
 # A learner's run saved on Your loop: their code beside the views, the step's line lit, as Your loop draws it

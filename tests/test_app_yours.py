@@ -44,6 +44,10 @@ def test_the_page_opens_with_the_chapters_listing_and_the_scenarios_the_chapters
     picker = at.selectbox(key="yours-scenario")
     assert picker.options == SCENARIOS and "big-context" not in SCENARIOS and "overloaded" not in SCENARIOS
     assert [b.label for b in at.button] == [say(lang, "Run")]
+    intro = next(c.value for c in at.caption if "agent_loop" in c.value)
+    assert say(lang, "Run") in intro  # the button named as it reads
+    if lang == "zh":  # in the words the Chinese interface uses for them
+        assert "模型" in intro and "工具" in intro and " model " not in intro and " tool " not in intro
 
 
 def test_a_broken_run_is_named_and_stepping_lights_the_line_that_sent_each_call():
@@ -60,9 +64,12 @@ def test_a_broken_run_is_named_and_stepping_lights_the_line_that_sent_each_call(
     line = NO_APPEND.splitlines().index(CALL) + 1
     assert say("ja", "**The fix:**") + " " + say("ja", MISTAKES["no-assistant-append"].fix) in named.value
     assert 'class="lit"' not in html(at)  # step 1: the task, before any line of theirs ran
+    state = lambda: next(m.value for m in at.markdown if "| `turn_count` |" in m.value)  # noqa: E731
+    assert "| `turn_count` | — | `1` |" in state()  # not read yet: no call has been made (never "None")
     at.button(key="yours-step").click()
     run(at)
     assert f'<div class="lit" data-line="{line}">' in html(at)
+    assert "| `turn_count` | `1` | `1` |" in state()  # read at the call
     assert "Traceback" not in "".join(str(e.value) for e in at.error) + "".join(c.value for c in at.code)
 
 

@@ -178,3 +178,28 @@ def test_a_failed_check_opens_the_run_it_failed_on_at_the_failing_call(in_proces
     assert trace.cursor == calls[verdict.call] > 0
     status = f"### Step {trace.cursor + 1} of {len(trace)} · "
     assert any(m.value.startswith(status) for m in at.markdown), [m.value for m in at.markdown][:20]
+
+
+def test_only_the_run_of_the_code_and_the_exercise_on_screen_is_drawn(in_process):
+    """A failed Check draws the run it failed on; a pass then draws no run of the earlier code under it (its red
+    400), another exercise draws none of the last one's, and a run of code since changed says so."""
+    code = lambda: "".join(h.value for h in at.get("html") if "ls-yours-code" in h.value)  # noqa: E731
+    at = app("pages/yours.py")
+    picked(at, "write-back")
+    check(at)
+    assert not_yet(at) and "# TODO" in code()  # the starter's run, drawn below the verdict
+    at.session_state[SOURCE] = EXERCISES["write-back"].answer
+    run(at)
+    assert say("en", "This run is of your earlier code: Run again to run the code in the editor.") in \
+        [c.value for c in at.caption]
+    check(at)
+    assert [s.value for s in at.success] == ["Passed: your loop does it on recover, two-tools."]
+    assert not at.error and not code()  # the failed run of the starter is gone with its 400
+    assert say("en", "Press Run to run your loop on the scenario chosen.") in [i.value for i in at.info]
+
+    picked(at, "run-the-tools")
+    check(at)  # its starter fails: its run is drawn
+    assert code() and at.error
+    picked(at, "append-the-response")
+    assert not at.error and not code()  # run-the-tools' run is not this exercise's
+    assert say("en", "Press Run to run your loop on the scenario chosen.") in [i.value for i in at.info]

@@ -184,7 +184,7 @@ def test_tool_call_tags_in_text_are_said_too():
                 {"role": "user", "content": "<tool_response>a.txt</tool_response>"},
                 {"role": "assistant", "content": "It holds a.txt."}]
     imported = import_bytes(json.dumps(messages).encode(), "chat.json")
-    assert any(w.startswith("an agent's history: its tool calls are written as text in the messages (<tool_call> tags)")
+    assert any(w.startswith("an agent's history: its tool calls are written as text in the messages (`<tool_call>` tags)")
                for w in imported.warnings)
 
 

@@ -85,7 +85,7 @@ def test_import_file_checks_the_size_before_reading(tmp_path):
      "(summary) ×2: line 1, line 2"),
     (b"[" * 100_000 + b"]" * 100_000, "f.json: its JSON is nested too deeply to read"),
     (b'{"format": "loopscope-transcript", "version": 99, "messages": [], "steps": []}',
-     "f.json: a Loopscope transcript that cannot be loaded: version: this Loopscope reads versions 1 to 2, the file is "
+     "f.json: a Loopscope transcript that cannot be loaded: version: this Loopscope reads versions 1 to 3, the file is "
      "version 99"),
 ])
 def test_what_cannot_be_read_is_said_in_one_line(data, said):

@@ -5,7 +5,8 @@ scripted model (to answer a broken request with the API's own 400 error), the
 transcript loader, `python -m loop check`, and the pairs view.
 
 Two dialects: the Messages API's (`check`: tool_use blocks answered by tool_result
-blocks in the next user message) and OpenAI Chat Completions' (`check_chat`:
+blocks in the next user message; a harness's `role: "system"` turn among the messages, as Claude Code sends its
+environment block, is passed over: "next" and "previous" mean the next and previous user or assistant message) and OpenAI Chat Completions' (`check_chat`:
 an assistant message's `tool_calls` answered by one `role: "tool"` message each,
 right after it). The wording of each violation is the API's own, so a learner
 who meets it here will recognise it when a real model says it.
@@ -70,6 +71,19 @@ def _id(value: object) -> object:
     return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
 
 
+SYSTEM = "system"  # a harness's own turn inside `messages` (Claude Code 2.1's environment block)
+
+
+def is_system(message: object) -> bool:
+    """A `role: "system"` turn among the messages: the harness's words, which no pairing rule is about."""
+    return isinstance(message, dict) and message.get("role") == SYSTEM
+
+
+def _turns(messages: list) -> list[int]:
+    """The indices of the messages the pairing rules read: every one but the system turns."""
+    return [i for i, m in enumerate(messages) if not is_system(m)]
+
+
 def _is_empty(message: dict) -> bool:
     content = message.get("content")
     return content is None or content == "" or content == []
@@ -95,7 +109,9 @@ def check(messages: list, *, as_request: bool = True, start: int = 0) -> list[Vi
     (the ones before are known to be checked already).
     """
     found: list[Violation] = []
-    last = len(messages) - 1
+    turns = _turns(messages)
+    last = turns[-1] if turns else -1
+    at = {i: k for k, i in enumerate(turns)}
     for i in range(max(0, start), len(messages)):
         message = messages[i]
         if not isinstance(message, dict):
@@ -104,8 +120,12 @@ def check(messages: list, *, as_request: bool = True, start: int = 0) -> list[Vi
         role = message.get("role")
         if _is_empty(message) and not (i == last and role == "assistant"):
             found.append(Violation(f"messages.{i}", EMPTY_CONTENT, i))
+        if role == SYSTEM:
+            continue
+        k = at[i]
         if role == "user":
-            previous = messages[i - 1] if i > 0 and isinstance(messages[i - 1], dict) else {}
+            before = messages[turns[k - 1]] if k > 0 else None
+            previous = before if isinstance(before, dict) else {}
             asked = {_id(b.get("id")) for b in tool_uses(previous)} if previous.get("role") == "assistant" else set()
             for j, block in enumerate(blocks(message)):
                 if isinstance(block, dict) and block.get("type") == "tool_result" and _id(block.get("tool_use_id")) not in asked:
@@ -115,7 +135,8 @@ def check(messages: list, *, as_request: bool = True, start: int = 0) -> list[Vi
             uses = [_id(b.get("id")) for b in tool_uses(message)]
             if not uses or (i == last and not as_request):
                 continue
-            following = messages[i + 1] if i < last and isinstance(messages[i + 1], dict) else {}
+            after = turns[k + 1] if i < last else None
+            following = messages[after] if after is not None and isinstance(messages[after], dict) else {}
             answered = following.get("role") == "user"
             leading: set = set()
             for block in blocks(following) if answered else []:
@@ -127,7 +148,7 @@ def check(messages: list, *, as_request: bool = True, start: int = 0) -> list[Vi
             if missing:
                 found.append(Violation(f"messages.{i}", UNANSWERED.format(ids=", ".join(str(m) for m in missing)), i))
             elif not set(uses) <= leading:
-                found.append(Violation(f"messages.{i + 1}", NOT_FIRST.format(n=len(uses)), i + 1))
+                found.append(Violation(f"messages.{after}", NOT_FIRST.format(n=len(uses)), after))
     found.sort(key=lambda v: v.index)
     return found
 
@@ -142,18 +163,20 @@ def pairs(messages: list) -> list[Pair]:
     """
     rows: list[Pair] = []
     claimed: set[tuple[int, str]] = set()
-    last = len(messages) - 1
-    for i, message in enumerate(messages):
+    turns = _turns(messages)
+    for k, i in enumerate(turns):
+        message = messages[i]
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
-        following = messages[i + 1] if i < last and isinstance(messages[i + 1], dict) else None
+        after = turns[k + 1] if k + 1 < len(turns) else None
+        following = messages[after] if after is not None and isinstance(messages[after], dict) else None
         answers = {}
         if following is not None and following.get("role") == "user":
             answers = {_id(b.get("tool_use_id")): b for b in tool_results(following)}
         for use in tool_uses(message):
             result = answers.get(_id(use.get("id")))
             if result is not None:
-                claimed.add((i + 1, _id(use.get("id"))))
+                claimed.add((after, _id(use.get("id"))))
                 status = "paired"
             else:
                 status = "waiting" if following is None else "orphan"
@@ -162,7 +185,7 @@ def pairs(messages: list) -> list[Pair]:
                 name=use.get("name"),
                 input=use.get("input"),
                 use_index=i,
-                result_index=i + 1 if result is not None else None,
+                result_index=after if result is not None else None,
                 result=result.get("content") if result is not None else None,
                 is_error=bool(result.get("is_error")) if result is not None else False,
                 status=status,

@@ -62,7 +62,7 @@ class Beside:
         record = self.requests.get(ref) if isinstance(ref, str) else None
         if record is None:
             return None
-        shape = self.shapes.get(record.get("shapeHash")) or {}
+        shape = (self.shapes.get(record["shapeHash"]) if isinstance(record.get("shapeHash"), str) else None) or {}
         params = record.get("params") if isinstance(record.get("params"), dict) else {}
         body = {k: v for k, v in params.items() if k != "messages"}
         for key in ("system", "tools"):
@@ -104,9 +104,9 @@ def read(records: list[tuple[int, object]], notes: Notes, place) -> Beside:
         if not isinstance(record, dict):
             continue
         kind = record.get("type")
-        if kind == "api-request-shape" and isinstance(record.get("shape"), dict):
+        if kind == "api-request-shape" and isinstance(record.get("shape"), dict) and isinstance(record.get("shapeHash"), str):
             beside.shapes.setdefault(record.get("shapeHash"), record["shape"])
-        elif kind == "api-request-blob" and isinstance(record.get("message"), dict):
+        elif kind == "api-request-blob" and isinstance(record.get("message"), dict) and isinstance(record.get("hash"), str):
             beside.blobs.setdefault(record.get("hash"), record["message"])
         elif kind == "api-request" and isinstance(record.get("id"), str):
             beside.requests.setdefault(record["id"], record)

@@ -191,8 +191,11 @@ class Follower:
 
     def _import(self) -> Imported:
         main = self.logs[self.path]
+        if _journal_head(main.records):  # a run's journal as it is written (`python -m loop record --journal`)
+            return _journal(main.records)
         if not any(claude_code.looks_like(r) for _, r in main.records):
-            raise ImportFailed(N_("{name}: not a Claude Code log; only a Claude Code log can be followed"),
+            raise ImportFailed(N_("{name}: not a Claude Code log; only a Claude Code log or a run's journal can be "
+                                  "followed"),
                                name=self.path.name)
         notes = Notes()
         for note in self.skipped.items():
@@ -232,6 +235,25 @@ class Follower:
             moved = next((j for j, k in enumerate(new) if k == old[at] and signature(after, j) == mine),
                          min(at, len(after) - 1))
         return Change(imported, same, not _goes_on(before.messages, after.messages), moved)
+
+
+def _journal_head(records: list) -> bool:
+    """Do the records start as a Loopscope journal does ({"meta": ..., "settings": ...})?"""
+    return bool(records) and isinstance(records[0][1], dict) and "meta" in records[0][1] and "step" not in records[0][1]
+
+
+def _journal(records: list) -> Imported:
+    """The steps of a journal read so far; a line that is not a step is passed over and counted."""
+    notes = Notes()
+    replayed = transcript.Journal()
+    for n, record in records[1:]:
+        try:
+            replayed.add(record if isinstance(record, dict) else {}, on_line(n))
+        except transcript.TranscriptError:
+            notes.count(N_("passed over lines that are not a step of the run"), on_line(n))
+    meta = records[0][1].get("meta") if isinstance(records[0][1].get("meta"), dict) else {}
+    trace = transcript.from_dict(replayed.transcript(meta), strict=False)
+    return Imported(trace, "loopscope-journal", notes.items())
 
 
 def _goes_on(before: list, after: list) -> bool:

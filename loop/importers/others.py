@@ -27,7 +27,7 @@ TEXT_CALLS = N_("{agent}: its tool calls are written as text in the messages ({h
 MINI_SWE = N_("mini-swe-agent trajectory")
 SOME_AGENT = N_("an agent's history")
 FENCED_WORDS = N_("```bash blocks")
-TAGGED_WORDS = N_("<tool_call> tags")
+TAGGED_WORDS = N_("`<tool_call>` tags")
 TARS_EVENTS = {"user_message", "assistant_message", "tool_call", "tool_result", "agent_run_start", "agent_run_end",
                "environment_input", "final_answer", "system", "assistant_streaming_message", "plan_update"}
 FENCED = re.compile(r"```(?:bash|sh|shell)\s*\n", re.I)

@@ -160,25 +160,27 @@ def result_text(content: object) -> str:
 
 
 # -- the line over the views --
-def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> str:
+def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str, shown: int | None = None) -> str:
     """`Step k of n · turn t · stage` for the step under the cursor; `translate` puts each English phrase into
-    the page's language (the diagram's labels are translated the same way)."""
+    the page's language (the diagram's labels are translated the same way). `shown`: the steps the learner may
+    know of, when fewer than are recorded (a step held back until its question is answered)."""
+    n = len(trace) if shown is None else shown
     if not 0 <= cursor < len(trace):
-        return translate(N_("Step 0 of {n} · not started")).format(n=len(trace))
+        return translate(N_("Step 0 of {n} · not started")).format(n=n)
     step = trace.steps[cursor]  # the turn the step is part of (Step.turn): the request comes before turn 1
     stage = translate(stage_title(step))
     thread = trace.thread_of(cursor)
     if not thread.is_main:  # a sub-agent's step: its own turns, in its own thread
         if step.turn < 1:
             return translate(N_("Step {k} of {n} · {thread} · before turn 1 · {stage}")).format(
-                k=cursor + 1, n=len(trace), thread=thread_name(thread), stage=stage)
+                k=cursor + 1, n=n, thread=thread_name(thread), stage=stage)
         return translate(N_("Step {k} of {n} · {thread} · turn {turn} · {stage}")).format(
-            k=cursor + 1, n=len(trace), thread=thread_name(thread), turn=step.turn, stage=stage)
+            k=cursor + 1, n=n, thread=thread_name(thread), turn=step.turn, stage=stage)
     if step.turn < 1:
-        return translate(N_("Step {k} of {n} · before turn 1 · {stage}")).format(k=cursor + 1, n=len(trace),
+        return translate(N_("Step {k} of {n} · before turn 1 · {stage}")).format(k=cursor + 1, n=n,
                                                                                   stage=stage)
     return translate(N_("Step {k} of {n} · turn {turn} · {stage}")).format(
-        k=cursor + 1, n=len(trace), turn=step.turn, stage=stage)
+        k=cursor + 1, n=n, turn=step.turn, stage=stage)
 
 
 def what_happened(trace: Trace, cursor: int, lang: str = "en") -> str:
@@ -401,6 +403,24 @@ def pairs_signature(trace: Trace, cursor: int) -> tuple:
     return tuple(out)
 
 
+def message_turns(trace: Trace, thread_id: str, at: int, n: int) -> list[int]:
+    """The turn each of the first `n` messages of a thread's history at step `at` was written in: the turn of the
+    step that wrote it, as the heading and the LoopState count turns. (Counted from the messages, a log that
+    splits one answer over several assistant messages, or holds several requests, would be turns ahead.)"""
+    turns = [1] * n
+    before = 0
+    for i in trace.steps_of(thread_id):
+        if i > at:
+            break
+        step = trace.steps[i]
+        count = step.n_messages
+        if count != before:  # appended (from `before` on), or rewritten whole (a compaction: fewer, or as many)
+            for m in range(before if count > before else 0, min(count, n)):
+                turns[m] = max(step.turn, 1)
+        before = count
+    return turns
+
+
 def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> tuple[list[dict], int]:
     """The tool_use/tool_result pairs of the history at `cursor`, with results collected but not written back.
 
@@ -419,13 +439,7 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
             continue
         messages = trace.messages_at(at)
         pending = {str(b.get("tool_use_id")): b for b in trace.results_at(at)}
-        turn_of: list[int] = []  # the turn a message belongs to: one assistant message a turn
-        turn = 0
-        for message in messages:
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                turn += 1
-            turn_of.append(max(turn, 1))
-        pairs_of[thread.id] = (thread, rules.pairs(messages), pending, turn_of)
+        pairs_of[thread.id] = (thread, rules.pairs(messages), pending, message_turns(trace, thread.id, at, len(messages)))
     started: dict[str, list[str]] = {}  # a tool_use id -> the threads it started
     for tid, (thread, _, _, _) in pairs_of.items():
         if not thread.is_main and thread.parent_tool_use_id is not None:

@@ -60,6 +60,7 @@ class StepView:
     stage: str | None
     stage_title: str  # in `lang`
     status: str  # `Step k of n · turn t · stage`
+    status_held: str  # the step before the last: the same, counting without the last (held back by a question)
     said: str  # what the step did, in one line
     ending: str | None  # why the loop ended, a sentence (Markdown, a stop_reason quoted), at the end and after
     turn_count_change: tuple[int, int] | None  # (before, after) at a write-back
@@ -178,6 +179,7 @@ def view(trace: Trace, i: int, lang: str = "en") -> StepView:
         stage=step.stage if step is not None else None,
         stage_title=say(title_of(step)) if step is not None else "",
         status=views.status_line(trace, i, say),
+        status_held=views.status_line(trace, i, say, shown=len(trace) - 1) if i == len(trace) - 2 else "",
         said=views.what_happened(trace, i, lang),
         ending=views.ending(trace, i, say, quote=plain),
         turn_count_change=views.turn_count_change(trace, i),

@@ -21,6 +21,13 @@ and in each loop, call by call:
                                                 own code (a command it reported, with its line, as its word)
     request k+1's messages after that        -> write_back (turn_count += 1, "tool_result")
 
+A `role: "system"` turn among the messages (Claude Code's environment block) is the harness's: a `harness` step
+where it enters the history, never the user's request nor a write-back. A call beside the loop (another model, or
+no tools where the loop offers them: a title, a summary by a small model) is a thread of its own, started by no
+tool_use, and leaves the loop's stages as they are. Two messages are the same when the model reads the same: a text
+string is its one text block, and a `cache_control` mark (which Claude Code moves to the newest message each call)
+is no change.
+
 A tool run the model never asked for is no run_tool step: it is listed beside the write-back (`also_ran`).
 Each call_model step keeps the body sent (less `messages`, rebuilt from the history), the response, the
 learner's `line` that sent it and the learner's own `learner` state then ({turn_count, transition_reason}),
@@ -37,7 +44,7 @@ from ..engine.blocks import tool_result
 from ..engine.compact import RESENT_WHY, SUMMARY_PROMPT, estimate_tokens
 from ..engine.endings import GO_ON, why_ended
 from ..engine.layer_mistake import NOT_RUN, REFUSED, WHY_GO_ON, WHY_NO_LOOP, WHY_REFUSED
-from ..engine.rules import tool_results, tool_uses
+from ..engine.rules import is_system, tool_results, tool_uses
 from ..engine.scenarios import SCENARIOS, first_text
 from ..engine.trace import MAIN, Step, Thread, Trace
 from ..importers.common import SETTINGS
@@ -52,6 +59,13 @@ from .recording import Exchange, Recording, ToolRun
 ASKS_MORE = N_("The {scenario} scenario's answer is cut at {cut} tokens, but your file asks for {asked} "
                "(max_tokens): the answer fits, so nothing was cut. Ask for fewer to see the loop end on max_tokens.")
 NOT_SEEN = "(not seen: the next request of this loop never carried it)"
+SYSTEM_TURN_WHY = N_("the harness put this system turn (role system) into messages: its own words, not the "
+                     "person's; the pairing rules pass it over")
+SIDE_ANSWER = N_("a call beside the loop: the program takes its answer as it came; no loop goes on from it")
+GAVE_UP = N_("the call failed, and the program sent it no more")
+RETRIED = N_("the call failed; the program sent the same request again")
+SIDE_CALL = N_("a call beside the loop (another model, or no tools where the loop offers them): not one of its "
+               "turns")
 
 
 @dataclass
@@ -70,9 +84,10 @@ class Yours:
         return self.named is None and self.recording.outcome == rec.RETURNED
 
 
-def read(recording: Recording) -> Yours:
-    """The trace of `recording`, and the first rule it broke."""
-    return Yours(_Reading(recording).trace, named(recording), recording, _notes(recording))
+def read(recording: Recording, recorded: dict | None = None) -> Yours:
+    """The trace of `recording`, and the first rule it broke. `recorded`: a command recorded at the wire
+    (`python -m loop record`), kept as the trace's meta["recorded"] in place of a learner's source."""
+    return Yours(_Reading(recording, recorded).trace, named(recording), recording, _notes(recording))
 
 
 def _notes(recording: Recording) -> list:
@@ -134,10 +149,41 @@ def _view(exchange: Exchange, k: int = 0) -> _Call:
     return _Call(exchange, request, response, list(messages) if isinstance(messages, list) else [], k)
 
 
+def as_read(message: object) -> object:
+    """A message as the model reads it: a text string as its one text block, no `cache_control` mark."""
+    if not isinstance(message, dict):
+        return message
+    content = message.get("content")
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    elif isinstance(content, list):
+        content = [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b for b in content]
+    return {**message, "content": content}
+
+
+def same(a: object, b: object) -> bool:
+    """Do two messages say the same to the model (see `as_read`)?"""
+    return a == b or as_read(a) == as_read(b)
+
+
 def _goes_on(loop: _Loop, sent: list) -> bool:
     """Does a request keep this loop's history as it was, and add to it?"""
     before = loop.sent
-    return bool(loop.calls) and len(sent) > len(before) and sent[:len(before)] == before
+    return bool(loop.calls) and len(sent) > len(before) and all(same(a, b) for a, b in zip(sent, before))
+
+
+def _retries(loop: _Loop, sent: list) -> bool:
+    """Does a request send again the history of the loop's last call, which failed (a retry)?"""
+    last = loop.calls[-1] if loop.calls else None
+    return last is not None and last.error is not None and len(sent) == len(last.sent) and all(
+        same(a, b) for a, b in zip(sent, last.sent))
+
+
+def _beside(call: _Call, main: _Loop) -> bool:
+    """A call beside the loop: another model than the loop's, or no tools where the loop offers them."""
+    first = main.calls[0].request
+    return call.request.get("model") != first.get("model") or (bool(first.get("tools")) and
+                                                              not call.request.get("tools"))
 
 
 def _pending_prompt(loop: _Loop, task: str) -> object:
@@ -156,16 +202,20 @@ def _is_summary_call(call: _Call) -> bool:
         SUMMARY_PROMPT.split(".")[0])
 
 
-def place(calls: list[_Call]) -> _Loop:
-    """The loops the calls belong to, the main one returned (its children inside it)."""
+def place(calls: list[_Call]) -> tuple[_Loop, list[_Call]]:
+    """The loops the calls belong to: the main one (its children inside it), and the calls beside it. The main loop
+    starts at the first call that offers tools (the first call, when none does)."""
     main = _Loop(MAIN)
     stack = [main]
     summary = None
+    side: list[_Call] = []
+    first = next((call for call in calls if call.request.get("tools")), calls[0] if calls else None)
     for call in calls:
         if not main.calls:
-            main.calls.append(call)
+            (main.calls if call is first else side).append(call)
             continue
-        owner = next((loop for loop in reversed(stack) if _goes_on(loop, call.sent)), None)
+        owner = next((loop for loop in reversed(stack) if _goes_on(loop, call.sent) or _retries(loop, call.sent)),
+                     None)
         if owner is not None:
             del stack[stack.index(owner) + 1:]
         else:
@@ -181,6 +231,9 @@ def place(calls: list[_Call]) -> _Loop:
         if owner is None and _is_summary_call(call):
             summary = call  # the compaction's own call: drawn with the rewrite that follows it
             continue
+        if owner is None and _beside(call, main):
+            side.append(call)  # a title, a summary by a small model: a thread of its own, not the loop's turn
+            continue
         if owner is None:  # the same loop, its history rewritten (a compaction)
             owner = next((loop for loop in reversed(stack) if loop.sent[:1] == call.sent[:1]), stack[-1])
             del stack[stack.index(owner) + 1:]
@@ -188,26 +241,34 @@ def place(calls: list[_Call]) -> _Loop:
             owner.summaries[len(owner.calls)] = summary
             summary = None
         owner.calls.append(call)
-    return main
+    return main, side
 
 
 class _Reading:
-    def __init__(self, recording: Recording):
-        self.recording = recording
+    def __init__(self, recording: Recording, recorded: dict | None = None):
+        self.recording, self.recorded = recording, recorded is not None
         calls = [_view(e, k) for k, e in enumerate(recording.exchanges)]
-        first = calls[0].request if calls else {}
+        main, self.side = place(calls)
+        first = main.calls[0].request if main.calls else {}
         scenario = SCENARIOS.get(recording.scenario)
         task = scenario.task_in(recording.lang) if scenario else ""
+        if recorded is not None and main.calls:  # the person's words, not the harness's around them
+            task = first_text(main.calls[0].sent) or task
         meta = {key: first[key] for key in SETTINGS if key in first}
-        yours = {"source": recording.source, "scenario": recording.scenario}
-        if recording.files:  # a project: the file run, and its other Python files, drawn beside a saved run too
-            yours.update(file=recording.file, files=dict(recording.files))
-        meta.update(task=task, lang=recording.lang, yours=yours)
-        if calls and calls[0].exchange.dialect != "anthropic":
-            meta["dialect"] = calls[0].exchange.dialect
+        meta.update(task=task, lang=recording.lang)
+        if recorded is not None:
+            meta["recorded"] = recorded
+            if recording.side_calls:
+                meta["side_calls"] = list(recording.side_calls)
+        else:
+            yours = {"source": recording.source, "scenario": recording.scenario}
+            if recording.files:  # a project: the file run, and its modules it imported, drawn beside a saved run too
+                yours.update(file=recording.file, files=dict(recording.files))
+            meta["yours"] = yours
+        if main.calls and main.calls[0].exchange.dialect != "anthropic":
+            meta["dialect"] = main.calls[0].exchange.dialect
         self.trace = Trace(meta=meta, messages=[])
         self.ended = False  # a refused call ends the whole run
-        main = place(calls)
         if not main.calls:
             self.held = self.trace.threads[MAIN].messages
             self.state = self._fresh()
@@ -216,6 +277,7 @@ class _Reading:
             self.add("user_request", {"task": task})
         else:
             self.walk(main, last=True)
+        self.beside(None)
         self.trace.first()
 
     @staticmethod
@@ -236,17 +298,23 @@ class _Reading:
         self.held = self.trace.threads[loop.id].messages
         self.state = self._fresh()
         sent = loop.calls[0].sent or [{"role": "user", "content": self.trace.meta.get("task", "")}]
-        self.held.extend(sent)  # Stage 1: the request went into messages before the first call
-        detail = {"task": message_text(sent[0]) if sent else ""}
+        person = [m for m in sent if not is_system(m)]
+        detail = {"task": first_text(sent) or (message_text(person[0]) if person else "")}
         if loop.parent_tool_use_id is not None:
             detail["started_by"] = loop.parent_tool_use_id
-        self.add("user_request", detail)
+        self.enter(sent, "user_request", detail)  # Stage 1: the request went into messages before the first call
         for k, call in enumerate(loop.calls):
-            if k:
+            if k and loop.calls[k - 1].error is None and loop.calls[k - 1].response is not None:
                 self.between(loop.calls[k - 1], call, loop.summaries.get(k))
             if self.ended:
                 break
+            if loop.id == MAIN:
+                self.beside(call)
             if call.error is not None or call.response is None:
+                if k + 1 < len(loop.calls):  # the same history sent again: the call failed and was retried
+                    self.add("retry", {"error": call.error or {}, "gave_up": False, "stage": "call_model",
+                                       "request": self._settings(call), "why": RETRIED})
+                    continue
                 self.refused(call)
                 break
             self.call_model(call)
@@ -256,6 +324,57 @@ class _Reading:
             else:  # a sub-agent's loop: it ended by itself when its parent went on
                 self.finish(loop.calls[-1])
         if outer[0] is not None:
+            self.thread, self.held, self.state, self.loop = outer
+
+    def enter(self, messages: list, stage: str, detail: dict) -> None:
+        """`messages` into the history, in order, as steps: the first run of the loop's own messages as `stage`, a
+        system turn as a `harness` step of its own (a later run of the loop's messages too: the harness's)."""
+        runs: list[list] = []
+        for message in messages:
+            if is_system(message) or not runs or is_system(runs[-1][-1]):
+                runs.append([message])
+            else:
+                runs[-1].append(message)
+        done = False
+        for run in runs:
+            self.held.extend(run)
+            if is_system(run[0]):
+                self.add("harness", {"role": "system", "why": SYSTEM_TURN_WHY})
+            elif not done:
+                self.add(stage, detail)
+                done = True
+            else:
+                self.add("harness", {"role": str(run[-1].get("role")) if isinstance(run[-1], dict) else "user",
+                                     "why": SYSTEM_TURN_WHY})
+        if not done:
+            self.add(stage, detail)
+
+    def beside(self, before: _Call | None) -> None:
+        """The calls beside the loop made before `before` (every one left, when None), each a thread of its own."""
+        while self.side and (before is None or self.side[0].exchange_index < before.exchange_index):
+            call = self.side.pop(0)
+            outer = self.thread, self.held, self.state, self.loop
+            loop = _Loop(f"side-{call.exchange_index + 1}", calls=[call], parent=MAIN)
+            model = call.request.get("model")
+            self.trace.add_thread(Thread(loop.id, parent=MAIN, parent_tool_use_id=None,
+                                         system=call.request.get("system"), tools=call.request.get("tools"),
+                                         label=" ".join(f"{model} · {first_text(call.sent)}".split())[:60],
+                                         messages=[], facts={"side_call": True, "model": model}))
+            self.thread, self.loop, self.state = loop.id, loop, self._fresh()
+            self.held = self.trace.threads[loop.id].messages
+            sent = call.sent or [{"role": "user", "content": ""}]
+            self.enter(sent, "user_request", {"task": first_text(sent), "note": SIDE_CALL})
+            if call.error is not None or call.response is None:
+                error = call.error or {}
+                self.state.update(ended="error", transition_reason=None)
+                self.add("refused", {"error": error, "stage": "call_model", "request": self._settings(call),
+                                     "why": WHY_REFUSED.format(status=error.get("status"), type=error.get("type"))})
+            else:
+                self.call_model(call)
+                self.held.append({"role": "assistant", "content": call.response.get("content")})
+                self.add("append_assistant", {})
+                self.state.update(ended=call.response.get("stop_reason"), transition_reason=None)
+                self.add("decide", {"continues": False, "why": SIDE_ANSWER})
             self.thread, self.held, self.state, self.loop = outer
 
     def add(self, stage: str, detail: dict, rewritten=()) -> Step:
@@ -299,6 +418,12 @@ class _Reading:
         """The call the API refused: the broken loop ends here, as a broken branch of Step through ends."""
         error = call.error or {}
         s = self.state
+        if self.recorded and error.get("status") != 400:  # a recorded command's call failed (a key, a limit)
+            s.update(ended="retries_exhausted", transition_reason=None)
+            self.add("retry", {"error": error, "gave_up": True, "stage": "call_model", "request": self._settings(call),
+                               "why": GAVE_UP})
+            self.ended = True
+            return
         s.update(ended=REFUSED, transition_reason=None)
         mistake = named(self.recording)
         self.add("refused", {"error": error, "stage": "call_model", "request": self._settings(call),
@@ -311,7 +436,7 @@ class _Reading:
     def between(self, before: _Call, call: _Call, summary: _Call | None) -> None:
         response, sent = before.response, call.sent
         n = len(self.held)
-        changed = [j for j in range(min(n, len(sent))) if sent[j] != self.held[j]]
+        changed = [j for j in range(min(n, len(sent))) if not same(sent[j], self.held[j])]
         grew = len(sent) > n and (not changed or (sent[:1] == self.held[:1] and len(changed) < n))
         answer = sent[n] if grew and n < len(sent) and isinstance(sent[n], dict) else None
         kept = answer is not None and answer.get("role") == "assistant" and _shape(answer) == _shape(response)
@@ -331,9 +456,8 @@ class _Reading:
         s.update(turn_count=s["turn_count"] + 1, transition_reason="tool_result")
         why = RESENT_WHY.format(name=f"call {call.exchange_index + 1}", sent=len(sent), held=len(self.held))
         if grew:
-            self.held.extend(written)
-            self.add("write_back", ({"results": len(results)} if written else
-                                    {"results": 0, "printed": len(before.exchange.tool_runs)}) | also)
+            self.enter(written, "write_back", ({"results": len(results)} if written else
+                                               {"results": 0, "printed": len(before.exchange.tool_runs)}) | also)
             if changed:  # the loop rewrote earlier messages in place (s06's micro-compact) before sending
                 self.compact({"kind": "micro", "replaced": [{"index": j, "message": self.held[j]} for j in changed],
                               "why": why}, changed, sent)

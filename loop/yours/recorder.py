@@ -7,7 +7,10 @@ never seen here. Everything is bounded before it is parsed or kept: a body's siz
 run may make and the bytes a recording holds.
 
 The keeper of a learner's sandboxed program (sandboxed.py) calls it for each call frame; a local HTTP endpoint
-can call it for any program (`serve(recorder)` in loop/engine/server.py's terms: `recorder.http`).
+can call it for any program (`serve(recorder)` in loop/engine/server.py's terms: `recorder.http`). A call another
+server answers (`python -m loop record --upstream`) is kept by the same bounds in two halves: `begin` with the
+request, `finish` with what came back. Token counting (`/v1/messages/count_tokens`) is answered and kept as a side
+call, not a model call.
 """
 
 from __future__ import annotations
@@ -27,11 +30,15 @@ from .recording import Exchange, LearnerState, Recording
 
 DEPTH = 64  # levels of lists and objects a request may nest (a real one: under 10)
 OFFLINE_KEPT = 20  # addresses answered "no network" a recording names
+SIDE_KEPT = 200  # requests to no model call a recording names (side_calls)
+COUNT_TOKENS = "count_tokens"  # a side call's `what`: the Messages API's token counting
+NOT_A_MODEL_CALL = "not_a_model_call"  # a side call's `what`: an endpoint that is no model call
 
 TOO_MANY_CALLS = N_("stopped after {n} model calls")
 TOO_LARGE = N_("a model call of {size} is more than Loopscope takes ({most}): nothing of it was kept")
 TOO_MUCH = N_("the recording reached {most}, the most a run may hold: stopped there")
 NOT_JSON = "the request body is not JSON"
+TOO_LARGE_BODY = "the request body is larger than Loopscope takes"
 TOO_DEEP = "the request body nests more than {depth} levels"
 
 
@@ -80,11 +87,67 @@ class Recorder:
     def _call(self, method, url, body, line, file, state, made=None) -> wire.Answer | None:
         if self.stop is not None:
             return None
-        kind = wire.dialect(urlsplit(str(url)).path) if method.upper() == "POST" else None
+        path = urlsplit(str(url)).path
+        if method.upper() == "POST" and path.rstrip("/").endswith("/messages/count_tokens"):
+            return self._count(path, body)
+        kind = wire.dialect(path) if method.upper() == "POST" else None
         if kind is None:
             if len(self.recording.offline) < OFFLINE_KEPT:
                 self.recording.offline.append(str(url)[:300])
             return wire.encode(wire.MESSAGES, *wire.no_network(str(url)[:300]), False)
+        begun = self._begin(kind, body, line, file, state, made)
+        if begun is None:
+            return None
+        exchange, request = begun
+        if isinstance(request, str):  # not JSON, or too deep: the API's 400, in its shape
+            status, answer = 400, scripted.error_body(request)
+            if kind == wire.CHAT:
+                from ..engine import chat
+
+                answer = chat.error(400, answer)
+        else:
+            status, answer = wire.respond(kind, request, self.model)
+        self._finish(exchange, status, answer)
+        reply = wire.encode(kind, status, answer, *wire.streams(request))
+        self.count(len(reply.data))
+        return reply
+
+    def begin(self, kind: str, body: bytes) -> tuple[Exchange, object] | None:
+        """A model call of API `kind` that another server answers, its request kept (bounded as `call` keeps one):
+        (its exchange, the body parsed or why it is no JSON: a str); None when the recording is stopped or full."""
+        with self.lock:
+            return self._begin(kind, body, None, None, None)
+
+    def finish(self, exchange: Exchange, status: int, answer: object, size: int) -> None:
+        """What the other server answered `exchange`: its response (status 200) or its error, `size` bytes."""
+        with self.lock:
+            if self.count(size):
+                self._finish(exchange, status, answer)
+
+    def side(self, method: str, url: str, status: int, what: str) -> None:
+        """A request to no model call, answered or forwarded: kept by its path (never its query or headers)."""
+        with self.lock:
+            self._side(method, url, status, what)
+
+    def _side(self, method, url, status, what) -> None:
+        if len(self.recording.side_calls) < SIDE_KEPT:
+            self.recording.side_calls.append({"method": str(method)[:10], "path": urlsplit(str(url)).path[:300],
+                                              "status": status, "what": what})
+
+    def _count(self, path: str, body: bytes) -> wire.Answer:
+        """Token counting, as the scripted model counts (about 4 characters a token of the request's JSON)."""
+        request = _parsed(body) if len(body) <= call_most() else TOO_LARGE_BODY
+        if isinstance(request, dict) and isinstance(request.get("messages"), list):
+            status, answer = 200, {"input_tokens": scripted.input_tokens(request)}
+        else:
+            status, answer = 400, scripted.error_body(request if isinstance(request, str) else
+                                                      "messages: Field required")
+        self._side("POST", path, status, COUNT_TOKENS)
+        return wire.encode(wire.MESSAGES, status, answer, False)
+
+    def _begin(self, kind, body, line, file, state, made=None) -> tuple[Exchange, object] | None:
+        if self.stop is not None:
+            return None
         for secret in self.hide:  # a key the learner set never leaves the sandbox, whatever their code sends
             body = body.replace(secret, HIDDEN.encode())
         if len(body) > call_most():
@@ -101,22 +164,16 @@ class Recorder:
                             state=LearnerState(_plain(state.get("turn_count")), _plain(state.get("transition_reason"))),
                             dialect=kind, file=file if isinstance(file, str) else None, made=checked_made(made))
         self.recording.exchanges.append(exchange)
-        if isinstance(request, str):  # not JSON, or too deep: the API's 400, in its shape
-            status, answer = 400, scripted.error_body(request)
-            if kind == wire.CHAT:
-                from ..engine import chat
+        return exchange, request
 
-                answer = chat.error(400, answer)
-        else:
-            status, answer = wire.respond(kind, request, self.model)
-        if status == 200:
+    @staticmethod
+    def _finish(exchange: Exchange, status: int, answer: object) -> None:
+        if status == 200 and isinstance(answer, dict):
             exchange.response = answer
         else:
             error = answer.get("error", {}) if isinstance(answer, dict) else {}
+            error = error if isinstance(error, dict) else {"message": error}
             exchange.error = {"status": status, "type": error.get("type"), "message": error.get("message")}
-        reply = wire.encode(kind, status, answer, *wire.streams(request))
-        self.count(len(reply.data))
-        return reply
 
     def refused(self) -> bool:
         """Did the last call get the API's 400 for a broken request (the loop broke a rule there)?"""

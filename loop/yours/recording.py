@@ -102,6 +102,9 @@ class Recording:
     said: dict | None = None  # `message` as a Note's JSON (catalogs.Note.to_json), to be said in any language
     left: dict | None = None  # {"line", "file"} where their loop returned after its last call, as their program says
     files: dict = field(default_factory=dict)  # the project's modules it imported, as run: path -> text (bounded)
+    # requests to no model call it answered or forwarded, as {method, path, status, what}: token counting, an
+    # endpoint the offline model does not serve (a recording of a command, `python -m loop record`)
+    side_calls: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -77,6 +77,9 @@ CSS = """<style>
 .ls-role::before { content: ""; display: inline-block; width: 0.6rem; height: 0.6rem; border-radius: 50%;
                    margin-right: 0.3rem; background: #ff4b4b; }
 .ls-assistant .ls-role::before { background: #ffa421; }
+/* a harness's system turn among the messages (Claude Code's environment block): not the person's, drawn apart */
+.ls-msg.ls-system { background: #f6f7f9; border-style: dashed; }
+.ls-system .ls-role::before { background: #868e96; }
 .ls-mark { font-weight: 700; color: #d9480f; }
 .ls-mark.ls-held { color: #1c7ed6; }
 .ls-history code, .ls-table code { font-size: 0.85em; background: rgba(151,166,195,0.15); padding: 0.05em 0.3em;

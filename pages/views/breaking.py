@@ -21,7 +21,7 @@ from loop.views.step import StepView
 
 from .blocks import id_colours, plain
 from .forks import adopt, branches, own
-from .i18n import lang, t
+from .i18n import choice, lang, t
 from .mistakes import draw_call, draw_lines
 from .replay import REPLAY
 
@@ -101,7 +101,7 @@ def _draw_offer(trace: Trace, cursor: int, run: Run | None, key: str) -> None:
     if can:
         if st.session_state.get(f"{key}-break-pick-{cursor}") not in can:
             st.session_state[f"{key}-break-pick-{cursor}"] = can[0]
-        st.radio(t("Mistake"), can, key=f"{key}-break-pick-{cursor}", format_func=lambda n: t(MISTAKES[n].title, now))
+        st.radio(t("Mistake"), can, key=choice(f"{key}-break-pick-{cursor}"), format_func=lambda n: t(MISTAKES[n].title, now))
         st.button(t("Break the loop here"), key=f"{key}-break-go-{cursor}", type="primary",
                   icon=":material/heart_broken:", on_click=_ask, args=(key, cursor))
     else:

@@ -23,6 +23,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 from loop.text.catalogs import known, languages, say, say_n
 
 LANG = "lang"
+CHOICES = "lang-choices"  # the keys of the widgets whose options are words in the language (`choice`)
 # The document's language, as a browser picks its fonts by it: a page in Chinese marked English (Streamlit's own
 # <html lang="en">) is drawn with Japanese glyph forms (Noto Sans CJK JP), and a screen reader reads it as English.
 DOCUMENT_LANG = {"zh": "zh-CN"}
@@ -83,7 +84,29 @@ def follow_url() -> None:
         st.query_params[LANG] = chosen
 
 
+def choice(key: str) -> str:
+    """`key`, for a radio, select box or segmented control whose options are drawn in the chosen language.
+
+    The browser holds such a widget's value as the words it shows, and sends them back with the next click. After
+    a language switch those are the old language's words, which the new options do not have: the browser would
+    show nothing chosen, and its next click would send a choice the page cannot read (or reads as another option).
+    So the switch gives each such widget its value again (`_chosen`), and the page sends it in the new words.
+    """
+    st.session_state.setdefault(CHOICES, set()).add(key)
+    return key
+
+
+def _choices_again() -> None:
+    """Each choice drawn in words is set again, to the value the browser's old words meant (read by the widget of
+    the last run, in the language it was drawn in), before any widget of this run is drawn."""
+    s = st.session_state
+    for key in s.get(CHOICES, ()):
+        if key in s:  # (a widget of a page not shown keeps its value elsewhere: see keep.py)
+            s[key] = s[key]
+
+
 def _chosen() -> None:
+    _choices_again()
     if lang() == "en":
         st.query_params.pop(LANG, None)
     else:

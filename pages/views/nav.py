@@ -13,6 +13,7 @@ import threading
 import streamlit as st
 
 from .i18n import document_language, draw_language_picker, follow_url, t, upright_cjk
+from .tooltips import keep_help_apart
 
 _run = threading.local()  # a script run happens in one thread: app.py marks it there
 
@@ -35,6 +36,7 @@ def run_app() -> None:
     draw_language_picker()
     document_language()
     upright_cjk()
+    keep_help_apart()
     _run.via_app = True
     try:
         page.run()

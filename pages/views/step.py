@@ -20,7 +20,7 @@ from loop.files.transcript import dumps
 
 from .ahead import ahead_script
 from .complete_state import draw_complete_state
-from .controls import draw_controls, said_html, words_html
+from .controls import draw_controls, heading, said_html, words_html
 from .copylink import draw_copy_link
 from .current import drawn, fresh, view_at
 from .breaking import draw_break
@@ -117,15 +117,15 @@ def step_html(v: StepView, key: str, words_at: Callable[[StepView], str]) -> dic
     return {"status": v.status, "parts": parts, "views": _views(v, key, words if present else "", present)}
 
 
-def draw_views(trace: Trace, v: StepView, key: str, words_at: Callable[[StepView], str]) -> None:
+def draw_views(trace: Trace, v: StepView, key: str, words_at: Callable[[StepView], str], address: bool = False) -> None:
     """The views at `cursor` as ONE element: a click redraws one thing, not a dozen.
 
     A second, hidden element carries the steps beside the cursor, so that Back and Step show at once (see
-    ahead.py); `words_at(view)` is what comes next at that step.
+    ahead.py); `words_at(view)` is what comes next at that step. `address`: the URL names this cursor's step.
     """
     st.html(Ready(views_html(v, key, words_at(v) if presenting() else "")), unsafe_allow_javascript=True)
     beside = {k: step_html(view_at(trace, k), key, words_at) for k in (v.index - 1, v.index + 1) if 0 <= k < v.total}
-    st.html(Ready(ahead_script(key, v.index, v.status, beside)), unsafe_allow_javascript=True)
+    st.html(Ready(ahead_script(key, v.index, heading(trace, v, key), beside, address)), unsafe_allow_javascript=True)
 
 
 def note_extras(v: StepView, presenter: bool = False) -> list[str]:
@@ -241,8 +241,10 @@ def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run"
 
 def _draw_step_body(trace: Trace, key: str, run: Run | None, name: str,
                     moved: Callable[[], None] | None = None) -> None:
+    address = moved is None or run is not None  # the URL follows this cursor (else it is the caller's)
+
     def changed() -> None:  # before the page shows the step: the URL names it, a live run is saved, a class hears
-        if moved is None or run is not None:
+        if address:
             keep_url(trace, key, run)
         if run is not None:
             autosave(run)  # the new steps and the cursor: a reload or a restart loses nothing
@@ -262,9 +264,9 @@ def _draw_step_body(trace: Trace, key: str, run: Run | None, name: str,
     if presenting():  # one screen: the state in one row, the diagram, the note and the newest messages
         st.session_state[_below_key(key)] = "none"
         draw_state_row(v, key)
-        draw_views(trace, v, key, words_at)
+        draw_views(trace, v, key, words_at, address)
         return
-    draw_views(trace, v, key, words_at)
+    draw_views(trace, v, key, words_at, address)
     draw_pager(v, key)
     draw_fork(trace, v, run, key)
     draw_break(trace, v, run, key)

@@ -33,7 +33,7 @@ from loop.yours.reading import Yours, call_step, file_at, learner_at, line_at, r
 from .blocks import cell, inline_code, note_markdown, plain
 from .browser import store, this_browser
 from .current import view_at
-from .i18n import lang, t
+from .i18n import choice, lang, t
 from .permalink import CODE_MOST, SEEN, BadCode, source_of
 from .presenter import presenting
 from .project import drop_project, runnable
@@ -62,10 +62,14 @@ HEADER = N_("Write agent_loop(state) as the chapter does: client, MODEL, SYSTEM,
             "are given.")
 CODE_STYLE = """<style>
 .ls-yours-code { font: 0.8rem/1.35 ui-monospace, monospace; max-height: 420px; overflow: auto; margin: 0;
-  border: 1px solid rgba(128,128,128,.3); border-radius: .4rem; padding: .3rem 0; }
+  border: 1px solid rgba(128,128,128,.3); border-radius: .4rem; padding: .3rem 0; position: relative; }
 .ls-yours-code div { white-space: pre; padding: 0 .5rem; }
 .ls-yours-code span.n { display: inline-block; width: 2.5em; color: #888; user-select: none; }
 .ls-yours-code div.lit { background: rgba(255, 200, 0, .35); font-weight: 600; }
+/* the state beside the code keeps to its column: a long name or value wraps in its cell */
+.st-key-yours-state table { width: 100%; table-layout: fixed; }
+.st-key-yours-state th, .st-key-yours-state td { padding: .3rem .4rem; overflow-wrap: anywhere; }
+.st-key-yours-state td code { white-space: normal; overflow-wrap: anywhere; }
 </style>"""
 # Presenter mode: the learner's code read from the back of the class, no smaller than the note (presenter.py, 1.05rem)
 PRESENTER_CODE_PX = 18
@@ -121,7 +125,10 @@ def draw_editor() -> str:
     # Presenter mode: no taller than 20 lines of its large type, so the Run row under it stays on a projector's screen
     height = [12, 20] if presenting() else [22, 44]
     typed = code_editor(start, lang="python", height=height, key=f"{EDITOR}-{generation}",
-                        response_mode="debounce", options={"showLineNumbers": True, "tabSize": 4},
+                        response_mode="debounce",
+                        # a long line (the first comment, in any language) wraps: cut at the editor's edge, it
+                        # would hide what it says past 1280 px's room
+                        options={"showLineNumbers": True, "tabSize": 4, "wrap": True},
                         props={"theme": "chrome",  # Ace's own: the component's themes fetch a web font
                                "fontSize": PRESENTER_CODE_PX if presenting() else 14,  # 14: Ace's own
                                "annotations": _marks(s.get(YOURS), s.get(SOURCE))})
@@ -190,7 +197,7 @@ def draw_run_row(source: str) -> None:
         st.session_state[widget] = st.session_state.get(SHOWN, FREE)
     with st.container(horizontal=True, vertical_alignment="bottom"):
         with st.container(key=EXERCISE, width=380):
-            st.selectbox(t("Exercise"), list(labels), key=widget, format_func=labels.get, on_change=_choose,
+            st.selectbox(t("Exercise"), list(labels), key=choice(widget), format_func=labels.get, on_change=_choose,
                          args=(widget,))
         st.selectbox(t("Scenario"), SCENARIOS, key=PICK, width=260)
         clicked = st.button(t("Run"), type="primary", icon=":material/play_arrow:", key="yours-run-button")
@@ -253,6 +260,7 @@ def _choose(widget: str) -> None:
     if SOURCE in s:
         mine[left] = s[SOURCE]
     s[SHOWN] = picked
+    s.pop(YOURS, None)  # the run drawn was of the exercise left: not this one's
     _open_editor(mine.get(picked) or starting_code(lang(), picked), lang())
     if picked in EXERCISES:
         _warm_for_check(picked)
@@ -332,6 +340,7 @@ def _check(name: str, source: str) -> None:
     _warm_for_check(name)
     s[VERDICT] = (name, verdict, source)
     if verdict.passed:
+        s.pop(YOURS, None)  # a run of earlier code (a failed Check's) is not drawn under the pass
         owner = this_browser()
         if owner is not None:
             try:
@@ -367,7 +376,16 @@ def _code_html(source: str, lit: int | None) -> str:
     for n, text in enumerate(source.splitlines(), start=1):
         cls = ' class="lit"' if n == lit else ""
         rows.append(f'<div{cls} data-line="{n}"><span class="n">{n}</span>{escape(text)}</div>')
-    return CODE_STYLE + f'<div class="ls-yours-code" id="ls-yours-code">{"".join(rows)}</div>'
+    return CODE_STYLE + f'<div class="ls-yours-code" id="ls-yours-code">{"".join(rows)}</div>' + SCROLL_TO_LIT
+
+
+# The lit line in view: the panel shows some 30 lines of a file that may have hundreds (its own scroll, not the page's)
+SCROLL_TO_LIT = """<script>(() => {
+  const box = document.getElementById("ls-yours-code"), lit = box && box.querySelector("div.lit");
+  if (lit && (lit.offsetTop < box.scrollTop || lit.offsetTop + lit.offsetHeight > box.scrollTop + box.clientHeight)) {
+    box.scrollTop = Math.max(0, lit.offsetTop - box.clientHeight / 3);
+  }
+})();</script>"""
 
 
 def _value(value: object) -> str:
@@ -404,20 +422,22 @@ def draw_beside(trace: Trace) -> None:
     with left:
         line = line_at(trace, i) if i >= 0 else None
         st.markdown("**" + t("Your code") + "**" + (" · " + t("line {line}", line=int(line)) if line else ""))
-        st.html(_code_html(source, line))
+        st.html(_code_html(source, line), unsafe_allow_javascript=True)
     with right, st.container(key="yours-state"):
         st.markdown("**" + t("Your state beside the chapter's LoopState") + "**")
         chapter_state = dict(view_at(trace, i).presenter_state) if i >= 0 else {}  # the step's record
-        learner = learner_at(trace, i) or {}
+        learner = learner_at(trace, i)  # None before the first call: the state is read at each call
         mine = t("your state")
         rows = [f"| | {mine} | LoopState |", "|---|---|---|"]
         for field in ("turn_count", "transition_reason"):
             chapter = chapter_state.get(field)
-            rows.append(f"| `{field}` | {cell(_value(learner.get(field)))} | "
+            yours = cell(_value(learner.get(field))) if learner is not None else "—"
+            rows.append(f"| `{field}` | {yours} | "
                         f"{cell(inline_code(chapter) if chapter else _value(None))} |")  # a `|` stays in its cell
         st.markdown("\n".join(rows))
         st.caption(t("Your state as your code left it at the call shown last; the LoopState as the chapter's "
-                     "loop keeps it."))
+                     "loop keeps it.") + ("" if learner is not None else " " + t(
+                         "Your state is read at each model call: before the first one, it is not known yet (—).")))
 
 
 def draw_named(yours: Yours) -> None:
@@ -508,6 +528,8 @@ def draw_learners(trace: Trace, output: str | None = None) -> None:
 def draw_yours(yours: Yours) -> None:
     """A run of the learner's loop: named, then drawn step by step with their code beside the views."""
     draw_named(yours)
+    if yours.recording.source != st.session_state.get(SOURCE):  # the editor holds other code now
+        st.caption(t("This run is of your earlier code: Run again to run the code in the editor."))
     draw_printed(yours)
     if not len(yours.trace):
         return
