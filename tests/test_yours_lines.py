@@ -198,3 +198,24 @@ def test_the_command_line_names_each_mistake_at_its_line_with_the_fix_and_the_la
         assert say(lang, YOURS_FIX, fix=say(lang, MISTAKES[mistake].fix)) in said
         assert say(lang, YOURS_LAB, link=f"/mistakes?mistake={mistake}") in said
         assert "Traceback" not in said + ran.stderr
+
+
+def test_watching_a_program_that_reorders_a_long_list_at_every_line_stops_at_its_bound_and_the_program_goes_on(
+        monkeypatch):
+    from loop.yours import watching
+
+    monkeypatch.setattr(watching, "SCANNED_MOST", 100_000)  # 5,000,000 in a run: the same bound, met sooner
+    source = '''def agent_loop(state):
+    items = [{"n": k} for k in range(4000)]
+    for _ in range(3000):
+        items.reverse()
+    response = client.messages.create(model=MODEL, system=SYSTEM, messages=state["messages"], tools=TOOLS,
+                                      max_tokens=MAX_TOKENS)
+    return response
+'''
+    recording = record(source, "list-files")
+    assert recording.outcome == "returned" and len(recording.exchanges) == 1  # it ran to its end
+    assert recording.exchanges[0].made == []  # watching stopped: no line is told after that
+    assert watching.SCANNED_MOST < 3000 * 4000
+    made = named(recording).made  # it returned with the tool_use unanswered: where is not known now
+    assert (made.how, made.line) == (UNKNOWN_RETURN, recording.exchanges[0].line)

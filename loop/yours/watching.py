@@ -24,6 +24,8 @@ LIST_MOST = 5000  # a list longer than this is not watched: a messages list is f
 LISTS_MOST = 20_000  # lists remembered; past it, those never sent are forgotten
 MARKS_MOST = 100_000  # elements marked with their line; past it, later ones are not
 LINES_MOST = 300_000  # lines of theirs traced; past it, watching stops
+SCANNED_MOST = 5_000_000  # elements of their lists looked at, in all; past it, watching stops (a list reordered
+                          # at every line costs its length each time)
 INNER_MOST = 64  # members of a dict or an object looked into for lists
 SENT_MOST = 64  # messages of a request reported, the last ones
 BLOCKS_MOST = 64  # blocks of a message reported
@@ -66,6 +68,7 @@ class Watcher:
         self.marks = {}  # id(element) -> (the element, file, line): the line that put it into one of their lists
         self.previous = {}  # id(frame) -> the line that frame ran last
         self.lines = 0
+        self.scanned = 0
         self.stopped = False
         self.loop = None  # the frame that held the list sent last
         self.left = None  # (file, line) where that frame returned after the last call
@@ -189,6 +192,10 @@ class Watcher:
                 self.lists = {k: v for k, v in self.lists.items() if v[4]}
             self.lists[id(found)] = [found, n, id(first), id(last), False]
             start = 0
+        self.scanned += n - start
+        if self.scanned > SCANNED_MOST:
+            self.stop()
+            return
         for element in found[start:]:
             if _plain(element) or id(element) in self.marks:
                 continue
