@@ -37,6 +37,7 @@ from .predict import answers
 from .predict import on as predict_on
 from .presenter import PRESENT
 from .runs import SAVED, autosave, current_run_id, resume, settings_of
+from .script_run import fragment
 from .settings import _keep
 
 CLASS = "class"  # the query parameter: ?class=CODE
@@ -159,7 +160,7 @@ def shown(run: Run, counts: bool = True) -> None:
             classes().ask(code, owner, asking, q.kind if q is not None else "")
             s[ASKED] = asking
         if counts and asking is not None:  # the count for each choice, as the class answers (drawn above the question)
-            st.fragment(_draw_counts, run_every=COUNTS)(code, run.trace, asking, False)
+            fragment(_draw_counts, run_every=COUNTS)(code, run.trace, asking, False)
         elif counts and s.get(REVEALED_AT) is not None:  # revealed: the counts stay, the right answer marked
             _draw_counts(code, run.trace, s[REVEALED_AT], True)
     except Ended:
@@ -356,7 +357,7 @@ def draw_teacher(run: Run) -> None:
                 f"{escape(code)}</div>"
                 + (f'<div style="font-size: 1.1rem"><code>{escape(address)}</code></div>' if big else "")
                 + "</div>", width="content")
-        st.fragment(_draw_attendance, run_every=ATTENDANCE)(code)
+        fragment(_draw_attendance, run_every=ATTENDANCE)(code)
         st.button(t("Hide the QR code") if big else t("Show the QR code"), key="classroom-size",
                   icon=":material/qr_code:", on_click=_resize)
         st.button(t("End class"), key="classroom-end", icon=":material/stop_circle:", on_click=_end, args=(code,),

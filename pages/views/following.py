@@ -47,7 +47,7 @@ from .i18n import LANG, lang, t
 from .keep import KEPT
 from .predict import REVEALED, draw_verdict, hold
 from .settings import unsandboxed_refusal
-from . import wake
+from . import internals, script_run, wake
 from .classroom import CLASS, FRESH, classes, role, wanted_code
 
 FOLLOWING = "class-follower"  # session: a follower's Copy
@@ -384,13 +384,13 @@ def _draw_class_question(copy: Copy, screen) -> None:
 def _watch(code: str, copy: Copy, watching: bool) -> None:
     """The watcher of this server wakes this page when the class is no longer as the follower last heard it
     (wake.py); once the class has ended, nothing does."""
-    session = wake.session_id()
+    session = internals.session_id()
     if not watching:
         if session is not None:
             _watcher().forget(session)
         return
     if session is None:  # a page the server cannot wake (AppTest; a Streamlit whose sessions are kept otherwise)
-        st.fragment(_look, run_every=FALLBACK)(code)
+        script_run.fragment(_look, run_every=FALLBACK)(code)
         return
     f = copy.follower
     drawn = ClassState(code, f.run_id, f.steps, f.cursor, f.version, f.question if f.open else None, False, False)
@@ -399,7 +399,7 @@ def _watch(code: str, copy: Copy, watching: bool) -> None:
     # back only if it has a timer (Streamlit's frontend, `handleConnectionStateChanged`): without one, a student whose
     # Wi-Fi dropped for a moment came back to the same session, forgotten by the watcher meanwhile, and stayed on
     # the old step. It also catches a wake that was lost (a store error in the woken run).
-    st.fragment(_look, run_every=SAFETY)(code)
+    script_run.fragment(_look, run_every=SAFETY)(code)
 
 
 def _watcher() -> wake.Watcher:
@@ -412,13 +412,13 @@ def _sync(copy: Copy) -> None:
     the class only moved its cursor or recorded more steps; the copy then takes the class's step here, and only
     the step is drawn again (about half the server's work of drawing the whole page, for each student of the
     class). Whatever else the follower says changed draws the whole page."""
-    session = wake.session_id()
-    fragment = wake.fragment_id()
+    session = internals.session_id()
+    fragment = internals.fragment_id()
     if session is None or fragment is None or copy.trace is None:
         return
     watching = _watcher()
     watching.inside(session, fragment)  # where the next move of the class is drawn
-    if not wake.step_only():  # the whole page's run: it has heard the class already
+    if not script_run.alone():  # the whole page's run: it has heard the class already
         return
     _hear(copy, session)
 

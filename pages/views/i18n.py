@@ -18,9 +18,10 @@ import threading
 import unicodedata
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from loop.text.catalogs import known, languages, say, say_n
+
+from .script_run import token
 
 LANG = "lang"
 CHOICES = "lang-choices"  # the keys of the widgets whose options are words in the language (`choice`)
@@ -38,14 +39,14 @@ def lang() -> str:
     Read from the session once a run: a page asks a few dozen times a click, and each read of the session state
     takes the session's lock. A run changes it only in `follow_url`, which says so.
     """
-    ctx = get_script_run_ctx(suppress_warning=True)
-    if ctx is None:  # outside a script run (a widget's format_func may be called there)
+    run = token()
+    if run is None:  # outside a run of the page or of a fragment (a widget's callback or format_func may be there)
         return known(st.session_state.get(LANG))
     kept = getattr(_RUN, "kept", None)
-    if kept is not None and kept[0] is ctx.cursors:  # Streamlit gives each run (a fragment's too) new cursors
+    if kept is not None and kept[0] is run:  # each run (a fragment's too) has a token of its own
         return kept[1]
     chosen = known(st.session_state.get(LANG))
-    _RUN.kept = (ctx.cursors, chosen)
+    _RUN.kept = (run, chosen)
     return chosen
 
 

@@ -18,6 +18,7 @@ from loop.engine.trace import Trace
 from .gate import waiting
 from .i18n import choice, lang, t
 from .keep import kept
+from .script_run import fragment
 
 PRESENTER_HEIGHT = 320  # pixels of history, until the page fits the panel to the screen (history.py)
 PRESENT = "present"
@@ -151,4 +152,4 @@ def draw_autoplay(trace: Trace, run: Run | None, advance: Callable[[], bool]) ->
                  label_visibility="collapsed", format_func=lambda s: t("{s} s between stages", now, s=s),
                  width=200)
     if playing:
-        st.fragment(_tick, run_every=float(st.session_state.get(PAUSE, 2.0)))(trace, run, advance)
+        fragment(_tick, run_every=float(st.session_state.get(PAUSE, 2.0)))(trace, run, advance)

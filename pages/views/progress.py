@@ -19,6 +19,7 @@ from loop.engine.runner import Run
 from .blocks import in_code, plain
 from .clicks import ask
 from .i18n import t
+from .script_run import fragment
 
 TICK = 0.25  # seconds between two redraws of the countdown
 
@@ -80,7 +81,7 @@ def draw_progress(run: Run | None, key: str) -> None:
             st.rerun()
 
 
-@st.fragment(run_every=TICK)
+@fragment(run_every=TICK)
 def _live(run: Run, key: str) -> None:
     status = run.status()
     left, running = status.wait_left, status.running

@@ -15,6 +15,7 @@ from loop.importers.isolated import import_files_isolated, import_isolated
 
 from .blocks import inline_code
 from .i18n import choice, lang, t
+from .script_run import fragment
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 REPLAY = "replay"
@@ -318,7 +319,7 @@ def follow_poll(replay: dict) -> None:
     """Where Follow looks at the log, drawn last: the page's run has drawn the step before the next look starts."""
     path = st.session_state.get(SESSION)
     if replay.get("source") == "session" and path and st.session_state.get(FOLLOW):
-        st.fragment(_poll, run_every=FOLLOW_EVERY)(path)
+        fragment(_poll, run_every=FOLLOW_EVERY)(path)
 
 
 def _poll(path: str) -> None:

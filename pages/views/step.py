@@ -8,7 +8,6 @@ from collections.abc import Callable
 from html import escape
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from loop.views.diagram import LARGE, NORMAL, svg
 from loop.views.notes import note
@@ -34,6 +33,7 @@ from .permalink import keep_url
 from .presenter import PRESENTER_HEIGHT, presenting
 from .raw import draw_raw
 from .runs import autosave
+from .script_run import alone, fragment
 from .tables import draw_state_row, draw_tables, state_row_html
 
 
@@ -210,9 +210,7 @@ def _place_below(key: str) -> bool:
     them again. Open, they follow the cursor, so the fragment draws them. Opening one from under the fragment
     reruns the whole page; one closed inside it is drawn inside until the page runs again.
     """
-    ctx = get_script_run_ctx()
-    whole_page = ctx is None or not ctx.fragment_ids_this_run
-    inside = _below_open(key) or (not whole_page and st.session_state.get(_below_key(key)) != "outside")
+    inside = _below_open(key) or (alone() and st.session_state.get(_below_key(key)) != "outside")
     st.session_state[_below_key(key)] = "inside" if inside else "outside"
     return inside
 
@@ -224,7 +222,7 @@ def _draw_below(trace: Trace, key: str, name: str) -> None:
     draw_raw(view_at(trace, cursor), key)
 
 
-@st.fragment
+@fragment
 def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run",
                above: Callable[[], None] | None = None, moved: Callable[[], None] | None = None,
                before: Callable[[], None] | None = None) -> None:
