@@ -91,6 +91,7 @@ bench: $(VENV)/.test chromium bubblewrap
 	$(BIN)/python bench/replay.py
 	$(BIN)/python bench/render.py
 	$(BIN)/python bench/yours.py
+	$(BIN)/python bench/watching.py
 
 bench-long: $(VENV)/.test chromium
 	$(BIN)/python bench/fuzz.py --cases 10000

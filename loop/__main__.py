@@ -444,6 +444,7 @@ YOURS_NOTE = N_("note: {said}")
 YOURS_API_ERROR = N_("the API's error: {status} {message}")
 YOURS_LINE = N_("your line {line}: {code}")
 YOURS_FIX = N_("the fix: {fix}")
+YOURS_LAB = N_("see it in the Mistakes lab: {link}")
 YOURS_ENDED = N_("your loop ended by itself, every rule kept: {calls} model calls")
 YOURS_PRINTED = N_("what your program printed:")
 YOURS_LEFT_OUT = N_("{n} file(s) of the project were not copied into the sandbox (past its bounds: 1 MiB a file, "
@@ -469,6 +470,7 @@ def _yours(args) -> int:
 
     from .text.terminal import as_shown
     from .yours import sandboxed
+    from .yours.lines import code_at
     from .yours.program import Program, ProgramError, parse_env_file
     from .yours.reading import read
 
@@ -515,12 +517,14 @@ def _yours(args) -> int:
             out(say(lang, YOURS_ERROR, said=said))
         if named.error:
             out(say(lang, YOURS_API_ERROR, status=named.error.get("status"), message=named.error.get("message")))
-        if named.line and named.file in (None, recording.file):
-            lines = recording.source.splitlines()
-            code = lines[named.line - 1].strip() if 0 < named.line <= len(lines) else ""
-            out(say(lang, YOURS_LINE, line=named.line, code=code))
+        if named.made is not None:  # the line of theirs that made the message the rule is about
+            made = named.made
+            out(say(lang, made.words(), **made.values(), code=code_at(recording, made.file, made.line)))
+        elif named.line and named.file in (None, recording.file):
+            out(say(lang, YOURS_LINE, line=named.line, code=code_at(recording, None, named.line)))
         if named.is_mistake:
             out(say(lang, YOURS_FIX, fix=say(lang, MISTAKES[named.name].fix)))
+            out(say(lang, YOURS_LAB, link=f"/mistakes?mistake={named.name}"))
     elif yours.kept_every_rule:
         out(say(lang, YOURS_ENDED, calls=len(recording.exchanges)))
     if args.out:

@@ -9,7 +9,7 @@ from pages.views.nav import through_app
 from pages.views.permalink import open_sample_link
 from pages.views.replay import _open_sample, draw_follow, draw_openers, draw_sessions, follow_poll, said, sample_names
 from pages.views.step import draw_step
-from pages.views.yours import draw_beside, learners_source
+from pages.views.yours import draw_learners, learners_source
 
 through_app()
 
@@ -48,6 +48,6 @@ if trace.branches:  # a saved run with forks: every branch can be replayed
                      format_func=lambda n: trace_label(family[n], n, now))
     trace = family[i]
 # A learner's run saved on Your loop: their code beside the views, the step's line lit, as Your loop draws it
-beside = (lambda: draw_beside(trace)) if learners_source(trace) is not None else None
+beside = (lambda: draw_learners(trace)) if learners_source(trace) is not None else None
 draw_step(trace, "replay", name=replay["name"].rsplit(".", 1)[0], above=beside)
 follow_poll(replay)

@@ -382,6 +382,10 @@ def test_a_learners_file_runs_unchanged_and_every_tool_use_has_its_run_tool_step
         assert trace.steps[1].detail.request["model"] == "claude-from-my-env"
     if run == "agents/chat.py":
         assert trace.meta["dialect"] == "openai" and all(i.startswith("call_") for i in ids)
+    if run == "s02.py":  # the transcript keeps the module of its own it imported, to be drawn beside its steps
+        assert trace.meta["yours"]["file"] == "s02.py" and trace.meta["yours"]["files"] == {"tools.py": TOOLS_MODULE}
+    else:
+        assert "files" not in trace.meta["yours"] or run == "myagent/main.py"
 
 
 def test_a_missing_library_and_a_module_not_given_exit_1_with_what_the_sandbox_has(tmp_path):

@@ -46,9 +46,20 @@ def _input(arguments: object) -> object:
 
 def messages_of(chat_messages: list) -> tuple[str | None, list]:
     """(system, messages) of an OpenAI `messages` list, in the Messages API's form."""
-    systems, messages = [], []
+    system, messages, _ = _converted(chat_messages)
+    return system, messages
+
+
+def origins(chat_messages: list) -> list[tuple[int, list[int]]]:
+    """For each message of `messages_of(chat_messages)`: the index of the chat message it came from, and for each
+    of its blocks the chat message's (a tool message is a block of the user message of tool_results it joins)."""
+    return _converted(chat_messages)[2]
+
+
+def _converted(chat_messages: list) -> tuple[str | None, list, list]:
+    systems, messages, came = [], [], []
     collecting = False  # the last message is a user message of tool_results, still taking more
-    for item in chat_messages:
+    for j, item in enumerate(chat_messages):
         if not isinstance(item, dict):
             continue
         role, content = item.get("role"), item.get("content")
@@ -59,8 +70,10 @@ def messages_of(chat_messages: list) -> tuple[str | None, list]:
             block = tool_result(item.get("tool_call_id"), ToolOutput(_text(content) if content is not None else ""))
             if collecting:
                 messages[-1]["content"].append(block)
+                came[-1][1].append(j)
             else:
                 messages.append({"role": "user", "content": [block]})
+                came.append((j, [j]))
                 collecting = True
             continue
         collecting = False
@@ -72,10 +85,12 @@ def messages_of(chat_messages: list) -> tuple[str | None, list]:
                     blocks.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"),
                                    "input": _input(function.get("arguments"))})
             messages.append({"role": "assistant", "content": blocks})
+            came.append((j, [j] * len(blocks)))
         else:  # user, and any role the Messages API does not have: its checks say so
             messages.append({"role": role, "content": content if isinstance(content, str) else
                              [{"type": "text", "text": _text(content)}] if isinstance(content, list) else content})
-    return ("\n\n".join(systems) if systems else None), messages
+            came.append((j, [j] if isinstance(content, list) else []))
+    return ("\n\n".join(systems) if systems else None), messages, came
 
 
 def tools_of(chat_tools: object) -> list:

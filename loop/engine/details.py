@@ -161,6 +161,7 @@ class CallModelDetail(Detail):
     stop_reason_inferred: bool | None = _is(bool)  # an import's: the stop_reason was filled in from the content
     cycle: object = _kept()  # a course trace's cycle number
     line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that sent it
+    file: str | None = _is(str, none=True)  # a learner's project: their file of `line`, when not the one run
     learner: dict | None = _is(dict)  # a learner's loop: their own {turn_count, transition_reason} at the call
     messages_sent: list | None = _is(list)  # an import's: the messages as the agent sent them (Claude Code 2.1)
     request_record: object = _kept()  # an import's: the id of the agent's own record of that request
@@ -205,6 +206,7 @@ class RunToolDetail(Detail):
     tool_use_result: object = _kept()  # a Claude Code log's own account of the run (`toolUseResult`)
     tool_execution: object = _kept()  # a course trace's {name, input, output}
     line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that ran it
+    file: str | None = _is(str, none=True)  # a learner's project: their file of `line`, when not the one run
     ran_by: str | None = _kept()  # a learner's loop: what ran it (the tool box, or their program by itself)
     reported: dict | None = _kept()  # a learner's loop: {command, line, file} their program said it ran
     codex_exec: dict | None = _kept()  # a Codex rollout's own account of the command ({exit_code, duration, command})
@@ -219,7 +221,7 @@ class WriteBackDetail(Detail):
     parallel: dict | None = _is(dict)  # the complete loop's: {tools, wall_ms, sum_ms, ran_ms, early_saved_ms}
     printed: int | None = _kept()  # a broken loop's (no write-back): the tool_results it printed instead
     also_ran: list | None = _kept()  # a learner's loop: tools their program ran that no tool_use asked for
-    rewritten: bool | None = _kept()  # a learner's loop: written back unseen, the history rewritten before the next call
+    rewritten: bool | None = _kept()  # a learner's loop: written back unseen (the history was rewritten)
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -301,6 +303,7 @@ class RefusedDetail(Detail):
     why: str | None = _is(str)
     kind: str | None = _is(str)
     line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that sent it
+    file: str | None = _is(str, none=True)  # a learner's project: their file of `line`, when not the one run
     learner: dict | None = _is(dict)  # a learner's loop: their own {turn_count, transition_reason} at the call
 
 

@@ -7,7 +7,8 @@ everything that shows a mistake reads it here (no other module of `loop/` spells
 - **the rule** it breaks, in a sentence, and **the API's words** for it in each dialect (the Messages API's and
   OpenAI Chat Completions', constants of rules.py, which checks the rules), None where that API accepts it;
 - **how the wire shows it**: what request k+1 holds against response k (`recognize`, which Your loop names a
-  learner's mistake with), said in a sentence (`shows`);
+  learner's mistake with), said in a sentence (`shows`), and which message of request k+1 it is about (`about`: the
+  one whose making line Your loop points at);
 - **how it is made**: the steps of the chapter's loop it changes (`made_at`), where the Mistakes lab and Break it
   here make it (both through layer_mistake.py), the lines as the broken loop has them beside the chapter's, and
   why it cannot happen when no such step is ahead;
@@ -207,6 +208,51 @@ def recognize(response: dict, sent: list) -> str | None:
     if not (isinstance(first, dict) and first.get("type") == "tool_result"):
         return TEXT_FIRST
     return None
+
+
+@dataclass(frozen=True)
+class About:
+    """The message of request k+1 a mistake is about, as the wire shows it: its index in the request's messages
+    (None: no message, the loop returned), the block in it, and the key of the dict a learner's code wrote wrong
+    there (with its value), as the chapter's code spells it. `answered` is False when the message is response k
+    itself, which nothing after it answers."""
+
+    message: int | None
+    block: int | None = None
+    key: str | None = None
+    value: str | None = None
+    answered: bool = True
+
+
+def about(name: str, response: dict, sent: list) -> About:
+    """Which message of `sent` (request k+1's messages) mistake `name`, made with `response` (response k), is about:
+    the one the learner's code made wrong, where the line that made it is to be looked for."""
+    last = len(sent) - 1
+    kept = find_response(sent, response)
+    after = kept + 1 if kept is not None and kept + 1 < len(sent) else None
+    if name == NO_LOOP:
+        return About(None)
+    if name == NO_ASSISTANT_APPEND:  # the tool_results that answer a tool_use no message before them holds
+        asked = {b.get("id") for b in tool_uses(response)}
+        answering = [i for i, m in enumerate(sent) if isinstance(m, dict) and
+                     asked & {b.get("tool_use_id") for b in tool_results(m)}]
+        return About(answering[0] if answering else last)
+    if name in (NO_WRITE_BACK, MAX_TOKENS_GO_ON):  # the message after the answer; none: the answer, unanswered
+        if after is not None:
+            return About(after)
+        return About(kept if kept is not None else last, answered=False)
+    if after is None:
+        return About(last)
+    if name == RESULTS_AS_ASSISTANT:
+        return About(after, key="role", value="assistant")
+    if name == TEXT_FIRST:
+        return About(after, block=0, key="type", value="text")
+    if name == WRONG_ID:
+        asked = {b.get("id") for b in tool_uses(response)}
+        wrong = [j for j, b in enumerate(blocks(sent[after])) if isinstance(b, dict) and b.get("type") ==
+                 "tool_result" and b.get("tool_use_id") not in asked]
+        return About(after, block=wrong[0] if wrong else None, key="tool_use_id")
+    return About(last)
 
 
 def recognize_end(response: dict, ran_tools: bool) -> str | None:

@@ -121,8 +121,10 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
                        output=short(result_words(output), 80))
         flag = " [is_error]" if d.is_error else ""
         reported = d.reported  # a learner's program ran it itself: its word, marked as its own
-        theirs = say(lang, " · your program reported running it, line {line}", line=reported.get("line")) \
-            if isinstance(reported, dict) and reported.get("line") else ""
+        where = f"{d.file}:{reported.get('line')}" if isinstance(d.file, str) and \
+            isinstance(reported, dict) else reported.get("line") if isinstance(reported, dict) else None
+        theirs = say(lang, " · your program reported running it, line {line}", line=where) \
+            if isinstance(reported, dict) and reported.get("line") else ""  # in a module of theirs: file:line
         return (f"{d.name} {short(d.input, 60)} → {short(result_words(output), 80)}{flag} "
                 f"({d.tool_use_id})" + theirs + complete.tool_extras(d, lang))
     if step.stage == "write_back":

@@ -9,10 +9,13 @@ Every HTTP request it makes, through any library, is answered over the channel b
 (`client`, `MODEL`, `SYSTEM`, `TOOLS`, `MAX_TOKENS`, `run_tool`, `run_bash`, `LoopState`: a file that defines
 its own keeps its own).
 
-It imports nothing of Loopscope (the app's folder is not in the sandbox), only the standard library and the SDKs,
-whose folder the keeper binds read-only and names in argv[2]. Frames on the channel (fd argv[1]) are one byte of
-kind, a 4-byte length and the payload. What it reports (its line, its state, the commands its own code ran, its
-traceback) is the learner's program's word: shown as theirs, never trusted; the keeper records each request and
+Which line of theirs made each message a request sends is watched line by line in their files (watching.py), and
+told with the request; so is the line their loop returned from after its last call.
+
+It imports nothing of Loopscope (the app's folder is not in the sandbox), only the standard library, the SDKs,
+whose folder the keeper binds read-only and names in argv[2], and its two siblings (intercept.py, watching.py). Frames on the channel (fd argv[1]) are one byte of
+kind, a 4-byte length and the payload. What it reports (its line, its state, the lines that made its messages, the
+commands its own code ran, its traceback) is the learner's program's word: shown as theirs, never trusted; the keeper records each request and
 tool run itself, and judges how the run ended by what it saw.
 """
 
@@ -171,6 +174,26 @@ class Typed(io.TextIOBase):
         return text
 
 
+def used_files() -> list:
+    """Their files the program imported (modules of their own), as their folder names them."""
+    found = set()
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__file__", None)
+        if isinstance(name, str) and theirs(name):
+            found.add(shown_name(name))
+    return sorted(found)[:2000]
+
+
+def sent_messages(body) -> list:
+    """The `messages` of a request's JSON body (the Messages API's or OpenAI's), or [] when it holds none."""
+    try:
+        value = json.loads(body) if body and len(body) <= MOST else None
+    except (ValueError, RecursionError):
+        return []
+    messages = value.get("messages") if isinstance(value, dict) else None
+    return messages if isinstance(messages, list) else []
+
+
 def command_of(event: str, args) -> str | None:
     """The command a subprocess or os.system audit event runs, as a shell would show it."""
     if event == "os.system":
@@ -195,6 +218,7 @@ def main() -> None:
     sys.path.insert(0, SITE)
     sys.path.insert(0, HERE)
     import intercept
+    import watching
     sys.path.remove(HERE)
     import anthropic  # before the start: a child started ahead of Run has its SDK ready (sandboxed.warm)
     import http.client  # noqa: F401 (routed below)
@@ -208,10 +232,12 @@ def main() -> None:
     ROOT = start["root"]
     given = {}
     calls = [0]
+    watcher = watching.Watcher(theirs, shown_name)
 
     def ask(method, url, body):
         file, line = learner_place()
-        header = {"method": method, "url": url, "file": file, "line": line, "state": learner_state(given)}
+        header = {"method": method, "url": url, "file": file, "line": line, "state": learner_state(given),
+                  "made": watcher.sent(sent_messages(body), sys._getframe(1))}
         _, answer = channel.ask(b"C", with_body(header, body or b""))
         calls[0] += 1
         said, data = split_body(answer)
@@ -255,6 +281,7 @@ def main() -> None:
              "LoopState": LoopState}
     sys.stdin = Typed([start["task"] + "\n"])
     sys.addaudithook(audited)
+    watcher.start()  # their lines from here on: which one made each message sent
     channel.send(b"Y", b"{}")  # the keeper's clock starts here: the SDK's import is not the learner's time
     status, report = 0, {}
     try:
@@ -298,6 +325,10 @@ def main() -> None:
                       state=learner_state(given))
         if isinstance(error, ModuleNotFoundError) and error.name:
             report["missing"] = error.name
+    watcher.stop()
+    if watcher.left is not None:  # where the loop returned after its last call
+        report["left"] = {"file": watcher.left[0], "line": watcher.left[1]}
+    report["used"] = used_files()
     sys.stdout.flush()
     sys.stderr.flush()
     report["status"] = status

@@ -5,16 +5,17 @@ for a wrong id read alike ("unexpected `tool_use_id`"), but request k+1 against 
 tells them apart (loop/engine/mistakes.py `recognize`, where each mistake is defined). The call that shows a
 mistake is the one the API refused; a loop that ends with a `tool_use` unanswered is named at its last call.
 
-    named(recording)   # Named(mistakes.WRONG_ID, call=1, line=14, error={status, type, message}) or None
+    named(recording)   # Named(mistakes.WRONG_ID, call=1, line=31, error={status, type, message}, made=Made(…)) or None
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..engine.mistakes import MISTAKES, NO_LOOP, find_response, recognize, recognize_end, shape
 from ..text.catalogs import N_, Note
 from . import recording as rec
+from .lines import Made, made
 from .recording import Exchange, Recording
 
 # Beside the seven mistakes' names (loop/engine/mistakes.py MISTAKES): how else a run of a learner's loop breaks.
@@ -52,6 +53,7 @@ class Named:
     error: dict | None = None  # the API's {status, type, message} when it refused the call
     note: Note | None = None  # what happened, in a sentence, in any language
     file: str | None = None  # the learner's file of `line`, when it is not the one run
+    made: Made | None = None  # a mistake's: the line of theirs that made the message the rule is about (lines.py)
 
     @property
     def is_rule(self) -> bool:
@@ -81,7 +83,19 @@ def _said(name: str, call: int | None, **values: object) -> Note:
 
 
 def named(recording: Recording) -> Named | None:
-    """The first rule `recording`'s loop broke, or None when it ended by itself with every rule kept."""
+    """The first rule `recording`'s loop broke, or None when it ended by itself with every rule kept. A mistake is
+    named at the line of theirs that made the message the rule is about, when their program told it (lines.py);
+    else at the call's line."""
+    found = _named(recording)
+    if found is None or not found.is_mistake:
+        return found
+    where = made(recording, found.name, found.call)
+    if where is None:
+        return found
+    return replace(found, made=where, line=where.line, file=where.file)
+
+
+def _named(recording: Recording) -> Named | None:
     calls = recording.exchanges
     outcome = recording.outcome
     if outcome == rec.SYNTAX_ERROR:

@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..text.catalogs import N_
+from ..text.redact import secret_name
 
 MAIN = "your_loop.py"  # the page's one file
 FILE_MOST = 2**20
 PROJECT_MOST = 16 * 2**20
 FILES_MOST = 2000
 SOURCE_MOST = 2**20  # the file run: read and compiled outside the sandbox first
+KEPT_MOST = 2**20  # the project's other Python files kept with a run
 SKIPPED = {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", ".mypy_cache",
            ".pytest_cache", ".ruff_cache", ".tox", ".idea", ".vscode", "site-packages", "dist", "build"}
 
@@ -85,6 +87,33 @@ class Program:
             path0 = file.parent.relative_to(root).as_posix()
         return cls(files, main=main, module=module, path0=path0 if path0 != "." else "", env=dict(env or {}),
                    left_out=left_out)
+
+    def other_sources(self) -> dict[str, str]:
+        """The project's other Python files as text, kept with the run (a saved run draws them beside its steps):
+        KEPT_MOST bytes in all at most, Python files only (never a .env)."""
+        out, total = {}, 0
+        for name, data in self.files.items():
+            if name == self.main or not name.endswith(".py") or total + len(data) > KEPT_MOST:
+                continue
+            try:
+                out[name] = text_of(data)
+            except UnicodeDecodeError:
+                continue
+            total += len(data)
+        return out
+
+    def secrets(self) -> list[str]:
+        """What a run must never record nor send on: the values the learner set for a key's, a token's or a
+        secret's name (--env, the page's .env box), and those of the project's .env files."""
+        found = [value for name, value in self.env.items() if kind_of(name) == "key" or secret_name(name)]
+        for name, data in self.files.items():
+            if name.rsplit("/", 1)[-1].startswith(".env"):
+                try:
+                    read = parse_env_file(text_of(data))
+                except UnicodeDecodeError:
+                    continue
+                found += [value for key, value in read.items() if kind_of(key) == "key" or secret_name(key)]
+        return sorted({v for v in found if len(v) >= 4 and v != PLACEHOLDER}, key=len, reverse=True)
 
     def sources(self) -> list[str]:
         """The Python files' texts (where the names it reads from the environment are looked for)."""

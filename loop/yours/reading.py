@@ -262,7 +262,10 @@ class _Reading:
             if recording.side_calls:
                 meta["side_calls"] = list(recording.side_calls)
         else:
-            meta["yours"] = {"source": recording.source, "scenario": recording.scenario}
+            yours = {"source": recording.source, "scenario": recording.scenario}
+            if recording.files:  # a project: the file run, and its modules it imported, drawn beside a saved run too
+                yours.update(file=recording.file, files=dict(recording.files))
+            meta["yours"] = yours
         if main.calls and main.calls[0].exchange.dialect != "anthropic":
             meta["dialect"] = main.calls[0].exchange.dialect
         self.trace = Trace(meta=meta, messages=[])
@@ -383,6 +386,11 @@ class _Reading:
             output_tokens=s["output_tokens"], ended=s["ended"], time=0.0, detail=detail, thread=self.thread),
             rewritten)
 
+    def _file(self, file: object) -> dict:
+        """{"file": …} for a line in another of the project's files than the one run; {} for the one run."""
+        return {"file": file[:300]} if isinstance(file, str) and file != self.recording.file and \
+            file in self.recording.files else {}
+
     @staticmethod
     def _learner(call: _Call) -> dict:
         state = call.exchange.state
@@ -405,7 +413,7 @@ class _Reading:
             count = usage.get(f"{side}_tokens")
             s[f"{side}_tokens"] += count if type(count) is int else 0
         self.add("call_model", {"request": self._settings(call), "response": response, "line": call.exchange.line,
-                                "learner": self._learner(call)})
+                                **self._file(call.exchange.file), "learner": self._learner(call)})
 
     def refused(self, call: _Call) -> None:
         """The call the API refused: the broken loop ends here, as a broken branch of Step through ends."""
@@ -422,7 +430,7 @@ class _Reading:
         self.add("refused", {"error": error, "stage": "call_model", "request": self._settings(call),
                              "why": WHY_REFUSED.format(status=error.get("status"), type=error.get("type")),
                              **({"mistake": mistake.name} if mistake else {}), "line": call.exchange.line,
-                             "learner": self._learner(call)})
+                             **self._file(call.exchange.file), "learner": self._learner(call)})
         self.ended = True
 
     # -- stages 3, decide, 4 and 5, read from the next request --
@@ -495,7 +503,8 @@ class _Reading:
                 result = tool_result(use_id, ToolOutput(output, is_error=bool(run and run.is_error)))
             detail = RunToolDetail(tool_use_id=use_id, name=use.get("name"), input=use.get("input"),
                                    output=result.get("content"), is_error=bool(result.get("is_error")),
-                                   tool_result=result, given_by_user=False, line=run.line if run is not None else None)
+                                   tool_result=result, given_by_user=False, line=run.line if run is not None else None,
+                                   **self._file(run.file if run is not None else None))
             if child is not None:
                 detail = replace(detail, thread=child.id)
             if run is not None:  # who ran it; the program's own word when it ran the command itself
@@ -591,6 +600,15 @@ def _last_at(trace: Trace, index: int, key: str, kind: type):
         value = getattr(trace.steps[i].detail, key, None)
         if isinstance(value, kind):
             return value
+    return None
+
+
+def file_at(trace: Trace, index: int) -> str | None:
+    """The learner's file of `line_at(trace, index)`: None for the file run, else one of their project's."""
+    for i in range(min(index, len(trace.steps) - 1), -1, -1):
+        detail = trace.steps[i].detail
+        if isinstance(getattr(detail, "line", None), int):  # a stage with a line has its file beside it
+            return detail.file if isinstance(detail.file, str) else None
     return None
 
 

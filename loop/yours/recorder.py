@@ -23,7 +23,9 @@ from urllib.parse import urlsplit
 from ..engine import capped, scripted, wire
 from ..files.transcript import NumberTooLong, parse_json, too_deep
 from ..text.catalogs import N_, size_words
+from ..text.redact import HIDDEN
 from . import recording as rec
+from .lines import checked_made
 from .recording import Exchange, LearnerState, Recording
 
 DEPTH = 64  # levels of lists and objects a request may nest (a real one: under 10)
@@ -58,9 +60,12 @@ class Recorder:
     """Answers model calls by path and records them into `recording`; thread-safe."""
 
     def __init__(self, recording: Recording, model: wire.Model | None = None, *, max_calls: int = rec.MAX_CALLS,
-                 max_bytes: int = rec.MAX_BYTES):
+                 max_bytes: int = rec.MAX_BYTES, hide: list[str] = ()):
         self.recording, self.model = recording, model or scripted.respond
         self.max_calls, self.max_bytes = max_calls, max_bytes
+        # each as the body may spell it (as it is, or escaped in a JSON string): hidden before it is sent or kept
+        self.hide = sorted({form.encode() for secret in hide if secret for form in (
+            secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1])}, key=len, reverse=True)
         self.size = 0  # bytes recorded so far
         self.stop: Stop | None = None
         self.lock = threading.Lock()
@@ -73,12 +78,13 @@ class Recorder:
         return self.stop is None
 
     def call(self, method: str, url: str, body: bytes, *, line: int | None = None, file: str | None = None,
-             state: dict | None = None) -> wire.Answer | None:
-        """The answer to one HTTP request; None when the run is stopped instead (`stop` says why)."""
+             state: dict | None = None, made: object = None) -> wire.Answer | None:
+        """The answer to one HTTP request; None when the run is stopped instead (`stop` says why). `line`, `file`,
+        `state` and `made` (the lines that made its messages) are what the program says of it: kept as its word."""
         with self.lock:
-            return self._call(method, url, body, line, file, state)
+            return self._call(method, url, body, line, file, state, made)
 
-    def _call(self, method, url, body, line, file, state) -> wire.Answer | None:
+    def _call(self, method, url, body, line, file, state, made=None) -> wire.Answer | None:
         if self.stop is not None:
             return None
         path = urlsplit(str(url)).path
@@ -89,7 +95,7 @@ class Recorder:
             if len(self.recording.offline) < OFFLINE_KEPT:
                 self.recording.offline.append(str(url)[:300])
             return wire.encode(wire.MESSAGES, *wire.no_network(str(url)[:300]), False)
-        begun = self._begin(kind, body, line, file, state)
+        begun = self._begin(kind, body, line, file, state, made)
         if begun is None:
             return None
         exchange, request = begun
@@ -139,9 +145,11 @@ class Recorder:
         self._side("POST", path, status, COUNT_TOKENS)
         return wire.encode(wire.MESSAGES, status, answer, False)
 
-    def _begin(self, kind, body, line, file, state) -> tuple[Exchange, object] | None:
+    def _begin(self, kind, body, line, file, state, made=None) -> tuple[Exchange, object] | None:
         if self.stop is not None:
             return None
+        for secret in self.hide:  # a key the learner set never leaves the sandbox, whatever their code sends
+            body = body.replace(secret, HIDDEN.encode())
         if len(body) > call_most():
             self.stop = Stop(rec.KILLED, TOO_LARGE, {"size": size_words(len(body)), "most": size_words(call_most())})
             return None
@@ -154,7 +162,7 @@ class Recorder:
         state = state if isinstance(state, dict) else {}
         exchange = Exchange(request=request if isinstance(request, dict) else {"body": request}, line=_int(line),
                             state=LearnerState(_plain(state.get("turn_count")), _plain(state.get("transition_reason"))),
-                            dialect=kind, file=file if isinstance(file, str) else None)
+                            dialect=kind, file=file if isinstance(file, str) else None, made=checked_made(made))
         self.recording.exchanges.append(exchange)
         return exchange, request
 

@@ -68,6 +68,9 @@ class Exchange:
     tool_runs: list[ToolRun] = field(default_factory=list)
     dialect: str = "anthropic"  # the API the request spoke (loop/engine/wire.py): "anthropic" or "openai"
     file: str | None = None  # their file of `line`, when it is not the one run
+    # Which line of theirs made each message sent, as their program reports it (watching.py; lines.py checks it):
+    # [{"i": index in the request's messages, "line", "file", "blocks": [[block index, line, file], ...]}, ...]
+    made: list = field(default_factory=list)
 
     def as_messages(self) -> tuple[dict, dict | None]:
         """(request, response) in the Messages API's form, whatever API the call spoke: an OpenAI chat request
@@ -97,6 +100,8 @@ class Recording:
     status: int | None = None  # the exit status of the learner's process, as the keeper saw it
     offline: list[str] = field(default_factory=list)  # addresses it asked for that no model answers (no network)
     said: dict | None = None  # `message` as a Note's JSON (catalogs.Note.to_json), to be said in any language
+    left: dict | None = None  # {"line", "file"} where their loop returned after its last call, as their program says
+    files: dict = field(default_factory=dict)  # the project's modules it imported, as run: path -> text (bounded)
     # requests to no model call it answered or forwarded, as {method, path, status, what}: token counting, an
     # endpoint the offline model does not serve (a recording of a command, `python -m loop record`)
     side_calls: list[dict] = field(default_factory=list)

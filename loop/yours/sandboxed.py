@@ -48,12 +48,14 @@ from ..engine.model import MAX_TOKENS, SYSTEM
 from ..engine.scenarios import SCENARIOS
 from ..engine.toolsets import default_toolbox
 from ..text.catalogs import N_, Note, known, size_words
+from ..text.redact import HIDDEN
 from ..tools import seccomp
 from ..tools.bash import MARK_VARIABLE, end_namespace, kill_group, namespace_init
 from ..tools.rights import sandbox_user
 from ..tools.workspace import Workspace, workspaces_root
 from . import recording as rec
 from .program import Program, environment, PLACEHOLDER
+from .lines import checked_place
 from .recorder import Recorder, call_most
 from .recording import (EXCEPTION, KILLED, MAX_CALLS, MAX_SECONDS, MISSING_MODULE, REFUSED, RETURNED, SYNTAX_ERROR,
                         TIMEOUT, TOO_MANY_CALLS, LearnerState, Recording, ToolRun)
@@ -66,6 +68,7 @@ INSIDE_DIR = "/opt/loopscope"  # where the bootstrap and the SDK's files are, re
 PROJECT_DIR = "/project"  # where the learner's files are, read-only, as the sandbox sees them
 BOOTSTRAP = Path(__file__).with_name("inside.py")
 INTERCEPT = Path(__file__).with_name("intercept.py")
+WATCHING = Path(__file__).with_name("watching.py")
 SITE = Path(anthropic.__file__).resolve().parents[1]  # the SDKs and what they need (pydantic, httpx2, …)
 FRAME_MOST = 2**20  # a tool or report frame
 FRAMES_MOST = 5_000  # frames of any kind a run: a flood of tiny ones stops here
@@ -253,7 +256,8 @@ class _Keeper:
     def call(self, data: bytes) -> bool:
         header, body = _split_body(data)
         answer = self.recorder.call(str(header.get("method", "POST")), str(header.get("url", "")), body,
-                                    line=header.get("line"), file=header.get("file"), state=header.get("state"))
+                                    line=header.get("line"), file=header.get("file"), state=header.get("state"),
+                                    made=header.get("made"))
         if answer is None:
             stop = self.recorder.stop
             self.halt(stop.outcome, stop.note, **stop.values)
@@ -343,13 +347,34 @@ def run(source: str | Program, scenario: str, lang: str = "en", *, max_calls: in
     `model`: a request body -> (status, body); the scripted model by default (`real_model(config)` for a real one).
     A child started by `warm` for the same tools is used when one is waiting. `owner` (a browser) runs at most
     slots.PER_OWNER programs at once, and the server slots.TOTAL; a run waits its turn, `on_wait(ahead)` told
-    how many runs are ahead of it.
+    how many runs are ahead of it. A key the learner set (program.secrets: the page's .env box, --env, a .env of
+    the project) never leaves the sandbox: the requests are sent on and recorded without it, and nothing the run
+    recorded holds it.
     """
+    program = source if isinstance(source, Program) else Program.single(source)
+    secrets = program.secrets()
+    recording = _run(program, scenario, lang, max_calls, max_seconds, model, toolset, tool_timeout, owner, on_wait,
+                     secrets)
+    return without_secrets(recording, secrets)
+
+
+def without_secrets(recording: Recording, secrets: list[str]) -> Recording:
+    """`recording` with each of `secrets` hidden wherever it holds it (an output, a tool's, a traceback, a request)."""
+    if not secrets:
+        return recording
+    text = json.dumps(recording.to_dict(), ensure_ascii=False)
+    for secret in secrets:
+        text = text.replace(json.dumps(secret, ensure_ascii=False)[1:-1], HIDDEN)
+    return Recording.from_dict(json.loads(text))
+
+
+def _run(program: Program, scenario: str, lang: str, max_calls: int, max_seconds: float, model: Model | None,
+         toolset: str | None, tool_timeout: float, owner: object, on_wait, secrets: list[str]) -> Recording:
     started = time.perf_counter()
     lang = known(lang)
     chosen = SCENARIOS[scenario]  # KeyError for an unknown one
-    program = source if isinstance(source, Program) else Program.single(source)
-    recording = Recording(source=program.source, scenario=scenario, lang=lang, file=program.main)
+    recording = Recording(source=program.source, scenario=scenario, lang=lang, file=program.main,
+                          files=program.other_sources() if len(program.files) > 1 else {})
     broken = compiles(program)
     if broken is not None:  # it does not compile: nothing runs, and only the keeper says so
         recording.outcome = SYNTAX_ERROR
@@ -376,8 +401,8 @@ def run(source: str | Program, scenario: str, lang: str = "en", *, max_calls: in
                          "system": system_prompt(lang, SYSTEM), "tools": toolbox.specs(), "model": name, "lang": lang,
                          "env": environment(program, name), "placeholder": PLACEHOLDER,
                          "max_tokens": min(chosen.max_tokens, MAX_TOKENS)}  # the scenario's own limit cuts the answer
-                _run(recording, toolbox, child, start, model or scripted_model(chosen.context_window), max_calls,
-                     max_seconds)
+                _keep(recording, toolbox, child, start, model or scripted_model(chosen.context_window), max_calls,
+                      max_seconds, secrets)
             finally:
                 child.close()
         finally:
@@ -415,6 +440,7 @@ class _Child:
             at = argv.index("--chdir")
             argv[at:at] = ["--ro-bind", str(BOOTSTRAP), f"{INSIDE_DIR}/inside.py",
                            "--ro-bind", str(INTERCEPT), f"{INSIDE_DIR}/intercept.py",
+                           "--ro-bind", str(WATCHING), f"{INSIDE_DIR}/watching.py",
                            "--ro-bind", str(SITE), site, "--ro-bind", str(self.project), PROJECT_DIR]
         try:
             self.proc = subprocess.Popen(
@@ -570,9 +596,10 @@ def cool() -> None:
         _close(spare)
 
 
-def _run(recording: Recording, toolbox, child: _Child, start: dict, model: Model, max_calls: int,
-         max_seconds: float) -> None:
-    recorder = Recorder(recording, model, max_calls=max_calls)
+def _keep(recording: Recording, toolbox, child: _Child, start: dict, model: Model, max_calls: int,
+          max_seconds: float, secrets: list[str]) -> None:
+    """Answer the child's channel and watch it until the run ends; what it did goes into `recording`."""
+    recorder = Recorder(recording, model, max_calls=max_calls, hide=secrets)
     keeper = _Keeper(child.outside, recording, recorder, toolbox, start)
     thread = threading.Thread(target=keeper.serve, daemon=True, name="loopscope-yours-keeper")
     thread.start()
@@ -663,3 +690,7 @@ def _outcome(recording: Recording, keeper: _Keeper, status: int | None, flooded:
         recording.message = said[-1] if said and not keeper.ready.is_set() else (
             ENDED_WITH.format(status=status) if status is not None else None)
     recording.final_state = _state(report)
+    recording.left = checked_place(report.get("left"))
+    used = report.get("used")
+    if isinstance(used, list):  # the project's files kept with the run: those it imported (names of our own copy)
+        recording.files = {name: text for name, text in recording.files.items() if name in used}

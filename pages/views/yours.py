@@ -20,14 +20,15 @@ from code_editor import code_editor
 
 from loop.text.catalogs import N_
 from loop.engine.mistakes import MISTAKES
-from loop.text.terminal import as_shown
+from loop.text.terminal import as_shown, printable
 from loop.files.runs import StoreError
 from loop.yours import sandboxed
 from loop.yours.exercises import EXERCISES, Verdict, run_exercise
+from loop.yours.lines import code_at
 from loop.yours.listing import chapter_loop
 from loop.yours.named import EXCEPTION, SYNTAX_ERROR
 from loop.engine.trace import Trace
-from loop.yours.reading import Yours, call_step, learner_at, line_at, read
+from loop.yours.reading import Yours, call_step, file_at, learner_at, line_at, read
 
 from .blocks import cell, inline_code, note_markdown, plain
 from .browser import store, this_browser
@@ -35,6 +36,7 @@ from .current import view_at
 from .i18n import choice, lang, t
 from .permalink import CODE_MOST, SEEN, BadCode, source_of
 from .presenter import presenting
+from .project import drop_project, runnable
 from .step import draw_step
 
 YOURS = "yours-run"  # the last run read: a Yours, its trace's cursor moved by the step views
@@ -94,6 +96,16 @@ def warm_up() -> None:
     threading.Thread(target=sandboxed.warm, daemon=True, name="loopscope-yours-warm").start()
 
 
+def open_in_editor(text: str) -> None:
+    """Open a file of the learner's own project in the editor, as their free code (no exercise's)."""
+    s = st.session_state
+    s[SHOWN] = FREE
+    for key in [k for k in s if isinstance(k, str) and k.startswith(PICKER)]:
+        del s[key]
+    _open_editor(text, lang())
+    s[OFFERED] = True  # the browser's kept code is not put back over it
+
+
 def _open_editor(text: str, language: str) -> None:
     """Open the editor afresh with `text` (a new key: the component drops what it held)."""
     s = st.session_state
@@ -134,7 +146,8 @@ def draw_editor() -> str:
 def _marks(yours: Yours | None, source: str | None) -> list[dict]:
     """The broken rule's line marked in the editor's gutter, while the editor holds the code that was run."""
     named = yours.named if yours is not None else None
-    if named is None or not named.line or source != yours.recording.source:
+    if named is None or not named.line or source != yours.recording.source or \
+            named.file not in (None, yours.recording.file):  # a line of another of their files: not the editor's
         return []
     column = (yours.recording.error_column or 1) - 1 if named.name == SYNTAX_ERROR else 0
     return [{"row": named.line - 1, "column": max(column, 0), "type": "error", "text": named.render(lang())}]
@@ -195,7 +208,7 @@ def draw_run_row(source: str) -> None:
         waiting = st.empty()
         with st.spinner(t("Running your loop in the sandbox…")):
             try:
-                recording = sandboxed.run(source.lstrip("\ufeff"), st.session_state[PICK], lang(),
+                recording = sandboxed.run(runnable(source), st.session_state[PICK], lang(),
                                           owner=this_browser(), on_wait=lambda ahead: _say_wait(waiting, ahead))
             except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
                 st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
@@ -386,7 +399,16 @@ def learners_source(trace: Trace) -> str | None:
     source = yours.get("source") if isinstance(yours, dict) else None
     if not isinstance(source, str) or len(source.encode("utf-8", "replace")) > CODE_MOST:
         return None
-    return source
+    return _file_at_cursor(trace, yours) or source
+
+
+def _file_at_cursor(trace: Trace, yours: dict) -> str | None:
+    """A project's run: the text of the other file of theirs the cursor's line is in (a module beside the file run),
+    when the trace keeps it and it is no larger than a source drawn may be; None for the file run."""
+    files = yours.get("files")
+    file = file_at(trace, trace.cursor) if isinstance(files, dict) and trace.cursor >= 0 else None
+    text = files.get(file) if file is not None else None
+    return text if isinstance(text, str) and len(text.encode("utf-8", "replace")) <= CODE_MOST else None
 
 
 def draw_beside(trace: Trace) -> None:
@@ -436,9 +458,7 @@ def draw_named(yours: Yours) -> None:
     if named.error:
         lines.append(t("The API's answer: {status} {message}", status=plain(named.error.get("status")),
                        message=inline_code(named.error.get("message") or "")))
-    source = recording.source.splitlines()
-    if named.line and 0 < named.line <= len(source):
-        lines.append(t("Your line {line}:", line=int(named.line)) + " " + inline_code(source[named.line - 1].strip()))
+    lines.extend(_line_words(named, recording))
     if mistake:
         lines.append(t("**The fix:**") + " " + t(mistake.fix, now))  # the one sentence the mistake's definition gives
         lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={plain(named.name)}"))
@@ -447,14 +467,62 @@ def draw_named(yours: Yours) -> None:
         st.code(recording.traceback, language="text")
 
 
+def _line_words(named, recording) -> list[str]:
+    """Where the broken rule is named in their code, as Markdown: the line that made the message a mistake is about
+    (or which message it was, with the call's line, when that line is not known), else the call's, the exception's
+    or the syntax error's line. Their file's name, a role and their code are drawn as text."""
+    made = named.made
+    if made is not None:
+        words, values = made.words(), made.values()
+        return [t(words, line=plain(values["line"]), message=plain(values["message"]), call=int(made.call),
+                  role=plain(values["role"]), code=inline_code(code_at(recording, made.file, made.line)))]
+    code = code_at(recording, None, named.line) if named.file in (None, recording.file) else ""
+    return [t("Your line {line}:", line=int(named.line)) + " " + inline_code(code)] if code else []
+
+
 def draw_printed(yours: Yours) -> None:
-    """What the learner's program printed, as a terminal shows it (its colours left out), and what is worth saying
-    beside the run (a max_tokens its file asked too much of)."""
+    """What is worth saying beside the run (a max_tokens its file asked too much of). What the program printed is
+    drawn beside the steps (draw_terminal)."""
     for note in yours.notes:
         st.info(note_markdown(note, lang()), icon=":material/info:")
-    if yours.recording.output.strip():
-        with st.expander(t("What your program printed"), expanded=True, icon=":material/terminal:"):
-            st.code(as_shown(yours.recording.output).rstrip(), language="text")
+
+
+TERMINAL_SHOWN = 20_000  # characters of the printed output drawn, its last ones (as a terminal scrolled to its end)
+TERMINAL_STYLE = """<style>
+.ls-terminal { font: 0.8rem/1.35 ui-monospace, monospace; background: #1e1e1e; color: #e6e6e6; margin: 0;
+  border-radius: .4rem; padding: .4rem .6rem; max-height: 220px; overflow: auto; white-space: pre-wrap;
+  overflow-wrap: anywhere; }
+</style>"""
+SCROLL_TO_END = """<script>(() => { const box = document.getElementById("ls-terminal"); if (box) box.scrollTop = box.scrollHeight; })();</script>"""
+
+
+def draw_terminal(output: str) -> None:
+    """What the learner's program printed, beside the steps, as a terminal shows it: its colours left out, a line
+    it rewrote shown as rewritten, its controls written as visible escapes; the last of it, scrolled to its end."""
+    shown = printable(as_shown(output)).rstrip()
+    if not shown:
+        return
+    cut = len(shown) - TERMINAL_SHOWN
+    head = "**" + t("What your program printed") + "**"
+    if cut > 0:
+        head += " · " + t("its last {n} characters", n=TERMINAL_SHOWN)
+        shown = shown[cut:]
+    st.markdown(head)
+    st.html(TERMINAL_STYLE + f'<pre class="ls-terminal" id="ls-terminal" data-testid="yours-terminal">'
+            f'{escape(shown)}</pre>' + SCROLL_TO_END, unsafe_allow_javascript=True)
+
+
+def draw_learners(trace: Trace, output: str | None = None) -> None:
+    """Beside the steps: which of the project's files is shown (a project's run), the learner's code with the step's
+    line lit and their state (draw_beside), and what their program printed (`output`, a live run's)."""
+    yours = trace.meta.get("yours")
+    files = yours.get("files") if isinstance(yours, dict) else None
+    if isinstance(files, dict) and files and trace.cursor >= 0:
+        shown = file_at(trace, trace.cursor) or yours.get("file")
+        st.caption(t("Your project's {n} files: this is {file}.", n=len(files) + 1, file=inline_code(shown or "")))
+    draw_beside(trace)
+    if output:
+        draw_terminal(output)
 
 
 def draw_yours(yours: Yours) -> None:
@@ -466,7 +534,8 @@ def draw_yours(yours: Yours) -> None:
     if not len(yours.trace):
         return
     # Step through's views, and above them the learner's code, in the views' one fragment: Back and Step move both
-    draw_step(yours.trace, "yours", None, f"yours-{yours.recording.scenario}", above=lambda: draw_beside(yours.trace))
+    draw_step(yours.trace, "yours", None, f"yours-{yours.recording.scenario}",
+              above=lambda: draw_learners(yours.trace, yours.recording.output))
 
 
 LINK_REFUSED = "yours-link-refused"  # the `code` of a link that was refused, and why: said while the URL holds it
@@ -505,6 +574,7 @@ def open_code_link() -> None:
 
 def _run_linked(source: str, scenario: str, k: int) -> None:
     s = st.session_state
+    drop_project()  # a link carries one file: it runs alone
     s[SHOWN] = FREE  # the link's code is the learner's own, not an exercise's: the picker starts on it
     for key in [k for k in s if isinstance(k, str) and k.startswith(PICKER)]:
         del s[key]
