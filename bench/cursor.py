@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.load import _cpu, percentile, server_pids  # noqa: E402  (the server's CPU, read as bench/load.py does)
+from bench.load import cpu_seconds, percentile, server_pids  # noqa: E402  (the server's CPU, read as bench/load.py does)
 from bench.render import FLOOR_APP  # noqa: E402
 from tests.browser import serve_app  # noqa: E402  (the browser tests serve the app with it too)
 from tests.wire import Wire  # noqa: E402  (the protocol client the tests use)
@@ -54,10 +54,10 @@ class Clicks:
         self.pid, self.cpu, self.wall, self.sent = pid, [], [], []
 
     async def click(self, wire: Wire, widget: str) -> None:
-        cpu, started = _cpu(self.pid), time.perf_counter()
+        cpu, started = cpu_seconds(self.pid), time.perf_counter()
         await wire.rerun(widget)
         self.wall.append(time.perf_counter() - started)
-        self.cpu.append(_cpu(self.pid) - cpu)
+        self.cpu.append(cpu_seconds(self.pid) - cpu)
         self.sent.append(len(wire.text))  # the deltas the page was sent (the steps sent ahead aside)
 
     def grouped(self) -> list[float]:

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.load import Sampler, _cpu, descendants, percentile, server_pids  # noqa: E402
+from bench.load import Sampler, cpu_seconds, descendants, percentile, server_pids  # noqa: E402
 from tests.browser import free_port  # noqa: E402
 from tests.wire import AGENT, Bell, Follower, Wire  # noqa: E402
 
@@ -126,7 +126,7 @@ def postgres_cpu(server) -> float:
         postmaster = int((server.data / "postmaster.pid").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return 0.0
-    return sum(_cpu(pid) for pid in descendants(postmaster))
+    return sum(cpu_seconds(pid) for pid in descendants(postmaster))
 
 
 def run(args) -> dict:

@@ -130,7 +130,7 @@ def follow_in_browser(records: int, rounds: int) -> list[float]:
 
 
 def list_sessions(n: int, records: int) -> tuple[float, float, int, int]:
-    from loop.importers.sessions import _seen, sessions
+    from loop.importers.sessions import forget, sessions
 
     data = claude_code_log(records)
     agent = Log(agent="a1", sidechain=True)
@@ -148,7 +148,7 @@ def list_sessions(n: int, records: int) -> tuple[float, float, int, int]:
         total = sum(p.stat().st_size for p in Path(folder).rglob("*.jsonl"))
         best = float("inf")
         for _ in range(3):
-            _seen.clear()  # read every log again (the page keeps what it listed while the logs are unchanged)
+            forget()  # read every log again (the page keeps what it listed while the logs are unchanged)
             started = time.perf_counter()
             found = sessions(folder)
             best = min(best, time.perf_counter() - started)

@@ -108,7 +108,7 @@ def descendants(root: int, tree: dict[int, list[int]] | None = None) -> list[int
     return found
 
 
-def _cpu(pid: int) -> float:
+def cpu_seconds(pid: int) -> float:
     """CPU seconds `pid` used, its reaped children's included (the tools' commands)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -136,7 +136,7 @@ class Sampler(threading.Thread):
         self.balancer_peak = max(self.balancer_peak, sum(_rss(pid) for pid in balancer))
         for pid in descendants(os.getpid(), tree)[1:]:
             whose = "server" if pid in server else "balancer" if pid in balancer else "browser"
-            self.cpu[pid] = (whose, _cpu(pid))
+            self.cpu[pid] = (whose, cpu_seconds(pid))
 
     def cpu_of(self, whose: str) -> float:
         return sum(seconds for who, seconds in self.cpu.values() if who == whose)

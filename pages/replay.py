@@ -7,7 +7,7 @@ from pages.views.forks import trace_label
 from pages.views.i18n import choice, lang, t, t_n
 from pages.views.nav import through_app
 from pages.views.permalink import open_sample_link
-from pages.views.replay import _open_sample, draw_follow, draw_openers, draw_sessions, follow_poll, said, sample_names
+from pages.views.replay import draw_follow, draw_openers, draw_sessions, follow_poll, open_sample, said, sample_names
 from pages.views.step import draw_step
 from pages.views.yours import draw_learners, learners_source
 
@@ -16,7 +16,7 @@ through_app()
 st.title(t("Replay a run"))
 st.caption(t("Open a transcript and step through it exactly as in Step through. Nothing is executed: "
              "no model is called and no tool is run."))
-open_sample_link(sample_names(), _open_sample)  # ?sample=NAME&step=K
+open_sample_link(sample_names(), open_sample)  # ?sample=NAME&step=K
 draw_sessions()  # LOOPSCOPE_SESSIONS_DIR, on the user's own machine only
 replay = draw_openers()
 if replay is None:

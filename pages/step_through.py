@@ -16,7 +16,7 @@ from pages.views.permalink import open_scenario_link
 from pages.views.predict import autoplay_step, draw_toggle
 from pages.views.presenter import apply, draw_autoplay, draw_switch, keep_presenting, presenting
 from pages.views.runs import draw_saved_runs
-from pages.views.settings import RUN, _keep, draw_sidebar, live_run
+from pages.views.settings import RUN, keep_run, draw_sidebar, live_run
 from pages.views.step import draw_step
 
 through_app()
@@ -25,7 +25,7 @@ if follows():  # ?class=CODE in a browser that is not the class's teacher: the c
     st.stop()
 keep_presenting()
 
-open_scenario_link(st.session_state.get(RUN), keep=_keep)  # ?scenario=NAME&step=K; it sets the sidebar, so first
+open_scenario_link(st.session_state.get(RUN), keep=keep_run)  # ?scenario=NAME&step=K; it sets the sidebar, so first
 rejoin(st.session_state.get(RUN))  # the teacher's reload at ?class=CODE: the class's run and step come back
 draw_sidebar()
 run = live_run()

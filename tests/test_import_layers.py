@@ -186,3 +186,43 @@ def test_the_graph_sees_imports_inside_functions_and_says_where(tmp_path):
         "  high -> low/  (high.py line 1)"]
     (tmp_path / "low" / "tool.py").write_text("class Tool:\n    pass\n")
     assert file_circles(tmp_path, ("low", "high.py")) == folder_circles(tmp_path, ("low", "high.py")) == ""
+
+
+def private_names_borrowed(root: Path, sources=SOURCES) -> list[str]:
+    """Each place a module takes another module's private name (`_x`): `from m import _x`, or `m._x` of a module
+    `m` it imported. A name another module needs is public; one only its own module uses stays private there."""
+    modules = _modules(root, sources)
+    packages = _packages(modules)
+    found = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(), str(path))
+        ours = set()  # the local names bound to modules of ours
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                ours |= {alias.asname or alias.name.split(".")[0] for alias in node.names
+                         if alias.name in modules}
+            elif isinstance(node, ast.ImportFrom):
+                base = _named(name, node, packages)[0]
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in modules:
+                        ours.add(alias.asname or alias.name)
+                    elif base in modules and alias.name.startswith("_") and not alias.name.startswith("__"):
+                        found.append(f"{path.relative_to(root)} line {node.lineno}: from {base} import {alias.name}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ours \
+                    and node.attr.startswith("_") and not node.attr.startswith("__"):
+                found.append(f"{path.relative_to(root)} line {node.lineno}: {node.value.id}.{node.attr}")
+    return sorted(found)
+
+
+def test_no_module_borrows_another_module_s_private_name():
+    assert private_names_borrowed(ROOT) == []
+
+
+def test_a_private_name_borrowed_is_said_where(tmp_path):
+    (tmp_path / "low").mkdir()
+    (tmp_path / "low" / "__init__.py").write_text("")
+    (tmp_path / "low" / "tool.py").write_text("def _run():\n    pass\n\n\n_cache = {}\n")
+    (tmp_path / "high.py").write_text("from low.tool import _run\nfrom low import tool\n\ntool._cache.clear()\n")
+    assert private_names_borrowed(tmp_path, ("low", "high.py")) == [
+        "high.py line 1: from low.tool import _run", "high.py line 4: tool._cache"]

@@ -94,6 +94,12 @@ def sessions(folder: str | Path) -> list[Session]:
     return listing(folder).sessions
 
 
+def forget() -> None:
+    """Forget what was listed: the next listing reads every log again, changed or not (bench/follow_log.py times
+    a listing from cold)."""
+    _seen.clear()
+
+
 def listing(folder: str | Path) -> Listing:
     """Every session log in `folder` (a projects folder, or one project's folder), newest first, and each name that
     looks like one but is not a regular file (a link, a FIFO, a device), said and never opened. OSError when the

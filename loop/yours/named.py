@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..engine.mistakes import MISTAKES, NO_LOOP, find_response, recognize, recognize_end, shape
+from ..engine.mistakes import MISTAKES, NO_LOOP, recognize, recognize_end
 from ..text.catalogs import N_, Note
 from . import recording as rec
 from .lines import Made, made
@@ -153,7 +153,3 @@ def _between(before: Exchange, sent: list) -> str:
     """What the loop did with response k-1 before it sent `sent` (request k), as a mistake's name (or UNNAMED)."""
     return recognize(before.as_messages()[1] or {}, sent) or UNNAMED  # an OpenAI completion in the Messages API's form
 
-
-# What exercises.py and reading.py read a request's messages with, where the mistakes are defined.
-_find_response = find_response
-_shape = shape

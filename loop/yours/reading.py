@@ -45,6 +45,7 @@ from ..engine.compact import RESENT_WHY, SUMMARY_PROMPT, estimate_tokens
 from ..engine.details import Detail, RunToolDetail, UserRequestDetail
 from ..engine.endings import GO_ON, why_ended
 from ..engine.layer_mistake import NOT_RUN, REFUSED, WHY_GO_ON, WHY_NO_LOOP, WHY_REFUSED
+from ..engine.mistakes import shape
 from ..engine.rules import is_system, tool_results, tool_uses
 from ..engine.scenarios import SCENARIOS, first_text
 from ..engine.trace import MAIN, Step, Thread, Trace
@@ -53,7 +54,7 @@ from ..importers.derive import message_text
 from ..text.catalogs import N_, Note
 from ..tools import ToolOutput
 from . import recording as rec
-from .named import Named, _shape, named
+from .named import Named, named
 from .recording import Exchange, Recording, ToolRun
 
 # Said beside a run, in any language (not a broken rule)
@@ -440,7 +441,7 @@ class _Reading:
         changed = [j for j in range(min(n, len(sent))) if not same(sent[j], self.held[j])]
         grew = len(sent) > n and (not changed or (sent[:1] == self.held[:1] and len(changed) < n))
         answer = sent[n] if grew and n < len(sent) and isinstance(sent[n], dict) else None
-        kept = answer is not None and answer.get("role") == "assistant" and _shape(answer) == _shape(response)
+        kept = answer is not None and answer.get("role") == "assistant" and shape(answer) == shape(response)
         if kept or not grew:  # a rewritten history holds a summary of the answer: it was appended before
             self.held.append({"role": "assistant", "content": response.get("content")})
             self.add("append_assistant", {})

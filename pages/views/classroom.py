@@ -38,7 +38,7 @@ from .predict import on as predict_on
 from .presenter import PRESENT
 from .runs import SAVED, autosave, current_run_id, resume, settings_of
 from .script_run import fragment
-from .settings import _keep
+from .settings import keep_run
 
 CLASS = "class"  # the query parameter: ?class=CODE
 ROLE = "class-role"  # session: (code, whether this browser teaches it), decided once a code
@@ -108,7 +108,7 @@ def rejoin(run: Run | None) -> None:
         except Exception as exc:  # the run cannot be read, or needs a key this session has not given
             s["saved-runs-error"] = t("The run {run_id} cannot be resumed: {error}", run_id=state.run_id, error=exc)
             return
-        _keep(run)
+        keep_run(run)
         s[SAVED] = (run, state.run_id, run.trace.cursor, len(run.trace), writer)
     run.trace.goto(state.cursor)
     s[SAVED] = (*s[SAVED][:2], run.trace.cursor, *s[SAVED][3:])

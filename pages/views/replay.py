@@ -70,7 +70,7 @@ def said(note: Note, language: str) -> str:
     return note.render(language, data=lambda value: str(value) if isinstance(value, int) else inline_code(value))
 
 
-def _open_sample() -> None:
+def open_sample() -> None:
     name = st.session_state.get("replay-sample")
     if name:
         try:
@@ -189,7 +189,7 @@ def draw_openers() -> dict | None:
     """
     if REPLAY not in st.session_state and DEFAULT_SAMPLE in sample_names():
         st.session_state["replay-sample"] = DEFAULT_SAMPLE  # before the selectbox exists
-        _open_sample()
+        open_sample()
     with st.container(horizontal=True, gap="large"):  # one block, not three: the page redraws it on every click
         uploads = st.file_uploader(
             t("Open a saved transcript"), key="replay-upload", accept_multiple_files=True,
@@ -198,7 +198,7 @@ def draw_openers() -> dict | None:
                    "session's log can come with its sub-agents' logs (`subagents/agent-….jsonl`): drop them all "
                    "together, or one `.zip` of them."))
         _take(uploads)  # before the sample box: a file opened is what is replayed, no sample is
-        st.selectbox(t("A built-in sample"), sample_names(), key="replay-sample", on_change=_open_sample,
+        st.selectbox(t("A built-in sample"), sample_names(), key="replay-sample", on_change=open_sample,
                      index=None, placeholder=t("Choose a sample…"))
     draw_uploader_words()
     st.html(ONE_DROP, unsafe_allow_javascript=True)

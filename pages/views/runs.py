@@ -38,7 +38,7 @@ from .blocks import in_code, plain
 from .gate import TOGGLE, as_saved, gate_on
 from .i18n import choice, lang, t
 from .browser import store, this_browser
-from .settings import RUN, _keep, default_key, lent_key, unsandboxed_refusal
+from .settings import RUN, keep_run, default_key, lent_key, unsandboxed_refusal
 
 OFFERED = "saved-runs-offered"  # this session has drawn Saved runs once (opened, if there were any)
 SAVED = "live-run-saved"  # (the Run object, its run id, the cursor and the step count last saved, this tab's writer id)
@@ -184,7 +184,7 @@ def _resume() -> None:
     s.pop("saved-runs-error", None)
     s.pop("live-error", None)
     s.pop("resume-api-key", None)
-    _keep(run)
+    keep_run(run)
     s[SAVED] = (run, run_id, run.trace.cursor, len(run.trace), writer)  # go on writing the same run
     s["saved-runs-note"] = t("Resumed: {n} steps, at step {k}. The workspace is new (`{workspace}`); files the "
                              "commands wrote earlier were copied when still there.",

@@ -102,7 +102,7 @@ def _own_key_note() -> str:
     return t("A Base URL of your own needs an API key of your own: the server's key goes only to its own base URL.")
 
 
-def _keep(run: Run) -> Run:
+def keep_run(run: Run) -> Run:
     """Make `run` this session's run. What it made (its workspace, its cgroups) goes when the run does:
     at the next New run, or when the session ends and its state is dropped. The run's tool box knows
     what is its own; nothing is guessed from a folder's name."""
@@ -128,7 +128,7 @@ def unsandboxed_refusal(config: ModelConfig) -> str | None:
 def live_run() -> Run:
     """This session's run; the first visit gets the default scenario on the offline model."""
     if RUN not in st.session_state:
-        _keep(start(scenario=DEFAULT_SCENARIO, lang=lang()))
+        keep_run(start(scenario=DEFAULT_SCENARIO, lang=lang()))
     return st.session_state[RUN]
 
 
@@ -167,7 +167,7 @@ def _new_run() -> None:
         return
     s.pop("live-setup-error", None)
     s.pop("live-error", None)
-    _keep(run)
+    keep_run(run)
 
 
 def chosen_profile() -> str:
