@@ -183,23 +183,48 @@ def app_server(runs_folder, short_waits):
 
 
 class _SharedChromium:
-    """Debian's Chromium, launched on first use and kept for the tests that follow.
+    """Debian's Chromium, launched on first use and kept for the rest of the session.
 
-    A running sync Playwright holds this thread's asyncio loop: `asyncio.run` or another `sync_playwright()` in a
-    later test would fail. So it is stopped before any test that does not ask for it, and started again by the
-    next one that does (the browser tests come in runs of files, so that is a few launches a session)."""
+    A sync Playwright marks its asyncio loop as this thread's running loop between its calls, and `asyncio.run` or
+    another `sync_playwright()` refuses to start under a running loop. So for a test that does not ask for this
+    browser the mark is set aside and put back after (`aside`): the browser stays open, idle, and the next browser
+    test finds it with its kept contexts' caches warm. (Stopping it instead cost a launch and a cold context each
+    time the tests went from a browser test to another and back: 3-4 s of the machine's CPU each time.)"""
 
     def __init__(self) -> None:
         self.playwright = None
         self.browser = None
+        self.loop = None  # Playwright's loop while it is set aside for a test that does not use this browser
         self.kept: dict[tuple[int, int], list] = {}  # cleared contexts for the next tests, by their viewport
         self.origins: dict = {}  # each context's origins: where it may have stored something
+
+    @contextlib.contextmanager
+    def aside(self):
+        """No running loop in this thread while the block runs (a test's own `asyncio.run`, its own Playwright)."""
+        import asyncio
+
+        self.back()
+        self.loop = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(None)
+        try:
+            yield
+        finally:
+            self.back()
+
+    def back(self) -> None:
+        """Playwright's loop marked running again, as its next call expects (see `aside`)."""
+        import asyncio
+
+        if self.loop is not None:
+            asyncio.events._set_running_loop(self.loop)
+            self.loop = None
 
     def get(self):
         from playwright.sync_api import sync_playwright
 
         from tests.browser import CHROMIUM, launch
 
+        self.back()
         if not Path(CHROMIUM).exists():
             pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium. Install it with "
                         "`sudo apt-get install -y chromium` (or `make chromium`), then run the tests again.")
@@ -213,6 +238,7 @@ class _SharedChromium:
         """A browser context as a new browser has one: no cookies, no storage, no permissions. One a test before
         used, cleared (`keep`), when there is one: the app's scripts and fonts are then already in its cache. A new
         context fetches and compiles Streamlit's scripts again: about 2 s of the machine's CPU a page, measured."""
+        self.back()
         kept = self.kept.get((width, height))
         if kept and self.browser is not None and self.browser.is_connected():
             return kept.pop()
@@ -224,6 +250,7 @@ class _SharedChromium:
     def keep(self, context, width: int, height: int) -> None:
         """After a test: the context's pages closed, and its cookies, permissions and the storage of every origin it
         reached (localStorage, IndexedDB, …) cleared, as a new browser has them; its cache of scripts is kept."""
+        self.back()
         try:
             page = context.pages[0] if context.pages else context.new_page()
             cdp = context.new_cdp_session(page)
@@ -243,6 +270,7 @@ class _SharedChromium:
         self.kept.setdefault((width, height), []).append(context)
 
     def stop(self) -> None:
+        self.back()
         self.kept, self.origins = {}, {}
         browser, playwright, self.browser, self.playwright = self.browser, self.playwright, None, None
         if browser is not None:
@@ -261,13 +289,18 @@ def chromium():
     return _chromium.get()
 
 
-# The fixtures that hold the shared Chromium open while a test runs.
+# The fixtures of the tests that use the shared Chromium; any other test runs with its loop set aside.
 _HOLD_CHROMIUM = {"chromium", "module_tab"}
 
 
-def pytest_runtest_setup(item):
-    if not _HOLD_CHROMIUM & set(item.fixturenames):
-        _chromium.stop()
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A test that does not use the shared Chromium runs with its loop set aside (`_SharedChromium.aside`)."""
+    if _chromium.playwright is None or _HOLD_CHROMIUM & set(item.fixturenames):
+        yield
+        return
+    with _chromium.aside():
+        yield
 
 
 def pytest_sessionfinish(session):
