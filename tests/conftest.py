@@ -17,6 +17,22 @@ if str(ROOT) not in sys.path:
 from tests.fake_server import FakeAnthropic  # noqa: E402
 
 
+def pytest_configure(config):
+    from tests.tiers import TIERS
+
+    for name, meaning in TIERS.items():
+        config.addinivalue_line("markers", f"{name}: {meaning}")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Each test marked by what it uses (tests/tiers.py): `-m "not browser"` and the like need nothing of a test."""
+    from tests.tiers import tiers_of
+
+    for item in items:
+        for tier in sorted(tiers_of(item)):
+            item.add_marker(tier)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def runs_folder(tmp_path_factory):
     """Saved runs go to a temporary folder, never the project's runs/ (the app reads LOOPSCOPE_RUNS)."""
