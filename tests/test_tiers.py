@@ -74,3 +74,13 @@ def test_a_parametrized_store_is_postgres_only_for_its_postgres_parameter():
 def test_the_tiers_are_registered_markers(pytestconfig):
     registered = {line.split(":")[0] for line in pytestconfig.getini("markers")}
     assert set(TIERS) <= registered
+
+
+def test_the_tests_name_nothing_outside_the_repository():
+    """A fresh clone runs its tests alone: the data they read is in tests/data, with its licence."""
+    outside = ("../" + "shared", "shared/" + "fixtures", "/work/" + "shared")
+    named = [f"{path.relative_to(ROOT)}: {word}" for path in sorted((ROOT / "tests").rglob("*"))
+             if path.is_file() and "__pycache__" not in path.parts
+             for word in outside if word in path.read_text(errors="replace")]
+    assert named == []
+    assert (ROOT / "tests" / "data" / "claude-code" / "LICENSE").read_text().startswith("MIT License")
