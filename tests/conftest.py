@@ -63,6 +63,24 @@ def short_waits():
         os.environ[SCALE_VARIABLE] = before
 
 
+@pytest.fixture(autouse=True, scope="session")
+def long_command_timeouts():
+    """A command may run three times its timeout (LOOPSCOPE_TIMEOUT_SCALE, loop/tools/bash.py): on a loaded machine
+    (three test processes on two cores, and more beside them) a command of a few milliseconds can take seconds to
+    start, and a test whose command should end would fail on a timeout meant for a learner's idle machine. What
+    the command is told and shows is still its own timeout ("Timeout (1 s)"); the servers the tests start
+    inherit the scale."""
+    from loop.tools.bash import TIMEOUT_SCALE_VARIABLE
+
+    before = os.environ.get(TIMEOUT_SCALE_VARIABLE)
+    os.environ[TIMEOUT_SCALE_VARIABLE] = "3"
+    yield
+    if before is None:
+        os.environ.pop(TIMEOUT_SCALE_VARIABLE, None)
+    else:
+        os.environ[TIMEOUT_SCALE_VARIABLE] = before
+
+
 @pytest.fixture(autouse=True)
 def no_learner_child_left():
     """A test that ran a learner's loop (Your loop starts a child ahead of the next Run) leaves no child, nor its
