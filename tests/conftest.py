@@ -229,7 +229,8 @@ class _SharedChromium:
         self.playwright = None
         self.browser = None
         self.loop = None  # Playwright's loop while it is set aside for a test that does not use this browser
-        self.kept: dict[tuple[int, int], list] = {}  # cleared contexts for the next tests, by their viewport
+        self.kept: list = []  # cleared contexts for the next tests
+        self.sizes: dict = {}  # each context's own viewport, as it was made
         self.origins: dict = {}  # each context's origins: where it may have stored something
 
     @contextlib.contextmanager
@@ -268,20 +269,34 @@ class _SharedChromium:
             self.browser = launch(self.playwright)
         return self.browser
 
-    def context(self, width: int, height: int):
+    def context(self, width: int, height: int, any_size: bool = False):
         """A browser context as a new browser has one: no cookies, no storage, no permissions. One a test before
         used, cleared (`keep`), when there is one: the app's scripts and fonts are then already in its cache. A new
-        context fetches and compiles Streamlit's scripts again: about 2 s of the machine's CPU a page, measured."""
+        context fetches and compiles Streamlit's scripts again: about 2 s of the machine's CPU a page, measured.
+        Its pages are `width`×`height` (`any_size`: whatever size it was made with; `page` sets each page's)."""
         self.back()
-        kept = self.kept.get((width, height))
-        if kept and self.browser is not None and self.browser.is_connected():
-            return kept.pop()
+        if self.browser is not None and self.browser.is_connected():
+            fits = [c for c in self.kept if self.sizes.get(c) == (width, height)]
+            if fits or (any_size and self.kept):
+                context = (fits or self.kept)[-1]
+                self.kept.remove(context)
+                return context
         context = self.get().new_context(viewport={"width": width, "height": height})
+        self.sizes[context] = (width, height)
         origins = self.origins[context] = set()
         context.on("request", lambda request: origins.add(_origin(request.url)))
         return context
 
-    def keep(self, context, width: int, height: int) -> None:
+    def page(self, width: int, height: int):
+        """A page of `width`×`height` in a context of `context`'s (any kept one: a test's page is sized before it
+        opens anything, so one context serves every size, and fewer are made cold)."""
+        context = self.context(width, height, any_size=True)
+        page = context.new_page()
+        if self.sizes.get(context) != (width, height):
+            page.set_viewport_size({"width": width, "height": height})
+        return context, page
+
+    def keep(self, context, width: int = 0, height: int = 0) -> None:
         """After a test: the context's pages closed, and its cookies, permissions and the storage of every origin it
         reached (localStorage, IndexedDB, …) cleared, as a new browser has them; its cache of scripts is kept."""
         self.back()
@@ -297,15 +312,16 @@ class _SharedChromium:
             context.clear_permissions()
         except Exception:  # a context the test broke (its browser gone): not kept
             self.origins.pop(context, None)
+            self.sizes.pop(context, None)
             with contextlib.suppress(Exception):
                 context.close()
             return
         self.origins[context].clear()
-        self.kept.setdefault((width, height), []).append(context)
+        self.kept.append(context)
 
     def stop(self) -> None:
         self.back()
-        self.kept, self.origins = {}, {}
+        self.kept, self.sizes, self.origins = [], {}, {}
         browser, playwright, self.browser, self.playwright = self.browser, self.playwright, None, None
         if browser is not None:
             with contextlib.suppress(Exception):
@@ -323,14 +339,11 @@ def chromium():
     return _chromium.get()
 
 
-# The fixtures of the tests that use the shared Chromium; any other test runs with its loop set aside.
-_HOLD_CHROMIUM = {"chromium", "module_tab"}
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """A test that does not use the shared Chromium runs with its loop set aside (`_SharedChromium.aside`)."""
-    if _chromium.playwright is None or _HOLD_CHROMIUM & set(item.fixturenames):
+    """A test that does not use Chromium (it is not in the `browser` tier, tests/tiers.py) runs with the shared
+    Chromium's loop set aside (`_SharedChromium.aside`)."""
+    if _chromium.playwright is None or item.get_closest_marker("browser"):
         yield
         return
     with _chromium.aside():
@@ -355,13 +368,13 @@ def new_page(chromium):
     contexts = []
 
     def open_page(width: int = 1600, height: int = 1000):
-        context = _chromium.context(width, height)
-        contexts.append((context, width, height))
-        return context.new_page()
+        context, page = _chromium.page(width, height)
+        contexts.append(context)
+        return page
 
     yield open_page
-    for context, width, height in contexts:
-        _chromium.keep(context, width, height)
+    for context in contexts:
+        _chromium.keep(context)
 
 
 @pytest.fixture(scope="module")
@@ -370,7 +383,7 @@ def module_tab():
     it (a new session of the app), with the app's scripts and fonts already in the browser's cache. For tests that
     only look: its cookies and storage are shared by the module's tests, as one browser's are. (A context of
     `_SharedChromium`'s, cleared after the module.)"""
-    context = _chromium.context(1280, 800)
-    yield context.new_page()
-    _chromium.keep(context, 1280, 800)
+    context, page = _chromium.page(1280, 800)
+    yield page
+    _chromium.keep(context)
 
