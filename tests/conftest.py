@@ -81,6 +81,26 @@ def long_command_timeouts():
         os.environ[TIMEOUT_SCALE_VARIABLE] = before
 
 
+@pytest.fixture(autouse=True, scope="session")
+def components_scanned_once():
+    """Each new AppTest looks for Streamlit components in the metadata of every installed package (about 0.1 s of
+    CPU, and the tests make hundreds of AppTests); the packages do not change during a run, so they are scanned
+    once. (`streamlit run` scans once too, at its start: one registry for all its sessions.)"""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = manifest_scanner.scan_component_manifests
+    found: list = []
+
+    def once(*args, **kwargs):
+        if not found:
+            found.append(scan(*args, **kwargs))
+        return list(found[0])
+
+    manifest_scanner.scan_component_manifests = once
+    yield
+    manifest_scanner.scan_component_manifests = scan
+
+
 @pytest.fixture(autouse=True)
 def no_learner_child_left():
     """A test that ran a learner's loop (Your loop starts a child ahead of the next Run) leaves no child, nor its
