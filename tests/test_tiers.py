@@ -3,7 +3,8 @@ the repository."""
 
 from __future__ import annotations
 
-import contextlib
+import importlib.util
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -21,54 +22,25 @@ def item(function, fixtures: dict | None = None, params: dict | None = None):
                            callspec=SimpleNamespace(params=params or {}))
 
 
-def _launch():
-    from playwright.sync_api import sync_playwright
-
-    return sync_playwright
-
-
-@contextlib.contextmanager
-def _class_of(n: int):
-    from deploy.classroom import Classroom
-
-    yield Classroom(n)
+def samples():
+    """tests/data/tiers_samples.py, loaded by its path: what it names does not mark the tests here."""
+    spec = importlib.util.spec_from_file_location("tiers_samples", ROOT / "tests" / "data" / "tiers_samples.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_a_test_is_marked_by_the_fixtures_it_asks_for_and_the_helpers_it_calls():
-    def looks(new_page):
-        """Opens a page in Chromium (a docstring says nothing of what a test uses)."""
-
-    def through_a_helper():
-        _launch()
-
-    def in_a_class():
-        with _class_of(2):
-            pass
-
-    def commands(workspace):
-        pass
-
-    def says_chromium_only_in_words():
-        """Chromium, PostgreSQL, HAProxy, bubblewrap and npm, named in a docstring."""
-        return 1  # and in a comment: playwright, postgres_server, haproxy, bwrap, npx
-
-    def a_client():
-        return ["npx", "@anthropic-ai/claude-code"]
-
-    assert tiers_of(item(looks, {"new_page": lambda chromium: None})) == {"browser"}
-    assert tiers_of(item(through_a_helper)) == {"browser"}
-    assert tiers_of(item(in_a_class)) == {"replicas"}
-    assert tiers_of(item(commands, {"workspace": lambda: None})) == {"sandbox"}
-    assert tiers_of(item(says_chromium_only_in_words)) == set()
-    assert tiers_of(item(a_client)) == {"npm"}
+def test_a_test_is_marked_by_the_fixtures_it_asks_for_and_the_helpers_and_scripts_it_calls():
+    s = samples()
+    found = {name: tiers_of(item(getattr(s, name), s.FIXTURES.get(name))) for name in s.TIERS}
+    assert found == s.TIERS
 
 
 def test_a_parametrized_store_is_postgres_only_for_its_postgres_parameter():
-    def saves(store):
-        pass
-
-    assert tiers_of(item(saves, params={"store": "postgres"})) == {"postgres"}
-    assert tiers_of(item(saves, params={"store": "sqlite"})) == set()
+    s = samples()
+    assert tiers_of(item(s.saves, params={"store": "postgres"})) == {"postgres"}
+    assert tiers_of(item(s.saves, params={"store": "sqlite"})) == set()
 
 
 def test_the_tiers_are_registered_markers(pytestconfig):

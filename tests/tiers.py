@@ -21,7 +21,9 @@ A test may also carry a marker by hand (`@pytest.mark.browser`), where its use i
 
 from __future__ import annotations
 
+import ast
 import functools
+import inspect
 import re
 import sys
 import types
@@ -84,12 +86,29 @@ def _words(code: types.CodeType, doc: str | None) -> set[str]:
     """The names, attributes, arguments and strings of compiled code (and of the code inside it): what it does,
     without its comments and its docstrings."""
     found = set(code.co_names) | set(code.co_varnames) | set(code.co_freevars)
-    for const in code.co_consts:
+    consts = code.co_consts
+    if code.co_flags & inspect.CO_OPTIMIZED and consts and isinstance(consts[0], str):
+        consts = consts[1:]  # a function's docstring is its first constant
+    for const in consts:
         if isinstance(const, types.CodeType):
             found |= _words(const, None)
         elif isinstance(const, (str, bytes)) and const != doc:
             found.add(const.decode(errors="replace") if isinstance(const, bytes) else const)
     return found
+
+
+@functools.cache
+def _script_words(name: str) -> frozenset[str]:
+    """The words of bench/NAME or deploy/NAME, a script a test runs as a process of its own (empty: no such)."""
+    for folder in ("bench", "deploy"):
+        path = ROOT / folder / Path(name).name
+        if path.is_file():
+            try:
+                text = path.read_text()
+                return frozenset(_words(compile(text, str(path), "exec"), ast.get_docstring(ast.parse(text), clean=False)))
+            except (OSError, SyntaxError, ValueError):
+                return frozenset()
+    return frozenset()
 
 
 @functools.cache
@@ -105,6 +124,8 @@ def _own(thing) -> tuple[frozenset, tuple]:
             member = getattr(member, "__func__", member)  # a staticmethod's, a classmethod's function
             if isinstance(member, types.FunctionType):
                 words |= _words(member.__code__, member.__doc__)
+    for word in [w for w in words if w.endswith(".py")]:  # a script of bench/ or deploy/ the test starts
+        words |= _script_words(word)
     tiers = {tier for tier, pattern in WORDS.items() if any(pattern.search(word) for word in words)}
     names = words  # a word that names nothing in the scope is passed over below
     named = []
