@@ -28,7 +28,7 @@ import pytest
 from loop.engine.blocks import tool_result
 from loop.tools import Bash, EditFile, ReadFile, ToolBox, WriteFile
 from loop.tools import Limits
-from loop.tools.bash import OUTPUT_LIMIT, timeout_scale
+from loop.tools.bash import OUTPUT_LIMIT, TIMEOUT_SCALE_VARIABLE, timeout_scale
 from loop.tools.workspace import sandbox_user
 from tests.conftest import settle
 
@@ -369,7 +369,8 @@ FORK_BOMBS = {
 
 @needs_root
 @pytest.mark.parametrize("name", list(FORK_BOMBS))
-def test_a_fork_bomb_is_held_at_the_process_limit_and_killed_at_the_timeout(name, shared, tag):
+def test_a_fork_bomb_is_held_at_the_process_limit_and_killed_at_the_timeout(name, shared, tag, monkeypatch):
+    monkeypatch.setenv(TIMEOUT_SCALE_VARIABLE, "1")  # it is ended by its timeout: no need to spin longer
     box = ToolBox([Bash(timeout=2)], shared)
     command = f"export LOOPSCOPE_TEST_TAG={tag}; {FORK_BOMBS[name]} 2>/dev/null"
     got: dict = {}
