@@ -82,11 +82,14 @@ def long_command_timeouts():
 
 
 @pytest.fixture(autouse=True, scope="session")
-def components_scanned_once():
-    """Each new AppTest looks for Streamlit components in the metadata of every installed package (about 0.1 s of
-    CPU, and the tests make hundreds of AppTests); the packages do not change during a run, so they are scanned
-    once. (`streamlit run` scans once too, at its start: one registry for all its sessions.)"""
+def apps_prepared_once():
+    """What `streamlit run` does once for all its sessions, each AppTest did for itself, at every run: look for
+    Streamlit components in the metadata of every installed package (about 0.05 s of CPU), and compile the app's
+    scripts with Streamlit's magic (an AST pass, about as much). The packages and the scripts do not change during a
+    test run, so both are done once a test process, as the server does them."""
     from streamlit.components.v2 import manifest_scanner
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.testing.v1 import app_test
 
     scan = manifest_scanner.scan_component_manifests
     found: list = []
@@ -96,9 +99,12 @@ def components_scanned_once():
             found.append(scan(*args, **kwargs))
         return list(found[0])
 
+    compiled = ScriptCache()  # by each script's path: AppTest.from_function's scripts have paths of their own
     manifest_scanner.scan_component_manifests = once
+    app_test.ScriptCache = lambda: compiled
     yield
     manifest_scanner.scan_component_manifests = scan
+    app_test.ScriptCache = ScriptCache
 
 
 @pytest.fixture(autouse=True)
