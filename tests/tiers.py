@@ -1,12 +1,13 @@
 """The suite's tiers: each test is marked by what it uses, so that `-m "not browser"` and the like select it
-without the test saying anything itself (pytest.ini lists the markers; README.md says which `make` target runs
-which).
+without the test saying anything itself (conftest.py registers the markers and marks each test; README.md says
+which `make` target runs which).
 
 What a test uses is read from its code: the fixtures it asks for (with the fixtures they ask for), parameters
-such as `[postgres]`, and the source of the test, of those fixtures and of every function or class of tests/,
-bench/ or deploy/ that they name, followed name by name (a helper that starts a class of replicas marks the tests
-that call it). The product's own code (loop/, pages/) is not followed: what the suite starts for a test is what
-counts, not what the app may do.
+such as `[postgres]`, and the names and strings (not the comments or docstrings) of the test's code, of those
+fixtures' code and of every function or class of tests/, bench/ or deploy/ that they name, followed name by name
+(a helper that starts a class of replicas marks the tests that call it), and of a script of bench/ or deploy/ they
+start. The product's own code (loop/, pages/) is not followed, except that calling the sandbox's modules is using
+the sandbox: what the suite starts for a test is what counts, not what the app may do.
 
 - `browser`: Chromium (Playwright).
 - `postgres`: a real PostgreSQL server.
@@ -14,7 +15,8 @@ counts, not what the app may do.
 - `sandbox`: commands in the bubblewrap sandbox, asked for directly (a workspace, a command's tag, the sandbox's
   own modules). Runs of the scripted model run commands too; they are not marked, as nearly every engine test
   would be.
-- `npm`: a client installed from npm (a real Claude Code, say).
+- `npm`: a client installed from npm (a real Claude Code, say): its code names npm, npx, node_modules or an
+  `@anthropic-ai/` package.
 
 A test may also carry a marker by hand (`@pytest.mark.browser`), where its use is hidden from this reading.
 """
@@ -51,7 +53,7 @@ WORDS = {
     "postgres": re.compile(r"\bpostgres_server\b|\bpg_ctl\b"),
     "replicas": re.compile(r"haproxy|\bClassroom\b|classroom\.py"),
     "sandbox": re.compile(r"\bbwrap\b|bubblewrap|\bsandboxed\b|\bToolBox\b|\bWorkspace\b|loop\.tools\.sandbox"),
-    "npm": re.compile(r"\bnpm\b|\bnpx\b|node_modules"),
+    "npm": re.compile(r"\bnpm\b|\bnpx\b|node_modules|@anthropic-ai/"),
 }
 # The modules whose functions or classes, named in a test's code, say it uses a tier.
 MODULES = {
