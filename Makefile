@@ -5,15 +5,19 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
+NPM_CLIENTS := tests/npm/node_modules/.installed
 
-.PHONY: run test test-fast chromium bubblewrap haproxy postgresql jq bench bench-long clean messages samples class
+.PHONY: run test test-fast chromium bubblewrap haproxy postgresql jq npm bench bench-long clean messages samples class
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# The venv also finds Loopscope itself (a .pth file naming this folder), so its python runs `-m loop` from any
+# folder: `~/loopscope/.venv/bin/python -m loop record -- COMMAND` in the project whose agent is recorded.
 $(VENV)/.app: requirements.txt | $(BIN)/python
 	$(BIN)/python -m pip install -q -r requirements.txt
+	echo "$(CURDIR)" > "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/loopscope.pth"
 	touch $@
 
 $(VENV)/.test: requirements-test.txt $(VENV)/.app
@@ -50,8 +54,25 @@ chromium:
 # two the cores stood idle 15% of the run; with three, 4%. Python may write its bytecode (__pycache__, ignored by
 # git) even where the machine says not to: the tests start many Python processes (servers, the command
 # line, each upload's import), and each would otherwise compile Loopscope's modules again.
-test: $(VENV)/.test chromium bubblewrap haproxy postgresql jq
+test: $(VENV)/.test chromium bubblewrap haproxy postgresql jq $(NPM_CLIENTS)
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 3 --dist worksteal
+
+# The real agents the tests record (`python -m loop record`): Claude Code at the version tests/npm pins, installed
+# by npm from its lockfile (tests/npm/node_modules, ignored by git); a run that can leave them out says -m "not npm".
+$(NPM_CLIENTS): tests/npm/package.json tests/npm/package-lock.json | npm
+	cd tests/npm && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# npm, for the clients above: install Debian's nodejs and npm when missing and we can.
+npm:
+	@if command -v npm >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's nodejs and npm for the recorded clients' tests…"; \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm) >/tmp/loopscope-apt-npm.log 2>&1 \
+		|| { echo "could not install npm (see /tmp/loopscope-apt-npm.log)"; exit 1; }; \
+	else \
+		echo "A test records Claude Code, installed with npm. Install it with: sudo apt-get install -y nodejs npm"; exit 1; \
+	fi
 
 # The tests for working between full runs: each test is marked by what it uses (tests/tiers.py), and this leaves
 # out Chromium, PostgreSQL, HAProxy's replicas and clients installed from npm. `pytest -m browser` (or postgres,
@@ -78,6 +99,7 @@ bench: $(VENV)/.test chromium bubblewrap
 	$(BIN)/python bench/replay.py
 	$(BIN)/python bench/render.py
 	$(BIN)/python bench/yours.py
+	$(BIN)/python bench/watching.py
 
 bench-long: $(VENV)/.test chromium
 	$(BIN)/python bench/fuzz.py --cases 10000

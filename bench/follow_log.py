@@ -99,7 +99,8 @@ def follow_in_browser(records: int, rounds: int) -> list[float]:
         path = Path(folder) / "-bench" / "live.jsonl"
         path.parent.mkdir()
         path.write_bytes(data)
-        with serve_app(env={"LOOPSCOPE_SESSIONS_DIR": folder}) as url, sync_playwright() as p:
+        listed = {"LOOPSCOPE_SESSIONS_DIR": folder, "LOOPSCOPE_LIST_SESSIONS": "1"}
+        with serve_app(env=listed) as url, sync_playwright() as p:
             browser = launch(p)
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             page.goto(f"{url}/replay")

@@ -27,7 +27,12 @@ listening on its address for the balancer (and no balancer there).
     python deploy/classroom.py --replicas 2 --database-url postgresql://… \
         --remote 10.0.0.2:8501 --remote 10.0.0.2:8502               # machine A: 2 replicas and HAProxy
     python deploy/classroom.py --replicas 2 --database-url postgresql://… \
-        --replicas-only --replica-host 10.0.0.2 --port 8500           # machine B: 2 replicas on 8501, 8502
+        --replicas-only --replica-host 10.0.0.2 --port 8500 \
+        --balancer 10.0.0.1                                          # machine B: 2 replicas on 8501, 8502
+
+A replica counts what a browser may ask of it by the browser's address (loop/classroom/limits.py): the balancer's
+X-Forwarded-For, believed only from the balancer's own address (LOOPSCOPE_BALANCER: this machine's loopback, or
+`--balancer` for replicas on another machine).
 
 `Classroom` is also what bench/load.py --replicas, bench/follow.py and the
 tests use, on ports they choose and with a folder of their own.
@@ -122,7 +127,8 @@ class Classroom:
     def __init__(self, replicas: int | list[int], *, port: int = 8500, host: str = "", folder: str | Path | None = None,
                  runs: str | Path | None = None, stats_password: str | None = None,
                  stats_port: int = 8404, env: dict[str, str] | None = None, database_url: str | None = None,
-                 remote: list[str] | None = None, replicas_only: bool = False, replica_host: str = "127.0.0.1"):
+                 remote: list[str] | None = None, replicas_only: bool = False, replica_host: str = "127.0.0.1",
+                 balancer_address: str | None = None):
         ports = list(range(port + 1, port + 1 + replicas)) if isinstance(replicas, int) else list(replicas)
         if not ports:
             raise ValueError("a class needs at least one replica")
@@ -137,9 +143,12 @@ class Classroom:
         self.replicas_only = replicas_only
         self.balancer: subprocess.Popen | None = None
         self.balancer_log = self.folder / "balancer.log"
-        # LOOPSCOPE_CLASSROOM: a replica serves a class, though it listens on loopback: it lists no sessions folder
+        # LOOPSCOPE_CLASSROOM: a replica serves a class, though it listens on loopback: it lists no sessions folder.
+        # LOOPSCOPE_BALANCER: where the balancer's connections come from, the only ones whose X-Forwarded-For a
+        # replica believes (this machine's loopback, or the balancer's machine for replicas on another one).
         self.env = {**(env if env is not None else os.environ), "LOOPSCOPE_RUNS": str(self.runs),
-                    "LOOPSCOPE_CLASSROOM": "1", "PYTHONUNBUFFERED": "1"}
+                    "LOOPSCOPE_CLASSROOM": "1", "PYTHONUNBUFFERED": "1",
+                    "LOOPSCOPE_BALANCER": balancer_address or ("" if replicas_only else "127.0.0.1,::1")}
         if database_url:  # the runs store and the class's channel, shared by every machine's replicas
             self.env["LOOPSCOPE_DATABASE_URL"] = database_url
 
@@ -307,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replica-host", default="127.0.0.1",
                         help="the address the replicas listen on (with --replicas-only: this machine's address "
                              "that the balancer's machine reaches)")
+    parser.add_argument("--balancer", metavar="ADDRESS",
+                        help="with --replicas-only: the balancer's address as the replicas see it, whose "
+                             "X-Forwarded-For they believe (default: none, each browser counts as the balancer)")
     args = parser.parse_args(argv)
     if args.replicas < 1:
         parser.error("--replicas must be at least 1")
@@ -317,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     classroom = Classroom(args.replicas, port=args.port, host=args.host, folder=args.folder,
                           stats_password=password, stats_port=int(os.environ.get("LOOPSCOPE_STATS_PORT", 8404)),
                           database_url=args.database_url, remote=args.remote, replicas_only=args.replicas_only,
-                          replica_host=args.replica_host)
+                          replica_host=args.replica_host, balancer_address=args.balancer)
     classroom.show_balancer = True
     ports = ", ".join(str(r.port) for r in classroom.replicas)
     stored = "a PostgreSQL database" if args.database_url else classroom.runs

@@ -10,10 +10,11 @@
     python -m loop sessions --open 1 --out t.json      # import the newest one, with its sub-agents' logs
     python -m loop check t.json
     python -m loop quiz t.json --lang ja                # the questions asked before the steps, as JSON lines
-    python -m loop break t.json --at 5 --mistake no-assistant-append --out b.json   # the loop broken from step 5 on
+    python -m loop break t.json --at 5 --mistake NAME --out b.json   # the loop broken from step 5 on (NAME: --help)
     python -m loop import session.jsonl --out t.json   # Claude Code, Anthropic, OpenAI, course traces
     python -m loop import session/ --out t.json        # a Claude Code session with its subagents/ logs (or a .zip)
     python -m loop yours my_loop.py --scenario recover --out t.json   # your own agent_loop, run in the sandbox
+    python -m loop record --out t.json -- claude -p "List the files in this folder"   # any agent, at the wire
     python -m loop scenarios
     python -m loop serve --port 8765     # the scripted model as an Anthropic-compatible server
     python -m loop runs list             # the saved runs of every browser (runs_cli.py)
@@ -26,7 +27,7 @@ import sys
 import time
 
 from .engine import rules
-from .engine.layer_mistake import NAMES as MISTAKE_NAMES
+from .engine.mistakes import MISTAKES, NAMES as MISTAKE_NAMES
 from .engine.profiles import ABOUT, PROFILES
 from .engine.scenarios import SCENARIOS
 from .engine.scripted import SCRIPTED
@@ -179,8 +180,9 @@ def _replay(args) -> int:
     if rest:
         out(f"note: {rest.render()}")
     lang = known(args.lang or trace.meta.get("lang"))  # a run is replayed in the language it was made in
-    out(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model"),
-            task=trace.meta.get("task")))
+    unknown = say(lang, "(not recorded)")  # a log that names no model (or no task) says so, never "None"
+    out(say(lang, "model: {model} · task: {task} (replay: nothing is run)", model=trace.meta.get("model") or unknown,
+            task=trace.meta.get("task") or unknown))
     for i in range(len(trace)):
         out(describe(trace, i, lang))
     return 0
@@ -195,10 +197,13 @@ REDRAWN = N_("the log's new records complete steps printed above: from step {ste
 
 def _follow(args) -> int:
     """Print the steps of a Claude Code log as it is written, until Ctrl-C."""
+    from pathlib import Path
+
     from .importers import ImportFailed
     from .importers.follow import Follower
 
-    follower, shown, lang = Follower(args.file), 0, known(args.lang)
+    # The file named is taken as named (a link to it is the user's choice); after that, no link is followed.
+    follower, shown, lang = Follower(Path(args.file).expanduser().resolve()), 0, known(args.lang)
     out(f"following {args.file} (Ctrl-C stops)", flush=True)
     try:
         while True:
@@ -226,17 +231,23 @@ def _follow(args) -> int:
 
 
 def _sessions(args) -> int:
-    """The sessions of a Claude Code projects folder, newest first; --open N imports the N-th."""
+    """The sessions of a Claude Code projects folder, newest first; --open N imports the N-th. A name that is not a
+    regular file (a link, a FIFO, a device) is not read: a line says so for each."""
     from pathlib import Path
 
-    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_path
-    from .importers.sessions import DEFAULT_DIR, sessions, size_label
+    from .importers import DEFAULT_MAX_BYTES, ImportFailed, import_files
+    from .importers.sessions import DEFAULT_DIR, listing, read_session, size_label
 
     folder = Path(args.dir or DEFAULT_DIR).expanduser()
     if not folder.is_dir():
         out(f"error: {folder}: not a folder", file=sys.stderr)
         return 1
-    found = sessions(folder)
+    try:
+        listed = listing(folder)
+    except OSError as exc:
+        out(f"error: {folder}: cannot read it ({exc.strerror})", file=sys.stderr)
+        return 1
+    found = listed.sessions
     if args.open is None:
         if not found:
             out(f"no session logs (.jsonl) in {folder}")
@@ -248,6 +259,8 @@ def _sessions(args) -> int:
             request = s.first_request or "(no request in the head of the log)"
             out(f"  {n:>3}. {s.date} · {size_label(s.size)} · sub-agents {s.sub_agents} · compactions "
                 f"{s.compactions} · errors {s.errors} · {s.path.stem}\n       {request}")
+        for note in listed.refused:
+            out(note.render())
         return 0
     if not 1 <= args.open <= len(found):
         out(f"error: --open {args.open}: the list has sessions 1 to {len(found)}" if found
@@ -256,7 +269,8 @@ def _sessions(args) -> int:
     chosen = found[args.open - 1]
     out(f"session: {chosen.path}")
     try:
-        imported = import_path(chosen.path, max_bytes=DEFAULT_MAX_BYTES)
+        imported = import_files(read_session(chosen.folder, chosen.names, DEFAULT_MAX_BYTES),
+                                max_bytes=DEFAULT_MAX_BYTES)
     except ImportFailed as exc:
         out(f"error: {exc}", file=sys.stderr)
         return 1
@@ -344,8 +358,8 @@ def _break(args) -> int:
         return 2
     with broken.run:
         saved = broken.trace.with_branches([trace.with_branches([])])  # the original kept beside it, as Save does
-        out(f"{args.mistake}: steps 0 to {args.at} kept, the broken loop ran on from there "
-            f"({len(broken.trace.steps) - args.at - 1} step(s))")
+        out(f"{args.mistake}: steps 0 to {broken.kept} kept, the broken loop ran on from there "
+            f"({len(broken.trace.steps) - broken.kept - 1} step(s))")
         if broken.offline and broken.note:
             out(f"note: {broken.note}")
         last = broken.trace.steps[broken.stopped_at]
@@ -420,42 +434,99 @@ def _quiz(args) -> int:
     return 0
 
 
-# `yours`: a learner's own agent_loop, run in the sandbox (loop/yours/), its stages printed as `run` prints them.
-YOURS_TOOLSETS = (None, "s01", "s02")  # the tools the chapter's loop can drive
+# `yours`: a learner's own program, run in the sandbox (loop/yours/), its stages printed as `run` prints them.
+YOURS_TOOLSETS = (None, "s01", "s02", "s04", "s06")  # the tools a learner's loop of the course's chapters drives
 YOURS_SCENARIOS = [s.name for s in SCENARIOS.values() if s.toolset in YOURS_TOOLSETS]
 YOURS_BROKEN = N_("broken rule: {name}: {said}")
+YOURS_ERROR = N_("error: {said}")
+YOURS_STOPPED = N_("stopped: {said}")
+YOURS_NOTE = N_("note: {said}")
 YOURS_API_ERROR = N_("the API's error: {status} {message}")
 YOURS_LINE = N_("your line {line}: {code}")
+YOURS_FIX = N_("the fix: {fix}")
+YOURS_LAB = N_("see it in the Mistakes lab: {link}")
 YOURS_ENDED = N_("your loop ended by itself, every rule kept: {calls} model calls")
+YOURS_PRINTED = N_("what your program printed:")
+YOURS_LEFT_OUT = N_("{n} file(s) of the project were not copied into the sandbox (past its bounds: 1 MiB a file, "
+                    "16 MiB and 2,000 files in all)")
+YOURS_HELP = """\
+FILE is your agent, as you run it yourself: a whole script (`if __name__ == "__main__":` with an input() REPL, its
+own client, its own tools and dispatch map, python-dotenv, the anthropic or the openai SDK), a file of a package
+(run as `python -m package.module`, so relative imports work), or a file that only defines agent_loop(state) or
+agent_loop(messages). Run it from your project's folder: that folder is copied into the sandbox, read-only, so
+modules of your own and your .env are found.
+
+What it is given: the scenario's task typed into its input(), then end of input; every HTTP request it makes, to
+any address, answered by Loopscope's offline model (the Messages API for a path ending in /messages, OpenAI Chat
+Completions for /chat/completions; anything else has no network); the model, key and base-URL variables it reads
+(MODEL_ID, ANTHROPIC_API_KEY, OPENAI_BASE_URL, ...) set unless you set them (a placeholder key, which never leaves
+the sandbox); the workspace as its working directory. A file that only defines agent_loop also gets the chapter's
+client, MODEL, SYSTEM, TOOLS, MAX_TOKENS (the scenario's), run_tool(block) and run_bash(command).
+"""
 
 
 def _yours(args) -> int:
+    from pathlib import Path
+
+    from .text.terminal import as_shown
     from .yours import sandboxed
+    from .yours.lines import code_at
+    from .yours.program import Program, ProgramError, parse_env_file
     from .yours.reading import read
 
     lang = args.lang
+    env = {}
+    for path in args.env_file or []:
+        try:
+            env.update(parse_env_file(Path(path).read_text(encoding="utf-8-sig")))
+        except (OSError, UnicodeDecodeError) as exc:
+            out(f"error: {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+            return 1
+    for pair in args.env or []:
+        name, eq, value = pair.partition("=")
+        if not eq or not name.isidentifier():
+            out(f"error: --env {pair}: write NAME=VALUE", file=sys.stderr)
+            return 1
+        env[name] = value
     try:
-        with open(args.file, encoding="utf-8") as f:
-            source = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        out(f"error: {args.file}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        program = Program.from_file(args.file, env=env)
+    except ProgramError as exc:
+        out(f"error: {say(lang, exc.note, **exc.values)}", file=sys.stderr)
         return 1
-    yours = read(sandboxed.run(source, args.scenario, lang))
-    trace, named = yours.trace, yours.named
+    except OSError as exc:
+        out(f"error: {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    if program.left_out:
+        out(say(lang, YOURS_NOTE, said=say(lang, YOURS_LEFT_OUT, n=program.left_out)))
+    yours = read(sandboxed.run(program, args.scenario, lang))
+    trace, named, recording = yours.trace, yours.named, yours.recording
     for i in range(len(trace.steps)):
         out(describe(trace, i, lang))
+    if recording.output.strip():
+        out(say(lang, YOURS_PRINTED))
+        out(as_shown(recording.output).rstrip())
+    for note in yours.notes:
+        out(say(lang, YOURS_NOTE, said=note.render(lang)))
     if named is not None:
-        out(say(lang, YOURS_BROKEN, name=named.name, said=named.render(lang)))
+        said = named.render(lang)
+        if named.is_rule:
+            out(say(lang, YOURS_BROKEN, name=named.name, said=said))
+        elif named.stopped:
+            out(say(lang, YOURS_STOPPED, said=said))
+        else:
+            out(say(lang, YOURS_ERROR, said=said))
         if named.error:
             out(say(lang, YOURS_API_ERROR, status=named.error.get("status"), message=named.error.get("message")))
-        if named.line:
-            lines = source.splitlines()
-            code = lines[named.line - 1].strip() if 0 < named.line <= len(lines) else ""
-            out(say(lang, YOURS_LINE, line=named.line, code=code))
-        if yours.recording.traceback:
-            out(yours.recording.traceback.rstrip())
+        if named.made is not None:  # the line of theirs that made the message the rule is about
+            made = named.made
+            out(say(lang, made.words(), **made.values(), code=code_at(recording, made.file, made.line)))
+        elif named.line and named.file in (None, recording.file):
+            out(say(lang, YOURS_LINE, line=named.line, code=code_at(recording, None, named.line)))
+        if named.is_mistake:
+            out(say(lang, YOURS_FIX, fix=say(lang, MISTAKES[named.name].fix)))
+            out(say(lang, YOURS_LAB, link=f"/mistakes?mistake={named.name}"))
     elif yours.kept_every_rule:
-        out(say(lang, YOURS_ENDED, calls=len(yours.recording.exchanges)))
+        out(say(lang, YOURS_ENDED, calls=len(recording.exchanges)))
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8") as f:
@@ -465,6 +536,140 @@ def _yours(args) -> int:
             return 1
         out(say(lang, "transcript: {path}", path=args.out))
     return 0 if yours.kept_every_rule else 1
+
+
+# `record`: any command's loop, recorded at the wire (loop/record/), its stages printed on stderr as they settle.
+RECORD_CALLS = 1000  # model calls a recording keeps (a real session's: the 64 MiB a run may hold comes first)
+RECORD_START = N_("recording {command} at {url} · {model}")
+RECORD_OFFLINE = N_("offline: Loopscope's scripted model answers (no key, no network)")
+RECORD_UPSTREAM = N_("upstream: {url} answers, with the command's own key (never kept)")
+RECORD_ENDED = N_("{command} ended with exit status {status} · {calls} model call(s) recorded · {steps} steps")
+RECORD_NOTHING = N_("no model call reached Loopscope. A program that names its own base URL (in its code, or in a "
+                    ".env it loads with override=True) does not read ANTHROPIC_BASE_URL or OPENAI_BASE_URL: let it "
+                    "read them, and run it again")
+RECORD_STOPPED = N_("the recording stopped: {said}; the command went on unrecorded")
+RECORD_NOT_FOUND = N_("error: {command}: command not found")
+RECORD_CANNOT = N_("error: {command}: cannot run it ({error})")
+RECORD_HELP = """\
+COMMAND runs as you run it, on this terminal (its input, its output, its exit status), with ANTHROPIC_BASE_URL and
+OPENAI_BASE_URL pointing at a recording endpoint on 127.0.0.1 (it answers this machine alone). Every request it makes
+there is recorded, and its stages are printed on stderr as the wire shows them: Claude Code, the course's agent
+files, any program that reads those variables.
+
+Offline (the default), Loopscope's scripted model answers, using the tools each request offers; ANTHROPIC_API_KEY and
+OPENAI_API_KEY, when unset, are set to a placeholder that never leaves the machine. With --upstream URL (e.g.
+https://api.anthropic.com), each request goes on to URL with the command's own key header, untouched, and the answer
+streams back as it arrives; the key is never written, logged or shown.
+
+Examples:
+  python -m loop record --out t.json -- claude -p "List the files in this folder" --output-format json
+  printf 'List the files in the workspace\\n' | MODEL_ID=claude-sonnet-4-5 python -m loop record --out s01.t.json -- python agents/s01_agent_loop.py
+  python -m loop record --upstream https://api.anthropic.com --out t.json -- claude
+"""
+
+
+def _record(args) -> int:
+    import os
+    import shlex
+
+    from .engine.scenarios import SCENARIOS as PLAYS
+    from .record import command as cmd
+    from .record import endpoint
+    from .record.live import Live
+    from .yours.recorder import Recorder
+    from .yours.recording import Recording
+
+    lang, command = args.lang, list(args.argv)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        out("error: " + say(lang, "give the command to record after --"), file=sys.stderr)
+        return 2
+    shown = shlex.join(command)
+    name = os.path.basename(command[0])
+    recording = Recording(source="", scenario=args.scenario or "", lang=lang, file=name, sandbox="none")
+    model = _playing(PLAYS[args.scenario], lang) if args.scenario else None
+    recorder = Recorder(recording, model, max_calls=RECORD_CALLS, max_bytes=runs.run_max_bytes())
+    recorded = {"command": name, "upstream": args.upstream is not None}
+    log = None
+    if args.journal:
+        try:
+            log = open(args.journal, "wb")
+        except OSError as exc:
+            out(f"error: cannot write {args.journal}: {exc.strerror}", file=sys.stderr)
+            return 2
+
+    def stderr(line: str) -> None:
+        out(line, file=sys.stderr, flush=True)
+
+    live = Live(recorder, recorded, lang, stderr, log, args.journal or "")
+    server = endpoint.start(recorder, args.upstream, on_call=live.update)
+    host, port = server.server_address[:2]
+    base = f"http://{host}:{port}"
+    stderr(say(lang, RECORD_START, command=shown, url=base,
+               model=say(lang, RECORD_UPSTREAM, url=args.upstream) if args.upstream else say(lang, RECORD_OFFLINE)))
+    try:
+        status = cmd.run(command, cmd.environment(base, args.upstream is not None))
+    except FileNotFoundError:
+        stderr(say(lang, RECORD_NOT_FOUND, command=command[0]))
+        status = 127
+    except OSError as exc:
+        stderr(say(lang, RECORD_CANNOT, command=command[0], error=exc.strerror or str(exc)))
+        status = 126
+    finally:
+        server.shutdown()
+        server.server_close()
+    yours = live.update(final=True)
+    if log is not None and live.log is not None:
+        live.log.close()
+    if recorder.stop is not None:
+        stderr(say(lang, RECORD_STOPPED, said=say(lang, recorder.stop.note, **recorder.stop.values)))
+    calls = len(recording.exchanges)
+    stderr(say(lang, RECORD_ENDED, command=name, status=status, calls=calls, steps=len(yours.trace.steps)))
+    if not calls and status not in (126, 127):
+        stderr("note: " + say(lang, RECORD_NOTHING))
+    if args.out and calls:
+        if not _write(yours.trace, args.out, lang):
+            return status or 1
+        stderr(say(lang, "transcript: {path}", path=args.out))
+    return status
+
+
+def _write(trace, path: str, lang: str) -> bool:
+    """`trace` into `path` as a transcript, bounded as a saved run is (the words `_save` says)."""
+    data = transcript.dumps(trace).encode()
+    limit = runs.run_max_bytes()
+    if len(data) > limit:
+        out("error: " + say(lang, OUT_TOO_LARGE, actual=size_words(len(data)), size=size_words(limit),
+                            variable=runs.RUN_MAX_VARIABLE, path=path), file=sys.stderr)
+        return False
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as exc:
+        out(f"error: cannot write {path}: {exc.strerror}", file=sys.stderr)
+        return False
+    return True
+
+
+def _playing(scenario, lang: str):
+    """The scripted model playing `scenario` whatever task the command's request holds: its task in the request's
+    first person's message, for the model's reading only (the request kept is the one sent)."""
+    from .engine import scripted
+    from .engine.rules import is_system
+
+    task = scenario.task_in(lang)
+
+    def model(body):
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return scripted.respond(body)
+        messages = list(body["messages"])
+        first = next((i for i, m in enumerate(messages) if not is_system(m)), None)
+        if first is not None and isinstance(messages[first], dict) and messages[first].get("role") == "user":
+            messages[first] = {**messages[first], "content": task}
+        return scripted.respond({**body, "messages": messages})
+
+    return model
 
 
 def _scenarios(args) -> int:
@@ -568,17 +773,42 @@ def main(argv: list[str] | None = None) -> int:
     quiz.add_argument("--lang", choices=list(languages()), help="default: the language the run was made in")
     quiz.set_defaults(func=_quiz)
 
-    yours = sub.add_parser("yours", help="run your own agent_loop (a file defining it as the chapter does) in the "
-                                         "sandbox, print its stages and name the first rule it breaks")
-    yours.add_argument("file", help="a Python file defining agent_loop(state); client, MODEL, SYSTEM, TOOLS, "
-                                    "MAX_TOKENS (the scenario's), run_tool(block) and run_bash(command) are given")
+    yours = sub.add_parser("yours", help="run your own agent (a whole script, a file of a package, or a file "
+                                         "defining agent_loop) in the sandbox, print its stages and name the first "
+                                         "rule it breaks", description=YOURS_HELP,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    yours.add_argument("file", help="your agent's Python file: run from your project's folder when it imports modules "
+                                    "of your own")
     yours.add_argument("--scenario", choices=YOURS_SCENARIOS, default="list-files", metavar="NAME",
-                       help="a built-in scenario (toolsets s01 and s02): " + ", ".join(YOURS_SCENARIOS)
-                            + " (default list-files)")
+                       help="a built-in scenario: " + ", ".join(YOURS_SCENARIOS) + " (default list-files)")
     yours.add_argument("--lang", choices=list(languages()), default="en",
                        help="the learner's language: the scenario's task, the model's words and these lines")
+    yours.add_argument("--env", action="append", metavar="NAME=VALUE",
+                       help="set a variable for your program (again for more); it wins over what Loopscope sets")
+    yours.add_argument("--env-file", action="append", metavar="FILE",
+                       help="set the NAME=VALUE lines of FILE for your program (a .env file)")
     yours.add_argument("--out", help="write the transcript (with your source) to this file")
     yours.set_defaults(func=_yours)
+
+    record = sub.add_parser("record", help="run a command (Claude Code, your agent file, any agent) with its model "
+                                           "calls recorded at the wire, its stages printed on stderr",
+                            description=RECORD_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+                            usage="python -m loop record [--out T.json] [--upstream URL] [--scenario NAME] "
+                                  "[--lang L] [--journal FILE] -- COMMAND [ARGS...]")
+    record.add_argument("--out", help="write the transcript to this file when the command ends")
+    record.add_argument("--upstream", metavar="URL",
+                        help="forward each request to URL (https://api.anthropic.com, or any compatible server) "
+                             "with the command's own key, instead of the offline model")
+    record.add_argument("--scenario", choices=YOURS_SCENARIOS, metavar="NAME",
+                        help="offline: the scripted model plays this scenario whatever the task says: "
+                             + ", ".join(YOURS_SCENARIOS))
+    record.add_argument("--lang", choices=list(languages()), default="en",
+                        help="the language of these lines (and of the scenario's task)")
+    record.add_argument("--journal", metavar="FILE",
+                        help="append one JSON line a step to FILE as the steps settle (Replay and "
+                             "`replay --follow` read it as it grows)")
+    record.add_argument("argv", nargs=argparse.REMAINDER, metavar="COMMAND", help="-- COMMAND [ARGS...]")
+    record.set_defaults(func=_record)
 
     scen = sub.add_parser("scenarios", help="list the built-in scenarios")
     scen.set_defaults(func=_scenarios)
@@ -594,6 +824,11 @@ def main(argv: list[str] | None = None) -> int:
     add_runs(sub)
 
     args = parser.parse_args(argv)
+    if args.command == "record" and args.upstream is not None and args.scenario:
+        parser.error("--scenario is the offline model's: it cannot be used with --upstream")
+    if args.command == "record" and args.upstream is not None and \
+            not args.upstream.startswith(("http://", "https://")):
+        parser.error("--upstream needs an http:// or https:// URL")
     if args.command == "run" and not (args.task or args.scenario):
         parser.error("run needs a TASK or --scenario NAME")
     if args.command == "run" and args.compact_at is not None and args.compact_at < 1:

@@ -5,7 +5,7 @@ import streamlit as st
 from loop.files.runs import StoreError
 from loop.text.catalogs import N_
 from loop.views.diagram import svg
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.views.notes import one_sentence, remember
 from loop.yours.exercises import EXERCISES
 from pages.views.browser import store, this_browser

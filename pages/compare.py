@@ -4,7 +4,7 @@ import streamlit as st
 
 from loop.views.compare import SCENARIOS
 from loop.engine.scenarios import SCENARIOS as ALL
-from pages.views.blocks import draw_style
+from pages.views.blocks import draw_style, inline_code, plain
 from pages.views.compare import draw_compare
 from pages.views.i18n import lang, t
 from pages.views.nav import through_app
@@ -30,5 +30,5 @@ st.radio(t("Scenario"), list(SCENARIOS), key=PICK, horizontal=True,
 name = st.session_state[PICK]
 if st.query_params.get("scenario") != name:  # the URL follows the choice (and is not opened again as a link)
     st.query_params["scenario"] = st.session_state[f"{PICK}-linked"] = name
-st.caption(f"`{name}`: {t(ALL[name].about, now)} · “{ALL[name].task_in(now)}”")
+st.caption(f"{inline_code(name)}: {t(ALL[name].about, now)} · “{plain(ALL[name].task_in(now))}”")
 draw_compare(name)

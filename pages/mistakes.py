@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from pages.views.blocks import draw_style
-from pages.views.i18n import lang, t
+from pages.views.i18n import choice, lang, t
 from pages.views.mistakes import draw_lab
 from pages.views.nav import through_app
 
@@ -30,6 +30,6 @@ def _follow() -> None:  # the URL names the mistake shown, so a copied link open
     st.session_state["mistake-seen"] = st.session_state["mistake-pick"]
 
 
-st.radio(t("Mistake"), names, key="mistake-pick", horizontal=True, label_visibility="collapsed", on_change=_follow,
+st.radio(t("Mistake"), names, key=choice("mistake-pick"), horizontal=True, label_visibility="collapsed", on_change=_follow,
          format_func=lambda n: t(MISTAKES[n].title, now))
 draw_lab(st.session_state["mistake-pick"])

@@ -4,12 +4,12 @@ import streamlit as st
 
 from pages.views.blocks import in_code, plain
 from pages.views.forks import trace_label
-from pages.views.i18n import lang, t, t_n
+from pages.views.i18n import choice, lang, t, t_n
 from pages.views.nav import through_app
 from pages.views.permalink import open_sample_link
 from pages.views.replay import _open_sample, draw_follow, draw_openers, draw_sessions, follow_poll, said, sample_names
 from pages.views.step import draw_step
-from pages.views.yours import draw_beside, learners_source
+from pages.views.yours import draw_learners, learners_source
 
 through_app()
 
@@ -27,9 +27,10 @@ trace, meta = replay["trace"], replay["trace"].meta
 # The file's name, model and task are the file's: shown as text, never as Markdown (an image there would be fetched).
 shown = plain(replay["name"])
 if replay.get("sub_agent_logs"):  # a session read with its sub-agents' logs
-    shown = t_n("{name} with {n} sub-agent log", "{name} with {n} sub-agent logs", replay["sub_agent_logs"], name=shown)
+    shown = t_n("{name} with {n} sub-agent log", "{name} with {n} sub-agent logs", int(replay["sub_agent_logs"]),
+                name=shown)
 st.markdown(t("**Replaying {name}** · format `{format}` · model `{model}`", name=shown,
-              format=replay["format"], model=in_code(meta.get("model", "?")))
+              format=in_code(replay["format"]), model=in_code(meta.get("model", "?")))
             + (" · " + t("task: {task}", task=plain(meta["task"])) if meta.get("task") else ""))
 warnings = replay["warnings"]  # notes (loop/importers/notes.py), said in the page's language
 if warnings:
@@ -43,10 +44,10 @@ if trace.branches:  # a saved run with forks: every branch can be replayed
     if st.session_state.get("replay-branch") not in range(len(family)):
         st.session_state["replay-branch"] = 0
     now = lang()
-    i = st.selectbox(t("Branch"), range(len(family)), key="replay-branch",
+    i = st.selectbox(t("Branch"), range(len(family)), key=choice("replay-branch"),
                      format_func=lambda n: trace_label(family[n], n, now))
     trace = family[i]
 # A learner's run saved on Your loop: their code beside the views, the step's line lit, as Your loop draws it
-beside = (lambda: draw_beside(trace)) if learners_source(trace) is not None else None
+beside = (lambda: draw_learners(trace)) if learners_source(trace) is not None else None
 draw_step(trace, "replay", name=replay["name"].rsplit(".", 1)[0], above=beside)
 follow_poll(replay)

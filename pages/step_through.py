@@ -4,6 +4,7 @@ import streamlit as st
 
 from loop.engine.model import SCRIPTED
 from loop.engine.profiles import ABOUT as PROFILE_ABOUT
+from loop.files.export import prose
 from pages.views.blocks import in_code, plain
 from pages.views.classroom import draw_start, draw_teacher, rejoin, shown
 from pages.views.following import draw_follower, follows
@@ -45,17 +46,17 @@ else:
     model = t("scripted model (offline, no key)") if run.model.config.model == SCRIPTED else \
         t("model `{name}`", name=in_code(run.model.name))
     st.caption(t("Task: **{task}** · {model} · max turns {turns} · workspace `{workspace}`", task=plain(run.task),
-                 model=model, turns=run.max_turns, workspace=in_code(run.workspace))
-               + " · " + t("loop: **{profile}**", profile=in_code(run.profile.name)),
+                 model=model, turns=int(run.max_turns), workspace=in_code(run.workspace))
+               + " · " + t("loop: **{profile}**", profile=plain(run.profile.name)),
                help=t(PROFILE_ABOUT[run.profile.name]))
     sandbox = getattr(run.tools, "sandbox", None)
     if sandbox is not None and sandbox.mode != "bubblewrap":  # the teacher must know before Step
         st.warning(t("Commands run without bubblewrap on this server ({why}): they see the machine as `nobody` does, "
                      "share its network and /tmp, and runs are not isolated from each other. See docs/security.md.",
-                     why=programs().why_not), icon=":material/shield:")
+                     why=plain(programs().why_not)), icon=":material/shield:")
     for warning in run.tools.warnings:  # e.g. a folder commands cannot write in
         if not warning.startswith(NO_BUBBLEWRAP):  # said above, in the page's language
-            st.warning(warning, icon=":material/shield:")
+            st.warning(prose(warning), icon=":material/shield:")
     draw_saved_runs(run)
     draw_branch_picker(run)
 draw_teacher(run)  # the class this browser teaches, if it teaches one

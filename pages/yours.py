@@ -5,8 +5,9 @@ import streamlit as st
 from pages.views.i18n import t
 from pages.views.nav import through_app
 from pages.views.presenter import apply, draw_switch, keep_presenting, presenting
+from pages.views.project import draw_project
 from pages.views.yours import (YOURS, apply_presenting, warm_up, draw_editor, draw_exercise, draw_run_row, draw_yours,
-                               open_code_link)
+                               open_code_link, open_in_editor)
 
 through_app()
 keep_presenting()  # a teacher who presents Step through presents Your loop too
@@ -29,6 +30,8 @@ else:
                  "The first rule your loop breaks is named where it breaks."))
 open_code_link()  # ?code=…&scenario=NAME&step=K: before the editor, which it fills
 source = draw_editor()
+if not presenting():  # the class reads the code; a project's files and a .env are the learner's own
+    draw_project(source, open_in_editor)
 draw_run_row(source)
 draw_exercise(source)
 yours = st.session_state.get(YOURS)

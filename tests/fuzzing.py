@@ -146,6 +146,9 @@ def seeds() -> tuple[tuple[str, bytes], ...]:
         found.append(("course-trace", path.read_bytes()))
     for path in sorted(CLAUDE_CODE.glob("*.jsonl")):
         found.append(("claude-code", path.read_bytes()))
+    logs = ROOT / "tests" / "data" / "logs"  # other agents' logs, in their shape: Claude Code 2.1, Codex CLI
+    found += [("claude-code", (logs / "claude_code_2_1.jsonl").read_bytes()),
+              ("codex-rollout", (logs / "codex_rollout.jsonl").read_bytes())]
     found += [("course-trace", data) for data in _course_with_threads()]
     found += [("claude-code", files[0][1]) for files in sessions()]  # with compactions and in-file sidechains
     for name in ("subagent", "compact"):  # journals of runs with a sub-agent and with compactions

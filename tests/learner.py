@@ -4,8 +4,9 @@ The learner's names are bound as the page binds them: `client` (a real `anthropi
 is the offline model), `MODEL`, `SYSTEM`, `TOOLS`, `MAX_TOKENS` (the scenario's), `run_tool(block)` and
 `run_bash(command)` over the scenario's tool box in a temporary workspace. Every request, response and tool
 run is recorded at the transport and the tool box, one Exchange a call with the tools run after it, the
-learner's line read from the stack. A refused call stops the run there (the learner's code never sees the
-400), as does the call past `max_calls`.
+learner's line read from the stack, and which of their lines made each message sent, watched as the sandbox's
+bootstrap watches it (loop/yours/watching.py, here in this process). A refused call stops the run there (the
+learner's code never sees the 400), as does the call past `max_calls`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from loop.engine.runner import new_workspace
 from loop.engine.scenarios import SCENARIOS
 from loop.engine.toolsets import default_toolbox
 from loop.yours import recording as rec
+from loop.yours.lines import checked_made, checked_place
 from loop.yours.recording import Exchange, LearnerState, Recording, ToolRun
+from loop.yours.watching import Watcher
 
 FILE = "your_loop.py"
 
@@ -62,8 +65,9 @@ def _state_of(state: object) -> LearnerState:
 
 
 def record(source: str, scenario: str = "list-files", lang: str = "en", max_calls: int = rec.MAX_CALLS,
-           toolset: str = "s01") -> Recording:
-    """Run `source`'s `agent_loop` on `scenario` and return what the channel and the tool box saw."""
+           toolset: str = "s01", owner: object = None, on_wait=None) -> Recording:
+    """Run `source`'s `agent_loop` on `scenario` and return what the channel and the tool box saw (`owner` and
+    `on_wait`, the sandboxed runner's line for a sandbox, have nothing to wait for here)."""
     recording = Recording(source=source, scenario=scenario, lang=lang)
     linecache.cache[FILE] = (len(source), None, source.splitlines(True), FILE)  # tracebacks show their code
     try:
@@ -76,11 +80,14 @@ def record(source: str, scenario: str = "list-files", lang: str = "en", max_call
     state = {"messages": [{"role": "user", "content": spec.task_in(lang)}], "turn_count": 1,
              "transition_reason": None}
 
+    watcher = Watcher(lambda name: name == FILE, lambda name: name)
+
     def handle(request: httpx2.Request) -> httpx2.Response:
         if len(recording.exchanges) >= max_calls:
             raise _Stop(rec.TOO_MANY_CALLS, f"stopped after {max_calls} model calls")
         body = json.loads(request.content)
-        exchange = Exchange(request=body, line=_line(), state=_state_of(state))
+        made = checked_made(watcher.sent(body.get("messages"), sys._getframe(1)))
+        exchange = Exchange(request=body, line=_line(), state=_state_of(state), made=made)
         recording.exchanges.append(exchange)
         status, answer = scripted.respond(body)
         if status != 200:
@@ -118,7 +125,13 @@ def record(source: str, scenario: str = "list-files", lang: str = "en", max_call
             exec(code, names)
             agent_loop = names["agent_loop"]
             takes_messages = list(inspect.signature(agent_loop).parameters)[:1] == ["messages"]
-            agent_loop(state["messages"] if takes_messages else state)
+            watcher.start()
+            try:
+                agent_loop(state["messages"] if takes_messages else state)
+            finally:
+                watcher.stop()
+                if watcher.left is not None:
+                    recording.left = checked_place({"file": watcher.left[0], "line": watcher.left[1]})
         except _Stop as stop:
             recording.outcome, recording.message = stop.outcome, stop.message
         except Exception as exc:  # noqa: BLE001  their code's exception, with their frames only

@@ -2,12 +2,13 @@
 Mistakes lab's ways and sees the broken branch beside the correct one, refused at the call the API refuses with
 its 400, what the rule means and the lines that differ; the branch stays in the picker and is saved with the run."""
 
+from dataclasses import replace
 from pathlib import Path
 
 from loop.engine import rules
 from loop.files import transcript
 from loop.text.catalogs import say
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from tests.apptest import app, click, download, slider
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,7 +125,7 @@ def test_a_real_models_run_and_an_imported_session_break_against_the_offline_mod
     imported.meta.update(imported={"format": "claude-code", "source": "session.jsonl", "warnings": []},
                          scripted=False, model="claude-sonnet-4-5")
     ls = next(s for s in imported.steps if s.stage == "run_tool")
-    ls.detail["output"] = "only-in-the-session.txt"  # what only the session's tool said
+    ls.detail = replace(ls.detail, output="only-in-the-session.txt")  # what only the session's tool said
     at.file_uploader(key="replay-upload").upload("session.json", transcript.dumps(imported).encode(),
                                                  "application/json").run()
     slider(at, "replay").set_value(3).run()
@@ -150,3 +151,66 @@ def test_without_a_loop_the_branch_stops_where_nothing_runs_the_tool_use():
     assert broken.steps[-1].stage == "decide" and not any(s.stage == "run_tool" for s in broken.steps)
     assert not at.error and any(w.value.startswith("**Nothing runs the tool_use.**") for w in at.warning)
     assert MISTAKES["no-loop"].wrong in [c.value for c in at.code]
+
+
+def break_live(scenario: str, step: int, mistake: str):
+    """A live run stepped to `step` (as shown, from 1) and no further, broken there with `mistake`."""
+    at = app(scenario=scenario, step=str(step))
+    cursor = step - 1
+    assert not at.session_state["live-run"].done and len(at.session_state["live-run"].trace) == step
+    open_break(at, "live", cursor)
+    at.radio(key=f"live-break-pick-{cursor}").set_value(mistake).run()
+    return click(at, f"live-break-go-{cursor}")
+
+
+def test_the_correct_loop_beside_a_break_is_run_as_far_as_the_broken_one_not_cut_at_the_cursor():
+    # The run was only stepped to step 6, the second run_tool: the correct loop still makes call 2, and the
+    # comparison shows it (hello-py at step 5: tests/test_engine_break.py)
+    at = break_live("two-tools", 6, "results-as-assistant")
+    assert not [c for c in at.caption if c.value == "No such call: this loop had already stopped."]
+    assert [md.value for md in at.markdown].count("**Call 2** · sent 3 message(s)") == 2  # both columns
+    wrong, right = [e for e in at.expander if e.label == "messages sent at call 2"]
+    sent = [h.proto.body for h in right.get("html")]
+    # the correct loop's call 2: its tool_results in one user message after the assistant response
+    assert len(sent) == 3 and '<span class="ls-role">assistant</span>' in sent[1]
+    assert '<span class="ls-role">user</span>' in sent[2] and sent[2].count("<b>tool_result</b>") >= 1
+    assert '<span class="ls-role">assistant</span>' in [h.proto.body for h in wrong.get("html")][2]
+    assert len(at.error) == 1  # only the broken loop is refused
+
+
+def test_at_a_write_back_step_break_it_here_breaks_that_write_back():
+    at = app(scenario="two-tools", step="7")  # step 7 writes both tool_results back; the run was stepped no further
+    open_break(at, "live", 6)
+    offered = at.radio(key="live-break-pick-6").options
+    assert set(offered) == {MISTAKES[n].title for n in ("no-write-back", "wrong-id", "text-first",
+                                                         "results-as-assistant")}
+    assert not any("no tool_result is written back after this step" in c.value for c in at.caption)
+    at.radio(key="live-break-pick-6").set_value("wrong-id").run()
+    click(at, "live-break-go-6")
+    assert "Broken at step 7; the API refused the call at step 8: 400 invalid_request_error." in [
+        c.value for c in at.caption]
+    assert at.session_state["live-run"].trace.steps[6].detail.get("mistake") == "wrong-id"
+
+
+def badges(bodies: list[str]) -> dict[str, set[str]]:
+    """{id: the styles its badges are drawn in} in the html `bodies`."""
+    import re
+
+    found: dict[str, set[str]] = {}
+    for style, text in re.findall(r'<span class="ls-badge ls-data" style="([^"]*)">([^<]*)</span>', "".join(bodies)):
+        found.setdefault(text, set()).add(style)
+    return found
+
+
+def test_the_wrong_id_is_never_drawn_in_the_colour_of_the_id_it_should_have_carried():
+    at = app("pages/replay.py")
+    at.selectbox(key="replay-sample").set_value("recover").run()
+    real = at.session_state["replay"]["trace"].steps[4].detail.tool_use_id  # turn 1's id: its colour is toolu_0's own
+    slider(at, "replay").set_value(5).run()
+    open_break(at, "replay", 4)
+    at.radio(key="replay-break-pick-4").set_value("wrong-id").run()
+    click(at, "replay-break-go-4")
+    drawn = badges([h.proto.body for e in at.expander if e.label.startswith("messages sent at call")
+                    for h in e.get("html")])
+    assert "toolu_0" in drawn and real in drawn
+    assert len(drawn["toolu_0"]) == len(drawn[real]) == 1 and drawn["toolu_0"] != drawn[real]

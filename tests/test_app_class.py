@@ -6,8 +6,13 @@ Two AppTest instances are two browsers: each is handed its own signed browser id
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
+from html import unescape
 from pathlib import Path
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
@@ -15,12 +20,15 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from loop.files import browser_id
-from loop.files.classes import Classes
+from loop.files.classes import CODE_LENGTH, Classes
 from loop.files.runs import default_store
 from loop.text.catalogs import say
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.views.questions import question_before
-from tests.apptest import app, choose_server, click, issued, reload, run
+from loop.classroom.follower import ANSWER_FIRST, ENDED, NOT_BEFORE_REVEAL, PULLED_BACK, STEPPED_AWAY
+from pages.views.blocks import markdown_html
+from pages.views.following import RUN_LANGUAGE
+from tests.apptest import app, choose_server, click, download, issued, reload, run
 
 pytestmark = pytest.mark.usefixtures("no_key_in_environment")
 
@@ -44,7 +52,7 @@ def teacher_with_class(steps: int = 2, **query) -> tuple[AppTest, str]:
         click(teacher, "live-step")
     click(teacher, "classroom-start")
     code = param(teacher, "class")
-    assert code and len(code) == 6
+    assert code and len(code) == CODE_LENGTH
     return teacher, code
 
 
@@ -134,6 +142,24 @@ def test_a_student_steps_away_and_back_and_never_moves_the_class():
     assert Classes(default_store()).state(code).cursor == 3
 
 
+def test_a_class_student_whose_browser_asks_for_chinese_lands_on_it_and_reads_that_the_run_keeps_its_language():
+    teacher, code = teacher_with_class()  # the teacher's run, in English
+    browser = SimpleNamespace(cookies={}, headers=[("Accept-Language", "zh-CN,zh;q=0.9,en;q=0.5")],
+                              remote_ip="192.0.2.7")
+    with mock.patch("streamlit.runtime.context._get_client_context", return_value=browser):
+        pupil = student(code)  # the class's link: no language in it
+    assert param(pupil, "lang") == "zh" and heading(pupil).startswith("### 第 2 / 2 步")
+    note = say("zh", RUN_LANGUAGE, language="English")
+    assert note in [c.value for c in pupil.caption]
+    click(pupil, "class-back")
+    assert param(pupil, "lang") == "zh" and note in [c.value for c in pupil.caption]  # and it stays
+    english = student(code)  # a browser that asks for nothing: English, the run's own language, no note
+    assert param(english, "lang") is None and not [c for c in english.caption if "language" in c.value]
+    with mock.patch("streamlit.runtime.context._get_client_context", return_value=browser):
+        chosen = student(code, lang="en")  # an address that names a language keeps it
+    assert param(chosen, "lang") in (None, "en") and heading(chosen).startswith("### Step 2 of 2")
+
+
 def test_a_students_page_shows_nothing_of_the_teachers_saved_runs_and_spends_no_key():
     teacher, code = teacher_with_class()
     pupil = student(code)
@@ -148,15 +174,18 @@ def test_a_students_page_shows_nothing_of_the_teachers_saved_runs_and_spends_no_
 
 
 def test_a_wrong_code_says_so_and_nothing_else():
-    pupil = student("ZZZZZZ")
-    assert [e.value for e in pupil.error] == ["No class has the code ZZZZZZ: it may have ended. Ask your teacher "
+    pupil = student("ZZZZZZZZ")
+    assert [e.value for e in pupil.error] == ["No class has the code ZZZZZZZZ: it may have ended. Ask your teacher "
                                               "for the code."]
     assert not pupil.button and not pupil.expander
+    hostile = student("![](//127.1)")  # an address's words are drawn as text: no image, nothing fetched
+    assert [e.value for e in hostile.error] == ["No class has the code !\\[\\](//127.1): it may have ended. Ask your "
+                                                "teacher for the code."]
 
 
-def test_end_class_shows_the_summary_and_the_answers_and_the_code_stops_working():
+def test_end_class_shows_the_summary_and_the_answers_and_a_student_keeps_the_class_s_last_step():
     teacher, code = teacher_with_class()
-    pupil = student(code)
+    pupil = student(code, lang="ja")
     click(teacher, "live-step")
     click(teacher, "classroom-end")
     said = texts(teacher)
@@ -165,9 +194,17 @@ def test_end_class_shows_the_summary_and_the_answers_and_the_code_stops_working(
     assert teacher.get("download_button")  # the answers, as CSV
     assert param(teacher, "class") is None
     assert not [b for b in teacher.button if b.key == "classroom-end"]
-    run(pupil)
-    assert [e.value for e in pupil.error] == [f"No class has the code {code}: it may have ended. Ask your "
-                                              "teacher for the code."]
+    run(pupil)  # the class's last step, kept: no error, the end said in the student's language
+    assert not pupil.error
+    assert heading(pupil).startswith("### ステップ 3 / 3")
+    assert say("ja", ENDED) in [i.value for i in pupil.info]
+    click(pupil, "class-back")  # the run is the student's now: stepping through it moves nothing, asks nothing
+    assert heading(pupil).startswith("### ステップ 2 / 3") and not pupil.error
+    assert "classroom-rejoin" not in [b.key for b in pupil.button]
+    name, saved = download(pupil, "class-save")  # and Save keeps it
+    assert name.endswith(".json") and len(json.loads(saved)["steps"]) == 3
+    late = student(code)  # a browser that opens the code now: the class has ended, said as such, not as an error
+    assert not late.error and [i.value for i in late.info] == [f"The class {code} has ended."]
 
 
 def test_the_teachers_reload_keeps_the_class_and_its_step():
@@ -200,11 +237,31 @@ def test_the_teacher_opening_the_link_in_another_browser_only_follows():
     assert issued(other) != issued(teacher)
 
 
+def counts(at: AppTest, key: str = "ls-class-counts") -> dict:
+    """The class's answers as the teacher's page draws them: the question's words, and each choice's
+    (words, count, marked right)."""
+    body = next((h.proto.body for h in at.get("html") if f'id="{key}"' in h.proto.body), None)
+    if body is None:
+        return {}
+    rows = re.findall(r'<div class="ls-bar-row( ls-bar-is-right)?" data-choice="(\d+)" data-count="(\d+)">'
+                      r'<div class="ls-bar-label">\d+\. (.*?)</div>', body, re.S)
+    question = re.search(r'<div class="ls-class-counts-question">(.*?)</div>', body, re.S).group(1)
+    return {"question": html_text(question), "revealed": 'data-revealed="1"' in body,
+            "step": int(re.search(r'data-step="(\d+)"', body).group(1)),
+            "late": int(re.search(r'data-late="(\d+)"', body).group(1)),
+            "choices": [(html_text(words), int(n), bool(right)) for right, _, n, words in rows]}
+
+
+def html_text(html: str) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
 def test_the_class_answers_the_teachers_question_the_teacher_sees_the_counts_then_reveals():
     teacher, code = teacher_with_class()
     teacher.toggle(key="live-predict").set_value(True)
     run(teacher)
     classes = Classes(default_store())
+    pupil = student(code, lang="ja")  # following before the question opens: its answer counts
     for _ in range(6):  # Step until the teacher's page asks before a step
         click(teacher, "live-step")
         if classes.state(code).question is not None:
@@ -212,11 +269,14 @@ def test_the_class_answers_the_teachers_question_the_teacher_sees_the_counts_the
     state = classes.state(code)
     k = state.question
     assert k == state.cursor + 1 and not state.revealed
-    pupil = student(code, lang="ja")
+    run(pupil)
     assert any(f'id="ls-question-class" data-step="{k}"' in h.proto.body for h in pupil.get("html"))
     assert pupil.session_state["class-predict-held"] == {k}  # its answer, the next step, is not sent ahead to Step
-    click(pupil, "class-back")  # while the question is open, the student stays with the class
-    assert heading(pupil).startswith(f"### ステップ {k} / {state.steps}")  # the step before the question's
+    wait = say("ja", ANSWER_FIRST)  # before an answer, the page stays with the class, and says why
+    for key in ("class-first", "class-back", "class-step"):
+        assert pupil.button(key=key).disabled and pupil.button(key=key).help == wait
+    assert wait in [c.value for c in pupil.caption]
+    assert heading(pupil).startswith(f"### ステップ {k} / {k} ")  # the step before the question's, counted without it
     assert "classroom-rejoin" not in [b.key for b in pupil.button]
     pupil.session_state[f"class-break-{k - 1}"] = True  # nor does Break it here, or a fork, step away meanwhile
     pupil.session_state[f"class-fork-{k - 1}"] = True
@@ -224,18 +284,70 @@ def test_the_class_answers_the_teachers_question_the_teacher_sees_the_counts_the
     assert not [w for w in [*pupil.radio, *pupil.text_area] if (w.key or "").startswith(("class-break", "class-fork"))]
     click(pupil, "classroom-choice-1")
     click(pupil, "classroom-choice-0")  # the last answer counts
-    run(teacher)
-    assert "The class's answers: **1.** 1 (of 1)" in texts(teacher)
+    q = question_before(classes.trace(code), k, "en")
+    run(teacher)  # one bar a choice, with its words, under the question's words
+    shown = counts(teacher)
+    assert shown["question"] == html_text(markdown_html(q.question)) and not shown["revealed"]
+    assert [(n, right) for _, n, right in shown["choices"]] == [(1, False)] + [(0, False)] * (len(q.choices) - 1)
+    assert [words for words, _, _ in shown["choices"]] == [html_text(markdown_html(c)) for c in q.choices]
+
+    assert not pupil.button(key="class-back").disabled  # answered: the student may step away now
+    click(pupil, "class-back")
+    assert heading(pupil).startswith(f"### ステップ {k - 1} / ")
+    assert say("ja", STEPPED_AWAY, k=k) in [i.value for i in pupil.info]
+    click(pupil, "class-step")
+    click(pupil, "class-step")  # never onto the step the question is about, before the teacher reveals it
+    assert heading(pupil).startswith(f"### ステップ {k} / ")
+    assert say("ja", NOT_BEFORE_REVEAL) in [i.value for i in pupil.info]
+    click(pupil, "classroom-rejoin")
+    assert heading(pupil).startswith(f"### ステップ {k} / ")
+
     click(teacher, "live-reveal")
     state = classes.state(code)
     assert state.cursor == k and state.question is None
+    shown = counts(teacher)  # the counts stay on the step revealed, the right answer marked
+    assert shown["revealed"] and [right for _, _, right in shown["choices"]] == [n == q.answer for n in range(len(q.choices))]
     run(pupil)
     assert heading(pupil).startswith(f"### ステップ {k + 1} / ")  # the step the question was about, revealed
     verdicts = [h.proto.body for h in pupil.get("html") if 'id="ls-verdict-class"' in h.proto.body]
-    right = question_before(classes.trace(code), k, "ja").answer == 0
-    assert len(verdicts) == 1 and f'data-verdict="{"right" if right else "wrong"}"' in verdicts[0]
+    assert len(verdicts) == 1 and f'data-verdict="{"right" if q.answer == 0 else "wrong"}"' in verdicts[0]
+    click(pupil, "class-back")  # the question is over: the student steps away as before it
+    assert say("ja", STEPPED_AWAY, k=k + 1) in [i.value for i in pupil.info]
+    click(pupil, "classroom-rejoin")
+    click(teacher, "live-step")
+    assert counts(teacher).get("step") != k  # gone at the next step (another question's, if one is asked there)
+
     click(teacher, "classroom-end")
-    assert f"Question before step {k + 1}: 1: 1" in texts(teacher)
+    assert f"**Question before step {k + 1}**" in texts(teacher)
+    summary = counts(teacher, f"ls-class-summary-{k}")
+    assert summary["question"] == html_text(markdown_html(q.question)) and summary["revealed"]
+    assert [(n, right) for _, n, right in summary["choices"]] == [(int(i == 0), i == q.answer) for i in range(len(q.choices))]
+    name, data = download(teacher, "classroom-csv")
+    rows = list(csv.reader(io.StringIO(data.decode())))
+    assert rows[0] == ["step", "question", "choice", "choice's text", "right", "answers", "late answers (not counted)"]
+    assert [r for r in rows[1:] if r[0] == str(k + 1)] == [[str(k + 1), q.question, str(n + 1), choice, "yes" if n == q.answer else "", str(int(n == 0)), "0"]
+                        for n, choice in enumerate(q.choices)]  # the screen's numbers, the words, no internal id
+
+
+def test_a_class_student_who_stepped_away_is_pulled_back_when_the_teacher_asks_and_reads_why():
+    teacher, code = teacher_with_class()
+    pupil = student(code, lang="zh")
+    click(pupil, "class-back")  # away, on the student's own step
+    assert "classroom-rejoin" in [b.key for b in pupil.button]
+    teacher.toggle(key="live-predict").set_value(True)
+    run(teacher)
+    classes = Classes(default_store())
+    for _ in range(6):
+        click(teacher, "live-step")
+        if classes.state(code).question is not None:
+            break
+    state = classes.state(code)
+    run(pupil)  # the server wakes the page; here, the next run: back on the class's step, with the question
+    assert heading(pupil).split("·")[0] == heading(student(code, lang="zh")).split("·")[0]
+    assert param(pupil, "step") == str(state.cursor + 1)
+    assert say("zh", PULLED_BACK) in [i.value for i in pupil.info]
+    assert "classroom-rejoin" not in [b.key for b in pupil.button]
+    assert any(f'id="ls-question-class" data-step="{state.question}"' in h.proto.body for h in pupil.get("html"))
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "zh"])
@@ -248,7 +360,7 @@ def test_start_a_class_is_offered_by_name_beside_the_title_and_turns_presenter_m
     click(teacher, "live-step")
     click(teacher, "classroom-start")
     code = param(teacher, "class")
-    assert code and len(code) == 6 and teacher.session_state["present"] is True
+    assert code and len(code) == CODE_LENGTH and teacher.session_state["present"] is True
     assert any(f'data-code="{code}"' in h.proto.body for h in teacher.get("html"))
     assert heading(student(code, lang=lang)).split("·")[0] == heading(teacher).split("·")[0]  # it follows
 
@@ -302,8 +414,15 @@ def test_a_student_forks_their_copy_sees_the_branch_and_back_to_the_class_drops_
     run(teacher)
     assert "**0 following** · 1 away" in texts(teacher)
 
-    spaces = [Path(str(b.workspace)) for b in copy.branches]
-    assert spaces and all(w.is_dir() for w in spaces)
+    forked = Path(str(copy.branches.current.workspace))
+    assert forked.is_dir()
+    pupil.session_state["class-break-5"] = True  # Break it here on the branch: a second branch, the first left
+    run(pupil)
+    click(pupil, "class-break-go-5")
+    assert len(copy.branches) == 2 and copy.trace.meta["forked_from"]["edit"] == "mistake"
+    assert not forked.exists()  # the branch left is closed at once: its workspace goes
+    spaces = [Path(str(copy.branches.current.workspace))]
+    assert spaces[0].is_dir()
     click(pupil, "classroom-rejoin")
     assert not any(w.exists() for w in spaces)  # the branch's workspace goes with it
     assert heading(pupil).startswith("### Step 5 of 5")
@@ -371,5 +490,5 @@ def test_a_students_copy_of_a_real_models_run_never_spends_the_teachers_key(fake
     assert {sent_key(h) for h in fake_api.headers[calls:]} == {"sk-student-key"}  # the student's, only
     assert copy.trace.meta["task"] == "What Python version is installed?"
     assert copy.trace.steps[-1].stage == "decide" and copy.trace.steps[-1].stop_reason == "tool_use"
-    assert copy.branches[-1].pending_tool_use is not None  # a real model's command waits: no one here approves it
+    assert copy.branches.current.pending_tool_use is not None  # a real model's command waits: no one here approves it
     the_class_as_it_was(code, teacher, before)

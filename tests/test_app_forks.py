@@ -21,6 +21,9 @@ def test_edit_a_tool_result_continue_switch_back_and_save_both():
     assert not at.text_area  # the form is drawn once its expander is opened
     at.session_state["live-fork-4"] = True  # the learner opens "Edit this tool_result…"
     at.run()
+    ran = original.trace.steps[4].detail  # the form starts from what the tool gave
+    assert at.text_area(key="live-fork-text-4").value == ran.output and "README.txt" in ran.output
+    assert at.checkbox(key="live-fork-err-4").value is False
     at.text_area(key="live-fork-text-4").set_value("notes.md\nplan.txt")
     click(at, "live-fork-go-4")
 

@@ -246,8 +246,11 @@ def test_import_warnings_on_replay_are_in_the_page_s_language(lang, skipped):
     assert skipped in said and "`messages[3]`" in said  # the page's words, and the file's places as they are
     assert "`Unterminated string starting at`" in said  # the JSON parser's words, quoted as it said them
     assert say(lang, "… and {n} more", n=11) in said  # many.json: 21 warnings, 10 shown
+    last = at.session_state["replay"]["warnings"]  # (the last upload's)
     at.segmented_control(key="lang").set_value("en").run()  # the page's language changes after the import
-    assert at.warning[0].value.startswith("**4 warnings while importing:**\n- `empty.jsonl`: empty; passed over")
+    heading = f"**{len(last)} warning{'s' if len(last) > 1 else ''} while importing:**\n- "
+    assert at.warning[0].value.startswith(heading) and not re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", at.warning[0].value), \
+        at.warning[0].value
 
 
 @pytest.mark.parametrize("lang, mistake", [("ja", "no-assistant-append"), ("zh", "no-assistant-append"),
@@ -257,7 +260,11 @@ def test_mistakes_lab_has_no_english_left_and_keeps_the_api_error_verbatim(lang,
     wrong, right = at.session_state["mistakes-runs"][(mistake, lang)]
     if wrong.broke_at:
         assert wrong.broke_at.error in at.error[0].value  # the API's words stay as the API wrote them
-    data = [wrong.broke_at.error if wrong.broke_at else "", *SCENARIOS, "end_turn"]
+    from loop.engine.mistakes import MISTAKES, OPENAI
+
+    # the API's words stay verbatim, the other dialect's too (with its product's name)
+    data = [wrong.broke_at.error if wrong.broke_at else "", MISTAKES[mistake].said(OPENAI) or "",
+            "Chat Completions", *SCENARIOS, "end_turn"]
     for run in (wrong, right):
         for call in run.calls:
             data += call.tool_outputs
@@ -386,7 +393,7 @@ def test_a_scenario_link_with_a_language_opens_the_run_in_it():
     assert run.state.messages[1]["content"][0]["text"] == "我先创建 hello.py。"
 
 
-FORMAT_NAMES = ["UTF", "Lines", "zip", "learn-claude-code", "subagents", "MiB", "CPU"]  # names of formats and units
+FORMAT_NAMES = ["UTF", "Lines", "zip", "learn-claude-code", "subagents", "MiB", "CPU", "Codex", "CLI", "rollout"]  # names of formats and units
 
 
 def unreadable_uploads() -> list[list[tuple[str, bytes]]]:
@@ -464,7 +471,7 @@ def broken_transcripts() -> list[tuple[str, bytes]]:
         return samples[sample]["steps"][i]["detail"]
 
     changes = {
-        "version": ("two-tools", lambda d: d.update(version=3)),
+        "version": ("two-tools", lambda d: d.update(version=4)),
         "no-messages": ("two-tools", lambda d: d.pop("messages")),
         "message": ("two-tools", lambda d: d["messages"].__setitem__(1, "hi")),
         "role": ("two-tools", lambda d: d["messages"][2].update(role="tool")),
@@ -571,7 +578,7 @@ def test_why_a_sample_cannot_be_opened_follows_a_later_change_of_language(lang, 
     at.segmented_control(key="lang").set_value("en").run()
     assert at.error[0].value == (
         "**This file cannot be replayed.** The sample `hello-py` cannot be opened: `hello-py.json`: a Loopscope "
-        "transcript that cannot be loaded: `version`: this Loopscope reads versions 1 to 2, the file is version `9`"
+        "transcript that cannot be loaded: `version`: this Loopscope reads versions 1 to 3, the file is version `9`"
         "\n\nThe replay below is unchanged.")
 
 

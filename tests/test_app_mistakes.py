@@ -5,7 +5,7 @@ and the loop that is not there, where nothing is refused and nothing runs."""
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from tests.apptest import app
 
 # (the call refused, words of the API's error) for each mistake, as the API words them
@@ -73,8 +73,12 @@ def test_without_a_loop_the_tool_use_stays_a_wish(lab):
 
 
 def test_without_a_loop_no_file_is_read(shared):
-    from loop.views.mistakes import run_loop
+    from loop.engine.broken import lab
     from loop.engine.toolsets import default_toolbox
+    from loop.views.mistakes import lab_run
+
+    def run_loop(mistake, tools):
+        return lab_run(lab(mistake, tools), mistake)
 
     class Counting:
         def __init__(self, box):

@@ -50,9 +50,11 @@ def test_step_asks_first_and_a_right_answer_reveals_the_step_marked_right():
     at = turned_on(app(scenario="hello-py", step="3"))
     trace = live_trace(at)
     assert trace.cursor == 2 and asked(at) is None
-    click(at, "live-step")  # the decide step exists now (executed), but is not shown
+    click(at, "live-step")  # the decide step exists now (executed), but is not shown, nor counted
     assert trace.cursor == 2 and len(trace) == 4
-    assert status(at).startswith("Step 3 of 4 · turn 1 · 3 · append the assistant response")
+    assert status(at).startswith("Step 3 of 3 · turn 1 · 3 · append the assistant response")
+    words = next(b for b in html_bodies(at) if 'id="ls-words-live"' in b)
+    assert "answer the question;" in words and "already recorded" not in words
     q = question_before(trace, 3, "en")
     assert q.kind == "continues" and markdown_html(q.question) in asked(at)
     assert choices(at, "live") == [f"{n}. {c}" for n, c in enumerate(q.choices, 1)]
@@ -88,6 +90,7 @@ def test_a_wrong_answer_reveals_the_step_with_the_why_in_the_page_s_language(lan
     shown = verdict(at)
     assert 'data-verdict="wrong"' in shown and NOT_QUITE[lang] in shown
     assert markdown_html(q.why) in shown and markdown_html(q.choices[q.answer]).removeprefix("<p>")[:20] in shown
+    assert q.why_wrong(wrong) and markdown_html(q.why_wrong(wrong)) in shown  # why the choice made is wrong
     assert any(m.value == say(lang, "**{right} of {asked} right**", right=0, asked=1) for m in at.markdown)
     if lang != "en":  # the toggle, the score, the verdict: no English left on the page
         left = {s: w for s in texts_on_page(at) if (w := english_left(s, ["two-tools.json"], names(lang)))}

@@ -58,10 +58,12 @@ def test_an_uploaded_transcript_replays_and_nothing_runs():
     run = start(scenario="list-files")
     run.run_to_end()
     at = replay_page()
+    assert at.selectbox(key="replay-sample").value == "two-tools"  # the sample the page opened on
     upload(at, "mine.json", transcript.dumps(run.trace).encode())
     replay = at.session_state["replay"]
     assert replay["name"] == "mine.json" and len(replay["trace"]) == len(run.trace)
     assert any("Replaying mine.json" in m.value for m in at.markdown)
+    assert at.selectbox(key="replay-sample").value is None  # no sample is named while the file is replayed
     click(at, "replay-to-end")
     assert len(replay["trace"]) == len(run.trace)
 

@@ -123,3 +123,18 @@ def test_a_link_opens_presenter_mode_the_url_keeps_it_and_turning_it_off_sticks(
     at.query_params["present"] = "on"  # the link's parameter, still in the address the tab was opened with
     at.run()
     assert at.toggle(key="present").value is False and "present" not in at.query_params and at.title
+
+
+def test_saved_runs_open_by_themselves_on_a_reload_never_after_new_run():
+    """A reload lands on a fresh run, and the runs saved before are offered; New run asks for a fresh run to step
+    through: the list stays closed, under it, and the steps stay on the first screen."""
+    from tests.apptest import reload
+
+    at = app()
+    click(at, "live-step")  # saved, step by step
+    click(at, "new-run")
+    [saved] = [e for e in at.expander if e.label.startswith("Saved runs")]
+    assert saved.label == "Saved runs · 1" and not saved.proto.expanded
+    again = reload(at)
+    [saved] = [e for e in again.expander if e.label.startswith("Saved runs")]
+    assert saved.proto.expanded

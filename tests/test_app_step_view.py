@@ -96,7 +96,7 @@ def test_the_replay_page_draws_each_step_from_its_record_alone(name, monkeypatch
 
 # What pages may still use from loop.views.parts: helpers of a block's content, the history's window arithmetic, the
 # Pairs table's column names, and the whole-run tables and exports (drawn only when asked for).
-ALLOWED = {"window", "COLLECTED", "THREAD_COLUMN", "id_colour", "result_text", "pairs_table", "steps_table",
+ALLOWED = {"window", "COLLECTED", "THREAD_COLUMN", "id_colour", "screen_colours", "result_text", "pairs_table", "steps_table",
            "growth_table"}
 
 

@@ -129,8 +129,11 @@ def test_headers_pairs_and_loopstate_count_turns_alike_in_every_scenario(scenari
         own = [r for r in rows if r.get(THREAD_COLUMN, "main") == thread_name(thread)]
         steps = [s for s in trace.steps if s.thread == thread.id]
         for row, pair in zip(own, rules.pairs(thread.messages), strict=True):
-            asked = next(s for s in steps if s.stage == "append_assistant" and s.n_messages == pair.use_index + 1)
-            answered = next(s for s in steps if s.stage == "write_back" and s.n_messages == pair.result_index + 1)
+            # (the last such steps: a compaction rewrites the history, and the pairs are the history's last version)
+            asked = next(s for s in reversed(steps)
+                         if s.stage == "append_assistant" and s.n_messages == pair.use_index + 1)
+            answered = next(s for s in reversed(steps)
+                            if s.stage == "write_back" and s.n_messages == pair.result_index + 1)
             turn = row["turn"]
             assert asked.turn == answered.turn == turn, (scenario, pair.tool_use_id)
             assert step_row(trace, answered.index)[turn_column] == turn  # the LoopState table's turn column

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from dataclasses import replace
 
 import re
 from html import unescape
@@ -258,7 +259,7 @@ def test_why_an_imported_history_was_compacted_is_said_in_the_page_s_language(la
     assert say(lang, COMPACTED_WHY) in shown, shown
     left = english_left(shown, [], names(lang))
     assert not left, f"English left above the compaction: {left}\n<= {shown}"
-    step.detail["why"] = "a reason no catalog knows"  # an older file's own words: shown as they were recorded
+    step.detail = replace(step.detail, why="a reason no catalog knows")  # an older file's own words: as recorded
     at.run()
     assert "a reason no catalog knows" in html_text(compaction(at))
     resent = Step(0, "compact", 1, None, None, 3, 0, 0, None, 0.0,

@@ -7,14 +7,18 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from loop.text.catalogs import say
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.yours.listing import CALL as CALL_COMMENT, CHAPTER_LOOP, chapter_loop
+from loop.yours.lines import AFTER, MADE, RETURNED, SAID
 from loop.yours.reading import read
+from pages.views.blocks import inline_code
 from pages.views.permalink import source_of
 from pages.views.yours import SCENARIOS, YOURS, starting_code
 
 from .apptest import app, run
 from .learner import record
+from .test_yours_cli import SCENARIO, WRONG
+from .test_yours_lines import LISTING_MADE, expected
 
 NO_APPEND = CHAPTER_LOOP.replace('''        state["messages"].append({
             "role": "assistant",
@@ -40,6 +44,10 @@ def test_the_page_opens_with_the_chapters_listing_and_the_scenarios_the_chapters
     picker = at.selectbox(key="yours-scenario")
     assert picker.options == SCENARIOS and "big-context" not in SCENARIOS and "overloaded" not in SCENARIOS
     assert [b.label for b in at.button] == [say(lang, "Run")]
+    intro = next(c.value for c in at.caption if "agent_loop" in c.value)
+    assert say(lang, "Run") in intro  # the button named as it reads
+    if lang == "zh":  # in the words the Chinese interface uses for them
+        assert "模型" in intro and "工具" in intro and " model " not in intro and " tool " not in intro
 
 
 def test_a_broken_run_is_named_and_stepping_lights_the_line_that_sent_each_call():
@@ -49,14 +57,37 @@ def test_a_broken_run_is_named_and_stepping_lights_the_line_that_sent_each_call(
     [named] = at.error
     assert say("ja", MISTAKES["no-assistant-append"].title) in named.value
     assert "400" in named.value and "unexpected `tool_use_id`" in named.value
-    line = NO_APPEND.splitlines().index(CALL) + 1
-    assert say("ja", "Your line {line}:", line=line) in named.value
+    made = NO_APPEND.splitlines().index('        state["messages"].append({') + 1  # the write-back left: of results
+    assert say("ja", SAID[MADE], line=made, message=2, call=2, code=inline_code('state["messages"].append({')) \
+        in named.value  # the line that made the message the API refused, not the call's
     assert "(/mistakes?mistake=no-assistant-append)" in named.value
+    line = NO_APPEND.splitlines().index(CALL) + 1
+    assert say("ja", "**The fix:**") + " " + say("ja", MISTAKES["no-assistant-append"].fix) in named.value
     assert 'class="lit"' not in html(at)  # step 1: the task, before any line of theirs ran
+    state = lambda: next(m.value for m in at.markdown if "| `turn_count` |" in m.value)  # noqa: E731
+    assert "| `turn_count` | — | `1` |" in state()  # not read yet: no call has been made (never "None")
     at.button(key="yours-step").click()
     run(at)
     assert f'<div class="lit" data-line="{line}">' in html(at)
+    assert "| `turn_count` | `1` | `1` |" in state()  # read at the call
     assert "Traceback" not in "".join(str(e.value) for e in at.error) + "".join(c.value for c in at.code)
+
+
+def test_the_page_names_each_mistake_at_the_line_that_made_it_with_the_fix_and_the_labs_link_in_every_language():
+    langs = ("en", "ja", "zh")
+    apps = {lang: app("pages/yours.py", lang=lang) for lang in langs}
+    for i, mistake in enumerate(MISTAKES):  # each mistake in one language, each language in turn
+        lang = langs[i % 3]
+        at, source = apps[lang], WRONG[mistake]
+        at.session_state[YOURS] = read(record(source, SCENARIO.get(mistake, "list-files"), lang=lang))
+        run(at)
+        [named] = at.error
+        how, line, message, call = expected(source, LISTING_MADE[mistake])  # the line that made it, or the return
+        assert how == (RETURNED if mistake == "no-loop" else AFTER if mistake == "no-write-back" else MADE)
+        assert say(lang, SAID[how], line=line, message=message, call=call,
+                   code=inline_code(source.splitlines()[line - 1].strip())) in named.value, (mistake, lang)
+        assert say(lang, "**The fix:**") + " " + say(lang, MISTAKES[mistake].fix) in named.value
+        assert f"(/mistakes?mistake={mistake})" in named.value
 
 
 def test_an_exception_shows_their_traceback_only_and_a_syntax_error_its_line_and_column():

@@ -43,8 +43,8 @@ def in_process():
 def test_choosing_an_exercise_opens_its_starter_and_each_exercise_keeps_the_learners_own_text():
     at = app("pages/yours.py", lang="ja")
     [exercises, scenarios] = at.selectbox
-    assert exercises.options == [say("ja", "Free: the chapter's loop")] + [
-        say("ja", "Statement {n}: {title}", n=e.statement, title=say("ja", e.title)) for e in EXERCISES.values()]
+    assert exercises.options == [say("ja", "Free: the chapter's loop")] + [e.label("ja") for e in EXERCISES.values()]
+    assert exercises.options[-1] == say("ja", "Beyond the chapter: {title}", title=say("ja", EXERCISES["is-error"].title))
     picked(at, "append-the-response")
     exercise = EXERCISES["append-the-response"]
     assert at.session_state[SEEN] == starting_code("ja", "append-the-response")
@@ -78,15 +78,23 @@ def test_check_with_the_starter_fails_and_says_why_in_japanese_with_the_scenario
     assert not at.success
 
 
-def test_a_loop_that_looks_right_but_drops_is_error_does_not_pass(in_process):
+def test_exercise_3_passes_with_the_chapters_own_write_back_and_is_error_is_the_next_exercise(in_process):
     at = app("pages/yours.py")
     picked(at, "write-back")
     exercise = EXERCISES["write-back"]
     at.session_state[SOURCE] = starting_code("en", "write-back").replace(
-        f"        # TODO: {exercise.todo}\n", exercise.missing)  # the chapter's listing: no is_error
+        f"        # TODO: {exercise.todo}\n",
+        '        state["messages"].append({"role": "user", "content": results})\n')  # the chapter's write-back
     run(at)
     check(at)
-    shown = at.error[0]  # the verdict; the run it failed on is drawn below it, its own broken rule named
+    assert not at.error, [e.value for e in at.error]
+    assert [s.value for s in at.success] == ["Passed: your loop does it on recover, two-tools."]
+    picked(at, "is-error")  # beyond the chapter: the chapter's listing does not mark a failed run
+    assert any("goes beyond the chapter" in m.value for m in at.markdown)
+    at.session_state[SOURCE] = EXERCISES["write-back"].answer
+    run(at)
+    check(at)
+    shown = at.error[0]  # the verdict; the run it failed on is drawn below it
     assert "is_error" in shown.value and "`recover`" in shown.value
 
 
@@ -116,10 +124,10 @@ def test_check_with_the_answer_passes_and_the_browser_keeps_it_for_the_picker_an
     assert other.checkbox(key="about-check-s1").value is False
 
 
-def test_check_goes_through_the_sandbox_and_passes_statement_3_only_with_is_error_written_back():
+def test_check_goes_through_the_sandbox_and_passes_is_error_only_with_is_error_written_back():
     at = app("pages/yours.py")
-    picked(at, "write-back")
-    at.session_state[SOURCE] = EXERCISES["write-back"].answer
+    picked(at, "is-error")
+    at.session_state[SOURCE] = EXERCISES["is-error"].answer
     run(at)
     with mock.patch("loop.yours.sandboxed.run", wraps=sandboxed.run) as sandbox:
         check(at)
@@ -170,3 +178,28 @@ def test_a_failed_check_opens_the_run_it_failed_on_at_the_failing_call(in_proces
     assert trace.cursor == calls[verdict.call] > 0
     status = f"### Step {trace.cursor + 1} of {len(trace)} · "
     assert any(m.value.startswith(status) for m in at.markdown), [m.value for m in at.markdown][:20]
+
+
+def test_only_the_run_of_the_code_and_the_exercise_on_screen_is_drawn(in_process):
+    """A failed Check draws the run it failed on; a pass then draws no run of the earlier code under it (its red
+    400), another exercise draws none of the last one's, and a run of code since changed says so."""
+    code = lambda: "".join(h.value for h in at.get("html") if "ls-yours-code" in h.value)  # noqa: E731
+    at = app("pages/yours.py")
+    picked(at, "write-back")
+    check(at)
+    assert not_yet(at) and "# TODO" in code()  # the starter's run, drawn below the verdict
+    at.session_state[SOURCE] = EXERCISES["write-back"].answer
+    run(at)
+    assert say("en", "This run is of your earlier code: Run again to run the code in the editor.") in \
+        [c.value for c in at.caption]
+    check(at)
+    assert [s.value for s in at.success] == ["Passed: your loop does it on recover, two-tools."]
+    assert not at.error and not code()  # the failed run of the starter is gone with its 400
+    assert say("en", "Press Run to run your loop on the scenario chosen.") in [i.value for i in at.info]
+
+    picked(at, "run-the-tools")
+    check(at)  # its starter fails: its run is drawn
+    assert code() and at.error
+    picked(at, "append-the-response")
+    assert not at.error and not code()  # run-the-tools' run is not this exercise's
+    assert say("en", "Press Run to run your loop on the scenario chosen.") in [i.value for i in at.info]

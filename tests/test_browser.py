@@ -243,3 +243,18 @@ def test_the_uploader_speaks_the_page_s_language(page, url, lang, words):
 
 # About opened first (its menu, its words) and About's code comments upright in Chinese and Japanese are checked in
 # tests/test_projector.py, which opens About in each language: a page load costs a second of the machine's CPU.
+
+
+def test_a_file_dropped_after_another_replaces_it(page, url):
+    """The uploader holds the files of the last drop: a second transcript replaces the first, in the uploader and
+    on the page (never both, refused as several sessions' logs), and the sample box names no sample meanwhile."""
+    page.goto(f"{url}/replay")
+    page.wait_for_selector('[data-testid="stFileUploaderDropzoneInput"]', state="attached", timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    for name in ("recover", "hello-py"):
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(ROOT / "samples" / f"{name}.json"))
+        page.get_by_text(f"Replaying {name}.json").wait_for(timeout=60_000)
+        page.wait_for_selector(IDLE, timeout=60_000)
+    assert page.locator('[data-testid="stFileChipName"]').all_inner_texts() == ["hello-py.json"]
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    assert page.locator(".st-key-replay-sample input").input_value() == ""

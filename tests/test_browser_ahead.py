@@ -12,7 +12,8 @@ import pytest
 from tests.browser import IDLE, PAINTED, settled
 
 # What a learner reads of the step on the screen: the heading, the line saying what happened, the line beside the
-# buttons and the views (the diagram's lit stage, the note, the history), and which step the views are of.
+# buttons and the views (the diagram's lit stage, the note, the history), which step the views are of, and the step
+# the address names (a copied address, a reload opens it).
 READ = """() => {
     const heading = [...document.querySelectorAll('h3')].map(h => h.textContent).find(t => /\\d/.test(t)) || '';
     const text = (id) => { const el = document.getElementById(id); return el ? el.innerText : null; };
@@ -22,7 +23,8 @@ READ = """() => {
             panel: grid && grid.querySelector('.ls-panel') ? grid.querySelector('.ls-panel').dataset.step : null,
             diagram: grid && grid.querySelector('.ls-diagram-box svg') ? grid.querySelector('.ls-diagram-box').dataset.step
                                                                      : null,
-            ahead: document.querySelector('[data-ahead]') !== null};
+            ahead: document.querySelector('[data-ahead]') !== null,
+            address: new URLSearchParams(location.search).get('step')};
 }"""
 HEADINGS = {"en": "Step {k} of", "ja": "ステップ {k} /", "zh": "第 {k} /"}
 
@@ -139,18 +141,27 @@ def test_back_and_step_show_their_step_before_the_server_answers(server, module_
     assert server_drew(page, middle, heard, step=9) == middle
 
 
-def test_a_presenter_s_click_shows_its_step_and_its_one_row_loop_state_at_once(server, module_tab):
+def test_a_presenter_s_click_shows_its_step_its_one_row_loop_state_and_its_address_at_once(server, module_tab):
     url, process = server
     page = open_page(module_tab, url, scenario="two-tools", step="99")
     page.locator(".st-key-present label").click()
     page.wait_for_selector("#ls-state-live", timeout=60_000)
     settled(page)
     at_end = shows(page, "en", 10, ahead=False)
+    assert at_end["address"] == "10"
     with stopped(process):
         page.keyboard.press("ArrowLeft")  # a presenter's clicker sends the arrow keys
         early = shows(page, "en", 9, ahead=True)
-    assert early["state"] != at_end["state"] and "turn_count" in early["state"]
+    assert early["state"] != at_end["state"] and "turn_count" in early["state"] and early["address"] == "9"
     assert {**early, "ahead": False} == shows(page, "en", 9, ahead=False)
+    page.locator(".st-key-live-first button").click()
+    shows(page, "en", 1, ahead=False)
+    for k in (2, 3, 4, 5):  # four Steps: the address names each step as the page shows it, then as the server does
+        with stopped(process):
+            page.locator(".st-key-live-step button").click()
+            early = shows(page, "en", k, ahead=True)
+        assert early["address"] == str(k), early
+        assert {**early, "ahead": False} == shows(page, "en", k, ahead=False)
 
 
 def test_a_click_the_server_does_not_answer_goes_back_to_the_server_s_step_until_it_does(server, module_tab):

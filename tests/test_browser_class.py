@@ -1,10 +1,12 @@
 """A class in Chromium, two browsers: the teacher steps in presenter mode, the student's page shows each step;
 the student steps away and comes back, and no click of theirs moves the class; the teacher's question is the
-student's too, the student's answer is counted on the teacher's page, and Reveal shows the student the answer."""
+student's too, the student's answer is counted on the teacher's page, Reveal shows the student the answer, and
+at the end of the class the student keeps its last step."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from loop.files.classes import Classes
 from loop.files.runs import default_store
@@ -12,10 +14,12 @@ from loop.files.transcript import load
 from loop.views.questions import question_before
 from pages.views.following import SAFETY
 from pages.views.replay import sample_path
-from tests.browser import settled, wait_for_status
+from tests.browser import PAINTED, settled, wait_for_status
+
 from tests.wire import Follower, Wire
 
 AWAY = "You stepped away: the class is at step {k}."
+SHOTS = Path(__file__).resolve().parent.parent / "docs" / "projector"
 
 
 def heading(page) -> str:
@@ -74,30 +78,7 @@ def test_a_student_follows_each_teacher_step_steps_away_and_back_and_cannot_move
     wait_for_status(student, "Step 6 of 6")
     student.wait_for_function("(text) => !document.body.innerText.includes(text)", arg="You stepped away")
     wait_for_text(teacher, "1 following · 0 away")
-
-    # A question: predict mode on the teacher's page; the class is asked before step K (the sample is the same run)
-    sample = load(sample_path("two-tools", "en"))
-    k = next(k for k in range(6, len(sample)) if question_before(sample, k, "en") is not None)
-    settled(teacher)
-    teacher.locator(".st-key-live-predict label").click()
-    teacher.wait_for_selector(".st-key-live-predict input:checked", timeout=60_000)
-    for j in range(6, k):
-        teacher.locator(".st-key-live-step button").click()
-        wait_for_status(teacher, f"Step {j + 1} of {j + 1}")
-    teacher.locator(".st-key-live-step button").click()
-    teacher.wait_for_selector(f'#ls-question-live[data-step="{k}"]', timeout=60_000)
-    student.wait_for_selector(f'#ls-question-class[data-step="{k}"]', timeout=60_000)
-    settled(student)
-    student.locator(".st-key-class-back button").click()  # no stepping away while the question is open
-    wait_for_status(student, f"Step {k} of {k + 1}")
-    student.locator(".st-key-classroom-choice-0 button").click()
-    wait_for_text(student, "Your answer: 1.")
-    wait_for_text(teacher, "The class's answers: 1. 1 (of 1)")
-    assert "You stepped away" not in student.evaluate("() => document.body.innerText")
-    teacher.locator(".st-key-live-reveal button").click()
-    wait_for_status(teacher, f"Step {k + 1} of {k + 1}")
-    student.wait_for_selector("#ls-verdict-class", timeout=60_000)
-    wait_for_status(student, f"Step {k + 1} of {k + 1}")
+    # (the class's question, its answers and its end: the Japanese class below)
 
 
 def test_a_student_breaks_their_own_copy_and_back_to_the_class_returns(app_server, new_page):
@@ -226,8 +207,104 @@ def test_a_teacher_s_move_reruns_only_the_follower_s_step(app_server):
     asyncio.run(asyncio.wait_for(lesson(), timeout=240))
 
 
+def test_when_the_class_ends_the_server_wakes_each_follower_which_keeps_its_step_and_reads_that_it_ended(app_server):
+    """The end of the class is delivered as a step is: the server reruns the student's page (it sends nothing for
+    it), which keeps the class's last step, says the class has ended (no error), and then steps on its own."""
+    url, _ = app_server
+
+    async def lesson() -> None:
+        teacher, code = await _class(url)
+        await teacher.rerun("live-step")
+        student = Follower(url, code)
+        await student.open()
+        assert (2, 2) in student.shown
+        sent, student.text = student.sent, []  # (what its opening drew is not what the end draws)
+        await teacher.rerun("classroom-end")
+
+        async def told() -> None:
+            while not b"The class has ended." in b"".join(student.last):
+                if await student._next():
+                    student._ran()
+
+        await asyncio.wait_for(told(), timeout=60)
+        assert student.sent == sent  # woken by the server: the page asked for nothing
+        assert b"Step 2 of 2" in b"".join(student.last) and b"You follow the teacher" not in b"".join(student.last)
+        await student.rerun("class-back")  # the run is the student's now
+        assert student.status() == (1, 2) and student.params["step"] == "1"
+        assert not (teacher.errors or student.errors), (teacher.errors, student.errors)
+        await student.close()
+        await teacher.close()
+
+    asyncio.run(asyncio.wait_for(lesson(), timeout=240))
+
+
+def test_a_japanese_class_in_chromium_counts_answers_in_bars_and_ends_with_each_student_on_the_last_step(
+        app_server, new_page, chromium):
+    """At 1280×800 in Japanese: a student whose browser asks for Japanese lands on the Japanese interface; the
+    teacher's page counts the class's answers in one bar a choice, the right one marked after Reveal; at the end the
+    student keeps the last step and reads that the class has ended. Both screens go to docs/projector/."""
+    url, _ = app_server
+    teacher = new_page(1280, 800)
+    teacher.goto(f"{url}/?scenario=two-tools&step=2&lang=ja")
+    wait_for_status(teacher, "ステップ 2 / 2")
+    teacher.locator(".st-key-present label").click()
+    teacher.locator(".st-key-classroom-start button").first.click()
+    teacher.wait_for_selector("#ls-class-code", timeout=60_000)
+    code = teacher.locator("#ls-class-code").get_attribute("data-code")
+    teacher.locator(".st-key-classroom-size button").click()  # the QR code hidden: the step gets the room
+    teacher.wait_for_selector("#ls-class-qr", state="detached", timeout=60_000)
+
+    context = chromium.new_context(viewport={"width": 1280, "height": 800}, locale="ja-JP")  # Accept-Language: ja
+    try:
+        student = context.new_page()
+        student.goto(f"{url}/?class={code}")  # the link as the QR code gives it: no language in it
+        wait_for_status(student, "ステップ 2 / 2")
+        student.wait_for_function("() => new URLSearchParams(location.search).get('lang') === 'ja'")
+
+        sample = load(sample_path("two-tools", "ja"))  # the teacher's run, made in Japanese
+        k = next(k for k in range(2, len(sample)) if question_before(sample, k, "ja") is not None)
+        settled(teacher)
+        teacher.locator(".st-key-live-predict label").click()
+        teacher.wait_for_selector(".st-key-live-predict input:checked", timeout=60_000)
+        for j in range(2, k):
+            teacher.locator(".st-key-live-step button").click()
+            wait_for_status(teacher, f"ステップ {j + 1} / {j + 1}")
+        teacher.locator(".st-key-live-step button").click()
+        teacher.wait_for_selector(f'#ls-question-live[data-step="{k}"]', timeout=60_000)
+        student.wait_for_selector(f'#ls-question-class[data-step="{k}"]', timeout=60_000)
+        wait_for_text(teacher, "バーが尽きても")  # the countdown says what it is and what its end does
+        settled(student)
+        assert student.locator(".st-key-class-back button").first.is_disabled()  # no stepping away before an answer
+        wait_for_text(student, "まずクラスの質問に答えてください")  # and why
+        q = question_before(sample, k, "ja")
+        wrong = next(n for n in range(len(q.choices) - 1) if n != q.answer)
+        student.locator(f".st-key-classroom-choice-{wrong} button").click()
+        teacher.wait_for_selector(f'#ls-class-counts .ls-bar-row[data-choice="{wrong + 1}"][data-count="1"]',
+                                  timeout=60_000)
+        teacher.locator(".st-key-live-reveal button").click()
+        teacher.wait_for_selector(f'#ls-class-counts[data-revealed="1"] .ls-bar-is-right[data-choice="{q.answer + 1}"]',
+                                  timeout=60_000)
+        student.wait_for_selector("#ls-verdict-class", timeout=60_000)
+        settled(teacher)
+        teacher.evaluate("() => document.getElementById('ls-class-counts').scrollIntoView({block: 'start'})")
+        teacher.evaluate(PAINTED)
+        teacher.screenshot(path=str(SHOTS / "class-counts-ja.png"))
+
+        teacher.locator(".st-key-classroom-end button").first.click()
+        teacher.wait_for_selector(".st-key-classroom-summary", timeout=60_000)
+        wait_for_text(student, "クラスは終了しました")
+        wait_for_status(student, f"ステップ {k + 1} / ")  # the class's last step, kept
+        assert not student.locator("[data-testid='stAlertContentError']").count()
+        settled(student)
+        student.screenshot(path=str(SHOTS / "class-ended-ja.png"))
+        student.locator(".st-key-class-back button").click()  # and the student steps on their own
+        wait_for_status(student, f"ステップ {k} / ")
+    finally:
+        context.close()
+
+
 def _seen(code: str) -> float | None:
-    with default_store()._transaction(write=False) as db:
+    with default_store().transaction() as db:
         row = db.execute("SELECT max(seen) FROM class_followers WHERE code=?", (code,)).fetchone()
     return row[0] if row else None
 

@@ -79,6 +79,9 @@ def plain(markdown: str) -> str:
 def test_a_question_blocks_the_reveal_and_a_wrong_answer_shows_the_why(app_server, chromium, page, lang, by_key):
     url, process = app_server
     q = opened(page, url, lang)
+    page.locator(".st-key-replay-predict [data-testid='stTooltipIcon']").click()  # the `?` beside the toggle
+    page.evaluate(AFTER_THE_PAGE_S_OWN_WORK)
+    assert page.locator(".st-key-replay-predict input").is_checked()  # shows the help, turns nothing off
     wrong = next(n for n in range(len(q.choices) - 1) if n != q.answer)
     with stopped(process):  # the browser alone: neither the click nor → shows the step
         if by_key:

@@ -18,7 +18,7 @@ AT_END = """(n) => [...document.querySelectorAll('h3')].some(h => {
 @pytest.fixture(scope="module")
 def sessions_app(tmp_path_factory):
     projects = folder(tmp_path_factory.mktemp("sessions"))
-    with serve_app(env={"LOOPSCOPE_SESSIONS_DIR": str(projects)}) as address:
+    with serve_app(env={"LOOPSCOPE_SESSIONS_DIR": str(projects), "LOOPSCOPE_LIST_SESSIONS": "1"}) as address:
         yield address, projects
 
 

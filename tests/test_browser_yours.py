@@ -10,9 +10,10 @@ from urllib.parse import urlparse
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from loop.text.catalogs import say
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.engine.scenarios import SCENARIOS
 from loop.yours.exercises import EXERCISES, run_exercise
+from loop.yours.lines import MADE, SAID
 from loop.yours.listing import CHAPTER_LOOP, chapter_loop
 from loop.yours.reading import read
 from tests.browser import settled, wait_for_status
@@ -76,8 +77,9 @@ def test_a_loop_typed_without_the_append_is_named_in_japanese_and_survives_a_rel
     said = named.inner_text()
     assert say("ja", MISTAKES["no-assistant-append"].title) in said
     assert "400" in said and "unexpected `tool_use_id` found in `tool_result` blocks" in said
-    line = NO_APPEND.splitlines().index("        response = client.messages.create(") + 1
-    assert say("ja", "Your line {line}:", line=line) in said and "client.messages.create(" in said
+    # named at the line that made the message the API refused (the write-back of results nothing asked for)
+    line = NO_APPEND.splitlines().index('        state["messages"].append({') + 1
+    assert say("ja", SAID[MADE], line=line, message=2, call=2, code='state["messages"].append({') in said
     assert named.get_by_role("link").get_attribute("href").endswith("/mistakes?mistake=no-assistant-append")
     assert "Traceback" not in page.inner_text("body")
     marked = editor(page).locator(".ace_gutter-cell.ace_error")  # the line marked in the editor too
@@ -212,3 +214,28 @@ def ticked(page, statement: str) -> None:
     settled(page)
     open_list(page, "Exercise", "yours-exercise", page.get_by_role("option", name="✓ " + statement, exact=True))
     page.keyboard.press("Escape")
+
+
+def test_a_whole_agent_file_pasted_runs_on_run_and_its_tool_runs_show_their_ids(url, module_tab):  # noqa: F811
+    from tests.test_yours_learners import S01  # an agent file as learners write it after the course's s01
+
+    page = module_tab
+    page.goto(f"{url}/yours")
+    settled(page)
+    editor(page).evaluate(f"(text) => {EDITOR}.setValue(text, -1)", S01)
+    page.get_by_role("button", name="Start again from the chapter's listing").wait_for()  # the page has it
+    settled(page)
+    pick(page, "two-tools")
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("Your loop ended by itself and kept every rule: 2 model calls.").wait_for(timeout=60_000)
+    wait_for_status(page, "Step 1 of 10")
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    printed = page.locator("pre.ls-terminal")  # beside the steps, as a terminal shows it, scrolled to its end
+    assert "$ date -u" in printed.inner_text() and "\\x1b" not in printed.inner_text()
+    assert printed.evaluate("(box) => box.scrollTop + box.clientHeight >= box.scrollHeight - 1")
+    for k in range(2, 6):  # to the first run_tool step
+        page.locator(".st-key-yours-step button").click()
+        wait_for_status(page, f"Step {k} of 10")
+    settled(page)
+    shown = page.inner_text("body")
+    assert re.search(r"toolu_[0-9a-f]{24}", shown) and "(None)" not in shown

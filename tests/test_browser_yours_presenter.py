@@ -39,6 +39,25 @@ TOO_WIDE = """() => {
 }"""
 
 
+# The lit line of the code beside the step is inside the code's box as the browser shows it (the box scrolls)
+LIT_IN_VIEW = """() => {
+    const box = document.querySelector('#ls-yours-code').getBoundingClientRect();
+    const lit = document.querySelector('#ls-yours-code div.lit').getBoundingClientRect();
+    return lit.top >= box.top - 1 && lit.bottom <= box.bottom + 1;
+}"""
+
+
+# The editor's lines whose text runs past its right edge (their first characters, and by how many pixels)
+CUT_AT_THE_EDGE = """() => {
+    const edge = document.querySelector('.ace_scroller').getBoundingClientRect().right;
+    return [...document.querySelectorAll('.ace_text-layer .ace_line')].map((line) => {
+        const range = document.createRange();
+        range.selectNodeContents(line);
+        return [line.textContent.slice(0, 30), Math.round(range.getBoundingClientRect().right - edge)];
+    }).filter(([, past]) => past > 1);
+}"""
+
+
 def editor(page):
     page.frame_locator("iframe[title*='code_editor']").locator(".ace_editor").wait_for(timeout=60_000)
     return next(f for f in page.frames if "code_editor" in f.url)
@@ -63,6 +82,8 @@ def test_a_teacher_types_and_runs_the_loop_in_presenter_mode_readable_from_the_b
     page.goto(f"{url}/yours?lang={lang}")
     settled(page)
     assert editor(page).evaluate(ACE_PX) < page.evaluate(NOTE_PX)  # the page's usual size, before presenting
+    editor(page).wait_for_function("() => document.querySelector('.ace_text-layer .ace_line')", timeout=30_000)
+    assert editor(page).evaluate(CUT_AT_THE_EDGE) == [], lang  # the first comment, long in every language, wraps
     presenting(page, lang)
     frame = editor(page)
     frame.wait_for_function(f"() => {ACE_PX} >= 18", timeout=30_000)
@@ -90,6 +111,19 @@ def test_a_teacher_types_and_runs_the_loop_in_presenter_mode_readable_from_the_b
     page.screenshot(path=str(tmp_path / f"yours-presenter-{lang}.png"))
     assert truncated(page) == [], lang
     assert page.evaluate(TOO_WIDE) == [], lang
+    if lang == "en":  # the lit line is in the code's view, far down the file as it may be: step 5 runs the tool
+        for k in (3, 4, 5):
+            page.locator(".st-key-yours-step button").click()
+            page.wait_for_function("(k) => new URLSearchParams(location.search).get('step') === String(k)", arg=k)
+        tool = CHAPTER_LOOP.splitlines().index("                output = run_tool(block)") + 2
+        lit(page, tool)
+        assert page.evaluate(LIT_IN_VIEW), tool
+        for k in (6, 7):  # the next call: the learner's transition_reason is "tool_result", its state table the widest
+            page.locator(".st-key-yours-step button").click()
+            page.wait_for_function("(k) => new URLSearchParams(location.search).get('step') === String(k)", arg=k)
+        lit(page, call)
+        page.wait_for_function("() => document.querySelector('.st-key-yours-state').innerText.includes('tool_result')")
+        assert page.evaluate(TOO_WIDE) == [], "step 7"
 
 
 def test_the_address_bar_follows_the_cursor_of_a_learners_linked_run(url, new_page):  # noqa: F811

@@ -435,6 +435,62 @@ def test_the_configuration_is_valid_for_make_class_and_for_compose(tmp_path):
         assert checked.returncode == 0 and "WARNING" not in checked.stderr + checked.stdout, checked.stderr
 
 
+def test_the_balancer_limits_new_browsers_by_address_and_tells_the_replicas_the_address_it_saw(tmp_path):
+    """deploy/haproxy.cfg's stick table: a WebSocket without the browser id's cookie is a new browser; past
+    LOOPSCOPE_NEW_BROWSERS_A_MINUTE of them from one address the balancer answers 429. And what the replicas read as
+    the browser's address (X-Forwarded-For) is the one the balancer saw, never one the browser sent."""
+    import http.server
+    import threading
+
+    seen: list[str | None] = []
+
+    class Replica(http.server.BaseHTTPRequestHandler):  # a stand-in: "ok" to everything, the header it was given kept
+        def do_GET(self):
+            if self.path.startswith("/_stcore/stream"):
+                seen.append(self.headers.get("X-Forwarded-For"))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args):
+            pass
+
+    replica = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Replica)
+    threading.Thread(target=replica.serve_forever, daemon=True).start()
+    port = free_port()
+    backend = tmp_path / "backend.cfg"
+    backend.write_text(f"backend replicas\n    server r1 127.0.0.1:{replica.server_port} cookie r1\n")
+    env = {"PATH": os.environ["PATH"], "LOOPSCOPE_BIND": f"127.0.0.1:{port}", "LOOPSCOPE_NEW_BROWSERS_A_MINUTE": "3"}
+    balancer = subprocess.Popen([haproxy(), "-db", "-f", str(CONFIG), "-f", str(backend)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def status(path: str, **headers: str) -> int | None:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+        except OSError:
+            return None
+
+    try:
+        deadline = time.monotonic() + 30
+        while status("/") != 200:  # the balancer is up, and sends to the replica
+            assert balancer.poll() is None and time.monotonic() < deadline, "the balancer did not start"
+            time.sleep(0.1)
+        new = [status("/_stcore/stream", **{"X-Forwarded-For": "203.0.113.9"}) for _ in range(4)]
+        assert new == [200, 200, 200, 429]
+        assert status("/_stcore/stream", Cookie="loopscope_browser=an-id") == 200  # a browser that has its id
+        assert status("/") == status("/_stcore/health") == 200  # the page itself, and the rest, are not counted
+        assert seen and set(seen) == {"127.0.0.1"}  # the address the balancer saw, not the one the browser said
+    finally:
+        balancer.terminate()
+        balancer.wait(15)
+        replica.shutdown()
+
+
 def _session_of(pid: int) -> set[int]:
     """The processes of the session `pid` leads."""
     found = set()

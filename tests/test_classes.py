@@ -6,16 +6,21 @@ class sees. Followers know only the code: they never move the class nor reach an
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import os
 import sqlite3
 
 import pytest
 
+from loop.classroom.summary import answers_csv, tallies
 from loop.files import classes as classes_module
-from loop.files.classes import (CODE_LETTERS, KEPT, PRUNED_DAYS, SEEN_EVERY, Classes, ClassState, NotTeacher,
-                                Summary)
+from loop.files.classes import (CODE_LENGTH, CODE_LETTERS, EXPIRES, KEPT, PRUNED_DAYS, SEEN_EVERY, TABLES,
+                                TABLES_VERSION, Answered, Asked, Classes, ClassState, Counts, Ended, Joined,
+                                NotTeacher, Summary, max_followers)
 from loop.files.runs import FILE, SCHEMA, RunsStore, owner_key
+from loop.views.questions import question_before
 from tests.postgres import postgres_server  # noqa: F401  (a fixture)
 from tests.test_runs_store import FULL, prefix, store_at  # noqa: F401  (store_at: a fixture)
 
@@ -47,7 +52,7 @@ def room(tmp_path, store_at):
 def test_a_class_is_started_shown_and_followed_by_its_code(room):
     store, channel, clock = room
     code = channel.start(TEACHER, "r1", 3, 2)
-    assert len(code) == 6 and set(code) <= set(CODE_LETTERS)
+    assert len(code) == CODE_LENGTH == 8 and set(code) <= set(CODE_LETTERS)
     first = channel.state(code)
     assert first == ClassState(code, "r1", 3, 2, first.version, None, False, False)
     # the teacher steps on: the run gains a step (autosaved), then the class is shown it
@@ -79,10 +84,10 @@ def test_only_the_teacher_moves_the_class_and_a_follower_or_stranger_changes_not
         with pytest.raises(NotTeacher):
             channel.end(code, who)
         with pytest.raises(NotTeacher):
-            channel.answers_csv(code, who)
+            channel.asked(code, who)
         with pytest.raises(NotTeacher):
             channel.attendance(code, who)
-    for made_up in ("ZZZZZZ", "", "A' OR 1=1 --"):  # no such class: nobody is its teacher
+    for made_up in ("ZZZZZZZZ", "", "A' OR 1=1 --"):  # no such class: nobody is its teacher
         with pytest.raises(NotTeacher):
             channel.show(made_up, TEACHER, "r1", 3, 0)
     assert channel.state(code) == before
@@ -94,10 +99,12 @@ def test_a_code_is_compared_exactly_and_a_made_up_one_finds_nothing(room):
     store, channel, clock = room
     code = channel.start(TEACHER, "r1", 3, 0)
     near = ("2" if code[0] != "2" else "3") + code[1:]
-    for made_up in (near, code[:5], code + "A", "", None, 42, "0O1IL0", code.replace(code[0], "?")):
+    for made_up in (near, code[:7], code + "A", "", None, 42, "0O1IL0O1", code.replace(code[0], "?")):
         assert channel.state(made_up) is None and channel.trace(made_up) is None
-        assert channel.answer(made_up, STUDENT, 0, 0) is False
+        assert channel.join(made_up, STUDENT) is Joined.GONE
+        assert channel.answer(made_up, STUDENT, 0, 0) in (Answered.REFUSED, Answered.CLOSED)
     assert channel.state(code.lower()).code == code
+    assert channel.state(f" {code[:4].lower()}-{code[4:]} ").code == code  # as a student may type it
 
 
 def test_the_trace_by_code_is_the_class_run_never_another_run_of_the_teacher(room):
@@ -158,24 +165,91 @@ def test_a_reload_of_the_teacher_finds_the_class_and_a_new_class_ends_the_old(ro
 def test_answers_are_taken_only_while_the_question_is_open_one_per_follower_and_counted(room):
     store, channel, clock = room
     code = channel.start(TEACHER, "r1", 3, 1)
-    assert channel.answer(code, STUDENT, 2, 0) is False  # no question open
+    for follower in (STUDENT, OTHER_STUDENT, STRANGER):
+        assert channel.join(code, follower) is Joined.FOLLOWS
+    assert channel.answer(code, STUDENT, 2, 0) is Answered.CLOSED  # no question open
     version = channel.ask(code, TEACHER, 2, kind="continues")
     assert channel.state(code).question == 2 and channel.state(code).version == version
-    assert channel.answer(code, STUDENT, 1, 0) is False  # not the open question
-    assert channel.answer(code, STUDENT, 2, 0) is True
-    assert channel.answer(code.lower(), STUDENT, 2, 1) is True  # changed its mind: the last counts
-    assert channel.answer(code, OTHER_STUDENT, 2, 1) is True
+    assert channel.answer(code, STUDENT, 1, 0) is Answered.CLOSED  # not the open question
+    assert channel.answer(code, STUDENT, 2, 0) is Answered.COUNTED
+    assert channel.answer(code.lower(), STUDENT, 2, 1) is Answered.COUNTED  # changed its mind: the last counts, once
+    assert channel.answer(code, OTHER_STUDENT, 2, 1) is Answered.COUNTED
     for hostile in (-1, 99, "1", None, True, 1.5):
-        assert channel.answer(code, STRANGER, 2, hostile) is False
-    assert channel.answer(code, "not-a-key", 2, 0) is False
-    assert channel.counts(code, 2) == {1: 2}
+        assert channel.answer(code, STRANGER, 2, hostile) is Answered.REFUSED
+    assert channel.answer(code, "not-a-key", 2, 0) is Answered.REFUSED
+    assert channel.answer(code, owner_key("browser:never-followed"), 2, 0) is Answered.REFUSED
+    assert channel.counts(code, 2) == Counts({1: 2})
     revealed = channel.reveal(code, TEACHER)
     assert channel.state(code).revealed and revealed > version
-    assert channel.answer(code, STRANGER, 2, 0) is False  # the answer is out: no more answers
-    assert channel.counts(code, 2) == {1: 2}
+    assert channel.answer(code, STRANGER, 2, 0) is Answered.CLOSED  # the answer is out: no more answers
+    assert channel.counts(code, 2) == Counts({1: 2})
     channel.show(code, TEACHER, "r1", 3, 2)  # the step asked about is shown: the question closes
     assert channel.state(code).question is None and not channel.state(code).revealed
-    assert channel.answer(code, STRANGER, 2, 0) is False
+    assert channel.answer(code, STRANGER, 2, 0) is Answered.CLOSED
+
+
+def test_an_answer_counts_only_from_a_browser_that_followed_before_the_question_opened(room):
+    """20 made-up browsers that turn up once the question is open cannot stuff its count: their answers are kept,
+    marked late, and the teacher sees them apart."""
+    store, channel, clock = room
+    code = channel.start(TEACHER, "r1", 3, 1)
+    channel.join(code, STUDENT)
+    channel.seen(code, OTHER_STUDENT, away=False)  # a heartbeat before the question: following too
+    channel.ask(code, TEACHER, 2)
+    latecomers = [owner_key(f"browser:late-{n}") for n in range(20)]
+    for late in latecomers:
+        assert channel.join(code, late) is Joined.FOLLOWS
+        assert channel.answer(code, late, 2, 2) is Answered.LATE
+    assert channel.answer(code, STUDENT, 2, 0) is Answered.COUNTED
+    assert channel.answer(code, OTHER_STUDENT, 2, 1) is Answered.COUNTED
+    counted = channel.counts(code, 2)
+    assert counted == Counts({0: 1, 1: 1}, {2: 20}) and counted.total == 2 and counted.late_total == 20
+    channel.ask(code, TEACHER, 1)  # the next question: the latecomers were there before it, and count
+    assert channel.answer(code, latecomers[0], 1, 0) is Answered.COUNTED
+
+
+def test_a_class_holds_a_bounded_number_of_followers_and_a_place_frees_when_one_leaves(room, monkeypatch):
+    store, channel, clock = room
+    monkeypatch.delenv("LOOPSCOPE_CLASS_MAX_FOLLOWERS", raising=False)
+    assert max_followers() == 300
+    for asked, limit in (("50", 200), ("1000", 1000), ("many", 300)):  # never under 200: a lecture must get in
+        monkeypatch.setenv("LOOPSCOPE_CLASS_MAX_FOLLOWERS", asked)
+        assert max_followers() == limit
+    monkeypatch.setattr(classes_module, "max_followers", lambda: 2)
+    code = channel.start(TEACHER, "r1", 3, 1)
+    assert channel.join(code, STUDENT) is Joined.FOLLOWS
+    assert channel.join(code, OTHER_STUDENT) is Joined.FOLLOWS
+    assert channel.join(code, STRANGER) is Joined.FULL
+    assert channel.join(code, STUDENT) is Joined.FOLLOWS  # one already in stays in
+    clock.now += 10
+    channel.seen(code, STUDENT, away=False)
+    clock.now += 10  # OTHER_STUDENT went quiet 20 s ago: its place is free
+    assert channel.join(code, STRANGER) is Joined.FOLLOWS
+
+
+def test_a_class_nobody_ended_ends_twelve_hours_after_its_teachers_last_action(room):
+    store, channel, clock = room
+    code = channel.start(TEACHER, "r1", 3, 1)
+    channel.join(code, STUDENT)
+    clock.now += EXPIRES - 60
+    channel.show(code, TEACHER, "r1", 3, 2)  # the teacher's move: twelve more hours from now
+    clock.now += EXPIRES - 60
+    assert not channel.state(code).ended and channel.of_teacher(TEACHER) == code
+    channel.ask(code, TEACHER, 2)
+    clock.now += EXPIRES  # nobody acted since
+    state = channel.state(code)
+    assert state.ended and state.cursor == 2  # its students read it as ended, at its last step
+    assert channel.trace(code) is None and channel.trace(code, ended_too=True).cursor == 2
+    assert channel.of_teacher(TEACHER) is None
+    assert channel.join(code, OTHER_STUDENT) is Joined.GONE
+    assert channel.answer(code, STUDENT, 2, 0) is Answered.CLOSED
+    for move in (lambda: channel.show(code, TEACHER, "r1", 3, 0), lambda: channel.ask(code, TEACHER, 1),
+                 lambda: channel.reveal(code, TEACHER)):
+        with pytest.raises(Ended):
+            move()
+    assert channel.end(code, TEACHER).steps_shown == [1, 2]  # the teacher coming back still gets the summary
+    clock.now += KEPT + 1
+    assert channel.state(code) is None
 
 
 def test_the_end_gives_the_summary_and_the_code_stops_working(room):
@@ -192,31 +266,51 @@ def test_the_end_gives_the_summary_and_the_code_stops_working(room):
     channel.ask(code, TEACHER, 1, kind="turn_count_after")  # asked, never answered
     before = channel.state(code).version
     summary = channel.end(code, TEACHER)
-    assert summary == Summary(code, [0, 2, 1], {1: {}, 2: {0: 1, 1: 1}}, 2)
+    assert summary == Summary(code, [0, 2, 1], [Asked(1, "r1", "turn_count_after", Counts({})),
+                                                Asked(2, "r1", "continues", Counts({0: 1, 1: 1}))], 2)
     state = channel.state(code)
     assert state.ended and state.version > before and state.question is None
     assert channel.trace(code) is None
-    assert channel.answer(code, STUDENT, 1, 0) is False
-    assert channel.show(code, TEACHER, "r1", 3, 0) == state.version  # nothing moves an ended class
+    assert channel.answer(code, STUDENT, 1, 0) is Answered.CLOSED
+    with pytest.raises(Ended):  # nothing moves an ended class
+        channel.show(code, TEACHER, "r1", 3, 0)
+    assert channel.state(code).version == state.version
     assert channel.of_teacher(TEACHER) is None
     assert channel.end(code, TEACHER) == summary  # asked again: the same summary
     clock.now += KEPT + 1
     assert channel.state(code) is None
 
 
-def test_the_answers_csv_has_counts_and_no_names(room):
+@pytest.mark.parametrize("lang, words", [("en", ("step", "question", "yes")), ("ja", ("ステップ", "質問", "はい"))])
+def test_the_answers_csv_has_the_questions_words_the_right_answer_and_the_screens_numbers_and_no_names(
+        room, lang, words):
     store, channel, clock = room
-    code = channel.start(TEACHER, "r1", 3, 1)
-    channel.ask(code, TEACHER, 2, kind="continues")
+    store.save(TEACHER, "r2", prefix(len(FULL)), writer="teacher-tab")  # the whole of two-tools
+    code = channel.start(TEACHER, "r2", len(FULL), 3)
+    for student in (STUDENT, OTHER_STUDENT, STRANGER):
+        channel.join(code, student)
+    channel.ask(code, TEACHER, 4, kind="tool_result_id")
     for student, choice in ((STUDENT, 0), (OTHER_STUDENT, 0), (STRANGER, 2)):
-        channel.answer(code, student, 2, choice)
-    channel.ask(code, TEACHER, 1, kind="turn_count_after")
-    exported = channel.answers_csv(code, TEACHER)
-    assert exported.splitlines() == ["step,kind,choice,count", "1,turn_count_after,,0", "2,continues,0,2",
-                                     "2,continues,2,1"]
-    assert not any(key in exported for key in (STUDENT, OTHER_STUDENT, STRANGER, TEACHER))
+        channel.answer(code, student, 4, choice)
+    channel.ask(code, TEACHER, 3, kind="continues")
+    load = lambda run_id: store.load(TEACHER, run_id)[0]  # noqa: E731  (the teacher's page loads its own runs)
+    found = tallies(channel.asked(code, TEACHER), load, lang)
+    exported = answers_csv(found, lang)
+    rows = list(csv.reader(io.StringIO(exported)))
+    assert rows[0][0] == words[0] and rows[0][1] == words[1] and len(rows[0]) == 7
+    expected = []
+    for step, counted in ((3, {}), (4, {0: 2, 2: 1})):
+        q = question_before(FULL, step, lang)
+        assert q is not None and q.lang == lang
+        expected += [[str(step + 1), q.question, str(n + 1), choice, words[2] if n == q.answer else "",
+                      str(counted.get(n, 0)), "0"] for n, choice in enumerate(q.choices)]
+    assert rows[1:] == expected  # the screen's numbering, the words the students read, which was right
+    assert not any(key in exported for key in (STUDENT, OTHER_STUDENT, STRANGER, TEACHER, "continues",
+                                               "tool_result_id"))
     channel.end(code, TEACHER)
-    assert channel.answers_csv(code, TEACHER) == exported  # kept for the teacher after the end
+    assert answers_csv(tallies(channel.asked(code, TEACHER), load, lang), lang) == exported  # kept after the end
+    gone = answers_csv(tallies(channel.asked(code, TEACHER), lambda run_id: None, lang), lang)
+    assert len(list(csv.reader(io.StringIO(gone)))) > 1  # the run deleted since: the counts stay, said so
 
 
 def test_attendance_counts_following_and_away_within_the_window(room):
@@ -241,13 +335,13 @@ def test_a_heartbeat_is_written_once_every_few_seconds_unless_the_follower_stepp
     store, channel, clock = room
     code = channel.start(TEACHER, "r1", 3, 1)
     writes = []
-    real = RunsStore._transaction
+    real = RunsStore.transaction
 
-    def counted(self, write, synced=True):
+    def counted(self, write=False, synced=True):
         writes.append(write)
-        return real(self, write, synced)
+        return real(self, write, synced=synced)
 
-    monkeypatch.setattr(RunsStore, "_transaction", counted)
+    monkeypatch.setattr(RunsStore, "transaction", counted)
     channel.seen(code, STUDENT, away=False)
     clock.now += SEEN_EVERY / 2
     channel.seen(code, STUDENT, away=False)  # within the few seconds: nothing written
@@ -263,7 +357,7 @@ def test_a_heartbeat_is_written_once_every_few_seconds_unless_the_follower_stepp
 
 def rows(store, code: str) -> dict[str, int]:
     """How many rows the store keeps for the class `code`, by table."""
-    with store._transaction(write=False) as db:
+    with store.transaction() as db:
         return {table: int(db.execute(f"SELECT count(*) FROM {table} WHERE code=?", (code,)).fetchone()[0])
                 for table in ("classes", "class_followers", "class_answers", "class_questions", "class_shown")}
 
@@ -286,14 +380,14 @@ def test_a_class_ended_long_ago_is_removed_with_its_rows_when_a_class_starts_and
     def taught(teacher: str, run_id: str) -> str:
         code = channel.start(teacher, run_id, 3, 0)
         channel.show(code, teacher, run_id, 3, 2)
-        channel.ask(code, teacher, 2, kind="continues")
         channel.seen(code, STUDENT, away=False)
+        channel.ask(code, teacher, 2, kind="continues")
         channel.answer(code, STUDENT, 2, 1)
         return code
 
     old = taught(TEACHER, "r1")
     summary = channel.end(old, TEACHER)
-    left_open = taught(STRANGER, "r9")  # its teacher never came back to end it
+    left_open = taught(STRANGER, "r9")  # its teacher never came back to end it: it ended 12 hours later
     clock.now += (PRUNED_DAYS - 1) * 86400
     recent = taught(TEACHER, "r1")
     channel.end(recent, TEACHER)
@@ -307,7 +401,7 @@ def test_a_class_ended_long_ago_is_removed_with_its_rows_when_a_class_starts_and
         with pytest.raises(NotTeacher):
             channel.end(gone, TEACHER)
     assert rows(store, recent)["class_answers"] == 1
-    assert channel.end(recent, TEACHER).questions == {2: {1: 1}}
+    assert channel.end(recent, TEACHER).questions == [Asked(2, "r1", "continues", Counts({1: 1}))]
     assert channel.state(newest).cursor == 0
 
 
@@ -319,9 +413,10 @@ def test_two_store_objects_on_one_database_see_each_other_writes(tmp_path, store
     assert student_side.state(code).cursor == 0
     teacher_side.show(code, TEACHER, "r1", 3, 2)
     assert student_side.state(code).cursor == 2 and student_side.trace(code).cursor == 2
+    assert student_side.join(code, STUDENT) is Joined.FOLLOWS
     teacher_side.ask(code, TEACHER, 2)
-    assert student_side.answer(code, STUDENT, 2, 1)
-    assert teacher_side.counts(code, 2) == {1: 1}
+    assert student_side.answer(code, STUDENT, 2, 1) is Answered.COUNTED
+    assert teacher_side.counts(code, 2) == Counts({1: 1})
     student_side.seen(code, STUDENT, away=False)
     assert teacher_side.attendance(code, TEACHER) == (1, 0)
 
@@ -353,15 +448,13 @@ def test_a_forked_child_follows_the_class_its_parent_moves(tmp_path, store_at):
     assert parent.state(code).cursor == 1  # the parent's connection still serves it
 
 
-def test_a_store_of_the_previous_schema_gains_the_class_tables_and_keeps_its_runs(tmp_path):
+def test_the_class_tables_are_made_by_the_classes_and_a_store_without_them_keeps_its_runs(tmp_path):
     store = RunsStore(tmp_path)
     store.save(TEACHER, "r1", prefix(3), writer="teacher-tab")
     store.mark_passed(TEACHER, "write-back")
+    with store.transaction() as db:  # the runs store alone makes none of them
+        assert db.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'class%'").fetchone()[0] == 0
     store.close()
-    with sqlite3.connect(tmp_path / FILE) as db:  # as schema 3 had it: no classes
-        for table in ("classes", "class_shown", "class_questions", "class_answers", "class_followers"):
-            db.execute(f"DROP TABLE {table}")
-        db.execute("PRAGMA user_version=3")
     again = RunsStore(tmp_path)
     channel = Classes(again)
     code = channel.start(TEACHER, "r1", 3, 1)
@@ -369,26 +462,29 @@ def test_a_store_of_the_previous_schema_gains_the_class_tables_and_keeps_its_run
     again.close()
     with sqlite3.connect(tmp_path / FILE) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 4
+        assert db.execute("SELECT value FROM server WHERE name='schema:classes'").fetchone()[0] == \
+            str(TABLES_VERSION).encode()
 
 
-def test_a_postgresql_database_of_the_previous_schema_gains_the_class_tables(postgres_server):
-    import psycopg
-
-    url = postgres_server.database()
-    store = RunsStore(".", url=url)
+def test_class_tables_an_older_loopscope_made_gain_their_new_columns_and_keep_their_class(tmp_path, store_at):
+    store = store_at(tmp_path)
     store.save(TEACHER, "r1", prefix(3), writer="teacher-tab")
-    store.close()
-    with psycopg.connect(url, autocommit=True) as db:  # as schema 3 had it: no classes
-        for table in ("classes", "class_shown", "class_questions", "class_answers", "class_followers"):
-            db.execute(f"DROP TABLE {table}")
-        db.execute("UPDATE loopscope_schema SET version=3")
-    again = RunsStore(".", url=url)
-    channel = Classes(again)
-    code = channel.start(TEACHER, "r1", 3, 2)
-    assert channel.trace(code).cursor == 2 and channel.state(code).steps == 3
-    again.close()
-    with psycopg.connect(url, autocommit=True) as db:
-        assert db.execute("SELECT version FROM loopscope_schema").fetchall() == [(SCHEMA,)]
+    clock = Clock()
+    with store.transaction(write=True) as db:  # as the store's schema 4 made them, with a class open in them
+        for statement in TABLES:
+            db.execute(store.database.ddl(statement))
+        db.execute("INSERT INTO classes (code, teacher, run_id, steps, cursor, version, question, revealed, started, "
+                   "ended) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   ("ABCDEFGH", TEACHER, "r1", 3, 1, 4, None, 0, clock.now - 3600, None))
+        db.execute("INSERT INTO class_followers (code, follower, seen, away) VALUES (?, ?, ?, ?)",
+                   ("ABCDEFGH", STUDENT, clock.now - 60, 0))
+    channel = Classes(store, clock=clock)
+    assert channel.state("ABCDEFGH") == ClassState("ABCDEFGH", "r1", 3, 1, 4, None, False, False)
+    assert channel.of_teacher(TEACHER) == "ABCDEFGH"
+    channel.ask("ABCDEFGH", TEACHER, 2)
+    assert channel.answer("ABCDEFGH", STUDENT, 2, 0) is Answered.COUNTED  # a follower from before: counted
+    clock.now += EXPIRES
+    assert channel.state("ABCDEFGH").ended  # twelve hours after its last action, as any class
 
 
 def test_moving_the_class_is_not_waited_for_on_the_disk_and_an_answer_is(tmp_path):
@@ -398,6 +494,7 @@ def test_moving_the_class_is_not_waited_for_on_the_disk_and_an_answer_is(tmp_pat
     store.save(TEACHER, "r1", prefix(3), writer="teacher-tab")
     channel = Classes(store)
     code = channel.start(TEACHER, "r1", 3, 0)
+    channel.join(code, STUDENT)
     db = store._connection()
     committed: list[int] = []
 
@@ -422,6 +519,8 @@ def test_a_class_answering_at_once_from_several_processes_counts_every_answer(tm
     teacher_side = Classes(store_at(tmp_path))
     teacher_side.store.save(TEACHER, "r1", prefix(3), writer="teacher-tab")
     code = teacher_side.start(TEACHER, "r1", 3, 1)
+    students = [owner_key(f"browser:{replica}-{k}") for replica in range(4) for k in range(5)]
+    teacher_side.seen_many(code, [(student, False) for student in students])  # all following before the question
     teacher_side.ask(code, TEACHER, 2)
     teacher_side.store.close()  # the children open their own
     go_read, go_write = os.pipe()
@@ -434,7 +533,8 @@ def test_a_class_answering_at_once_from_several_processes_counts_every_answer(tm
                 os.close(go_write)
                 os.read(go_read, 1)  # all start together
                 channel = Classes(store_at(tmp_path))
-                ok = all(channel.answer(code, owner_key(f"browser:{replica}-{k}"), 2, k % 3) for k in range(5))
+                ok = all(channel.answer(code, owner_key(f"browser:{replica}-{k}"), 2, k % 3) is Answered.COUNTED
+                         for k in range(5))
                 status = 0 if ok else 2
             finally:
                 os._exit(status)
@@ -443,4 +543,4 @@ def test_a_class_answering_at_once_from_several_processes_counts_every_answer(tm
     os.write(go_write, b"gogo")
     os.close(go_write)
     assert [os.waitpid(pid, 0)[1] for pid in children] == [0, 0, 0, 0]
-    assert teacher_side.counts(code, 2) == {0: 8, 1: 8, 2: 4}
+    assert teacher_side.counts(code, 2) == Counts({0: 8, 1: 8, 2: 4})

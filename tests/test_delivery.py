@@ -11,7 +11,7 @@ import threading
 import pytest
 from streamlit.runtime.app_session import AppSession
 
-import pages.views.delivery as delivery
+import pages.views.internals as internals
 from tests.browser import serve_app
 from tests.wire import Wire
 
@@ -63,7 +63,7 @@ def test_events_emitted_while_the_loop_is_busy_are_handled_in_one_wake_in_their_
     loop.call_soon_threadsafe(lambda: (busy.set(), free.wait(30)))  # the loop is sending another page's answer
     busy.wait(30)
     for i in range(30):
-        delivery.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg=i)
+        internals.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg=i)
     free.set()
     _settled(loop)
     assert [msg for _, _, msg in session.handled] == list(range(30))
@@ -83,7 +83,7 @@ def test_events_of_two_script_threads_arrive_all_in_the_order_they_were_emitted_
         for i in range(2000):
             with order:
                 emitted.append((sender, "ENQUEUE_FORWARD_MSG", i))
-                delivery.on_scriptrunner_event(session, sender, "ENQUEUE_FORWARD_MSG", forward_msg=i)
+                internals.on_scriptrunner_event(session, sender, "ENQUEUE_FORWARD_MSG", forward_msg=i)
 
     threads = [threading.Thread(target=script, args=(sender,)) for sender in ("stale", "new")]
     for thread in threads:
@@ -95,11 +95,11 @@ def test_events_of_two_script_threads_arrive_all_in_the_order_they_were_emitted_
     assert session.wakes < len(emitted)
 
     # The runner changes between two bursts: the old one's late events are ignored, as Streamlit does
-    delivery.on_scriptrunner_event(session, "new", "SHUTDOWN")
+    internals.on_scriptrunner_event(session, "new", "SHUTDOWN")
     _settled(loop)
     session.current = "newer"
-    delivery.on_scriptrunner_event(session, "new", "ENQUEUE_FORWARD_MSG", forward_msg="late")
-    delivery.on_scriptrunner_event(session, "newer", "SCRIPT_STARTED")
+    internals.on_scriptrunner_event(session, "new", "ENQUEUE_FORWARD_MSG", forward_msg="late")
+    internals.on_scriptrunner_event(session, "newer", "SCRIPT_STARTED")
     _settled(loop)
     assert session.handled[-2:] == [("new", "SHUTDOWN", None), ("newer", "SCRIPT_STARTED", None)]
 
@@ -121,7 +121,7 @@ def test_an_event_whose_handling_fails_is_reported_and_the_ones_after_it_are_sti
     loop.call_soon_threadsafe(lambda: (busy.set(), free.wait(30)))
     busy.wait(30)
     for i in range(3):
-        delivery.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg=i)
+        internals.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg=i)
     free.set()
     _settled(loop)
     assert [msg for _, _, msg in session.handled] == [0, 2]
@@ -132,7 +132,7 @@ def test_an_event_whose_handling_fails_is_reported_and_the_ones_after_it_are_sti
 
 APP = """
 import streamlit as st
-from pages.views.delivery import deliver_in_bursts
+from pages.views.internals import deliver_in_bursts
 
 deliver_in_bursts()
 st.session_state["run"] = st.session_state.get("run", 0) + 1
@@ -171,7 +171,9 @@ def _texts(wire: Wire) -> list[tuple[int, int]]:
 def fresh(monkeypatch):
     """This process as before the app's first run: nothing installed (and put back as it was afterwards)."""
     monkeypatch.setattr(AppSession, "_on_scriptrunner_event", AppSession._on_scriptrunner_event)
-    monkeypatch.setattr(delivery, "_done", threading.Event())
+    monkeypatch.setattr(internals, "_bursts_done", threading.Event())
+    monkeypatch.setattr(internals, "_off", None)  # (the gate decided afresh here, and as before afterwards)
+    monkeypatch.setattr(internals, "_said", set())
     return monkeypatch
 
 
@@ -181,18 +183,18 @@ def test_when_streamlit_s_internals_are_not_the_expected_ones_nothing_is_install
         pass
 
     fresh.setattr(AppSession, "_on_scriptrunner_event", other)  # another signature
-    assert delivery.deliver_in_bursts() == []
+    assert internals.deliver_in_bursts() == []
     assert AppSession._on_scriptrunner_event is other
-    fresh.setattr(delivery, "_done", threading.Event())
+    fresh.setattr(internals, "_bursts_done", threading.Event())
     fresh.setitem(sys.modules, "streamlit.runtime.app_session", None)  # moved elsewhere
-    assert delivery.deliver_in_bursts() == []
-    assert delivery.deliver_in_bursts() == []  # once a process
+    assert internals.deliver_in_bursts() == []
+    assert internals.deliver_in_bursts() == []  # once a process
 
 
 def test_installed_once_a_process_on_streamlit_1_67(fresh):
-    assert delivery.deliver_in_bursts() == ["wake"]
-    assert AppSession._on_scriptrunner_event is delivery.on_scriptrunner_event
-    assert delivery.deliver_in_bursts() == []
+    assert internals.deliver_in_bursts() == ["wake"]
+    assert AppSession._on_scriptrunner_event is internals.on_scriptrunner_event
+    assert internals.deliver_in_bursts() == []
 
 
 def test_a_callback_the_loop_queues_while_an_event_is_handed_over_still_comes_after_that_event(loop):
@@ -206,7 +208,7 @@ def test_a_callback_the_loop_queues_while_an_event_is_handed_over_still_comes_af
         order.append(forward_msg)
     schedule = session._call_soon_on_event_loop
     joined = threading.Thread(target=lambda: (
-        delivery.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg="joined"),
+        internals.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg="joined"),
         loop.call_soon_threadsafe(lambda: order.append("the error's message"))))
 
     def handing_over(callback) -> None:  # a thread that takes the GIL in the middle of the first handing over
@@ -218,7 +220,7 @@ def test_a_callback_the_loop_queues_while_an_event_is_handed_over_still_comes_af
         schedule(callback)
 
     session._call_soon_on_event_loop = handing_over
-    delivery.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg="first")
+    internals.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg="first")
     joined.join(30)
     _settled(loop)
     assert order == ["first", "joined", "the error's message"]
@@ -233,6 +235,6 @@ def test_an_event_for_a_closed_loop_is_dropped_as_streamlit_drops_it_and_the_nex
     loop.close()
     session = Closed(loop)
     for i in range(3):
-        delivery.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg=i)
+        internals.on_scriptrunner_event(session, "runner", "ENQUEUE_FORWARD_MSG", forward_msg=i)
     assert session.wakes == 3  # each asked for its own callback: none waits behind one that will never run
-    assert session.__dict__[delivery._BURST].events == []
+    assert session.__dict__[internals._BURST].events == []

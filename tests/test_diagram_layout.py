@@ -37,6 +37,9 @@ def _stages(complete: bool) -> list[dict]:
     out = [{}] + [{"stage": now, "previous": before} for before, now in sorted(pairs)]
     out += [{"stage": "decide", "previous": "append_assistant", "continues": c} for c in (True, False)]
     out += [{"stage": "stop", "previous": "write_back", "ended": True}]
+    # a broken loop's call refused by the API: the loop ends there, stage 2 marked refused
+    out += [{"stage": "refused", "previous": before, "ended": True, "refused": True}
+            for before in ("user_request", "write_back")]
     if complete:
         out += [{"stage": "retry", "previous": "retry", "ended": True},
                 {"stage": "decide", "previous": "append_assistant", "recovering": True}]
@@ -105,6 +108,11 @@ def _text_box(el: ET.Element, m: tuple) -> tuple[float, float, float, float]:
     """A text's box (left, top, right, bottom), from its characters, anchor and baseline."""
     x, y, font = float(el.get("x")), float(el.get("y")), float(el.get("font-size"))
     w = _width(el.text or "", font)
+    if el.get("writing-mode") == "vertical-rl":  # set from top to bottom, one em wide, centred on its line x
+        top = {"start": y, "middle": y - w / 2, "end": y - w}[el.get("text-anchor", "start")]
+        corners = [_apply(m, px, py) for px in (x - font / 2, x + font / 2) for py in (top, top + w)]
+        xs, ys = [p[0] for p in corners], [p[1] for p in corners]
+        return min(xs), min(ys), max(xs), max(ys)
     left = {"start": x, "middle": x - w / 2, "end": x - w}[el.get("text-anchor", "start")]
     top = y - font / 2 if el.get("dominant-baseline") == "central" else y - font * 0.8
     corners = [_apply(m, px, py) for px in (left, left + w) for py in (top, top + font)]
@@ -278,3 +286,58 @@ def test_the_complete_loop_s_edges_meet_call_the_model_apart(lang):
     # overloaded, profile complete, at 1280 px: four edges end or start on stage 2's right side
     picture = svg(stage="retry", previous="call_model", complete=True, translate=functools.partial(say, lang))
     assert [clash for clash in tangles(picture) if "model" in clash] == []
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_refused_call_has_a_look_of_its_own_not_an_answer_s_end(size):
+    """Stage 2 marked refused (its red, and the word), the loop's end drawn as an end by an error: never the lit
+    stage's orange nor the green end of a loop that ended on an answer (end_turn)."""
+    from loop.views.diagram import END_FILL, REFUSED_LINE
+
+    translate = functools.partial(say, "ja")
+    for compact in (False, True):
+        refused = ET.fromstring(svg(stage="refused", previous="write_back", ended=True, refused=True, turn=2,
+                                    compact=compact, translate=translate, size=SIZES[size]))
+        nodes = {g.get("data-stage"): g for g in refused.iter(f"{SVG}g") if "ls-node" in (g.get("class") or "")}
+        model, end = nodes["call_model"], nodes["stop"]
+        assert "ls-refused" in model.get("class") and "ls-lit" in model.get("class")
+        assert model.find(f"{SVG}rect").get("stroke") == REFUSED_LINE
+        assert say("ja", "refused") in [t.text for t in model.iter(f"{SVG}text")]
+        assert "ls-refused" in end.get("class") and end.find(f"{SVG}rect").get("fill") != END_FILL
+        taken = [g.get("data-edge") for g in refused.iter(f"{SVG}g") if "ls-taken" in (g.get("class") or "")]
+        assert taken == ["back-model"]  # the call was made: the edge into stage 2, as for any call
+    answered = svg(stage="decide", previous="append_assistant", continues=False, ended=True, translate=translate)
+    assert "ls-refused" not in answered and END_FILL in answered  # an answer's end: green
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_label_along_an_upright_line_is_written_upright_in_chinese_and_japanese(lang, size):
+    """"next turn" runs up the left rail: English is turned to read upwards, 下一轮 and 次の turn are set vertically,
+    their characters standing (turned with the line, they lay on their side)."""
+    picture = ET.fromstring(svg(stage="call_model", previous="write_back", turn=2, size=SIZES[size],
+                                translate=functools.partial(say, lang)))
+    [label] = [t for t in picture.iter(f"{SVG}text") if t.text == say(lang, "next turn")]
+    if lang == "en":
+        assert (label.get("transform") or "").startswith("rotate(-90") and label.get("writing-mode") is None
+    else:
+        assert label.get("writing-mode") == "vertical-rl" and label.get("transform") is None
+
+
+def test_a_learner_s_loop_refused_by_the_api_is_drawn_refused_at_that_call():
+    """Your loop without the append: the API refuses its second call, and the loop ends there; the diagram at that
+    step draws the refusal, and at the step before it, nothing of it."""
+    from loop.views.diagram import svg_at
+    from loop.yours.listing import CHAPTER_LOOP
+    from loop.yours.reading import read
+    from tests.learner import record
+
+    broken = CHAPTER_LOOP.replace('''        state["messages"].append({
+            "role": "assistant",
+            "content": response.content,
+        })
+''', "")
+    trace = read(record(broken)).trace
+    [at] = [i for i, step in enumerate(trace.steps) if step.stage == "refused"]
+    assert at == len(trace) - 1 and 'class="ls-node ls-lit ls-refused" data-stage="call_model"' in svg_at(trace, at)
+    assert "ls-refused" not in svg_at(trace, at - 1)

@@ -11,15 +11,17 @@ mistakes that break from that step, and says why the others do not.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from loop.engine import rules
-from loop.engine.broken import OFFLINE, break_at, mistakes_from, why_not
+from loop.engine.broken import OFFLINE, break_at, mistakes_from, taken_on, why_not
 from loop.engine.layer_mistake import NAMES, NOT_RUN
 from loop.engine.runner import start
 from loop.files import transcript
-from loop.views.mistakes import MISTAKES
+from loop.views.breaks import calls_after
+from loop.engine.mistakes import MISTAKES
 from loop.views.narrate import describe
 from tests.cli import loop_main
 
@@ -55,10 +57,15 @@ def assert_kept(original, broken, at: int) -> None:
 
 def assert_stops_as_it_breaks(original, broken, at: int) -> None:
     trace, last = broken.trace, broken.trace.steps[-1]
-    assert broken.broke and broken.stopped_at == len(trace.steps) - 1 > at
-    assert_kept(original, broken, at)
-    assert trace.meta["forked_from"] == {"step": at, "edit": "mistake", "mistake": broken.mistake}
-    calls = [i for i in range(at + 1, len(trace.steps)) if trace.steps[i].stage in ("call_model", "refused")]
+    kept = broken.kept
+    assert broken.at == at and kept in (at, at - 1)
+    assert broken.broke and broken.stopped_at == len(trace.steps) - 1 > kept
+    assert_kept(original, broken, kept)
+    if kept < at:  # the step broken at is a stage the mistake changes: made anew, broken, in its place
+        assert trace.steps[at].stage == original.steps[at].stage and trace.steps[at].detail.get("mistake")
+    assert trace.meta["forked_from"] == {"step": at, "edit": "mistake", "mistake": broken.mistake,
+                                         **({"kept": kept} if kept < at else {})}
+    calls = [i for i in range(kept + 1, len(trace.steps)) if trace.steps[i].stage in ("call_model", "refused")]
     for i in calls[:-1]:  # every call before the last went through: its request held the rules
         assert trace.steps[i].stage == "call_model" and not rules.check(trace.request_at(i)["messages"])
     if broken.mistake == "no-loop":
@@ -105,7 +112,7 @@ def test_every_step_of_recover_offers_exactly_the_mistakes_that_break(scenario_r
                 assert_stops_as_it_breaks(run.trace, broken, at)
             else:  # it did not break, and says why as mistakes_from does
                 assert broken.note == why_not(run.trace, at)[mistake] and broken.note
-                assert_kept(run.trace, broken, at)
+                assert_kept(run.trace, broken, broken.kept)
         before = offered
 
 
@@ -196,8 +203,48 @@ def test_an_imported_sessions_branch_reuses_its_recorded_results(scenario_run):
                          scripted=False, model="claude-sonnet-4-5")
     decide = next(i for i, s in enumerate(imported.steps) if s.stage == "decide")
     for output_step in (s for s in imported.steps if s.stage == "run_tool"):  # what only the session's tools said
-        output_step.detail["output"] = f"recorded {output_step.detail.tool_use_id}"
+        output_step.detail = replace(output_step.detail, output=f"recorded {output_step.detail.tool_use_id}")
     broken = break_at(imported, decide, "text-first", tools=run.tools)
     assert broken.broke and broken.offline
     ran = [s for s in broken.trace.steps[decide + 1:] if s.stage == "run_tool"]
     assert ran and all(s.detail.output == f"recorded {s.detail.tool_use_id}" for s in ran)
+
+
+@pytest.mark.parametrize("scenario, step", [("two-tools", 6), ("hello-py", 5)])
+def test_the_correct_loop_is_taken_on_as_far_as_it_goes_not_cut_where_the_run_stopped(scenario, step):
+    with start(scenario=scenario) as run:
+        for _ in range(step):
+            run.execute()
+        cut = run.trace
+        broken = break_at(cut, step - 1, "results-as-assistant", tools=run.tools)
+        correct = taken_on(cut)
+        assert len(cut) == step and not run.done  # the run itself is left where it was
+    assert correct.loop_ended and [s.to_dict() for s in correct.steps[:step]] == [s.to_dict() for s in cut.steps]
+    wrong, right = calls_after(broken.trace, broken.at), calls_after(correct, broken.at)
+    assert [c.number for c in wrong] == [1, 2] and wrong[1].error
+    assert [c.number for c in right][:2] == [1, 2] and right[1].error is None
+    written = right[1].messages[-1]  # the correct call 2 holds the tool_results in one user message
+    assert written["role"] == "user" and rules.tool_results(written)
+    assert {b["tool_use_id"] for b in rules.tool_results(written)} == {
+        b["id"] for b in rules.tool_uses(right[1].messages[-2])}
+    assert taken_on(correct) is correct  # a loop that has ended is not run again
+
+
+def test_broken_at_a_write_back_step_that_very_write_back_is_broken(scenario_run):
+    two = scenario_run("two-tools").trace
+    write_back = 6  # step 7: the one user message that writes both tool_results back
+    assert two.steps[write_back].stage == "write_back"
+    assert set(mistakes_from(two, write_back)) == {"no-write-back", "wrong-id", "text-first", "results-as-assistant"}
+    for mistake in mistakes_from(two, write_back):
+        broken = break_at(two, write_back, mistake, tools=scenario_run("two-tools").tools)
+        assert broken.kept == write_back - 1 and broken.stopped_at == write_back + 1  # refused at step 8, the next call
+        remade = broken.trace.steps[write_back]
+        assert remade.stage == "write_back" and remade.detail.get("mistake") == mistake
+
+    recover = scenario_run("recover")
+    first = 5  # step 6: the first turn's write-back; the second is step 11
+    broken = break_at(recover.trace, first, "wrong-id", tools=recover.tools)
+    assert broken.at == first and broken.stopped_at == first + 1 and broken.broke  # refused at step 7, not 12
+    written = broken.trace.messages_at(first)[-1]
+    assert [b["tool_use_id"] for b in rules.tool_results(written)] == ["toolu_0"]
+    assert "toolu_0" not in broken.message and broken.message.startswith("messages.1: `tool_use` ids were found")

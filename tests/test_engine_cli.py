@@ -134,7 +134,7 @@ def write_broken(base: Path, good: dict) -> dict[str, Path]:
     bad_json.write_text('{"format": "loopscope-transcript",\n  "version": 1,\n  "messages": [,]}')
     files["not valid JSON: Expecting value at line 3, column 16"] = bad_json
     for name, change, words in [
-        ("version", lambda d: d.update(version=7), "version: this Loopscope reads versions 1 to 2, the file is version 7"),
+        ("version", lambda d: d.update(version=7), "version: this Loopscope reads versions 1 to 3, the file is version 7"),
         ("missing", lambda d: d["steps"][3].pop("n_messages"), "steps[3]: missing n_messages"),
         ("pairs", lambda d: d["messages"][2]["content"][0].update(tool_use_id="toolu_GONE"),
          "messages: the tool_use/tool_result ids do not pair"),

@@ -117,8 +117,8 @@ def test_wrong_format(saved):
 
 
 def test_wrong_version(saved):
-    assert load_error(broken(saved, lambda d: d.update(version=3))) == \
-        "version: this Loopscope reads versions 1 to 2, the file is version 3"
+    assert load_error(broken(saved, lambda d: d.update(version=4))) == \
+        "version: this Loopscope reads versions 1 to 3, the file is version 4"
 
 
 @pytest.mark.parametrize("field", ["stage", "turn_count", "n_messages"])

@@ -247,7 +247,8 @@ def test_the_compare_page_shows_what_a_model_and_a_server_said_as_text():
 
 
 def test_the_mistakes_lab_shows_what_a_model_and_the_api_said_as_text():
-    from loop.views.mistakes import MISTAKES, Call, LabRun
+    from loop.engine.mistakes import MISTAKES
+    from loop.views.mistakes import Call, LabRun
 
     name = next(iter(MISTAKES))
     refused = f"messages.1: {hostile(BASE, 'error')}\nline 2 {hostile(BASE, 'error')}"

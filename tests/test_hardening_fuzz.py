@@ -27,6 +27,8 @@ from tests.fuzzing import (LEGACY_BROWSER, LEGACY_RUN, NAME, READ, REFUSED, chec
                            check_session, corrupted_journal, deep, huge, import_journal, mutated, random_bytes, render,
                            seeds, session_files, transcript_seeds, truncated)
 
+DATA = Path(__file__).parent / "data"
+
 FUZZ = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
@@ -45,7 +47,7 @@ def test_the_seeds_cover_every_format_and_each_imports_as_itself():
         assert imported.format == kind
         assert render(imported.trace) == ()
     assert set(kinds) == {"loopscope", "loopscope-journal", "claude-code", "course-trace", "anthropic-messages",
-                          "anthropic-request", "anthropic-responses", "openai-chat"}
+                          "anthropic-request", "anthropic-responses", "openai-chat", "codex-rollout"}
     assert kinds["claude-code"] >= 4 and kinds["loopscope"] >= 5
     threaded = [import_bytes(data, "seed").trace for _, data in seeds()]
     assert sum(t.has_threads for t in threaded) >= 4 and sum(t.has_compaction for t in threaded) >= 4
@@ -312,3 +314,15 @@ def test_a_tool_result_block_whose_text_is_null_renders():
 
     assert result_text([{"type": "text", "text": None}, {"type": "text", "text": "4 a"}]) == \
         '{"type": "text", "text": null}\n4 a'
+
+
+@pytest.mark.parametrize("field", ["shapeHash", "hash"])
+def test_a_claude_code_request_record_whose_hash_is_not_a_string_is_passed_over(field):
+    # A 2.1 log's api-request-shape / api-request-blob record with a list for its hash made the importer crash
+    # (unhashable type: 'list') instead of reading the log.
+    lines = [json.loads(line) for line in (DATA / "logs" / "claude_code_2_1.jsonl").read_text().splitlines()]
+    kinds = {"shapeHash": "api-request-shape", "hash": "api-request-blob"}
+    bent = [dict(r, **{field: [r[field]]}) if r.get("type") == kinds[field] and field in r else r for r in lines]
+    assert bent != lines
+    data = "\n".join(json.dumps(r) for r in bent).encode()
+    assert check_import(data).result == READ

@@ -71,12 +71,19 @@ def test_a_synthetic_message_is_the_harness_s_never_a_model_call_nor_the_session
     assert trace.meta["model"] == "claude-sonnet-4-5"  # not "<synthetic>", though it comes first
     calls = [s for s in trace.steps if s.stage == "call_model"]
     assert [s.detail.response["model"] for s in calls] == ["claude-sonnet-4-5"]  # the one call made
+    # Nothing Claude Code wrote for its user is in messages: the API error is a call that failed, the
+    # interruption's notice (which the model does read) a harness step, "No response requested." a harness step
+    # that puts nothing into messages.
+    assert [m["content"] for m in trace.messages] == [
+        "Run the tests", "try again", use("toolu_1", command="pytest"), result("toolu_1", "3 passed"),
+        [{"type": "text", "text": "[Request interrupted by user]"}]]
+    failed = next(s for s in trace.steps if s.stage == "retry")
+    assert (failed.n_messages, failed.detail.gave_up, failed.detail.error["status"]) == (1, True, 529)
+    assert failed.ended == "retries_exhausted" and "API Error: 529" in describe(trace, failed.index)
     harness = [s for s in trace.steps if s.stage == "harness"]
-    assert [(s.detail.role, s.n_messages) for s in harness] == [("assistant", 2), ("assistant", 7)]
-    assert all("model <synthetic>" in s.detail.why for s in harness)
+    assert [(s.detail.role, s.n_messages) for s in harness] == [("user", 5), ("assistant", 5)]
     said = describe(trace, harness[-1].index)
-    assert "added by the harness" in said and "No response requested." in said
-    assert trace.messages[6]["content"] == [{"type": "text", "text": "No response requested."}]  # kept as written
+    assert "not in messages" in said and "No response requested." in said
 
 
 def test_check_counts_only_the_calls_made(tmp_path):

@@ -40,13 +40,13 @@ def test_a_file_over_the_cap_is_refused_before_it_is_parsed():
 
 
 def test_the_default_cap_is_100_mb(monkeypatch):
-    import loop.importers as importers
+    import loop.importers.formats as formats
 
     def never(*args, **kwargs):
         raise AssertionError("a file over the cap was decoded or parsed")
 
-    monkeypatch.setattr(importers, "_decode", never)
-    monkeypatch.setattr(importers, "_parse", never)
+    monkeypatch.setattr(formats, "decode", never)
+    monkeypatch.setattr(formats, "parse", never)
     # Not JSON at all: had it been parsed, the error would be a JSON one.
     huge = b"\xff" * (DEFAULT_MAX_BYTES + 1)
     said = failure(huge, "huge.jsonl")
@@ -74,7 +74,7 @@ def test_import_file_checks_the_size_before_reading(tmp_path):
     (b"{oops\n{oops\n", "f.json: line 1: not valid JSON (Expecting property name enclosed in double quotes, column 2)"),
     (b'{"hello": "world"}', "f.json: valid JSON but not a transcript of any known format: it is an object with "
                             "keys hello. Loopscope reads a Loopscope transcript, a Claude Code session log "
-                            "(.jsonl), an Anthropic messages list, request body or list of responses, OpenAI chat "
+                            "(.jsonl), an OpenAI Codex CLI rollout (.jsonl), an Anthropic messages list, request body or list of responses, OpenAI chat "
                             "messages or a request body, or a learn-claude-code trace"),
     (b"42", "f.json: valid JSON but not a transcript of any known format: it is a single int. Loopscope reads"),
     (b"[]", "f.json: valid JSON but not a transcript of any known format: it is an empty list."),
@@ -85,7 +85,7 @@ def test_import_file_checks_the_size_before_reading(tmp_path):
      "(summary) ×2: line 1, line 2"),
     (b"[" * 100_000 + b"]" * 100_000, "f.json: its JSON is nested too deeply to read"),
     (b'{"format": "loopscope-transcript", "version": 99, "messages": [], "steps": []}',
-     "f.json: a Loopscope transcript that cannot be loaded: version: this Loopscope reads versions 1 to 2, the file is "
+     "f.json: a Loopscope transcript that cannot be loaded: version: this Loopscope reads versions 1 to 3, the file is "
      "version 99"),
 ])
 def test_what_cannot_be_read_is_said_in_one_line(data, said):

@@ -196,6 +196,8 @@ def check_linked(trace, child_id: str) -> None:
     assert run_tool.detail["thread"] == child_id and run_tool.detail["output"] == "tests/t.py"
     assert trace.steps_of(child_id)[-1] == run_tool.index - 1  # the sub-agent's steps end right before it
     assert [m["content"] for m in child.messages][0] == "find the tests" and len(child.messages) == 4
+    first = trace.steps[trace.steps_of(child_id)[0]]  # its request names the tool_use that started it
+    assert first.stage == "user_request" and first.detail.started_by == "toolu_task"
 
 
 def test_an_old_style_sidechain_is_linked_to_its_task_by_its_prompt():

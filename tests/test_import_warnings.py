@@ -221,6 +221,61 @@ def _session() -> list[tuple[str, bytes]]:
     return [("session.jsonl", main.bytes()), ("agent-zz.jsonl", side.bytes()), ("empty.jsonl", b"\n")]
 
 
+def _claude_code_as_written() -> bytes:
+    """A Claude Code log with what real sessions hold: two records glued on one line, a prompt queued and never
+    sent, a request that names a message the log does not hold, a record kind no version here writes."""
+    from tests.test_import_claude_code_real import record, text
+    lines = [json.dumps(r) for r in (
+        {"type": "queue-operation", "operation": "enqueue", "content": "and the docs", "timestamp": "2025-12-01T10:00:09.000Z"},
+        record("user", "u1", None, "hi", 1),
+        record("assistant", "a1", "u1", text("Hello."), 2, stop="end_turn", requestRef="r1"),
+        {"type": "api-request", "id": "r1", "params": {"model": "m"}, "keep": 0, "tail": ["0" * 64]},
+        {"type": "atis-latch", "atis": ""})]
+    return ("\n".join([lines[0], lines[1] + lines[2], *lines[3:]]) + "\n").encode()
+
+
+def _codex_odd() -> bytes:
+    """A Codex rollout with what a reader passes over: an unknown record, events, a developer message, a role and
+    an item of no counterpart, arguments that are no JSON, a stopped turn, a line that is no record."""
+    wrap = lambda kind, payload: {"timestamp": "2026-01-05T09:00:00.000Z", "type": kind, "payload": payload}  # noqa: E731
+    records = [wrap("session_meta", {"id": "s", "cwd": "/w", "cli_version": "0.77.0"}),
+               wrap("response_item", {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Be brief."}]}),
+               wrap("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+               wrap("response_item", {"type": "message", "role": "tool", "content": []}),
+               wrap("response_item", {"type": "ghost_snapshot"}),
+               wrap("response_item", {"type": "function_call", "name": "shell", "arguments": "{not json", "call_id": "c1"}),
+               wrap("response_item", {"type": "function_call_output", "call_id": "c1", "output": "ok"}),
+               wrap("event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
+               wrap("event_msg", {"type": "brand_new_event"}),
+               wrap("brand_new_record", {}),
+               {"timestamp": "2026-01-05T09:00:00.000Z", "type": "event_msg", "payload": 7}]
+    return "".join(json.dumps(r) + "\n" for r in records).encode()
+
+
+def _compacted_odd() -> list[tuple[str, bytes]]:
+    """A session compacted on the way, with its compaction's own call, and a block of a kind no API writes after
+    the compaction."""
+    from tests.test_import_claude_code_real import compacted_session
+    files = compacted_session()
+    name, data = files[0]
+    lines = [json.loads(line) for line in data.splitlines()]
+    lines[-1]["message"]["content"].append({"type": "brand_new_block"})
+    return [(name, "".join(json.dumps(r) + "\n" for r in lines).encode()), *files[1:]]
+
+
+def _tool_calls_as_text() -> bytes:
+    return dumps([{"role": "user", "content": "What is in /tmp?"},
+                  {"role": "assistant", "content": '<tool_call>{"name": "ls"}</tool_call>'}])
+
+
+def _refused_uploads() -> list[list[tuple[str, bytes]]]:
+    """Other agents' files, refused with their names."""
+    from tests.test_import_claude_code_real import DATA as REAL
+    tars = [{"id": "e1", "type": "user_message", "timestamp": 1, "content": "hi"},
+            {"id": "e2", "type": "assistant_message", "timestamp": 2, "content": "hello"}]
+    return [[("gemini.json", (REAL / "gemini_cli_session.json").read_bytes())], [("tars.json", dumps(tars))]]
+
+
 def broken_uploads() -> list[list[tuple[str, bytes]]]:
     """Uploads (each one file, or a session of several) that make the importers warn in most of the ways they can."""
     cut, branch, threads = _transcripts()
@@ -229,8 +284,12 @@ def broken_uploads() -> list[list[tuple[str, bytes]]]:
              "arguments.json": _openai_arguments(), "roles.json": _openai_roles(), "rebuilt.json": _course_rebuilt(),
              "sent.json": _course_as_sent(), "short.json": _course_cut(), "responses.json": _responses(True),
              "answer.json": _responses(False), "cut.json": cut, "branch.json": branch, "subagent.json": threads,
-             "r1.jsonl": _journal(), "many.json": _many_orphans()}
-    return [[(name, data)] for name, data in files.items()] + [_session()]
+             "r1.jsonl": _journal(), "many.json": _many_orphans(), "real.jsonl": _claude_code_as_written(),
+             "rollout.jsonl": _codex_odd(), "text.json": _tool_calls_as_text(),
+             "recorded.json": dumps({"provider": "openai", "request": {"model": "m", "messages": [
+                 {"role": "user", "content": "hi"}]}}),
+             "traj.json": (DATA / "logs" / "mini_swe_agent.traj.json").read_bytes()}
+    return [[(name, data)] for name, data in files.items()] + [_session(), _compacted_odd()]
 
 
 def imported(upload: list[tuple[str, bytes]]):
@@ -273,10 +332,12 @@ def _marked(node: ast.AST, constants: dict, path: Path) -> list[str]:
 
 
 # ImportFailed passing on a reason made elsewhere: a Note, an UnknownThread's note, NumberTooLong's one message
-# (marked in transcript.py), _too_big's note, the child's note (isolated.py).
-PASSED_ON = {"__init__.py": ("message", "exc.note", "str(exc)", "_too_big(total, max_bytes)", "_too_big(len(data), max_bytes)"),
-             "follow.py": ("exc.note",),
-             "isolated.py": ("Note.from_json(error) if isinstance(error, dict) else str(error)",)}
+# (marked in transcript.py), too_big's note, another agent's format named (others.py), the child's note (isolated.py).
+PASSED_ON = {"failed.py": ("message",), "reading.py": ("str(exc)",),
+             "files.py": ("too_big(total, max_bytes)", "too_big(len(data), max_bytes)"),
+             "formats.py": ("exc.note", "stranger"),
+             "isolated.py": ("Note.from_json(error) if isinstance(error, dict) else str(error)",),
+             "follow.py": ("exc.note",)}
 
 
 def _constants(trees) -> dict[str, str]:
@@ -346,7 +407,7 @@ def test_the_broken_files_make_most_kinds_of_warning_or_failure_and_only_those_o
             made |= messages_of(note)
     from tests.test_app_i18n import unreadable_uploads
 
-    for upload in unreadable_uploads():  # and the reasons a file cannot be read
+    for upload in unreadable_uploads() + _refused_uploads():  # and the reasons a file cannot be read
         with pytest.raises(ImportFailed) as failed:
             import_files(upload)
         made |= messages_of(failed.value.note)

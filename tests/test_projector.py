@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from loop.text.catalogs import say
 from tests.browser import DRAWN, PAINTED, settled
 from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
 
@@ -132,6 +133,13 @@ PRESENTER_FACTS = """() => {
         height: window.innerHeight, width: window.innerWidth,
         sliders: document.querySelectorAll('.st-key-present-top [data-testid="stSlider"]').length,
     };
+}"""
+
+
+# How the browser sets a label of the diagram: its writing mode, and a turn given to it
+RAIL_LABEL = """(text) => {
+    const label = [...document.querySelectorAll('.ls-diagram text')].find((t) => t.textContent === text);
+    return label && {writingMode: getComputedStyle(label).writingMode, transform: label.getAttribute('transform')};
 }"""
 
 
@@ -307,6 +315,9 @@ def test_presenter_mode_at_1280_by_720_keeps_every_stage_readable_and_in_view(ta
         assert facts["row"]["height"] < 60, where  # one row
         assert facts["sliders"] == 0, where  # the pause is a select box: no value sitting on a track
         history_as_large_as_the_note(page, where)
+        if k == 1 and lang != "en":  # "next turn" up the left rail: its characters stand, as they are written
+            rail = page.evaluate(RAIL_LABEL, say(lang, "next turn"))
+            assert rail == {"writingMode": "vertical-rl", "transform": None}, (where, rail)
         if k == 7:  # recover: the call where the model reads the failed command's result
             ringed = page.evaluate("() => document.querySelector('.ls-history .ls-focus').className")
             assert "ls-error" in ringed, ringed

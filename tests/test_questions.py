@@ -234,7 +234,7 @@ def test_quiz_prints_one_json_line_a_question():
         assert result.returncode == 0, result.stderr
         lines = [json.loads(line) for line in result.stdout.splitlines()]
         assert len(lines) == count
-        assert all(list(line) == ["step", "kind", "question", "choices", "answer", "why"] for line in lines)
+        assert all(list(line) == ["step", "kind", "question", "choices", "answer", "why", "wrong"] for line in lines)
     first = json.loads(done[0].stdout.splitlines()[0])
     assert first == questions(sample("subagent"))[0].to_json()
     assert "わからない" in done[1].stdout and "不知道" in done[2].stdout  # a run's own language, or --lang
@@ -254,3 +254,60 @@ def test_the_real_command_prints_the_questions():
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["kind"] for line in done.stdout.splitlines()] == [
         "continues", "tool_result_id", "write_back_role", "next_request_has", "continues"]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "zh"])
+def test_each_wrong_choice_says_why_it_is_wrong_in_the_questions_language(lang):
+    for name in SCENARIOS:
+        trace = sample(name, lang)
+        for question in questions(trace, lang):
+            assert len(question.wrong) == len(question.choices)
+            assert question.why_wrong(question.answer) == "" and question.why_wrong(len(question.choices) - 1) == ""
+            for n in range(len(question.choices) - 1):
+                if n != question.answer:
+                    assert question.why_wrong(n), (name, question.kind, question.choices[n])
+                    if lang != "en":
+                        english = question_before(trace, question.step, "en")
+                        assert question.why_wrong(n) != english.why_wrong(n), (name, question.kind)
+    asked = next(x for x in questions(sample("list-files"), lang) if x.kind == "tool_result_id")
+    message = next(n for n, c in enumerate(asked.choices) if c.startswith("`msg_"))
+    counter = asked.choices.index("`toolu_0`")
+    if lang == "en":  # the message's id is the response's, not the block's; the counter is the loop's own
+        assert asked.why_wrong(message).startswith(asked.choices[message] + " is the response's id")
+        assert "tool_use_id=block.id" in asked.why_wrong(counter)
+
+
+def test_a_japanese_question_says_step_as_the_interface_does():
+    for name in SCENARIOS:
+        for question in questions(sample(name, "ja"), "ja"):
+            for text in (question.question, *question.choices, *question.wrong):
+                assert not re.search(r"(?<![_\w])step(?![_\w])", CODE.sub("", text)), (name, text)
+
+
+# Right answers no sample reaches (every sample's loop is correct): the broken loops of Break it here reach them.
+BROKEN_ANSWERS = [  # (mistake, broken at step, the kind asked after it, the right answer)
+    ("results-as-assistant", 5, "write_back_role", "a message with role `assistant`: messages[2]"),
+    ("no-write-back", 5, "next_request_has", q.RESPONSE_ONLY),
+    ("no-assistant-append", 2, "next_request_has", q.RESULTS_ONLY),
+    ("text-first", 5, "next_request_has", q.BOTH),
+]
+
+
+@pytest.mark.parametrize("mistake, at, kind, right", BROKEN_ANSWERS, ids=[b[0] for b in BROKEN_ANSWERS])
+def test_question_right_answer_is_what_a_broken_loop_did_where_no_sample_goes(mistake, at, kind, right):
+    from loop.engine.broken import break_at
+
+    broken = break_at(sample("list-files"), at, mistake)
+    broken.run.close()
+    [question] = [x for x in questions(broken.trace) if x.step > broken.kept and x.kind == kind]
+    assert chosen(question) == right
+    if kind == "next_request_has":  # asked before the call the API refuses: what the broken loop sent
+        assert question.stage == "refused"
+        sent = broken.trace.request_at(question.step)["messages"]
+        assert (sent[-1]["role"], sent[-2]["role"] if len(sent) > 1 else None) == {
+            q.RESPONSE_ONLY: ("assistant", "user"), q.RESULTS_ONLY: ("user", "user"),
+            q.BOTH: ("user", "assistant")}[right]
+    else:
+        assert broken.trace.messages_at(question.step)[-1]["role"] == "assistant"
+    if right != q.BOTH and q.BOTH in question.choices:  # the correct loop's answer, wrong in this loop: said why
+        assert "broken on purpose" in question.why_wrong(question.choices.index(q.BOTH))

@@ -94,7 +94,7 @@ def test_open_imports_a_session_with_its_sub_agents_log(tmp_path):
 
 
 def test_the_folder_is_listed_only_on_the_users_own_machine(tmp_path):
-    own = {"LOOPSCOPE_SESSIONS_DIR": str(tmp_path)}
+    own = {"LOOPSCOPE_SESSIONS_DIR": str(tmp_path), "LOOPSCOPE_LIST_SESSIONS": "1"}
     assert refused("127.0.0.1", own) is None and refused("localhost", own) is None and refused("::1", own) is None
     assert "is not set" in refused("127.0.0.1", {}).render()
     assert "listens on 0.0.0.0" in refused(None, own).render()  # unset, Streamlit listens on every interface

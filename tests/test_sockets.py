@@ -8,7 +8,7 @@ import asyncio
 import socket
 import threading
 
-import pages.views.sockets as sockets
+import pages.views.internals as internals
 
 from tests.apptest import app
 
@@ -36,9 +36,9 @@ def test_connections_to_a_socket_made_as_streamlit_makes_it_have_nagle_off_those
             clients.append(await asyncio.open_connection(*listening.getsockname()))  # open before: set too
             await arrived.wait()
             arrived.clear()
-            monkeypatch.setattr(sockets, "_done", threading.Event())  # as in a server's first run
-            n = sockets.no_delay()
-            assert sockets.no_delay() == 0  # once a process
+            monkeypatch.setattr(internals, "_no_delay_done", threading.Event())  # as in a server's first run
+            n = internals.no_delay()
+            assert internals.no_delay() == 0  # once a process
             clients.append(await asyncio.open_connection(*listening.getsockname()))  # one to come: inherits it
             await arrived.wait()
             return [_nodelay(writer) for writer in accepted], n
@@ -57,7 +57,7 @@ def test_connections_to_a_socket_made_as_streamlit_makes_it_have_nagle_off_those
 
 def test_the_app_turns_nagle_off_on_its_first_run(monkeypatch):
     done = threading.Event()
-    monkeypatch.setattr(sockets, "_done", done)
+    monkeypatch.setattr(internals, "_no_delay_done", done)
     at = app()
     assert not at.exception
     assert done.is_set()

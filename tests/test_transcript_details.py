@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from loop.engine import details
 from loop.files import transcript
-from loop.engine.details import CallModelDetail, DecideDetail, RunToolDetail
+from loop.engine.details import CallModelDetail, DecideDetail, RefusedDetail, RunToolDetail
 from loop.engine.trace import Step
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,24 +80,47 @@ def test_a_step_built_with_a_dict_holds_its_stage_type_and_still_answers_as_the_
                 input_tokens=0, output_tokens=0, ended=None, time=0.0, detail=dict(raw))
     d = step.detail
     assert isinstance(d, RunToolDetail) and d.name == "bash" and d.thread is None
-    # as the dict it was: for code that reads it so
-    assert d["name"] == "bash" and d.get("output") == "a\n" and "is_error" in d and d == raw
-    assert "thread" not in d and d.get("thread", "none") == "none" and d.get("why") is None  # another stage's key
+    # as the JSON object it was: a test compares it with the file
+    assert d["name"] == "bash" and d.given("is_error") and d == raw
+    assert not d.given("thread") and d.get("thread", "none") == "none" and d.get("why") is None  # another stage's key
     with pytest.raises(KeyError):
         d["thread"]
-    d["thread"] = "task-1"  # set as a dict entry, it is the field
-    assert d.thread == "task-1" and list(d)[-1] == "thread"
-    assert step.to_dict()["detail"] == {**raw, "thread": "task-1"}
+    assert step.to_dict()["detail"] == raw
 
 
 def test_a_detail_built_by_hand_writes_only_what_it_was_given_in_the_fields_order():
     assert DecideDetail(continues=True, why="go on").to_dict() == {"continues": True, "why": "go on"}
     call = CallModelDetail(request={"model": "m"}, response={"content": []}, duration_ms=3.0, retries=0)
     assert list(call.to_dict()) == ["request", "response", "duration_ms", "retries"]
-    with pytest.raises(AttributeError):
-        call.attempt = 2  # frozen: its fields are what was recorded
-    call["attempt"] = 2  # code that writes it as a dict: a key given later is written after the others
-    assert list(call.to_dict())[-1] == "attempt" and call.attempt == 2
+    # a None given is a JSON null, written; a field not given is not
+    assert RefusedDetail(stage="call_model", request=None).to_dict() == {"stage": "call_model", "request": None}
+    # a layer that adds to it makes a new one: a key given a value later is written after the others
+    again = replace(call, attempt=2, retries=1)
+    assert list(again.to_dict()) == ["request", "response", "duration_ms", "retries", "attempt"]
+    assert again.retries == 1 and again.attempt == 2
+    assert call.attempt is None and call.retries == 0 and "attempt" not in call.to_dict()  # the first as it was
+
+
+def test_nothing_writes_to_a_detail_once_it_is_made():
+    """Frozen means frozen: not its fields, not as a dict, not the keys it does not know."""
+    data = sample()
+    i = first(data, "decide")
+    data["steps"][i]["detail"]["confidence"] = 0.75  # a later version's key: kept in `extra`
+    detail = transcript.loads(json.dumps(data)).steps[i].detail
+    before = detail.to_dict()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        detail.why = "changed"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        detail.written = ()
+    with pytest.raises(TypeError):
+        detail["why"] = "changed"
+    with pytest.raises(TypeError):
+        del detail["why"]
+    with pytest.raises(TypeError):
+        detail.extra["confidence"] = 1.0
+    for method in ("update", "setdefault", "pop", "clear"):
+        assert not hasattr(detail, method), method
+    assert detail.to_dict() == before and detail.extra == {"confidence": 0.75}
 
 
 def test_the_format_documents_every_field_of_every_stage():

@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from loop.files.classes import SEEN_EVERY
-from pages.views import wake
+from pages.views import internals, wake
 from tests.test_classes import OTHER_STUDENT, STRANGER, STUDENT, TEACHER, room  # noqa: F401  (room: a fixture)
 from tests.postgres import postgres_server  # noqa: F401  (a fixture)
 from tests.test_runs_store import store_at  # noqa: F401  (a fixture)
@@ -93,9 +93,9 @@ def test_many_heartbeats_are_written_in_one_transaction_and_counted_as_seen_writ
     store, channel, clock = room
     code = channel.start(TEACHER, "r1", 3, 1)
     transactions = []
-    opened = type(store)._transaction
-    monkeypatch.setattr(type(store), "_transaction",
-                        lambda self, *a, **k: transactions.append(k.get("write", a[0] if a else None))
+    opened = type(store).transaction
+    monkeypatch.setattr(type(store), "transaction",
+                        lambda self, *a, **k: transactions.append(k.get("write", a[0] if a else False))
                         or opened(self, *a, **k))
     channel.seen_many(code, [(STUDENT, False), (OTHER_STUDENT, False), (STRANGER, True), ("not-a-key", False)])
     assert transactions == [True]
@@ -113,7 +113,7 @@ def test_many_heartbeats_are_written_in_one_transaction_and_counted_as_seen_writ
     channel.end(code, TEACHER)
     clock.now += SEEN_EVERY
     channel.seen_many(code, [(STUDENT, False)])  # the class ended: nothing is written
-    with store._transaction(write=False) as db:
+    with store.transaction() as db:
         assert db.execute("SELECT max(seen) FROM class_followers WHERE code=?", (code,)).fetchone()[0] \
             == clock.now - SEEN_EVERY - 10
 
@@ -168,12 +168,15 @@ def test_a_page_whose_session_lacks_what_waking_it_needs_is_not_registered_but_l
     monkeypatch.setattr(Runtime, "_instance", SimpleNamespace(_session_mgr=sessions))
     monkeypatch.setattr(scriptrunner, "get_script_run_ctx",
                         lambda *a, **k: SimpleNamespace(session_id="s1", fragment_ids_this_run=set()))
-    assert wake.session_id() is None
-    assert wake.unmet() == ["AppSession._client_state"]
+    assert internals.session_id() is None
+    assert internals.unmet() == ["AppSession._client_state"]
     session._client_state = SimpleNamespace(fragment_id="")
-    assert wake.unmet() == [] and wake.session_id() == "s1"
+    assert internals.unmet() == [] and internals.session_id() == "s1"
     sessions.get_active_session_info = lambda sid: None  # its browser went away: nothing to wake, nothing missing
-    assert wake.session_id() is None and wake.unmet() == []
+    assert internals.session_id() is None and internals.unmet() == []
+    del sessions.get_active_session_info  # a session manager of another kind
+    assert internals.session_id() is None
+    assert internals.unmet() == ["SessionManager.get_active_session_info(session_id).session"]
 
 
 def test_a_wake_that_fails_is_tried_again_at_the_next_round_not_given_up(monkeypatch):
@@ -190,8 +193,8 @@ def test_a_wake_that_fails_is_tried_again_at_the_next_round_not_given_up(monkeyp
     sessions = SimpleNamespace(get_active_session_info=lambda sid: SimpleNamespace(session=session))
     monkeypatch.setattr(Runtime, "_instance", SimpleNamespace(_session_mgr=sessions))
     answers = []
-    wake.rerun("s1", lambda sid, answer: answers.append((sid, answer)))
+    internals.rerun("s1", lambda sid, answer: answers.append((sid, answer)))
     assert answers == [("s1", "busy")]
     session.request_rerun = lambda state: None  # the next round's wake goes through
-    wake.rerun("s1", lambda sid, answer: answers.append((sid, answer)))
+    internals.rerun("s1", lambda sid, answer: answers.append((sid, answer)))
     assert answers[-1] == ("s1", "woken")

@@ -11,7 +11,7 @@ from loop import start
 from loop.engine import rules
 from loop.files import transcript
 from loop.importers.derive import trace_from_history
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.views.step import view
 from loop.yours import recording as rec
 from loop.yours.listing import CHAPTER_LOOP
@@ -157,7 +157,8 @@ def test_each_broken_loop_is_named_at_the_call_the_api_refused_with_the_learners
     refused = next(k for k, e in enumerate(recorded.exchanges) if e.error)
     found = named(recorded)
     assert found.name == mistake and found.is_mistake
-    assert found.call == refused == (2 if mistake == "max-tokens-go-on" else 1) and found.line == CALL_LINE
+    assert found.call == refused == (2 if mistake == "max-tokens-go-on" else 1)
+    assert found.line == found.made.line != CALL_LINE  # named where the message was made (tests/test_yours_lines.py)
     assert found.error["status"] == 400 and found.error["type"] == "invalid_request_error"
     assert found.error == recorded.exchanges[refused].error
     assert f"call {refused + 1}" in found.render("en")
@@ -210,7 +211,8 @@ def agent_loop(state):
     recorded = record(source, "list-files")
     assert recorded.outcome == rec.RETURNED and recorded.exchanges[0].response["stop_reason"] == "tool_use"
     found = named(recorded)
-    assert (found.name, found.call, found.line, found.error) == ("no-loop", 0, 2, None)
+    assert (found.name, found.call, found.line, found.error) == ("no-loop", 0, 6, None)  # where its loop returned
+    assert found.made.how == "returned"
     yours = read(recorded)
     assert not yours.kept_every_rule
     last = yours.trace.steps[-1]
@@ -225,7 +227,8 @@ def test_max_tokens_go_on_on_the_max_tokens_scenario():
     assert wrong.exchanges[0].response["stop_reason"] == "tool_use"  # it broke after the cut answer, not before
     assert wrong.exchanges[1].response["stop_reason"] == "max_tokens"
     found = named(wrong)
-    assert found.call == 2 and found.line == CALL_LINE
+    assert found.call == 2 and found.line == WRONG["max-tokens-go-on"].splitlines().index(
+        '        state["messages"].append({', 20) + 1  # the write-back of no results after the cut answer
 
 
 def test_a_loop_that_never_ends_is_stopped_and_said_so_with_the_count():

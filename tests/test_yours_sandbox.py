@@ -165,18 +165,27 @@ def test_the_sandboxed_child_is_not_the_calling_process():
     assert cwd == "/workspace" and (os.geteuid() != 0 or uid == "65534")
 
 
+# A hostile file finds Loopscope's channel as any inherited socket, whatever its descriptor's number.
+CHANNEL = """import os, socket, stat, struct
+def channel():
+    for fd in range(3, 1024):
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                return socket.socket(fileno=os.dup(fd))
+        except OSError:
+            pass
+"""
+
+
 def test_the_channel_refuses_anything_but_model_calls_and_tool_runs():
-    source = '''import json, socket, struct, sys
-def agent_loop(state):
-    s = socket.socket(fileno=int(sys.argv[1]))
-    data = json.dumps({"kind": "shell", "command": "id"}).encode()
-    s.sendall(struct.pack(">I", len(data)) + data)
-    size = struct.unpack(">I", s.recv(4))[0]
-    print(json.loads(s.recv(size))["body"]["error"]["type"])
-    s.detach()
+    source = CHANNEL + '''
+s = channel()
+s.sendall(b"X" + struct.pack(">I", 2) + b"{}")  # a frame of a kind the keeper does not take
+s.sendall(b"R" + struct.pack(">I", 5) + b"[1,2]")  # a report that is no report
+print("sent")
 '''
     done = run(source, "list-files")
-    assert done.output.strip() == "channel_error" and done.exchanges == [] and done.outcome == rec.RETURNED
+    assert done.output.strip() == "sent" and done.exchanges == [] and done.outcome == rec.RETURNED
 
 
 def test_where_bubblewrap_cannot_run_the_recording_says_so_and_the_code_still_runs_apart(monkeypatch):

@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import stages
+from .details import (AppendAssistantDetail, CallModelDetail, DecideDetail, Detail, RunToolDetail, UserRequestDetail,
+                      WriteBackDetail)
 from .endings import GO_ON, why_ended
 from .rules import tool_uses
 
@@ -38,43 +40,43 @@ def next_stage(s, to_call=TO_CALL) -> str | None:
     return "run_tool" if len(s.results) < len(tool_uses(s.response or {})) else "write_back"
 
 
-def user_request(run: Run, doing: Doing) -> dict:
+def user_request(run: Run, doing: Doing) -> Detail:
     frame = doing.frame
     stages.user_request(frame.state, frame.task)
-    return {"task": frame.task}
+    return UserRequestDetail(task=frame.task)
 
 
-def call_model(run: Run, doing: Doing) -> dict:
+def call_model(run: Run, doing: Doing) -> Detail:
     frame = doing.frame
     reply = stages.call_model(frame.state, doing.model or frame.model, frame.tools, doing.observer)
-    return {"request": reply.request, "response": reply.response, "duration_ms": reply.duration_ms,
-            "retries": reply.retries}
+    return CallModelDetail(request=reply.request, response=reply.response, duration_ms=reply.duration_ms,
+                           retries=reply.retries)
 
 
-def append_assistant(run: Run, doing: Doing) -> dict:
+def append_assistant(run: Run, doing: Doing) -> Detail:
     stages.append_assistant(doing.frame.state)
-    return {}
+    return AppendAssistantDetail()
 
 
-def decide(run: Run, doing: Doing) -> dict:
+def decide(run: Run, doing: Doing) -> Detail:
     s = doing.frame.state
     stages.decide(s)
-    return {"continues": not s.ended, "why": GO_ON if not s.ended else why_ended(s.stop_reason)}
+    return DecideDetail(continues=not s.ended, why=GO_ON if not s.ended else why_ended(s.stop_reason))
 
 
-def run_tool(run: Run, doing: Doing) -> dict:
+def run_tool(run: Run, doing: Doing) -> Detail:
     s = doing.frame.state
     block = tool_uses(s.response)[len(s.results)]
     output = stages.run_tool(s, doing.tools or doing.frame.tools, block)
-    return {"tool_use_id": block.get("id"), "name": block.get("name"), "input": block.get("input"),
-            "output": output.content, "is_error": output.is_error, "duration_ms": output.duration_ms,
-            "tool_result": s.results[-1], "given_by_user": doing.by_user}
+    return RunToolDetail(tool_use_id=block.get("id"), name=block.get("name"), input=block.get("input"),
+                         output=output.content, is_error=output.is_error, duration_ms=output.duration_ms,
+                         tool_result=s.results[-1], given_by_user=doing.by_user)
 
 
-def write_back(run: Run, doing: Doing) -> dict:
+def write_back(run: Run, doing: Doing) -> Detail:
     s = doing.frame.state
     stages.write_back(s)
-    return {"results": len(s.messages[-1]["content"])}
+    return WriteBackDetail(results=len(s.messages[-1]["content"]))
 
 
 STAGES = {"user_request": user_request, "call_model": call_model, "append_assistant": append_assistant,

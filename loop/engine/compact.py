@@ -38,6 +38,7 @@ SHORT_RESULT = 200  # characters of an older tool_result a summary call keeps wh
 # The line a summary begins with. It is part of the history the model reads, so it is written in the run's
 # language when the summary is made (as the model's own words are), never translated when drawn.
 COMPRESSED = N_("[Conversation compressed. The full history before this point is kept in the trace.]")
+COURSE_COMPRESSED = "[Conversation compressed."  # how the course's s06 (and a learner's copy of it) begins its line
 # Why each compaction happened, as a step's detail says it (in English; narrate.py says it again in any language)
 MICRO_WHY = N_("{n} old tool_result(s) replaced by placeholders; the newest {keep} are kept")
 AUTO_WHY = N_("the history is about {tokens} tokens, past the threshold of {threshold}")
@@ -152,7 +153,8 @@ def summarized(summary: str, lang: str = "en") -> list[dict]:
 
 def is_summary(text: object) -> bool:
     """Does `text` begin with a compaction's line, in any language Loopscope writes it in?"""
-    return isinstance(text, str) and any(text.startswith(compressed(lang)) for lang in languages())
+    return isinstance(text, str) and (text.startswith(COURSE_COMPRESSED)
+                                      or any(text.startswith(compressed(lang)) for lang in languages()))
 
 
 def compact_requested(messages: list) -> bool:

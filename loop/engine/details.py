@@ -1,19 +1,24 @@
 """What each stage did: one small type a stage, the `detail` of its step.
 
-A step's `detail` was written by the runner (runner.py) or an importer
-(importers/derive.py) as a JSON object; each stage has its own fields here,
-named by the keys the format writes (docs/transcript-format.md), so new code
-reads `step.detail.tool_use_id`, not `step.detail["tool_use_id"]`.
+A step's `detail` is written by the runner's stages and layers, by an importer
+(importers/derive.py) or by Your loop's reading, each building its stage's type
+whole; its fields are named by the keys the format writes
+(docs/transcript-format.md), and the code reads them as attributes:
+`step.detail.tool_use_id`, never `step.detail["tool_use_id"]`
+(tests/test_detail_reads.py fails on a `.get(` or `[` read in loop/ or pages/).
 
-A detail is frozen: its fields are what the stage recorded. Three promises
-keep a transcript as it was written:
+A detail is frozen: its fields are what the stage recorded, and nothing writes
+to it after it is made. A layer that adds to what a stage recorded makes a new
+one, `dataclasses.replace(detail, why=...)`. Three promises keep a transcript
+as it was written:
 - the keys a detail was given, and their order, are kept (`written`): a field
-  never given is not written out, so a file saved again is the same file;
+  never given is not written out, so a file saved again is the same file; a
+  key a `replace` gives is written after the others, as a dict's update would;
 - a key this version does not know is kept in `extra` and written back in its
   place (a later version's facts survive a save here);
-- a detail still answers as the dict it was (`detail["why"]`, `detail.get(...)`,
-  `"thread" in detail`), since code written before these types reads it so. A key
-  of another stage reads as absent, as it did.
+- a detail still reads as the JSON object it was (`detail["why"]`, equal to
+  the dict of the same keys and values), for a test or a tool that compares it
+  with the file; a key of another stage reads as absent, as it did.
 
 `check` refuses a value of the wrong type for a key the readers rely on (a
 transcript's loader calls it once, where it names the step); a field the
@@ -23,21 +28,33 @@ number a page shows through `number()`) is kept as it is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from types import MappingProxyType
 from typing import ClassVar
 
 NUMBER = (int, float)
 
 
+class _Absent:
+    """The default of every field: a key the detail was not given (a None given is a JSON null, written)."""
+
+    def __repr__(self) -> str:
+        return "absent"
+
+
+ABSENT = _Absent()
+_NO_EXTRA: Mapping = MappingProxyType({})
+
+
 def _is(*kinds: type, none: bool = False):
     """A field checked at load: its value is one of `kinds` (a bool is no number), or None when `none`."""
-    return field(default=None, metadata={"kinds": kinds, "none": none})
+    return field(default=ABSENT, metadata={"kinds": kinds, "none": none})
 
 
 def _kept():
     """A field taken as it comes (the readers do not rely on its type)."""
-    return field(default=None)
+    return field(default=ABSENT)
 
 
 class DetailError(ValueError):
@@ -60,50 +77,52 @@ def _ok(value: object, kinds: tuple, none: bool) -> bool:
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
-class Detail(MutableMapping):
+class Detail(Mapping):
     """What a stage did. The base of each stage's type; itself the detail of a stage it does not know."""
 
     STAGE: ClassVar[str] = ""
-    # The keys given, in the order given (fields and extra keys alike); None: the fields that are not None.
+    # The keys given, in the order given (fields and extra keys alike). None: built by hand, the fields given.
     written: tuple | None = field(default=None, repr=False)
-    extra: dict = field(default_factory=dict)  # keys this version does not know, as they came
+    extra: Mapping = field(default_factory=dict)  # keys this version does not know, as they came (read-only)
+    # Facts any stage's step may carry (written after the stage's own fields):
+    origin: object = _kept()  # an import's: where in the file the step's record is ({file, line} or {at})
+    mistake: str | None = _kept()  # a broken loop's (layer_mistake.py): the classic mistake that made this step
 
     def __post_init__(self) -> None:
-        if self.written is None:  # built by hand: a field left at None is not there
-            given = tuple(k for k in field_names(type(self)) if getattr(self, k) is not None)
-            object.__setattr__(self, "written", given + tuple(self.extra))
+        # Built by hand (`written` None): the fields given, a None given being a null, then any extra. Read from a
+        # file, or replaced: the keys as they were, then those given a value since.
+        given, added = self.written, []
+        for k in field_names(type(self)):
+            value = getattr(self, k)
+            if value is ABSENT:
+                object.__setattr__(self, k, None)
+            elif given is None or (value is not None and k not in given):
+                added.append(k)
+        written = (given or ()) + tuple(added)
+        if self.extra:
+            written += tuple(k for k in self.extra if k not in written)
+            object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))  # its own, and read-only
+        else:
+            object.__setattr__(self, "extra", _NO_EXTRA)
+        object.__setattr__(self, "written", written)
+
+    def given(self, key: str) -> bool:
+        """Whether the stage recorded `key` (a null included): a field not given reads as None too."""
+        return key in self.written
 
     # -- as the format writes it --
     def to_dict(self) -> dict:
         """The JSON object of this detail: the keys it was given, in their order, nothing added."""
         return {k: self[k] for k in self.written}
 
-    # -- the dict it was (for readers written before these types) --
+    def __reduce__(self):  # a copy (or a pickle) is the same detail made again from its JSON object
+        return of, (self.STAGE, self.to_dict())
+
+    # -- the JSON object it was (for a test or a tool that compares it with the file; the code reads attributes) --
     def __getitem__(self, key: str) -> object:
         if key not in self.written:
             raise KeyError(key)
         return getattr(self, key) if key in _names(type(self)) else self.extra[key]
-
-    # A detail is not changed by its attributes (frozen); these two are for code that writes it as a dict.
-    def __setitem__(self, key: str, value: object) -> None:
-        if key in _names(type(self)):
-            object.__setattr__(self, key, value)
-        else:
-            self.extra[key] = value
-        if key not in self.written:
-            object.__setattr__(self, "written", self.written + (key,))
-
-    def __delitem__(self, key: str) -> None:
-        if key not in self.written:
-            raise KeyError(key)
-        object.__setattr__(self, "written", tuple(k for k in self.written if k != key))
-        if key in _names(type(self)):
-            object.__setattr__(self, key, None)
-        else:
-            del self.extra[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.written
 
     def __iter__(self):
         return iter(self.written)
@@ -112,7 +131,7 @@ class Detail(MutableMapping):
         return len(self.written)
 
     __eq__ = Mapping.__eq__  # equal to the dict of the same keys and values, as before
-    __hash__ = None  # type: ignore[assignment]  # it may change, as a dict does
+    __hash__ = None  # type: ignore[assignment]  # its values are JSON's lists and objects
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -142,7 +161,11 @@ class CallModelDetail(Detail):
     stop_reason_inferred: bool | None = _is(bool)  # an import's: the stop_reason was filled in from the content
     cycle: object = _kept()  # a course trace's cycle number
     line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that sent it
+    file: str | None = _is(str, none=True)  # a learner's project: their file of `line`, when not the one run
     learner: dict | None = _is(dict)  # a learner's loop: their own {turn_count, transition_reason} at the call
+    messages_sent: list | None = _is(list)  # an import's: the messages as the agent sent them (Claude Code 2.1)
+    request_record: object = _kept()  # an import's: the id of the agent's own record of that request
+    attachments: list | None = _is(list)  # an import's: what Claude Code attached to this request, as it rendered it
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -150,6 +173,7 @@ class AppendAssistantDetail(Detail):
     """Stage 3: the response appended (the history says it all)."""
 
     STAGE: ClassVar[str] = "append_assistant"
+    appended: bool | None = _kept()  # a learner's loop: false when their code did not keep the response
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -182,6 +206,10 @@ class RunToolDetail(Detail):
     tool_use_result: object = _kept()  # a Claude Code log's own account of the run (`toolUseResult`)
     tool_execution: object = _kept()  # a course trace's {name, input, output}
     line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that ran it
+    file: str | None = _is(str, none=True)  # a learner's project: their file of `line`, when not the one run
+    ran_by: str | None = _kept()  # a learner's loop: what ran it (the tool box, or their program by itself)
+    reported: dict | None = _kept()  # a learner's loop: {command, line, file} their program said it ran
+    codex_exec: dict | None = _kept()  # a Codex rollout's own account of the command ({exit_code, duration, command})
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -191,6 +219,9 @@ class WriteBackDetail(Detail):
     STAGE: ClassVar[str] = "write_back"
     results: int | None = _is(int)  # how many tool_result blocks
     parallel: dict | None = _is(dict)  # the complete loop's: {tools, wall_ms, sum_ms, ran_ms, early_saved_ms}
+    printed: int | None = _kept()  # a broken loop's (no write-back): the tool_results it printed instead
+    also_ran: list | None = _kept()  # a learner's loop: tools their program ran that no tool_use asked for
+    rewritten: bool | None = _kept()  # a learner's loop: written back unseen (the history was rewritten)
 
 
 @dataclass(frozen=True, eq=False, slots=True, kw_only=True)
@@ -272,6 +303,7 @@ class RefusedDetail(Detail):
     why: str | None = _is(str)
     kind: str | None = _is(str)
     line: int | None = _is(int, none=True)  # a learner's loop: the line of their code that sent it
+    file: str | None = _is(str, none=True)  # a learner's project: their file of `line`, when not the one run
     learner: dict | None = _is(dict)  # a learner's loop: their own {turn_count, transition_reason} at the call
 
 
@@ -292,6 +324,8 @@ class HarnessDetail(Detail):
     STAGE: ClassVar[str] = "harness"
     role: str | None = _is(str)  # the message's role, user or assistant
     why: str | None = _is(str)  # in English: who added it, as the log tells (narrate.py says it again)
+    in_messages: bool | None = _is(bool)  # false: words the agent showed its user and put in no message
+    said: str | None = _is(str)  # those words
 
 
 DETAILS: dict[str, type[Detail]] = {cls.STAGE: cls for cls in (
@@ -301,6 +335,7 @@ DETAILS: dict[str, type[Detail]] = {cls.STAGE: cls for cls in (
 _NAMES: dict[type, frozenset] = {}
 _ORDER: dict[type, tuple] = {}
 _CHECKED: dict[type, dict] = {}
+_NONES: dict[type, dict] = {}
 
 
 def _names(cls: type) -> frozenset:
@@ -309,6 +344,14 @@ def _names(cls: type) -> frozenset:
     if names is None:
         names = _NAMES[cls] = frozenset(field_names(cls))
     return names
+
+
+def _nones(cls: type) -> dict:
+    """{field: None} for every field of a detail type."""
+    nones = _NONES.get(cls)
+    if nones is None:
+        nones = _NONES[cls] = dict.fromkeys(field_names(cls))
+    return nones
 
 
 def _checked(cls: type) -> dict:
@@ -321,17 +364,18 @@ def _checked(cls: type) -> dict:
 
 
 def of(stage: str, raw: Mapping | None) -> Detail:
-    """The detail of a `stage` step from its JSON object (a dict the runner or an importer built), unchecked.
+    """The detail of a `stage` step from its JSON object (a file's, or one a reader gathered), unchecked.
 
     Every key is kept, in its order: a known one in its field, any other in `extra`."""
-    if isinstance(raw, Detail):
-        return raw
     cls = DETAILS.get(stage, Detail)
+    if isinstance(raw, Detail):  # made already: as it is, unless made as another stage's (then as this one's)
+        return raw if type(raw) is cls else of(stage, raw.to_dict())
     names = _names(cls)
     raw = raw or {}
     known = {k: v for k, v in raw.items() if k in names}
     extra = {k: v for k, v in raw.items() if k not in names}
-    return cls(written=tuple(raw), extra=extra, **known)  # every key given, in its order, None or not
+    # every key given, in its order, None or not; a field not given None already (`written` says it was not)
+    return cls(written=tuple(raw), extra=extra, **{**_nones(cls), **known})
 
 
 def check(detail: Detail) -> None:
@@ -345,8 +389,11 @@ def check(detail: Detail) -> None:
 
 
 def field_names(cls: type[Detail]) -> tuple[str, ...]:
-    """The keys a detail type has a field for, in its order (the documentation's, and its test's)."""
+    """The keys a detail type has a field for, in its order (the documentation's, and its test's): the stage's
+    own, then those any stage may carry (`origin`, `mistake`)."""
     names = _ORDER.get(cls)
     if names is None:
-        names = _ORDER[cls] = tuple(f.name for f in fields(cls) if f.name not in ("written", "extra"))
+        common = ("origin", "mistake")
+        own = tuple(f.name for f in fields(cls) if f.name not in ("written", "extra", *common))
+        names = _ORDER[cls] = own + common
     return names

@@ -79,7 +79,8 @@ def continue_from(trace: Trace, index: int, model: Model, tools: ToolBox, settin
         child_tools = subagent.child_tools(tools)
         run.frames.append(Frame(mine, states[thread.id], subagent.ThreadModel(model, thread.system or
                                                                               subagent.system(run.lang)),
-                                child_tools, str(first.detail.get("task", "")), subagent.MAX_TURNS))
+                                child_tools, str(first.detail.task or "") if first.stage == "user_request" else "",
+                                subagent.MAX_TURNS))
     run.trace.last()
     return run
 

@@ -10,6 +10,7 @@ compacts the same way, for its own reasons: `Compacting` is what they share.
 from __future__ import annotations
 
 from . import compact, layers
+from .details import CompactDetail, Detail, SummarizeDetail
 from .layers import Layer
 
 
@@ -36,7 +37,7 @@ class Compacting(Layer):
     def continues(self, run, frame, nxt):
         return "compact" if nxt is not None and frame.state.stage == "summarize" else None
 
-    def execute(self, run, doing) -> dict:
+    def execute(self, run, doing) -> Detail:
         return summarize(run, doing) if doing.stage == "summarize" else rewrite(run, doing)
 
 
@@ -53,8 +54,8 @@ def due(run, frame) -> str | None:
 def summary_kind(run, frame) -> str | None:
     """Which compaction the summary call is for: the one due, or, when it is retried, the one that failed."""
     last = layers.last(run, frame)
-    if last.stage == "retry" and last.detail.get("stage") == "summarize":
-        return last.detail.get("kind")
+    if last.stage == "retry" and last.detail.stage == "summarize":
+        return last.detail.kind
     return due(run, frame)
 
 
@@ -63,12 +64,12 @@ def summary_room(run, frame) -> int | None:
     prompt (the call has no system prompt and no tools), else the budget."""
     for i in reversed(run.trace.steps_of(frame.thread.id)):
         step = run.trace.steps[i]
-        if step.stage == "refused" and isinstance(step.detail.get("maximum"), int):
-            return int(step.detail["maximum"] * 0.9)
+        if step.stage == "refused" and isinstance(step.detail.maximum, int):
+            return int(step.detail.maximum * 0.9)
     return frame.state.budget
 
 
-def summarize(run, doing) -> dict:
+def summarize(run, doing) -> Detail:
     """Auto, manual or resume compaction, part 1: a model call summarises the history (not changed yet)."""
     frame = doing.frame
     s = frame.state
@@ -82,17 +83,18 @@ def summarize(run, doing) -> dict:
                                                 max_tokens=compact.SUMMARY_MAX_TOKENS)
     s.count_usage(reply.response)
     if kind == "resume":
-        why = (compact.REFUSED_WHY.format(tokens=refused.detail["tokens"], maximum=refused.detail["maximum"])
+        why = (compact.REFUSED_WHY.format(tokens=refused.detail.tokens, maximum=refused.detail.maximum)
                if refused is not None else compact.BUDGET_WHY.format(tokens=tokens, budget=s.budget))
     elif kind == "auto":
         why = compact.AUTO_WHY.format(tokens=tokens, threshold=run.compaction.threshold)
     else:
         why = compact.MANUAL_WHY
-    return {"kind": kind, "why": why, "request": dict(reply.request, messages=sent), "response": reply.response,
-            "duration_ms": reply.duration_ms, "retries": reply.retries, "summary": compact.summary_text(reply.response)}
+    return SummarizeDetail(kind=kind, why=why, request=dict(reply.request, messages=sent), response=reply.response,
+                           duration_ms=reply.duration_ms, retries=reply.retries,
+                           summary=compact.summary_text(reply.response))
 
 
-def rewrite(run, doing) -> dict:
+def rewrite(run, doing) -> Detail:
     """Part 2, the `compact` step: old tool_results by placeholders (micro), or everything by the summary just
     made."""
     frame = doing.frame
@@ -103,21 +105,21 @@ def rewrite(run, doing) -> dict:
     if summary is None:
         changes = next(layer for layer in run.layers if isinstance(layer, Compaction)).plan(run, frame)[1]
         blocks = sum(a is not b for i, m in changes for a, b in zip(s.messages[i]["content"], m["content"]))
-        detail = {"kind": "micro", "replaced": [{"index": i, "message": s.messages[i]} for i, _ in changes],
-                  "why": compact.MICRO_WHY.format(n=blocks, keep=compact.KEEP_RECENT)}
+        kind = "micro"
+        rewrote = {"replaced": [{"index": i, "message": s.messages[i]} for i, _ in changes],
+                   "why": compact.MICRO_WHY.format(n=blocks, keep=compact.KEEP_RECENT)}
         for i, message in changes:
             s.messages[i] = message
         doing.rewritten = [i for i, _ in changes]
     else:
-        detail = {"kind": summary["kind"], "history_before": list(s.messages), "summary": summary["summary"],
-                  "why": compact.SUMMARY_WHY}
-        s.messages[:] = compact.summarized(summary["summary"], run.lang)
+        kind = summary.kind
+        rewrote = {"history_before": list(s.messages), "summary": summary.summary, "why": compact.SUMMARY_WHY}
+        s.messages[:] = compact.summarized(summary.summary, run.lang)
         doing.rewritten = list(range(len(s.messages)))
-    detail.update(messages_before=n_before, messages_after=len(s.messages), tokens_before=tokens_before,
-                  tokens_after=run.sizer.estimate(s.messages))
-    if detail["kind"] == "resume":
+    if kind == "resume":
         s.transition_reason = "compact_resume"
-    return detail
+    return CompactDetail(kind=kind, **rewrote, messages_before=n_before, messages_after=len(s.messages),
+                         tokens_before=tokens_before, tokens_after=run.sizer.estimate(s.messages))
 
 
 class Compaction(Compacting):
@@ -139,7 +141,7 @@ class Compaction(Compacting):
         """(the compaction due, micro-compact's changes), worked out once a step: next_stage() is asked often."""
         key = (len(run.trace.steps), frame.thread.id)
         if self._plan is None or self._plan[0] != key:
-            done = [s.detail.get("kind") for s in compacted(run, frame) if s.stage == "compact"]
+            done = [s.detail.kind for s in compacted(run, frame) if s.stage == "compact"]
             kind = "auto" if {"auto", "manual", "resume"} & set(done) else "micro" if done else None
             self._plan = (key, run.compaction.due(frame.state.messages, kind))
         return self._plan[1]

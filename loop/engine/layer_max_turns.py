@@ -8,6 +8,7 @@ tools; this layer adds a `stop` step before the call that would pass the limit
 
 from __future__ import annotations
 
+from .details import Detail, StopDetail
 from .endings import MAX_TURNS
 from .layers import Layer
 
@@ -18,6 +19,6 @@ class MaxTurns(Layer):
     def before(self, run, frame, nxt):
         return "stop" if nxt == "call_model" and frame.state.turn_count > frame.max_turns else None
 
-    def execute(self, run, doing) -> dict:
+    def execute(self, run, doing) -> Detail:
         doing.frame.state.ended = "max_turns"
-        return {"why": MAX_TURNS.format(n=doing.frame.max_turns)}
+        return StopDetail(why=MAX_TURNS.format(n=doing.frame.max_turns))

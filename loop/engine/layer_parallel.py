@@ -14,6 +14,7 @@ import time
 from dataclasses import replace
 
 from . import parallel
+from .details import Detail
 from .layer_gate import Given
 from .layers import Layer
 from .rules import tool_uses
@@ -26,7 +27,7 @@ class Parallel(Layer):
         self.pool = parallel.ToolPool()  # tools started ahead of their step
         self._timings: dict[str, list[dict]] = {}  # each thread's tools of the response at hand: when they ran
 
-    def around(self, run, doing, call) -> dict:
+    def around(self, run, doing, call) -> Detail:
         if doing.stage == "call_model":
             return self._call(run, doing, call)
         if doing.stage == "run_tool":
@@ -35,16 +36,12 @@ class Parallel(Layer):
                 doing.tools, timing = self._tool_for(run, doing.frame, tool_uses(doing.frame.state.response)[
                     len(doing.frame.state.results)])
             detail = call(doing)
-            if timing:
-                detail.update(timing)
-            return detail
+            return replace(detail, **timing) if timing else detail
         detail = call(doing)  # write_back
         timings = self._timings.pop(doing.frame.thread.id, [])
-        if len(timings) > 1:
-            detail["parallel"] = parallel.batch_timing(timings)
-        return detail
+        return replace(detail, parallel=parallel.batch_timing(timings)) if len(timings) > 1 else detail
 
-    def _call(self, run, doing, call) -> dict:
+    def _call(self, run, doing, call) -> Detail:
         doing.observer, started = self._early(run, doing.frame, doing.observer)
         try:
             detail = call(doing)
@@ -52,9 +49,7 @@ class Parallel(Layer):
             self.pool.forget_early()  # a response that never came: its early tools are not part of it
             raise
         self.pool.message_ended(time.perf_counter())
-        if started:
-            detail["early_start"] = list(started)
-        return detail
+        return replace(detail, early_start=list(started)) if started else detail
 
     def _early(self, run, frame, observer):
         """(the observer of a streamed call, the ids of the tools it started early): with streaming on, a tool

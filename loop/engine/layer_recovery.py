@@ -9,7 +9,10 @@ writes the continuation message back; then the loop calls the model again.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import recovery
+from .details import Detail, RecoverDetail
 from .layers import Layer
 from .rules import tool_uses
 
@@ -25,18 +28,18 @@ class Recovery(Layer):
             return "recover"
         return None
 
-    def around(self, run, doing, call) -> dict:
+    def around(self, run, doing, call) -> Detail:
         detail = call(doing)
         s, limit = doing.frame.state, run.profile.recoveries
         if recovery.catch(s, limit):
-            detail.update(continues=True, recover=True,
-                          why=recovery.WHY_RECOVER.format(k=s.recoveries_in_a_row + 1, limit=limit))
-        elif s.ended == "max_tokens" and s.recoveries_in_a_row:
-            detail["why"] = recovery.WHY_EXHAUSTED.format(limit=limit)
+            return replace(detail, continues=True, recover=True,
+                           why=recovery.WHY_RECOVER.format(k=s.recoveries_in_a_row + 1, limit=limit))
+        if s.ended == "max_tokens" and s.recoveries_in_a_row:
+            return replace(detail, why=recovery.WHY_EXHAUSTED.format(limit=limit))
         return detail
 
-    def execute(self, run, doing) -> dict:
+    def execute(self, run, doing) -> Detail:
         s = doing.frame.state
         recovery.continue_after_cut(s)
-        return {"k": s.recoveries_in_a_row + 1, "limit": run.profile.recoveries,
-                "not_run": [b.get("id") for b in tool_uses(s.response)]}
+        return RecoverDetail(k=s.recoveries_in_a_row + 1, limit=run.profile.recoveries,
+                             not_run=[b.get("id") for b in tool_uses(s.response)])

@@ -10,7 +10,10 @@ The same compaction comes first when the history's estimate passes the budget.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import compact, layers, retry
+from .details import Detail, RefusedDetail
 from .layer_compact import Compacting, compacted
 
 
@@ -27,14 +30,14 @@ class Resume(Compacting):
         last = layers.last(run, frame)
         if last is not None and last.stage == "refused":
             return "resume"
-        if any(step.detail.get("kind") == "resume" for step in compacted(run, frame)):
+        if any(step.detail.kind == "resume" for step in compacted(run, frame)):
             return None
         s = frame.state
         if s.budget is not None and len(s.messages) > 1 and run.sizer.estimate(s.messages) > s.budget:
             return "resume"
         return None
 
-    def around(self, run, doing, call) -> dict:
+    def around(self, run, doing, call) -> Detail:
         try:
             return call(doing)
         except Exception as exc:
@@ -43,11 +46,9 @@ class Resume(Compacting):
                 raise
             stage, doing.stage = doing.stage, "refused"
             detail = self._refused(run, doing.frame, stage, exc, *found)
-            if stage == "summarize":
-                detail["kind"] = doing.kind
-            return detail
+            return replace(detail, kind=doing.kind) if stage == "summarize" else detail
 
-    def _refused(self, run, frame, stage: str, exc: Exception, tokens: int, maximum: int) -> dict:
+    def _refused(self, run, frame, stage: str, exc: Exception, tokens: int, maximum: int) -> Detail:
         s = frame.state
         request = retry.request_of(exc)
         estimate = run.sizer.estimate(s.messages)
@@ -56,12 +57,11 @@ class Resume(Compacting):
         room = maximum - max(0, tokens - estimate)
         if room > 0:
             s.budget = min(int(room * 0.9), s.budget or int(room * 0.9))
-        detail = {"error": retry.error_facts(exc), "tokens": tokens, "maximum": maximum, "estimate": estimate,
-                  "budget": s.budget, "stage": stage, "request": request}
-        if stage == "summarize" or any(step.detail.get("kind") == "resume" for step in compacted(run, frame)):
+        if stage == "summarize" or any(step.detail.kind == "resume" for step in compacted(run, frame)):
             s.ended, s.transition_reason = "prompt_too_long", None  # compacted already, and still too long
-            detail["why"] = compact.STILL_TOO_LONG.format(tokens=tokens, maximum=maximum)
+            why = compact.STILL_TOO_LONG.format(tokens=tokens, maximum=maximum)
         else:
             s.transition_reason = "compact_resume"
-            detail["why"] = compact.REFUSED_WHY.format(tokens=tokens, maximum=maximum)
-        return detail
+            why = compact.REFUSED_WHY.format(tokens=tokens, maximum=maximum)
+        return RefusedDetail(error=retry.error_facts(exc), tokens=tokens, maximum=maximum, estimate=estimate,
+                             budget=s.budget, stage=stage, request=request, why=why)

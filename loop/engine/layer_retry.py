@@ -12,8 +12,10 @@ inner layer turned into a step of its own (resume's `refused`) is left as it is.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
-from . import layers, retry
+from . import details, layers, retry
+from .details import Detail
 from .layers import Layer
 
 
@@ -40,10 +42,10 @@ class Retry(Layer):
 
     def continues(self, run, frame, nxt):
         if nxt is not None and frame.state.stage == "retry":  # the call that failed, again
-            return layers.last(run, frame).detail.get("stage", "call_model")
+            return layers.last(run, frame).detail.stage or "call_model"
         return None
 
-    def around(self, run, doing, call) -> dict:
+    def around(self, run, doing, call) -> Detail:
         s = doing.frame.state
         stage = doing.stage
         waited = self._wait(run)
@@ -54,27 +56,24 @@ class Retry(Layer):
             if not retry.transient(exc):
                 raise
             doing.stage, detail = "retry", self._failed(run, s, stage, exc)
-            if stage == "summarize":
-                detail["kind"] = doing.kind
-            return detail
+            return replace(detail, kind=doing.kind) if stage == "summarize" else detail
         if doing.stage != stage:  # an inner layer made it a step of its own
             return detail
-        detail["attempt"] = s.attempt
-        detail.update(waited)
-        return detail
+        return replace(detail, attempt=s.attempt, **waited)
 
-    def _failed(self, run, s, stage: str, exc: Exception) -> dict:
+    def _failed(self, run, s, stage: str, exc: Exception) -> Detail:
         planned = retry.plan(exc, s.attempt - 1, run.rng, run.profile.retries)
-        planned.update(stage=stage, request=retry.request_of(exc), why=retry.why(planned))
         if planned["gave_up"]:
             s.ended, s.transition_reason = "retries_exhausted", None
         else:
             s.transition_reason = "retry"
-        return planned
+        # the plan's facts in its order (retry.plan), then the call to make again and why
+        return details.of("retry", {**planned, "stage": stage, "request": retry.request_of(exc),
+                                    "why": retry.why(planned)})
 
     def recorded(self, run, doing, step) -> None:
-        if step.stage == "retry" and not step.detail.get("gave_up"):
-            self.wait_from, self.wait_until, self.skipped = step.time, step.time + step.detail["wait_s"], False
+        if step.stage == "retry" and not step.detail.gave_up:
+            self.wait_from, self.wait_until, self.skipped = step.time, step.time + step.detail.wait_s, False
 
     def wait_left(self, run) -> float:
         """Seconds before the next call may go, after a `retry` step (0: it may go now)."""

@@ -9,7 +9,10 @@ the tool_result. subagent.py says what a child is made of.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import subagent
+from .details import Detail
 from .layers import Layer
 from .rules import tool_uses
 from .state import Frame, LoopState
@@ -31,21 +34,19 @@ class SubAgent(Layer):
                 return "user_request"
         return None
 
-    def around(self, run, doing, call) -> dict:
+    def around(self, run, doing, call) -> Detail:
         if doing.stage == "run_tool" and doing.frame.state.ended:
             doing.child, doing.frame = doing.frame, run.frames[-2]
             if doing.given is None:
                 doing.given = subagent.answer(doing.child.state)
-            detail = call(doing)
-            detail["thread"] = doing.child.thread.id
-            return detail
+            return replace(call(doing), thread=doing.child.thread.id)
         if doing.stage != "user_request":
             return call(doing)
         if doing.frame.state.stage is not None:  # the parent is at a task: the child's loop begins
             doing.frame = self.open_child(run, doing.frame)
         detail = call(doing)
         if doing.frame.thread.parent is not None:
-            detail["started_by"] = doing.frame.thread.parent_tool_use_id
+            return replace(detail, started_by=doing.frame.thread.parent_tool_use_id)
         return detail
 
     def recorded(self, run, doing, step) -> None:

@@ -6,11 +6,14 @@ so that none of them, nor the protocol, imports another layer or the runner.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from . import chapter, layer_compact, layer_gate, layer_max_turns, layer_parallel, layer_recovery, layer_resume
 from . import layer_mistake, layer_retry, layer_subagent
 from .layers import ORDER, Doing, Layer, Run, own
+
+if TYPE_CHECKING:
+    from .details import Detail
 
 KINDS = {"sub_agent": layer_subagent.SubAgent, "retry": layer_retry.Retry, "recovery": layer_recovery.Recovery,
          "max_turns": layer_max_turns.MaxTurns, "resume": layer_resume.Resume,
@@ -18,7 +21,7 @@ KINDS = {"sub_agent": layer_subagent.SubAgent, "retry": layer_retry.Retry, "reco
 MISTAKE = layer_mistake.Mistake  # not a profile's: a broken branch adds it (broken.py, Run.add_outermost)
 
 
-def compose(run: Run, stage: str) -> Callable[[Doing], dict]:
+def compose(run: Run, stage: str) -> Callable[[Doing], Detail]:
     """The stage's own function (the chapter's, or the layer's that adds it), inside the layers that wrap it."""
     own = chapter.STAGES.get(stage)
     call = (lambda doing: own(run, doing)) if own else next(

@@ -13,6 +13,10 @@ toolset brings its own). The runner asks them, in the list's order:
 - `execute`: the stages it adds;
 - `around`: a stage it wraps (retry wraps a model call, parallel a tool run).
 
+Each returns the step's detail (details.py), made whole: a layer around a stage
+that adds to what the stage recorded returns a new one
+(`dataclasses.replace(detail, ...)`), never writes to the one it was given.
+
 | the chapter's table | layer |
 | --- | --- |
 | why the loop goes on: retry | layer_retry.Retry |
@@ -33,6 +37,7 @@ if TYPE_CHECKING:
     import random
 
     from .compact import Compaction
+    from .details import Detail
     from .profiles import Profile
     from .state import Frame
     from .trace import Trace
@@ -93,10 +98,10 @@ class Layer:
     def before(self, run: Run, frame: Frame, nxt: str | None) -> str | None:
         return None
 
-    def execute(self, run: Run, doing: Doing) -> dict:
+    def execute(self, run: Run, doing: Doing) -> Detail:
         raise NotImplementedError(doing.stage)
 
-    def around(self, run: Run, doing: Doing, call: Callable[[Doing], dict]) -> dict:
+    def around(self, run: Run, doing: Doing, call: Callable[[Doing], Detail]) -> Detail:
         return call(doing)
 
     def recorded(self, run: Run, doing: Doing, step) -> None:

@@ -125,6 +125,9 @@ def make_client(config: ModelConfig, on_request: Callable | None = None) -> anth
             base_url=SCRIPTED_URL,
             http_client=httpx2.Client(transport=scripted_transport(config.context_window)),
             max_retries=0,
+            # answered in-process: a recorded agent's large max_tokens (Claude Code asks 128,000) is no long wait,
+            # and a timeout of its own keeps the SDK from refusing it as a request that needs streaming
+            timeout=config.timeout,
         )
     base_url = config.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
     # The environment's key goes only to the environment's own base URL (keys.py), whoever made the config.

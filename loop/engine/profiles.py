@@ -113,7 +113,7 @@ def note(state, step) -> None:
     get = state.get if isinstance(state, dict) else lambda k: getattr(state, k)
     put = state.__setitem__ if isinstance(state, dict) else lambda k, v: setattr(state, k, v)
     stage, detail = step.stage, step.detail
-    if stage == "retry" and not detail.get("gave_up"):
+    if stage == "retry" and not detail.gave_up:
         put("retries", get("retries") + 1)
         put("attempt", get("attempt") + 1)
     elif stage in ("call_model", "summarize"):
@@ -125,12 +125,12 @@ def note(state, step) -> None:
         put("recoveries_in_a_row", get("recoveries_in_a_row") + 1)
     elif stage == "compact":
         put("compactions", get("compactions") + 1)
-    if stage == "refused" and detail.get("budget") is not None:
-        put("budget", detail["budget"])
+    if stage == "refused" and detail.budget is not None:
+        put("budget", detail.budget)
     reason = SETS_TRANSITION.get(stage)
-    if stage == "retry" and detail.get("gave_up"):
+    if stage == "retry" and detail.gave_up:
         reason = None
-    if stage == "compact" and detail.get("kind") == "resume":
+    if stage == "compact" and detail.kind == "resume":
         reason = "compact_resume"
     if reason:
         get("transitions").append(reason)

@@ -202,6 +202,7 @@ def _max_tokens(results: list[dict], lang: str) -> Reply:
 # Free-form tasks: the scripted model cannot understand them, so it picks a safe,
 # read-only command whose topic matches a word of the task and says so.
 FREE_COMMANDS = [
+    (("ls", "list", "files", "ファイル", "文件"), "ls -la"),
     (("python", "version", "バージョン", "版本"), "python3 --version"),
     (("date", "time", "day", "clock", "日付", "時間", "时间", "日期", "今日", "今天"), "date -u"),
     (("disk", "size", "space", "usage", "容量", "磁盘", "ディスク"), "du -sh ."),
@@ -484,11 +485,29 @@ def language_of(system: object, task: str) -> str:
     return found[1] if found else "en"
 
 
+REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+
+
 def first_text(messages: list) -> str:
-    """The text of the first message: the task (or, after a compaction, the summary that stands for it)."""
-    if not messages or not isinstance(messages[0], dict):
+    """The person's words in the first message: the task (or, after a compaction, the summary that stands for it).
+
+    A harness wraps its own text around the task (Claude Code's `<system-reminder>` blocks, `role: "system"`
+    messages among the messages): that is not the person's, and is left out.
+    """
+    first = next((m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")), None) \
+        if messages else None
+    if not isinstance(first, dict):
         return ""
-    return "\n".join(b.get("text", "") for b in rules.blocks(messages[0]) if b.get("type") == "text")
+    parts = []
+    for block in rules.blocks(first):
+        if isinstance(block, dict) and block.get("type") == "text":
+            text = str(block.get("text", ""))
+            if "<system-reminder>" in text:
+                text = REMINDER.sub("", text).strip()
+                if not text:
+                    continue
+            parts.append(text)
+    return "\n".join(parts)
 
 
 def play_for(task: str) -> Callable[[list[dict], str], Reply]:

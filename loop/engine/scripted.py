@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import shlex
 
 from . import rules
+from ..text.catalogs import N_, say
 from .compact import SUMMARY_PROMPT
 from .recovery import is_continuation
 from .scenarios import Reply, Seen, compacted, first_text, language_of, play_for, scenario_for_task, summarize
@@ -61,6 +63,8 @@ def _malformed(body: object) -> str | None:
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
             continue  # rules.check says it in its words
+        if message.get("role") not in ("user", "assistant", "system"):  # e.g. OpenAI's "tool" in a Messages request
+            return f"messages.{i}.role: Input should be 'user' or 'assistant'"
         content = message.get("content")
         for j, block in enumerate(content if isinstance(content, list) else []):
             where = f"messages.{i}.content.{j}"
@@ -118,9 +122,16 @@ def respond(body: object, *, retry: int = 0, context_window: int | None = None) 
 
     seed = _digest(body.get("system"), messages)
     content: list[dict] = []
+    calls = [("bash", {"command": command}) for command in reply.commands] + list(reply.calls)
+    if body.get("tools"):  # the tools the request offers, by their names; none fits: said in words (a request
+        # offering none gets the chapter's bash and the file tools, as the offline model always answered one)
+        calls, unfit = offered(body.get("tools"), calls)
+        if unfit:
+            lang = language_of(body.get("system"), task)
+            reply = Reply("\n\n".join(t for t in (reply.text.rstrip(), unfit_words(unfit, body.get("tools"), lang))
+                                        if t))
     if reply.text:
         content.append({"type": "text", "text": reply.text.rstrip()})
-    calls = [("bash", {"command": command}) for command in reply.commands] + list(reply.calls)
     for n, (name, tool_input) in enumerate(calls):
         content.append({"type": "tool_use", "id": f"toolu_{_digest(seed, n)[:24]}", "name": name, "input": tool_input})
     stop_reason = "tool_use" if calls else "end_turn"
@@ -140,6 +151,68 @@ def respond(body: object, *, retry: int = 0, context_window: int | None = None) 
         "stop_sequence": None,
         "usage": {"input_tokens": input_tokens(body), "output_tokens": output_tokens},
     }
+
+
+COMMAND_TOOLS = ("bash", "shell")
+NO_COMMAND_TOOL = N_("None of the tools this request offers runs a command, so I cannot run `{command}`: offer a tool "
+                     "named bash (or shell) whose input is a `command` string. Tools offered: {tools}.")
+NO_SUCH_TOOL = N_("None of the tools this request offers is `{name}`, so I cannot use it. Tools offered: {tools}.")
+
+
+def _properties(tool: dict) -> tuple[dict, list]:
+    schema = tool.get("input_schema") if isinstance(tool.get("input_schema"), dict) else {}
+    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    return properties, required
+
+
+def _takes_command(tool: dict) -> bool:
+    command = _properties(tool)[0].get("command")
+    return isinstance(command, dict) and command.get("type") == "string"
+
+
+def command_tool(tools: object) -> str | None:
+    """The offered tool a command goes to: one named bash or shell (any case) whose only required property is a
+    `command` string, else any tool with a `command` string; None when no tool offered takes a command."""
+    named = [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)] \
+        if isinstance(tools, list) else []
+    for tool in named:
+        if tool["name"].lower() in COMMAND_TOOLS and _takes_command(tool) and _properties(tool)[1] in (["command"], []):
+            return tool["name"]
+    return next((tool["name"] for tool in named if _takes_command(tool)), None)
+
+
+def offered(tools: object, calls: list) -> tuple[list, tuple[str, dict] | None]:
+    """The play's tool calls made with the tools the request offers: (the calls, the first that fits none).
+
+    A command goes to the command tool; a file tool (read_file, ...) or `task` to the offered tool of that name in
+    any case, and a file read to `cat` when only a command tool is offered. When one call fits no offered tool,
+    none is made (the model says why instead)."""
+    names = {t["name"].lower(): t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)} \
+        if isinstance(tools, list) else {}
+    shell = command_tool(tools)
+    made = []
+    for name, tool_input in calls:
+        if name == "bash":
+            if shell is None:
+                return [], (name, tool_input)
+            made.append((shell, tool_input))
+        elif name.lower() in names:
+            made.append((names[name.lower()], tool_input))
+        elif name == "read_file" and shell is not None and isinstance(tool_input.get("path"), str):
+            made.append((shell, {"command": "cat -- " + shlex.quote(tool_input["path"])}))
+        else:
+            return [], (name, tool_input)
+    return made, None
+
+
+def unfit_words(unfit: tuple[str, dict], tools: object, lang: str) -> str:
+    """Why the model makes no tool call: the tool it needed is not among those offered."""
+    names = ", ".join(f"`{t.get('name')}`" for t in tools if isinstance(t, dict)) if isinstance(tools, list) else ""
+    name, tool_input = unfit
+    if name == "bash":
+        return say(lang, NO_COMMAND_TOOL, command=tool_input.get("command"), tools=names or "-")
+    return say(lang, NO_SUCH_TOOL, name=name, tools=names or "-")
 
 
 def _continued(messages: list, reply: Reply) -> Reply:

@@ -1,8 +1,9 @@
-"""The scripted model behind a real HTTP socket: an Anthropic-compatible server.
+"""The scripted model behind a real HTTP socket: an Anthropic- and OpenAI-compatible server.
 
 `python -m loop serve` starts it on 127.0.0.1, so any Messages API client (the
 `anthropic` SDK with `base_url=`, or `python -m loop run --model X` with
-ANTHROPIC_BASE_URL) can talk to the offline model over the network stack.
+ANTHROPIC_BASE_URL) can talk to the offline model over the network stack, and
+so can an OpenAI Chat Completions client (`/v1/chat/completions`, wire.py).
 Tests extend `Handler` to inject faults.
 """
 
@@ -13,7 +14,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from threading import Thread
 
-from . import scripted
+from . import scripted, wire
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -40,20 +41,47 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             return None
 
+    recorder = None  # an object whose call(method, url, body bytes) -> wire.Answer (None: stop) answers every POST
+
     def do_POST(self):
-        if not self.path.split("?")[0].endswith("/v1/messages"):
+        if self.recorder is not None:  # a program's calls, answered and kept by a recorder (loop/yours/recorder.py)
+            length = int(self.headers.get("content-length") or 0)
+            answer = self.recorder.call("POST", self.path, self.rfile.read(length))  # the headers are not passed on
+            if answer is None:
+                return self.send_json(503, scripted.error_body("the recording has stopped", "overloaded_error"))
+            self.send_response(answer.status)
+            self.send_header("content-type", answer.content_type)
+            self.send_header("content-length", str(len(answer.data)))
+            self.end_headers()
+            self.wfile.write(answer.data)
+            return
+        kind = wire.dialect(self.path)
+        if kind is None:
             return self.send_json(404, scripted.error_body(f"no route {self.path}", "not_found_error"))
         body = self.read_body()
         if body is None:
             return self.send_json(400, scripted.error_body("the request body is not JSON"))
+        if kind == wire.CHAT:  # OpenAI Chat Completions, answered in its own shape (wire.py, chat.py)
+            status, answer = wire.respond(kind, body, lambda request: scripted.respond(
+                request, retry=self.retry(), context_window=self.context_window))
+            reply = wire.encode(kind, status, answer, *wire.streams(body))
+            self.send_response(reply.status)
+            self.send_header("content-type", reply.content_type)
+            self.send_header("content-length", str(len(reply.data)))
+            self.end_headers()
+            self.wfile.write(reply.data)
+            return
         self.answer(body)
 
-    def answer(self, body: dict) -> None:
-        try:  # how many times the client tried this request before (the SDK numbers its attempts)
-            retry = max(0, int(self.headers.get("x-stainless-retry-count") or 0))
+    def retry(self) -> int:
+        """How many times the client tried this request before (the SDK numbers its attempts)."""
+        try:
+            return max(0, int(self.headers.get("x-stainless-retry-count") or 0))
         except ValueError:
-            retry = 0
-        status, answer = scripted.respond(body, retry=retry, context_window=self.context_window)
+            return 0
+
+    def answer(self, body: dict) -> None:
+        status, answer = scripted.respond(body, retry=self.retry(), context_window=self.context_window)
         pace = scripted.pace(body) if status == 200 else 0.0
         if status == 200 and body.get("stream"):
             self.send_response(200)
@@ -77,11 +105,14 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def serve(port: int = 0, handler: type[Handler] = Handler, host: str = "127.0.0.1",
-          context_window: int | None = None) -> ThreadingHTTPServer:
+          context_window: int | None = None, recorder=None) -> ThreadingHTTPServer:
     """Start a server in a background thread; `server.server_address` says where. With `context_window`, a prompt
-    longer than that many tokens is refused as the API refuses it."""
+    longer than that many tokens is refused as the API refuses it; with `recorder` (loop/yours/recorder.py), every
+    request is answered and recorded by it, whatever program sends it."""
     if context_window is not None:
         handler = type(handler.__name__, (handler,), {"context_window": context_window})
+    if recorder is not None:
+        handler = type(handler.__name__, (handler,), {"recorder": recorder})
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     # A short poll interval lets shutdown() return quickly (tests start and stop many servers).

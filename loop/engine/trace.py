@@ -53,7 +53,7 @@ REFUSED_BROKEN = N_("2 · the API refused the request (400)")
 
 def stage_title(step: "Step") -> str:
     """The English title of `step`'s stage (a catalog message): a broken loop's refused call has its own."""
-    if step.stage == "refused" and step.detail.get("mistake"):
+    if step.stage == "refused" and step.detail.mistake:
         return REFUSED_BROKEN
     return STAGE_TITLES.get(step.stage, step.stage)
 

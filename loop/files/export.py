@@ -78,8 +78,9 @@ def _unfetch(text: str) -> str:
     return text.replace("<", "\\<").replace("![", "!\\[")
 
 
-def _cell(markdown: str) -> str:
-    """Markdown in a table's cell: a `|` even in code would end the cell."""
+def cell(markdown: str) -> str:
+    """Markdown in a table's cell: a `|` even in code would end the cell (a value there is `cell(inline_code(v))`,
+    or `plain(v)`, which escapes it already)."""
     return markdown.replace("|", "\\|")
 
 
@@ -141,6 +142,6 @@ def to_markdown(trace: Trace, upto: int | None = None, lang: str = "en") -> str:
     if pairs:
         out += ["## " + say(lang, "tool_use / tool_result pairs"), "",
                 "| id | " + say(lang, "tool") + " | " + say(lang, "status") + " | is_error |", "| --- | --- | --- | --- |"]
-        out += [f"| {_cell(inline_code(p.tool_use_id))} | {plain(p.name or '')} | {say(lang, p.status)} | {p.is_error} |"
+        out += [f"| {cell(inline_code(p.tool_use_id))} | {plain(p.name or '')} | {say(lang, p.status)} | {p.is_error} |"
                 for p in pairs]
     return "\n".join(out).rstrip() + "\n"

@@ -45,6 +45,7 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from . import database, journal, transcript
 from ..text.catalogs import N_, Note, size_words
@@ -52,7 +53,7 @@ from ..text.redact import without_secrets
 from ..engine.trace import Trace
 
 SCHEMA = 4  # 2: runs.bytes, the size of what a run holds; 3: progress, the exercises each browser passed;
-# 4: the classes (loop/files/classes.py)
+# 4: the classes, whose tables are now made and upgraded by loop/files/classes.py itself (`tables`)
 FILE = "runs.sqlite3"
 IMPORTED = "journals-imported"
 BUSY = database.BUSY  # seconds a write waits for another process's transaction
@@ -118,57 +119,6 @@ CREATE TABLE IF NOT EXISTS progress (
 ) WITHOUT ROWID
 """
 EXERCISE = re.compile(r"[a-z0-9-]{1,64}")  # an exercise's name
-
-# Schema 4: a class follows one teacher's run (loop/files/classes.py). `classes` is read by every follower twice a
-# second, by its primary key; `class_followers` is written by each follower's heartbeat.
-_CLASSES = [
-    """
-CREATE TABLE IF NOT EXISTS classes (
-    code     TEXT PRIMARY KEY,  -- what followers type: 6 of classes.CODE_LETTERS
-    teacher  TEXT NOT NULL,     -- the teacher's owner key: followers never read it
-    run_id   TEXT NOT NULL,     -- the teacher's run the class sees (runs.id of that owner)
-    steps    INTEGER NOT NULL,
-    cursor   INTEGER NOT NULL,
-    version  INTEGER NOT NULL,  -- +1 at every change a follower must see
-    question INTEGER,           -- the step whose question is open, or NULL
-    revealed INTEGER NOT NULL DEFAULT 0,
-    started  REAL NOT NULL,
-    ended    REAL               -- when the teacher ended it, or NULL while open
-) WITHOUT ROWID""",
-    "CREATE INDEX IF NOT EXISTS classes_by_teacher ON classes (teacher, ended)",
-    """
-CREATE TABLE IF NOT EXISTS class_shown (
-    code TEXT NOT NULL,
-    step INTEGER NOT NULL,
-    seq  INTEGER NOT NULL,      -- the order it was first shown in
-    PRIMARY KEY (code, step)
-) WITHOUT ROWID""",
-    """
-CREATE TABLE IF NOT EXISTS class_questions (
-    code  TEXT NOT NULL,
-    step  INTEGER NOT NULL,
-    kind  TEXT NOT NULL,        -- the question's kind (loop/views/questions.py KINDS), or ''
-    asked REAL NOT NULL,
-    PRIMARY KEY (code, step)
-) WITHOUT ROWID""",
-    """
-CREATE TABLE IF NOT EXISTS class_answers (
-    code     TEXT NOT NULL,
-    step     INTEGER NOT NULL,
-    follower TEXT NOT NULL,     -- an owner key: one answer a follower, the last counts
-    choice   INTEGER NOT NULL,
-    PRIMARY KEY (code, step, follower)
-) WITHOUT ROWID""",
-    """
-CREATE TABLE IF NOT EXISTS class_followers (
-    code     TEXT NOT NULL,
-    follower TEXT NOT NULL,     -- an owner key
-    seen     REAL NOT NULL,     -- its last heartbeat, seconds since the epoch
-    away     INTEGER NOT NULL,  -- 1: stepping on its own copy
-    PRIMARY KEY (code, follower)
-) WITHOUT ROWID""",
-]
-
 
 class StoreError(Exception):
     """The store cannot be used (a full disk, a file of a newer version, a locked database)."""
@@ -274,6 +224,7 @@ class RunsStore:
             self.database = database.PostgreSQL(url)
         else:
             raise StoreError(f"{database.URL_VARIABLE} is not a postgresql:// URL")
+        self._tables: set[tuple[str, int]] = set()  # the parts' tables made or found up to date (`tables`)
 
     # -- the connection, the schema and the files' modes --
     def _connection(self):
@@ -316,9 +267,6 @@ class RunsStore:
                 _add_sizes(db)
             if version < 3:
                 db.execute(self.database.ddl(_PROGRESS))
-            if version < 4:
-                for statement in _CLASSES:
-                    db.execute(self.database.ddl(statement))
             self.database.set_version(db, SCHEMA)
         for folder in moved:  # imported: out of the way, so they are not imported again
             target = self.root / IMPORTED / owner_key(f"legacy:{folder.name}")
@@ -368,6 +316,49 @@ class RunsStore:
             if isinstance(exc, self.database.errors):
                 raise StoreError(f"the saved runs: {exc}") from exc
             raise
+
+    # -- for a part that keeps tables of its own in the store (the classes: loop/files/classes.py) --
+    @property
+    def name(self) -> str:
+        """The database's name (a file's path, or its URL): a key for what a process keeps of it, never shown."""
+        return self.database.name
+
+    def transaction(self, write: bool = False, *, synced: bool = True):
+        """A transaction on the store's database, as a context manager giving the connection: a write one waits for
+        the writer before it (up to BUSY s), a read one sees a snapshot; `synced=False` commits without waiting for
+        the disk (as `move`). Statements take `?` placeholders on both databases; an error is raised as StoreError."""
+        return self._transaction(write, synced)
+
+    def tables(self, part: str, version: int, upgrade: Callable[[Callable[[str], None], int], None]) -> None:
+        """Make or upgrade the tables `part` keeps in the store, once for this store object.
+
+        The version `part`'s tables have is kept in the `server` table (`schema:<part>`). When it is below
+        `version`, `upgrade(execute, have)` is called in one write transaction, with `execute(statement)`, which
+        runs a statement written in SQLite's words on either database, and the version the tables have (0: none,
+        or as an older Loopscope left them); the version is then kept. Several processes may ask at once: one
+        upgrades, the others find it done.
+        """
+        if (part, version) in self._tables:
+            return
+        name = f"schema:{part}"
+
+        def have(db) -> int:
+            row = db.execute("SELECT value FROM server WHERE name=?", (name,)).fetchone()
+            try:
+                return int(bytes(row[0]).decode()) if row else 0
+            except ValueError:
+                return 0
+
+        with self._transaction(write=False) as db:
+            found = have(db)
+        if found < version:
+            with self._transaction(write=True) as db:
+                found = have(db)
+                if found < version:
+                    upgrade(lambda statement: db.execute(self.database.ddl(statement)), found)
+                    db.execute("INSERT INTO server (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET "
+                               "value=excluded.value", (name, str(version).encode()))
+        self._tables.add((part, version))
 
     # -- the runs --
     def save(self, owner: str, run_id: str, trace: Trace, settings: dict | None = None, *, writer: str) -> int:

@@ -7,8 +7,10 @@ each sub-agent's) with its final history; `steps` holds one record a stage,
 naming its thread. Each history is written once: a step keeps only
 `n_messages`, the length of its thread's history at that moment, and a
 `compact` step keeps what it replaced, so every earlier version can be rebuilt.
-Version 1 files (one thread, no compaction) still load. Every other format is
-imported into this one (see importers).
+Version 1 files (one thread, no compaction) still load. Version 3 is version 2 whose histories may hold a
+harness's `role: "system"` turns (Claude Code's environment block, as a recording saw it sent); a trace without
+one is still written as version 2, so readers of version 2 read it. Every other format is imported into this one
+(see importers).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from ..engine.trace import COMPLETE_STAGES, HARNESS, MAIN, MORE_STAGES, STAGES, 
 
 FORMAT = "loopscope-transcript"
 VERSION = 2
-READS = (1, 2)  # version 1 (one thread, a history that only grew) still loads
+SYSTEM_TURNS = 3  # the version whose histories may hold `role: "system"` turns (written only when one does)
+READS = (1, 2, 3)  # version 1 (one thread, a history that only grew) still loads
 STEP_FIELDS = ("stage", "turn_count", "transition_reason", "stop_reason", "n_messages",
                "input_tokens", "output_tokens", "ended", "time", "detail", "thread")
 THREAD_FIELDS = ("id", "parent", "parent_tool_use_id", "system", "tools", "label", "messages")
@@ -121,11 +124,28 @@ def thread_dict(thread: Thread) -> dict:
     return out
 
 
+def _holds_system(messages: object) -> bool:
+    return isinstance(messages, list) and any(rules.is_system(m) for m in messages)
+
+
+def version_of(trace: Trace) -> int:
+    """The version `trace` is written as: 3 when a history of it holds a system turn (now or before a rewrite),
+    else 2."""
+    for thread in trace.threads.values():
+        if _holds_system(thread.messages):
+            return SYSTEM_TURNS
+    for step in trace.steps:
+        if step.stage == "compact" and (_holds_system(step.detail.history_before) or any(
+                rules.is_system(item.get("message")) for item in step.detail.replaced or [] if isinstance(item, dict))):
+            return SYSTEM_TURNS
+    return VERSION
+
+
 def to_dict(trace: Trace) -> dict:
     """The transcript of `trace`, ready for `json.dump`."""
     return {
         "format": FORMAT,
-        "version": VERSION,
+        "version": version_of(trace),
         **{k: v for k, v in trace.meta.items() if k not in ("format", "version")},
         "messages": trace.messages,
         "threads": [thread_dict(t) for t in trace.threads.values()],
@@ -167,19 +187,26 @@ NOT_OBJECT = N_("not an object")
 NO_THREAD = N_("names no thread of this transcript: {found}")
 
 
-def _messages(value: object, where: str) -> list:
+def _messages(value: object, where: str, system: bool = False) -> list:
+    """`value` checked as a history; `system`: a version 3 file, whose histories may hold system turns."""
     _need(isinstance(value, list), where, NOT_LIST)
+    roles = ("user", "assistant", rules.SYSTEM) if system else ("user", "assistant")
     for i, message in enumerate(value):
         _need(isinstance(message, dict), f"{where}[{i}]", NOT_OBJECT)
-        _need(message.get("role") in ("user", "assistant"), f"{where}[{i}].role",
-              N_("must be {user} or {assistant}, found {found}"), user="'user'", assistant="'assistant'",
-              found=_shown(message.get("role")))
+        if system:
+            _need(message.get("role") in roles, f"{where}[{i}].role",
+                  N_("must be {user}, {assistant} or {system}, found {found}"), user="'user'",
+                  assistant="'assistant'", system="'system'", found=_shown(message.get("role")))
+        else:
+            _need(message.get("role") in roles, f"{where}[{i}].role",
+                  N_("must be {user} or {assistant}, found {found}"), user="'user'", assistant="'assistant'",
+                  found=_shown(message.get("role")))
         _need(isinstance(message.get("content"), (str, list)), f"{where}[{i}].content",
               N_("missing, or not a string or list"))
     return value
 
 
-def _threads(data: dict, messages: list) -> dict[str, Thread]:
+def _threads(data: dict, messages: list, system: bool = False) -> dict[str, Thread]:
     """The threads of a transcript: those it lists (version 2), or the main one alone."""
     raw = data.get("threads")
     if raw is None:
@@ -197,7 +224,7 @@ def _threads(data: dict, messages: list) -> dict[str, Thread]:
                                  ("facts", dict, N_("not a dict: {found}"))):
             _need(item.get(key) is None or isinstance(item[key], kinds), f"{where}.{key}", what,
                   found=_shown(item.get(key)))
-        own = _messages(item["messages"], f"{where}.messages") if "messages" in item else None
+        own = _messages(item["messages"], f"{where}.messages", system) if "messages" in item else None
         if tid == MAIN:
             _need(item.get("parent") is None, f"{where}.parent", N_("the main thread has no parent"))
             _need(own is None or own == messages, f"{where}.messages",
@@ -218,7 +245,7 @@ def _threads(data: dict, messages: list) -> dict[str, Thread]:
     return {MAIN: main, **threads}  # the main thread first
 
 
-def _step(raw: object, i: int, threads: dict) -> Step:
+def _step(raw: object, i: int, threads: dict, system: bool = False) -> Step:
     where = f"steps[{i}]"
     _need(isinstance(raw, dict), where, NOT_OBJECT)
     missing = [k for k in ("stage", "turn_count", "n_messages") if k not in raw]
@@ -243,8 +270,8 @@ def _step(raw: object, i: int, threads: dict) -> Step:
     if stage == "compact":
         _need(detail.kind in COMPACT_KINDS, f"{where}.detail.kind", N_("one of {kinds}, found {found}"),
               kinds=list(COMPACT_KINDS), found=_shown(detail.kind))
-        if "history_before" in detail:
-            _messages(detail.history_before, f"{where}.detail.history_before")
+        if detail.given("history_before"):
+            _messages(detail.history_before, f"{where}.detail.history_before", system)
         else:
             replaced = detail.replaced
             _need(isinstance(replaced, list), f"{where}.detail",
@@ -253,7 +280,7 @@ def _step(raw: object, i: int, threads: dict) -> Step:
                 _need(isinstance(item, dict) and isinstance(item.get("index"), int)
                       and not isinstance(item.get("index"), bool), f"{where}.detail.replaced[{k}]",
                       N_("needs an `index` and the `message` it held"))
-                _messages([item.get("message")], f"{where}.detail.replaced[{k}].message")
+                _messages([item.get("message")], f"{where}.detail.replaced[{k}].message", system)
     try:
         details.check(detail)
     except details.DetailError as exc:
@@ -348,11 +375,12 @@ def from_dict(data: object, *, strict: bool = True) -> Trace:
     _need(data.get("version") in READS, "version",
           N_("this Loopscope reads versions {first} to {last}, the file is version {found}"), first=READS[0],
           last=READS[-1], found=_shown(data.get("version")))
-    messages = _messages(data.get("messages"), "messages")
-    threads = _threads(data, messages) if data["version"] >= 2 else _threads({}, messages)
+    system = data["version"] >= SYSTEM_TURNS  # its histories may hold system turns
+    messages = _messages(data.get("messages"), "messages", system)
+    threads = _threads(data, messages, system) if data["version"] >= 2 else _threads({}, messages)
     raw_steps = data.get("steps")
     _need(isinstance(raw_steps, list), "steps", NOT_LIST)
-    steps = [_step(raw, i, threads) for i, raw in enumerate(raw_steps)]
+    steps = [_step(raw, i, threads, system) for i, raw in enumerate(raw_steps)]
     own: dict[str, list[int]] = {}
     for step in steps:
         own.setdefault(step.thread, []).append(step.index)
@@ -491,8 +519,11 @@ class Journal:
         """The transcript the lines so far make (see `from_dict`)."""
         threads = [{"id": MAIN, "system": meta.get("system"), "tools": meta.get("tools")}]
         threads += [dict(info, id=tid, messages=self.histories[tid]) for tid, info in self.threads.items()]
-        return {**meta, "format": FORMAT, "version": VERSION, "messages": self.histories[MAIN], "threads": threads,
-                "steps": self.steps}
+        system = any(_holds_system(h) for h in self.histories.values()) or any(
+            s.get("stage") == "compact" and isinstance(s.get("detail"), dict)
+            and _holds_system(s["detail"].get("history_before")) for s in self.steps)
+        return {**meta, "format": FORMAT, "version": SYSTEM_TURNS if system else VERSION,
+                "messages": self.histories[MAIN], "threads": threads, "steps": self.steps}
 
 
 NOT_TRANSCRIPT = N_("not a transcript: {said}")

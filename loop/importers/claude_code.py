@@ -32,11 +32,20 @@ versions seen so far write, and passes over (and counts) the rest:
   run_tool step; `thread=` imports one thread alone.
 - A tool result's `user` record carries the tool's own account of the run in
   `toolUseResult`; it is kept in the run_tool step's detail.
-- Claude Code writes some messages itself: an `assistant` record of model
-  `<synthetic>` ("No response requested.", an API error's text) and `user`
-  records marked `isMeta` (a caveat, a skill's text) are the harness's, not
-  the model's nor the person's: each is a `harness` step, never a model call,
-  never the session's model, its task or its label.
+- Claude Code writes some messages itself (claude_code_harness.py): `user`
+  records marked `isMeta` (a caveat, a skill's text) and its notices (a
+  `<task-notification>`, an interruption, a local command's output) are
+  harness steps, never the person's request; what it wrote for its user
+  (`<synthetic>` words, an API error: `isApiErrorMessage`) enters no request,
+  so it is in no message: an API error is a failed call (`retry`), the rest a
+  harness step that adds nothing. None is a model call, the session's model,
+  its task or its label.
+- A compaction's own call (`subagents/agent-acompact-<id>.jsonl`) is no
+  sub-agent: it is that compaction's `summarize` step.
+- What the log records beside its messages (claude_code_beside.py): each
+  request as sent (2.1's `api-request` records), what Claude Code attached to
+  it, the session's cost, prompts typed while the model worked, a sub-agent
+  kept only in `agent_progress` records, stream-json's `init` and `result`.
 """
 
 from __future__ import annotations
@@ -49,17 +58,16 @@ from typing import Callable
 
 from ..text.catalogs import N_, N_n
 from ..engine.compact import COMPACTED_WHY
-from ..views.narrate import short
+from ..text.lines import short
 from ..engine.rules import tool_results, tool_uses
+from . import claude_code_beside
+from .claude_code_harness import API_ERROR_WHY, META_WHY, SHOWN_WHY, SYNTHETIC, extra, harness_s, queue_in, shown
 from .common import Parsed, ParsedThread, Segment, clean_content, id_key, origin_of
 from .derive import message_text
 from .notes import Note, Notes, in_thread, on_line
 
 MAIN = "main"
 MESSAGE_TYPES = ("user", "assistant")
-SYNTHETIC = "<synthetic>"  # the model Claude Code names on a message it wrote itself
-SYNTHETIC_WHY = N_("Claude Code wrote this message itself (model <synthetic>); no model call produced it")
-META_WHY = N_("Claude Code added this message as context (isMeta); the person did not type it")
 STARTS_AGENTS = ("Task", "Agent", "task")  # the tools whose tool_use starts a sub-agent
 RECORD_KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain")
 
@@ -90,6 +98,7 @@ class _Node:
     record: dict | None  # a user/assistant record with a readable message; None for one that only links the chain
     ts: str
     boundary: dict | None = None  # a compact_boundary record's facts (trigger, preTokens), else None
+    extra: tuple | None = None  # ("attachment", facts) or ("failure", facts): a record of the chain that is no message
     kids: list = field(default_factory=list)
     up: "_Node | None" = None  # the parent within its tree
     spine: bool = False  # on the path from the tree's root to its newest message
@@ -114,6 +123,18 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
     all are). An unknown `thread` raises UnknownThread. `place(n)` names record
     n in warnings, as a Note ("line 12", or "agent-ab.jsonl, line 3" for several files).
     """
+    # Each record at a position of its own (two records glued on one line share a line), named by its line.
+    lines = [line for line, _ in records]
+    at_line = place
+    place = lambda seq: at_line(lines[seq])  # noqa: E731
+    records = [(seq, record) for seq, (_, record) in enumerate(records)]
+    beside = claude_code_beside.read(records, notes, place)
+    own_agents = {r["agentId"] for _, r in records if isinstance(r, dict) and r.get("isSidechain")
+                  and isinstance(r.get("agentId"), str) and r.get("type") in MESSAGE_TYPES}
+    for seq, record in beside.agent_records:  # a sub-agent kept only in progress records: read from them
+        if record.get("agentId") not in own_agents:
+            lines.append(lines[seq])
+            records.append((len(lines) - 1, record))
     pools: dict[str, list[_Node]] = {}
     everywhere: set[str] = set()  # every uuid in the file, to tell a link to another thread from a missing record
     flagged: dict[str, str] = {}  # uuid -> the pool of a record that says which thread it is in
@@ -134,7 +155,11 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
                 good = record
         elif kind is None:
             notes.count(N_("passed over records without a type"), place(line))
-        elif not (kind == "system" and record.get("subtype") == "compact_boundary"):
+        elif not (kind == "system" and record.get("subtype") in ("compact_boundary", "api_error", "init")
+                  or kind in claude_code_beside.KEPT_KINDS or kind == "attachment"
+                  or (kind == "result" and "session_id" in record)
+                  or (kind == "progress" and isinstance(record.get("data"), dict)
+                      and record["data"].get("type") == "agent_progress")):
             notes.count(N_("passed over records that are not messages ({kind})"), place(line), kind=kind)
         uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else None
         if uuid is None and good is None:
@@ -145,7 +170,7 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
             meta = record.get("compactMetadata") if isinstance(record.get("compactMetadata"), dict) else {}
             boundary = {"trigger": meta.get("trigger"), "pre_tokens": meta.get("preTokens"), "line": place(line)}
         node = _Node(line, uuid or f"#line{line}", parent if isinstance(parent, str) else None, good,
-                     str(record.get("timestamp") or ""), boundary)
+                     str(record.get("timestamp") or ""), boundary, extra(record, kind, line, place))
         if uuid:
             everywhere.add(uuid)
         if "isSidechain" not in record and good is None:
@@ -180,37 +205,55 @@ def read(records: list[tuple[int, object]], notes: Notes, thread: str | None = N
             threads.append(_thread(key, forest))
     threads = [t for t in threads if t.n_records]
     threads.sort(key=lambda t: (t.id != MAIN, t.first_line))
+    # The compaction's own call (subagents/agent-acompact-*.jsonl): no sub-agent, the summarize step of a compaction
+    summaries = [_summary_of(info, notes, place) for info in threads if info.id.startswith(COMPACTION_AGENT)]
+    threads = [info for info in threads if not info.id.startswith(COMPACTION_AGENT)]
     listing = [(t.id, t.label, t.n_records) for t in threads]
+    reading = _Reading(notes, place, beside, summaries)
     if thread is not None:
         chosen = next((t for t in threads if t.id == thread), None)
         if chosen is None:
             raise UnknownThread(Note(N_("no thread {thread} in this log; its threads: {threads}"), thread=repr(thread),
                                      threads=", ".join(t.id for t in threads) or "—"))
-        return _single(chosen, notes, place), listing, chosen.id
+        return _single(chosen, reading), listing, chosen.id
     if not threads:
         return Parsed(), listing, MAIN
     if threads[0].id != MAIN:
         notes.warn(N_("the log holds no main conversation (isSidechain false); imported the sub-agent thread "
                       "{thread}"), thread=threads[0].id)
         if len(threads) == 1:
-            return _single(threads[0], notes, place), listing, threads[0].id
+            return _single(threads[0], reading), listing, threads[0].id
     if len(threads) == 1:
-        return _single(threads[0], notes, place), listing, MAIN
+        return _single(threads[0], reading), listing, MAIN
     parsed = Parsed()
     tool_details: dict = {}
     read_threads = []
     for info in threads:
-        segments, meta = _segments(_order(info.forest, notes, info.id if info.id != threads[0].id else None, place),
-                                   notes, tool_details, place)
-        read_threads.append(ParsedThread(MAIN if info is threads[0] else info.id, segments, label=info.label,
+        first = info is threads[0]
+        segments, meta = _segments(_order(info.forest, notes, None if first else info.id, place), tool_details,
+                                   reading, main=first)
+        read_threads.append(ParsedThread(MAIN if first else info.id, segments, label=info.label,
                                          facts={"records": info.n_records}))
-        if info is threads[0]:
+        if first:
             parsed.meta = meta
-    _link(read_threads, tool_details, notes, _agents_named(records))
+    _link(read_threads, tool_details, notes, {**beside.started_by, **_agents_named(records)})
     parsed.threads = read_threads
     parsed.messages = read_threads[0].messages
     parsed.tool_details = tool_details
     return parsed, listing, MAIN
+
+
+COMPACTION_AGENT = "agent-acompact"  # Claude Code's own call that writes a compaction's summary
+
+
+@dataclass
+class _Reading:
+    """What every thread's reading shares: where to say things, and what the log holds beside its messages."""
+
+    notes: Notes
+    place: Callable[[int], Note]
+    beside: claude_code_beside.Beside
+    summaries: list  # of dict: the compaction calls' requests and answers (`_summary_of`), not yet placed
 
 
 def _join_unnamed_links(pools: dict[str, list[_Node]]) -> None:
@@ -272,15 +315,17 @@ def _pool(record: dict) -> str:
     return MAIN
 
 
-def _single(info: ThreadInfo, notes: Notes, place: Callable[[int], Note]) -> Parsed:
+def _single(info: ThreadInfo, reading: _Reading) -> Parsed:
     """One thread alone, as the main one: one history, or its stretches when it was compacted."""
     tool_details: dict = {}
-    segments, meta = _segments(_order(info.forest, notes, place=place), notes, tool_details, place)
-    if len(segments) == 1 and not segments[0].harness:
+    segments, meta = _segments(_order(info.forest, reading.notes, place=reading.place), tool_details, reading,
+                               main=info.id == MAIN)
+    if len(segments) == 1 and not (segments[0].harness or segments[0].events or segments[0].notes):
         only = segments[0]
         return Parsed(messages=only.messages, meta=meta, responses=only.responses, tool_details=tool_details,
                       times=only.times, origins=only.origins)
     return Parsed(messages=segments[-1].messages, meta=meta, tool_details=tool_details,
+                  origins=segments[0].origins if len(segments) == 1 else [],
                   threads=[ParsedThread(MAIN, segments, label=info.label)])
 
 
@@ -402,8 +447,8 @@ def _forest(nodes: list[_Node], everywhere: set[str], notes: Notes,
 def _thread(key: str, forest: list) -> ThreadInfo:
     nodes = sorted((n for _, members in forest for n in members), key=lambda n: n.line)
     messages = [n for n in nodes if n.record is not None]
-    first_user = next((n.record for n in messages if n.record.get("type") == "user" and not _harness_s(n.record)),
-                      None)
+    first_user = next((n.record for n in messages if n.record.get("type") == "user" and not harness_s(n.record)
+                       and not _only_results(n.record["message"].get("content"))), None)
     said = short(message_text(first_user["message"]), 60) if first_user else "(no user message)"
     if key == MAIN:
         label = f"main conversation: {said}"
@@ -444,8 +489,8 @@ def _order(forest: list, notes: Notes, thread: str | None = None,
         while ready:
             node = heapq.heappop(ready)[2]
             record = node.record
-            if node.boundary is not None and node.spine:
-                out.append(node)  # a compaction on the conversation's path: the history starts again after it
+            if (node.boundary is not None or node.extra is not None) and node.spine:
+                out.append(node)  # a compaction (the history starts again after it), an attachment, a failed call
             if record is not None:
                 message = record["message"]
                 if not node.spine and not _belongs(record, message, response_ids, use_ids):
@@ -564,17 +609,25 @@ def _epoch(ts: str) -> float:
         return 0.0
 
 
-def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
-              place: Callable[[int], Note] = on_line) -> tuple[list[Segment], dict]:
+def _segments(ordered: list[_Node], tool_details: dict, reading: _Reading,
+              main: bool = True) -> tuple[list[Segment], dict]:
     """Records in order -> stretches of history (a compact boundary starts a new one) and the thread's facts.
 
     In each stretch one response's lines are joined into one message, and one
-    turn's results into one user message.
+    turn's results into one user message. What Claude Code wrote for its user
+    (a `<synthetic>` message, an API error) goes in no message: it is an event
+    before the next one. The main thread also takes the prompts typed while the
+    model worked (queue-operation) where they went in, the compactions' own calls,
+    and the requests Claude Code recorded.
     """
+    notes, place = reading.notes, reading.place
     segments = [Segment([])]
     group: tuple | None = None  # (message.id, index) of the last assistant message
     results_open = False  # the last message is a user message of tool_results only, which more results join
     responses = segments[0].responses
+    attached: list = []  # attachments since the last call: what Claude Code added to the next request
+    refs: list = []  # (segment, index, requestRef) of each response
+    queued = list(reading.beside.queued) if main else []
     for node in ordered:
         if node.boundary is not None:
             if segments[-1].messages:  # the history so far is replaced: the next stretch starts from nothing
@@ -585,16 +638,32 @@ def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
                 segments.append(Segment([], compaction={
                     "kind": kind, **facts, "source": f"compact_boundary ({node.boundary['line'].render()})",
                     "why": COMPACTED_WHY}))
+                segments[-1].summarize = {"ts": node.ts}  # until a call of its own is found (_place_summaries)
                 group, results_open = None, False
                 responses = segments[-1].responses
             continue
         segment = segments[-1]
         messages = segment.messages
+        if node.extra is not None:
+            what, facts = node.extra
+            if what == "attachment":
+                attached.append(facts)
+            else:  # a call that failed, on its way to being retried
+                segment.events.setdefault(len(messages), []).append({"stage": "retry", "detail": facts})
+            continue
         record = node.record
         message = record["message"]
         role = message.get("role") if message.get("role") in MESSAGE_TYPES else record["type"]
+        if role == "assistant" and queued:
+            while queued and queued[0].ts <= node.ts:  # typed before this call: it went in with it
+                queue_in(segment, queued.pop(0), _epoch(node.ts))
+                group, results_open = None, False
         content = clean_content(message["content"], place(node.line), notes)
-        harness = _harness_s(record)
+        harness = harness_s(record)
+        if harness in (SHOWN_WHY, API_ERROR_WHY):  # written for the person: no request sent it
+            segment.events.setdefault(len(messages), []).append(shown(record, content, harness, place(node.line)))
+            group, results_open = None, False
+            continue
         if harness is not None:  # the harness's own message: one of its own, no response of a call
             segment.harness[len(messages)] = harness
             group, results_open = None, False
@@ -613,6 +682,11 @@ def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
             model = message.get("model")
             responses[len(messages)] = {"id": mid, "model": model, "stop_reason": message.get("stop_reason"),
                                         "usage": message.get("usage"), "request": {"model": model} if model else {}}
+            if attached:
+                responses[len(messages)]["detail"] = {"attachments": attached}
+                attached = []
+            if record.get("requestRef") is not None:
+                refs.append((segment, len(messages), record["requestRef"]))
             results_open = False
         else:
             for block in tool_results({"content": content}):  # each run_tool step names its own result's line
@@ -629,31 +703,105 @@ def _segments(ordered: list[_Node], notes: Notes, tool_details: dict,
             results_open = _only_results(content)
             if not messages and segment.compaction is not None and record.get("isCompactSummary"):
                 segment.start = 1  # the summary comes with the compaction: the history after it begins there
+                segment.compaction["summary"] = message_text({"content": content})
         segment.times[len(messages)] = _epoch(node.ts)
         messages.append({"role": role, "content": list(content) if isinstance(content, list) else content})
         segment.origins.append(place(node.line))
+    for left in queued:  # typed after the last call the log holds: it went in, as far as the log tells, at the end
+        queue_in(segments[-1], left, _epoch(left.ts))
     segments = [s for s in segments if s.messages or s is segments[0]]
+    _place_summaries(segments, reading.summaries if main else [])
     _unsummarised(segments, notes)
+    _requests(segments, refs, reading)
     first = next((n.record for n in ordered if n.record is not None), None) or {}
     every = [m for s in segments for i, m in enumerate(s.messages) if i not in s.harness]
-    first_user = next((m for m in every if m["role"] == "user"), None)
+    first_user = next((m for m in every if m["role"] == "user" and not _only_results(m["content"])), None)
     model = next((r.get("model") for s in segments for r in s.responses.values() if r.get("model")), None)
     meta = {k: v for k, v in {
         "model": model, "task": message_text(first_user) if first_user else "",
-        "session_id": first.get("sessionId"), "cwd": first.get("cwd"), "git_branch": first.get("gitBranch"),
-        "claude_code_version": first.get("version"),
+        "session_id": first.get("sessionId") or first.get("session_id"), "cwd": first.get("cwd"),
+        "git_branch": first.get("gitBranch"), "claude_code_version": first.get("version"),
     }.items() if v is not None}
+    if main:
+        meta.update(reading.beside.facts)
+        stream = reading.beside.facts.get("stream_json") or {}
+        if first_user is None and stream:  # -p stream-json writes no prompt: said, not left empty
+            meta["task"] = STREAM_NO_PROMPT
+        for key, value in (("model", stream.get("model")), ("cwd", stream.get("cwd")),
+                           ("claude_code_version", stream.get("claude_code_version"))):
+            if value and key not in meta:
+                meta[key] = value
     return segments, meta
 
 
-def _harness_s(record: dict) -> str | None:
-    """Why a record's message is the harness's (a catalog message), or None when it is the model's or the person's."""
-    message = record.get("message") if isinstance(record.get("message"), dict) else {}
-    if record.get("type") == "assistant" and message.get("model") == SYNTHETIC:
-        return SYNTHETIC_WHY
-    if record.get("type") == "user" and record.get("isMeta") is True:
-        return META_WHY
-    return None
+STREAM_NO_PROMPT = "(not recorded: Claude Code's stream-json output does not hold the prompt)"
+SUMMARIZED_WHY = N_("the call Claude Code made to summarise the conversation before this compaction (its "
+                    "agent-acompact log)")
+
+
+def _requests(segments: list[Segment], refs: list, reading: _Reading) -> None:
+    """Each response's request as Claude Code sent it (its api-request records), kept with its call."""
+    if not refs or not reading.beside.requests:
+        return
+    known = {}
+    for segment in segments:
+        for message in segment.messages:
+            known.setdefault(claude_code_beside.message_hash(message), message)
+    for segment, index, ref in refs:
+        sent = reading.beside.request_of(ref, known)
+        if sent is None:
+            continue
+        recorded = segment.responses[index]
+        recorded["request"] = sent["body"]
+        facts = recorded.setdefault("detail", {})  # more facts for the call's detail (derive.py)
+        facts["messages_sent"] = sent["messages"]
+        facts["request_record"] = ref
+        if sent["missing"]:
+            reading.notes.count(N_("requests whose messages the log does not hold in full (an api-request names a "
+                                   "message by a hash no record has); shown with a mark where one is missing"),
+                                segment.origins[index] if index < len(segment.origins) else "—")
+
+
+def _summary_of(info: ThreadInfo, notes: Notes, place) -> dict:
+    """The call a compaction made to write its summary (Claude Code's agent-acompact log): its request and answer."""
+    ordered = _order(info.forest, notes, info.id, place)
+    segments, _ = _segments(ordered, {}, _Reading(notes, place, claude_code_beside.Beside(), []), main=False)
+    messages = segments[-1].messages
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=None)
+    recorded = segments[-1].responses.get(last) if last is not None else None
+    ts = max((n.ts for n in ordered if n.record is not None), default="")
+    if last is None:
+        return {"thread": info.id, "ts": ts, "summary": "", "detail": None}
+    response = {k: v for k, v in (recorded or {}).items() if k not in ("request", "detail")}
+    response.update(content=messages[last].get("content"), role="assistant", type="message")
+    request = dict((recorded or {}).get("request") or {})
+    request["messages"] = messages[:last]
+    summary = message_text(messages[last])
+    return {"thread": info.id, "ts": ts, "summary": summary, "detail": {
+        "kind": None, "why": SUMMARIZED_WHY, "request": request, "response": response, "summary": summary,
+        "source": info.id}}
+
+
+def _place_summaries(segments: list[Segment], summaries: list) -> None:
+    """Each compaction's own call to the compaction it wrote the summary of: the one whose summary holds its words,
+    else the first one after it in time without a call of its own."""
+    opened = [s for s in segments[1:] if s.compaction is not None]
+    times = {id(s): (s.summarize or {}).get("ts", "") for s in opened}
+    for s in opened:
+        s.summarize = None
+    for found in summaries:
+        if found["detail"] is None:
+            continue
+        free = [s for s in opened if s.summarize is None]
+        words = found["summary"].strip()[:200]
+        target = next((s for s in free if words and words in (s.compaction.get("summary") or "")), None)
+        if target is None:
+            target = next((s for s in free if times[id(s)] >= found["ts"]), None)
+        if target is None:
+            continue
+        target.summarize = dict(found["detail"], kind=target.compaction.get("kind"))
+        if not target.compaction.get("summary"):
+            target.compaction["summary"] = found["summary"]
 
 
 UNSUMMARISED_WHY = N_("Claude Code compacted the conversation; the log holds no summary after it (no `isCompactSummary` "
@@ -678,3 +826,17 @@ def _join(target: dict, content: object) -> None:
     if isinstance(target["content"], str):
         target["content"] = [{"type": "text", "text": target["content"]}]
     target["content"].extend([{"type": "text", "text": content}] if isinstance(content, str) else content)
+
+
+def exported(value: object) -> list | None:
+    """A JSON value that is Claude Code records, as [(position, record)]: one record (a log of one line), a web
+    export of a log (`{"loglines": [...]}`, each item a record), or a list of records; else None."""
+    if looks_like(value):
+        return [(1, value)]
+    items = value.get("loglines") if isinstance(value, dict) else value
+    if isinstance(items, list) and items and any(isinstance(r, dict) and r.get("type") in MESSAGE_TYPES
+                                                 and isinstance(r.get("message"), dict) for r in items) \
+            and all(looks_like(r) for r in items if isinstance(r, dict) and r.get("type") in MESSAGE_TYPES) \
+            and (isinstance(value, dict) or any(isinstance(r, dict) and "uuid" in r for r in items)):
+        return [(i + 1, record) for i, record in enumerate(items)]
+    return None

@@ -45,6 +45,11 @@ class Segment:
     # index in `messages` -> why (in English, a catalog message): a message the agent's harness put there, which
     # no model call produced and no stage of the loop made (derive.py gives it a `harness` step)
     harness: dict = field(default_factory=dict)
+    # index in `messages` -> what happened before that message that put nothing in it, each {"stage", "detail"}:
+    # a call that failed (a `retry` step), words the agent showed its user and sent no model (a `harness` step)
+    events: dict = field(default_factory=dict)
+    notes: dict = field(default_factory=dict)  # index -> why a user message is a request of its own (its step's note)
+    summarize: dict | None = None  # the call that wrote the summary of the compaction that opened it, as recorded
 
 
 @dataclass

@@ -38,10 +38,15 @@ its steps sit inside that one, as in a live run.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ..engine import details
 from ..engine.blocks import tool_result
 from ..text.catalogs import N_, N_n
 from ..engine.compact import REWRITTEN_WHY
 from ..engine.rules import blocks, tool_results, tool_uses
+from ..engine.details import AppendAssistantDetail, DecideDetail, Detail, HarnessDetail, UserRequestDetail
+from ..engine.details import WriteBackDetail
 from ..engine.endings import GO_ON, why_ended
 from ..tools import ToolOutput
 from ..engine.trace import HARNESS, MAIN, Step, Thread, Trace
@@ -170,13 +175,13 @@ class _Walk:
             place = in_thread(parsed.id, place)
         return Note(N_("{where} (after compaction {k})"), where=place, k=k) if k else place
 
-    def add(self, parsed: ParsedThread, stage: str, n: int, detail: dict, at: float, state: dict, segment: Segment,
-            held: list, rewritten=()) -> None:
+    def add(self, parsed: ParsedThread, stage: str, n: int, detail: Detail, at: float, state: dict,
+            segment: Segment, held: list, rewritten=()) -> None:
         if len(held) < n:  # the history grows to what this step holds
             held.extend(segment.messages[len(held): n])
         origin = origin_of(segment.origins, _source_message(stage, n, detail))
-        if origin is not None and "origin" not in detail:  # a run_tool's result may have named its own record
-            detail["origin"] = origin
+        if origin is not None and not detail.given("origin"):  # a run_tool's result may have named its own record
+            detail = replace(detail, origin=origin)
         self.trace.add(Step(
             index=0, stage=stage, turn_count=state["turn_count"], transition_reason=state["transition_reason"],
             stop_reason=state["stop_reason"], n_messages=n, input_tokens=state["input_tokens"],
@@ -186,19 +191,26 @@ class _Walk:
     def compact(self, parsed: ParsedThread, segment: Segment, held: list, state: dict, k: int) -> None:
         """The compact step where one stretch of a thread gives way to the next."""
         new = segment.messages[: segment.start]
-        detail = dict(segment.compaction or {})
-        detail.setdefault("kind", "imported")
-        detail.setdefault("why", REWRITTEN_WHY)
-        tokens_before = _estimate(held)
+        facts = dict(segment.compaction or {})  # what the log said of it, in its order; a kind and a why if not
+        facts.setdefault("kind", "imported")
+        facts.setdefault("why", REWRITTEN_WHY)
+        detail = details.of("compact", facts)
+        if segment.summarize is not None:  # the call that wrote the summary, as recorded: its own step, first
+            summarize = details.of("summarize", {k: v for k, v in segment.summarize.items() if k != "ts"})
+            self.add(parsed, "summarize", len(held), replace(summarize, kind=summarize.kind or detail.kind),
+                     float(segment.times.get(0) or 0.0), state, segment, held)
+        recorded = detail.pre_tokens
+        # the log's own count of the history compacted, when it has one; else the estimate (JSON length / 4)
+        tokens_before = recorded if type(recorded) is int and 0 <= recorded < MAX_COUNT else _estimate(held)
         if len(new) == len(held):
             changed = [j for j in range(len(held)) if held[j] != new[j]]
-            detail["replaced"] = [{"index": j, "message": held[j]} for j in changed]
+            detail = replace(detail, replaced=[{"index": j, "message": held[j]} for j in changed])
             rewritten = changed
         else:
-            detail["history_before"] = list(held)
+            detail = replace(detail, history_before=list(held))
             rewritten = range(len(new))
-        detail.update(messages_before=len(held), messages_after=len(new), tokens_before=tokens_before,
-                      tokens_after=_estimate(new))
+        detail = replace(detail, messages_before=len(held), messages_after=len(new), tokens_before=tokens_before,
+                         tokens_after=_estimate(new))
         held[:] = new
         state["ended"] = None  # the history goes on from here: what ended the loop before is not this step's ending
         at = float(segment.times.get(segment.start) or segment.times.get(0) or 0.0)
@@ -209,36 +221,66 @@ class _Walk:
         write_backs: set[int] = set()  # user messages that answer the previous assistant's tool_use blocks
         # the last message the loop or the model put there (not the harness), which the rules below look back to
         said = segment.start - 1 if segment.start > 0 else None
-        for i in range(segment.start, len(messages)):
+        for i in range(segment.start, len(messages) + 1):
+            at = float(times.get(i) or times.get(i - 1) or 0.0)
+            for event in segment.events.get(i, ()):  # what happened before message i and put nothing into messages
+                self.event(parsed, event, i, at, state, segment, held)
+            if i == len(messages):
+                break
             message = messages[i]
-            at = float(times.get(i) or 0.0)
             role = message.get("role") if isinstance(message, dict) else None
             if i in segment.harness and i not in write_backs:
-                # Put there by the harness: no stage of the loop made it, so the loop's state stays as it was.
-                self.add(parsed, HARNESS, i + 1, {"role": role, "why": segment.harness[i]}, at, state, segment, held)
+                # Put there by the harness: no stage of the loop made it, so the loop's state stays as it was; a
+                # user message after the loop ended starts it again, as a request would.
+                if role == "user" and state["ended"] is not None:
+                    state.update(turn_count=1, transition_reason=None, stop_reason=None, ended=None)
+                self.add(parsed, HARNESS, i + 1, HarnessDetail(role=role, why=segment.harness[i]), at, state, segment,
+                         held)
                 continue
             before, said = said, i
             if role == "user" and i in write_backs:
                 # Stage 5: the results go back as one user message; the loop goes round again.
                 state.update(turn_count=state["turn_count"] + 1, transition_reason="tool_result", ended=None)
-                self.add(parsed, "write_back", i + 1, {"results": len(tool_results(message))}, at, state, segment, held)
+                self.add(parsed, "write_back", i + 1, WriteBackDetail(results=len(tool_results(message))), at, state,
+                         segment, held)
             elif role == "user":
                 # Stage 1. A user message anywhere else is a new request (after the model's answer)
                 # or one the person or the harness slipped in before the next call.
-                detail = {"task": message_text(message)}
-                if before is None and parsed.parent_tool_use_id is not None and parsed.id != MAIN:
-                    detail["started_by"] = parsed.parent_tool_use_id
+                started_by = parsed.parent_tool_use_id \
+                    if before is None and parsed.parent_tool_use_id is not None and parsed.id != MAIN else None
+                note = None
                 after = messages[before] if before is not None else None
-                if before is None or (isinstance(after, dict) and after.get("role") == "assistant"):
+                if before is None or (isinstance(after, dict) and after.get("role") == "assistant") \
+                        or state["ended"] is not None:
                     if before is not None:
-                        detail["note"] = "a new request in the same conversation: the loop starts again on the history so far"
+                        note = "a new request in the same conversation: the loop starts again on the history so far"
                     state.update(turn_count=1, transition_reason=None, stop_reason=None, ended=None)
                 else:
-                    detail["note"] = ("a user message that is not a write-back of tool_results (typed by the person, or "
-                                      "added by the agent's harness) before the next call")
+                    note = ("a user message that is not a write-back of tool_results (typed by the person, or "
+                            "added by the agent's harness) before the next call")
+                if i in segment.notes:
+                    note = segment.notes[i]
+                # a fact the log did not give is left out (replace writes what has a value)
+                detail = replace(UserRequestDetail(task=message_text(message)), started_by=started_by, note=note)
                 self.add(parsed, "user_request", i + 1, detail, at, state, segment, held)
             elif role == "assistant":
                 self.assistant(parsed, segment, k, i, held, state, write_backs)
+
+    def event(self, parsed: ParsedThread, event: dict, i: int, at: float, state: dict, segment: Segment,
+              held: list) -> None:
+        """A step that put nothing into messages: a call that failed (`retry`), or words the agent showed its user
+        and sent no model (`harness`, `in_messages` false)."""
+        facts = dict(event["detail"])  # what the reader found, in its order
+        if event["stage"] == "retry":
+            facts["request"] = facts.get("request")  # written: null when the log holds no request
+            detail = details.of("retry", facts)
+            if detail.gave_up:  # the agent gave up on this call: the loop ends here
+                state.update(transition_reason=None, ended="retries_exhausted")
+            else:
+                state.update(transition_reason="retry", ended=None)
+            self.add(parsed, "retry", i, detail, at, state, segment, held)
+        else:
+            self.add(parsed, HARNESS, i, details.of(HARNESS, facts), at, state, segment, held)
 
     def assistant(self, parsed: ParsedThread, segment: Segment, k: int, i: int, held: list, state: dict,
                   write_backs: set) -> None:
@@ -278,18 +320,18 @@ class _Walk:
         state["ended"] = None
         # Facts the source did not record are left out, not guessed (docs/transcript-format.md).
         timing = {"duration_ms": recorded["duration_ms"]} if recorded.get("duration_ms") is not None else {}
-        self.add(parsed, "call_model", i, {"request": request, "response": response, **timing,
-                                           "recorded": bool(recorded), "stop_reason_inferred": inferred,
-                                           **(recorded.get("detail") or {})}, at, state, segment, held)
+        self.add(parsed, "call_model", i, details.of("call_model", {
+            "request": request, "response": response, **timing, "recorded": bool(recorded),
+            "stop_reason_inferred": inferred, **(recorded.get("detail") or {})}), at, state, segment, held)
         # Stage 3: the assistant response itself goes into the history.
-        self.add(parsed, "append_assistant", i + 1, {}, at, state, segment, held)
+        self.add(parsed, "append_assistant", i + 1, AppendAssistantDetail(), at, state, segment, held)
         # Stage 4: anything but stop_reason "tool_use" ends the loop.
         continues = stop_reason == "tool_use" and bool(uses)
         if not continues:
             state["transition_reason"] = None
             state["ended"] = stop_reason if stop_reason != "tool_use" else "tool_use without a tool_use block"
-        self.add(parsed, "decide", i + 1, {"continues": continues,
-                                           "why": GO_ON if continues else why_ended(stop_reason)},
+        self.add(parsed, "decide", i + 1, DecideDetail(continues=continues,
+                                                       why=GO_ON if continues else why_ended(stop_reason)),
                  at, state, segment, held)
         if uses and not continues:
             notes.append(Note(N_n("{where}: stop_reason {reason} ends the chapter's loop, yet the message has {n} "
@@ -322,22 +364,22 @@ class _Walk:
                 else:
                     notes.append(Note(N_("{where}: tool_use {id} ({name}) has no tool_result (the history ends "
                                          "here)"), **said))
-            detail = {"tool_use_id": use.get("id"), "name": use.get("name"), "input": use.get("input"),
-                      "output": result.get("content"), "is_error": bool(result.get("is_error")),
-                      "tool_result": result, "given_by_user": False, "recorded": key in answers}
-            if child is not None:
-                detail["thread"] = child.id
-            detail.update(self.tool_details.get(key) or {})
+            detail = details.of("run_tool", {
+                "tool_use_id": use.get("id"), "name": use.get("name"), "input": use.get("input"),
+                "output": result.get("content"), "is_error": bool(result.get("is_error")), "tool_result": result,
+                "given_by_user": False, "recorded": key in answers,
+                **({"thread": child.id} if child is not None else {}),
+                **(self.tool_details.get(key) or {})})  # the reader's own facts of the run (its record, its account)
             self.add(parsed, "run_tool", i + 1, detail,
                      float(segment.times.get(i + 1) or at) if key in answers else at, state, segment, held)
 
 
-def _source_message(stage: str, n: int, detail: dict) -> int:
+def _source_message(stage: str, n: int, detail: Detail) -> int:
     """The index of the message a step was made from: the response a call received, the tool_result a run gave
     back (the tool_use when none was recorded), else the newest message the step holds."""
     if stage == "call_model":
         return n
-    if stage == "run_tool" and detail.get("recorded"):
+    if stage == "run_tool" and detail.recorded:
         return n
     return n - 1
 

@@ -27,8 +27,9 @@ from pathlib import Path
 
 from ..files import transcript
 from ..text.catalogs import N_
-from . import (DEFAULT_MAX_BYTES, MAX_FILES, NAMED, OVER_UPLOAD, THE_FILE, THE_FILES, ImportFailed, Imported,
-    Thread, _listed, _too_big, import_bytes, import_files)
+from .failed import NAMED, OVER_UPLOAD, THE_FILE, THE_FILES, ImportFailed, listed, too_big
+from .files import DEFAULT_MAX_BYTES, MAX_FILES, import_bytes, import_files
+from .finish import Imported, Thread
 from .notes import Note
 
 MEMORY_BYTES = 1536 * 2**20  # the child's address space: Python, the file, and what parsing it makes
@@ -46,7 +47,7 @@ def import_isolated(data: bytes, name: str = "", *, thread: str | None = None, m
     """`import_bytes(data, name, ...)`, run in a child process with `memory_bytes` of address space at most."""
     label = name or Note(THE_FILE)
     if len(data) > max_bytes:  # refused before a process is started for it
-        raise ImportFailed(NAMED, name=label, said=_too_big(len(data), max_bytes))
+        raise ImportFailed(NAMED, name=label, said=too_big(len(data), max_bytes))
     return _in_child({"name": name}, data, label, thread, max_bytes, memory_bytes, cpu_seconds)
 
 
@@ -54,10 +55,10 @@ def import_files_isolated(files: list[tuple[str, bytes]], *, thread: str | None 
                           max_bytes: int = DEFAULT_MAX_BYTES, memory_bytes: int = MEMORY_BYTES,
                           cpu_seconds: int = CPU_SECONDS) -> Imported:
     """`import_files(files, ...)`, run in a child process with `memory_bytes` of address space at most."""
-    label = _listed([name for name, _ in files]) or Note(THE_FILES)
+    label = listed([name for name, _ in files]) or Note(THE_FILES)
     total = sum(len(data) for _, data in files)
     if total > max_bytes:  # refused before a process is started for them (a zip's contents are checked there)
-        raise ImportFailed(NAMED, name=label, said=_too_big(total, max_bytes))
+        raise ImportFailed(NAMED, name=label, said=too_big(total, max_bytes))
     if len(files) > MAX_FILES:
         raise ImportFailed(OVER_UPLOAD, n=len(files), limit=MAX_FILES)
     head = {"names": [name for name, _ in files], "sizes": [len(data) for _, data in files]}
@@ -107,7 +108,7 @@ def _child() -> None:
     memory = header["memory_bytes"]
     # What running out of memory answers, made before the limit: when it happens, what the import built is still
     # held (by the exception's traceback, or by the answer being written), and making anything then may fail too.
-    named = header.get("name") or _listed(header.get("names") or []) or Note(THE_FILE)
+    named = header.get("name") or listed(header.get("names") or []) or Note(THE_FILE)
     out_of_memory = json.dumps({"error": Note(N_("{name}: reading it needs more than the {mib} MiB of memory "
                                                  "Loopscope gives one upload; nothing was read"),
                                               name=named, mib=memory // 2**20).to_json()}).encode()

@@ -195,3 +195,24 @@ def _keep_options(body: dict, parsed: Parsed, notes: Notes) -> None:
         notes.warn(N_("the request's options {options} are kept in the transcript (`request_options`), not in any "
                       "step's request: the file records one request, not which calls of the history sent them"),
                    options=", ".join(options))
+
+
+FINISH = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens",
+          "content_filter": "refusal"}
+
+
+def read_response(response: dict, notes: Notes) -> tuple[dict, dict] | None:
+    """A chat completion as recorded (`choices[0].message`): (the assistant message in the Messages API's form, the
+    response as call_model keeps it), or None when it holds no message."""
+    choices = response.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+    if choice is None or not isinstance(choice.get("message"), dict):
+        return None
+    parsed = read_messages([{**choice["message"], "role": "assistant"}], notes, where="response.choices[0]")
+    if not parsed.messages:
+        return None
+    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+    recorded = {"id": response.get("id"), "model": response.get("model"),
+                "stop_reason": FINISH.get(choice.get("finish_reason")),
+                "usage": {"input_tokens": usage.get("prompt_tokens"), "output_tokens": usage.get("completion_tokens")}}
+    return parsed.messages[0], recorded

@@ -22,3 +22,16 @@ def _shown(match: re.Match) -> str:
 def printable(text: object) -> str:
     """`text` with every control character (but tab and newline) written as `\\x..` or `\\u....`."""
     return _HIDDEN.sub(_shown, str(text))
+
+
+# A colour or cursor sequence (CSI), a window title or link (OSC): what a terminal obeys and does not print
+_SEQUENCES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def as_shown(text: str) -> str:
+    """What a terminal shows of a program's output: its colour and cursor sequences left out, a line rewritten
+    after a carriage return kept as its last version (the rest of its control characters are for `printable`)."""
+    lines = []
+    for line in _SEQUENCES.sub("", text).split("\n"):
+        lines.append(line.rsplit("\r", 1)[-1] if "\r" in line.rstrip("\r") else line.rstrip("\r"))
+    return "\n".join(lines)

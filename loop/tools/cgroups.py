@@ -21,6 +21,15 @@ Machines differ, so the layout is found once (`layout()`):
 Nothing here runs Python in a child: a command joins its cgroups through the
 small shell at the head of its exec chain (see sandbox.py), which writes its
 own pid into each `cgroup.procs` before it execs the rest.
+
+A cgroup is named after the process that made it, its owner: its pid and the
+time it started (`loopscope-run-<pid>-<start>-<random>`; the start, in clock
+ticks since boot as /proc/<pid>/stat gives it, tells the owner from a later
+process given the same pid). A server killed mid-run leaves its cgroups (and
+perhaps processes in them) behind: the next server, where it finds its layout,
+sweeps them as it sweeps workspaces a dead server left (`sweep`). Only a cgroup
+whose owner is gone is touched: several servers and test processes share these
+folders, each with live runs.
 """
 
 from __future__ import annotations
@@ -40,6 +49,8 @@ from typing import Callable
 STEP_PREFIX = "loopscope-step-"
 RUN_PREFIX = "loopscope-run-"
 CONTROLLERS = ("memory", "pids", "cpu")
+# A cgroup of ours: its owner's pid, its start (absent from names made before the start was written), a random part.
+NAME = re.compile(r"loopscope-(?:run|step)-(\d+)-(?:(\d+)-)?[0-9a-f]{12}")
 
 log = logging.getLogger("loopscope.tools.sandbox")
 log.addHandler(logging.NullHandler())
@@ -63,6 +74,110 @@ def _write(path: Path, value: str) -> None:
         f.write(value)
 
 
+def _started(pid: int) -> int | None:
+    """When process `pid` started (clock ticks since boot); None if there is none, or it has ended (a zombie kept
+    for its parent is still its own: never counted as gone). OSError when it cannot be told."""
+    try:
+        said = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    # "pid (comm) state ppid … starttime …": comm may hold spaces and parentheses; starttime is the 22nd field
+    return int(said[said.rindex(")") + 1:].split()[19])
+
+
+_owner: tuple[int, str] | None = None
+
+
+def owner() -> str:
+    """This process, as its cgroups' names say it: "<pid>-<start>" (after a fork, the child's own)."""
+    global _owner
+    if _owner is None or _owner[0] != os.getpid():
+        try:
+            _owner = (os.getpid(), f"{os.getpid()}-{_started(os.getpid())}")
+        except (OSError, ValueError, IndexError):  # no /proc: the pid alone, judged as names of old are
+            _owner = (os.getpid(), str(os.getpid()))
+    return _owner[1]
+
+
+def owner_gone(name: str) -> bool:
+    """Whether the cgroup `name` is ours and the process that made it is gone: no process has its pid, or the one
+    that has it started at another time (the pid was given again). Anything else, and anything that cannot be told
+    (a name without the start whose pid lives, /proc unreadable), is kept."""
+    found = NAME.fullmatch(name)
+    if found is None:
+        return False
+    pid, start = int(found.group(1)), found.group(2)
+    if pid == os.getpid():
+        return False
+    try:
+        started = _started(pid)
+    except (OSError, ValueError, IndexError):
+        return False
+    return started is None or (start is not None and int(start) != started)
+
+
+def sweep(folders: list[Path]) -> list[Path]:
+    """Remove the cgroups in `folders` whose owner is gone (`owner_gone`), with their steps' cgroups, first ending
+    every process left in them; the cgroups removed."""
+    removed = []
+    for folder in folders:
+        try:
+            names = sorted(entry.name for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+        for name in names:
+            if owner_gone(name) and _removed(folder / name):
+                removed.append(folder / name)
+    if removed:
+        log.info("removed %d cgroups left by servers that ended without removing them", len(removed))
+    return removed
+
+
+def _removed(folder: Path, wait: float = 5.0) -> bool:
+    """End every process in the cgroup `folder` and its children's, and remove them all; whether it is gone."""
+    try:
+        children = [entry.path for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False)]
+    except FileNotFoundError:
+        return False
+    except OSError:
+        children = []
+    for child in children:  # a v2 run's steps: emptied and removed first
+        _removed(Path(child), wait)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            members = (folder / "cgroup.procs").read_text().split()
+        except FileNotFoundError:
+            return False
+        except OSError:
+            members = []
+        if not members:
+            break
+        if (folder / "cgroup.kill").exists():
+            try:
+                _write(folder / "cgroup.kill", "1")
+            except OSError:
+                pass
+        else:  # cgroup v1, or a kernel before 5.14: each member (forks meanwhile are found at the next look)
+            for pid in members:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+        if time.monotonic() > deadline:
+            log.warning("processes of %s were still alive %g s after SIGKILL: it is left", folder, wait)
+            return False
+        time.sleep(0.001)
+    try:
+        folder.rmdir()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        log.warning("could not remove %s: %s", folder, exc)
+        return False
+    return True
+
+
 class StepCgroup:
     """A cgroup (v2) of one step's own.
 
@@ -79,7 +194,7 @@ class StepCgroup:
 
     @classmethod
     def make(cls, parent: Path) -> StepCgroup | None:
-        path = parent / f"{STEP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"
+        path = parent / f"{STEP_PREFIX}{owner()}-{os.urandom(6).hex()}"
         try:
             path.mkdir()
         except OSError as exc:  # e.g. cgroup.max.descendants: this step ends by its session and mark
@@ -229,6 +344,8 @@ def _try(procs: list[str]) -> bool:
 def _find_layout() -> Layout:
     found = Layout()
     unified, v1 = _own_folders()
+    # What a server that died left where this one makes its cgroups: swept first, as workspaces are.
+    sweep([f for f in [unified, *v1.values()] if f is not None])
     if unified is not None:
         trial = StepCgroup.make(unified)
         if trial is not None:
@@ -308,7 +425,7 @@ class RunCgroup:
     """
 
     def __init__(self, where: Layout, limits: Limits):
-        name = f"{RUN_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"
+        name = f"{RUN_PREFIX}{owner()}-{os.urandom(6).hex()}"
         self.folders: list[Path] = []  # the run's own cgroups, each with its limits
         self.steps_in: Path | None = where.steps  # where this run's steps get their cgroups
         if where.v2_limits:

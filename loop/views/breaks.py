@@ -1,5 +1,5 @@
 """A broken branch (Break it here, loop/engine/broken.py) as the page draws it: where it was broken, where it
-stopped and why, and its calls from there, in the Mistakes lab's terms (loop/views/mistakes.py `Call`).
+stopped and why, and its calls from there, as the Mistakes lab draws a loop (loop/views/mistakes.py `Call`).
 
 All of it is read from the branch's trace, so a broken branch saved with its run and replayed draws the same.
 """
@@ -9,14 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..engine.layer_mistake import NOT_RUN
+from ..engine.mistakes import MISTAKES
 from ..engine.trace import Trace
-from .mistakes import MISTAKES, Call
+from .mistakes import Call, calls_of
 
 
 @dataclass(frozen=True)
 class BrokenView:
     mistake: str  # one of MISTAKES
-    at: int  # the step it was broken at (kept as the run had it)
+    at: int  # the step it was broken at
+    kept: int  # the last step kept as the run had it: `at`, or the step before when the break made `at` anew
     last: int  # its last step: the refused call, or where the loop ended
     status: int | None  # the API's error at the refused call (None when no call was refused)
     type: str | None
@@ -38,8 +40,10 @@ def broken_view(trace: Trace) -> BrokenView | None:
     fork = trace.meta["forked_from"]
     last = trace.steps[-1]
     error = (last.detail.error or {}) if last.stage == "refused" else {}
-    return BrokenView(name, int(fork.get("step", 0)), last.index, error.get("status"), error.get("type"),
-                      last.ended == NOT_RUN, bool(fork.get("offline")))
+    at = int(fork.get("step", 0))
+    kept = fork.get("kept", at)
+    return BrokenView(name, at, kept if isinstance(kept, int) and 0 <= kept <= at else at, last.index,
+                      error.get("status"), error.get("type"), last.ended == NOT_RUN, bool(fork.get("offline")))
 
 
 def same_until(trace: Trace, other: Trace, at: int) -> bool:
@@ -53,24 +57,4 @@ def calls_after(trace: Trace, at: int) -> list[Call]:
     when broken, the same on both branches), numbered as the run counts its calls, with what its tools said."""
     first = max((i for i in range(min(at, len(trace.steps) - 1) + 1)
                  if trace.steps[i].stage in ("call_model", "refused")), default=0)
-    calls: list[Call] = []
-    number = 0
-    for i, step in enumerate(trace.steps):
-        if step.stage == "run_tool":
-            if i >= first and calls:
-                calls[-1].tool_outputs.append(str(step.detail.get("output") or ""))
-            continue
-        if step.stage not in ("call_model", "refused"):
-            continue
-        number += 1
-        if i < first:
-            continue
-        request = trace.request_at(i) or {}
-        call = Call(number, list(request.get("messages") or trace.messages_at(i)))
-        if step.stage == "refused":
-            error = step.detail.error or {}
-            call.error = str(error.get("message") or error)
-        else:
-            call.response = trace.response_at(i)
-        calls.append(call)
-    return calls
+    return calls_of(trace, first)

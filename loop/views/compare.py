@@ -140,7 +140,7 @@ def _after(trace: Trace, i: int) -> tuple[str, dict]:
                 return "recover", {}
             if step.detail.continues:
                 return "tool_use", {}
-            return "end", {"why": step.detail.why if "why" in step.detail else step.ended}
+            return "end", {"why": step.detail.why if step.detail.given("why") else step.ended}
     return "end", {"why": trace.steps[-1].ended or ""}
 
 
@@ -150,7 +150,7 @@ def _tools_after(trace: Trace, i: int) -> tuple[list[str], dict | None]:
         if step.stage in CALLS:
             break
         if step.stage == "run_tool":
-            outputs.append(str(step.detail.output if "output" in step.detail else ""))
+            outputs.append(str(step.detail.output if step.detail.given("output") else ""))
         if step.stage == "write_back" and isinstance(step.detail.parallel, dict):
             parallel = step.detail.parallel
     return outputs, parallel

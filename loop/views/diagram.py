@@ -91,6 +91,10 @@ TURN = N_("turn {k}")  # the turn box's name
 FILL, LINE, INK, EDGE_INK = "#f1f3f5", "#adb5bd", "#212529", "#868e96"
 LIT_FILL, LIT_LINE = "#ffe3c2", "#d9480f"  # the stage just executed, the edge taken
 END_FILL, END_LINE = "#d3f9d8", "#2b8a3e"
+# A call the API refused (a broken loop's 400): stage 2 marked refused, and the loop's end drawn as an end by an
+# error, never as the green end an answer (`end_turn`) reaches
+REFUSED_FILL, REFUSED_LINE, REFUSED_END = "#ffe3e3", "#c92a2a", "#fff5f5"
+REFUSED = N_("refused")
 TURN_LINE = "#748ffc"
 BUSY = "#fff4e6"  # the tool stage waiting for its sub-agent
 DIM = "#ced4da"
@@ -186,6 +190,22 @@ def _label(x: float, y: float, text: str, size: float, colour: str, anchor: str 
             f' dominant-baseline="central"{weight}>{escape(text)}</text>')
 
 
+def _upward(x: float, y: float, text: str, size: float, colour: str, central: bool = True) -> str:
+    """A label along a line that runs up and down, centred on y. Latin text is turned to read from bottom to top,
+    its middle (`central`) or its baseline on x; text with Chinese characters or kana is set vertically, each
+    character upright, as it is written (turned, 下一轮 would lie on its side), in the same place."""
+    if any(unicodedata.east_asian_width(ch) in "WF" for ch in text):
+        x = x if central else x - size * 0.3  # a turned line's glyphs stand on its baseline: left of x
+        return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{colour}" text-anchor="middle" '
+                f'dominant-baseline="central" writing-mode="vertical-rl" style="writing-mode: vertical-rl">'
+                f'{escape(text)}</text>')
+    turned = f'transform="rotate(-90 {x:.1f} {y:.1f})"'
+    if central:
+        return _label(x, y, text, size, colour).replace("<text ", f"<text {turned} ", 1)
+    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{colour}" text-anchor="middle" {turned}>'
+            f'{escape(text)}</text>')
+
+
 @dataclass
 class _Drawing:
     parts: list
@@ -199,8 +219,12 @@ class _Drawing:
 
 def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, translate: Callable[[str], str],
           size: Size, compact: bool = False, words: dict | None = None, dim: bool = False,
-          complete: bool = False, linked: bool = False) -> _Drawing:
+          complete: bool = False, linked: bool = False, refused: bool = False) -> _Drawing:
     """One loop laid out on the grid: `lit` filled, `taken` drawn bold; `words` replaces a node's label.
+
+    `refused`: the call lit was refused and the loop ended there: stage 2 and the end drawn in the refusal's red,
+    stage 2 labelled "refused" (beside it, or under it where compaction's edge comes in; the complete loop's edges
+    leave no room there: its colours say it).
 
     `linked`: a sub-agent's loop is drawn under this one, its link running down from stage 4 (`_Drawing.lane`).
 
@@ -343,10 +367,7 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
             parts.append(f'<path d="M {sx:.1f} {sy:.1f} H {rail / 2:.1f} V {ty:.1f} H {tx - 1:.1f}" {stroke}/>')
             parts.append(_arrow(tx, ty, 1, 0, colour, head))
             if label:
-                mid = (sy + ty) / 2
-                parts.append(f'<text x="{rail / 2 - 5:.1f}" y="{mid:.1f}" font-size="{size.small}" fill="{ink}" '
-                             f'text-anchor="middle" transform="rotate(-90 {rail / 2 - 5:.1f} {mid:.1f})">'
-                             f'{escape(label)}</text>')
+                parts.append(_upward(rail / 2 - 5, (sy + ty) / 2, label, size.small, ink, central=False))
         elif e.route == "corner":
             sx, sy = edge_of(e.a, "right")
             tx, ty = edge_of(e.b, "bottom")
@@ -391,14 +412,20 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
         x, y = centre[name]
         w, h = box[name]
         fill, line, pen, dash = FILL, DIM if dim else LINE, 1.2, ""
-        if name == lit:
+        if name == lit and refused:
+            fill, line, pen = REFUSED_FILL, REFUSED_LINE, 3.2
+        elif name == lit:
             fill, line, pen = LIT_FILL, LIT_LINE, 3.2
+        elif node.shape == "end" and ended and refused:
+            fill, line, pen = REFUSED_END, REFUSED_LINE, 2.2
         elif node.shape == "end" and ended:
             fill, line, pen = END_FILL, END_LINE, 2.2
-        if node.shape == "end" and not (ended or name == lit):
+        if node.shape == "end" and (refused or not (ended or name == lit)):
             dash = ' stroke-dasharray="5 3"'
         attrs = f'fill="{fill}" stroke="{line}" stroke-width="{pen}"{dash}'
         classes = "ls-node ls-lit" if name == lit else "ls-node ls-ended" if node.shape == "end" and ended else "ls-node"
+        if refused and (name == lit or node.shape == "end"):
+            classes += " ls-refused"
         parts.append(f'<g class="{classes}" data-stage="{node.stage}">')
         if node.shape == "diamond":
             parts.append(f'<polygon points="{x:.1f},{y - h / 2:.1f} {x + w / 2:.1f},{y:.1f} {x:.1f},{y + h / 2:.1f} '
@@ -409,6 +436,13 @@ def _draw(lit: str | None, taken: tuple | None, *, ended: bool, turn: int, trans
         first = y - (len(lines[name]) - 1) * line_h / 2
         for i, text in enumerate(lines[name]):
             parts.append(_label(x, first + i * line_h, text, size.font, "#868e96" if dim else INK, bold=name == lit))
+        if refused and name == lit and not complete:
+            if compact:  # under it, right of its edge down: compaction's edge comes in at its right side
+                parts.append(_label(x + size.font, y + h / 2 + size.small * 0.6, translate(REFUSED), size.small,
+                                    REFUSED_LINE, anchor="start", bold=True))
+            else:
+                parts.append(_label(x + w / 2 + 6, y, translate(REFUSED), size.small, REFUSED_LINE, anchor="start",
+                                    bold=True))
         parts.append("</g>")
     return _Drawing(parts, width, height, centre, box, right_of_col0, lane)
 
@@ -477,9 +511,10 @@ def _complete_edges(centre: dict, box: dict, lanes: tuple, right: float, turn_to
         parts.append(f'<g class="ls-edge{" ls-taken" if bold else ""}" data-edge="{a}-{b}"><path d="{d}" {stroke}/>'
                      + _arrow(fx, fy, (fx - ex) / norm, (fy - ey) / norm, colour, size.font * (0.7 if bold else 0.55)))
         ink = LIT_LINE if bold else "#495057"
-        text = _label(lx, ly, translate(label), small, ink, anchor=anchor)
         if turned:  # along a lane that runs down: read from bottom to top, as "next turn" on the left
-            text = text.replace("<text ", f'<text transform="rotate(-90 {lx:.1f} {ly:.1f})" ', 1)
+            text = _upward(lx, ly, translate(label), small, ink)
+        else:
+            text = _label(lx, ly, translate(label), small, ink, anchor=anchor)
         parts.append(text + "</g>")
     return parts
 
@@ -489,6 +524,8 @@ def _lit_and_taken(stage: str | None, previous: str | None, continues: bool | No
     lit = NODE_OF.get(stage or "")
     if stage in ("summarize", "compact"):
         lit = "compact"
+    if stage == "refused" and not complete:  # a broken loop's call, refused: it is stage 2, reached as a call is
+        lit, stage = "model", "call_model"
     taken = COMPACT_TAKEN.get((previous or "", stage or "")) or TAKEN.get((previous or "", stage or ""))
     if stage == "decide" and continues is not None:
         taken = ("decide", "tools") if continues else ("decide", "done")
@@ -504,7 +541,8 @@ def _lit_and_taken(stage: str | None, previous: str | None, continues: bool | No
 
 def svg(stage: str | None = None, previous: str | None = None, *, continues: bool | None = None,
         ended: bool = False, turn: int = 1, translate: Callable[[str], str] = str, size: Size = NORMAL,
-        compact: bool = False, child: dict | None = None, complete: bool = False, recovering: bool = False) -> str:
+        compact: bool = False, child: dict | None = None, complete: bool = False, recovering: bool = False,
+        refused: bool = False) -> str:
     """The loop as an SVG element, `stage` lit and the edge from `previous` drawn bold.
 
     At a `decide` step the edge drawn is the one it chose: to the tools when
@@ -513,14 +551,15 @@ def svg(stage: str | None = None, previous: str | None = None, *, continues: boo
     compaction stage beside the call; `child` ({"stage", "previous",
     "continues", "ended", "turn", "returned"} of a sub-agent's step, or {} when
     the cursor is not in one) adds a sub-agent's loop under the chapter's,
-    joined to its tool stage.
+    joined to its tool stage. `refused`: the call of this `refused` step was refused and the loop ends there
+    (a broken loop's 400), which has a look of its own, not an answer's end.
     """
     inside = bool(child and child.get("stage"))
     if inside:
         return _inside(child, turn, translate, size)
     lit, taken = _lit_and_taken(stage, previous, continues, complete, ended, recovering)
     main = _draw(lit, taken, ended=ended, turn=turn, translate=translate, size=size, compact=compact,
-                 complete=complete, linked=child is not None)
+                 complete=complete, linked=child is not None, refused=refused and stage == "refused" and ended)
     parts, width, height = list(main.parts), main.width, main.height
     if child is not None:  # a sub-agent's loop, not entered at this step: drawn small and dim under the chapter's
         small = Size(font=round(size.font * 0.85, 1), pad_x=size.pad_x * 0.8, pad_y=size.pad_y * 0.8,
@@ -632,7 +671,7 @@ def svg_args(trace: Trace, cursor: int) -> dict:
     before = trace.previous_in_thread(cursor)
     previous = trace.steps[before].stage if before is not None else None
     if not trace.thread_of(cursor).is_main:  # inside a sub-agent: its loop is lit, the parent waits at its tools
-        child = {"stage": step.stage, "previous": previous, "continues": step.detail.get("continues"),
+        child = {"stage": step.stage, "previous": previous, "continues": _continues(step),
                  "ended": step.ended is not None, "turn": max(1, step.turn)}
         thread = trace.thread_of(cursor)
         parent = (trace.opened_at(thread.id) or 0) - 1  # the parent's step that started it, the first before it
@@ -642,9 +681,15 @@ def svg_args(trace: Trace, cursor: int) -> dict:
         return {"stage": None, "previous": None, "turn": turn, "compact": compact, "child": child}
     if nested and step.stage == "run_tool" and step.detail.thread:
         child = {"returned": True}
-    return {"stage": step.stage, "previous": previous, "continues": step.detail.get("continues"),
+    return {"stage": step.stage, "previous": previous, "continues": _continues(step),
             "ended": step.ended is not None, "turn": max(1, step.turn), "compact": compact, "child": child,
-            "complete": complete, "recovering": bool(step.detail.get("recover"))}
+            "complete": complete, "recovering": step.stage == "decide" and bool(step.detail.recover),
+            "refused": step.stage == "refused" and step.ended is not None}
+
+
+def _continues(step) -> bool | None:
+    """A decide step's `continues` (the branch it took); None at any other stage."""
+    return step.detail.continues if step.stage == "decide" else None
 
 
 def _near_a_sub_agent(trace: Trace, cursor: int) -> bool:
@@ -661,5 +706,6 @@ def _near_a_sub_agent(trace: Trace, cursor: int) -> bool:
 def labels() -> list[str]:
     """Every English text the diagram draws (for the translations)."""
     out = [n.label for n in NODES.values()] + [n.short for n in NODES.values()] + [COMPACT.label, CHILD_LABEL]
-    out += [RETRY.label, RECOVER.label, "failed", "call again", "no retry left", "max_tokens", "continue", "too long"]
+    out += [RETRY.label, RECOVER.label, "failed", "call again", "no retry left", "max_tokens", "continue", "too long",
+            REFUSED]
     return out + [e.label for e in EDGES + COMPACT_EDGES if e.label] + [TURN] + list(CHILD_WORDS.values())

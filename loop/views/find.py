@@ -44,7 +44,7 @@ def is_error(step: Step) -> bool:
     recorded), a call the API refused, or a call that failed on the way and was retried."""
     if step.stage in ("refused", "retry"):
         return True
-    return step.stage == "run_tool" and bool(step.detail.get("is_error"))
+    return step.stage == "run_tool" and bool(step.detail.is_error)
 
 
 def _haystack(step: Step) -> str:
@@ -90,7 +90,7 @@ def _search(trace: Trace, query: Query, found: _Found) -> list[int]:
     if query.kind == TOOL:
         name = query.text.strip().lower()
         return [i for i, step in enumerate(steps)
-                if step.stage == "run_tool" and str(step.detail.get("name") or "").lower() == name]
+                if step.stage == "run_tool" and str(step.detail.name or "").lower() == name]
     for step in steps[len(found.texts):]:  # each step's text made once, as the trace grows
         found.texts.append(_haystack(step))
     needle = query.text.strip().lower()
@@ -101,8 +101,8 @@ def tool_names(trace: Trace) -> list[str]:
     """The names of the tools the trace ran, most used first (then by name)."""
     counts: dict[str, int] = {}
     for step in trace.steps:
-        if step.stage == "run_tool" and step.detail.get("name"):
-            name = str(step.detail["name"])
+        if step.stage == "run_tool" and step.detail.name:
+            name = str(step.detail.name)
             counts[name] = counts.get(name, 0) + 1
     return sorted(counts, key=lambda name: (-counts[name], name))
 

@@ -3,22 +3,16 @@ the same line under the step's header, in the learner's language."""
 
 from __future__ import annotations
 
-import json
 import re
 
 from . import narrate_complete as complete
 from ..engine import rules
 from ..text.catalogs import say
+from ..text.lines import clip, short  # noqa: F401 (short: what views import from here)
 from ..engine.compact import AUTO_WHY, BUDGET_WHY, MICRO_WHY, REFUSED_WHY, RESENT_WHY, STILL_TOO_LONG
 from ..engine.recovery import WHY_EXHAUSTED, WHY_RECOVER
 from ..engine.endings import GO_ON, MAX_TURNS, why_ended
 from ..engine.trace import HARNESS, MAIN, STAGE_TITLES, Trace, stage_title
-
-
-def short(value: object, width: int = 80) -> str:
-    """One line of at most `width` characters; JSON for anything that is not a string."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return clip(" ".join(text.split()), width)
 
 
 def result_words(output: object) -> object:
@@ -27,18 +21,6 @@ def result_words(output: object) -> object:
     if not (isinstance(output, list) and output and all(isinstance(b, dict) and "type" in b for b in output)):
         return output
     return " ".join(str(b.get("text", "")) if b.get("type") == "text" else f"[{b.get('type')}]" for b in output)
-
-
-def clip(text: str, width: int) -> str:
-    """`text` in at most `width` characters, "…" where it was cut, at a word's end when one is near: half a
-    word ("circ…") reads as a word of its own."""
-    if len(text) <= width:
-        return text
-    cut = text[: width - 1]
-    space = max(cut.rfind(" "), cut.rfind("\n"))
-    if space >= width - 24:
-        cut = cut[:space]
-    return cut + "…"
 
 
 def head(trace: Trace, index: int, lang: str = "en") -> str:
@@ -60,7 +42,8 @@ def head(trace: Trace, index: int, lang: str = "en") -> str:
 def why_in(step, lang: str) -> str:
     """Why `step` did what it did, in `lang`: its `why`, which the trace keeps in English (the runner's or an
     importer's words), said again in `lang` when it is a known message; any other words as they were recorded."""
-    why = str(step.detail.get("why", ""))  # any stage's: read as a mapping, absent where a stage has no `why`
+    why = getattr(step.detail, "why", None)  # any stage's that has a `why` field (most have)
+    why = "" if why is None else str(why)
     if lang == "en" or not why:
         return why
     if step.stage == "decide":
@@ -110,11 +93,13 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
             line = say(lang, "stop_reason={stop} · content {kinds} · tokens in {input} out {output}",
                        stop=response.get("stop_reason"), kinds=kinds,
                        **dict(zip(("input", "output"), ("—" if n is None else n for n in tokens))))
+        if d.stop_reason_inferred:  # an import's: the log recorded none; the chapter's rule filled it in
+            line += " · " + say(lang, "stop_reason inferred from the content: the log recorded none")
         return line + complete.call_extras(d, lang, planned_wait(trace, index))
     if step.stage in complete.LINES:  # the complete loop's own stages (retry, refused, recover)
         return complete.LINES[step.stage](step, lang) + complete.reason(step)
     if step.stage == "append_assistant":
-        if d.get("appended") is False:  # a learner's loop that did not keep the response: the history did not grow
+        if d.appended is False:  # a learner's loop that did not keep the response: the history did not grow
             return say(lang, "the response was NOT appended: messages unchanged ({n} messages)", n=step.n_messages)
         message = (trace.window_at(index, step.n_messages - 1, step.n_messages) or [{}])[0]
         texts = [str(b.get("text", "")) for b in rules.blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
@@ -125,7 +110,7 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
             return say(lang, "go on: {why}", why=why_in(step, lang))
         return say(lang, "the loop ends: {why}", why=why_in(step, lang))
     if step.stage == "run_tool":
-        output = d.output if "output" in d else ""  # a null output (a tool_result without content) says null
+        output = d.output if d.given("output") else ""  # a null output (a tool_result without content) says null
         if d.thread:
             started = trace.threads.get(d.thread)
             if started is not None and (started.facts.get("started_by") or {}).get("tool") == "spawn_teammate":
@@ -135,12 +120,21 @@ def what(trace: Trace, index: int, lang: str = "en") -> str:
             return say(lang, "{tool} → the subagent's answer ({thread}): {output}", tool=d.name, thread=d.thread,
                        output=short(result_words(output), 80))
         flag = " [is_error]" if d.is_error else ""
+        reported = d.reported  # a learner's program ran it itself: its word, marked as its own
+        where = f"{d.file}:{reported.get('line')}" if isinstance(d.file, str) and \
+            isinstance(reported, dict) else reported.get("line") if isinstance(reported, dict) else None
+        theirs = say(lang, " · your program reported running it, line {line}", line=where) \
+            if isinstance(reported, dict) and reported.get("line") else ""  # in a module of theirs: file:line
         return (f"{d.name} {short(d.input, 60)} → {short(result_words(output), 80)}{flag} "
-                f"({d.tool_use_id})" + complete.tool_extras(d, lang))
+                f"({d.tool_use_id})" + theirs + complete.tool_extras(d, lang))
     if step.stage == "write_back":
         return say(lang, "messages ← user: {n} tool_result block(s); turn {turn} ends, turn_count {before} → {after}, "
                    "transition_reason={reason}", n=d.results, turn=step.turn, before=step.turn,
                    after=step.turn_count, reason=step.transition_reason) + complete.batch_extras(d, lang)
+    if step.stage == HARNESS and d.in_messages is False:  # an import's: words for the person, in no request
+        line = say(lang, "shown to the person by the harness, not in messages (no request sent it): {said}",
+                   said=short(str(d.said) if d.given("said") else "", 100))
+        return line + (f" · {why_in(step, lang)}" if d.why else "")
     if step.stage == HARNESS:  # an import's: the harness's message, which no model call produced
         message = (trace.window_at(index, step.n_messages - 1, step.n_messages) or [{}])[0]
         content = message.get("content") if isinstance(message, dict) else None

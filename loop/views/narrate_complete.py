@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ..text.lines import short
 from ..text.catalogs import say
 from ..engine.details import CallModelDetail, RetryDetail, RunToolDetail, WriteBackDetail
 from ..engine.layer_mistake import WHY_REFUSED
@@ -48,6 +49,12 @@ def wait_words(d: RetryDetail, lang: str) -> str:
 def retry_line(step, lang: str) -> str:
     d = step.detail
     error = error_label(d.error)
+    if d.attempt is None and d.attempts is None:  # an imported agent's failed call: the log tells no attempts
+        words = d.error.get("message") if isinstance(d.error, dict) else None
+        said = f"{error}: {short(str(words), 100)}" if words else error
+        if d.gave_up:
+            return say(lang, "the call failed ({error}); the agent gave up on it, the loop ends", error=said)
+        return say(lang, "the call failed ({error}); the agent calls again", error=said)
     if d.gave_up:
         return say(lang, "the call failed ({error}) on attempt {k} of {n}: no retry is left, the loop ends",
                    error=error, k=d.attempt, n=d.attempts)
@@ -58,7 +65,7 @@ def retry_line(step, lang: str) -> str:
 
 def refused_line(step, lang: str) -> str:
     d = step.detail
-    if d.get("mistake"):  # a broken loop's request (engine/layer_mistake.py), not a prompt too long
+    if d.mistake:  # a broken loop's request (engine/layer_mistake.py), not a prompt too long
         error = d.error or {}
         return say(lang, WHY_REFUSED, status=error.get("status"), type=error.get("type"))
     if step.ended:

@@ -111,8 +111,8 @@ def sub_agent_at(trace: Trace, cursor: int) -> Thread | None:
     if not 0 <= cursor < len(trace):
         return None
     step = trace.steps[cursor]
-    if step.stage == "run_tool" and step.detail.get("thread") in trace.threads:
-        return trace.threads[step.detail["thread"]]
+    if step.stage == "run_tool" and step.detail.thread in trace.threads:
+        return trace.threads[step.detail.thread]
     if cursor + 1 < len(trace):
         after = trace.steps[cursor + 1]
         thread = trace.threads.get(after.thread)
@@ -160,25 +160,27 @@ def result_text(content: object) -> str:
 
 
 # -- the line over the views --
-def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str) -> str:
+def status_line(trace: Trace, cursor: int, translate: Callable[[str], str] = str, shown: int | None = None) -> str:
     """`Step k of n · turn t · stage` for the step under the cursor; `translate` puts each English phrase into
-    the page's language (the diagram's labels are translated the same way)."""
+    the page's language (the diagram's labels are translated the same way). `shown`: the steps the learner may
+    know of, when fewer than are recorded (a step held back until its question is answered)."""
+    n = len(trace) if shown is None else shown
     if not 0 <= cursor < len(trace):
-        return translate(N_("Step 0 of {n} · not started")).format(n=len(trace))
+        return translate(N_("Step 0 of {n} · not started")).format(n=n)
     step = trace.steps[cursor]  # the turn the step is part of (Step.turn): the request comes before turn 1
     stage = translate(stage_title(step))
     thread = trace.thread_of(cursor)
     if not thread.is_main:  # a sub-agent's step: its own turns, in its own thread
         if step.turn < 1:
             return translate(N_("Step {k} of {n} · {thread} · before turn 1 · {stage}")).format(
-                k=cursor + 1, n=len(trace), thread=thread_name(thread), stage=stage)
+                k=cursor + 1, n=n, thread=thread_name(thread), stage=stage)
         return translate(N_("Step {k} of {n} · {thread} · turn {turn} · {stage}")).format(
-            k=cursor + 1, n=len(trace), thread=thread_name(thread), turn=step.turn, stage=stage)
+            k=cursor + 1, n=n, thread=thread_name(thread), turn=step.turn, stage=stage)
     if step.turn < 1:
-        return translate(N_("Step {k} of {n} · before turn 1 · {stage}")).format(k=cursor + 1, n=len(trace),
+        return translate(N_("Step {k} of {n} · before turn 1 · {stage}")).format(k=cursor + 1, n=n,
                                                                                   stage=stage)
     return translate(N_("Step {k} of {n} · turn {turn} · {stage}")).format(
-        k=cursor + 1, n=len(trace), turn=step.turn, stage=stage)
+        k=cursor + 1, n=n, turn=step.turn, stage=stage)
 
 
 def what_happened(trace: Trace, cursor: int, lang: str = "en") -> str:
@@ -326,11 +328,23 @@ def new_since_last_call(trace: Trace, cursor: int) -> list[tuple[int, int]]:
     return spans
 
 
+def request_as_sent(trace: Trace, index: int) -> dict | None:
+    """The body a call sent: as the agent itself recorded it where its log holds the messages it sent (an imported
+    Claude Code 2.1 call's `messages_sent`: its system-reminder blocks and `role: "system"` messages included),
+    else its request with the history of that moment (`Trace.request_at`)."""
+    request = trace.request_at(index)
+    step = trace.steps[index]
+    sent = step.detail.messages_sent if request is not None and step.stage == "call_model" else None
+    if isinstance(sent, list):
+        request["messages"] = sent
+    return request
+
+
 def sent_request(trace: Trace, cursor: int) -> SentRequest | None:
     """At a step that sent a request (call_model, or a retry or refused call): its head and what is new in it."""
     if not 0 <= cursor < len(trace) or trace.steps[cursor].stage not in SENDING_STAGES:
         return None
-    request = trace.steps[cursor].detail.get("request")
+    request = trace.steps[cursor].detail.request  # each of SENDING_STAGES has one
     if not isinstance(request, dict):
         return None
     tools = request.get("tools")
@@ -352,18 +366,19 @@ def compaction_at(trace: Trace, cursor: int) -> dict | None:
         return None
     step = trace.steps[cursor]
     d = step.detail
-    before_n = d.get("messages_before", len(trace.history_before(cursor)))
-    out = {"kind": d.get("kind"), "why": d.get("why", ""),
-           "before": {"messages": before_n, "tokens": d.get("tokens_before")},
-           "after": {"messages": step.n_messages, "tokens": d.get("tokens_after")}}
-    if "history_before" in d:
-        out["history_before"] = d["history_before"]
+    before_n = d.messages_before if d.given("messages_before") else len(trace.history_before(cursor))
+    out = {"kind": d.kind, "why": d.why if d.given("why") else "",
+           "before": {"messages": before_n, "tokens": d.tokens_before},
+           "after": {"messages": step.n_messages, "tokens": d.tokens_after}}
+    if d.given("history_before"):
+        out["history_before"] = d.history_before
         out["history_after"] = trace.messages_at(cursor)
-        out["summary"] = d.get("summary")
+        out["summary"] = d.summary
     else:
-        slots = sorted({item.get("index") for item in d.get("replaced", []) if isinstance(item.get("index"), int)})
+        replaced = d.replaced if d.given("replaced") else []
+        slots = sorted({item.get("index") for item in replaced if isinstance(item.get("index"), int)})
         now = {slot: trace.window_at(cursor, slot, slot + 1) for slot in slots}
-        old = {item["index"]: item.get("message") for item in d.get("replaced", []) if isinstance(item.get("index"), int)}
+        old = {item["index"]: item.get("message") for item in replaced if isinstance(item.get("index"), int)}
         out["pairs"] = [(slot, old[slot], (now[slot] or [None])[0]) for slot in slots]
     return out
 
@@ -390,6 +405,24 @@ def pairs_signature(trace: Trace, cursor: int) -> tuple:
     return tuple(out)
 
 
+def message_turns(trace: Trace, thread_id: str, at: int, n: int) -> list[int]:
+    """The turn each of the first `n` messages of a thread's history at step `at` was written in: the turn of the
+    step that wrote it, as the heading and the LoopState count turns. (Counted from the messages, a log that
+    splits one answer over several assistant messages, or holds several requests, would be turns ahead.)"""
+    turns = [1] * n
+    before = 0
+    for i in trace.steps_of(thread_id):
+        if i > at:
+            break
+        step = trace.steps[i]
+        count = step.n_messages
+        if count != before:  # appended (from `before` on), or rewritten whole (a compaction: fewer, or as many)
+            for m in range(before if count > before else 0, min(count, n)):
+                turns[m] = max(step.turn, 1)
+        before = count
+    return turns
+
+
 def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems: int = 200) -> tuple[list[dict], int]:
     """The tool_use/tool_result pairs of the history at `cursor`, with results collected but not written back.
 
@@ -408,13 +441,7 @@ def pairs_rows(trace: Trace, cursor: int, *, recent: int | None = None, problems
             continue
         messages = trace.messages_at(at)
         pending = {str(b.get("tool_use_id")): b for b in trace.results_at(at)}
-        turn_of: list[int] = []  # the turn a message belongs to: one assistant message a turn
-        turn = 0
-        for message in messages:
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                turn += 1
-            turn_of.append(max(turn, 1))
-        pairs_of[thread.id] = (thread, rules.pairs(messages), pending, turn_of)
+        pairs_of[thread.id] = (thread, rules.pairs(messages), pending, message_turns(trace, thread.id, at, len(messages)))
     started: dict[str, list[str]] = {}  # a tool_use id -> the threads it started
     for tid, (thread, _, _, _) in pairs_of.items():
         if not thread.is_main and thread.parent_tool_use_id is not None:
@@ -563,7 +590,7 @@ def _batch_at(trace: Trace, cursor: int) -> dict | None:
     for i in reversed(own[: bisect_right(own, cursor)]):
         step = trace.steps[i]
         if step.stage == "write_back":
-            return step.detail.get("parallel") if isinstance(step.detail.get("parallel"), dict) else None
+            return step.detail.parallel if isinstance(step.detail.parallel, dict) else None
         if step.stage not in ("compact", "summarize"):
             return None
     return None
@@ -597,7 +624,7 @@ def growth_table(trace: Trace, cursor: int) -> pd.DataFrame:
     for step in trace.steps[: cursor + 1]:
         if step.stage != "call_model" or step.thread != here:
             continue
-        response = step.detail.get("response")
+        response = step.detail.response
         usage = response.get("usage") if isinstance(response, dict) else None
         usage = usage if isinstance(usage, dict) else {}  # a log may hold anything there
         rows.append({"turn": step.turn_count, "messages sent": step.n_messages,

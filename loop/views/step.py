@@ -11,9 +11,7 @@ quoted. No Streamlit here.
 
 from __future__ import annotations
 
-import dataclasses
 import weakref
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from . import parts as views
@@ -60,6 +58,7 @@ class StepView:
     stage: str | None
     stage_title: str  # in `lang`
     status: str  # `Step k of n · turn t · stage`
+    status_held: str  # the step before the last: the same, counting without the last (held back by a question)
     said: str  # what the step did, in one line
     ending: str | None  # why the loop ended, a sentence (Markdown, a stop_reason quoted), at the end and after
     turn_count_change: tuple[int, int] | None  # (before, after) at a write-back
@@ -96,7 +95,11 @@ class StepView:
     steps_rows: tuple[tuple, ...]  # views.step_row, around the step, `turn_count` as a cell (`1 → 2`)
     token_totals: tuple[int, int] | None  # (input, output) summed over the thread's calls up to the step
     # -- what the step recorded, and the model call behind it --
-    recorded: dict  # the step's detail but its request
+    recorded: dict  # the step's detail but its request, as the JSON it is written as (the Raw JSON view shows it)
+    mistake: str | None  # a broken loop's step: the classic mistake that made it what it is (engine/layer_mistake.py)
+    origin: object  # an imported step's place in the file it was read from (its detail's `origin`), else None
+    tool_output: object  # at a run_tool step, what the tool gave (a fork of it starts from that), else None
+    tool_is_error: bool  # at a run_tool step, whether that was an error
     failed_request: dict | None  # at a retry or refused step: what the failed call sent
     last_call: int | None  # the last call_model or summarize step of the thread at or before this one
     call_request: dict | None
@@ -110,18 +113,6 @@ def _thread(trace: Trace, thread: Thread) -> ThreadView:
     own = trace.steps_of(thread.id)
     return ThreadView(thread.id, views.thread_name(thread), thread.label or "", thread.is_main,
                       own[0] if own else None, len(own))
-
-
-def _plain(detail: object) -> dict:
-    """A step's detail as a dict, whichever shape it is kept in."""
-    if isinstance(detail, Mapping):
-        return dict(detail)
-    to_dict = getattr(detail, "to_dict", None)
-    if callable(to_dict):
-        return dict(to_dict())
-    if dataclasses.is_dataclass(detail):
-        return {f.name: getattr(detail, f.name) for f in dataclasses.fields(detail)}
-    return {}
 
 
 # Caches kept beside a trace, never in it: they go with it.
@@ -158,7 +149,8 @@ def view(trace: Trace, i: int, lang: str = "en") -> StepView:
     say = translations(lang).gettext
     here = 0 <= i < len(trace)
     step = trace.steps[i] if here else None
-    detail = step.detail if step is not None else {}
+    detail = step.detail if step is not None else None
+    run_tool = step is not None and step.stage == "run_tool"
     thread = trace.thread_of(i)
     into = views.sub_agent_at(trace, i)
     compaction = views.compaction_at(trace, i)
@@ -178,6 +170,7 @@ def view(trace: Trace, i: int, lang: str = "en") -> StepView:
         stage=step.stage if step is not None else None,
         stage_title=say(title_of(step)) if step is not None else "",
         status=views.status_line(trace, i, say),
+        status_held=views.status_line(trace, i, say, shown=len(trace) - 1) if i == len(trace) - 2 else "",
         said=views.what_happened(trace, i, lang),
         ending=views.ending(trace, i, say, quote=plain),
         turn_count_change=views.turn_count_change(trace, i),
@@ -191,9 +184,9 @@ def view(trace: Trace, i: int, lang: str = "en") -> StepView:
         breadcrumb=tuple(Crumb(_thread(trace, t), to) for t, to in views.breadcrumb(trace, i)),
         sub_agent=_thread(trace, into) if into is not None else None,
         threads=tuple(_thread(trace, t) for t in trace.threads.values()),
-        takes_answer=step is not None and step.stage == "run_tool" and bool(detail.get("thread")),
+        takes_answer=run_tool and bool(detail.thread),
         opens_thread=here and not thread.is_main and trace.opened_at(thread.id) == i,
-        parallel=step is not None and step.stage == "run_tool" and isinstance(detail.get("parallel"), dict),
+        parallel=run_tool and isinstance(detail.parallel, dict),
         profile=trace.meta.get("profile"),
         has_threads=trace.has_threads,
         has_compaction=trace.has_compaction,
@@ -206,10 +199,14 @@ def view(trace: Trace, i: int, lang: str = "en") -> StepView:
         pairs=tuple(pairs), pairs_total=pairs_total, pairs_key=pairs_key,
         step_columns=tuple(views.step_columns(trace)),
         steps_start=start, steps_rows=tuple(rows), token_totals=views.token_totals(trace, i),
-        recorded={k: v for k, v in _plain(detail).items() if k != "request"},
+        recorded={k: v for k, v in detail.to_dict().items() if k != "request"} if detail is not None else {},
+        mistake=detail.mistake if detail is not None else None,
+        origin=detail.origin if detail is not None else None,
+        tool_output=detail.output if run_tool else None,
+        tool_is_error=run_tool and bool(detail.is_error),
         failed_request=trace.request_at(i) if failed else None,
         last_call=call,
-        call_request=trace.request_at(call) if call is not None else None,
+        call_request=views.request_as_sent(trace, call) if call is not None else None,
         call_response=trace.response_at(call) if call is not None else None,
         sent=views.sent_request(trace, i),
     )

@@ -1,9 +1,11 @@
-"""Three exercises, one a closing statement of the chapter, each checked from what the learner's loop really sent.
+"""Three exercises, one a closing statement of the chapter, and one beyond it, each checked from what the learner's
+loop really sent.
 
     1  without the loop, a tool_use is only a wish: nothing runs it
     2  the response is appended to messages before the tools run, or the next turn loses its context
-    3  a tool_result is not a terminal log: it goes back into messages as the next turn's input, a failed
-       command's (its is_error) too
+    3  a tool_result is not a terminal log: it goes back into messages as the next turn's input
+       (the chapter's own write-back passes: the chapter never writes `is_error`)
+    beyond the chapter: a failed command's tool_result says so, `"is_error": true`
 
 Each starts from the chapter's listing with ONE piece missing (a `# TODO` in the page's language), and its check
 runs the learner's loop on scenarios of its own, not the one the learner picked, then reads the RECORDINGS:
@@ -23,7 +25,8 @@ from typing import Callable
 from ..engine.rules import tool_results, tool_uses
 from ..text.catalogs import N_, Note, say
 from .listing import CHAPTER_LOOP, in_language
-from .named import _find_response, _shape, named
+from ..engine.mistakes import MISTAKES, find_response, shape
+from .named import named
 from .recording import MAX_CALLS, REFUSED, RETURNED, Exchange, Recording, ToolRun
 
 # A finding: the call whose request shows what went wrong (index in the recording's exchanges), and what.
@@ -47,20 +50,28 @@ class Exercise:
     """A starting loop with one piece missing, the goal in a sentence, a hint, and a check on scenarios of its own."""
 
     name: str
-    statement: int  # the chapter's closing statement it teaches: 1, 2 or 3
+    statement: int | None  # the chapter's closing statement it teaches: 1, 2 or 3; None: it goes beyond the chapter
     title: str  # messages (English, N_): said in the page's language with say()
     goal: str
     hint: str
     todo: str  # the comment that stands where the missing piece was
-    missing: str  # the lines of the chapter's listing the starter leaves out
-    answer: str  # a loop that passes: the chapter's listing (for 3, with is_error written back)
+    missing: str  # the lines of the chapter's listing the starter leaves out (or, `added`, adds to)
+    answer: str  # a loop that passes: the chapter's listing (beyond it, with is_error written back)
     scenarios: tuple[str, ...]
     finding: Callable[[Recording], Finding | None]  # the first thing a recording shows against the statement
+    added: bool = False  # the listing has nothing to leave out: the `# TODO` comes after `missing`, kept
 
     def starter(self, lang: str = "en") -> str:
         """The chapter's agent_loop with this exercise's piece missing, marked by a `# TODO`, its comments in `lang`."""
         indent = self.missing[:len(self.missing) - len(self.missing.lstrip(" "))]
-        return in_language(CHAPTER_LOOP.replace(self.missing, f"{indent}# TODO: {say(lang, self.todo)}\n", 1), lang)
+        todo = f"{indent}# TODO: {say(lang, self.todo)}\n"
+        return in_language(CHAPTER_LOOP.replace(self.missing, self.missing + todo if self.added else todo, 1), lang)
+
+    def label(self, lang: str = "en") -> str:
+        """What the exercise picker says: the statement it teaches and its title, in `lang`."""
+        if self.statement is None:
+            return say(lang, BEYOND, title=say(lang, self.title))
+        return say(lang, STATEMENT, n=self.statement, title=say(lang, self.title))
 
     def check(self, recordings: list[Recording], lang: str | None = None) -> Verdict:
         """Passed when every recording (one a check scenario) shows the statement kept and every rule kept.
@@ -72,18 +83,23 @@ class Exercise:
             # went wrong, not the statement. A refused call is the statement's to explain, when it can.
             cut = recording.outcome not in (RETURNED, REFUSED)
             found = None if cut else self.finding(recording)
-            if found is None:
-                broke = named(recording)
-                if broke is not None and broke.note is not None:
-                    found = (broke.call, broke.note)
+            broke = named(recording)
+            if found is None and broke is not None and broke.note is not None:
+                found = (broke.call, broke.note)
             if found is not None:
                 call, note = found
+                if broke is not None and broke.is_mistake and broke.call == call:
+                    # The run drawn below names it so: the check says the same name first, then what it saw
+                    note = Note(NAMED, mistake=Note(MISTAKES[broke.name].title), said=note)
                 return Verdict(False, note.render(lang), call, recording.scenario, note)
         note = Note(PASSED, scenarios=[r.scenario for r in recordings])
         return Verdict(True, note.render(lang), None, None, note)
 
 
 PASSED = N_("Passed: your loop does it on {scenarios}.")
+NAMED = N_("{mistake}: {said}")  # one of the seven mistakes, by its one name, then what the check saw
+STATEMENT = N_("Statement {n}: {title}")
+BEYOND = N_("Beyond the chapter: {title}")
 
 
 def run_exercise(exercise: Exercise, source: str, lang: str, runner: Runner, *, max_calls: int = MAX_CALLS) -> Verdict:
@@ -156,11 +172,11 @@ def _appends_the_response_first(recording: Recording) -> Finding | None:
         if response is None:
             return None
         before, sent = _sent(calls[k - 1]), _sent(calls[k])
-        kept = _find_response(sent, response)
+        kept = find_response(sent, response)
         said = {"call": k + 1, "before": k}
         if kept is None:
-            text = [b for b in _shape(response) if b[0] == "text"]
-            if text and any(isinstance(m, dict) and m.get("role") == "assistant" and _shape(m) == text
+            text = [b for b in shape(response) if b[0] == "text"]
+            if text and any(isinstance(m, dict) and m.get("role") == "assistant" and shape(m) == text
                             for m in sent[len(before):]):
                 return k, Note(ONLY_TEXT, **said)
             return k, Note(NOT_KEPT, **said)
@@ -171,7 +187,8 @@ def _appends_the_response_first(recording: Recording) -> Finding | None:
     return None
 
 
-# -- statement 3: each tool run's output goes back as its tool_result, on the user side, is_error and all --
+# -- statement 3: each tool run's output goes back as its tool_result, on the user side (and beyond the chapter,
+# a failed run's with "is_error": true) --
 
 NEVER_BACK = N_("call {call}: `{command}` ran, and its result never went back to the model: a tool_result is the "
                 "next turn's input, not a terminal log")
@@ -192,7 +209,9 @@ def _text(result: dict) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _writes_every_result_back(recording: Recording) -> Finding | None:
+def _writes_every_result_back(recording: Recording, is_error: bool = False) -> Finding | None:
+    """The first tool run whose output did not go back as its tool_result, on the user side; with `is_error`, or
+    whose tool_result does not say (`"is_error": true`) whether the run failed."""
     calls = recording.exchanges
     for k, exchange in enumerate(calls):
         if not exchange.tool_runs:
@@ -223,11 +242,15 @@ def _writes_every_result_back(recording: Recording) -> Finding | None:
                 return k + 1, Note(NOT_CARRIED, **said, before=k + 1)
             if _text(result).strip() != run.output.strip():  # the chapter's run_bash strips it too
                 return k + 1, Note(NOT_OUTPUT, **said)
-            if run.is_error and result.get("is_error") is not True:
+            if is_error and run.is_error and result.get("is_error") is not True:
                 return k + 1, Note(NO_IS_ERROR, **said)
-            if not run.is_error and result.get("is_error") is True:
+            if is_error and not run.is_error and result.get("is_error") is True:
                 return k + 1, Note(FALSE_ERROR, **said)
     return None
+
+
+def _marks_every_failure(recording: Recording) -> Finding | None:
+    return _writes_every_result_back(recording, is_error=True)
 
 
 def _piece(old: str) -> str:
@@ -254,10 +277,10 @@ WRITE_BACK = _piece('''        state["messages"].append({
             "content": results,
         })
 ''')
-# The chapter's listing writes each result's output back; a failed run's is_error too, as the API marks it.
-WITH_IS_ERROR = CHAPTER_LOOP.replace(_piece('''                    "content": output,
-'''), '''                    "content": output,
-                    "is_error": output.is_error,
+# The chapter's listing writes each result's output back; beyond it, a failed run's is_error too, as the API marks it.
+CONTENT = _piece('''                    "content": output,
+''')
+WITH_IS_ERROR = CHAPTER_LOOP.replace(CONTENT, CONTENT + '''                    "is_error": output.is_error,
 ''')
 
 EXERCISES: dict[str, Exercise] = {e.name: e for e in [
@@ -277,10 +300,17 @@ EXERCISES: dict[str, Exercise] = {e.name: e for e in [
         APPEND, CHAPTER_LOOP, ("hello-py", "two-tools"), _appends_the_response_first),
     Exercise(
         "write-back", 3, N_("A tool_result is the next turn's input"),
-        N_("Write every tool_result back into messages as one user message, a failed command's with its is_error."),
-        N_("After the for loop: state[\"messages\"].append({\"role\": \"user\", \"content\": results}). run_tool "
-           "returns the output, a str; output.is_error says whether the run failed: put it in the tool_result as "
-           "\"is_error\"."),
-        N_("write the tool_results back into messages as one user message (a failed command's too, with is_error)"),
-        WRITE_BACK, WITH_IS_ERROR, ("recover", "two-tools"), _writes_every_result_back),
+        N_("Write every tool_result back into messages as one user message: the next call's input."),
+        N_("After the for loop: state[\"messages\"].append({\"role\": \"user\", \"content\": results}), every "
+           "tool_result in one user message, a failed command's output too."),
+        N_("write the tool_results back into messages as one user message"),
+        WRITE_BACK, CHAPTER_LOOP, ("recover", "two-tools"), _writes_every_result_back),
+    Exercise(
+        "is-error", None, N_("A failed command says so: is_error"),
+        N_("This goes beyond the chapter, whose loop never writes is_error: mark a failed command's tool_result "
+           "with \"is_error\": true, so the model reads the failure as a failure, not as the command's output."),
+        N_("run_tool returns the output, a str; output.is_error says whether the run failed: put it in the "
+           "tool_result as \"is_error\": output.is_error. A run that succeeded is not marked."),
+        N_("beyond the chapter: \"is_error\": output.is_error, for a failed run"),
+        CONTENT, WITH_IS_ERROR, ("recover", "two-tools"), _marks_every_failure, added=True),
 ]}

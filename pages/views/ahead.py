@@ -3,7 +3,7 @@
 Every page run sends, in a hidden element beside the views, the steps just before and after the cursor,
 already drawn: the heading, the line saying what happened and the line beside the buttons (in presenter
 mode, the one-row LoopState instead), and the views (the diagram, the note, the history). A click on Back
-or Step, or ← / →, puts that step on the screen at once, in the browser. The server's answer follows a
+or Step, or ← / →, puts that step on the screen at once, in the browser, and its number in the address. The server's answer follows a
 moment later and replaces it with the same words, and with what only the server draws: the tables under
 the views, the buttons' states, the URL, the saved cursor.
 
@@ -40,6 +40,17 @@ const rerun = (box) => box.querySelectorAll("script").forEach((old) => {
   script.textContent = old.textContent;
   old.replaceWith(script);
 });
+// The address names the step shown, where it names one (the page's own link: a copied address or a reload opens
+// what is on the screen). A step drawn ahead is a new entry of the tab's history, as the server's answer makes one;
+// going back to the server's step, when it did not answer, takes the entry back.
+const address = (d, k) => {
+  if (!d.address) return;
+  const url = new URL(location.href);
+  if (!url.searchParams.has("step") || url.searchParams.get("step") === String(k + 1)) return;
+  url.searchParams.set("step", String(k + 1));
+  if (k === d.server) history.replaceState(history.state, "", url);
+  else history.pushState(history.state, "", url);
+};
 const show = (d, k) => {
   const to = d.steps[k], from = d.steps[d.shown];
   if (!to || !from || !to.views) return false;
@@ -54,6 +65,7 @@ const show = (d, k) => {
     from.views = box.innerHTML;
   }
   head.firstChild.nodeValue = to.status;
+  address(d, k);
   parts.forEach((el) => { el.outerHTML = to.parts[el.id]; });
   box.innerHTML = to.views;
   rerun(box);
@@ -135,14 +147,15 @@ document.addEventListener("keydown", (event) => {  // as Streamlit's own shortcu
 })();"""
 
 
-def ahead_script(key: str, cursor: int, status: str, beside: dict[int, dict]) -> str:
+def ahead_script(key: str, cursor: int, status: str, beside: dict[int, dict], address: bool = False) -> str:
     """A hidden element whose script holds the steps `beside` the cursor, each a dict of `status` (the heading's
     text), `parts` (the HTML of each element, by id, that shows it outside the views) and `views` (the HTML of
-    the views element); `status` is the heading of the step under the cursor."""
+    the views element); `status` is the heading of the step under the cursor. `address`: the page's address
+    follows this cursor (permalink.py `keep_url`), so a step shown ahead sets its `step` too."""
     held = withheld(key)  # asked first: the server shows it
     steps = ", ".join(f"{json.dumps(str(k))}: {_step_json(step['status'], tuple(step['parts'].items()), step['views'])}"
                       for k, step in beside.items() if k not in held)
-    head = _safe(json.dumps({"key": key, "shown": cursor, "status": status}))
+    head = _safe(json.dumps({"key": key, "shown": cursor, "status": status, "address": address}))
     return f'<div class="ls-ahead"></div><script>{_BEFORE}{head[:-1]}, "steps": {{{steps}}}}}{_AFTER}</script>'
 
 

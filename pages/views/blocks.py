@@ -16,13 +16,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import re
 from contextvars import ContextVar
 from html import escape
 
 import streamlit as st
 from markdown_it import MarkdownIt
 
-from loop.files.export import inline_code, plain  # noqa: F401 (the pages' Markdown escapes are the exports')
+# The one way a page puts a value in Markdown (st.markdown, st.caption, the alerts): `plain(value)`, or
+# `inline_code(value)` for the look of code, `cell(…)` around it in a table's cell; else a number.
+# tests/test_hardening_markdown.py reads pages/ and fails on a value that enters Markdown any other way.
+from loop.files.export import cell, inline_code, plain  # noqa: F401 (the pages' Markdown escapes are the exports')
+from loop.text.catalogs import Note
 from loop.views.parts import id_colour, result_text
 
 from .i18n import t
@@ -72,6 +77,9 @@ CSS = """<style>
 .ls-role::before { content: ""; display: inline-block; width: 0.6rem; height: 0.6rem; border-radius: 50%;
                    margin-right: 0.3rem; background: #ff4b4b; }
 .ls-assistant .ls-role::before { background: #ffa421; }
+/* a harness's system turn among the messages (Claude Code's environment block): not the person's, drawn apart */
+.ls-msg.ls-system { background: #f6f7f9; border-style: dashed; }
+.ls-system .ls-role::before { background: #868e96; }
 .ls-mark { font-weight: 700; color: #d9480f; }
 .ls-mark.ls-held { color: #1c7ed6; }
 .ls-history code, .ls-table code { font-size: 0.85em; background: rgba(151,166,195,0.15); padding: 0.05em 0.3em;
@@ -143,6 +151,26 @@ CSS = """<style>
 .ls-panel-head .ls-request.ls-one-line { flex: 1 1 0; min-width: 0; margin: 0; padding: 0 0.5rem; line-height: 1.3; }
 .ls-msg.ls-since { border-left: 5px solid #ff9a3c; }
 </style>"""
+
+
+_VALUE = re.compile("(`?)\ue000(\\d+)\ue001\\1")  # a Note's value, marked while it is said (note_markdown)
+
+
+def note_markdown(note: Note, language: str) -> str:
+    """`note` as Markdown in `language`, each of its values (a learner's name, a command, an exception's message)
+    drawn as the text it is: `inline_code` where the message sets the value in backticks, else `plain`. For the
+    values it quotes, the Markdown is the message's own, so it looks as it always did."""
+    values: list[object] = []
+
+    def mark(value: object) -> str:
+        values.append(value)
+        return f"\ue000{len(values) - 1}\ue001"
+
+    def put(found: re.Match) -> str:
+        value = values[int(found.group(2))]
+        return inline_code(value) if found.group(1) else plain(value)
+
+    return _VALUE.sub(put, note.render(language, data=mark))
 
 
 def in_code(text: object) -> str:

@@ -10,45 +10,41 @@ from __future__ import annotations
 
 import streamlit as st
 
-from loop.engine.broken import OFFLINE, break_at, offline_model, settings_of, why_not
-from loop.engine.fork import continue_from
-from loop.engine.runner import Run, new_workspace
-from loop.engine.toolsets import default_toolbox
+from loop.engine.broken import OFFLINE, break_at, taken_on, why_not
+from loop.engine.runner import Run
 from loop.engine.trace import Trace
 from loop.views.breaks import broken_view, calls_after, mistake_of, same_until
-from loop.views.mistakes import MISTAKES
+from loop.views.mistakes import ids_of
+from loop.views.parts import screen_colours
+from loop.engine.mistakes import MISTAKES
 from loop.views.step import StepView
 
-from .blocks import plain
+from .blocks import id_colours, plain
 from .forks import adopt, branches, own
-from .i18n import lang, t
+from .i18n import choice, lang, t
 from .mistakes import draw_call, draw_lines
 from .replay import REPLAY
 
-AHEAD = "break-ahead"  # {(id of a live trace, its length): the same run taken on to its end}: what can break
+AHEAD = "break-ahead"  # {(id of a trace, its length): the same run taken on to its end}: what can break
 PARENTS = "broken-parents"  # {id of a broken branch's trace: the trace it was forked from}
 
 
 def _ahead(trace: Trace, goes_on: bool) -> Trace:
-    """The trace with what comes after its newest step, as the offline model answers it.
+    """The trace with what comes after its newest step, as the offline model answers it (loop/engine/broken.py
+    `taken_on`), worked out once a trace and length.
 
-    A live run not yet at its end (`goes_on`) has no steps ahead to tell which mistakes can happen; the broken
-    branch would run against the offline model, so the run is taken on there, once, in a workspace of its own.
+    A run not yet at its end (`goes_on`) has no steps ahead to tell which mistakes can happen, nor the calls the
+    correct loop makes after the one a broken branch was refused at; the broken branch runs against the offline
+    model, so the run is taken on there too.
     """
     if not goes_on:
         return trace
     kept = st.session_state.setdefault(AHEAD, {})
     mark = (id(trace), len(trace))
     if mark not in kept:
-        settings = settings_of(trace)
-        tools = default_toolbox(new_workspace(), settings.tool_timeout, settings.toolset or "s01")
-        preview = continue_from(trace, len(trace) - 1, offline_model(trace), tools, settings)
-        try:
-            preview.run_to_end()
-        finally:
-            preview.close()  # removes its workspace: only its trace is kept
-        kept.clear()  # one live run's at a time
-        kept[mark] = preview.trace
+        ahead = taken_on(trace)
+        kept.clear()  # one run's at a time
+        kept[mark] = ahead
     return kept[mark]
 
 
@@ -105,7 +101,7 @@ def _draw_offer(trace: Trace, cursor: int, run: Run | None, key: str) -> None:
     if can:
         if st.session_state.get(f"{key}-break-pick-{cursor}") not in can:
             st.session_state[f"{key}-break-pick-{cursor}"] = can[0]
-        st.radio(t("Mistake"), can, key=f"{key}-break-pick-{cursor}", format_func=lambda n: t(MISTAKES[n].title, now))
+        st.radio(t("Mistake"), can, key=choice(f"{key}-break-pick-{cursor}"), format_func=lambda n: t(MISTAKES[n].title, now))
         st.button(t("Break the loop here"), key=f"{key}-break-go-{cursor}", type="primary",
                   icon=":material/heart_broken:", on_click=_ask, args=(key, cursor))
     else:
@@ -148,7 +144,8 @@ def correct_of(trace: Trace, family: list[Trace]) -> Trace | None:
     parent = (st.session_state.get(PARENTS) or {}).get(id(trace))
     if parent is not None:
         return parent
-    at = (trace.meta.get("forked_from") or {}).get("step", 0)
+    broken = broken_view(trace)
+    at = broken.kept if broken is not None else 0
     return next((f for f in family if f is not trace and not mistake_of(f) and same_until(trace, f, at)), None)
 
 
@@ -163,7 +160,7 @@ def draw_broken(trace: Trace, key: str, family: list[Trace]) -> None:
             st.caption(t("The broken branch ran against the offline model: no key is spent on a lesson."))
         if broken.status is not None:
             st.caption(t("Broken at step {step}; the API refused the call at step {k}: {status} {type}.",
-                         step=broken.at + 1, k=broken.last + 1, status=broken.status, type=broken.type))
+                         step=broken.at + 1, k=broken.last + 1, status=int(broken.status), type=plain(broken.type)))
         elif broken.not_run:
             st.caption(t("Broken at step {step}; at step {k} the answer asks for a tool_use and nothing runs it.",
                          step=broken.at + 1, k=broken.last + 1))
@@ -173,18 +170,21 @@ def draw_broken(trace: Trace, key: str, family: list[Trace]) -> None:
         st.success(t("**The fix:**") + " " + t(m.fix), icon=":material/build:")
         draw_lines(broken.mistake)
         correct = correct_of(trace, family)
-        wrong = calls_after(trace, broken.at)
-        right = calls_after(correct, broken.at)[:max(len(wrong), 1)] if correct is not None else []
+        if correct is not None:  # the correct loop as far as it goes, not cut where the learner stopped stepping
+            correct = _ahead(correct, not correct.loop_ended)
+        wrong = calls_after(trace, broken.kept)
+        right = calls_after(correct, broken.kept)[:max(len(wrong), 1)] if correct is not None else []
         a, b = st.columns(2)
         a.markdown(t("#### With the mistake"))
         b.markdown(t("#### The correct loop"))
+        colours = screen_colours(ids_of(wrong + right))  # a wrong id never in a real id's colour
         for n in range(max(len(wrong), len(right))):
             a, b = st.columns(2, gap="medium", border=True)
             refused = n < len(wrong) and wrong[n].error is not None
-            with a:
+            with a, id_colours(colours):
                 draw_call(wrong[n] if n < len(wrong) else None, f"{key}-broken", refused, rule=m.rule,
-                          wish=n == len(wrong) - 1 and broken.not_run)
-            with b:
+                          wish=n == len(wrong) - 1 and broken.not_run, mistake=broken.mistake)
+            with b, id_colours(colours):
                 draw_call(right[n] if n < len(right) else None, f"{key}-correct", refused)
         here = {"lang": lang()} if lang() != "en" else {}
         st.page_link("pages/mistakes.py", label=t("This mistake in the Mistakes lab: {mistake}", mistake=t(m.title)),

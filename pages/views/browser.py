@@ -6,14 +6,20 @@ in the cookie `loopscope_browser`, which a few lines of our own JavaScript set
 Set-Cookie header). Saved runs (runs.py) and the server key's spending
 (settings.py's `lent_key`) are both counted under it, so both pages' views import
 it from here.
+
+A browser without the cookie gets a new id, at most `new_browsers_a_minute()` a minute for one address
+(loop/classroom/limits.py): each id can follow a class and answer its questions, so a script opening connection
+after connection must not get one each time.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from loop.classroom.limits import NEW_BROWSERS_LIMIT, client_address, new_browsers_a_minute
 from loop.files import browser_id
 from loop.files.runs import RunsStore, StoreError, default_store
+from loop.text.catalogs import N_
 
 from .i18n import t
 
@@ -21,6 +27,9 @@ COOKIE = "loopscope_browser"
 COOKIE_DAYS = 400  # the longest a browser keeps a cookie (Chrome's limit)
 LEGACY = "session"  # the query parameter older versions kept the browser's id in
 BROWSER = "browser-owner"  # session_state: (owner key or None, the cookie still to set or None)
+REFUSED = "browser-refused"  # session_state: why this browser was given no id yet (too many new ones), or absent
+TOO_MANY_NEW = N_("Too many new browsers from your network in the last minute (at most {n} a minute): this page "
+                  "gets its place in {seconds} s. Reload it then.")
 
 # Sets the cookie the page was given, in this browser: our own few lines, no package (see docs/security.md).
 _set_cookie = st.components.v2.component("loopscope_browser_cookie", js="""
@@ -42,9 +51,20 @@ def browser_session() -> None:
     if LEGACY in st.query_params:
         del st.query_params[LEGACY]
     this_browser()
-    cookie = st.session_state[BROWSER][1]
+    cookie = st.session_state[BROWSER][1] if BROWSER in st.session_state else None
     if cookie is not None:
         _draw_cookie(cookie)
+
+
+def address() -> str:
+    """The address this browser's requests count under: the connection's, or the one the class's balancer says it
+    forwards for (loop/classroom/limits.py `client_address`)."""
+    return client_address(st.context.ip_address, st.context.headers.get_all("X-Forwarded-For"))
+
+
+def refused_id() -> str | None:
+    """Why this browser has no id yet (too many new browsers from its address), in the page's language, or None."""
+    return st.session_state.get(REFUSED)
 
 
 def this_browser() -> str | None:
@@ -64,8 +84,13 @@ def this_browser() -> str | None:
         token = browser_id.verify(key, st.context.cookies.get(COOKIE))
         cookie = None
         if token is None:  # a first visit, cleared site data, or an id the server did not sign
+            wait = NEW_BROWSERS_LIMIT.take(address())
+            if wait > 0:  # asked again at the next run: no id is kept as refused
+                s[REFUSED] = t(TOO_MANY_NEW, n=new_browsers_a_minute(), seconds=max(1, round(wait)))
+                return None
             cookie = browser_id.issue(key)
             token = browser_id.verify(key, cookie)
+        s.pop(REFUSED, None)
         s[BROWSER] = (browser_id.owner(token), cookie)
     return s[BROWSER][0]
 

@@ -4,7 +4,8 @@ The teacher, in presenter mode, starts a class: a short code, a link `/?class=CO
 large. Each cursor move of the teacher's live run is saved (runs.py `autosave`) and then shown to the class
 (`Classes.show`), from the step's `changed()` hook (step.py). A browser that opens the link and is not the
 class's teacher follows (following.py): the class's run at the class's step, in its own language, on a copy of its
-own. This module also reads the class for both pages (`read_state`, `polled_state`) and tells who teaches it.
+own. This module also tells who teaches the class, and draws the class's answers (`counts_html`): live under the
+teacher's question, kept with the right answer marked after Reveal until the next step, and in the summary.
 The teacher is known by the signed browser id (browser.py), never by anything in the URL: a follower's page
 calls nothing that moves the class, and it never lists the teacher's saved runs.
 """
@@ -14,27 +15,29 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import threading
-import time
 from html import escape
 from urllib.parse import urlsplit
 
 import segno
 import streamlit as st
 
+from loop.classroom.summary import Tally, answers_csv, tallies, tally
 from loop.engine.runner import Run
-from loop.files.classes import Classes, NotTeacher, Summary
+from loop.engine.trace import Trace
+from loop.files.classes import EXPIRES, Classes, Ended, NotTeacher, Summary, normal_code
 from loop.files.runs import StoreError, new_run_id
+from loop.text.catalogs import N_
 from loop.views.questions import question_before
 
 from .address import PUBLIC_URL_VARIABLE, ClassLink, class_link, is_loopback, listens_beyond_loopback, machine_addresses
 from .browser import store, this_browser
-from .blocks import inline_code
+from .blocks import inline_code, markdown_html, plain
 from .i18n import lang, t
 from .predict import answers
 from .predict import on as predict_on
 from .presenter import PRESENT
 from .runs import SAVED, autosave, current_run_id, resume, settings_of
+from .script_run import fragment
 from .settings import _keep
 
 CLASS = "class"  # the query parameter: ?class=CODE
@@ -42,56 +45,27 @@ ROLE = "class-role"  # session: (code, whether this browser teaches it), decided
 TEACHING = "class-teaching"  # session: the code of the class this browser teaches, while it is open
 SHOWN = "class-shown"  # session: (run_id, steps, cursor) the class was last shown
 ASKED = "class-asked"  # session: the step whose question the teacher's page opened for the class
+REVEALED_AT = "class-revealed"  # session: the step whose question the teacher just revealed: its counts stay on it
 SMALL = "class-small"  # session: the teacher hid the QR code and the link (the code stays)
-ENDED = "class-ended"  # session: (Summary, CSV) of the class this browser just ended
-FRESH = 0.1  # seconds one read of a class answers every follower's page on this server (see `polled_state`)
+ENDED = "class-ended"  # session: (Summary, its questions' Tally, CSV) of the class this browser just ended
+FRESH = 0.1  # seconds one read of a class answers every follower's poll on this server (Classes.state's `fresh`)
 ATTENDANCE = 3.0  # seconds between two counts of the followers on the teacher's page
 COUNTS = 1.0  # seconds between two counts of the class's answers on the teacher's page
 
 
 def classes() -> Classes:
-    """The classes in the server's runs store (their cache of the class's run is the process's, not the object's)."""
+    """The classes in the server's runs store (what a process keeps of them is the process's, not the object's)."""
     return Classes(store())
 
 
-# The last state read of each class, by (store, code): (time.monotonic(), state). 30 followers on a server poll
-# 60 times a second; each read is a transaction under the store's process-wide lock, and on PostgreSQL a round
-# trip to the database's process: on a busy machine the polls queued behind one another and behind the pages
-# being drawn. One read now answers the polls of the next FRESH seconds, whoever sends them.
-_states: dict[tuple[str, str], tuple[float, object]] = {}
-_states_lock = threading.Lock()
-_clock = time.monotonic  # (a test stops it)
-
-
-def read_state(code: str):
-    """The class's state, read now (a page drawn after the class moved must show where it is); it also answers
-    the polls of the next FRESH seconds."""
-    found = classes()
-    state = found.state(code)
-    key = (found.store.database.name, code)
-    with _states_lock:
-        last = _states.get(key)
-        if state is None or last is None or last[1] is None or state.version >= last[1].version:  # never older
-            _states[key] = (_clock(), state)
-        if len(_states) > 1000:  # classes long gone
-            _states.clear()
-    return state
-
-
-def polled_state(code: str):
-    """The class's state for a poll: a read of the last FRESH seconds, by any page of this server, or a new one."""
-    key = (classes().store.database.name, code)
-    with _states_lock:
-        last = _states.get(key)
-    if last is not None and _clock() - last[0] < FRESH:
-        return last[1]
-    return read_state(code)
+ENDED_BY_ITSELF = N_("The class {code} has ended: in another tab, or by itself {hours} hours after your last move. "
+                     "Start a new class to teach again.")
 
 
 def wanted_code() -> str | None:
-    """The code in the URL, as typed (a student may type it in lowercase)."""
-    code = (st.query_params.get(CLASS) or "").strip().upper()
-    return code or None
+    """The code in the URL, as stored (a student may type it in lowercase, with a dash), or as typed if it is none."""
+    typed = (st.query_params.get(CLASS) or "").strip()[:40]
+    return normal_code(typed) or typed.upper() or None
 
 
 def role(code: str) -> bool | None:
@@ -159,7 +133,7 @@ def _saved_id(run: Run) -> str:
 
 def shown(run: Run, counts: bool = True) -> None:
     """Show the class the teacher's step, when it changed (after every click, once the run is saved); with
-    `counts`, where the step's controls are drawn, the class's answers to the question open."""
+    `counts`, where the step's controls are drawn, the class's answers to the question open, or just revealed."""
     s = st.session_state
     code = s.get(TEACHING)
     owner = this_browser()
@@ -174,7 +148,10 @@ def shown(run: Run, counts: bool = True) -> None:
         if asked is not None and asked != asking:  # the teacher answered it, or Reveal now: the class sees why
             if asked in got.chosen and run.trace.cursor == asked:
                 classes().reveal(code, owner)
+                s[REVEALED_AT] = asked
             s.pop(ASKED, None)
+        if s.get(REVEALED_AT) is not None and s[REVEALED_AT] != run.trace.cursor:  # the next step: counts go
+            s.pop(REVEALED_AT, None)
         if s.get(SHOWN) != now:
             classes().show(code, owner, *now)  # (a move closes the class's question)
             s[SHOWN] = now
@@ -182,22 +159,80 @@ def shown(run: Run, counts: bool = True) -> None:
             q = question_before(run.trace, asking, lang())
             classes().ask(code, owner, asking, q.kind if q is not None else "")
             s[ASKED] = asking
-        if asking is not None and counts:  # the count for each choice, as the class answers (drawn above the question)
-            st.fragment(_draw_counts, run_every=COUNTS)(code, asking)
+        if counts and asking is not None:  # the count for each choice, as the class answers (drawn above the question)
+            fragment(_draw_counts, run_every=COUNTS)(code, run.trace, asking, False)
+        elif counts and s.get(REVEALED_AT) is not None:  # revealed: the counts stay, the right answer marked
+            _draw_counts(code, run.trace, s[REVEALED_AT], True)
+    except Ended:
+        _forget()
+        s["class-error"] = t(ENDED_BY_ITSELF, code=code, hours=int(EXPIRES // 3600))
+        st.rerun()  # the whole page: the class's bar goes, the error says why
     except NotTeacher:  # ended in another tab of this browser
         _forget()
     except (StoreError, OSError) as exc:
-        st.toast(t("The class could not be shown this step: {error}", error=exc), icon=":material/warning:")
+        st.toast(t("The class could not be shown this step: {error}", error=plain(exc)), icon=":material/warning:")
 
 
-def _draw_counts(code: str, step: int) -> None:
+def _draw_counts(code: str, trace: Trace, step: int, revealed: bool) -> None:
+    """The class's answers to the question before `step`: the question, one bar a choice with its words and its
+    count, the late answers (not counted) said apart, and once revealed, the right answer marked."""
     try:
         counts = classes().counts(code, step)
     except StoreError:
         return
-    said = " · ".join(f"**{choice + 1}.** {n}" for choice, n in sorted(counts.items())) or "—"
-    st.markdown(t("The class's answers: {counts} (of {n})", counts=said, n=sum(counts.values())),
-                width="content")
+    q = question_before(trace, step, lang())
+    if q is None:
+        return
+    st.html(counts_html(tally(q, step, counts, lang()), revealed), width="stretch")
+
+
+def counts_html(one: Tally, revealed: bool, key: str = "ls-class-counts") -> str:
+    """One question's answers as bars (the teacher's page, the summary): HTML, its words drawn as text."""
+    top = max([c.answers for c in one.choices] + [1])
+    head = t("The class's answers: {n}", n=one.answers)
+    answer = escape(t("the answer"))
+    rows = []
+    for c in one.choices:
+        right = revealed and c.right
+        mark = f'<span class="ls-bar-right">{"✓ " + answer if right else ""}</span>'  # (empty: the bars stay aligned)
+        rows.append(f'<div class="ls-bar-row{" ls-bar-is-right" if right else ""}" data-choice="{c.number}" '
+                    f'data-count="{c.answers}"><div class="ls-bar-label">{c.number}. {_inline(c.text)}</div>'
+                    f'<div class="ls-bar"><div style="width: {100 * c.answers / top:.0f}%"></div></div>'
+                    f'<div class="ls-bar-n">{c.answers}</div>{mark}</div>')
+    late = ""
+    if one.late:
+        said = t("{n} late: answered from browsers that joined after the question opened, not counted.", n=one.late)
+        late = f'<p class="ls-bar-late">{escape(said)}</p>'
+    return (f"<style>{COUNTS_CSS}</style>"
+            f'<div class="ls-class-counts" id="{key}" data-step="{one.step}" data-revealed="{int(revealed)}" '
+            f'data-answers="{one.answers}" data-late="{one.late}">'
+            f'<p class="ls-class-counts-head">{escape(head)}</p>'
+            f'<div class="ls-class-counts-question">{markdown_html(one.question)}</div>{"".join(rows)}{late}</div>')
+
+
+def _inline(text: str) -> str:
+    """A choice's Markdown as HTML within a line (one paragraph: its <p> dropped, so the number stays beside it)."""
+    html = markdown_html(text).strip()
+    if html.startswith("<p>") and html.endswith("</p>") and html.count("<p>") == 1:
+        return html[3:-4]
+    return html
+
+
+COUNTS_CSS = """
+.ls-class-counts { border: 1px solid rgba(128, 128, 128, 0.35); border-radius: 0.5rem; padding: 0.4rem 0.8rem; }
+.ls-class-counts-head { font-weight: 600; margin: 0 0 0.2rem 0; }
+.ls-class-counts-question p { margin: 0 0 0.3rem 0; }
+.ls-bar-row { display: grid; grid-template-columns: minmax(10rem, 2fr) 3fr 2.5rem 5.5rem; gap: 0.6rem;
+  align-items: center; margin: 0.15rem 0; }
+.ls-bar-label p { margin: 0; }
+.ls-bar { height: 1.1rem; background: rgba(128, 128, 128, 0.15); border-radius: 0.25rem; overflow: hidden; }
+.ls-bar > div { height: 100%; background: #4b8bff; }
+.ls-bar-is-right .ls-bar > div { background: #21c354; }
+.ls-bar-is-right .ls-bar-label { font-weight: 600; }
+.ls-bar-n { text-align: right; font-variant-numeric: tabular-nums; font-weight: 600; }
+.ls-bar-right { color: #21c354; font-weight: 600; white-space: nowrap; }
+.ls-bar-late { opacity: 0.75; margin: 0.2rem 0 0 0; font-size: 0.9em; }
+"""
 
 
 def _forget() -> None:
@@ -205,6 +240,7 @@ def _forget() -> None:
     s.pop(TEACHING, None)
     s.pop(SHOWN, None)
     s.pop(ASKED, None)
+    s.pop(REVEALED_AT, None)
     s.pop(ROLE, None)
     st.query_params.pop(CLASS, None)
 
@@ -235,7 +271,6 @@ def _end(code: str) -> None:
     s = st.session_state
     owner = this_browser()
     try:
-        answers = classes().answers_csv(code, owner)
         summary = classes().end(code, owner)
     except NotTeacher:
         _forget()
@@ -243,8 +278,16 @@ def _end(code: str) -> None:
     except (StoreError, OSError) as exc:
         s["class-error"] = t("The class cannot end: {error}", error=exc)
         return
-    s[ENDED] = (summary, answers)
+    found = tallies(summary.questions, lambda run_id: _load(owner, run_id), lang())  # in the teacher's language
+    s[ENDED] = (summary, found, answers_csv(found, lang()))
     _forget()
+
+
+def _load(owner: str, run_id: str) -> Trace | None:
+    try:
+        return store().load(owner, run_id)[0]
+    except (KeyError, StoreError, ValueError):
+        return None
 
 
 def draw_start(run: Run, labelled: bool = False) -> None:
@@ -291,7 +334,7 @@ def draw_teacher(run: Run) -> None:
     class just ended."""
     s = st.session_state
     if s.get("class-error"):
-        st.error(s.pop("class-error"), icon=":material/error:")
+        st.error(plain(s.pop("class-error")), icon=":material/error:")
     if s.get(ENDED):
         _draw_summary(*s[ENDED])
     code = s.get(TEACHING)
@@ -314,7 +357,7 @@ def draw_teacher(run: Run) -> None:
                 f"{escape(code)}</div>"
                 + (f'<div style="font-size: 1.1rem"><code>{escape(address)}</code></div>' if big else "")
                 + "</div>", width="content")
-        st.fragment(_draw_attendance, run_every=ATTENDANCE)(code)
+        fragment(_draw_attendance, run_every=ATTENDANCE)(code)
         st.button(t("Hide the QR code") if big else t("Show the QR code"), key="classroom-size",
                   icon=":material/qr_code:", on_click=_resize)
         st.button(t("End class"), key="classroom-end", icon=":material/stop_circle:", on_click=_end, args=(code,),
@@ -332,18 +375,18 @@ def _draw_attendance(code: str) -> None:
         following, away = classes().attendance(code, this_browser())
     except (StoreError, NotTeacher):
         return
-    st.markdown(t("**{n} following** · {m} away", n=following, m=away), width="content")
+    st.markdown(t("**{n} following** · {m} away", n=int(following), m=int(away)), width="content")
 
 
-def _draw_summary(summary: Summary, answers: str) -> None:
+def _draw_summary(summary: Summary, found: list[Tally], answers: str) -> None:
     with st.container(border=True, key="classroom-summary"):
-        st.markdown(t("**Class {code} ended.** Browsers that followed it: {n}.", code=summary.code,
-                      n=summary.followers))
+        st.markdown(t("**Class {code} ended.** Browsers that followed it: {n}.", code=plain(summary.code),
+                      n=int(summary.followers)))
         steps = ", ".join(str(k + 1) for k in summary.steps_shown) or "—"
         st.markdown(t("Steps shown: {steps}", steps=steps))
-        for step, counts in sorted(summary.questions.items()):
-            said = ", ".join(f"{choice + 1}: {n}" for choice, n in sorted(counts.items())) or "—"
-            st.markdown(t("Question before step {k}: {counts}", k=step + 1, counts=said))
+        for one in found:
+            st.markdown("**" + t("Question before step {k}", k=int(one.before)) + "**")
+            st.html(counts_html(one, True, key=f"ls-class-summary-{one.step}"), width="stretch")
         with st.container(horizontal=True, gap="small"):
             st.download_button(t("Answers (CSV)"), data=answers, file_name=f"loopscope-class-{summary.code}.csv",
                                mime="text/csv", key="classroom-csv", icon=":material/download:", on_click="ignore")

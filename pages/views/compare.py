@@ -38,13 +38,13 @@ def ending(run: ProfileRun) -> str:
     """How a run ended, in a line."""
     last = run.calls[-1] if run.calls else None
     if run.ended == "error" and last is not None:
-        return t("**Stopped by an error** at call {n}: `{error}`.", n=last.number, error=in_code(failure(last)))
+        return t("**Stopped by an error** at call {n}: `{error}`.", n=int(last.number), error=in_code(failure(last)))
     return t("**Ended with `{ended}`** after {n} call(s).", ended=in_code(run.ended), n=len(run.calls))
 
 
 def _outcome(call: Call) -> None:
     if call.error:
-        st.error(t("**Call {n} failed: `{error}`**", n=call.number, error=in_code(failure(call)))
+        st.error(t("**Call {n} failed: `{error}`**", n=int(call.number), error=in_code(failure(call)))
                  + "\n\n" + fenced(str(call.error.get("message", ""))), icon=":material/block:")
     else:
         response = call.response or {}
@@ -64,7 +64,7 @@ def _outcome(call: Call) -> None:
             st.code(output[:400] or " ", language=None)
         if call.parallel:
             st.caption(t("{n} tools at once: wall time {wall} s beside a sum of {sum} s",
-                         n=call.parallel["tools"], wall=f"{call.parallel['wall_ms'] / 1000:.1f}",
+                         n=int(call.parallel["tools"]), wall=f"{call.parallel['wall_ms'] / 1000:.1f}",
                          sum=f"{call.parallel['sum_ms'] / 1000:.1f}"))
     values = {k: plain(v) for k, v in call.values.items()}  # they quote a server's error
     if "why" in values and call.why_step is not None:  # the trace's English, said in the page's language
@@ -93,7 +93,7 @@ def _draw_call(call: Call | None, side: str, stops_here: bool) -> None:
     if call is None:
         st.caption(t("No such call: this loop had already stopped."))
         return
-    st.markdown(t("**Call {n}** · sent {m} message(s)", n=call.number, m=len(call.messages)))
+    st.markdown(t("**Call {n}** · sent {m} message(s)", n=int(call.number), m=len(call.messages)))
     with st.expander(t("messages sent at call {n}", n=call.number), expanded=stops_here,
                      key=f"compare-{side}-{call.number}"):
         for i, message in enumerate(call.messages[-6:], start=max(0, len(call.messages) - 6)):

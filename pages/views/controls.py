@@ -31,7 +31,7 @@ from .current import view_at
 from .gate import draw_gate, waiting
 from .i18n import lang, stage_title, t
 from .presenter import presenting, stopped_by_click
-from .predict import draw_question, draw_toggle, step_or_ask
+from .predict import answers, draw_question, draw_toggle, step_or_ask, withheld
 from .streaming import streamed
 
 from .attempts import attempts_note, attempts_shown
@@ -175,7 +175,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
             saved()
         error = st.session_state.get(f"{key}-error") if run is not None else None
         if error:
-            st.error(t("**{stage} failed.**", stage=stage_title(error.get("stage"))) + f" {plain(error['message'])}\n\n"
+            st.error(t("**{stage} failed.**", stage=plain(stage_title(error.get("stage")))) + f" {plain(error['message'])}\n\n"
                      + t("The trace is unchanged: nothing was added. **Retry** repeats this stage."),
                      icon=":material/error:")
             st.button(t("Retry"), key=f"{key}-retry", icon=":material/replay:", on_click=_ask, args=(key, "retry"))
@@ -190,19 +190,21 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
         with feedback:
             draw_gate(gated, key, _ask)
     v = view_at(trace, trace.cursor)  # the step to show, now that the clicks are done
+    locked = st.session_state.get(f"{key}-locked")  # why the cursor may not move now (a class's open question), or None
     with bar:
-        st.markdown(f"### {plain(v.status)}")  # a thread's name is the file's id
+        st.markdown(f"### {plain(heading(trace, v, key))}")  # a thread's name is the file's id
         if trace.cursor >= 0 and not presenting():
             st.html(said_html(v, key))
         live = run is not None
         # One row that wraps rather than squeezes: every button keeps its whole label, in every language,
         # at 1280 px (columns of fixed shares cut "最初" to a sliver).
         with st.container(horizontal=True, vertical_alignment="center", gap="small", key=f"{key}-buttons"):
-            st.button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0,
+            st.button(t("First"), key=f"{key}-first", disabled=trace.cursor <= 0 or bool(locked), help=locked,
                       icon=":material/first_page:", shortcut="Home", on_click=_ask, args=(key, "first"))
-            st.button(t("Back"), key=f"{key}-back", disabled=trace.cursor <= 0,
+            st.button(t("Back"), key=f"{key}-back", disabled=trace.cursor <= 0 or bool(locked), help=locked,
                       icon=":material/chevron_left:", shortcut="Left", on_click=_ask, args=(key, "back"))
-            st.button(t("Step"), key=f"{key}-step", type="primary", disabled=ended or bool(gated),
+            st.button(t("Step"), key=f"{key}-step", type="primary", disabled=ended or bool(gated) or bool(locked),
+                      help=locked,
                       icon=":material/chevron_right:", icon_position="right",
                       shortcut=None if live and at_end else "Right",  # at the end it executes: a click only
                       on_click=_ask, args=(key, "step"))
@@ -210,7 +212,7 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
                 st.button(t("Go to last step"), key=f"{key}-last", disabled=at_end,
                           icon=":material/last_page:", icon_position="right", shortcut="End",
                           on_click=_ask, args=(key, "last"), help=t("Jump to the last recorded step; nothing runs."))
-            st.button(t("Run to end"), key=f"{key}-to-end", disabled=ended or bool(gated),
+            st.button(t("Run to end"), key=f"{key}-to-end", disabled=ended or bool(gated) or bool(locked),
                       icon=":material/fast_forward:" if live else ":material/last_page:", icon_position="right",
                       shortcut=None if live else "End", on_click=_ask, args=(key, "to_end"),
                       help=t("Execute stages until the loop ends or max turns stops it.") if live else
@@ -233,16 +235,36 @@ def draw_controls(trace: Trace, key: str, run: Run | None = None, save=None,
                 draw_toggle(trace, key)
             if save is not None:
                 save()
-            words_at = _words(run, gated)
+            words_at = _words(run, gated, trace, key)
             if not presenting():
                 st.html(words_html(words_at(v), key), width="stretch")
     return words_at
 
 
-def _words(run: Run | None, gated) -> Callable[[StepView], str]:
+def held_back(trace: Trace, key: str) -> bool:
+    """The last recorded step is held back until its question is answered, and the cursor is on the step before:
+    a Step that ran a stage and asks first. The learner must not learn of that step (not even that it is there)."""
+    last = len(trace) - 1
+    return trace.cursor == last - 1 and last in withheld(key)
+
+
+def heading(trace: Trace, v: StepView, key: str) -> str:
+    """The heading over the buttons (`Step k of n · …`), counting only the steps the learner may know of."""
+    if v.index == trace.cursor and held_back(trace, key) and v.status_held:
+        return v.status_held
+    return v.status
+
+
+def _words(run: Run | None, gated, trace: Trace, key: str) -> Callable[[StepView], str]:
     """What comes next, in a sentence (Markdown), at step `v.index`: the same for any recorded step but the last."""
+    hidden = held_back(trace, key)
+    asking = hidden and answers(trace).asking == len(trace) - 1
+
     def words_at(v: StepView) -> str:
         k, end = v.index, v.ending
+        if hidden and k == v.total - 2:  # the step Step just ran waits for the answer: it is not "recorded" to them
+            return (t("Next: answer the question; its step shows once you have.") if asking else
+                    t("Next, a click on **Step** asks what happens first; the step shows once you have answered."))
         if run is not None and k >= v.total - 1:
             status = run.status()
             nxt = status.next_stage

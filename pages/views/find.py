@@ -66,7 +66,7 @@ def _count(found: list[int], cursor: int, query: Query) -> str:
     k = place(found, cursor)
     if k is None:
         return t_n("{n} match", "{n} matches", len(found))
-    return t("Match {k} of {n}", k=k, n=len(found))
+    return t("Match {k} of {n}", k=int(k), n=len(found))
 
 
 def _draw_query(trace: Trace, key: str) -> None:

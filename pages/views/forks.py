@@ -18,7 +18,7 @@ import streamlit as st
 
 from loop.engine.fork import ForkRefused, fork_task, fork_tool_result
 from loop.engine.runner import Run
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
 from loop.views.step import StepView
 from loop.engine.trace import Trace
 from loop.views.errors import explain
@@ -157,9 +157,9 @@ def draw_fork(trace: Trace, v: StepView, run: Run | None, key: str) -> None:
                 st.info(plain(why), icon=":material/key_off:")
                 return
         if stage == "run_tool":
-            text = st.text_area(t("tool_result content"), value=result_text(v.recorded.get("output", "")),
+            text = st.text_area(t("tool_result content"), value=result_text(v.tool_output),
                                 key=f"{key}-fork-text-{cursor}", height=150)
-            is_error = st.checkbox("is_error", value=bool(v.recorded.get("is_error")), key=f"{key}-fork-err-{cursor}")
+            is_error = st.checkbox("is_error", value=v.tool_is_error, key=f"{key}-fork-err-{cursor}")
         else:
             text = st.text_area(t("Task"), value=trace.meta.get("task", ""), key=f"{key}-fork-task")
         st.button(t("Continue from here"), key=f"{key}-fork-go-{cursor}", type="primary",

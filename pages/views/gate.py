@@ -14,18 +14,24 @@ import json
 
 import streamlit as st
 
-from loop.engine.model import SCRIPTED
 from loop.engine.runner import Run
 
 from .blocks import in_code
 from .i18n import t
 
 TOGGLE = "set-approve"
+REAL = "anthropic"  # the sidebar's Model: SCRIPTED (the default) or a real model
+
+
+def real_model() -> bool:
+    """The sidebar chose a real model: only in so many words. Anything else (nothing chosen yet, a value the page
+    cannot read) is the offline model, which needs no key."""
+    return st.session_state.get("set-model") == REAL
 
 
 def default_on() -> bool:
     """The gate is on by default when a real model is chosen."""
-    return st.session_state.get("set-model", SCRIPTED) != SCRIPTED
+    return real_model()
 
 
 def model_changed() -> None:

@@ -101,6 +101,9 @@ def _label(i: int, message: dict) -> str:
     head = f'<span class="ls-role">{escape(str(role))}</span> <code>messages[{i}]</code>'
     if role == "user" and kinds and all(k == "tool_result" for k in kinds):
         head += " · " + escape(t("{n} tool_result(s), written back by the loop", n=len(kinds)))
+    if role == "system":
+        head += " · " + escape(t("a harness message inside messages: not the person's words; the pairing rules "
+                                 "pass it over"))
     return head
 
 
@@ -115,7 +118,7 @@ def message_html(i: int, message: object, *, new: bool = False, ring: bool = Fal
     if not isinstance(message, dict):
         return f'<div class="ls-msg ls-user"><div class="ls-head">{_label(i, {})}</div>{content_html(message)}</div>'
     role = message.get("role")
-    classes = ("ls-msg " + ("ls-assistant" if role == "assistant" else "ls-user")
+    classes = ("ls-msg " + ("ls-assistant" if role == "assistant" else "ls-system" if role == "system" else "ls-user")
                + (" ls-new" if new or rewritten else "") + (" ls-since" if since else "") + (" ls-focus" if ring else ""))
     head = _label(i, message) + (" " + mark(t("rewritten by this step")) if rewritten
                                  else " " + mark(t("added by this step")) if new
@@ -406,4 +409,4 @@ def draw_pager(v: StepView, key: str) -> None:
         st.button(t("Show later"), key=f"{key}-later", disabled=end == total, on_click=_page,
                   args=(offset_key, cursor, -1))
         st.caption(t("Showing messages[{start}] to messages[{end}] of {total}; {earlier} earlier not drawn.",
-                     start=start, end=end - 1, total=f"{total:,}", earlier=f"{start:,}"))
+                     start=int(start), end=end - 1, total=f"{total:,}", earlier=f"{start:,}"))

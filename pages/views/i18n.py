@@ -18,11 +18,13 @@ import threading
 import unicodedata
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from loop.text.catalogs import known, languages, say, say_n
 
+from .script_run import token
+
 LANG = "lang"
+CHOICES = "lang-choices"  # the keys of the widgets whose options are words in the language (`choice`)
 # The document's language, as a browser picks its fonts by it: a page in Chinese marked English (Streamlit's own
 # <html lang="en">) is drawn with Japanese glyph forms (Noto Sans CJK JP), and a screen reader reads it as English.
 DOCUMENT_LANG = {"zh": "zh-CN"}
@@ -37,14 +39,14 @@ def lang() -> str:
     Read from the session once a run: a page asks a few dozen times a click, and each read of the session state
     takes the session's lock. A run changes it only in `follow_url`, which says so.
     """
-    ctx = get_script_run_ctx(suppress_warning=True)
-    if ctx is None:  # outside a script run (a widget's format_func may be called there)
+    run = token()
+    if run is None:  # outside a run of the page or of a fragment (a widget's callback or format_func may be there)
         return known(st.session_state.get(LANG))
     kept = getattr(_RUN, "kept", None)
-    if kept is not None and kept[0] is ctx.cursors:  # Streamlit gives each run (a fragment's too) new cursors
+    if kept is not None and kept[0] is run:  # each run (a fragment's too) has a token of its own
         return kept[1]
     chosen = known(st.session_state.get(LANG))
-    _RUN.kept = (ctx.cursors, chosen)
+    _RUN.kept = (run, chosen)
     return chosen
 
 
@@ -83,7 +85,29 @@ def follow_url() -> None:
         st.query_params[LANG] = chosen
 
 
+def choice(key: str) -> str:
+    """`key`, for a radio, select box or segmented control whose options are drawn in the chosen language.
+
+    The browser holds such a widget's value as the words it shows, and sends them back with the next click. After
+    a language switch those are the old language's words, which the new options do not have: the browser would
+    show nothing chosen, and its next click would send a choice the page cannot read (or reads as another option).
+    So the switch gives each such widget its value again (`_chosen`), and the page sends it in the new words.
+    """
+    st.session_state.setdefault(CHOICES, set()).add(key)
+    return key
+
+
+def _choices_again() -> None:
+    """Each choice drawn in words is set again, to the value the browser's old words meant (read by the widget of
+    the last run, in the language it was drawn in), before any widget of this run is drawn."""
+    s = st.session_state
+    for key in s.get(CHOICES, ()):
+        if key in s:  # (a widget of a page not shown keeps its value elsewhere: see keep.py)
+            s[key] = s[key]
+
+
 def _chosen() -> None:
+    _choices_again()
     if lang() == "en":
         st.query_params.pop(LANG, None)
     else:

@@ -10,6 +10,7 @@ from loop.files.export import to_markdown
 from loop.engine.trace import Trace
 from loop.views.parts import growth_table, pairs_table, steps_table
 
+from .blocks import in_code
 from .i18n import lang, t
 
 
@@ -71,7 +72,7 @@ def secrets_warning(trace: Trace) -> str:
         return ""
     return t("**This trace was imported from a real log** (`{format}`): it may hold secrets: keys, tokens or passwords "
              "in commands, tool inputs and outputs, file contents, private paths. The exports write the log's "
-             "messages as they are: **nothing in them is redacted**. Read it before you share it.", format=fmt)
+             "messages as they are: **nothing in them is redacted**. Read it before you share it.", format=in_code(fmt))
 
 
 def _draw_export_buttons(trace: Trace, cursor: int, key: str, name: str) -> None:

@@ -13,6 +13,8 @@ import threading
 import streamlit as st
 
 from .i18n import document_language, draw_language_picker, follow_url, t, upright_cjk
+from . import script_run
+from .tooltips import keep_help_apart
 
 _run = threading.local()  # a script run happens in one thread: app.py marks it there
 
@@ -35,6 +37,7 @@ def run_app() -> None:
     draw_language_picker()
     document_language()
     upright_cjk()
+    keep_help_apart()
     _run.via_app = True
     try:
         page.run()
@@ -45,5 +48,6 @@ def run_app() -> None:
 def through_app() -> None:
     """Call first in every page: when app.py did not run this page, rerun through it."""
     if not getattr(_run, "via_app", False):
-        st.navigation(app_pages(), position="hidden")  # ends Streamlit's old pages/-folder mode
+        with script_run.page():  # (a page's run too, though not app.py's)
+            st.navigation(app_pages(), position="hidden")  # ends Streamlit's old pages/-folder mode
         st.rerun()

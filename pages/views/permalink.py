@@ -84,6 +84,8 @@ def learners_link(trace: Trace) -> tuple[str, str] | None:
     source, scenario = yours.get("source"), yours.get("scenario")
     if not isinstance(source, str) or not isinstance(scenario, str) or len(source.encode("utf-8")) > CODE_MOST:
         return None
+    if yours.get("files"):  # a project's run: a link carries one file, which would not run alone
+        return None
     return code_param(source), scenario
 
 

@@ -21,6 +21,7 @@ import streamlit as st
 
 from loop.engine.runner import Run
 from loop.engine.trace import Trace
+from loop.text.catalogs import N_
 from loop.views.questions import Question, question_before
 
 from .blocks import markdown_html
@@ -34,6 +35,8 @@ RIGHT = "predict-right"  # the kinds answered right this session
 HOLDS = "predict-holds"  # trace -> a step held back from the browser by someone else's question (a class's)
 REVEALED = -1  # a step revealed without an answer ("Reveal now")
 COUNTDOWN = 20  # seconds the presenter's count-down runs
+COUNTDOWN_ABOUT = N_("Time to think: {n} s. When the bar runs out nothing moves by itself: the question stays open "
+                     "until you reveal the step (Reveal now, or an answer).")
 
 # The verdict's colour, and room around the question (presenter.py makes both large)
 CSS = ("<style>.ls-verdict { border-left: 0.3rem solid #999; padding: 0.2rem 0.8rem; margin: 0.2rem 0; }"
@@ -196,7 +199,7 @@ def draw_toggle(trace: Trace, key: str) -> None:
         return
     right, asked = score(trace)
     if asked:
-        st.markdown(t("**{right} of {asked} right**", right=right, asked=asked), width="content")
+        st.markdown(t("**{right} of {asked} right**", right=int(right), asked=int(asked)), width="content")
     if answers(trace).chosen:
         st.button(t("Predict again"), key=f"{key}-predict-again", icon=":material/restart_alt:",
                   on_click=_again, args=(trace,), help=t("Back to the first step, the answers of this run cleared."))
@@ -231,6 +234,7 @@ def _draw_asking(trace: Trace, key: str, k: int) -> None:
                 st.button(f"{n + 1}. {choice}", key=f"{key}-choice-{n}", shortcut=str(n + 1) if n < 9 else None,
                           on_click=_answer, args=(trace, k, n))
         if big:  # the class thinks while the bar runs down; the teacher may reveal at once
+            st.caption(t(COUNTDOWN_ABOUT, n=COUNTDOWN))  # what the bar is, and what its end does
             st.html(f'<div class="ls-countdown" style="--ls-seconds: {COUNTDOWN}s"><div></div></div>')
             st.button(t("Reveal now"), key=f"{key}-reveal", icon=":material/visibility:",
                       on_click=_answer, args=(trace, k, REVEALED))
@@ -249,5 +253,7 @@ def draw_verdict(trace: Trace, key: str, k: int, chosen: int) -> None:
     else:
         said, kind = t("**Not quite.** You chose {chosen}; the answer is {answer}", chosen=q.choices[chosen],
                        answer=right), "wrong"
+        if q.why_wrong(chosen):  # why the choice made is wrong, before why the answer is right
+            said += "\n\n" + q.why_wrong(chosen)
     st.html(CSS + f'<div class="ls-verdict ls-verdict-{kind}" id="ls-verdict-{key}" data-verdict="{kind}">'
             f"{markdown_html(said)}{markdown_html(q.why)}</div>")

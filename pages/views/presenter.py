@@ -16,8 +16,9 @@ from loop.engine.runner import Run
 from loop.engine.trace import Trace
 
 from .gate import waiting
-from .i18n import lang, t
+from .i18n import choice, lang, t
 from .keep import kept
+from .script_run import fragment
 
 PRESENTER_HEIGHT = 320  # pixels of history, until the page fits the panel to the screen (history.py)
 PRESENT = "present"
@@ -147,8 +148,8 @@ def draw_autoplay(trace: Trace, run: Run | None, advance: Callable[[], bool]) ->
         st.button(t("Play"), key="present-play", icon=":material/play_arrow:", type="primary", on_click=_play,
                   disabled=trace.at_end and (run is None or run.done))
     # A select box, not a slider: a slider's value sits on its track, where a projector makes it unreadable.
-    st.selectbox(t("Pause between stages (s)"), [1.0, 1.5, 2.0, 3.0, 5.0, 8.0], index=2, key=PAUSE,
+    st.selectbox(t("Pause between stages (s)"), [1.0, 1.5, 2.0, 3.0, 5.0, 8.0], index=2, key=choice(PAUSE),
                  label_visibility="collapsed", format_func=lambda s: t("{s} s between stages", now, s=s),
                  width=200)
     if playing:
-        st.fragment(_tick, run_every=float(st.session_state.get(PAUSE, 2.0)))(trace, run, advance)
+        fragment(_tick, run_every=float(st.session_state.get(PAUSE, 2.0)))(trace, run, advance)

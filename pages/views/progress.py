@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from loop.engine.details import RetryDetail
 from loop.views.narrate_complete import error_label, number
 from loop.engine.runner import Run
 
 from .blocks import in_code, plain
 from .clicks import ask
 from .i18n import t
+from .script_run import fragment
 
 TICK = 0.25  # seconds between two redraws of the countdown
 
@@ -80,7 +82,7 @@ def draw_progress(run: Run | None, key: str) -> None:
             st.rerun()
 
 
-@st.fragment(run_every=TICK)
+@fragment(run_every=TICK)
 def _live(run: Run, key: str) -> None:
     status = run.status()
     left, running = status.wait_left, status.running
@@ -90,13 +92,13 @@ def _live(run: Run, key: str) -> None:
         st.rerun()
     if left > 0:
         retry = run.trace.steps[-1]
-        d = retry.detail if retry.stage == "retry" else {}
+        d = retry.detail if retry.stage == "retry" else RetryDetail()  # a wait comes after a retry step
         with st.container(border=True, key=f"{key}-wait"):
             st.markdown(":material/hourglass_top: " + t(
                 "**Attempt {k} of {n} failed** ({error}). The loop waits **{left} s** before attempt {next}.",
-                k=d.get("attempt", "?"), n=d.get("attempts", "?"), error=in_code(error_label(d.get("error"))),
-                left=f"{left:.1f}", next=f"{number(d.get('attempt')) + 1:g}"))
-            total = number(d.get("wait_s"))
+                k=plain(d.attempt if d.given("attempt") else "?"), n=plain(d.attempts if d.given("attempts") else "?"),
+                error=plain(error_label(d.error)), left=f"{left:.1f}", next=f"{number(d.attempt) + 1:g}"))
+            total = number(d.wait_s)
             st.progress(min(1.0, max(0.0, 1 - left / total)) if total else 1.0)
             a, b = st.columns([1, 3], vertical_alignment="center")
             # A key of its own for each wait: a click on the box of a wait that is over skips no later wait.

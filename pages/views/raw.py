@@ -11,7 +11,7 @@ import streamlit as st
 
 from loop.views.step import StepView
 
-from .blocks import in_code
+from .blocks import in_code, plain
 from .i18n import stage_title, t
 
 SHOWN_LIMIT = 150_000  # characters of a request body drawn on the page; the download has it all
@@ -41,9 +41,9 @@ def origin_words(origin: object) -> str:
         return ""
     line, file, at = origin.get("line"), origin.get("file"), origin.get("at")
     if isinstance(line, int) and isinstance(file, str):
-        return t("This step comes from `{file}`, line {line}, of the imported log.", file=in_code(file), line=line)
+        return t("This step comes from `{file}`, line {line}, of the imported log.", file=in_code(file), line=int(line))
     if isinstance(line, int):
-        return t("This step comes from line {line} of the imported log.", line=line)
+        return t("This step comes from line {line} of the imported log.", line=int(line))
     if isinstance(at, str) and at:
         return t("This step comes from `{at}` in the imported file.", at=in_code(at))
     return ""
@@ -58,7 +58,7 @@ def draw_raw(v: StepView, key: str) -> None:
         if v.stage is None:
             st.caption(t("Nothing has been sent yet."))
             return
-        came_from = origin_words(v.recorded.get("origin"))
+        came_from = origin_words(v.origin)
         if came_from:
             st.caption(came_from)
         if v.stage in ("retry", "refused"):  # a call that failed: what it sent, and the API's error
@@ -70,7 +70,7 @@ def draw_raw(v: StepView, key: str) -> None:
             return
         if v.stage not in ("call_model", "summarize"):
             st.caption(t("This step ({stage}) did its work locally; what it recorded is below.",
-                         stage=stage_title(v.stage)))
+                         stage=plain(stage_title(v.stage))))
             st.code(_json({k: value for k, value in v.recorded.items() if k != "response"}), language="json")
         call = v.last_call
         if call is None:

@@ -14,7 +14,8 @@ from loop.importers import ImportFailed, Note, import_bytes
 from loop.importers.isolated import import_files_isolated, import_isolated
 
 from .blocks import inline_code
-from .i18n import lang, t
+from .i18n import choice, lang, t
+from .script_run import fragment
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 REPLAY = "replay"
@@ -110,6 +111,77 @@ def draw_uploader_words() -> None:
 </style>""", unsafe_allow_html=True)
 
 
+# The files of one drop (or one pick) replace those of the drop before: Streamlit's uploader keeps adding them, and
+# a second session's log beside the first is refused as "several sessions' logs". The page opens only the files just
+# added (`_take`), and once they are uploaded removes the old ones with their own delete buttons, as the learner would
+# (removed while a new file is still uploading, the uploader may drop the new one too).
+ONE_DROP = """<script>(() => {
+  if (window.lsOneDrop) return;
+  window.lsOneDrop = true;
+  const CHIP = '[data-testid="stFileChip"]';
+  const replace = (event) => {
+    const box = event.target.closest && event.target.closest('[data-testid="stFileUploader"]');
+    if (!box || (event.type === "change" && event.target.type !== "file")) return;
+    const files = event.type === "drop" ? event.dataTransfer && event.dataTransfer.files : event.target.files;
+    const old = box.querySelectorAll(CHIP).length, added = files ? files.length : 0;
+    if (!old || !added) return;
+    let tries = 0;
+    const check = () => {
+      const chips = [...box.querySelectorAll(CHIP)];
+      const busy = box.querySelector('[data-testid="stFileChipIconSpinner"]');
+      if (chips.length >= old + added && !busy) {
+        chips.slice(0, old).forEach((chip) => {  // the oldest first: the ones dropped before
+          const button = chip.querySelector('[data-testid="stFileChipDeleteBtn"] button');
+          if (button) button.click();
+        });
+      } else if (++tries < 1200) setTimeout(check, 100);
+    };
+    setTimeout(check, 100);
+  };
+  document.addEventListener("change", replace, true);
+  document.addEventListener("drop", replace, true);
+})();"""
+
+
+def _take(uploads: list | None) -> None:
+    """Open the files of the last drop, once, when they arrive; an upload opened empties the sample box.
+
+    Files added beside the ones before are a drop of their own: they are opened alone (the uploader keeps the
+    earlier ones until the page removes them: ONE_DROP). Files only removed open nothing."""
+    ids = tuple(u.file_id for u in uploads or [])
+    before = st.session_state.get("replay-upload-id") or ()
+    if not ids:
+        st.session_state.pop("replay-upload-id", None)
+        st.session_state.pop("replay-upload-error", None)
+        return
+    if ids == before:
+        return
+    if set(ids) <= set(before):  # files removed (the ones dropped before): what is replayed stays
+        st.session_state["replay-upload-id"] = ids
+        return
+    uploads = [u for u in uploads if u.file_id not in before]
+    named = ", ".join(u.name for u in uploads)
+    _open_uploads(uploads, named)
+    # Only once they are opened: a run stopped on the way (the next click's) opens them again
+    st.session_state["replay-upload-id"] = ids
+
+
+def _open_uploads(uploads: list, named: str) -> None:
+    try:
+        if len(uploads) == 1 and not uploads[0].name.lower().endswith(".zip"):
+            _open(uploads[0].getvalue(), uploads[0].name, "upload")
+        else:
+            _open_many([(u.name, u.getvalue()) for u in uploads])
+    except ImportFailed as exc:  # kept as a Note, said in the page's language when drawn
+        st.session_state["replay-upload-error"] = exc.note
+    except Exception as exc:  # an importer's bug must not take the page down
+        st.session_state["replay-upload-error"] = Note(N_("{name}: could not be read ({error})"), name=named,
+                                                       error=f"{type(exc).__name__}: {exc}")
+    else:
+        st.session_state.pop("replay-upload-error", None)
+        st.session_state["replay-sample"] = None  # the box no longer names a sample: the file is replayed
+
+
 def draw_openers() -> dict | None:
     """The uploader and the sample picker; returns the replay to show.
 
@@ -125,28 +197,11 @@ def draw_openers() -> dict | None:
                    "an Anthropic messages list or request body, OpenAI chat, the course's traces. A Claude Code "
                    "session's log can come with its sub-agents' logs (`subagents/agent-….jsonl`): drop them all "
                    "together, or one `.zip` of them."))
+        _take(uploads)  # before the sample box: a file opened is what is replayed, no sample is
         st.selectbox(t("A built-in sample"), sample_names(), key="replay-sample", on_change=_open_sample,
                      index=None, placeholder=t("Choose a sample…"))
     draw_uploader_words()
-    ids = tuple(u.file_id for u in uploads or [])
-    if not ids:
-        st.session_state.pop("replay-upload-id", None)
-        st.session_state.pop("replay-upload-error", None)
-    elif st.session_state.get("replay-upload-id") != ids:
-        st.session_state["replay-upload-id"] = ids
-        named = ", ".join(u.name for u in uploads)
-        try:
-            if len(uploads) == 1 and not uploads[0].name.lower().endswith(".zip"):
-                _open(uploads[0].getvalue(), uploads[0].name, "upload")
-            else:
-                _open_many([(u.name, u.getvalue()) for u in uploads])
-        except ImportFailed as exc:  # kept as a Note, said in the page's language when drawn
-            st.session_state["replay-upload-error"] = exc.note
-        except Exception as exc:  # an importer's bug must not take the page down
-            st.session_state["replay-upload-error"] = Note(N_("{name}: could not be read ({error})"), name=named,
-                                                           error=f"{type(exc).__name__}: {exc}")
-        else:
-            st.session_state.pop("replay-upload-error", None)
+    st.html(ONE_DROP, unsafe_allow_javascript=True)
     for key in ("replay-upload-error", "replay-error"):
         error = st.session_state.get(key)  # a Note: said in the page's language now, not when it happened
         if error:
@@ -171,13 +226,15 @@ def _sessions_refused():
 
 
 def draw_sessions() -> None:
-    """The sessions of LOOPSCOPE_SESSIONS_DIR, newest first, to open one: only on the user's own machine.
+    """The sessions of LOOPSCOPE_SESSIONS_DIR, newest first, to open one: only where the operator says the server is
+    theirs alone (LOOPSCOPE_LIST_SESSIONS=1) and it serves only this machine.
 
-    Unset, nothing is drawn; set on a server others reach, the page says why the folder is not listed.
+    Unset, nothing is drawn; set on a server others reach, the page says why the folder is not listed. A name in
+    the folder that is not a regular file (a link, a FIFO, a device) is not read: a line says so for each.
     """
     import os
 
-    from loop.importers.sessions import SESSIONS_VARIABLE, sessions, size_label
+    from loop.importers.sessions import SESSIONS_VARIABLE, listing, size_label
 
     if not os.environ.get(SESSIONS_VARIABLE):
         return
@@ -187,7 +244,15 @@ def draw_sessions() -> None:
         return
     folder = Path(os.environ[SESSIONS_VARIABLE]).expanduser()
     with st.expander(t("Your sessions ({folder})", folder=str(folder)), expanded=SESSION not in st.session_state):
-        found = sessions(folder)
+        try:
+            listed = listing(folder)
+        except OSError as exc:
+            st.caption(said(Note(N_("{name}: cannot read it ({error})"), name=str(folder),
+                                 error=exc.strerror or str(exc)), lang()))
+            return
+        found = listed.sessions
+        for note in listed.refused:
+            st.caption(said(note, lang()))
         if not found:
             st.caption(t("No session log (.jsonl) in this folder."))
             return
@@ -199,24 +264,27 @@ def draw_sessions() -> None:
                      "errors {errors}", date=s.date, project=s.project, request=request, size=size_label(s.size),
                      agents=s.sub_agents, compactions=s.compactions, errors=s.errors)
 
-        st.selectbox(t("A session"), range(len(found)), format_func=label, key="replay-session-choice")
-        st.button(t("Open the session"), key="replay-session-open", on_click=_open_chosen,
-                  args=([s.path for s in found],))
+        st.selectbox(t("A session"), range(len(found)), format_func=label, key=choice("replay-session-choice"))
+        st.button(t("Open the session"), key="replay-session-open", on_click=_open_chosen, args=(found,))
 
 
-def _open_chosen(paths: list[Path]) -> None:
+def _open_chosen(found: list) -> None:
     n = st.session_state.get("replay-session-choice")
-    if n is not None and 0 <= n < len(paths):
-        _open_session(paths[n])
+    if n is not None and 0 <= n < len(found):
+        _open_session(found[n].path, found[n].folder)
 
 
-def _open_session(path: Path) -> None:
-    from loop.importers import import_path
+def _open_session(path: Path, folder: Path) -> None:
+    """A listed session, read from its folder without following a link, within the upload limit, and a Follower
+    that reads it again from there."""
+    from loop.importers import import_files
     from loop.importers.follow import Follower
+    from loop.importers.sessions import read_session
 
     try:
-        imported = import_path(path, max_bytes=upload_limit())
-        follower = Follower(path)
+        names = list(path.relative_to(folder).parts)
+        imported = import_files(read_session(folder, names, upload_limit()), max_bytes=upload_limit())
+        follower = Follower(path, folder=folder, max_bytes=upload_limit())
         follower.poll()  # where the log is now: Follow reads what is written after it
     except ImportFailed as exc:  # said by draw_openers, in the page's language
         st.session_state["replay-error"] = exc.note
@@ -251,17 +319,14 @@ def follow_poll(replay: dict) -> None:
     """Where Follow looks at the log, drawn last: the page's run has drawn the step before the next look starts."""
     path = st.session_state.get(SESSION)
     if replay.get("source") == "session" and path and st.session_state.get(FOLLOW):
-        st.fragment(_poll, run_every=FOLLOW_EVERY)(path)
+        fragment(_poll, run_every=FOLLOW_EVERY)(path)
 
 
 def _poll(path: str) -> None:
-    from loop.importers.follow import Follower
-
     replay = st.session_state.get(REPLAY)
     follower = st.session_state.get(FOLLOWER)
-    if follower is None or str(follower.path) != path:  # e.g. a page kept from before: read from now on
-        follower = st.session_state[FOLLOWER] = Follower(path)
-        follower.poll()
+    if follower is None or str(follower.path) != path:  # opened from the list only: that made its Follower
+        return
     trace = replay["trace"]
     try:
         change = follower.poll(cursor=trace.cursor)

@@ -34,12 +34,13 @@ from loop.files.runs import StoreError, StoreFull, TakenOver, new_run_id
 from loop.engine.scripted import MODEL_NAME
 from loop.engine.toolsets import default_toolbox
 
-from .blocks import plain
+from .blocks import in_code, plain
 from .gate import TOGGLE, as_saved, gate_on
-from .i18n import lang, t
+from .i18n import choice, lang, t
 from .browser import store, this_browser
 from .settings import RUN, _keep, default_key, lent_key, unsandboxed_refusal
 
+OFFERED = "saved-runs-offered"  # this session has drawn Saved runs once (opened, if there were any)
 SAVED = "live-run-saved"  # (the Run object, its run id, the cursor and the step count last saved, this tab's writer id)
 COPY_LIMIT = 50 * 2**20  # bytes of an old workspace copied into a resumed run's new one
 
@@ -88,7 +89,7 @@ def autosave(run: Run) -> None:
             st.toast(t("This run was resumed in another tab, which saves it from now on. This tab's steps are "
                        "saved as a new run."), icon=":material/call_split:")
     except (StoreError, OSError) as exc:  # a full disk must not stop the lesson; say so, and try again next click
-        said = exc.note.render(lang()) if isinstance(exc, StoreFull) else exc  # what to do, in the learner's words
+        said = exc.note.render(lang(), data=plain) if isinstance(exc, StoreFull) else plain(exc)  # what to do
         st.toast(t("This run could not be saved: {error}", error=said), icon=":material/warning:")
         s[SAVED] = saved  # nothing was written: the next click tries again
         return
@@ -187,7 +188,7 @@ def _resume() -> None:
     s[SAVED] = (run, run_id, run.trace.cursor, len(run.trace), writer)  # go on writing the same run
     s["saved-runs-note"] = t("Resumed: {n} steps, at step {k}. The workspace is new (`{workspace}`); files the "
                              "commands wrote earlier were copied when still there.",
-                             n=len(run.trace), k=run.trace.cursor + 1, workspace=run.workspace)
+                             n=len(run.trace), k=run.trace.cursor + 1, workspace=in_code(run.workspace))
 
 
 def _delete() -> None:
@@ -201,7 +202,7 @@ def _delete() -> None:
             s["saved-runs-error"] = t("The run {run_id} cannot be deleted: {error}", run_id=run_id, error=exc)
             return
         s.pop("saved-run", None)
-        s["saved-runs-note"] = t("Deleted the saved run {run_id}.", run_id=run_id)
+        s["saved-runs-note"] = t("Deleted the saved run {run_id}.", run_id=plain(run_id))
 
 
 def _label(saved, now: str) -> str:
@@ -221,7 +222,11 @@ def draw_saved_runs(run: Run) -> None:
     except StoreError as exc:
         runs = []
         st.session_state["saved-runs-error"] = t("Saved runs are not available on this server: {error}", error=exc)
-    expanded = bool(runs) and not len(run.trace)  # a reload lands on a fresh run: offer the saved ones
+    # A reload lands on a fresh run: the session's first page offers the saved ones. Not after New run: the
+    # learner asked for the fresh run, and an open list would push its steps below the fold.
+    first = not st.session_state.get(OFFERED)
+    st.session_state[OFFERED] = True
+    expanded = first and bool(runs) and not len(run.trace)
     note = st.session_state.pop("saved-runs-note", None)
     if note:  # outside the expander: a resumed run closes it
         st.success(note, icon=":material/check:")
@@ -247,7 +252,7 @@ def draw_saved_runs(run: Run) -> None:
         by_id = {r.id: r for r in runs}
         if st.session_state.get("saved-run") not in by_id:
             st.session_state["saved-run"] = runs[0].id
-        st.selectbox(t("Saved run"), list(by_id), key="saved-run", format_func=lambda i: _label(by_id[i], now))
+        st.selectbox(t("Saved run"), list(by_id), key=choice("saved-run"), format_func=lambda i: _label(by_id[i], now))
         chosen = by_id[st.session_state["saved-run"]]
         if chosen.model != MODEL_NAME and not (st.session_state.get("set-api-key") or (default_key()[0] and lending())):
             st.text_input(t("API key for this run"), type="password", key="resume-api-key", autocomplete="off",

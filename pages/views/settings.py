@@ -27,6 +27,7 @@ import streamlit as st
 from loop.engine import keys
 from loop.engine.compact import THRESHOLD
 from loop.engine.profiles import MINIMAL, NAMES, PROFILES
+from loop.files.export import inline_code, plain
 from loop.files.runs import StoreError
 from loop.views.errors import explain
 from loop.engine.model import SCRIPTED, ModelConfig
@@ -36,8 +37,8 @@ from loop.tools.sandbox import UNSANDBOXED_VARIABLE, programs, unsandboxed_allow
 from loop.engine.toolsets import TOOLSETS
 
 from .browser import store, this_browser
-from .gate import TOGGLE, default_on, draw_toggle, model_changed
-from .i18n import lang, t
+from .gate import REAL, TOGGLE, default_on, draw_toggle, model_changed, real_model
+from .i18n import choice, lang, t
 from .keep import KEPT, kept as _kept
 
 RUN = "live-run"
@@ -133,7 +134,7 @@ def live_run() -> Run:
 
 def _new_run() -> None:
     s = st.session_state
-    if s.get("set-model") == SCRIPTED:
+    if not real_model():  # the offline model, unless a real one is chosen in so many words
         config = ModelConfig()
     else:
         base_url = (s.get("set-base-url") or "").strip() or None
@@ -183,7 +184,7 @@ def follow(run: Run) -> None:
     scenario on the offline model; every setting New run reads is taken from the run itself.
     """
     s = st.session_state
-    if s.get("set-model", s.get(KEPT + "set-model", SCRIPTED)) != SCRIPTED:  # (kept only, after another page)
+    if s.get("set-model", s.get(KEPT + "set-model")) == REAL:  # (kept only, after another page)
         s[TOGGLE] = s[KEPT + TOGGLE] = False  # the scripted model's gate, as choosing it in the sidebar sets it
     settings = run.settings
     chosen = {"set-model": SCRIPTED, "set-scenario": scenario_for_task(run.task).name, "set-profile": run.profile.name,
@@ -210,9 +211,9 @@ def draw_sidebar() -> None:
     now = lang()  # for the format_funcs, which may be called outside this run
     with st.sidebar:
         st.markdown(t("### Next run"))
-        st.radio(t("Model"), [SCRIPTED, "anthropic"], key=_kept("set-model", SCRIPTED), on_change=model_changed,
-                 format_func=lambda m: t("Scripted (offline, no key)", now) if m == SCRIPTED else t("An Anthropic model", now))
-        if st.session_state.get("set-model") != SCRIPTED:
+        st.radio(t("Model"), [SCRIPTED, REAL], key=choice(_kept("set-model", SCRIPTED)), on_change=model_changed,
+                 format_func=lambda m: t("An Anthropic model", now) if m == REAL else t("Scripted (offline, no key)", now))
+        if real_model():
             st.text_input(t("Model id"), key=_kept("set-model-id", DEFAULT_MODEL_ID))
             _, source = default_key()
             source = source if keys.lending() else ""  # a key the server does not lend is not offered
@@ -230,19 +231,19 @@ def draw_sidebar() -> None:
                     and not keys.is_server_url(st.session_state.get("set-base-url")):
                 st.caption(_own_key_note())
         # The boxes show a name that fits; what it stands for is written out under them, where it can wrap.
-        st.selectbox(t("Task"), [*SCENARIOS, FREE], key=_kept("set-scenario", DEFAULT_SCENARIO),
+        st.selectbox(t("Task"), [*SCENARIOS, FREE], key=choice(_kept("set-scenario", DEFAULT_SCENARIO)),
                      on_change=_scenario_changed, format_func=lambda n: t("A task of my own…", now) if n == FREE else n)
         if st.session_state.get("set-scenario") == FREE:
             st.text_area(t("Your task"), key=_kept("set-task", ""), placeholder=t("What Python version is installed?"))
         else:
             chosen = SCENARIOS[st.session_state.get("set-scenario", DEFAULT_SCENARIO)]
-            st.caption(f"{t(chosen.about)} · “{chosen.task_in(now)}”")
-        st.radio(t("Loop"), list(PROFILES), key=_kept("set-profile", MINIMAL),
+            st.caption(f"{t(chosen.about)} · “{plain(chosen.task_in(now))}”")
+        st.radio(t("Loop"), list(PROFILES), key=choice(_kept("set-profile", MINIMAL)),
                  format_func=lambda p: t(NAMES[p], now),
                  help=t("The chapter's table, both columns: the minimal loop goes on only for a tool_result; the "
                         "complete loop also retries a failed call, continues an answer cut at max_tokens, compacts a "
                         "prompt that is too long, and runs safe tools at once."))
-        if st.session_state.get("set-model") != SCRIPTED or chosen_profile() != MINIMAL:
+        if real_model() or chosen_profile() != MINIMAL:
             st.toggle(t("Stream the answer"), key=_kept("set-stream", False),
                       help=t("Show the model's text as it arrives (`ModelConfig(stream=True)`). In the complete loop a "
                              "tool then starts as soon as its block is complete."))
@@ -253,7 +254,7 @@ def draw_sidebar() -> None:
         st.caption(t(TOOLSETS[st.session_state.get("set-toolset", "s01")]))
         chosen = SCENARIOS.get(st.session_state.get("set-scenario", DEFAULT_SCENARIO))
         if chosen is not None and chosen.toolset:  # a scenario made for a toolset runs with it
-            st.caption(t("This scenario runs with toolset {toolset}.", toolset=f"`{chosen.toolset}`"))
+            st.caption(t("This scenario runs with toolset {toolset}.", toolset=inline_code(chosen.toolset)))
         if (chosen.toolset if chosen is not None and chosen.toolset else st.session_state.get("set-toolset")) == "s06":
             default = chosen.compact_at if chosen is not None and chosen.compact_at else THRESHOLD
             st.number_input(t("Compact past (estimated tokens)"), 100, 10_000_000, step=100,
@@ -265,4 +266,4 @@ def draw_sidebar() -> None:
         st.button(t("New run"), key="new-run", type="primary", on_click=_new_run, width="stretch",
                   icon=":material/restart_alt:", help=t("Start again with these settings, in a fresh workspace."))
         if st.session_state.get("live-setup-error"):
-            st.error(st.session_state["live-setup-error"], icon=":material/error:")
+            st.error(plain(st.session_state["live-setup-error"]), icon=":material/error:")

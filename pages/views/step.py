@@ -8,7 +8,6 @@ from collections.abc import Callable
 from html import escape
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from loop.views.diagram import LARGE, NORMAL, svg
 from loop.views.notes import note
@@ -20,7 +19,7 @@ from loop.files.transcript import dumps
 
 from .ahead import ahead_script
 from .complete_state import draw_complete_state
-from .controls import draw_controls, said_html, words_html
+from .controls import draw_controls, heading, said_html, words_html
 from .copylink import draw_copy_link
 from .current import drawn, fresh, view_at
 from .breaking import draw_break
@@ -34,6 +33,7 @@ from .permalink import keep_url
 from .presenter import PRESENTER_HEIGHT, presenting
 from .raw import draw_raw
 from .runs import autosave
+from .script_run import alone, fragment
 from .tables import draw_state_row, draw_tables, state_row_html
 
 
@@ -117,15 +117,15 @@ def step_html(v: StepView, key: str, words_at: Callable[[StepView], str]) -> dic
     return {"status": v.status, "parts": parts, "views": _views(v, key, words if present else "", present)}
 
 
-def draw_views(trace: Trace, v: StepView, key: str, words_at: Callable[[StepView], str]) -> None:
+def draw_views(trace: Trace, v: StepView, key: str, words_at: Callable[[StepView], str], address: bool = False) -> None:
     """The views at `cursor` as ONE element: a click redraws one thing, not a dozen.
 
     A second, hidden element carries the steps beside the cursor, so that Back and Step show at once (see
-    ahead.py); `words_at(view)` is what comes next at that step.
+    ahead.py); `words_at(view)` is what comes next at that step. `address`: the URL names this cursor's step.
     """
     st.html(Ready(views_html(v, key, words_at(v) if presenting() else "")), unsafe_allow_javascript=True)
     beside = {k: step_html(view_at(trace, k), key, words_at) for k in (v.index - 1, v.index + 1) if 0 <= k < v.total}
-    st.html(Ready(ahead_script(key, v.index, v.status, beside)), unsafe_allow_javascript=True)
+    st.html(Ready(ahead_script(key, v.index, heading(trace, v, key), beside, address)), unsafe_allow_javascript=True)
 
 
 def note_extras(v: StepView, presenter: bool = False) -> list[str]:
@@ -157,7 +157,7 @@ def note_html(v: StepView, presenter: bool = False) -> str:
     """The note of the stage just executed, in the chosen language, and what this step adds to it, as HTML."""
     if v.stage is None:
         return ""
-    broken = v.stage == "refused" and v.recorded.get("mistake")  # Break it here: a rule broken, not a long prompt
+    broken = v.stage == "refused" and v.mistake  # Break it here: a rule broken, not a long prompt
     parts = [f"**{v.stage_title}**", note("refused_mistake" if broken else v.stage, v.lang)]
     if presenter and v.takes_answer:  # no room to say both: the one that
         parts = parts[:1]  # matters here is how the sub-agent's answer comes back, said below
@@ -210,9 +210,7 @@ def _place_below(key: str) -> bool:
     them again. Open, they follow the cursor, so the fragment draws them. Opening one from under the fragment
     reruns the whole page; one closed inside it is drawn inside until the page runs again.
     """
-    ctx = get_script_run_ctx()
-    whole_page = ctx is None or not ctx.fragment_ids_this_run
-    inside = _below_open(key) or (not whole_page and st.session_state.get(_below_key(key)) != "outside")
+    inside = _below_open(key) or (alone() and st.session_state.get(_below_key(key)) != "outside")
     st.session_state[_below_key(key)] = "inside" if inside else "outside"
     return inside
 
@@ -224,7 +222,7 @@ def _draw_below(trace: Trace, key: str, name: str) -> None:
     draw_raw(view_at(trace, cursor), key)
 
 
-@st.fragment
+@fragment
 def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run",
                above: Callable[[], None] | None = None, moved: Callable[[], None] | None = None,
                before: Callable[[], None] | None = None) -> None:
@@ -241,8 +239,10 @@ def _draw_step(trace: Trace, key: str, run: Run | None = None, name: str = "run"
 
 def _draw_step_body(trace: Trace, key: str, run: Run | None, name: str,
                     moved: Callable[[], None] | None = None) -> None:
+    address = moved is None or run is not None  # the URL follows this cursor (else it is the caller's)
+
     def changed() -> None:  # before the page shows the step: the URL names it, a live run is saved, a class hears
-        if moved is None or run is not None:
+        if address:
             keep_url(trace, key, run)
         if run is not None:
             autosave(run)  # the new steps and the cursor: a reload or a restart loses nothing
@@ -262,9 +262,9 @@ def _draw_step_body(trace: Trace, key: str, run: Run | None, name: str,
     if presenting():  # one screen: the state in one row, the diagram, the note and the newest messages
         st.session_state[_below_key(key)] = "none"
         draw_state_row(v, key)
-        draw_views(trace, v, key, words_at)
+        draw_views(trace, v, key, words_at, address)
         return
-    draw_views(trace, v, key, words_at)
+    draw_views(trace, v, key, words_at, address)
     draw_pager(v, key)
     draw_fork(trace, v, run, key)
     draw_break(trace, v, run, key)

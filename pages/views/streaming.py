@@ -8,6 +8,7 @@ import time
 import streamlit as st
 
 from loop.engine.runner import Run
+from loop.files.export import no_fetch
 
 from .i18n import t
 
@@ -40,7 +41,7 @@ def streamed(run: Run | None):
             return
         tail["drawn"] = now
         text[:] = [("…" if tail["cut"] else "") + tail["text"]]
-        box.markdown(t("**Streaming from the model…**") + "\n\n" + "".join(text).replace("$", "\\$"))
+        box.markdown(t("**Streaming from the model…**") + "\n\n" + no_fetch("".join(text).replace("$", "\\$")))
 
     try:
         yield on_text

@@ -9,6 +9,9 @@ slow safety-net timer aside: following.py `_watch`).
 
 A page whose script is running when its class moves is not interrupted (a student's click may be on its way): it
 is woken once that run is over, unless the run drew the new version already.
+
+How a session is found and asked to rerun takes Streamlit's private parts: internals.py (`session_id`, `rerun`,
+`live`); where they are off, no page is registered here, and each follower's page reads its class on its own timer.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import logging
 import threading
 from dataclasses import dataclass
 from typing import Callable
+
+from .internals import live, rerun
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -158,149 +163,6 @@ def shape(state) -> tuple | None:
     if state is None or getattr(state, "ended", False):
         return None
     return tuple(getattr(state, name, None) for name in ("run_id", "question", "revealed"))
-
-
-# -- Streamlit's side: which session is this page, and how a session is asked to rerun --------------------------
-
-def session_id() -> str | None:
-    """This page's Streamlit session, if this server can wake it (None outside a script run, or in AppTest, or on a
-    Streamlit that lacks one of the internals waking relies on: see `unmet`)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None or unmet():
-        return None
-    return ctx.session_id if _session(ctx.session_id) is not None else None  # (None: its browser went away)
-
-
-# What `rerun` reads or calls on a session (private, streamlit is pinned 1.67.0).
-SESSION_NEEDS = ("_event_loop", "_scriptrunner", "_client_state", "request_rerun", "has_fragment")
-_told = False  # the server's log said once why its pages cannot be woken
-
-
-def unmet() -> list[str]:
-    """The Streamlit internals that waking this page relies on and this server lacks, each by name ([]: the page
-    can be woken; called in a script run). Without them a follower's page reads its class every few seconds
-    (following.py `_watch`): all of them are checked here, so that a page is never left neither woken nor reading.
-    A Streamlit upgrade that renames one shows in tests/test_follow_fallback.py."""
-    global _told
-    from streamlit.runtime import Runtime
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return ["get_script_run_ctx()"]
-    if not Runtime.exists():
-        return ["Runtime.instance()"]
-    runtime = Runtime.instance()
-    missing = _unmet_in(runtime, ctx)
-    if missing and not _told and type(runtime) is Runtime:  # (AppTest's Runtime is a mock: no server to wake it)
-        _told = True
-        _LOGGER.warning("this Streamlit lacks %s: follower pages read their class every few seconds instead of "
-                        "being woken", ", ".join(missing))
-    return missing
-
-
-def _unmet_in(runtime, ctx) -> list[str]:
-    sessions = getattr(runtime, "_session_mgr", None)  # (AppTest's Runtime is a mock without one)
-    if sessions is None:
-        return ["Runtime._session_mgr"]
-    if not callable(getattr(sessions, "get_active_session_info", None)):
-        return [f"{type(sessions).__name__}.get_active_session_info"]
-    info = sessions.get_active_session_info(ctx.session_id)
-    if info is None:  # (the page's browser went away: nothing to look at, nothing to say)
-        return []
-    session = getattr(info, "session", None)
-    if session is None:
-        return ["ActiveSessionInfo.session"]
-    missing = [f"AppSession.{name}" for name in SESSION_NEEDS if not hasattr(session, name)]
-    if hasattr(session, "_client_state") and not hasattr(session._client_state, "fragment_id"):
-        missing.append("ClientState.fragment_id")
-    if not hasattr(ctx, "fragment_ids_this_run"):  # (step_only)
-        missing.append("ScriptRunContext.fragment_ids_this_run")
-    try:  # (fragment_id)
-        from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
-
-        ThreadState.get().fragment_id
-    except (ImportError, AttributeError):
-        missing.append("ThreadState.get().fragment_id")
-    except RuntimeError:  # (not on a script's thread: nothing to read it from, nothing said of it)
-        pass
-    return missing
-
-
-def fragment_id() -> str | None:
-    """The fragment running now, if any (Streamlit's ThreadState, private: streamlit is pinned 1.67.0)."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
-
-    return ThreadState.get().fragment_id
-
-
-def step_only() -> bool:
-    """Whether this run is a fragment's alone (a click on the step, or the watcher's wake), not the whole page's."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    return bool(ctx is not None and ctx.fragment_ids_this_run)
-
-
-def _session(session_id: str):
-    """The open session `session_id` of this server, or None (gone, or no server: AppTest has no Runtime).
-
-    Streamlit internals (private, streamlit is pinned 1.67.0): `Runtime.instance()._session_mgr` and its
-    `get_active_session_info(id).session`, an AppSession."""
-    from streamlit.runtime import Runtime
-
-    if not Runtime.exists():
-        return None
-    sessions = getattr(Runtime.instance(), "_session_mgr", None)  # (AppTest's Runtime is a mock without one)
-    info = sessions.get_active_session_info(session_id) if sessions is not None else None
-    return getattr(info, "session", None)
-
-
-def live(session_id: str) -> bool:
-    return _session(session_id) is not None
-
-
-def rerun(session_id: str, done: Callable[[str, str], None], fragment: str | None = None) -> None:
-    """Ask the session to rerun, as Streamlit does when a source file changed (`AppSession._on_source_file_changed`
-    calls `self.request_rerun(self._client_state)`): the last run's query string (class=, step=) and page, and the
-    widgets' values kept in the session's state. It runs on the server's event loop (`AppSession._event_loop`,
-    the loop the session was made on), where the session's state may be touched; `done(session_id, answer)` is
-    called there with "woken", "busy" (a script of the session is running: it is not stopped) or "gone".
-
-    With `fragment`, only that fragment reruns (as a click in it does), if the session still holds it; else the page.
-
-    Streamlit internals used (private): `AppSession._event_loop`, `._scriptrunner`, `._client_state`.
-    """
-    session = _session(session_id)
-    if session is None:
-        done(session_id, "gone")
-        return
-
-    def on_loop() -> None:
-        if _session(session_id) is not session:
-            done(session_id, "gone")
-        elif session._scriptrunner is not None:  # running: a rerun request would stop it
-            done(session_id, "busy")
-        else:
-            state = session._client_state
-            if fragment is not None and session.has_fragment(fragment):
-                state = type(state)()
-                state.CopyFrom(session._client_state)
-                state.fragment_id = fragment
-            try:
-                session.request_rerun(state)
-            except Exception:  # not woken: tried again at the watcher's next round, not left behind for good
-                _LOGGER.exception("a follower's page could not be woken")
-                done(session_id, "busy")
-                return
-            done(session_id, "woken")
-
-    try:
-        session._event_loop.call_soon_threadsafe(on_loop)
-    except RuntimeError:  # the loop is closed: the server is stopping
-        done(session_id, "gone")
 
 
 _watcher: Watcher | None = None

@@ -12,27 +12,31 @@ from __future__ import annotations
 
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor, wait as futures_wait
 from html import escape
 
 import streamlit as st
 from code_editor import code_editor
 
 from loop.text.catalogs import N_
-from loop.views.mistakes import MISTAKES
+from loop.engine.mistakes import MISTAKES
+from loop.text.terminal import as_shown, printable
 from loop.files.runs import StoreError
 from loop.yours import sandboxed
 from loop.yours.exercises import EXERCISES, Verdict, run_exercise
+from loop.yours.lines import code_at
 from loop.yours.listing import chapter_loop
 from loop.yours.named import EXCEPTION, SYNTAX_ERROR
 from loop.engine.trace import Trace
-from loop.yours.reading import Yours, call_step, learner_at, line_at, read
+from loop.yours.reading import Yours, call_step, file_at, learner_at, line_at, read
 
-from .blocks import inline_code
+from .blocks import cell, inline_code, note_markdown, plain
 from .browser import store, this_browser
 from .current import view_at
-from .i18n import lang, t
+from .i18n import choice, lang, t
 from .permalink import CODE_MOST, SEEN, BadCode, source_of
 from .presenter import presenting
+from .project import drop_project, runnable
 from .step import draw_step
 
 YOURS = "yours-run"  # the last run read: a Yours, its trace's cursor moved by the step views
@@ -52,15 +56,20 @@ ASKED = "yours-check-asked"  # Check was clicked for this exercise: it runs wher
 FREE = "free"
 
 # The scenarios the chapter's loop ends by itself on (it does not compact, nor retry a 529): toolsets s01 and s02.
-SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel"]
+SCENARIOS = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel", "subagent",
+             "compact"]  # the last two for a file of the course's s04 and s06: a sub-agent's thread, a compaction
 HEADER = N_("Write agent_loop(state) as the chapter does: client, MODEL, SYSTEM, TOOLS, MAX_TOKENS and run_tool(block) "
             "are given.")
 CODE_STYLE = """<style>
 .ls-yours-code { font: 0.8rem/1.35 ui-monospace, monospace; max-height: 420px; overflow: auto; margin: 0;
-  border: 1px solid rgba(128,128,128,.3); border-radius: .4rem; padding: .3rem 0; }
+  border: 1px solid rgba(128,128,128,.3); border-radius: .4rem; padding: .3rem 0; position: relative; }
 .ls-yours-code div { white-space: pre; padding: 0 .5rem; }
 .ls-yours-code span.n { display: inline-block; width: 2.5em; color: #888; user-select: none; }
 .ls-yours-code div.lit { background: rgba(255, 200, 0, .35); font-weight: 600; }
+/* the state beside the code keeps to its column: a long name or value wraps in its cell */
+.st-key-yours-state table { width: 100%; table-layout: fixed; }
+.st-key-yours-state th, .st-key-yours-state td { padding: .3rem .4rem; overflow-wrap: anywhere; }
+.st-key-yours-state td code { white-space: normal; overflow-wrap: anywhere; }
 </style>"""
 # Presenter mode: the learner's code read from the back of the class, no smaller than the note (presenter.py, 1.05rem)
 PRESENTER_CODE_PX = 18
@@ -87,6 +96,16 @@ def warm_up() -> None:
     threading.Thread(target=sandboxed.warm, daemon=True, name="loopscope-yours-warm").start()
 
 
+def open_in_editor(text: str) -> None:
+    """Open a file of the learner's own project in the editor, as their free code (no exercise's)."""
+    s = st.session_state
+    s[SHOWN] = FREE
+    for key in [k for k in s if isinstance(k, str) and k.startswith(PICKER)]:
+        del s[key]
+    _open_editor(text, lang())
+    s[OFFERED] = True  # the browser's kept code is not put back over it
+
+
 def _open_editor(text: str, language: str) -> None:
     """Open the editor afresh with `text` (a new key: the component drops what it held)."""
     s = st.session_state
@@ -106,7 +125,10 @@ def draw_editor() -> str:
     # Presenter mode: no taller than 20 lines of its large type, so the Run row under it stays on a projector's screen
     height = [12, 20] if presenting() else [22, 44]
     typed = code_editor(start, lang="python", height=height, key=f"{EDITOR}-{generation}",
-                        response_mode="debounce", options={"showLineNumbers": True, "tabSize": 4},
+                        response_mode="debounce",
+                        # a long line (the first comment, in any language) wraps: cut at the editor's edge, it
+                        # would hide what it says past 1280 px's room
+                        options={"showLineNumbers": True, "tabSize": 4, "wrap": True},
                         props={"theme": "chrome",  # Ace's own: the component's themes fetch a web font
                                "fontSize": PRESENTER_CODE_PX if presenting() else 14,  # 14: Ace's own
                                "annotations": _marks(s.get(YOURS), s.get(SOURCE))})
@@ -124,7 +146,8 @@ def draw_editor() -> str:
 def _marks(yours: Yours | None, source: str | None) -> list[dict]:
     """The broken rule's line marked in the editor's gutter, while the editor holds the code that was run."""
     named = yours.named if yours is not None else None
-    if named is None or not named.line or source != yours.recording.source:
+    if named is None or not named.line or source != yours.recording.source or \
+            named.file not in (None, yours.recording.file):  # a line of another of their files: not the editor's
         return []
     column = (yours.recording.error_column or 1) - 1 if named.name == SYNTAX_ERROR else 0
     return [{"row": named.line - 1, "column": max(column, 0), "type": "error", "text": named.render(lang())}]
@@ -174,21 +197,34 @@ def draw_run_row(source: str) -> None:
         st.session_state[widget] = st.session_state.get(SHOWN, FREE)
     with st.container(horizontal=True, vertical_alignment="bottom"):
         with st.container(key=EXERCISE, width=380):
-            st.selectbox(t("Exercise"), list(labels), key=widget, format_func=labels.get, on_change=_choose,
+            st.selectbox(t("Exercise"), list(labels), key=choice(widget), format_func=labels.get, on_change=_choose,
                          args=(widget,))
         st.selectbox(t("Scenario"), SCENARIOS, key=PICK, width=260)
         clicked = st.button(t("Run"), type="primary", icon=":material/play_arrow:", key="yours-run-button")
+    st.caption(t("Or paste your whole agent file, as you run it yourself: its own client (anthropic or openai), its "
+                 "own tools, its input() loop. The scenario's task is typed into its input(); every request it sends "
+                 "is answered by the offline model."))
     if clicked:
+        waiting = st.empty()
         with st.spinner(t("Running your loop in the sandbox…")):
             try:
-                recording = sandboxed.run(source, st.session_state[PICK], lang())
+                recording = sandboxed.run(runnable(source), st.session_state[PICK], lang(),
+                                          owner=this_browser(), on_wait=lambda ahead: _say_wait(waiting, ahead))
             except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-                st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+                st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
                          icon=":material/error:")
                 return
             st.session_state[YOURS] = read(recording)
         warm_up()
         st.rerun()  # the editor above marks the broken line: it is drawn again, knowing the run
+
+
+def _say_wait(place, ahead: int | None) -> None:
+    """Where this browser's run stands in the line for a sandbox (a server runs a few at once)."""
+    if ahead is None:
+        place.empty()
+    else:
+        place.info(t("Waiting for a free sandbox: {n} run(s) ahead of yours.", n=ahead), icon=":material/hourglass:")
 
 
 def _passed() -> set[str]:
@@ -206,7 +242,7 @@ def _exercise_labels(passed: set[str]) -> dict[str, str]:
     labels = {FREE: t("Free: the chapter's loop")}
     for name, exercise in EXERCISES.items():
         tick = "✓ " if name in passed else ""
-        labels[name] = tick + t("Statement {n}: {title}", n=exercise.statement, title=t(exercise.title))
+        labels[name] = tick + exercise.label(lang())  # "Statement 3: …", or "Beyond the chapter: …"
     return labels
 
 
@@ -224,6 +260,7 @@ def _choose(widget: str) -> None:
     if SOURCE in s:
         mine[left] = s[SOURCE]
     s[SHOWN] = picked
+    s.pop(YOURS, None)  # the run drawn was of the exercise left: not this one's
     _open_editor(mine.get(picked) or starting_code(lang(), picked), lang())
     if picked in EXERCISES:
         _warm_for_check(picked)
@@ -260,7 +297,7 @@ def draw_exercise(source: str) -> None:
                 _draw_verdict(kept[1])
             else:  # a verdict is about the code it checked: the editor holds other code now
                 st.caption(t("Checked on your earlier code: Check again to check this one."),
-                           help=kept[1].why)
+                           help=plain(kept[1].why))
 
 
 def _ask(name: str) -> None:
@@ -272,26 +309,44 @@ def _check(name: str, source: str) -> None:
     s = st.session_state
     recordings = {}
 
+    ahead: dict[str, int] = {}  # scenario -> runs ahead of it in the line for a sandbox, while it waits
+    owner = this_browser()
+
     def runner(text: str, scenario: str, language: str, **limits):
-        recordings[scenario] = sandboxed.run(text, scenario, language, **limits)
+        def waits(n: int | None) -> None:
+            if n is None:
+                ahead.pop(scenario, None)
+            else:
+                ahead[scenario] = n
+
+        recordings[scenario] = sandboxed.run(text, scenario, language, owner=owner, on_wait=waits, **limits)
         return recordings[scenario]
 
     with st.spinner(t("Checking your loop on {scenarios}…", scenarios=", ".join(EXERCISES[name].scenarios))):
         try:
-            verdict = run_exercise(EXERCISES[name], source, lang(), runner)
+            # Check's scenarios wait in the line like any run: the page says where they stand while they wait
+            waiting = st.empty()
+            with ThreadPoolExecutor(1, thread_name_prefix="loopscope-check-wait") as pool:
+                checking = pool.submit(run_exercise, EXERCISES[name], source.lstrip("\ufeff"), lang(), runner)
+                while not checking.done():
+                    _say_wait(waiting, min(ahead.values()) if ahead else None)
+                    futures_wait([checking], timeout=0.25)
+                waiting.empty()
+                verdict = checking.result()
         except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-            st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+            st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
                      icon=":material/error:")
             return
     _warm_for_check(name)
     s[VERDICT] = (name, verdict, source)
     if verdict.passed:
+        s.pop(YOURS, None)  # a run of earlier code (a failed Check's) is not drawn under the pass
         owner = this_browser()
         if owner is not None:
             try:
                 store().mark_passed(owner, name)
             except (StoreError, OSError) as exc:  # the lesson goes on; the tick is not kept
-                st.toast(t("Your progress could not be saved: {error}", error=exc), icon=":material/warning:")
+                st.toast(t("Your progress could not be saved: {error}", error=plain(exc)), icon=":material/warning:")
     elif verdict.scenario in recordings:  # the run it failed on, drawn below with the same views, at the call
         s[YOURS] = _at_call(read(recordings[verdict.scenario]), verdict.call)
     st.rerun()  # the picker ticks a passed exercise; the editor marks the failed run's line
@@ -306,7 +361,7 @@ def _at_call(yours: Yours, call: int | None) -> Yours:
 
 
 def _draw_verdict(verdict: Verdict) -> None:
-    why = verdict.note.render(lang()) if verdict.note is not None else verdict.why
+    why = note_markdown(verdict.note, lang()) if verdict.note is not None else plain(verdict.why)
     if verdict.passed:
         st.success(why, icon=":material/check_circle:")
         return
@@ -321,7 +376,16 @@ def _code_html(source: str, lit: int | None) -> str:
     for n, text in enumerate(source.splitlines(), start=1):
         cls = ' class="lit"' if n == lit else ""
         rows.append(f'<div{cls} data-line="{n}"><span class="n">{n}</span>{escape(text)}</div>')
-    return CODE_STYLE + f'<div class="ls-yours-code" id="ls-yours-code">{"".join(rows)}</div>'
+    return CODE_STYLE + f'<div class="ls-yours-code" id="ls-yours-code">{"".join(rows)}</div>' + SCROLL_TO_LIT
+
+
+# The lit line in view: the panel shows some 30 lines of a file that may have hundreds (its own scroll, not the page's)
+SCROLL_TO_LIT = """<script>(() => {
+  const box = document.getElementById("ls-yours-code"), lit = box && box.querySelector("div.lit");
+  if (lit && (lit.offsetTop < box.scrollTop || lit.offsetTop + lit.offsetHeight > box.scrollTop + box.clientHeight)) {
+    box.scrollTop = Math.max(0, lit.offsetTop - box.clientHeight / 3);
+  }
+})();</script>"""
 
 
 def _value(value: object) -> str:
@@ -335,7 +399,16 @@ def learners_source(trace: Trace) -> str | None:
     source = yours.get("source") if isinstance(yours, dict) else None
     if not isinstance(source, str) or len(source.encode("utf-8", "replace")) > CODE_MOST:
         return None
-    return source
+    return _file_at_cursor(trace, yours) or source
+
+
+def _file_at_cursor(trace: Trace, yours: dict) -> str | None:
+    """A project's run: the text of the other file of theirs the cursor's line is in (a module beside the file run),
+    when the trace keeps it and it is no larger than a source drawn may be; None for the file run."""
+    files = yours.get("files")
+    file = file_at(trace, trace.cursor) if isinstance(files, dict) and trace.cursor >= 0 else None
+    text = files.get(file) if file is not None else None
+    return text if isinstance(text, str) and len(text.encode("utf-8", "replace")) <= CODE_MOST else None
 
 
 def draw_beside(trace: Trace) -> None:
@@ -348,20 +421,23 @@ def draw_beside(trace: Trace) -> None:
     left, right = st.columns([3, 2])
     with left:
         line = line_at(trace, i) if i >= 0 else None
-        st.markdown("**" + t("Your code") + "**" + (" · " + t("line {line}", line=line) if line else ""))
-        st.html(_code_html(source, line))
+        st.markdown("**" + t("Your code") + "**" + (" · " + t("line {line}", line=int(line)) if line else ""))
+        st.html(_code_html(source, line), unsafe_allow_javascript=True)
     with right, st.container(key="yours-state"):
         st.markdown("**" + t("Your state beside the chapter's LoopState") + "**")
         chapter_state = dict(view_at(trace, i).presenter_state) if i >= 0 else {}  # the step's record
-        learner = learner_at(trace, i) or {}
+        learner = learner_at(trace, i)  # None before the first call: the state is read at each call
         mine = t("your state")
         rows = [f"| | {mine} | LoopState |", "|---|---|---|"]
         for field in ("turn_count", "transition_reason"):
             chapter = chapter_state.get(field)
-            rows.append(f"| `{field}` | {_value(learner.get(field))} | {inline_code(chapter) if chapter else _value(None)} |")
+            yours = cell(_value(learner.get(field))) if learner is not None else "—"
+            rows.append(f"| `{field}` | {yours} | "
+                        f"{cell(inline_code(chapter) if chapter else _value(None))} |")  # a `|` stays in its cell
         st.markdown("\n".join(rows))
         st.caption(t("Your state as your code left it at the call shown last; the LoopState as the chapter's "
-                     "loop keeps it."))
+                     "loop keeps it.") + ("" if learner is not None else " " + t(
+                         "Your state is read at each model call: before the first one, it is not known yet (—).")))
 
 
 def draw_named(yours: Yours) -> None:
@@ -374,33 +450,92 @@ def draw_named(yours: Yours) -> None:
                          n=len(recording.exchanges)), icon=":material/check_circle:")
         return
     mistake = MISTAKES.get(named.name)
-    heading = t(mistake.title, now) if mistake else named.render(now)
+    said = note_markdown(named.note, now) if named.note is not None else ""  # its values (a message) as text
+    heading = t(mistake.title, now) if mistake else said
     lines = [f"**{heading}**"]
     if mistake:
-        lines.append(named.render(now))
+        lines.append(said)
     if named.error:
-        lines.append(t("The API's answer: {status} {message}", status=named.error.get("status"),
+        lines.append(t("The API's answer: {status} {message}", status=plain(named.error.get("status")),
                        message=inline_code(named.error.get("message") or "")))
-    source = recording.source.splitlines()
-    if named.line and 0 < named.line <= len(source):
-        lines.append(t("Your line {line}:", line=named.line) + " " + inline_code(source[named.line - 1].strip()))
+    lines.extend(_line_words(named, recording))
     if mistake:
-        lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={named.name}"))
+        lines.append(t("**The fix:**") + " " + t(mistake.fix, now))  # the one sentence the mistake's definition gives
+        lines.append(t("[See this mistake in the Mistakes lab]({link})", link=f"/mistakes?mistake={plain(named.name)}"))
     st.error("\n\n".join(lines), icon=":material/error:")
     if named.name == EXCEPTION and recording.traceback:
         st.code(recording.traceback, language="text")
-    if named.name != SYNTAX_ERROR and recording.output:
-        with st.expander(t("What your code printed")):
-            st.code(recording.output, language="text")
+
+
+def _line_words(named, recording) -> list[str]:
+    """Where the broken rule is named in their code, as Markdown: the line that made the message a mistake is about
+    (or which message it was, with the call's line, when that line is not known), else the call's, the exception's
+    or the syntax error's line. Their file's name, a role and their code are drawn as text."""
+    made = named.made
+    if made is not None:
+        words, values = made.words(), made.values()
+        return [t(words, line=plain(values["line"]), message=plain(values["message"]), call=int(made.call),
+                  role=plain(values["role"]), code=inline_code(code_at(recording, made.file, made.line)))]
+    code = code_at(recording, None, named.line) if named.file in (None, recording.file) else ""
+    return [t("Your line {line}:", line=int(named.line)) + " " + inline_code(code)] if code else []
+
+
+def draw_printed(yours: Yours) -> None:
+    """What is worth saying beside the run (a max_tokens its file asked too much of). What the program printed is
+    drawn beside the steps (draw_terminal)."""
+    for note in yours.notes:
+        st.info(note_markdown(note, lang()), icon=":material/info:")
+
+
+TERMINAL_SHOWN = 20_000  # characters of the printed output drawn, its last ones (as a terminal scrolled to its end)
+TERMINAL_STYLE = """<style>
+.ls-terminal { font: 0.8rem/1.35 ui-monospace, monospace; background: #1e1e1e; color: #e6e6e6; margin: 0;
+  border-radius: .4rem; padding: .4rem .6rem; max-height: 220px; overflow: auto; white-space: pre-wrap;
+  overflow-wrap: anywhere; }
+</style>"""
+SCROLL_TO_END = """<script>(() => { const box = document.getElementById("ls-terminal"); if (box) box.scrollTop = box.scrollHeight; })();</script>"""
+
+
+def draw_terminal(output: str) -> None:
+    """What the learner's program printed, beside the steps, as a terminal shows it: its colours left out, a line
+    it rewrote shown as rewritten, its controls written as visible escapes; the last of it, scrolled to its end."""
+    shown = printable(as_shown(output)).rstrip()
+    if not shown:
+        return
+    cut = len(shown) - TERMINAL_SHOWN
+    head = "**" + t("What your program printed") + "**"
+    if cut > 0:
+        head += " · " + t("its last {n} characters", n=TERMINAL_SHOWN)
+        shown = shown[cut:]
+    st.markdown(head)
+    st.html(TERMINAL_STYLE + f'<pre class="ls-terminal" id="ls-terminal" data-testid="yours-terminal">'
+            f'{escape(shown)}</pre>' + SCROLL_TO_END, unsafe_allow_javascript=True)
+
+
+def draw_learners(trace: Trace, output: str | None = None) -> None:
+    """Beside the steps: which of the project's files is shown (a project's run), the learner's code with the step's
+    line lit and their state (draw_beside), and what their program printed (`output`, a live run's)."""
+    yours = trace.meta.get("yours")
+    files = yours.get("files") if isinstance(yours, dict) else None
+    if isinstance(files, dict) and files and trace.cursor >= 0:
+        shown = file_at(trace, trace.cursor) or yours.get("file")
+        st.caption(t("Your project's {n} files: this is {file}.", n=len(files) + 1, file=inline_code(shown or "")))
+    draw_beside(trace)
+    if output:
+        draw_terminal(output)
 
 
 def draw_yours(yours: Yours) -> None:
     """A run of the learner's loop: named, then drawn step by step with their code beside the views."""
     draw_named(yours)
+    if yours.recording.source != st.session_state.get(SOURCE):  # the editor holds other code now
+        st.caption(t("This run is of your earlier code: Run again to run the code in the editor."))
+    draw_printed(yours)
     if not len(yours.trace):
         return
     # Step through's views, and above them the learner's code, in the views' one fragment: Back and Step move both
-    draw_step(yours.trace, "yours", None, f"yours-{yours.recording.scenario}", above=lambda: draw_beside(yours.trace))
+    draw_step(yours.trace, "yours", None, f"yours-{yours.recording.scenario}",
+              above=lambda: draw_learners(yours.trace, yours.recording.output))
 
 
 LINK_REFUSED = "yours-link-refused"  # the `code` of a link that was refused, and why: said while the URL holds it
@@ -439,6 +574,7 @@ def open_code_link() -> None:
 
 def _run_linked(source: str, scenario: str, k: int) -> None:
     s = st.session_state
+    drop_project()  # a link carries one file: it runs alone
     s[SHOWN] = FREE  # the link's code is the learner's own, not an exercise's: the picker starts on it
     for key in [k for k in s if isinstance(k, str) and k.startswith(PICKER)]:
         del s[key]
@@ -448,9 +584,9 @@ def _run_linked(source: str, scenario: str, k: int) -> None:
     s[PICK] = scenario
     with st.spinner(t("Running your loop in the sandbox…")):
         try:
-            recording = sandboxed.run(source, scenario, lang())
+            recording = sandboxed.run(source.lstrip("\ufeff"), scenario, lang(), owner=this_browser())
         except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-            st.error(t("Your loop could not be run here: {error}", error=f"{type(exc).__name__}: {exc}"),
+            st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
                      icon=":material/error:")
             return
     yours = read(recording)
