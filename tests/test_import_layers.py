@@ -219,10 +219,6 @@ def _imports(path: Path, module: str, packages: set[str]) -> list[tuple[str, int
     return found
 
 
-# Known, and being removed with the importers' own split: a thread's label is cut by the views' helper.
-KNOWN_UPWARD = {("loop.importers.claude_code", "loop.views.narrate")}
-
-
 def upward_imports(root: Path) -> list[str]:
     """Each import in loop/ of a part listed at or after the importing part in README's table (and of a part
     the table does not list), as "file line: a -> b"."""
@@ -242,8 +238,7 @@ def upward_imports(root: Path) -> list[str]:
             # the module a statement loads (`from a.b import c` names a.b, and a.b.c when c is a module)
             target = max((t for t in targets if t in modules), key=len, default=targets[0])
             there = _part(target)
-            if not target.startswith("loop.") or there == here or there not in parts \
-                    or any(name == a and target.startswith(b) for a, b in KNOWN_UPWARD):
+            if not target.startswith("loop.") or there == here or there not in parts:
                 continue
             where = f"{path.relative_to(root)} line {line}: {name} -> {target}"
             if here not in order or there not in order:
