@@ -20,8 +20,10 @@ from tests.fake_server import FakeAnthropic  # noqa: E402
 def pytest_configure(config):
     from tests.tiers import TIERS
 
+    known = {line.split(":")[0].strip() for line in config.getini("markers")}  # pytest.ini's own say more
     for name, meaning in TIERS.items():
-        config.addinivalue_line("markers", f"{name}: {meaning}")
+        if name not in known:
+            config.addinivalue_line("markers", f"{name}: {meaning}")
 
 
 def pytest_collection_modifyitems(config, items):
