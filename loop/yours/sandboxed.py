@@ -262,11 +262,11 @@ class _Keeper:
             stop = self.recorder.stop
             self.halt(stop.outcome, stop.note, **stop.values)
             return False
+        if self.recorder.refused():  # the API refused it: the loop broke a rule here, and the run ends there.
+            self.stop = REFUSED  # Not answered: the program's own traceback of the 400 would only race its ending
+            return False
         self.send(b"A", _with_body({"status": answer.status, "reason": "Loopscope",
                                     "content_type": answer.content_type}, answer.data))
-        if self.recorder.refused():  # the API refused it: the loop broke a rule here, and the run ends
-            self.stop = REFUSED
-            return False
         return True
 
     def counted(self) -> bool:
