@@ -5,6 +5,7 @@ all. Wall time on a shared machine says more about the neighbours than about the
     .venv/bin/python bench/suite.py                                  # the whole suite, as `make test` runs it
     .venv/bin/python bench/suite.py tests/test_projector.py -n 1     # one file (any pytest arguments)
     .venv/bin/python bench/suite.py -m "not browser" --top 20        # a tier; the 20 dearest files
+    .venv/bin/python bench/suite.py --tests 40                       # the 40 dearest tests as well
 
 Needs root and a cgroup v2 hierarchy (/sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1 controllers). Each
 pytest-xdist worker moves itself into a cgroup of its own inside the run's, so each test's setup, call and
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from json import dumps  # bound here: a test that makes json.dumps fail (tests/test_hardening_files.py) is still counted
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,7 +75,7 @@ def _phase(name: str):
             return
         before = core_seconds(_here)
         yield
-        _out.write(json.dumps({"test": item.nodeid, "phase": name, "cpu": core_seconds(_here) - before}) + "\n")
+        _out.write(dumps({"test": item.nodeid, "phase": name, "cpu": core_seconds(_here) - before}) + "\n")
         _out.flush()
     return hook
 
@@ -88,6 +90,7 @@ pytest_runtest_teardown = _phase("teardown")
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--top", type=int, default=30, help="how many of the dearest files to list")
+    parser.add_argument("--tests", type=int, default=0, help="how many of the dearest tests to list")
     args, pytest_args = parser.parse_known_args(argv)
     pytest_args = pytest_args or ["-q", "-n", "3", "--dist", "worksteal"]
     run = own_cgroup() / f"loopscope-suite-{os.getpid()}"
@@ -107,15 +110,20 @@ def main(argv: list[str] | None = None) -> int:
                 folder.rmdir()
             except OSError:
                 pass
-    files, tests = collections.Counter(), collections.Counter()
+    files, tests, each = collections.Counter(), collections.Counter(), collections.Counter()
     for line in records.read_text().splitlines():
         record = json.loads(line)
         files[record["test"].split("::")[0]] += record["cpu"]
+        each[record["test"]] += record["cpu"]
         tests[record["test"].split("::")[0]] += record["phase"] == "call"
     records.unlink()
     print(f"\n{'core-s':>8}  tests  file")
     for name, cpu in files.most_common(args.top):
         print(f"{cpu:8.1f}  {tests[name]:5d}  {name}")
+    if args.tests:
+        print(f"\n{'core-s':>8}  test")
+        for name, cpu in each.most_common(args.tests):
+            print(f"{cpu:8.1f}  {name}")
     print(f"{sum(files.values()):8.1f}  {sum(tests.values()):5d}  the tests' setup, call and teardown, in all")
     print(f"{total:8.1f}         the whole run (workers' start, collection and servers' stop too), in "
           f"{wall:.0f} s of wall time (pytest's exit status {done.returncode})")
