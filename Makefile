@@ -1,12 +1,13 @@
 # `make run` serves the app on http://localhost:8501 (offline by default);
-# `make test` runs every test, in three processes (pytest-xdist). Each sets up .venv on a fresh machine first.
+# `make test` runs every test, in three processes (pytest-xdist); `make test-fast` the tests that need no browser,
+# database, balancer or npm client. Each sets up .venv on a fresh machine first.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 NPM_CLIENTS := tests/npm/node_modules/.installed
 
-.PHONY: run test chromium bubblewrap haproxy postgresql jq npm bench bench-long clean messages samples class
+.PHONY: run test test-fast chromium bubblewrap haproxy postgresql jq npm bench bench-long clean messages samples class
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +73,13 @@ npm:
 	else \
 		echo "A test records Claude Code, installed with npm. Install it with: sudo apt-get install -y nodejs npm"; exit 1; \
 	fi
+
+# The tests for working between full runs: each test is marked by what it uses (tests/tiers.py), and this leaves
+# out Chromium, PostgreSQL, HAProxy's replicas and clients installed from npm. `pytest -m browser` (or postgres,
+# replicas, sandbox, npm) runs one tier.
+FAST := not browser and not postgres and not replicas and not npm
+test-fast: $(VENV)/.test bubblewrap jq
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 3 --dist worksteal -m "$(FAST)"
 
 # A run's journal (one JSON line a step) is read with jq in the README and in a test: install it when missing.
 jq:

@@ -17,6 +17,24 @@ if str(ROOT) not in sys.path:
 from tests.fake_server import FakeAnthropic  # noqa: E402
 
 
+def pytest_configure(config):
+    from tests.tiers import TIERS
+
+    known = {line.split(":")[0].strip() for line in config.getini("markers")}  # pytest.ini's own say more
+    for name, meaning in TIERS.items():
+        if name not in known:
+            config.addinivalue_line("markers", f"{name}: {meaning}")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Each test marked by what it uses (tests/tiers.py): `-m "not browser"` and the like need nothing of a test."""
+    from tests.tiers import tiers_of
+
+    for item in items:
+        for tier in sorted(tiers_of(item)):
+            item.add_marker(tier)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def runs_folder(tmp_path_factory):
     """Saved runs go to a temporary folder, never the project's runs/ (the app reads LOOPSCOPE_RUNS)."""
@@ -45,6 +63,50 @@ def short_waits():
         os.environ.pop(SCALE_VARIABLE, None)
     else:
         os.environ[SCALE_VARIABLE] = before
+
+
+@pytest.fixture(autouse=True, scope="session")
+def long_command_timeouts():
+    """A command may run three times its timeout (LOOPSCOPE_TIMEOUT_SCALE, loop/tools/bash.py): on a loaded machine
+    (three test processes on two cores, and more beside them) a command of a few milliseconds can take seconds to
+    start, and a test whose command should end would fail on a timeout meant for a learner's idle machine. What
+    the command is told and shows is still its own timeout ("Timeout (1 s)"); the servers the tests start
+    inherit the scale."""
+    from loop.tools.bash import TIMEOUT_SCALE_VARIABLE
+
+    before = os.environ.get(TIMEOUT_SCALE_VARIABLE)
+    os.environ[TIMEOUT_SCALE_VARIABLE] = "3"
+    yield
+    if before is None:
+        os.environ.pop(TIMEOUT_SCALE_VARIABLE, None)
+    else:
+        os.environ[TIMEOUT_SCALE_VARIABLE] = before
+
+
+@pytest.fixture(autouse=True, scope="session")
+def apps_prepared_once():
+    """What `streamlit run` does once for all its sessions, each AppTest did for itself, at every run: look for
+    Streamlit components in the metadata of every installed package (about 0.05 s of CPU), and compile the app's
+    scripts with Streamlit's magic (an AST pass, about as much). The packages and the scripts do not change during a
+    test run, so both are done once a test process, as the server does them."""
+    from streamlit.components.v2 import manifest_scanner
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.testing.v1 import app_test
+
+    scan = manifest_scanner.scan_component_manifests
+    found: list = []
+
+    def once(*args, **kwargs):
+        if not found:
+            found.append(scan(*args, **kwargs))
+        return list(found[0])
+
+    compiled = ScriptCache()  # by each script's path: AppTest.from_function's scripts have paths of their own
+    manifest_scanner.scan_component_manifests = once
+    app_test.ScriptCache = lambda: compiled
+    yield
+    manifest_scanner.scan_component_manifests = scan
+    app_test.ScriptCache = ScriptCache
 
 
 @pytest.fixture(autouse=True)
@@ -183,23 +245,49 @@ def app_server(runs_folder, short_waits):
 
 
 class _SharedChromium:
-    """Debian's Chromium, launched on first use and kept for the tests that follow.
+    """Debian's Chromium, launched on first use and kept for the rest of the session.
 
-    A running sync Playwright holds this thread's asyncio loop: `asyncio.run` or another `sync_playwright()` in a
-    later test would fail. So it is stopped before any test that does not ask for it, and started again by the
-    next one that does (the browser tests come in runs of files, so that is a few launches a session)."""
+    A sync Playwright marks its asyncio loop as this thread's running loop between its calls, and `asyncio.run` or
+    another `sync_playwright()` refuses to start under a running loop. So for a test that does not ask for this
+    browser the mark is set aside and put back after (`aside`): the browser stays open, idle, and the next browser
+    test finds it with its kept contexts' caches warm. (Stopping it instead cost a launch and a cold context each
+    time the tests went from a browser test to another and back: 3-4 s of the machine's CPU each time.)"""
 
     def __init__(self) -> None:
         self.playwright = None
         self.browser = None
-        self.kept: dict[tuple[int, int], list] = {}  # cleared contexts for the next tests, by their viewport
+        self.loop = None  # Playwright's loop while it is set aside for a test that does not use this browser
+        self.kept: list = []  # cleared contexts for the next tests
+        self.sizes: dict = {}  # each context's own viewport, as it was made
         self.origins: dict = {}  # each context's origins: where it may have stored something
+
+    @contextlib.contextmanager
+    def aside(self):
+        """No running loop in this thread while the block runs (a test's own `asyncio.run`, its own Playwright)."""
+        import asyncio
+
+        self.back()
+        self.loop = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(None)
+        try:
+            yield
+        finally:
+            self.back()
+
+    def back(self) -> None:
+        """Playwright's loop marked running again, as its next call expects (see `aside`)."""
+        import asyncio
+
+        if self.loop is not None:
+            asyncio.events._set_running_loop(self.loop)
+            self.loop = None
 
     def get(self):
         from playwright.sync_api import sync_playwright
 
         from tests.browser import CHROMIUM, launch
 
+        self.back()
         if not Path(CHROMIUM).exists():
             pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium. Install it with "
                         "`sudo apt-get install -y chromium` (or `make chromium`), then run the tests again.")
@@ -209,21 +297,37 @@ class _SharedChromium:
             self.browser = launch(self.playwright)
         return self.browser
 
-    def context(self, width: int, height: int):
+    def context(self, width: int, height: int, any_size: bool = False):
         """A browser context as a new browser has one: no cookies, no storage, no permissions. One a test before
         used, cleared (`keep`), when there is one: the app's scripts and fonts are then already in its cache. A new
-        context fetches and compiles Streamlit's scripts again: about 2 s of the machine's CPU a page, measured."""
-        kept = self.kept.get((width, height))
-        if kept and self.browser is not None and self.browser.is_connected():
-            return kept.pop()
+        context fetches and compiles Streamlit's scripts again: about 2 s of the machine's CPU a page, measured.
+        Its pages are `width`×`height` (`any_size`: whatever size it was made with; `page` sets each page's)."""
+        self.back()
+        if self.browser is not None and self.browser.is_connected():
+            fits = [c for c in self.kept if self.sizes.get(c) == (width, height)]
+            if fits or (any_size and self.kept):
+                context = (fits or self.kept)[-1]
+                self.kept.remove(context)
+                return context
         context = self.get().new_context(viewport={"width": width, "height": height})
+        self.sizes[context] = (width, height)
         origins = self.origins[context] = set()
         context.on("request", lambda request: origins.add(_origin(request.url)))
         return context
 
-    def keep(self, context, width: int, height: int) -> None:
+    def page(self, width: int, height: int):
+        """A page of `width`×`height` in a context of `context`'s (any kept one: a test's page is sized before it
+        opens anything, so one context serves every size, and fewer are made cold)."""
+        context = self.context(width, height, any_size=True)
+        page = context.new_page()
+        if self.sizes.get(context) != (width, height):
+            page.set_viewport_size({"width": width, "height": height})
+        return context, page
+
+    def keep(self, context, width: int = 0, height: int = 0) -> None:
         """After a test: the context's pages closed, and its cookies, permissions and the storage of every origin it
         reached (localStorage, IndexedDB, …) cleared, as a new browser has them; its cache of scripts is kept."""
+        self.back()
         try:
             page = context.pages[0] if context.pages else context.new_page()
             cdp = context.new_cdp_session(page)
@@ -236,14 +340,16 @@ class _SharedChromium:
             context.clear_permissions()
         except Exception:  # a context the test broke (its browser gone): not kept
             self.origins.pop(context, None)
+            self.sizes.pop(context, None)
             with contextlib.suppress(Exception):
                 context.close()
             return
         self.origins[context].clear()
-        self.kept.setdefault((width, height), []).append(context)
+        self.kept.append(context)
 
     def stop(self) -> None:
-        self.kept, self.origins = {}, {}
+        self.back()
+        self.kept, self.sizes, self.origins = [], {}, {}
         browser, playwright, self.browser, self.playwright = self.browser, self.playwright, None, None
         if browser is not None:
             with contextlib.suppress(Exception):
@@ -261,13 +367,15 @@ def chromium():
     return _chromium.get()
 
 
-# The fixtures that hold the shared Chromium open while a test runs.
-_HOLD_CHROMIUM = {"chromium", "module_tab"}
-
-
-def pytest_runtest_setup(item):
-    if not _HOLD_CHROMIUM & set(item.fixturenames):
-        _chromium.stop()
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A test that does not use Chromium (it is not in the `browser` tier, tests/tiers.py) runs with the shared
+    Chromium's loop set aside (`_SharedChromium.aside`)."""
+    if _chromium.playwright is None or item.get_closest_marker("browser"):
+        yield
+        return
+    with _chromium.aside():
+        yield
 
 
 def pytest_sessionfinish(session):
@@ -288,13 +396,13 @@ def new_page(chromium):
     contexts = []
 
     def open_page(width: int = 1600, height: int = 1000):
-        context = _chromium.context(width, height)
-        contexts.append((context, width, height))
-        return context.new_page()
+        context, page = _chromium.page(width, height)
+        contexts.append(context)
+        return page
 
     yield open_page
-    for context, width, height in contexts:
-        _chromium.keep(context, width, height)
+    for context in contexts:
+        _chromium.keep(context)
 
 
 @pytest.fixture(scope="module")
@@ -303,7 +411,7 @@ def module_tab():
     it (a new session of the app), with the app's scripts and fonts already in the browser's cache. For tests that
     only look: its cookies and storage are shared by the module's tests, as one browser's are. (A context of
     `_SharedChromium`'s, cleared after the module.)"""
-    context = _chromium.context(1280, 800)
-    yield context.new_page()
-    _chromium.keep(context, 1280, 800)
+    context, page = _chromium.page(1280, 800)
+    yield page
+    _chromium.keep(context)
 

@@ -40,7 +40,7 @@ from loop.files.runs import RunsStore, owner_key
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "fuzz"  # the file name each hostile file is imported under
 
-CLAUDE_CODE = Path("/work/shared/fixtures/claude-code")
+CLAUDE_CODE = ROOT / "tests" / "data" / "claude-code"  # real logs (tests/data/README.md)
 UNEXPECTED = "did not expect"  # import_bytes' words when it caught a crash of its own
 MAX_RENDERED_STEPS = 40  # steps checked a trace: the first, the last and some between
 

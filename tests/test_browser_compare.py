@@ -6,6 +6,7 @@ import pytest
 
 from tests.browser import settled
 from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
+from tests.test_browser_lang import TAGS
 from tests.test_projector import LANGS
 
 
@@ -55,6 +56,9 @@ def compare_page(tab, url, lang: str, scenario: str):  # noqa: F811
     tab.wait_for_function("""() => document.querySelectorAll('[data-testid="stColumn"] [data-testid="stExpander"] '
                                   + 'details[open]').length >= 2""", timeout=120_000)
     settled(tab)
+    # the document says the page's language (tests/test_browser_lang.py says why)
+    tab.wait_for_function(f"document.documentElement.lang === {TAGS[lang]!r}")
+    assert tab.evaluate("document.documentElement.lang") == TAGS[lang]
     return tab
 
 
@@ -66,11 +70,11 @@ def test_the_sent_messages_stay_inside_their_column_where_the_minimal_loop_stops
     facts = page.evaluate(SPILLS)
     assert facts["columns"] >= 4, facts  # at least two rows of calls, side by side
     assert facts["spills"] == [], f"{scenario}, {lang}: " + "\n".join(facts["spills"][:10])
+    if scenario == "long-answer" and lang in ("en", "ja"):  # on the page already open
+        the_raw_json_of_a_call_scrolls_inside_its_column(page)
 
 
-@pytest.mark.parametrize("lang", ["en", "ja"])
-def test_the_raw_json_of_a_call_scrolls_inside_its_column(tab, url, lang):  # noqa: F811
-    page = compare_page(tab, url, lang, "long-answer")
+def the_raw_json_of_a_call_scrolls_inside_its_column(page):
     opened = page.evaluate("() => document.querySelectorAll('[data-testid=\"stExpander\"] details[open]').length")
     page.locator("[data-testid='stExpander'] summary", has_text="Raw JSON").nth(2).click()  # call 2, the minimal
     # loop's last (left of the second row): its messages are open above it

@@ -284,36 +284,29 @@ def test_a_typed_key_reaches_the_model_from_each_replica_and_never_the_shared_fo
     assert holding == [], "the key was written"
 
 
-def test_a_real_browser_whose_replica_dies_reconnects_to_a_live_one_and_resumes(three):
+def test_a_real_browser_whose_replica_dies_reconnects_to_a_live_one_and_resumes(three, new_page):
     """Streamlit's own page, in Chromium: it reconnects through the balancer by itself; Resume brings the run back."""
-    from playwright.sync_api import sync_playwright
+    from tests.browser import IDLE, resume_saved_run
 
-    from tests.browser import IDLE, launch, resume_saved_run
-
-    with sync_playwright() as p:
-        browser = launch(p)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.goto(three.url, timeout=120_000)
-            page.locator("h3", has_text="Step 0 of 0").first.wait_for(timeout=120_000)
-            for k in (1, 2, 3):
-                page.wait_for_selector(IDLE, timeout=60_000)
-                page.locator(".st-key-live-step button").first.click()
-                page.locator("h3", has_text=f"Step {k} of {k}").first.wait_for(timeout=60_000)
-            page.wait_for_selector(IDLE, timeout=60_000)
-            first = three.replica({c["name"]: c["value"] for c in page.context.cookies()}[COOKIE])
-            first.process.send_signal(signal.SIGKILL)
-            first.process.wait()
-            # No reload: the page notices, reconnects, and the new replica offers the saved run.
-            page.get_by_text("Saved runs · 1").first.wait_for(timeout=120_000)
-            page.wait_for_selector(IDLE, timeout=60_000)
-            now = {c["name"]: c["value"] for c in page.context.cookies()}[COOKIE]
-            assert now != first.name and three.replica(now).alive()
-            resume_saved_run(page, "Saved runs · 1", "Resumed: 3 steps, at step 3.")
-            page.locator("h3", has_text="Step 3 of 3").first.wait_for(timeout=60_000)
-            assert not page.locator("[data-testid='stException']").count()
-        finally:
-            browser.close()
+    page = new_page(1400, 900)  # a browser of its own (the shared Chromium's): no cookie of the balancer's yet
+    page.goto(three.url, timeout=120_000)
+    page.locator("h3", has_text="Step 0 of 0").first.wait_for(timeout=120_000)
+    for k in (1, 2, 3):
+        page.wait_for_selector(IDLE, timeout=60_000)
+        page.locator(".st-key-live-step button").first.click()
+        page.locator("h3", has_text=f"Step {k} of {k}").first.wait_for(timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    first = three.replica({c["name"]: c["value"] for c in page.context.cookies()}[COOKIE])
+    first.process.send_signal(signal.SIGKILL)
+    first.process.wait()
+    # No reload: the page notices, reconnects, and the new replica offers the saved run.
+    page.get_by_text("Saved runs · 1").first.wait_for(timeout=120_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    now = {c["name"]: c["value"] for c in page.context.cookies()}[COOKIE]
+    assert now != first.name and three.replica(now).alive()
+    resume_saved_run(page, "Saved runs · 1", "Resumed: 3 steps, at step 3.")
+    page.locator("h3", has_text="Step 3 of 3").first.wait_for(timeout=60_000)
+    assert not page.locator("[data-testid='stException']").count()
 
 
 # -- a replica killed with SIGKILL while four students step on it --

@@ -72,42 +72,31 @@ def test_the_refusal_is_said_in_every_language():
 # -- the command line -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
-def test_the_command_line_refuses_a_200_mb_answer_in_bounded_memory(tmp_path, stream):
+def test_the_command_line_refuses_a_200_mb_answer_in_bounded_memory_and_writes_none_of_it(tmp_path, stream):
     with FakeAnthropic() as fake:
         fake.huge(HUGE)
         out, log = tmp_path / "t.json", tmp_path / "run.jsonl"
         args = [sys.executable, "-m", "loop", "run", "What is in this folder?", "--model", "claude-test",
                 "--out", str(out), "--journal", str(log), *(["--stream"] if stream else [])]
-        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=clean_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-test"))
-        stdout, stderr = proc.communicate(timeout=300)
+        # Started from a small Python that reports its child's peak: a process forked straight from this test
+        # would count the test process's own memory (the pages it shares until exec) in its ru_maxrss.
+        done = subprocess.run([sys.executable, "-c", PEAK_OF, *args], cwd=ROOT, capture_output=True, text=True,
+                              env=clean_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-test"), timeout=300)
         requests = len(fake.requests)
-    assert proc.returncode == 1, (stdout, stderr)
-    assert f"error: {REFUSED}" in stderr
+    status, peak_kib = (int(n) for n in done.stdout.split())
+    assert status == 1, done.stderr
+    assert f"error: {REFUSED}" in done.stderr
     assert requests == 1  # not retried
+    assert peak_kib < 400 * 1024, f"peak RSS {peak_kib / 1024:.0f} MiB"
     # Nothing of the answer was written: the transcript and the journal hold the steps before the call.
     for written in (out, log):
         data = written.read_bytes()
         assert len(data) < 64 * 1024 and b"a" * 1000 not in data, written
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
-def test_the_command_lines_peak_memory_stays_under_400_mb_with_a_200_mb_answer(tmp_path, stream):
-    with FakeAnthropic() as fake:
-        fake.huge(HUGE)
-        args = [sys.executable, "-m", "loop", "run", "What is in this folder?", "--model", "claude-test",
-                *(["--stream"] if stream else [])]
-        # Started from a small Python that reports its child's peak: a process forked straight from this test
-        # would count the test process's own memory (the pages it shares until exec) in its ru_maxrss.
-        done = subprocess.run([sys.executable, "-c", PEAK_OF, *args], cwd=ROOT, capture_output=True, text=True,
-                              env=clean_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-test"), timeout=300)
-    status, peak_kib = (int(n) for n in done.stdout.split())
-    assert status == 1, done.stderr
-    assert peak_kib < 400 * 1024, f"peak RSS {peak_kib / 1024:.0f} MiB"
-
-
-PEAK_OF = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
-           "stderr=subprocess.DEVNULL).returncode; print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+# The command's own output goes to this process's stdout (the peak and its status) and stderr (what it said).
+PEAK_OF = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
+           "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
 
 
 def test_the_command_lines_journal_stops_at_the_size_a_run_may_have(tmp_path):

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from loop.tools import Bash, ToolBox
+from loop.tools.bash import TIMEOUT_SCALE_VARIABLE
 from loop.tools import cgroups, sandbox
 from loop.tools.cgroups import STEP_PREFIX, Layout, StepCgroup, layout
 from loop.tools.sandbox import INSIDE
@@ -160,8 +161,9 @@ def test_a_run_has_one_cgroup_with_its_limits_for_all_its_commands(shared):
 
 
 @needs_cgroup
-def test_a_fork_loop_is_ended_with_its_step(shared, arg):
+def test_a_fork_loop_is_ended_with_its_step(shared, arg, monkeypatch):
     # cgroup.kill reaches forks in flight; a group or session kill has to go round.
+    monkeypatch.setenv(TIMEOUT_SCALE_VARIABLE, "1")  # it is ended by its timeout: no need to spin longer
     command = (f"python3 -c 'import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
                f"        time.sleep(0.01)' {arg} > /dev/null 2>&1 & sleep 300")
     out = run(shared, command)

@@ -15,7 +15,7 @@ from loop.engine.fork import state_at
 from loop.importers import ImportFailed, Thread, import_bytes
 from tests.test_import_roundtrip import histories
 
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "claude-code"
+FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code"  # real logs (tests/data/README.md)
 REAL_LOGS = sorted(FIXTURES.glob("*.jsonl"))
 
 
@@ -89,7 +89,7 @@ TASK = [
 # -- the real logs ---------------------------------------------------------------------------------------------------
 
 def test_the_real_logs_are_there():
-    assert len(REAL_LOGS) >= 4, f"expected the shared fixtures in {FIXTURES}"
+    assert len(REAL_LOGS) >= 4, f"expected the real logs in {FIXTURES}"
 
 
 @pytest.mark.parametrize("path", REAL_LOGS, ids=lambda p: p.name)

@@ -13,7 +13,7 @@ import pytest
 from tests.cli import loop_cli, loop_main
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "claude-code"
+FIXTURES = ROOT / "tests" / "data" / "claude-code"
 
 
 def real(*args) -> subprocess.CompletedProcess:

@@ -2,6 +2,7 @@
 `import loop.importers` loads is what each upload waits for before its first byte is read."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -226,3 +227,98 @@ def test_a_private_name_borrowed_is_said_where(tmp_path):
     (tmp_path / "high.py").write_text("from low.tool import _run\nfrom low import tool\n\ntool._cache.clear()\n")
     assert private_names_borrowed(tmp_path, ("low", "high.py")) == [
         "high.py line 1: from low.tool import _run", "high.py line 4: tool._cache"]
+
+
+# -- the layers README.md draws: loop/ imports no Streamlit; its folders import only the ones listed before them --
+
+def _readme_layers(readme: Path) -> list[str]:
+    """The parts of loop/ in the order of README's "How it is built" table: folder names ("engine") and
+    top-level modules ("__main__")."""
+    text = readme.read_text()
+    table = text[text.index("## How it is built"):]
+    found = re.findall(r"^\s*\| `loop/([\w.]+?)/?(?:\.py)?` \|", table, re.M)
+    return [name.removesuffix(".py") for name in found]
+
+
+def _part(module: str) -> str:
+    """The part of loop/ a module is in: its folder, or for loop/__main__.py the module itself."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _imports(path: Path, module: str, packages: set[str]) -> list[tuple[str, int]]:
+    """(dotted name, line) of every import in a file, wherever it stands (in a function too), relative ones made
+    whole; and `import_module("...")` with a literal name."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found += [(name, node.lineno) for name in _named(module, node, packages)]
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+                "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
+            found.append((str(node.args[0].value), node.lineno))
+    return found
+
+
+def upward_imports(root: Path) -> list[str]:
+    """Each import in loop/ of a part listed at or after the importing part in README's table (and of a part
+    the table does not list), as "file line: a -> b"."""
+    order = _readme_layers(root / "README.md")
+    modules = _modules(root, ("loop",))
+    packages = _packages(modules)
+    parts = {_part(name) for name in modules} - {""}  # the folders, and __main__
+    found = []
+    for name, path in sorted(modules.items()):
+        here = _part(name)
+        if not here:  # loop/__init__.py: the package, which loads its parts only when a name of theirs is asked for
+            continue
+        statements: dict[int, list[str]] = {}
+        for target, line in _imports(path, name, packages):
+            statements.setdefault(line, []).append(target)
+        for line, targets in sorted(statements.items()):
+            # the module a statement loads (`from a.b import c` names a.b, and a.b.c when c is a module)
+            target = max((t for t in targets if t in modules), key=len, default=targets[0])
+            there = _part(target)
+            if not target.startswith("loop.") or there == here or there not in parts:
+                continue
+            where = f"{path.relative_to(root)} line {line}: {name} -> {target}"
+            if here not in order or there not in order:
+                found.append(f"{where} (README's table lists no {(here if here not in order else there)!r})")
+            elif order.index(there) >= order.index(here):
+                found.append(where)
+    return found
+
+
+def test_readme_lists_every_part_of_loop_in_its_table():
+    order = _readme_layers(ROOT / "README.md")
+    assert order[:3] == ["text", "tools", "engine"] and order[-1] == "__main__", order
+    parts = {p.name for p in (ROOT / "loop").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert parts <= set(order), f"README.md's table of loop/ lacks {sorted(parts - set(order))}"
+
+
+def test_each_folder_of_loop_imports_only_the_ones_listed_before_it_in_readme():
+    assert upward_imports(ROOT) == []
+
+
+def test_loop_imports_no_streamlit():
+    modules = _modules(ROOT, ("loop",))
+    packages = _packages(modules)
+    found = [f"{path.relative_to(ROOT)} line {line}: {target}" for name, path in sorted(modules.items())
+             for target, line in _imports(path, name, packages) if target.split(".")[0] == "streamlit"]
+    assert found == []
+
+
+def test_the_layer_checks_see_an_upward_import_and_streamlit_wherever_they_stand(tmp_path):
+    (tmp_path / "loop" / "text").mkdir(parents=True)
+    (tmp_path / "loop" / "views").mkdir()
+    for init in ("loop", "loop/text", "loop/views"):
+        (tmp_path / init / "__init__.py").write_text("")
+    (tmp_path / "loop" / "views" / "say.py").write_text("from ..text import words\n")
+    (tmp_path / "loop" / "text" / "words.py").write_text("def cut():\n    from loop.views.say import x\n")
+    (tmp_path / "README.md").write_text("## How it is built\n\n| folder | what |\n| --- | --- |\n"
+                                        "| `loop/text/` | words |\n| `loop/views/` | views |\n")
+    assert upward_imports(tmp_path) == ["loop/text/words.py line 2: loop.text.words -> loop.views.say"]
+    (tmp_path / "README.md").write_text("## How it is built\n\n| `loop/views/` | views |\n| `loop/text/` | words |\n")
+    assert upward_imports(tmp_path) == ["loop/views/say.py line 1: loop.views.say -> loop.text.words"]
+    (tmp_path / "loop" / "views" / "say.py").write_text("import importlib\nst = importlib.import_module('streamlit')\n")
+    assert [(t, line) for t, line in _imports(tmp_path / "loop/views/say.py", "loop.views.say", set())
+            if t == "streamlit"] == [("streamlit", 2)]

@@ -6,9 +6,15 @@ In presenter mode the lit stage of the diagram stays on the screen, its text is 
 history fits the screen with room for a message or two, the block that matters is scrolled into view, and the
 LoopState is one row. The screenshots go to docs/ (docs/projector/ for every language; docs/screenshot.png and
 docs/presenter.png are the English ones).
+
+A page load costs a second of the machine's CPU, so what else must hold on these pages in each language is checked
+here too, on the pages already open: the document says the page's language (tests/test_browser_lang.py), the
+LoopState table fits its column, the diagram's labels stay clear (tests/test_browser_diagram.py), and About,
+opened first, has the app's menu and its code's comments upright.
 """
 
 import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -151,6 +157,31 @@ def opened(tab, url: str, path: str, width: int, height: int):
     return tab
 
 
+# The LoopState table's size against its column's and the window's.
+TABLE_FITS = """() => {
+    const table = document.querySelector('table.ls-table[data-table="steps"]');
+    const wrap = table.closest('.ls-wrap');
+    const column = wrap.parentElement.getBoundingClientRect();
+    return {scroll: wrap.scrollWidth, width: wrap.clientWidth, right: table.getBoundingClientRect().right,
+            edge: Math.min(column.right, innerWidth)};
+}"""
+
+
+def about_opened_first(page, lang: str) -> None:
+    """About, the first page of its session: the app's menu is there; in Chinese and Japanese the code's comments
+    (which the highlighter sets in italics) are there and upright (`slanted` checks them)."""
+    if lang == "en":
+        page.get_by_role("heading", name="About the loop").wait_for()
+        nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+        assert "Step through" in nav and "Replay" in nav and "About the loop" in nav
+        assert "The tool result goes back into the message history" in page.content()
+    else:
+        page.wait_for_selector('[data-testid="stCode"] .token.comment', timeout=60_000)
+        settled(page)
+        comments = page.locator('[data-testid="stCode"] .token.comment').all_text_contents()
+        assert any(re.search(r"[\u3040-\u30ff\u3400-\u9fff]", c) for c in comments), comments
+
+
 def wait_for_step(page, k: int) -> None:
     page.wait_for_function(
         f"""(k) => document.querySelector(`.ls-panel[data-step="${{k}}"]`) !== null
@@ -187,10 +218,21 @@ def note_above_the_fold(page, where: str) -> str:
     return note["stage"]
 
 
+def speaks(page, lang: str) -> None:
+    """The document says the page's language (tests/test_browser_lang.py says why)."""
+    from tests.test_browser_lang import TAGS
+
+    page.wait_for_function(f"document.documentElement.lang === {TAGS[lang]!r}")
+    assert page.evaluate("document.documentElement.lang") == TAGS[lang]
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_at_1280_by_800_no_control_cuts_its_text(tab, url, lang):
+    from tests.test_browser_diagram import CLASHES, LABEL_PX
+
     page = opened(tab, url, f"?scenario=two-tools&step=7&lang={lang}", 1280, 800)
     wait_for_step(page, 7)
+    speaks(page, lang)
     seen = {note_above_the_fold(page, f"{lang}, step 7")}
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"step-{lang}.png"))
@@ -203,15 +245,30 @@ def test_at_1280_by_800_no_control_cuts_its_text(tab, url, lang):
     page.locator(".st-key-live-step button").click()
     wait_for_step(page, 8)
     seen.add(note_above_the_fold(page, f"{lang}, step 8"))
+    # the LoopState table, token columns and all, fits its column: nothing past the right edge, no scrolling
+    # sideways to read a call's tokens
+    page.wait_for_selector('table.ls-table[data-table="steps"]', timeout=60_000)
+    settled(page)
+    box = page.evaluate(TABLE_FITS)
+    assert box["scroll"] <= box["width"] + 1, (lang, box)  # no part of it scrolled out of view
+    assert box["right"] <= box["edge"] + 1, (lang, box)
     for k in (7, 6, 5):
         page.locator(".st-key-live-back button").click()
         wait_for_step(page, k)
     seen.add(note_above_the_fold(page, f"{lang}, step 5"))
     assert seen == {"write_back", "call_model", "run_tool"}, seen
+    # the minimal loop's diagram at this size: no label over another or over a line, its text as large as drawn
+    # for a reader (tests/test_browser_diagram.py)
+    facts = page.evaluate(CLASHES)
+    assert facts["clashes"] == [], lang
+    assert facts["stagePx"] >= 12 and facts["labelPx"] >= LABEL_PX, (lang, facts["stagePx"], facts["labelPx"])
     # the other pages too: the Mistakes lab (its refusal wraps) and About
     for path in (f"mistakes?lang={lang}&mistake=no-write-back", f"about?lang={lang}"):
         page.goto(f"{url}/{path}")
         settled(page)
+        speaks(page, lang)
+        if path.startswith("about"):
+            about_opened_first(page, lang)
         assert truncated(page) == [], f"text cut on {path}"
         assert overlapping(page) == [], f"text over text or a control on {path}"
         assert slanted(page) == [], path
@@ -359,6 +416,8 @@ def _complete_moments() -> list[tuple[str, int]]:
 def test_presenter_mode_keeps_the_complete_loop_s_stages_as_readable_as_the_note(tab, url, lang):
     """The complete loop draws its retry and recovery stages beside the chapter's: a wider picture, which the
     projector's screen must not shrink below the note's size."""
+    from tests.test_browser_diagram import CLASHES
+
     for scenario, k in _complete_moments():
         page = presenting_at(tab, url, f"scenario={scenario}&profile=complete&lang={lang}", k,
                              f"{scenario}, {lang}")
@@ -366,3 +425,7 @@ def test_presenter_mode_keeps_the_complete_loop_s_stages_as_readable_as_the_note
         if scenario == "overloaded":
             SHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SHOTS / f"presenter-complete-{lang}.png"))
+            # step 2, a retry (its edge drawn bold): its labels stay clear on the projector too
+            # (tests/test_browser_diagram.py measures them at 1280×800)
+            facts = page.evaluate(CLASHES)
+            assert "stage retry" in facts["stages"] and facts["clashes"] == [], lang

@@ -19,25 +19,6 @@ def url(app_server):
     return app_server[0]
 
 
-@pytest.fixture
-def browser(chromium):
-    """The shared Chromium; each browser of a test is a context of its own, closed after the test."""
-    opened = []
-    yield _Contexts(chromium, opened)
-    for context in opened:
-        context.close()
-
-
-class _Contexts:
-    def __init__(self, chromium, opened: list):
-        self.chromium, self.opened = chromium, opened
-
-    def new_context(self, **options):
-        context = self.chromium.new_context(**options)
-        self.opened.append(context)
-        return context
-
-
 def status(page) -> str:
     heads = [h for h in page.locator("h3").all_text_contents() if h.startswith("Step ")]
     return heads[0] if heads else ""
@@ -53,9 +34,10 @@ def workspace(page) -> str:
     return re.search(r"workspace\s+(/\S+)", caption).group(1)
 
 
-def open_app(browser, url: str, status: str = "Step 0 of 0"):
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
+def open_app(new_page, url: str, status: str = "Step 0 of 0"):
+    """(context, page): the app in a browser of its own (a context with no cookies and no storage, its cache warm)."""
+    page = new_page(1400, 900)
+    context = page.context
     page.goto(url)
     page.wait_for_selector(IDLE, timeout=60_000)
     wait_for_status(page, status)
@@ -69,9 +51,9 @@ def browser_cookie(context) -> str:
     return next(c["value"] for c in context.cookies() if c["name"] == "loopscope_browser")
 
 
-def test_a_copied_address_bar_opens_the_step_and_hands_over_no_saved_run(url, browser):
+def test_a_copied_address_bar_opens_the_step_and_hands_over_no_saved_run(url, new_page):
     # The teacher steps, starts a new run, steps again, and copies the address bar for a slide.
-    t_context, teacher = open_app(browser, url)
+    t_context, teacher = open_app(new_page, url)
     t_context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
     for k in (1, 2, 3):
         step(teacher, k)
@@ -91,7 +73,7 @@ def test_a_copied_address_bar_opens_the_step_and_hands_over_no_saved_run(url, br
     assert teacher.evaluate("navigator.clipboard.readText()") == link
 
     # A student opens the link in another browser: the step, and no saved run of the teacher's.
-    s_context, student = open_app(browser, link, status="Step 2 of 2")
+    s_context, student = open_app(new_page, link, status="Step 2 of 2")
     student.get_by_text("Saved runs · 0").wait_for(timeout=30_000)
     assert student.get_by_text("Saved runs · 1").count() == 0 and student.get_by_text("Saved runs · 2").count() == 0
     assert browser_cookie(s_context) != teacher_id
@@ -105,8 +87,8 @@ def test_a_copied_address_bar_opens_the_step_and_hands_over_no_saved_run(url, br
     assert browser_cookie(t_context) == teacher_id
 
 
-def test_two_browsers_keep_their_own_trace_workspace_key_and_runs(url, browser):
-    a_context, a = open_app(browser, url)
+def test_two_browsers_keep_their_own_trace_workspace_key_and_runs(url, new_page):
+    a_context, a = open_app(new_page, url)
     for k in (1, 2, 3):
         step(a, k)
     a.get_by_text("An Anthropic model").click()
@@ -118,7 +100,7 @@ def test_two_browsers_keep_their_own_trace_workspace_key_and_runs(url, browser):
     settled(a)
     assert "session" not in a.url  # the browser's id is in a cookie, never in the address bar
 
-    b_context, b = open_app(browser, url)
+    b_context, b = open_app(new_page, url)
     assert status(b).startswith("Step 0 of 0")  # its own fresh trace, not A's three steps
     assert workspace(b) != workspace(a), (workspace(a), workspace(b))
     assert browser_cookie(b_context) != browser_cookie(a_context)

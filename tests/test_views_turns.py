@@ -12,7 +12,7 @@ from loop.importers import import_bytes
 from loop.views import parts as views
 
 ROOT = Path(__file__).resolve().parent.parent
-CLAUDE_CODE = Path("/work/shared/fixtures/claude-code")
+CLAUDE_CODE = ROOT / "tests" / "data" / "claude-code"  # real logs (tests/data/README.md)
 LOGS = sorted(CLAUDE_CODE.glob("*.jsonl")) + [ROOT / "samples" / f"{name}.json" for name in ("compact", "subagent")]
 
 

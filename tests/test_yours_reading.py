@@ -101,6 +101,19 @@ def test_the_chapters_loop_reads_as_step_through_records_it_and_check_holds(chap
     assert checked.returncode == 0 and checked.stdout.startswith("ok: 4 messages, 1 tool_use/tool_result pair(s)")
 
 
+def test_yours_tokens_at_each_step_are_the_sum_of_every_call_so_far(chapter):
+    """The steps table's tokens of a learner's run, as of a live one: each call's usage added to the calls before."""
+    trace = read(chapter).trace
+    usage = [exchange.response["usage"] for exchange in chapter.exchanges]
+    calls = [step for step in trace.steps if step.stage == "call_model"]
+    assert len(calls) == len(usage) >= 2 and all(u["input_tokens"] > 0 and u["output_tokens"] > 0 for u in usage)
+    for k, step in enumerate(calls):
+        assert (step.input_tokens, step.output_tokens) == (sum(u["input_tokens"] for u in usage[:k + 1]),
+                                                           sum(u["output_tokens"] for u in usage[:k + 1]))
+    assert (trace.steps[-1].input_tokens, trace.steps[-1].output_tokens) == (calls[-1].input_tokens,
+                                                                             calls[-1].output_tokens)
+
+
 @pytest.mark.parametrize("scenario", ["hello-py", "recover", "two-tools", "max-tokens"])
 def test_the_chapters_loop_keeps_every_rule_on_every_scenario_it_can_drive_and_each_step_draws(scenario):
     recorded = record(CHAPTER, scenario)

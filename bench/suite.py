@@ -1,0 +1,134 @@
+"""What the tests cost the machine: pytest run in a cgroup of its own, and the CPU time of everything it started
+(servers, Chromium, sandboxed commands, PostgreSQL, HAProxy) counted by the kernel, in core-seconds, a file and in
+all. Wall time on a shared machine says more about the neighbours than about the tests; core-seconds do not.
+
+    .venv/bin/python bench/suite.py                                  # the whole suite, as `make test` runs it
+    .venv/bin/python bench/suite.py tests/test_projector.py -n 1     # one file (any pytest arguments)
+    .venv/bin/python bench/suite.py -m "not browser" --top 20        # a tier; the 20 dearest files
+    .venv/bin/python bench/suite.py --tests 40                       # the 40 dearest tests as well
+
+Needs root and a cgroup v2 hierarchy (/sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1 controllers). Each
+pytest-xdist worker moves itself into a cgroup of its own inside the run's, so each test's setup, call and
+teardown are charged with what its worker and the processes it started used meanwhile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from json import dumps  # bound here: a test that makes json.dumps fail (tests/test_hardening_files.py) is still counted
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORDS = "LOOPSCOPE_SUITE_RECORDS"  # where the workers write a line a test phase
+
+
+def own_cgroup() -> Path:
+    """This process's cgroup v2 folder."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        if line.startswith("0::"):
+            relative = line[3:].lstrip("/")
+            for mount in (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup")):
+                if (mount / "cgroup.procs").exists() and (mount / relative / "cpu.stat").exists():
+                    return mount / relative
+    raise SystemExit("no cgroup v2 hierarchy with cpu.stat here")
+
+
+def core_seconds(folder: Path) -> float:
+    for line in (folder / "cpu.stat").read_text().splitlines():
+        key, value = line.split()
+        if key == "usage_usec":
+            return int(value) / 1e6
+    return 0.0
+
+
+# -- the plugin, in each pytest process (`-p bench.suite`) --
+
+_here: Path | None = None
+_out = None
+
+
+def pytest_configure(config):
+    global _here, _out
+    if not os.environ.get(RECORDS):
+        return
+    worker = getattr(config, "workerinput", {}).get("workerid", "main")
+    _here = own_cgroup() / f"{worker}-{os.getpid()}"
+    _here.mkdir()
+    (_here / "cgroup.procs").write_text("0")  # this process, and what it starts from now on
+    _out = open(os.environ[RECORDS], "a")
+
+
+def _phase(name: str):
+    import pytest
+
+    @pytest.hookimpl(hookwrapper=True)
+    def hook(item, *args, **kwargs):
+        if _here is None:
+            yield
+            return
+        before = core_seconds(_here)
+        yield
+        _out.write(dumps({"test": item.nodeid, "phase": name, "cpu": core_seconds(_here) - before}) + "\n")
+        _out.flush()
+    return hook
+
+
+pytest_runtest_setup = _phase("setup")
+pytest_runtest_call = _phase("call")
+pytest_runtest_teardown = _phase("teardown")
+
+
+# -- the run --
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--top", type=int, default=30, help="how many of the dearest files to list")
+    parser.add_argument("--tests", type=int, default=0, help="how many of the dearest tests to list")
+    args, pytest_args = parser.parse_known_args(argv)
+    pytest_args = pytest_args or ["-q", "-n", "3", "--dist", "worksteal"]
+    run = own_cgroup() / f"loopscope-suite-{os.getpid()}"
+    run.mkdir()
+    records = Path(tempfile.mkstemp(prefix="loopscope-suite-", suffix=".jsonl")[1])
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as `make test` runs it
+    env[RECORDS] = str(records)
+    started = time.monotonic()
+    # A shell joins the run's cgroup, then becomes pytest: everything pytest starts is born in it.
+    done = subprocess.run(["/bin/sh", "-c", f'echo $$ > "{run}/cgroup.procs" && exec "$@"', "sh",
+                           sys.executable, "-m", "pytest", "-p", "bench.suite", *pytest_args], cwd=ROOT, env=env)
+    wall = time.monotonic() - started
+    total = core_seconds(run)
+    for folder in sorted(run.rglob("*"), key=lambda p: -len(p.parts)) + [run]:  # the emptied cgroups
+        if folder.is_dir():
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+    files, tests, each = collections.Counter(), collections.Counter(), collections.Counter()
+    for line in records.read_text().splitlines():
+        record = json.loads(line)
+        files[record["test"].split("::")[0]] += record["cpu"]
+        each[record["test"]] += record["cpu"]
+        tests[record["test"].split("::")[0]] += record["phase"] == "call"
+    records.unlink()
+    print(f"\n{'core-s':>8}  tests  file")
+    for name, cpu in files.most_common(args.top):
+        print(f"{cpu:8.1f}  {tests[name]:5d}  {name}")
+    if args.tests:
+        print(f"\n{'core-s':>8}  test")
+        for name, cpu in each.most_common(args.tests):
+            print(f"{cpu:8.1f}  {name}")
+    print(f"{sum(files.values()):8.1f}  {sum(tests.values()):5d}  the tests' setup, call and teardown, in all")
+    print(f"{total:8.1f}         the whole run (workers' start, collection and servers' stop too), in "
+          f"{wall:.0f} s of wall time (pytest's exit status {done.returncode})")
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
