@@ -137,3 +137,25 @@ def test_the_raw_view_names_the_line_a_step_came_from():
     at.run()
     said = " ".join(c.value for c in at.caption)
     assert f"line {step.detail['origin']['line']} of the imported log" in said
+
+
+def test_a_language_switch_keeps_the_query_chosen_and_its_matches():
+    at = _opened()
+    at.selectbox(key="replay-find-kind").set_value("Tool").run()
+    at.selectbox(key="replay-find-tool").set_value("Read").run()
+    for lang, kind in (("ja", "tool"), ("zh", "工具"), ("en", "Tool")):
+        at.segmented_control(key="lang").set_value(lang).run()
+        assert not at.exception, at.exception
+        at.session_state["replay-find"] = True  # Find opened again, in the new words
+        at.run()
+        assert at.selectbox(key="replay-find-kind").value == kind  # the same kind, in the page's words
+        assert at.selectbox(key="replay-find-tool").value == "Read"
+    click(at, "replay-find-next")  # still Read's runs, not the errors
+    _, step = _at(at)
+    assert step.stage == "run_tool" and step.detail.name == "Read"
+    at.selectbox(key="replay-find-kind").set_value("Text").run()
+    at.text_input(key="replay-find-text").set_value("again").run()
+    at.segmented_control(key="lang").set_value("ja").run()
+    at.session_state["replay-find"] = True
+    at.run()
+    assert at.text_input(key="replay-find-text").value == "again"

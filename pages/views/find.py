@@ -7,11 +7,13 @@ so it draws in the time a click on Step does. The keys move the cursor only, lik
 
 from __future__ import annotations
 
+import functools
 from html import escape
 
 import streamlit as st
 
 from loop.engine.trace import Trace
+from loop.text.catalogs import languages, say
 from loop.views.find import ERRORS, KINDS, TEXT, TOOL, Query, matches, next_match, place, previous_match, tool_names
 
 from .i18n import t, t_n
@@ -20,10 +22,21 @@ NEXT_KEY, PREVIOUS_KEY = "Alt+Down", "Alt+Up"
 TICKS = 400  # at most this many ticks a strip: matches closer than 1/400 of the width share one
 
 
+@functools.cache
+def _said_in_any_language() -> dict[str, str]:
+    """{a kind's words in any language: the kind}."""
+    return {say(lang, words): kind for kind, words in KINDS.items() for lang in languages()}
+
+
+def _kind_of(chosen: object) -> str | None:
+    """The kind whose words `chosen` are, in any language: after a language switch the browser still holds the
+    words it showed in the language before."""
+    return _said_in_any_language().get(chosen) if isinstance(chosen, str) else None
+
+
 def query_of(key: str) -> Query:
     """The query the Find popover of the `key` views holds (errors until another is chosen)."""
-    chosen = st.session_state.get(f"{key}-find-kind")  # the kind's words in the page's language
-    kind = next((k for k, words in KINDS.items() if t(words) == chosen), ERRORS)
+    kind = _kind_of(st.session_state.get(f"{key}-find-kind")) or ERRORS
     text = st.session_state.get(f"{key}-find-tool" if kind == TOOL else f"{key}-find-text") if kind != ERRORS else ""
     return Query(kind, str(text or ""))
 
@@ -88,11 +101,15 @@ def _draw_query(trace: Trace, key: str) -> None:
 
 
 def _keep_query(key: str) -> None:
-    """The query chosen stays while the popover is closed: Streamlit forgets the value of a widget a run does not
-    draw, unless the page sets it itself."""
+    """The query chosen stays while the popover is closed, and over a language switch: Streamlit forgets the value
+    of a widget a run does not draw (or draws with another label), unless the page sets it itself; the kind is
+    set again in this page's words."""
     for widget in (f"{key}-find-kind", f"{key}-find-tool", f"{key}-find-text"):
         if widget in st.session_state:
             st.session_state[widget] = st.session_state[widget]
+    kind = _kind_of(st.session_state.get(f"{key}-find-kind"))
+    if kind is not None:
+        st.session_state[f"{key}-find-kind"] = t(KINDS[kind])
 
 
 def draw_find(trace: Trace, key: str) -> None:
@@ -101,12 +118,11 @@ def draw_find(trace: Trace, key: str) -> None:
     Previous and Next match are drawn only while the query finds a step (the trace's errors until another query
     is chosen): the Find popover says when it finds none."""
     # Its content is drawn only while it is open: a cursor move would send its widgets again for nothing.
+    _keep_query(key)  # before its widgets are drawn
     popover = st.popover(t("Find"), icon=":material/search:", key=f"{key}-find", on_change="rerun")
     with popover:
         if popover.open:
             _draw_query(trace, key)
-        else:
-            _keep_query(key)
     found = matches(trace, query_of(key))
     if not found:  # nothing to jump to: both would be disabled, their keys do nothing; a cursor move sends neither
         return
