@@ -40,16 +40,16 @@ def folder():
 
 
 def test_the_seeds_cover_every_format_and_each_imports_as_itself():
-    kinds = {}
+    kinds, threaded = {}, []
     for kind, data in seeds():
         kinds[kind] = kinds.get(kind, 0) + 1
         imported = import_bytes(data, "seed")
         assert imported.format == kind
         assert render(imported.trace) == ()
+        threaded.append(imported.trace)
     assert set(kinds) == {"loopscope", "loopscope-journal", "claude-code", "course-trace", "anthropic-messages",
                           "anthropic-request", "anthropic-responses", "openai-chat", "codex-rollout"}
     assert kinds["claude-code"] >= 4 and kinds["loopscope"] >= 5
-    threaded = [import_bytes(data, "seed").trace for _, data in seeds()]
     assert sum(t.has_threads for t in threaded) >= 4 and sum(t.has_compaction for t in threaded) >= 4
 
 
