@@ -250,6 +250,7 @@ def test_import_warnings_on_replay_are_in_the_page_s_language():
         at.file_uploader(key="replay-upload").set_value([(name, data, "application/json") for name, data in upload])
         at.run()
         assert not at.exception, at.exception
+        said_before = []
         for lang in (lang, "zh" if lang == "ja" else "ja"):  # the page's language, then the other
             if at.segmented_control(key="lang").value != lang:
                 switch(at, lang)
@@ -260,6 +261,8 @@ def test_import_warnings_on_replay_are_in_the_page_s_language():
             assert box.count("\n- ") == min(len(notes), 10) + (len(notes) > 10), box
             left = english_left(box, [w for note in notes for w in api_words(note)], names(lang) + kept[lang])
             assert not left, f"English left in the {lang} warnings of {upload[0][0]}:\n{left}\n<= {box}"
+            assert box not in said_before, box  # said anew in this language, not left as the other said it
+            said_before = [box]
             boxes[lang].append(box)
     for lang, skipped in SKIPPED.items():
         said = "\n".join(boxes[lang])
@@ -444,6 +447,7 @@ def test_why_a_file_cannot_be_replayed_is_said_in_the_page_s_language():
         at.file_uploader(key="replay-upload").set_value([(name, data, "application/json") for name, data in upload])
         at.run()
         assert not at.exception, at.exception
+        said_before = []
         for lang in (lang, "zh" if lang == "ja" else "ja"):  # the page's language, then the other
             if at.segmented_control(key="lang").value != lang:
                 switch(at, lang)
@@ -454,6 +458,8 @@ def test_why_a_file_cannot_be_replayed_is_said_in_the_page_s_language():
             assert str(failed.value) not in reason
             left = english_left(reason, api_words(failed.value.note), names(lang) + FORMAT_NAMES)
             assert not left, f"English left in why {upload[0][0]} cannot be replayed in {lang}:\n{left}\n<= {error.value}"
+            assert error.value not in said_before, error.value  # said anew in this language
+            said_before = [error.value]
     switch(at, "en")  # said again in the page's language when it changes
     assert at.error[0].value.replace("`", "").startswith(f"**This file cannot be replayed.** {failed.value}")
 
