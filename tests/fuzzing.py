@@ -437,12 +437,27 @@ def _crash(where: str, data: bytes, exc: BaseException) -> str:
     return f"{where} crashed on {len(data)} bytes {data[:120]!r}…: {text[:500]}"
 
 
-def check_import(data: bytes) -> Outcome:
+def check_import(data: bytes, drawn: dict | None = None) -> Outcome:
     """import_bytes on `data` (named "fuzz"), then every view of what it read."""
-    return _check_read("import_bytes", data, lambda: import_bytes(data, NAME))
+    return _check_read("import_bytes", data, lambda: import_bytes(data, NAME), drawn)
 
 
-def _check_read(where: str, data: bytes, read) -> Outcome:
+def _render_once(trace, drawn: dict | None) -> tuple[int, ...]:
+    """render(trace), unless a trace saved as the very same transcript was rendered already for this file (`drawn`:
+    its saved text -> what render found). The readers of one file often read the same trace (the importer of a
+    Loopscope transcript and the loader, strict or not): drawing it again would find the same thing."""
+    if drawn is None:
+        return render(trace)
+    try:
+        saved = transcript.dumps(trace)
+    except Exception:
+        return render(trace)  # render says what breaks, as it says it
+    if saved not in drawn:
+        drawn[saved] = render(trace)
+    return drawn[saved]
+
+
+def _check_read(where: str, data: bytes, read, drawn: dict | None = None) -> Outcome:
     """`read()` (an importer) then every view of what it read."""
     try:
         imported = read()
@@ -453,22 +468,22 @@ def _check_read(where: str, data: bytes, read) -> Outcome:
     except Exception as exc:
         return Outcome(where, CRASHED, _crash(where, data, exc))
     try:
-        differs = render(imported.trace)
+        differs = _render_once(imported.trace, drawn)
     except Exception as exc:
         return Outcome(where, CRASHED, _crash(f"rendering what {where} read ({imported.format})", data, exc))
     return Outcome(where, READ, differs=differs)
 
 
-def _rendered(where: str, trace, data: bytes, doing: str, **facts) -> Outcome:
+def _rendered(where: str, trace, data: bytes, doing: str, drawn: dict | None = None, **facts) -> Outcome:
     """What `where` read, rendered by every view: read (with `facts`), or a crash of the rendering."""
     try:
-        differs = render(trace)
+        differs = _render_once(trace, drawn)
     except Exception as exc:
         return Outcome(where, CRASHED, _crash(doing, data, exc))
     return Outcome(where, READ, differs=differs, **facts)
 
 
-def check_loads(data: bytes, strict: bool) -> Outcome:
+def check_loads(data: bytes, strict: bool, drawn: dict | None = None) -> Outcome:
     """transcript.loads on `data`, then every view of what it read."""
     where = f"transcript.loads(strict={strict})"
     try:
@@ -477,7 +492,7 @@ def check_loads(data: bytes, strict: bool) -> Outcome:
         return Outcome(where, REFUSED, str(exc))
     except Exception as exc:
         return Outcome(where, CRASHED, _crash(where, data, exc))
-    return _rendered(where, trace, data, "rendering a loaded transcript")
+    return _rendered(where, trace, data, "rendering a loaded transcript", drawn)
 
 
 def check_journal(data: bytes, folder: Path) -> Outcome:
@@ -508,4 +523,5 @@ def check_session(files: list[tuple[str, bytes]]) -> Outcome:
 
 def check_file(data: bytes) -> list[Outcome]:
     """Every reader that takes a file: the importers and the transcript loader, strict and not."""
-    return [check_import(data), check_loads(data, True), check_loads(data, False)]
+    drawn: dict = {}  # a trace two readers read alike is drawn once
+    return [check_import(data, drawn), check_loads(data, True, drawn), check_loads(data, False, drawn)]

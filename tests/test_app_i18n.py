@@ -141,6 +141,9 @@ def test_no_english_is_left_on_step_through_its_tables_or_the_model_s_words(lang
             break
         at.button(key="live-step").click().run()
         assert not at.exception, at.exception
+        if k == 0 and lang == "zh":  # the diagram after the first Step: the stage and the turn in Chinese
+            labels = " ".join(svg_labels(diagram_svg(at)))
+            assert "调用模型" in labels and "第 1 轮" in labels and "call the model" not in labels
         if k == 2:
             at.session_state["live-raw"] = True  # the raw view's captions too
             at.session_state["live-exports"] = True  # and the export buttons
@@ -221,33 +224,53 @@ def api_words(note) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("lang, skipped", [("ja", "読み飛ばしました"), ("zh", "已跳过")])
-def test_import_warnings_on_replay_are_in_the_page_s_language(lang, skipped):
+def switch(at: AppTest, lang: str) -> AppTest:
+    """The page's language changed in the sidebar, as a reader changes it after an import."""
+    at.segmented_control(key="lang").set_value(lang).run()
+    assert not at.exception, at.exception
+    return at
+
+
+SKIPPED = {"ja": "読み飛ばしました", "zh": "已跳过"}
+
+
+def test_import_warnings_on_replay_are_in_the_page_s_language():
+    """Each upload is made in one language and read in both: the warnings box said at the upload, then again once
+    the language changes (the uploads alternate, so each language also gets half of them said at the upload)."""
     from loop.text.catalogs import say, say_n
     from tests.test_import_warnings import broken_uploads
 
-    at = open_in("pages/replay.py", lang)
-    # Beside the chapter's terms, the words this language's catalog itself keeps in Latin letters for a concept.
-    kept = [w for concept in ("thread", "System prompt") for w in say(lang, concept).split() if w.isascii()]
-    boxes = []
+    at = open_in("pages/replay.py", "ja")
+    # Beside the chapter's terms, the words each language's catalog itself keeps in Latin letters for a concept.
+    kept = {lang: [w for concept in ("thread", "System prompt") for w in say(lang, concept).split() if w.isascii()]
+            for lang in SKIPPED}
+    boxes = {lang: [] for lang in SKIPPED}
+    lang = "ja"
     for upload in broken_uploads():
         at.file_uploader(key="replay-upload").set_value([(name, data, "application/json") for name, data in upload])
         at.run()
         assert not at.exception, at.exception
-        assert not at.error, at.error[0].value
-        notes = at.session_state["replay"]["warnings"]
-        heading = say_n(lang, "**{n} warning while importing:**", "**{n} warnings while importing:**", len(notes))
-        box = next(w.value for w in at.warning if w.value.startswith(heading))
-        assert box.count("\n- ") == min(len(notes), 10) + (len(notes) > 10), box
-        left = english_left(box, [w for note in notes for w in api_words(note)], names(lang) + kept)
-        assert not left, f"English left in the warnings of {upload[0][0]}:\n{left}\n<= {box}"
-        boxes.append(box)
-    said = "\n".join(boxes)
-    assert skipped in said and "`messages[3]`" in said  # the page's words, and the file's places as they are
-    assert "`Unterminated string starting at`" in said  # the JSON parser's words, quoted as it said them
-    assert say(lang, "… and {n} more", n=11) in said  # many.json: 21 warnings, 10 shown
+        said_before = []
+        for lang in (lang, "zh" if lang == "ja" else "ja"):  # the page's language, then the other
+            if at.segmented_control(key="lang").value != lang:
+                switch(at, lang)
+            assert not at.error, at.error[0].value
+            notes = at.session_state["replay"]["warnings"]
+            heading = say_n(lang, "**{n} warning while importing:**", "**{n} warnings while importing:**", len(notes))
+            box = next(w.value for w in at.warning if w.value.startswith(heading))
+            assert box.count("\n- ") == min(len(notes), 10) + (len(notes) > 10), box
+            left = english_left(box, [w for note in notes for w in api_words(note)], names(lang) + kept[lang])
+            assert not left, f"English left in the {lang} warnings of {upload[0][0]}:\n{left}\n<= {box}"
+            assert box not in said_before, box  # said anew in this language, not left as the other said it
+            said_before = [box]
+            boxes[lang].append(box)
+    for lang, skipped in SKIPPED.items():
+        said = "\n".join(boxes[lang])
+        assert skipped in said and "`messages[3]`" in said  # the page's words, and the file's places as they are
+        assert "`Unterminated string starting at`" in said  # the JSON parser's words, quoted as it said them
+        assert say(lang, "… and {n} more", n=11) in said  # many.json: 21 warnings, 10 shown
     last = at.session_state["replay"]["warnings"]  # (the last upload's)
-    at.segmented_control(key="lang").set_value("en").run()  # the page's language changes after the import
+    switch(at, "en")  # the page's language changes after the import
     heading = f"**{len(last)} warning{'s' if len(last) > 1 else ''} while importing:**\n- "
     assert at.warning[0].value.startswith(heading) and not re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", at.warning[0].value), \
         at.warning[0].value
@@ -296,14 +319,7 @@ def test_about_page_its_diagram_and_its_code_s_comments_have_no_english_left(lan
     assert not comments_left(at)
 
 
-def test_the_diagram_on_step_through_speaks_chinese():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["lang"] = "zh"
-    at.run()
-    at.button(key="live-step").click().run()
-    assert not at.exception, at.exception
-    labels = " ".join(svg_labels(diagram_svg(at)))
-    assert "调用模型" in labels and "第 1 轮" in labels and "call the model" not in labels
+# The diagram on Step through speaking Chinese after a Step: test_no_english_is_left_on_step_through_its_tables_or_the_model_s_words[zh].
 
 
 def column_labels(node) -> list[str]:
@@ -418,45 +434,54 @@ def unreadable_uploads() -> list[list[tuple[str, bytes]]]:
             [("deeper.json", b"[" * 300 + b"]" * 300)], [("request.json", b'{"messages": []}')]]
 
 
-@pytest.mark.parametrize("lang", ["ja", "zh"])
-def test_why_a_file_cannot_be_replayed_is_said_in_the_page_s_language(lang):
+def test_why_a_file_cannot_be_replayed_is_said_in_the_page_s_language():
+    """Each upload made in one language and read in both, as the warnings above are."""
     from loop.text.catalogs import say
     from loop.importers import import_files
 
-    at = open_in("pages/replay.py", lang)
-    heading = say(lang, "**This file cannot be replayed.**")
+    at = open_in("pages/replay.py", "ja")
+    lang = "ja"
     for upload in unreadable_uploads():
         with pytest.raises(ImportFailed) as failed:  # the command line's words: English
             import_files(upload)
         at.file_uploader(key="replay-upload").set_value([(name, data, "application/json") for name, data in upload])
         at.run()
         assert not at.exception, at.exception
-        (error,) = at.error
-        assert error.value.startswith(heading), error.value
-        reason = error.value[len(heading):]
-        assert str(failed.value) not in reason
-        left = english_left(reason, api_words(failed.value.note), names(lang) + FORMAT_NAMES)
-        assert not left, f"English left in why {upload[0][0]} cannot be replayed:\n{left}\n<= {error.value}"
-    at.segmented_control(key="lang").set_value("en").run()  # said again in the page's language when it changes
+        said_before = []
+        for lang in (lang, "zh" if lang == "ja" else "ja"):  # the page's language, then the other
+            if at.segmented_control(key="lang").value != lang:
+                switch(at, lang)
+            heading = say(lang, "**This file cannot be replayed.**")
+            (error,) = at.error
+            assert error.value.startswith(heading), error.value
+            reason = error.value[len(heading):]
+            assert str(failed.value) not in reason
+            left = english_left(reason, api_words(failed.value.note), names(lang) + FORMAT_NAMES)
+            assert not left, f"English left in why {upload[0][0]} cannot be replayed in {lang}:\n{left}\n<= {error.value}"
+            assert error.value not in said_before, error.value  # said anew in this language
+            said_before = [error.value]
+    switch(at, "en")  # said again in the page's language when it changes
     assert at.error[0].value.replace("`", "").startswith(f"**This file cannot be replayed.** {failed.value}")
 
 
-@pytest.mark.parametrize("lang", ["ja", "zh", "en"])
-def test_the_header_of_a_session_read_with_its_sub_agents_logs_is_in_the_page_s_language(lang):
+def test_the_header_of_a_session_read_with_its_sub_agents_logs_is_in_the_page_s_language():
     from tests.test_import_warnings import _session
 
-    at = open_in("pages/replay.py", lang)
+    at = open_in("pages/replay.py", "ja")
     upload = _session()  # session.jsonl, agent-zz.jsonl, and an empty file passed over
     at.file_uploader(key="replay-upload").set_value([(name, data, "application/json") for name, data in upload])
     at.run()
     assert not at.exception, at.exception
-    (header,) = [m.value for m in at.markdown if "session.jsonl" in m.value]
-    if lang == "en":
-        assert header.startswith("**Replaying session.jsonl with 1 sub-agent log** · format `claude-code`"), header
-        return
-    task = at.session_state["replay"]["trace"].meta["task"]  # the log's words: data
-    left = english_left(header, ["session\\.jsonl", "session.jsonl", task], names(lang))
-    assert not left, f"English left in the header: {left}\n<= {header}"
+    for lang in ("ja", "zh", "en"):  # uploaded in Japanese, then read in each language
+        if lang != "ja":
+            switch(at, lang)
+        (header,) = [m.value for m in at.markdown if "session.jsonl" in m.value]
+        if lang == "en":
+            assert header.startswith("**Replaying session.jsonl with 1 sub-agent log** · format `claude-code`"), header
+            continue
+        task = at.session_state["replay"]["trace"].meta["task"]  # the log's words: data
+        left = english_left(header, ["session\\.jsonl", "session.jsonl", task], names(lang))
+        assert not left, f"English left in the {lang} header: {left}\n<= {header}"
 
 
 def broken_transcripts() -> list[tuple[str, bytes]]:
@@ -520,17 +545,17 @@ def broken_transcripts() -> list[tuple[str, bytes]]:
     return out
 
 
-@pytest.mark.parametrize("lang", ["ja", "zh"])
-def test_why_a_broken_transcript_cannot_be_loaded_is_said_in_the_page_s_language(lang):
-    """Every reason the loader gives, as the page says it (`said`, the words after the error's heading); then one
-    broken transcript uploaded for real: the page shows that reason, said so, with its heading."""
+def test_why_a_broken_transcript_cannot_be_loaded_is_said_in_the_page_s_language():
+    """Every reason the loader gives, as the page says it (`said`, the words after the error's heading) in each
+    language; then one broken transcript uploaded for real: the page shows that reason, said so, with its heading,
+    in the language it was uploaded in and again in each one it changes to."""
     from loop.text.catalogs import say
     from loop.importers import import_bytes
     from pages.views.replay import said
     from tests.test_import_warnings import loader_messages, messages_of
 
     loader = loader_messages()
-    kept = [w for w in say(lang, "thread").split() if w.isascii()]
+    kept = {lang: [w for w in say(lang, "thread").split() if w.isascii()] for lang in ("ja", "zh")}
     reasons = set()
     for name, data in broken_transcripts():
         with pytest.raises(ImportFailed) as failed:  # the command line's words: English
@@ -538,44 +563,50 @@ def test_why_a_broken_transcript_cannot_be_loaded_is_said_in_the_page_s_language
         note = failed.value.note
         assert messages_of(note) & loader, note  # the loader's reason travels as its message, not as English text
         reasons |= messages_of(note)
-        shown = said(note, lang)  # what the page writes after its heading
-        assert f"`{name}`" in shown and str(failed.value) not in shown.replace("`", "")  # data as code
-        words = note.render(lang, data=lambda value: " ")  # the reason's own words, its data (paths, values) left out
-        left = english_left(words, [], names(lang) + FORMAT_NAMES + kept)
-        assert not left, f"English left in why {name} cannot be replayed:\n{left}\n<= {shown}"
+        for lang in ("ja", "zh"):
+            shown = said(note, lang)  # what the page writes after its heading
+            assert f"`{name}`" in shown and str(failed.value) not in shown.replace("`", "")  # data as code
+            words = note.render(lang, data=lambda value: " ")  # the reason's own words, its data (paths, values) left out
+            left = english_left(words, [], names(lang) + FORMAT_NAMES + kept[lang])
+            assert not left, f"English left in why {name} cannot be replayed in {lang}:\n{left}\n<= {shown}"
     # 31 of the loader's reasons; an upload cannot reach the rest (the importers read the JSON themselves and load a
     # transcript without the pairing check; a saved run's journal is read by the runs store).
     assert len(reasons & loader) >= 31, sorted(reasons & loader)
 
-    at = open_in("pages/replay.py", lang)  # one of them uploaded: read in the import's own process, said on the page
+    at = open_in("pages/replay.py", "ja")  # one of them uploaded: read in the import's own process, said on the page
     name, data = "thread-id.json", dict(broken_transcripts())["thread-id.json"]
     with pytest.raises(ImportFailed) as failed:
         import_bytes(data, name)
     at.file_uploader(key="replay-upload").set_value([(name, data, "application/json")])
     at.run()
     assert not at.exception, at.exception
-    (error,) = at.error
-    assert error.value == (f"{say(lang, '**This file cannot be replayed.**')} {said(failed.value.note, lang)}\n\n"
-                           + say(lang, "The replay below is unchanged.")), error.value
-    at.segmented_control(key="lang").set_value("en").run()  # said again in the page's language when it changes
+    for lang in ("ja", "zh"):
+        if lang != "ja":
+            switch(at, lang)
+        (error,) = at.error
+        assert error.value == (f"{say(lang, '**This file cannot be replayed.**')} {said(failed.value.note, lang)}\n\n"
+                               + say(lang, "The replay below is unchanged.")), error.value
+    switch(at, "en")  # said again in the page's language when it changes
     assert at.error[0].value.replace("`", "").startswith(f"**This file cannot be replayed.** {failed.value}")
 
 
-@pytest.mark.parametrize("lang", ["ja", "zh"])
-def test_why_a_sample_cannot_be_opened_follows_a_later_change_of_language(lang, tmp_path, monkeypatch):
+def test_why_a_sample_cannot_be_opened_follows_a_later_change_of_language(tmp_path, monkeypatch):
     from loop.text.catalogs import say
     from pages.views import replay
 
-    at = open_in("pages/replay.py", lang)
+    at = open_in("pages/replay.py", "ja")
     broken = tmp_path / "hello-py.json"
     broken.write_text(json.dumps({"format": "loopscope-transcript", "version": 9, "messages": [], "steps": []}))
     monkeypatch.setattr(replay, "sample_path", lambda name, language: broken)
     at.selectbox(key="replay-sample").set_value("hello-py").run()
     assert not at.exception, at.exception
-    (error,) = at.error
-    assert say(lang, "The sample {name} cannot be opened: {error}", name="`hello-py`", error="")[:2] in error.value
-    assert not english_left(error.value, [], names(lang)), error.value
-    at.segmented_control(key="lang").set_value("en").run()
+    for lang in ("ja", "zh"):  # chosen in Japanese, then said again in Chinese
+        if lang != "ja":
+            switch(at, lang)
+        (error,) = at.error
+        assert say(lang, "The sample {name} cannot be opened: {error}", name="`hello-py`", error="")[:2] in error.value
+        assert not english_left(error.value, [], names(lang)), error.value
+    switch(at, "en")
     assert at.error[0].value == (
         "**This file cannot be replayed.** The sample `hello-py` cannot be opened: `hello-py.json`: a Loopscope "
         "transcript that cannot be loaded: `version`: this Loopscope reads versions 1 to 3, the file is version `9`"

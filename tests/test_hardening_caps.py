@@ -25,6 +25,7 @@ from loop.engine.model import Model, ModelConfig
 from loop.files.runs import FILE, RUN_FULL, QUOTA_FULL, RunsStore, StoreFull, owner_key
 from tests.browser import serve_app
 from tests.fake_server import FakeAnthropic
+from tests.cli import loop_main
 from tests.test_engine_cli import clean_env
 from tests.test_runs_store import FULL, OWNER, prefix
 
@@ -100,11 +101,10 @@ PEAK_OF = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:]
 
 
 def test_the_command_lines_journal_stops_at_the_size_a_run_may_have(tmp_path):
+    # `main` in this process, as `python -m loop` calls it (the real entry point is the 200 MB test's, above)
     log = tmp_path / "run.jsonl"
-    env = clean_env(LOOPSCOPE_RUN_MAX_BYTES="3000")
-    done = subprocess.run([sys.executable, "-m", "loop", "run", "--scenario", "two-tools", "--journal", str(log),
-                           "--out", str(tmp_path / "t.json")], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120)
+    (done,) = loop_main(["run", "--scenario", "two-tools", "--journal", log, "--out", tmp_path / "t.json"],
+                        env=clean_env(LOOPSCOPE_RUN_MAX_BYTES="3000"))
     assert done.returncode == 1
     assert "has reached the size a run may hold (2.93 KiB, LOOPSCOPE_RUN_MAX_BYTES): the run stops here" in done.stderr
     assert log.stat().st_size <= 3000
@@ -114,9 +114,7 @@ def test_the_command_lines_journal_stops_at_the_size_a_run_may_have(tmp_path):
 
 def test_the_command_line_writes_no_transcript_past_the_size_a_run_may_have(tmp_path):
     out = tmp_path / "t.json"
-    env = clean_env(LOOPSCOPE_RUN_MAX_BYTES="5000")
-    done = subprocess.run([sys.executable, "-m", "loop", "run", "--scenario", "two-tools", "--out", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    (done,) = loop_main(["run", "--scenario", "two-tools", "--out", out], env=clean_env(LOOPSCOPE_RUN_MAX_BYTES="5000"))
     assert done.returncode == 1
     assert "more than a run may hold (4.88 KiB, LOOPSCOPE_RUN_MAX_BYTES)" in done.stderr and "is not written" in done.stderr
     assert not out.exists()
@@ -138,46 +136,55 @@ def stored(runs: Path) -> tuple[int, int, int]:
                           "count(nullif(instr(line, ?), 0)) FROM steps", ("a" * 1000,)).fetchone()
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
-def test_the_page_refuses_a_200_mb_answer_keeps_nothing_and_gives_its_memory_back(tmp_path, monkeypatch, stream):
-    runs = tmp_path / "runs"
-    monkeypatch.setenv("LOOPSCOPE_RUNS", str(runs))
-    monkeypatch.setenv("LOOPSCOPE_ALLOW_UNSANDBOXED", "1")  # the answer is refused before any command could run
+@pytest.fixture(scope="module")
+def big_answer_server(tmp_path_factory):
+    """One app server for the page's two ways of reading the answer, its runs in a folder of its own, its model a
+    fake on 127.0.0.1: (the app's URL, the server's PID, the runs folder, the fake). Each test is a browser of its
+    own on it, and measures the server's memory and the store from where they stood when it began."""
+    runs = tmp_path_factory.mktemp("big-answer") / "runs"
     with FakeAnthropic() as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        env = {"LOOPSCOPE_RUNS": str(runs), "ANTHROPIC_BASE_URL": fake.url,
+               "LOOPSCOPE_ALLOW_UNSANDBOXED": "1"}  # the answer is refused before any command could run
         started: list = []
-        with serve_app(started=started) as url:
-            server = started[0].pid
+        with serve_app(started=started, env=env) as url:
+            yield url, started[0].pid, runs, fake
 
-            async def student() -> tuple[Wire, int, tuple, int]:
-                wire = Wire(url, agent="big answer student")
-                await wire.open()
-                for name, value in (("set-model", "An Anthropic model"), ("set-api-key", "sk-test")):
-                    await wire.rerun(name, string_value=value)
-                await wire.rerun("set-approve", bool_value=False)
-                if stream:  # the text is drawn as it arrives: 8 MiB of it must not be sent to the page again and again
-                    await wire.rerun("set-stream", bool_value=True)
-                await wire.rerun("new-run")
-                for _ in range(3):  # a warm-up: a whole model call and a tool, so the imports are all done
-                    await wire.rerun("live-step")
-                assert not wire.errors, wire.errors
-                before, kept = rss_kib(server), stored(runs)
-                fake.huge(HUGE)
-                calls = len(fake.requests)
-                for _ in range(6):
-                    await wire.rerun("live-step")
-                    if len(fake.requests) > calls:
-                        break
-                await wire.close()
-                return wire, before, kept, len(fake.requests) - calls
 
-            wire, before, kept, calls = asyncio.run(asyncio.wait_for(student(), timeout=240))
-            after = rss_kib(server)
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_the_page_refuses_a_200_mb_answer_keeps_nothing_and_gives_its_memory_back(big_answer_server, stream):
+    url, server, runs, fake = big_answer_server
+    rows_before = stored(runs)[0] if (runs / FILE).exists() else 0  # the other browser's run, when it ran first
+
+    async def student() -> tuple[Wire, int, tuple, int]:
+        wire = Wire(url, agent="big answer student")
+        await wire.open()
+        for name, value in (("set-model", "An Anthropic model"), ("set-api-key", "sk-test")):
+            await wire.rerun(name, string_value=value)
+        await wire.rerun("set-approve", bool_value=False)
+        if stream:  # the text is drawn as it arrives: 8 MiB of it must not be sent to the page again and again
+            await wire.rerun("set-stream", bool_value=True)
+        await wire.rerun("new-run")
+        for _ in range(3):  # a warm-up: a whole model call and a tool, so the imports are all done
+            await wire.rerun("live-step")
+        assert not wire.errors, wire.errors
+        before, kept = rss_kib(server), stored(runs)
+        fake.huge(HUGE)
+        calls = len(fake.requests)
+        for _ in range(6):
+            await wire.rerun("live-step")
+            if len(fake.requests) > calls:
+                break
+        await wire.close()
+        return wire, before, kept, len(fake.requests) - calls
+
+    wire, before, kept, calls = asyncio.run(asyncio.wait_for(student(), timeout=240))
+    after = rss_kib(server)
     assert calls == 1
     assert wire.shows(REFUSED), wire.errors
     steps, size, holding = stored(runs)
     assert holding == 0 and size - kept[1] < 64 * 1024  # not a byte of it saved: only the stages before the call
-    assert wire.status() == (steps, steps)  # the steps the page shows, every one saved, and no step more
+    mine = steps - rows_before
+    assert wire.status() == (mine, mine)  # the steps the page shows, every one saved, and no step more
     assert after - before < 50 * 1024, f"the server's RSS went from {before // 1024} to {after // 1024} MiB"
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import gc
 import http.server
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -33,10 +32,7 @@ TINY = [{"role": "user", "content": "x"}] * 965_518  # the probe's file, 33 MB w
 
 
 def replay_page():
-    at = app()
-    at.switch_page("pages/replay.py").run()
-    assert not at.exception, at.exception
-    return at
+    return app("pages/replay.py")  # opened as a link to it opens it: Step through is not drawn first
 
 
 # -- memory: the upload limit, the message cap, the import's own process --------------------------
@@ -230,10 +226,11 @@ def test_a_key_of_any_shape_echoed_by_the_server_is_hidden_on_the_page(fake_api,
 def test_a_key_of_any_shape_echoed_by_the_server_is_hidden_by_the_cli(fake_api):
     fake_api.fail(401, body={"type": "error", "error": {"type": "authentication_error",
                                                         "message": f"invalid x-api-key: {PROXY_KEY}"}})
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env.update(ANTHROPIC_API_KEY=PROXY_KEY, ANTHROPIC_BASE_URL=fake_api.url)
-    done = subprocess.run([sys.executable, "-m", "loop", "run", "--scenario", "list-files", "--model", "claude-x"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    from tests.cli import clean_env, loop_main
+
+    # `main`, as `python -m loop` calls it, in this process: what it printed is all the command prints
+    (done,) = loop_main(["run", "--scenario", "list-files", "--model", "claude-x"],
+                        env=clean_env(ANTHROPIC_API_KEY=PROXY_KEY, ANTHROPIC_BASE_URL=fake_api.url))
     assert done.returncode == 1
     assert "invalid x-api-key: [API key]" in done.stderr
     assert PROXY_KEY not in done.stdout + done.stderr

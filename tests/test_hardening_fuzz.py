@@ -40,16 +40,16 @@ def folder():
 
 
 def test_the_seeds_cover_every_format_and_each_imports_as_itself():
-    kinds = {}
+    kinds, threaded = {}, []
     for kind, data in seeds():
         kinds[kind] = kinds.get(kind, 0) + 1
         imported = import_bytes(data, "seed")
         assert imported.format == kind
         assert render(imported.trace) == ()
+        threaded.append(imported.trace)
     assert set(kinds) == {"loopscope", "loopscope-journal", "claude-code", "course-trace", "anthropic-messages",
                           "anthropic-request", "anthropic-responses", "openai-chat", "codex-rollout"}
     assert kinds["claude-code"] >= 4 and kinds["loopscope"] >= 5
-    threaded = [import_bytes(data, "seed").trace for _, data in seeds()]
     assert sum(t.has_threads for t in threaded) >= 4 and sum(t.has_compaction for t in threaded) >= 4
 
 
@@ -298,13 +298,13 @@ def test_a_retry_whose_numbers_are_not_numbers_renders(field, value):
 def test_a_saved_run_whose_task_is_not_text_exports_with_the_default_title():
     # found by the fuzz test: a journal's {"task": true} reached the Markdown export's title
     from loop.files import export
-    from loop.engine.runner import start
 
-    run = start(scenario="list-files")
-    run.run_to_end()
-    run.trace.meta["task"] = True
-    assert export.to_markdown(run.trace).startswith("# Agent loop transcript\n")
-    assert render(run.trace) == ()
+    # The list-files sample is such a run, saved (`make samples` runs it to its end): read here, not run again.
+    trace = transcript.load(Path(__file__).resolve().parent.parent / "samples" / "list-files.json")
+    assert trace.meta["task"] and trace.steps[-1].stage == "decide"
+    trace.meta["task"] = True
+    assert export.to_markdown(trace).startswith("# Agent loop transcript\n")
+    assert render(trace) == ()
 
 
 def test_a_tool_result_block_whose_text_is_null_renders():

@@ -18,9 +18,15 @@ CALL_LINE = CHAPTER_LOOP.splitlines().index("        response = client.messages.
 TOOL_LINE = CHAPTER_LOOP.splitlines().index("                output = run_tool(block)") + 1
 
 
+@pytest.fixture(scope="module")
+def chapters_run():
+    """The chapter's listing run cold on list-files, once: read by the rules test and compared with a warm run."""
+    return run(CHAPTER_LOOP, "list-files")
+
+
 @pytest.mark.parametrize("scenario", ["list-files", "two-tools"])
-def test_the_chapters_listing_runs_and_every_request_keeps_the_rules(scenario):
-    done = run(CHAPTER_LOOP, scenario)
+def test_the_chapters_listing_runs_and_every_request_keeps_the_rules(scenario, chapters_run):
+    done = chapters_run if scenario == "list-files" else run(CHAPTER_LOOP, scenario)
     assert done.outcome == rec.RETURNED, (done.message, done.traceback, done.output)
     assert len(done.exchanges) >= 2
     for exchange in done.exchanges:
@@ -84,7 +90,8 @@ def test_a_loop_that_never_ends_stops_at_the_calls_limit():
 
 
 def test_a_loop_that_spins_stops_at_the_time_limit():
-    done = run("def agent_loop(state):\n    while True:\n        pass\n", "list-files", max_seconds=1)
+    # The limit counts from the moment the child is ready to run agent_loop: a fraction of a second spins enough.
+    done = run("def agent_loop(state):\n    while True:\n        pass\n", "list-files", max_seconds=0.2)
     assert done.outcome == rec.TIMEOUT and done.exchanges == []
 
 
@@ -105,6 +112,7 @@ def attempt(name, action):
         print(name, "FAILED", type(error).__name__)
 
 def agent_loop(state):
+    print("who", os.getpid(), os.getuid(), os.getcwd())
     attempt("environ", lambda: dict(os.environ))
     attempt("shadow", lambda: open("/etc/shadow").read())
     attempt("proc1", lambda: open("/proc/1/environ", "rb").read())
@@ -131,20 +139,33 @@ def agent_loop(state):
 '''
 
 
-def test_a_hostile_file_gets_nothing(monkeypatch):
-    monkeypatch.setenv("LOOPSCOPE_TEST_SECRET", "canary-7f3a9")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-canary-7f3a9")
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(5)
-    listener.setblocking(False)
-    port = listener.getsockname()[1]
-    try:
-        done = run(HOSTILE.replace("PORT", str(port)), "list-files")
-        with pytest.raises(BlockingIOError):
-            listener.accept()  # the listener saw nobody
-    finally:
-        listener.close()
+@pytest.fixture(scope="module")
+def hostile_run():
+    """HOSTILE run once, with secrets in the environment and a listener on this machine: (its recording, whether
+    the listener saw anybody)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("LOOPSCOPE_TEST_SECRET", "canary-7f3a9")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-canary-7f3a9")
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(5)
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        try:
+            done = run(HOSTILE.replace("PORT", str(port)), "list-files")
+            try:
+                listener.accept()
+                reached = True
+            except BlockingIOError:
+                reached = False  # the listener saw nobody
+        finally:
+            listener.close()
+    return done, reached
+
+
+def test_a_hostile_file_gets_nothing(hostile_run):
+    done, reached = hostile_run
+    assert not reached
     said = dict(line.split(" ", 1) for line in done.output.splitlines() if line.strip())
     assert done.outcome == rec.RETURNED, done.output
     assert "canary-7f3a9" not in done.output
@@ -157,10 +178,9 @@ def test_a_hostile_file_gets_nothing(monkeypatch):
     assert not os.path.exists("/etc/loopscope-probe")
 
 
-def test_the_sandboxed_child_is_not_the_calling_process():
-    source = "import os\ndef agent_loop(state):\n    print(os.getpid(), os.getuid(), os.getcwd())\n"
-    done = run(source, "list-files")
-    pid, uid, cwd = done.output.split()
+def test_the_sandboxed_child_is_not_the_calling_process(hostile_run):
+    done, _ = hostile_run  # its first line: "who PID UID CWD"
+    pid, uid, cwd = done.output.splitlines()[0].split()[1:]
     assert int(pid) != os.getpid() and done.sandbox == "bubblewrap"
     assert cwd == "/workspace" and (os.geteuid() != 0 or uid == "65534")
 
@@ -248,10 +268,10 @@ def test_run_bash_and_a_streamed_call_are_recorded_and_a_failed_run_says_so():
                                                                                    ("exit 3", True, 5)]
 
 
-def test_a_child_started_ahead_runs_the_loop_as_a_cold_one_does():
+def test_a_child_started_ahead_runs_the_loop_as_a_cold_one_does(chapters_run):
     from loop.yours import sandboxed
 
-    cold = run(CHAPTER_LOOP, "list-files")
+    cold = chapters_run
     sandboxed.warm()
     try:
         assert ("s01", 30.0) in sandboxed._spares
