@@ -31,6 +31,12 @@ def test_the_commands_that_call_no_model_load_no_sdk():
         modules = loaded_by(f"from loop.__main__ import main\nmain({argv!r})")
         assert "loop.files.transcript" in modules and "anthropic" not in modules, argv
     assert "anthropic" in loaded_by("from loop.__main__ import _run\nimport loop.engine.runner")
+    # record and yours answer offline at the wire: the SDK is the recorded program's, loaded in its own process
+    recorded = loaded_by("from loop.__main__ import main\nimport tempfile\n"
+                         "main(['record', '--out', tempfile.mktemp(suffix='.json'), '--', 'true'])")
+    assert "loop.record.endpoint" in recorded and "anthropic" not in recorded
+    yours = loaded_by("import loop.yours.sandboxed, loop.yours.reading, loop.yours.program")
+    assert "loop.yours.recorder" in yours and "anthropic" not in yours
 
 
 def test_the_words_of_the_end_are_the_same_for_a_live_run_and_an_imported_one():

@@ -15,29 +15,15 @@ the same oversized answer again), and neither does the complete loop.
 
 from __future__ import annotations
 
-import os
 from typing import Iterator
 
 import anthropic
 import httpx2
 from httpx2._decoders import IdentityDecoder  # the decoder the client picks for no Content-Encoding
 
-from ..text.catalogs import N_, size_words
+from ..text.catalogs import size_words
 
-VARIABLE = "LOOPSCOPE_MAX_RESPONSE_BYTES"
-DEFAULT = 8 * 2**20  # bytes: some 20 times the largest answer `max_tokens` allows
-
-TOO_LARGE = N_("The model's answer was larger than {size}: it was refused, and nothing of it is kept or saved. A real "
-               "answer within max_tokens is far smaller: check that the base URL points at the model's server.")
-
-
-def limit() -> int:
-    """The cap in bytes: LOOPSCOPE_MAX_RESPONSE_BYTES when it is a positive whole number, else 8 MiB."""
-    try:
-        value = int(os.environ.get(VARIABLE, ""))
-    except ValueError:
-        return DEFAULT
-    return value if value > 0 else DEFAULT
+from .answer_cap import DEFAULT, TOO_LARGE, VARIABLE, limit  # noqa: F401 (the cap's own names, said here too)
 
 
 class ResponseTooLarge(anthropic.AnthropicError):

@@ -17,11 +17,10 @@ import anthropic
 import httpx2
 
 from . import capped, keys, scripted
+from .defaults import MAX_TOKENS, SYSTEM  # noqa: F401 (said here too: the model's defaults)
 from ..text.catalogs import N_
 
 SCRIPTED = scripted.SCRIPTED
-SYSTEM = "You are a coding agent working in a workspace folder. Use bash to solve tasks. Act, don't explain."
-MAX_TOKENS = 8000
 SCRIPTED_URL = "http://scripted.loopscope.invalid"
 
 

@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from ..engine import capped, scripted, wire
+from ..engine import answer_cap, scripted, wire
 from ..files.transcript import NumberTooLong, parse_json, too_deep
 from ..text.catalogs import N_, size_words
 from ..text.redact import HIDDEN
@@ -53,7 +53,7 @@ class Stop:
 
 def call_most() -> int:
     """The largest model call body taken: the model's own cap (LOOPSCOPE_MAX_RESPONSE_BYTES, 8 MiB)."""
-    return capped.limit()
+    return answer_cap.limit()
 
 
 class Recorder:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib.util
 import json
 import logging
 import os
@@ -40,11 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import anthropic
-
 from ..engine import scripted, wire
 from ..engine.language import system_prompt
-from ..engine.model import MAX_TOKENS, SYSTEM
+from ..engine.defaults import MAX_TOKENS, SYSTEM
 from ..engine.scenarios import SCENARIOS
 from ..engine.toolsets import default_toolbox
 from ..text.catalogs import N_, Note, known, size_words
@@ -69,7 +68,8 @@ PROJECT_DIR = "/project"  # where the learner's files are, read-only, as the san
 BOOTSTRAP = Path(__file__).with_name("inside.py")
 INTERCEPT = Path(__file__).with_name("intercept.py")
 WATCHING = Path(__file__).with_name("watching.py")
-SITE = Path(anthropic.__file__).resolve().parents[1]  # the SDKs and what they need (pydantic, httpx2, …)
+# the SDKs and what they need (pydantic, httpx2, …), found without importing one (it costs a second)
+SITE = Path(importlib.util.find_spec("anthropic").origin).resolve().parents[1]
 FRAME_MOST = 2**20  # a tool or report frame
 FRAMES_MOST = 5_000  # frames of any kind a run: a flood of tiny ones stops here
 OUTPUT_MOST = 200_000  # bytes of print output kept; past four times that the run is stopped
@@ -107,6 +107,8 @@ def real_model(config) -> Model:
     """A real model's server, reached with the key in `config` (added here, outside the sandbox). A key the
     server lends (config.allowance) is counted against its spending limits (loop/engine/keys.py) before each call
     and charged with what it used after: a call past a limit is not sent, and answered 429 with why."""
+    import anthropic
+
     from ..engine.keys import KeyRefused
     from ..engine.model import make_client
 
