@@ -1,9 +1,9 @@
-"""Your loop in Chromium: the editor holds the chapter's listing, Run draws the learner's run with the line lit on
-every scenario offered, Step moves it, a broken loop typed into the editor is named in Japanese, an exercise is
+"""Your loop in Chromium: the editor holds the chapter's listing, Run draws the learner's run with the line lit (on
+the scenario the page opens with and one picked; every scenario offered is run in this process), Step moves it, a
+pasted agent file runs, a broken loop typed into the editor is named in Japanese, an exercise is
 checked and ticked, and nothing is fetched from elsewhere."""
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -135,21 +135,34 @@ def open_list(page, label: str, key: str, option) -> None:
     option.wait_for(timeout=5_000)
 
 
-def test_the_chapters_listing_runs_on_each_scenario_picked_keeps_every_rule_lights_its_line_and_fetches_nothing(
+def test_the_chapters_listing_ends_by_itself_and_keeps_every_rule_on_each_scenario_offered():
+    """What the page says of the listing's run on each scenario the picker offers (draw_named: no rule named, and
+    "kept every rule"), from the run recorded as the sandbox records it. The browser test below runs two of them in
+    the page; tests/test_app_yours.py draws a run of the listing (recover) with the page's own views."""
+    for scenario in OFFERED:
+        yours = read(record(CHAPTER_LOOP, scenario))
+        assert yours.named is None and yours.kept_every_rule, scenario
+        assert yours.recording.exchanges and len(yours.trace) > 1, scenario
+
+
+# In the browser: the scenario the page opens with (Step lights the line) and one picked (its run drawn in place of
+# the last); every offered scenario's run is checked by the test above, a page draws them with the same views.
+IN_THE_BROWSER = ["list-files", "parallel"]
+
+
+def test_the_chapters_listing_runs_on_scenarios_picked_lights_its_line_a_pasted_agent_file_runs_and_nothing_is_fetched(
         url, module_tab):  # noqa: F811
+    from tests.test_yours_learners import S01  # an agent file as learners write it after the course's s01
+
     page = module_tab
     requested = watched(page)
-    # The same loop, recorded in this process, while the page loads: what the page must show
-    pool = ThreadPoolExecutor(len(OFFERED))
-    recorded = {scenario: pool.submit(lambda s: read(record(CHAPTER_LOOP, s)), scenario) for scenario in OFFERED}
-    pool.shutdown(wait=False)  # they run on; each is waited for where it is compared
-    page.goto(f"{url}/yours")  # one page for every scenario: each Run draws its own run in place of the last
+    page.goto(f"{url}/yours")  # one page for every run: each Run draws its own run in place of the last
     settled(page)
     text = editor(page).evaluate(f"{EDITOR}.getValue()")
     assert CHAPTER_LOOP in text and text.startswith("# Write agent_loop(state)")
-    for scenario in OFFERED:
-        expected = recorded[scenario].result()
-        if scenario != OFFERED[0]:  # the first is the one picked when the page opens
+    for scenario in IN_THE_BROWSER:
+        expected = read(record(CHAPTER_LOOP, scenario))  # the same loop, recorded in this process: what the page shows
+        if scenario != IN_THE_BROWSER[0]:  # the first is the one picked when the page opens
             pick(page, scenario)
         page.get_by_role("button", name="Run", exact=True).click()
         page.get_by_text(SCENARIOS[scenario].task_in("en")).first.wait_for(timeout=60_000)  # its run, not the last
@@ -167,6 +180,25 @@ def test_the_chapters_listing_runs_on_each_scenario_picked_keeps_every_rule_ligh
             page.locator("#ls-yours-code div.lit").wait_for(timeout=30_000)
             lit = page.locator("#ls-yours-code div.lit")
             assert lit.get_attribute("data-line") == str(CALL) and "client.messages.create(" in lit.inner_text()
+
+    # A whole agent file pasted in place of the listing runs on Run, and its tool runs show their ids.
+    editor(page).evaluate(f"(text) => {EDITOR}.setValue(text, -1)", S01)
+    page.get_by_role("button", name="Start again from the chapter's listing").wait_for()  # the page has it
+    settled(page)
+    pick(page, "two-tools")
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("Your loop ended by itself and kept every rule: 2 model calls.").wait_for(timeout=60_000)
+    wait_for_status(page, "Step 1 of 10")
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    printed = page.locator("pre.ls-terminal")  # beside the steps, as a terminal shows it, scrolled to its end
+    assert "$ date -u" in printed.inner_text() and "\\x1b" not in printed.inner_text()
+    assert printed.evaluate("(box) => box.scrollTop + box.clientHeight >= box.scrollHeight - 1")
+    for k in range(2, 6):  # to the first run_tool step
+        page.locator(".st-key-yours-step button").click()
+        wait_for_status(page, f"Step {k} of 10")
+    settled(page)
+    shown = page.inner_text("body")
+    assert re.search(r"toolu_[0-9a-f]{24}", shown) and "(None)" not in shown
     assert requested and not fetched_elsewhere(requested), sorted(fetched_elsewhere(requested))
 
 
@@ -214,28 +246,3 @@ def ticked(page, statement: str) -> None:
     settled(page)
     open_list(page, "Exercise", "yours-exercise", page.get_by_role("option", name="✓ " + statement, exact=True))
     page.keyboard.press("Escape")
-
-
-def test_a_whole_agent_file_pasted_runs_on_run_and_its_tool_runs_show_their_ids(url, module_tab):  # noqa: F811
-    from tests.test_yours_learners import S01  # an agent file as learners write it after the course's s01
-
-    page = module_tab
-    page.goto(f"{url}/yours")
-    settled(page)
-    editor(page).evaluate(f"(text) => {EDITOR}.setValue(text, -1)", S01)
-    page.get_by_role("button", name="Start again from the chapter's listing").wait_for()  # the page has it
-    settled(page)
-    pick(page, "two-tools")
-    page.get_by_role("button", name="Run", exact=True).click()
-    page.get_by_text("Your loop ended by itself and kept every rule: 2 model calls.").wait_for(timeout=60_000)
-    wait_for_status(page, "Step 1 of 10")
-    assert page.locator("[data-testid='stAlertContentError']").count() == 0
-    printed = page.locator("pre.ls-terminal")  # beside the steps, as a terminal shows it, scrolled to its end
-    assert "$ date -u" in printed.inner_text() and "\\x1b" not in printed.inner_text()
-    assert printed.evaluate("(box) => box.scrollTop + box.clientHeight >= box.scrollHeight - 1")
-    for k in range(2, 6):  # to the first run_tool step
-        page.locator(".st-key-yours-step button").click()
-        wait_for_status(page, f"Step {k} of 10")
-    settled(page)
-    shown = page.inner_text("body")
-    assert re.search(r"toolu_[0-9a-f]{24}", shown) and "(None)" not in shown
