@@ -143,8 +143,16 @@ def keyboard_shortcuts_move_the_cursor(page):
         wait_for_status(page, now, timeout=15_000)
 
 
-def test_keyboard_never_executes_a_stage_in_a_live_run(page, url):
+def test_keyboard_never_executes_a_stage_in_a_live_run_and_presenter_mode_autoplays_pauses_and_fits_one_screen(
+        page, url):
+    """Both on the one live run a permalink opens (a page load costs the machine more than the checks)."""
+    page.set_viewport_size({"width": 1600, "height": 900})  # a projector's 16:9
     page.goto(f"{url}/?scenario=two-tools&step=3")
+    keyboard_never_executes_a_stage_in_a_live_run(page)
+    presenter_mode_autoplays_pauses_and_fits_one_screen(page)
+
+
+def keyboard_never_executes_a_stage_in_a_live_run(page):
     wait_for_status(page, "Step 3 of 3")
     wait_for_controls(page, "live")
     # At the end of the trace Step executes, so it answers no key; Last answers End, Run to end none.
@@ -164,10 +172,8 @@ def test_keyboard_never_executes_a_stage_in_a_live_run(page, url):
     wait_for_status(page, "Step 2 of 3", timeout=15_000)
 
 
-def test_presenter_mode_autoplays_pauses_and_fits_one_screen(page, url):
-    page.set_viewport_size({"width": 1600, "height": 900})  # a projector's 16:9
-    page.goto(f"{url}/?scenario=two-tools&step=2")
-    wait_for_status(page, "Step 2 of 2")
+def presenter_mode_autoplays_pauses_and_fits_one_screen(page):
+    wait_for_status(page, "Step 2 of 3")  # where the keys left the run: Play shows step 3, then runs stage 4
     page.get_by_text("Presenter mode").click()
     page.get_by_role("button", name="Play").wait_for()
     page.wait_for_selector(IDLE)

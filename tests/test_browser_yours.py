@@ -1,6 +1,6 @@
 """Your loop in Chromium: the editor holds the chapter's listing, Run draws the learner's run with the line lit (on
-the scenario the page opens with and one picked; every scenario offered is run in this process), Step moves it, a
-pasted agent file runs, a broken loop typed into the editor is named in Japanese, an exercise is
+the scenario the page opens with; the listing on every scenario offered is run in this process), Step moves it, a
+pasted agent file runs on a scenario picked, a broken loop typed into the editor is named in Japanese, an exercise is
 checked and ticked, and nothing is fetched from elsewhere."""
 
 import re
@@ -145,41 +145,38 @@ def test_the_chapters_listing_ends_by_itself_and_keeps_every_rule_on_each_scenar
         assert yours.recording.exchanges and len(yours.trace) > 1, scenario
 
 
-# In the browser: the scenario the page opens with (Step lights the line) and one picked (its run drawn in place of
-# the last); every offered scenario's run is checked by the test above, a page draws them with the same views.
-IN_THE_BROWSER = ["list-files", "parallel"]
+# In the browser: the listing on the scenario the page opens with (Step lights the line), then a pasted agent file on
+# a scenario picked (its run drawn in place of the last). The listing's run on every other offered scenario is
+# checked by the test above: a page draws each with the same views.
 
 
-def test_the_chapters_listing_runs_on_scenarios_picked_lights_its_line_a_pasted_agent_file_runs_and_nothing_is_fetched(
+def test_the_chapters_listing_runs_and_lights_its_line_a_pasted_agent_file_runs_on_a_scenario_picked_and_nothing_is_fetched(
         url, module_tab):  # noqa: F811
     from tests.test_yours_learners import S01  # an agent file as learners write it after the course's s01
 
     page = module_tab
     requested = watched(page)
-    page.goto(f"{url}/yours")  # one page for every run: each Run draws its own run in place of the last
+    page.goto(f"{url}/yours")  # one page for both runs: each Run draws its own run in place of the last
     settled(page)
     text = editor(page).evaluate(f"{EDITOR}.getValue()")
     assert CHAPTER_LOOP in text and text.startswith("# Write agent_loop(state)")
-    for scenario in IN_THE_BROWSER:
-        expected = read(record(CHAPTER_LOOP, scenario))  # the same loop, recorded in this process: what the page shows
-        if scenario != IN_THE_BROWSER[0]:  # the first is the one picked when the page opens
-            pick(page, scenario)
-        page.get_by_role("button", name="Run", exact=True).click()
-        page.get_by_text(SCENARIOS[scenario].task_in("en")).first.wait_for(timeout=60_000)  # its run, not the last
-        page.locator("#ls-yours-code").wait_for(timeout=60_000)
-        settled(page)
-        kept = say("en", "Your loop ended by itself and kept every rule: {n} model calls.",
-                   n=len(expected.recording.exchanges))
-        page.get_by_text(kept).wait_for(timeout=30_000)
-        wait_for_status(page, f"Step 1 of {len(expected.trace)}")
-        assert page.locator("[data-testid='stAlertContentError']").count() == 0, scenario
-        assert "Traceback" not in page.inner_text("body"), scenario
-        if scenario == "list-files":  # Step moves the run and the learner's line lit with it
-            page.locator(".st-key-yours-step button").click()
-            wait_for_status(page, "Step 2 of 9")
-            page.locator("#ls-yours-code div.lit").wait_for(timeout=30_000)
-            lit = page.locator("#ls-yours-code div.lit")
-            assert lit.get_attribute("data-line") == str(CALL) and "client.messages.create(" in lit.inner_text()
+    scenario = "list-files"  # the one picked when the page opens
+    expected = read(record(CHAPTER_LOOP, scenario))  # the same loop, recorded in this process: what the page shows
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text(SCENARIOS[scenario].task_in("en")).first.wait_for(timeout=60_000)
+    page.locator("#ls-yours-code").wait_for(timeout=60_000)
+    settled(page)
+    kept = say("en", "Your loop ended by itself and kept every rule: {n} model calls.",
+               n=len(expected.recording.exchanges))
+    page.get_by_text(kept).wait_for(timeout=30_000)
+    wait_for_status(page, f"Step 1 of {len(expected.trace)}")
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    assert "Traceback" not in page.inner_text("body")
+    page.locator(".st-key-yours-step button").click()  # Step moves the run and the learner's line lit with it
+    wait_for_status(page, "Step 2 of 9")
+    page.locator("#ls-yours-code div.lit").wait_for(timeout=30_000)
+    lit = page.locator("#ls-yours-code div.lit")
+    assert lit.get_attribute("data-line") == str(CALL) and "client.messages.create(" in lit.inner_text()
 
     # A whole agent file pasted in place of the listing runs on Run, and its tool runs show their ids.
     editor(page).evaluate(f"(text) => {EDITOR}.setValue(text, -1)", S01)
@@ -187,8 +184,10 @@ def test_the_chapters_listing_runs_on_scenarios_picked_lights_its_line_a_pasted_
     settled(page)
     pick(page, "two-tools")
     page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text(SCENARIOS["two-tools"].task_in("en")).first.wait_for(timeout=60_000)  # its run, not the last
     page.get_by_text("Your loop ended by itself and kept every rule: 2 model calls.").wait_for(timeout=60_000)
     wait_for_status(page, "Step 1 of 10")
+    assert "Traceback" not in page.inner_text("body")
     assert page.locator("[data-testid='stAlertContentError']").count() == 0
     printed = page.locator("pre.ls-terminal")  # beside the steps, as a terminal shows it, scrolled to its end
     assert "$ date -u" in printed.inner_text() and "\\x1b" not in printed.inner_text()
