@@ -150,14 +150,24 @@ def test_the_chapters_listing_ends_by_itself_and_keeps_every_rule_on_each_scenar
 # checked by the test above: a page draws each with the same views.
 
 
-def test_the_chapters_listing_runs_and_lights_its_line_a_pasted_agent_file_runs_on_a_scenario_picked_and_nothing_is_fetched(
-        url, module_tab):  # noqa: F811
+def test_one_page_runs_the_listing_lights_its_line_runs_a_pasted_file_ticks_an_exercise_and_fetches_nothing(
+        url, new_page):  # noqa: F811
+    """A learner's session on Your loop, in a browser of its own (its progress is its own): one page for every run
+    (each Run draws its own run in place of the last) and the exercise after them; a page load costs the machine
+    more than these checks."""
+    page = new_page(1280, 800)
+    requested = watched(page)
+    page.goto(f"{url}/yours")
+    editor(page)  # the editor drawn: the page below it no longer moves
+    settled(page)
+    the_listing_runs_and_lights_its_line_and_a_pasted_agent_file_runs(page)
+    an_exercise_opens_its_starter_check_says_not_yet_at_the_call_then_passes_and_the_tick_is_kept(page)
+    assert requested and not fetched_elsewhere(requested), sorted(fetched_elsewhere(requested))
+
+
+def the_listing_runs_and_lights_its_line_and_a_pasted_agent_file_runs(page) -> None:
     from tests.test_yours_learners import S01  # an agent file as learners write it after the course's s01
 
-    page = module_tab
-    requested = watched(page)
-    page.goto(f"{url}/yours")  # one page for both runs: each Run draws its own run in place of the last
-    settled(page)
     text = editor(page).evaluate(f"{EDITOR}.getValue()")
     assert CHAPTER_LOOP in text and text.startswith("# Write agent_loop(state)")
     scenario = "list-files"  # the one picked when the page opens
@@ -198,15 +208,9 @@ def test_the_chapters_listing_runs_and_lights_its_line_a_pasted_agent_file_runs_
     settled(page)
     shown = page.inner_text("body")
     assert re.search(r"toolu_[0-9a-f]{24}", shown) and "(None)" not in shown
-    assert requested and not fetched_elsewhere(requested), sorted(fetched_elsewhere(requested))
 
 
-def test_an_exercise_opens_its_starter_check_says_not_yet_at_the_call_then_passes_and_the_tick_is_kept(
-        url, new_page):  # noqa: F811
-    page = new_page(1280, 800)  # a browser of its own: its progress is its own
-    page.goto(f"{url}/yours")
-    editor(page)  # the editor drawn: the page below it no longer moves
-    settled(page)
+def an_exercise_opens_its_starter_check_says_not_yet_at_the_call_then_passes_and_the_tick_is_kept(page) -> None:
     exercise = EXERCISES["write-back"]
     statement = say("en", "Statement {n}: {title}", n=exercise.statement, title=exercise.title)
     pick(page, statement, "Exercise", "yours-exercise")
