@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from loop.files import transcript
-from tests.browser import IDLE, wait_for_status
+from tests.browser import IDLE, settled, wait_for_status
 
 ROOT = Path(__file__).resolve().parent.parent
 # The blocks of the history's messages, in page order: (kind, text) for each block's heading and its code.
@@ -122,8 +122,18 @@ def shortcut_of(page, key: str, name: str) -> str | None:
     return hint.get_attribute("aria-label").removeprefix("Shortcut ") if hint.count() else None
 
 
-def test_keyboard_shortcuts_move_the_cursor(page, url):
+def test_on_one_replay_page_keys_and_go_to_step_move_the_cursor_and_a_file_dropped_after_another_replaces_it(
+        page, url):
+    """Three things a person does on Replay, one after the other on the page Replay opens (a page load costs the
+    machine more than the checks): the keyboard moves the cursor, Go to step then Step and Back move one step each,
+    and a second dropped file replaces the first."""
     page.goto(f"{url}/replay")
+    keyboard_shortcuts_move_the_cursor(page)
+    go_to_step_then_step_and_back_move_one_step_each(page)
+    a_file_dropped_after_another_replaces_it(page)
+
+
+def keyboard_shortcuts_move_the_cursor(page):
     wait_for_status(page, "Step 1 of 10")
     wait_for_controls(page, "replay")
     page.get_by_role("heading", name="Replay a run").click()  # the focus on the page, as a person's click puts it
@@ -133,8 +143,16 @@ def test_keyboard_shortcuts_move_the_cursor(page, url):
         wait_for_status(page, now, timeout=15_000)
 
 
-def test_keyboard_never_executes_a_stage_in_a_live_run(page, url):
+def test_keyboard_never_executes_a_stage_in_a_live_run_and_presenter_mode_autoplays_pauses_and_fits_one_screen(
+        page, url):
+    """Both on the one live run a permalink opens (a page load costs the machine more than the checks)."""
+    page.set_viewport_size({"width": 1600, "height": 900})  # a projector's 16:9
     page.goto(f"{url}/?scenario=two-tools&step=3")
+    keyboard_never_executes_a_stage_in_a_live_run(page)
+    presenter_mode_autoplays_pauses_and_fits_one_screen(page)
+
+
+def keyboard_never_executes_a_stage_in_a_live_run(page):
     wait_for_status(page, "Step 3 of 3")
     wait_for_controls(page, "live")
     # At the end of the trace Step executes, so it answers no key; Last answers End, Run to end none.
@@ -154,10 +172,8 @@ def test_keyboard_never_executes_a_stage_in_a_live_run(page, url):
     wait_for_status(page, "Step 2 of 3", timeout=15_000)
 
 
-def test_presenter_mode_autoplays_pauses_and_fits_one_screen(page, url):
-    page.set_viewport_size({"width": 1600, "height": 900})  # a projector's 16:9
-    page.goto(f"{url}/?scenario=two-tools&step=2")
-    wait_for_status(page, "Step 2 of 2")
+def presenter_mode_autoplays_pauses_and_fits_one_screen(page):
+    wait_for_status(page, "Step 2 of 3")  # where the keys left the run: Play shows step 3, then runs stage 4
     page.get_by_text("Presenter mode").click()
     page.get_by_role("button", name="Play").wait_for()
     page.wait_for_selector(IDLE)
@@ -184,11 +200,10 @@ def test_presenter_mode_autoplays_pauses_and_fits_one_screen(page, url):
         assert box and box["y"] < 900 and box["y"] + 40 < 900, (selector, box)
 
 
-def test_go_to_step_then_step_and_back_move_one_step_each(page, url):
+def go_to_step_then_step_and_back_move_one_step_each(page):
     """The slider waits in a popover; a value picked there must not come back and move the cursor later."""
     from tests.slider import to_middle
 
-    page.goto(f"{url}/replay")
     wait_for_status(page, "Step 1 of 10")
     k = to_middle(page, 10) + 1
     assert 3 <= k <= 8, k
@@ -222,33 +237,45 @@ DRAG_WORDS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("lang, words", [  # the limit is the server's own, set in .streamlit/config.toml
-    ("en", ["Upload", "50MB per file", "Drag and drop files here"]),  # it takes several (a session and its sub-agents)
-    ("ja", ['"ファイルを開く"', '"またはここにドロップ · 1 ファイル 50 MB まで"', '"ここにファイルをドロップ"']),
-    ("zh", ['"打开文件"', '"或拖放到这里 · 每个文件最多 50 MB"', '"把文件拖放到这里"']),
-])
-def test_the_uploader_speaks_the_page_s_language(page, url, lang, words):
+DRAG_LEAVE = DRAG_A_FILE.replace("'dragenter'", "'dragleave'")
+UPLOADER = {  # the limit is the server's own, set in .streamlit/config.toml
+    "en": ["Upload", "50MB per file", "Drag and drop files here"],  # it takes several (a session and its sub-agents)
+    "ja": ['"ファイルを開く"', '"またはここにドロップ · 1 ファイル 50 MB まで"', '"ここにファイルをドロップ"'],
+    "zh": ['"打开文件"', '"或拖放到这里 · 每个文件最多 50 MB"', '"把文件拖放到这里"'],
+}
+LANGUAGE_NAMES = {"ja": ("日本語", "ja"), "zh": ("中文", "zh-CN")}  # in the sidebar's picker; <html lang>
+
+
+def test_the_uploader_speaks_the_page_s_language(page, url):
     """Streamlit writes "Upload", "50MB per file" and, while a file is dragged over it, "Drag and drop files
-    here" in English; in ja and zh the page shows its own words there, whole at 1280×800."""
+    here" in English; in ja and zh the page shows its own words there, whole at 1280×800. One page, in each
+    language the sidebar's picker gives it (a page load costs the machine more than a language switch)."""
     page.set_viewport_size({"width": 1280, "height": 800})
-    page.goto(f"{url}/replay?lang={lang}")
-    page.wait_for_selector('[data-testid="stFileUploaderDropzoneInstructions"]', timeout=60_000)
-    page.wait_for_selector(IDLE, timeout=60_000)
-    assert page.evaluate(UPLOADER_WORDS) == words[:2]
-    assert page.evaluate(CUT, '[data-testid="stFileUploaderDropzoneInstructions"] span') == []
-    page.evaluate(DRAG_A_FILE)
-    page.wait_for_selector('[data-testid="stFileUploaderDropzone"] > div:not([data-testid]) > span')
-    assert page.evaluate(DRAG_WORDS) == words[2]
+    page.goto(f"{url}/replay?lang=en")
+    for lang, words in UPLOADER.items():
+        if lang in LANGUAGE_NAMES:
+            name, tag = LANGUAGE_NAMES[lang]
+            page.locator("[data-testid='stSidebar']").get_by_text(name, exact=True).click()
+            page.wait_for_function("(tag) => document.documentElement.lang === tag", arg=tag, timeout=60_000)
+        page.wait_for_selector('[data-testid="stFileUploaderDropzoneInstructions"]', timeout=60_000)
+        settled(page)
+        assert page.evaluate(UPLOADER_WORDS) == words[:2], lang
+        assert page.evaluate(CUT, '[data-testid="stFileUploaderDropzoneInstructions"] span') == [], lang
+        page.evaluate(DRAG_A_FILE)
+        dragged = '[data-testid="stFileUploaderDropzone"] > div:not([data-testid]) > span'
+        page.wait_for_selector(dragged)
+        assert page.evaluate(DRAG_WORDS) == words[2], lang
+        page.evaluate(DRAG_LEAVE)  # the file taken away again: the uploader as it was, for the next language
+        page.wait_for_selector(dragged, state="detached")
 
 
 # About opened first (its menu, its words) and About's code comments upright in Chinese and Japanese are checked in
 # tests/test_projector.py, which opens About in each language: a page load costs a second of the machine's CPU.
 
 
-def test_a_file_dropped_after_another_replaces_it(page, url):
+def a_file_dropped_after_another_replaces_it(page):
     """The uploader holds the files of the last drop: a second transcript replaces the first, in the uploader and
     on the page (never both, refused as several sessions' logs), and the sample box names no sample meanwhile."""
-    page.goto(f"{url}/replay")
     page.wait_for_selector('[data-testid="stFileUploaderDropzoneInput"]', state="attached", timeout=60_000)
     page.wait_for_selector(IDLE, timeout=60_000)
     for name in ("recover", "hello-py"):

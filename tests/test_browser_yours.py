@@ -1,9 +1,9 @@
-"""Your loop in Chromium: the editor holds the chapter's listing, Run draws the learner's run with the line lit on
-every scenario offered, Step moves it, a broken loop typed into the editor is named in Japanese, an exercise is
+"""Your loop in Chromium: the editor holds the chapter's listing, Run draws the learner's run with the line lit (on
+the scenario the page opens with; the listing on every scenario offered is run in this process), Step moves it, a
+pasted agent file runs on a scenario picked, a broken loop typed into the editor is named in Japanese, an exercise is
 checked and ticked, and nothing is fetched from elsewhere."""
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -135,47 +135,82 @@ def open_list(page, label: str, key: str, option) -> None:
     option.wait_for(timeout=5_000)
 
 
-def test_the_chapters_listing_runs_on_each_scenario_picked_keeps_every_rule_lights_its_line_and_fetches_nothing(
-        url, module_tab):  # noqa: F811
-    page = module_tab
-    requested = watched(page)
-    # The same loop, recorded in this process, while the page loads: what the page must show
-    pool = ThreadPoolExecutor(len(OFFERED))
-    recorded = {scenario: pool.submit(lambda s: read(record(CHAPTER_LOOP, s)), scenario) for scenario in OFFERED}
-    pool.shutdown(wait=False)  # they run on; each is waited for where it is compared
-    page.goto(f"{url}/yours")  # one page for every scenario: each Run draws its own run in place of the last
-    settled(page)
-    text = editor(page).evaluate(f"{EDITOR}.getValue()")
-    assert CHAPTER_LOOP in text and text.startswith("# Write agent_loop(state)")
+def test_the_chapters_listing_ends_by_itself_and_keeps_every_rule_on_each_scenario_offered():
+    """What the page says of the listing's run on each scenario the picker offers (draw_named: no rule named, and
+    "kept every rule"), from the run recorded as the sandbox records it. The browser test below runs two of them in
+    the page; tests/test_app_yours.py draws a run of the listing (recover) with the page's own views."""
     for scenario in OFFERED:
-        expected = recorded[scenario].result()
-        if scenario != OFFERED[0]:  # the first is the one picked when the page opens
-            pick(page, scenario)
-        page.get_by_role("button", name="Run", exact=True).click()
-        page.get_by_text(SCENARIOS[scenario].task_in("en")).first.wait_for(timeout=60_000)  # its run, not the last
-        page.locator("#ls-yours-code").wait_for(timeout=60_000)
-        settled(page)
-        kept = say("en", "Your loop ended by itself and kept every rule: {n} model calls.",
-                   n=len(expected.recording.exchanges))
-        page.get_by_text(kept).wait_for(timeout=30_000)
-        wait_for_status(page, f"Step 1 of {len(expected.trace)}")
-        assert page.locator("[data-testid='stAlertContentError']").count() == 0, scenario
-        assert "Traceback" not in page.inner_text("body"), scenario
-        if scenario == "list-files":  # Step moves the run and the learner's line lit with it
-            page.locator(".st-key-yours-step button").click()
-            wait_for_status(page, "Step 2 of 9")
-            page.locator("#ls-yours-code div.lit").wait_for(timeout=30_000)
-            lit = page.locator("#ls-yours-code div.lit")
-            assert lit.get_attribute("data-line") == str(CALL) and "client.messages.create(" in lit.inner_text()
-    assert requested and not fetched_elsewhere(requested), sorted(fetched_elsewhere(requested))
+        yours = read(record(CHAPTER_LOOP, scenario))
+        assert yours.named is None and yours.kept_every_rule, scenario
+        assert yours.recording.exchanges and len(yours.trace) > 1, scenario
 
 
-def test_an_exercise_opens_its_starter_check_says_not_yet_at_the_call_then_passes_and_the_tick_is_kept(
+# In the browser: the listing on the scenario the page opens with (Step lights the line), then a pasted agent file on
+# a scenario picked (its run drawn in place of the last). The listing's run on every other offered scenario is
+# checked by the test above: a page draws each with the same views.
+
+
+def test_one_page_runs_the_listing_lights_its_line_runs_a_pasted_file_ticks_an_exercise_and_fetches_nothing(
         url, new_page):  # noqa: F811
-    page = new_page(1280, 800)  # a browser of its own: its progress is its own
+    """A learner's session on Your loop, in a browser of its own (its progress is its own): one page for every run
+    (each Run draws its own run in place of the last) and the exercise after them; a page load costs the machine
+    more than these checks."""
+    page = new_page(1280, 800)
+    requested = watched(page)
     page.goto(f"{url}/yours")
     editor(page)  # the editor drawn: the page below it no longer moves
     settled(page)
+    the_listing_runs_and_lights_its_line_and_a_pasted_agent_file_runs(page)
+    an_exercise_opens_its_starter_check_says_not_yet_at_the_call_then_passes_and_the_tick_is_kept(page)
+    assert requested and not fetched_elsewhere(requested), sorted(fetched_elsewhere(requested))
+
+
+def the_listing_runs_and_lights_its_line_and_a_pasted_agent_file_runs(page) -> None:
+    from tests.test_yours_learners import S01  # an agent file as learners write it after the course's s01
+
+    text = editor(page).evaluate(f"{EDITOR}.getValue()")
+    assert CHAPTER_LOOP in text and text.startswith("# Write agent_loop(state)")
+    scenario = "list-files"  # the one picked when the page opens
+    expected = read(record(CHAPTER_LOOP, scenario))  # the same loop, recorded in this process: what the page shows
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text(SCENARIOS[scenario].task_in("en")).first.wait_for(timeout=60_000)
+    page.locator("#ls-yours-code").wait_for(timeout=60_000)
+    settled(page)
+    kept = say("en", "Your loop ended by itself and kept every rule: {n} model calls.",
+               n=len(expected.recording.exchanges))
+    page.get_by_text(kept).wait_for(timeout=30_000)
+    wait_for_status(page, f"Step 1 of {len(expected.trace)}")
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    assert "Traceback" not in page.inner_text("body")
+    page.locator(".st-key-yours-step button").click()  # Step moves the run and the learner's line lit with it
+    wait_for_status(page, "Step 2 of 9")
+    page.locator("#ls-yours-code div.lit").wait_for(timeout=30_000)
+    lit = page.locator("#ls-yours-code div.lit")
+    assert lit.get_attribute("data-line") == str(CALL) and "client.messages.create(" in lit.inner_text()
+
+    # A whole agent file pasted in place of the listing runs on Run, and its tool runs show their ids.
+    editor(page).evaluate(f"(text) => {EDITOR}.setValue(text, -1)", S01)
+    page.get_by_role("button", name="Start again from the chapter's listing").wait_for()  # the page has it
+    settled(page)
+    pick(page, "two-tools")
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text(SCENARIOS["two-tools"].task_in("en")).first.wait_for(timeout=60_000)  # its run, not the last
+    page.get_by_text("Your loop ended by itself and kept every rule: 2 model calls.").wait_for(timeout=60_000)
+    wait_for_status(page, "Step 1 of 10")
+    assert "Traceback" not in page.inner_text("body")
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    printed = page.locator("pre.ls-terminal")  # beside the steps, as a terminal shows it, scrolled to its end
+    assert "$ date -u" in printed.inner_text() and "\\x1b" not in printed.inner_text()
+    assert printed.evaluate("(box) => box.scrollTop + box.clientHeight >= box.scrollHeight - 1")
+    for k in range(2, 6):  # to the first run_tool step
+        page.locator(".st-key-yours-step button").click()
+        wait_for_status(page, f"Step {k} of 10")
+    settled(page)
+    shown = page.inner_text("body")
+    assert re.search(r"toolu_[0-9a-f]{24}", shown) and "(None)" not in shown
+
+
+def an_exercise_opens_its_starter_check_says_not_yet_at_the_call_then_passes_and_the_tick_is_kept(page) -> None:
     exercise = EXERCISES["write-back"]
     statement = say("en", "Statement {n}: {title}", n=exercise.statement, title=exercise.title)
     pick(page, statement, "Exercise", "yours-exercise")
@@ -214,28 +249,3 @@ def ticked(page, statement: str) -> None:
     settled(page)
     open_list(page, "Exercise", "yours-exercise", page.get_by_role("option", name="✓ " + statement, exact=True))
     page.keyboard.press("Escape")
-
-
-def test_a_whole_agent_file_pasted_runs_on_run_and_its_tool_runs_show_their_ids(url, module_tab):  # noqa: F811
-    from tests.test_yours_learners import S01  # an agent file as learners write it after the course's s01
-
-    page = module_tab
-    page.goto(f"{url}/yours")
-    settled(page)
-    editor(page).evaluate(f"(text) => {EDITOR}.setValue(text, -1)", S01)
-    page.get_by_role("button", name="Start again from the chapter's listing").wait_for()  # the page has it
-    settled(page)
-    pick(page, "two-tools")
-    page.get_by_role("button", name="Run", exact=True).click()
-    page.get_by_text("Your loop ended by itself and kept every rule: 2 model calls.").wait_for(timeout=60_000)
-    wait_for_status(page, "Step 1 of 10")
-    assert page.locator("[data-testid='stAlertContentError']").count() == 0
-    printed = page.locator("pre.ls-terminal")  # beside the steps, as a terminal shows it, scrolled to its end
-    assert "$ date -u" in printed.inner_text() and "\\x1b" not in printed.inner_text()
-    assert printed.evaluate("(box) => box.scrollTop + box.clientHeight >= box.scrollHeight - 1")
-    for k in range(2, 6):  # to the first run_tool step
-        page.locator(".st-key-yours-step button").click()
-        wait_for_status(page, f"Step {k} of 10")
-    settled(page)
-    shown = page.inner_text("body")
-    assert re.search(r"toolu_[0-9a-f]{24}", shown) and "(None)" not in shown

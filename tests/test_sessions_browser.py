@@ -51,46 +51,30 @@ def browser_cookie(context) -> str:
     return next(c["value"] for c in context.cookies() if c["name"] == "loopscope_browser")
 
 
-def test_a_copied_address_bar_opens_the_step_and_hands_over_no_saved_run(url, new_page):
-    # The teacher steps, starts a new run, steps again, and copies the address bar for a slide.
-    t_context, teacher = open_app(new_page, url)
-    t_context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
-    for k in (1, 2, 3):
-        step(teacher, k)
-    teacher.wait_for_selector(IDLE)
-    teacher.get_by_role("button", name="New run").first.click()
-    wait_for_status(teacher, "Step 0 of 0")
-    for k in (1, 2):
-        step(teacher, k)
-    teacher.wait_for_function("() => location.search.includes('step=2')", timeout=30_000)
-    link = teacher.url
-    assert "scenario=two-tools" in link and "session" not in link
-    teacher_id = browser_cookie(t_context)
-    assert teacher_id.split(".")[0] not in link
-    # "Copy link" copies the same clean link
-    teacher.get_by_role("button", name="Copy link").first.click()
-    teacher.get_by_role("button", name="Link copied").first.wait_for(timeout=10_000)
-    assert teacher.evaluate("navigator.clipboard.readText()") == link
-
-    # A student opens the link in another browser: the step, and no saved run of the teacher's.
-    s_context, student = open_app(new_page, link, status="Step 2 of 2")
-    student.get_by_text("Saved runs · 0").wait_for(timeout=30_000)
-    assert student.get_by_text("Saved runs · 1").count() == 0 and student.get_by_text("Saved runs · 2").count() == 0
-    assert browser_cookie(s_context) != teacher_id
-    assert "session" not in student.url
-
-    # The teacher reloads: both runs are still there, in the teacher's browser only.
-    teacher.reload()
-    teacher.wait_for_selector(IDLE, timeout=60_000)
-    wait_for_status(teacher, "Step 2 of 2")
-    teacher.get_by_text("Saved runs · 2").wait_for(timeout=30_000)
-    assert browser_cookie(t_context) == teacher_id
-
-
-def test_two_browsers_keep_their_own_trace_workspace_key_and_runs(url, new_page):
+def test_two_browsers_keep_their_own_trace_workspace_key_and_runs_and_a_copied_link_hands_over_the_step_only(
+        url, new_page):
+    """A teacher (browser A) steps, starts a new run, steps again, copies the address bar for a slide and gives the
+    page an API key; a student (browser B) opens the link: the step, in a trace, workspace and browser of its own,
+    and none of A's runs or key. (One teacher and one student for both checks: each browser's page loads cost the
+    machine more than the checks.)"""
     a_context, a = open_app(new_page, url)
+    a_context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
     for k in (1, 2, 3):
         step(a, k)
+    a.wait_for_selector(IDLE)
+    a.get_by_role("button", name="New run").first.click()
+    wait_for_status(a, "Step 0 of 0")
+    for k in (1, 2):
+        step(a, k)
+    a.wait_for_function("() => location.search.includes('step=2')", timeout=30_000)
+    link = a.url
+    assert "scenario=two-tools" in link and "session" not in link
+    a_id = browser_cookie(a_context)
+    assert a_id.split(".")[0] not in link
+    # "Copy link" copies the same clean link
+    a.get_by_role("button", name="Copy link").first.click()
+    a.get_by_role("button", name="Link copied").first.wait_for(timeout=10_000)
+    assert a.evaluate("navigator.clipboard.readText()") == link
     a.get_by_text("An Anthropic model").click()
     a.wait_for_selector(IDLE)
     key_field = a.get_by_role("textbox", name="API key")
@@ -100,21 +84,25 @@ def test_two_browsers_keep_their_own_trace_workspace_key_and_runs(url, new_page)
     settled(a)
     assert "session" not in a.url  # the browser's id is in a cookie, never in the address bar
 
-    b_context, b = open_app(new_page, url)
-    assert status(b).startswith("Step 0 of 0")  # its own fresh trace, not A's three steps
+    # B opens the link: the step, in a session, workspace and browser of its own, and none of A's runs or key.
+    b_context, b = open_app(new_page, link, status="Step 2 of 2")
+    b.get_by_text("Saved runs · 0").wait_for(timeout=30_000)  # A's saved runs are not listed
+    assert b.get_by_text("Saved runs · 1").count() == 0 and b.get_by_text("Saved runs · 2").count() == 0
+    assert browser_cookie(b_context) != a_id
+    assert "session" not in b.url
     assert workspace(b) != workspace(a), (workspace(a), workspace(b))
-    assert browser_cookie(b_context) != browser_cookie(a_context)
-    assert b.get_by_text("Saved runs · 0").count() == 1  # A's saved run is not listed
     html = b.content()
     assert KEY not in html and "student-A" not in html
 
-    # B steps; A is where it was, and B is at its first step only.
-    step(b, 1)
-    assert status(b).startswith("Step 1 of 1")
-    a.reload()  # A's URL keeps its session: its run can be resumed, B's cannot be seen
+    # B steps; A is where it was (its reload keeps its session: both its runs, in its browser only).
+    step(b, 3)
+    assert status(b).startswith("Step 3 of 3")
+    a.reload()
     a.wait_for_selector(IDLE, timeout=60_000)
-    a.get_by_text("Saved runs · 1").wait_for(timeout=30_000)
-    resume_saved_run(a, "Saved runs · 1", "Resumed: 3 steps, at step 3")
-    wait_for_status(a, "Step 3 of 3")
+    wait_for_status(a, "Step 2 of 2")
+    a.get_by_text("Saved runs · 2").wait_for(timeout=30_000)
+    assert browser_cookie(a_context) == a_id
+    resume_saved_run(a, "Saved runs · 2", "Resumed: 2 steps, at step 2")  # the newest of A's runs: the one stepped
+    wait_for_status(a, "Step 2 of 2")
     assert KEY not in a.content()  # the key was never saved, so it does not come back either
-    assert "Step 1 of 1" in status(b) and KEY not in b.content()
+    assert "Step 3 of 3" in status(b) and KEY not in b.content()
