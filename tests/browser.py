@@ -130,6 +130,27 @@ def settled(page, timeout: float = 60_000) -> None:
     page.evaluate(PAINTED)
 
 
+def click_until(page, button: str, shown: str, tries: int = 3, timeout: float = 60_000) -> None:
+    """Click `button` (a selector) on a settled page until `shown` (a selector) is there.
+
+    A click that lands while the page is still re-running can be lost, as it can for a person, who clicks again:
+    so does a test, at most `tries` times, each waiting `timeout` for what the click shows.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(tries):
+        settled(page)
+        if page.locator(shown).count():
+            return
+        page.locator(button).click()
+        try:
+            page.wait_for_selector(shown, timeout=timeout / tries)
+            return
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+
+
 def resume_saved_run(page, listed: str, resumed: str, tries: int = 3) -> None:
     """Open Saved runs (labelled `listed`) and click Resume until the page says `resumed`.
 

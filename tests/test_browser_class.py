@@ -14,7 +14,7 @@ from loop.files.transcript import load
 from loop.views.questions import question_before
 from pages.views.following import SAFETY
 from pages.views.replay import sample_path
-from tests.browser import PAINTED, settled, wait_for_status
+from tests.browser import PAINTED, click_until, settled, wait_for_status
 
 from tests.wire import Follower, Wire
 
@@ -92,8 +92,8 @@ def test_a_student_breaks_their_own_copy_and_back_to_the_class_returns(app_serve
     settled(student)
     student.locator(".st-key-class-break-4 summary").click()  # Break it here, on the student's own copy
     student.wait_for_selector(".st-key-class-break-go-4 button", timeout=60_000)
-    student.locator(".st-key-class-break-go-4 button").click()
-    student.wait_for_selector(".st-key-class-broken", timeout=60_000)  # the broken branch beside the correct one
+    # the broken branch beside the correct one
+    click_until(student, ".st-key-class-break-go-4 button", ".st-key-class-broken", timeout=90_000)
     wait_for_text(student, AWAY.format(k=5))
     wait_for_text(student, "You are on a branch of your own")
     after = Classes(default_store()).state(code)
