@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=30, help="how many of the dearest files to list")
     parser.add_argument("--tests", type=int, default=0, help="how many of the dearest tests to list")
     args, pytest_args = parser.parse_known_args(argv)
-    pytest_args = pytest_args or ["-q", "-n", "3", "--dist", "worksteal"]
+    pytest_args = pytest_args or ["-q", "-n", "3", "--dist", "loadfile"]
     run = own_cgroup() / f"loopscope-suite-{os.getpid()}"
     run.mkdir()
     records = Path(tempfile.mkstemp(prefix="loopscope-suite-", suffix=".jsonl")[1])

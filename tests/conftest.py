@@ -26,13 +26,29 @@ def pytest_configure(config):
             config.addinivalue_line("markers", f"{name}: {meaning}")
 
 
+# The files that cost the machine most (`bench/suite.py --top 20` prints them), dearest first. `make test` gives each
+# process a whole file at a time, in the order collected: these start first, so that no process is left alone
+# with a long file at the end while the others stand idle. A file missing here only starts later.
+DEAREST = ("test_projector.py", "test_browser_class.py", "test_class_replicas.py", "test_browser_yours.py",
+           "test_browser_yours_presenter.py", "test_browser.py", "test_yours_sandbox.py", "test_hardening_escape.py",
+           "test_browser_ahead.py", "test_yours_lines.py", "test_hardening_fuzz.py", "test_yours_cli.py",
+           "test_browser_complete.py", "test_yours_learners.py", "test_sessions_browser.py", "test_browser_diagram.py",
+           "test_browser_sessions_folder.py", "test_browser_compare.py", "test_browser_predict.py",
+           "test_runs_store.py", "test_import_errors.py", "test_browser_threads.py", "test_hardening_caps.py",
+           "test_app_i18n.py", "test_hardening_files.py", "test_browser_lang.py", "test_app_ahead.py",
+           "test_runs_server_killed.py")
+
+
 def pytest_collection_modifyitems(config, items):
-    """Each test marked by what it uses (tests/tiers.py): `-m "not browser"` and the like need nothing of a test."""
+    """Each test marked by what it uses (tests/tiers.py): `-m "not browser"` and the like need nothing of a test.
+    The dearest files first (DEAREST), each file's tests in their own order."""
     from tests.tiers import tiers_of
 
     for item in items:
         for tier in sorted(tiers_of(item)):
             item.add_marker(tier)
+    rank = {name: i for i, name in enumerate(DEAREST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(DEAREST)))  # stable: the rest keep their order
 
 
 @pytest.fixture(autouse=True, scope="session")
