@@ -114,7 +114,7 @@ def _run_to_end(run, args, config) -> int:
         from .views.errors import explain
 
         out(f"error: {explain(exc, lang)}", file=sys.stderr)
-        if args.out and _save(run, args.out, lang):
+        if args.out and _write(run.trace, args.out, lang):
             out(f"the steps so far are in {args.out}", file=sys.stderr)
         return 1
     finally:
@@ -123,7 +123,7 @@ def _run_to_end(run, args, config) -> int:
     out(say(lang, "ended: {ended} · turn_count {turn} · {n} steps", ended=run.state.ended,
             turn=run.state.turn_count, n=len(run.trace)))
     if args.out:
-        if not _save(run, args.out, lang):
+        if not _write(run.trace, args.out, lang):
             return 1
         out(say(lang, "transcript: {path}", path=args.out))
     return 1 if run.state.ended in FAILED else 0
@@ -143,22 +143,6 @@ def _journal(run, path: str | None):
         return None
     log.write((journal.head_line(run.trace.meta, {"profile": run.profile.name}) + "\n").encode())
     return log
-
-
-def _save(run, path: str, lang: str = "en") -> bool:
-    data = transcript.dumps(run.trace).encode()
-    limit = runs.run_max_bytes()
-    if len(data) > limit:
-        out("error: " + say(lang, OUT_TOO_LARGE, actual=size_words(len(data)), size=size_words(limit),
-                            variable=runs.RUN_MAX_VARIABLE, path=path), file=sys.stderr)
-        return False
-    try:
-        with open(path, "wb") as f:
-            f.write(data)
-    except OSError as exc:
-        out(f"error: cannot write {path}: {exc.strerror}", file=sys.stderr)
-        return False
-    return True
 
 
 def _replay(args) -> int:
@@ -636,7 +620,7 @@ def _record(args) -> int:
 
 
 def _write(trace, path: str, lang: str) -> bool:
-    """`trace` into `path` as a transcript, bounded as a saved run is (the words `_save` says)."""
+    """`trace` into `path` as a transcript, bounded as a saved run is: whether it was written (else why is said)."""
     data = transcript.dumps(trace).encode()
     limit = runs.run_max_bytes()
     if len(data) > limit:
