@@ -66,19 +66,25 @@ def runs_folder(tmp_path_factory):
         os.environ["LOOPSCOPE_RUNS"] = before
 
 
+def _set_for_the_session(name: str, value: str):
+    """A session fixture's body: the environment variable `name` is `value` until the session ends, then as it was
+    (the servers and commands the tests start inherit it)."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    yield
+    if before is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = before
+
+
 @pytest.fixture(autouse=True, scope="session")
 def short_waits():
     """The complete loop's retry waits (1 s × 2^k and more) scaled down: the `overloaded` scenario would wait
     about 8 s a run. A test that needs real waits sets LOOPSCOPE_WAIT_SCALE itself (the browser test's server)."""
     from loop.engine.waits import SCALE_VARIABLE
 
-    before = os.environ.get(SCALE_VARIABLE)
-    os.environ[SCALE_VARIABLE] = "0.02"
-    yield
-    if before is None:
-        os.environ.pop(SCALE_VARIABLE, None)
-    else:
-        os.environ[SCALE_VARIABLE] = before
+    yield from _set_for_the_session(SCALE_VARIABLE, "0.02")
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -90,13 +96,7 @@ def long_command_timeouts():
     inherit the scale."""
     from loop.tools.bash import TIMEOUT_SCALE_VARIABLE
 
-    before = os.environ.get(TIMEOUT_SCALE_VARIABLE)
-    os.environ[TIMEOUT_SCALE_VARIABLE] = "3"
-    yield
-    if before is None:
-        os.environ.pop(TIMEOUT_SCALE_VARIABLE, None)
-    else:
-        os.environ[TIMEOUT_SCALE_VARIABLE] = before
+    yield from _set_for_the_session(TIMEOUT_SCALE_VARIABLE, "3")
 
 
 @pytest.fixture(autouse=True, scope="session")
