@@ -6,6 +6,8 @@ all. Wall time on a shared machine says more about the neighbours than about the
     .venv/bin/python bench/suite.py tests/test_projector.py -n 1     # one file (any pytest arguments)
     .venv/bin/python bench/suite.py -m "not browser" --top 20        # a tier; the 20 dearest files
     .venv/bin/python bench/suite.py --tests 40                       # the 40 dearest tests as well
+    .venv/bin/python bench/suite.py -m "not browser" -p no:xdist --waits 40 --machine 40   # one process: the
+                                                                     # tests that wait, and the dearest counted whole
 
 Needs root and a cgroup v2 hierarchy (/sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1 controllers). Each
 pytest-xdist worker moves itself into a cgroup of its own inside the run's, so each test's setup, call and
@@ -38,6 +40,14 @@ def own_cgroup() -> Path:
                 if (mount / "cgroup.procs").exists() and (mount / relative / "cpu.stat").exists():
                     return mount / relative
     raise SystemExit("no cgroup v2 hierarchy with cpu.stat here")
+
+
+def machine_seconds() -> float:
+    """Core-seconds the whole machine has been busy since it started (/proc/stat): what a sandboxed command uses is
+    counted here too, in the cgroups the sandbox makes outside the run's."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle and iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def core_seconds(folder: Path) -> float:
@@ -73,9 +83,10 @@ def _phase(name: str):
         if _here is None:
             yield
             return
-        before = core_seconds(_here)
+        before, since, busy = core_seconds(_here), time.monotonic(), machine_seconds()
         yield
-        _out.write(dumps({"test": item.nodeid, "phase": name, "cpu": core_seconds(_here) - before}) + "\n")
+        _out.write(dumps({"test": item.nodeid, "phase": name, "cpu": core_seconds(_here) - before,
+                          "wall": time.monotonic() - since, "machine": machine_seconds() - busy}) + "\n")
         _out.flush()
     return hook
 
@@ -91,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--top", type=int, default=30, help="how many of the dearest files to list")
     parser.add_argument("--tests", type=int, default=0, help="how many of the dearest tests to list")
+    parser.add_argument("--machine", type=int, default=0,
+                        help="how many of the tests that kept the machine busiest to list (sandboxed commands "
+                             "included: true of a test only when one process runs on an idle machine, -p no:xdist)")
+    parser.add_argument("--waits", type=int, default=0,
+                        help="how many of the tests that wait longest (wall time beyond their core-seconds) to list")
     args, pytest_args = parser.parse_known_args(argv)
     pytest_args = pytest_args or ["-q", "-n", "3", "--dist", "loadfile"]
     run = own_cgroup() / f"loopscope-suite-{os.getpid()}"
@@ -98,11 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     records = Path(tempfile.mkstemp(prefix="loopscope-suite-", suffix=".jsonl")[1])
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as `make test` runs it
     env[RECORDS] = str(records)
-    started = time.monotonic()
+    started, busy = time.monotonic(), machine_seconds()
     # A shell joins the run's cgroup, then becomes pytest: everything pytest starts is born in it.
     done = subprocess.run(["/bin/sh", "-c", f'echo $$ > "{run}/cgroup.procs" && exec "$@"', "sh",
                            sys.executable, "-m", "pytest", "-p", "bench.suite", *pytest_args], cwd=ROOT, env=env)
-    wall = time.monotonic() - started
+    wall, busy = time.monotonic() - started, machine_seconds() - busy
     total = core_seconds(run)
     for folder in sorted(run.rglob("*"), key=lambda p: -len(p.parts)) + [run]:  # the emptied cgroups
         if folder.is_dir():
@@ -111,10 +127,13 @@ def main(argv: list[str] | None = None) -> int:
             except OSError:
                 pass
     files, tests, each = collections.Counter(), collections.Counter(), collections.Counter()
+    waited, machine = collections.Counter(), collections.Counter()
     for line in records.read_text().splitlines():
         record = json.loads(line)
         files[record["test"].split("::")[0]] += record["cpu"]
         each[record["test"]] += record["cpu"]
+        waited[record["test"]] += max(record.get("wall", 0.0) - record["cpu"], 0.0)
+        machine[record["test"]] += record.get("machine", 0.0)
         tests[record["test"].split("::")[0]] += record["phase"] == "call"
     records.unlink()
     print(f"\n{'core-s':>8}  tests  file")
@@ -124,9 +143,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{'core-s':>8}  test")
         for name, cpu in each.most_common(args.tests):
             print(f"{cpu:8.1f}  {name}")
+    if args.machine:
+        print(f"\n{'machine':>8}  test (the whole machine's busy core-seconds while it ran)")
+        for name, seconds in machine.most_common(args.machine):
+            print(f"{seconds:8.1f}  {name}")
+    if args.waits:  # a test that waits keeps a core idle unless another process has work: `-n` hides it, not cuts it
+        print(f"\n{'waited':>8}  test (wall seconds beyond its core-seconds)")
+        for name, seconds in waited.most_common(args.waits):
+            print(f"{seconds:8.1f}  {name}")
     print(f"{sum(files.values()):8.1f}  {sum(tests.values()):5d}  the tests' setup, call and teardown, in all")
     print(f"{total:8.1f}         the whole run (workers' start, collection and servers' stop too), in "
           f"{wall:.0f} s of wall time (pytest's exit status {done.returncode})")
+    print(f"{busy:8.1f}         the whole machine busy meanwhile (sandboxed commands, which run in cgroups of their "
+          f"own, and anything else running)")
     return done.returncode
 
 
