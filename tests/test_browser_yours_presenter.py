@@ -9,14 +9,16 @@ import pytest
 
 from loop.text.catalogs import say
 from loop.yours.listing import CHAPTER_LOOP
-from pages.views.permalink import code_param, source_of
+from pages.views.permalink import source_of
 from tests.browser import settled
 from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
-from tests.test_projector import truncated
+from tests.test_projector import tab, truncated  # noqa: F401 (the module's one page, emptied for each test)
 
 CAPTION = "Write the chapter's agent_loop yourself."
 # The presenter note's size (presenter.py: .ls-note p, 1.05rem), which no text a class reads may be under.
 NOTE_PX = "parseFloat(getComputedStyle(document.documentElement).fontSize) * 1.05"
+# The editor's text, through the component's own editor (Ace keeps it on its element as `env.editor`).
+EDITOR = "document.querySelector('.ace_editor').env.editor"
 ACE_PX = "parseFloat(getComputedStyle(document.querySelector('.ace_editor')).fontSize)"
 # Any element of the page wider than the column it is in, or the page wider than the window (a scroll box is not).
 TOO_WIDE = """() => {
@@ -77,8 +79,8 @@ def lit(page, n: int) -> None:
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "zh"])
-def test_a_teacher_types_and_runs_the_loop_in_presenter_mode_readable_from_the_back(url, new_page, lang, tmp_path):  # noqa: F811
-    page = new_page(1280, 800)
+def test_a_teacher_types_and_runs_the_loop_in_presenter_mode_readable_from_the_back(url, tab, lang):  # noqa: F811
+    page = tab
     page.goto(f"{url}/yours?lang={lang}")
     settled(page)
     assert editor(page).evaluate(ACE_PX) < page.evaluate(NOTE_PX)  # the page's usual size, before presenting
@@ -108,7 +110,6 @@ def test_a_teacher_types_and_runs_the_loop_in_presenter_mode_readable_from_the_b
     assert sizes["code"] >= sizes["note"] > 0, sizes
     assert sizes["state"] and min(sizes["state"]) >= sizes["note"], sizes  # the learner's state beside the chapter's
     assert page.locator(".ls-present").count() == 1  # the step drawn as presenter mode draws it
-    page.screenshot(path=str(tmp_path / f"yours-presenter-{lang}.png"))
     assert truncated(page) == [], lang
     assert page.evaluate(TOO_WIDE) == [], lang
     if lang == "en":  # the lit line is in the code's view, far down the file as it may be: step 5 runs the tool
@@ -124,16 +125,13 @@ def test_a_teacher_types_and_runs_the_loop_in_presenter_mode_readable_from_the_b
         lit(page, call)
         page.wait_for_function("() => document.querySelector('.st-key-yours-state').innerText.includes('tool_result')")
         assert page.evaluate(TOO_WIDE) == [], "step 7"
-
-
-def test_the_address_bar_follows_the_cursor_of_a_learners_linked_run(url, new_page):  # noqa: F811
-    page = new_page(1280, 800)
-    page.goto(f"{url}/yours?code={code_param(CHAPTER_LOOP)}&scenario=recover&step=2")
-    call = CHAPTER_LOOP.splitlines().index("        response = client.messages.create(") + 1
-    lit(page, call)
-    assert editor(page).evaluate("document.querySelector('.ace_editor').env.editor.getValue()") == CHAPTER_LOOP
-    page.locator(".st-key-yours-step button").click()
-    page.wait_for_function("() => new URLSearchParams(location.search).get('step') === '3'", timeout=60_000)
-    query = parse_qs(urlparse(page.url).query)
-    assert query["scenario"] == ["recover"] and source_of(query["code"][0]) == CHAPTER_LOOP
-    assert set(query) <= {"code", "scenario", "step", "lang"}
+        # The address bar followed the cursor (Step waited for it above) and holds the run's own code and scenario:
+        # a learner's link to this moment, nothing else of the browser's. (A link opened fills the editor and shows
+        # its step: tests/test_app_yours_link.py::test_opening_a_link_fills_the_editor_runs_the_code_once_and_shows_
+        # step_k_and_a_rerun_does_not_run_it_again; the editor in Chromium shows the text the page gives it:
+        # tests/test_browser_yours.py.)
+        query = parse_qs(urlparse(page.url).query)
+        text = editor(page).evaluate(f"{EDITOR}.getValue()")
+        assert query["scenario"] == ["list-files"] and query["step"] == ["7"], query  # the page opens on list-files
+        assert source_of(query["code"][0]) == text and text.startswith("# ") and CHAPTER_LOOP in text
+        assert set(query) <= {"code", "scenario", "step", "lang", "present"}, query  # present: a teacher's bookmark
