@@ -1,7 +1,6 @@
 """Your loop in Chromium: the editor holds the chapter's listing, Run draws the learner's run with the line lit (on
-the scenario the page opens with; the listing on every scenario offered is run in this process), Step moves it, a
-pasted agent file runs on a scenario picked, a broken loop typed into the editor is named in Japanese, an exercise is
-checked and ticked, and nothing is fetched from elsewhere."""
+the scenario the page opens with), Step moves it, a pasted agent file runs on a scenario picked, a broken loop typed
+into the editor is named in Japanese, an exercise is checked and ticked, and nothing is fetched from elsewhere."""
 
 import re
 from pathlib import Path
@@ -15,11 +14,11 @@ from loop.engine.scenarios import SCENARIOS
 from loop.yours.exercises import EXERCISES, run_exercise
 from loop.yours.lines import MADE, SAID
 from loop.yours.listing import CHAPTER_LOOP, chapter_loop
-from loop.yours.reading import read
 from tests.browser import settled, wait_for_status
 from pages.views.yours import starting_code
 from tests.learner import record
 from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
+from tests.test_projector import tab  # noqa: F401 (the module's one page, emptied for each test)
 
 SHOTS = Path(__file__).resolve().parent.parent / "docs" / "projector"
 # The editor's text, through the component's own editor (Ace keeps it on its element as `env.editor`).
@@ -63,8 +62,8 @@ def run_and_wait(page, label: str) -> None:
     settled(page)
 
 
-def test_a_loop_typed_without_the_append_is_named_in_japanese_and_survives_a_reload(url, new_page):  # noqa: F811
-    page = new_page(1280, 800)  # a browser of its own: what it types is kept in its storage
+def test_a_loop_typed_without_the_append_is_named_in_japanese_and_survives_a_reload(url, tab):  # noqa: F811
+    page = tab  # emptied as a new browser is: what it types is kept in its storage
     requested = watched(page)
     page.goto(f"{url}/yours?lang=ja")
     settled(page)
@@ -95,9 +94,6 @@ def test_a_loop_typed_without_the_append_is_named_in_japanese_and_survives_a_rel
     settled(page)
     editor(page).wait_for_function(f"(text) => {EDITOR}.getValue() === text", arg=NO_APPEND, timeout=30_000)
     page.get_by_role("button", name=say("ja", "Start again from the chapter's listing")).wait_for()  # the page has it
-
-
-OFFERED = ["list-files", "hello-py", "recover", "two-tools", "max-tokens", "long-answer", "parallel"]  # the picker's
 
 
 def pick(page, scenario: str, label: str = "Scenario", key: str = "yours-scenario") -> None:
@@ -135,27 +131,19 @@ def open_list(page, label: str, key: str, option) -> None:
     option.wait_for(timeout=5_000)
 
 
-def test_the_chapters_listing_ends_by_itself_and_keeps_every_rule_on_each_scenario_offered():
-    """What the page says of the listing's run on each scenario the picker offers (draw_named: no rule named, and
-    "kept every rule"), from the run recorded as the sandbox records it. The browser test below runs two of them in
-    the page; tests/test_app_yours.py draws a run of the listing (recover) with the page's own views."""
-    for scenario in OFFERED:
-        yours = read(record(CHAPTER_LOOP, scenario))
-        assert yours.named is None and yours.kept_every_rule, scenario
-        assert yours.recording.exchanges and len(yours.trace) > 1, scenario
-
-
 # In the browser: the listing on the scenario the page opens with (Step lights the line), then a pasted agent file on
-# a scenario picked (its run drawn in place of the last). The listing's run on every other offered scenario is
-# checked by the test above: a page draws each with the same views.
+# a scenario picked (its run drawn in place of the last). The listing's run on every scenario the picker offers, each
+# ending by itself with every rule kept, is checked without a browser by
+# tests/test_yours_cli.py::test_the_chapters_listing_keeps_every_rule_on_every_offered_scenario_and_check_holds, and
+# tests/test_app_yours.py draws a run of the listing (recover) with the page's own views.
 
 
 def test_one_page_runs_the_listing_lights_its_line_runs_a_pasted_file_ticks_an_exercise_and_fetches_nothing(
-        url, new_page):  # noqa: F811
-    """A learner's session on Your loop, in a browser of its own (its progress is its own): one page for every run
-    (each Run draws its own run in place of the last) and the exercise after them; a page load costs the machine
-    more than these checks."""
-    page = new_page(1280, 800)
+        url, tab):  # noqa: F811
+    """A learner's session on Your loop, in a page emptied as a new browser is (its progress is its own): one page for
+    every run (each Run draws its own run in place of the last) and the exercise after them; a page load costs the
+    machine more than these checks."""
+    page = tab
     requested = watched(page)
     page.goto(f"{url}/yours")
     editor(page)  # the editor drawn: the page below it no longer moves
@@ -171,15 +159,14 @@ def the_listing_runs_and_lights_its_line_and_a_pasted_agent_file_runs(page) -> N
     text = editor(page).evaluate(f"{EDITOR}.getValue()")
     assert CHAPTER_LOOP in text and text.startswith("# Write agent_loop(state)")
     scenario = "list-files"  # the one picked when the page opens
-    expected = read(record(CHAPTER_LOOP, scenario))  # the same loop, recorded in this process: what the page shows
     page.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text(SCENARIOS[scenario].task_in("en")).first.wait_for(timeout=60_000)
     page.locator("#ls-yours-code").wait_for(timeout=60_000)
     settled(page)
-    kept = say("en", "Your loop ended by itself and kept every rule: {n} model calls.",
-               n=len(expected.recording.exchanges))
-    page.get_by_text(kept).wait_for(timeout=30_000)
-    wait_for_status(page, f"Step 1 of {len(expected.trace)}")
+    # the listing's run on list-files: 2 model calls in 9 steps, as the sandbox records it (its stages one by one:
+    # tests/test_yours_reading.py::test_the_chapters_loop_reads_as_step_through_records_it_and_check_holds)
+    page.get_by_text("Your loop ended by itself and kept every rule: 2 model calls.").wait_for(timeout=30_000)
+    wait_for_status(page, "Step 1 of 9")
     assert page.locator("[data-testid='stAlertContentError']").count() == 0
     assert "Traceback" not in page.inner_text("body")
     page.locator(".st-key-yours-step button").click()  # Step moves the run and the learner's line lit with it
