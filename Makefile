@@ -52,13 +52,13 @@ chromium:
 
 # Three processes on two cores: many tests wait (for a server, a sandboxed command, a killed replica), and with
 # two the cores stood idle 15% of the run; with three, 4%. Each process takes a whole file at a time, the dearest
-# files first (tests/conftest.py's DEAREST): a file's servers and pages start once, and no process is left alone
-# with a long file at the end (445 s of testing, 825 core-seconds, with tests spread one by one; 429 s, 787
+# files first (tests/conftest.py's DEAREST; pytest-xdist would otherwise hand out the files with most tests first):
+# a file's servers and pages start once, and no process is left alone with a long file at the end (445 s of testing, 825 core-seconds, with tests spread one by one; 429 s, 787
 # core-seconds, by file: `.venv/bin/python bench/suite.py`). Python may write its bytecode (__pycache__, ignored by
 # git) even where the machine says not to: the tests start many Python processes (servers, the command
 # line, each upload's import), and each would otherwise compile Loopscope's modules again.
 test: $(VENV)/.test chromium bubblewrap haproxy postgresql jq $(NPM_CLIENTS)
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 3 --dist loadfile
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder
 
 # The real agents the tests record (`python -m loop record`): Claude Code at the version tests/npm pins, installed
 # by npm from its lockfile (tests/npm/node_modules, ignored by git); a run that can leave them out says -m "not npm".
@@ -82,7 +82,7 @@ npm:
 # replicas, sandbox, npm) runs one tier.
 FAST := not browser and not postgres and not replicas and not npm
 test-fast: $(VENV)/.test bubblewrap jq
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 3 --dist loadfile -m "$(FAST)"
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder -m "$(FAST)"
 
 # A run's journal (one JSON line a step) is read with jq in the README and in a test: install it when missing.
 jq:

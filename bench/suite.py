@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--waits", type=int, default=0,
                         help="how many of the tests that wait longest (wall time beyond their core-seconds) to list")
     args, pytest_args = parser.parse_known_args(argv)
-    pytest_args = pytest_args or ["-q", "-n", "3", "--dist", "loadfile"]
+    pytest_args = pytest_args or ["-q", "-n", "3", "--dist", "loadfile", "--no-loadscope-reorder"]
     run = own_cgroup() / f"loopscope-suite-{os.getpid()}"
     run.mkdir()
     records = Path(tempfile.mkstemp(prefix="loopscope-suite-", suffix=".jsonl")[1])
@@ -127,18 +127,20 @@ def main(argv: list[str] | None = None) -> int:
             except OSError:
                 pass
     files, tests, each = collections.Counter(), collections.Counter(), collections.Counter()
-    waited, machine = collections.Counter(), collections.Counter()
+    waited, machine, walls = collections.Counter(), collections.Counter(), collections.Counter()
     for line in records.read_text().splitlines():
         record = json.loads(line)
         files[record["test"].split("::")[0]] += record["cpu"]
+        walls[record["test"].split("::")[0]] += record.get("wall", 0.0)
         each[record["test"]] += record["cpu"]
         waited[record["test"]] += max(record.get("wall", 0.0) - record["cpu"], 0.0)
         machine[record["test"]] += record.get("machine", 0.0)
         tests[record["test"].split("::")[0]] += record["phase"] == "call"
     records.unlink()
-    print(f"\n{'core-s':>8}  tests  file")
+    # A file's wall time is what it keeps one test process busy, waits included: the longest go first (DEAREST)
+    print(f"\n{'core-s':>8}  {'wall-s':>7}  tests  file")
     for name, cpu in files.most_common(args.top):
-        print(f"{cpu:8.1f}  {tests[name]:5d}  {name}")
+        print(f"{cpu:8.1f}  {walls[name]:7.1f}  {tests[name]:5d}  {name}")
     if args.tests:
         print(f"\n{'core-s':>8}  test")
         for name, cpu in each.most_common(args.tests):

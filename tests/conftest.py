@@ -26,11 +26,13 @@ def pytest_configure(config):
             config.addinivalue_line("markers", f"{name}: {meaning}")
 
 
-# The files that cost the machine most (`bench/suite.py --top 20` prints them), dearest first. `make test` gives each
-# process a whole file at a time, in the order collected: these start first, so that no process is left alone
-# with a long file at the end while the others stand idle. A file missing here only starts later.
+# The files that keep a test process busiest (`bench/suite.py --top 20` prints each file's core-seconds and wall
+# seconds, its waits included), longest first. `make test` gives each process a whole file at a time, in the order
+# collected: these start first, so that no process is left alone with a long file at the end while the others
+# stand idle. A file missing here only starts later. The hardening files mostly wait (for a command's timeout).
 DEAREST = ("test_projector.py", "test_browser_class.py", "test_class_replicas.py", "test_browser_yours.py",
-           "test_browser_yours_presenter.py", "test_browser.py", "test_yours_sandbox.py", "test_hardening_escape.py",
+           "test_browser_yours_presenter.py", "test_hardening_sandbox.py", "test_browser.py", "test_yours_sandbox.py",
+           "test_hardening_commands.py", "test_hardening_probes.py", "test_hardening_escape.py",
            "test_browser_ahead.py", "test_yours_lines.py", "test_hardening_fuzz.py", "test_yours_cli.py",
            "test_browser_complete.py", "test_yours_learners.py", "test_sessions_browser.py", "test_browser_diagram.py",
            "test_browser_sessions_folder.py", "test_browser_compare.py", "test_browser_predict.py",

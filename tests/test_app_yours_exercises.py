@@ -35,12 +35,13 @@ def check(at):
 
 @pytest.fixture
 def in_process():
-    """The page's runner, in this process (tests/learner.py): the same recording, without the sandbox's second."""
-    with mock.patch("loop.yours.sandboxed.run", record):
+    """The page's runner, in this process (tests/learner.py): the same recording, without the sandbox's second. No
+    sandboxed child is started ahead of Run or Check either: none would be used (the page starts them beside it)."""
+    with mock.patch("loop.yours.sandboxed.run", record), mock.patch("loop.yours.sandboxed.warm"):
         yield
 
 
-def test_choosing_an_exercise_opens_its_starter_and_each_exercise_keeps_the_learners_own_text():
+def test_choosing_an_exercise_opens_its_starter_and_each_exercise_keeps_the_learners_own_text(in_process):
     at = app("pages/yours.py", lang="ja")
     [exercises, scenarios] = at.selectbox
     assert exercises.options == [say("ja", "Free: the chapter's loop")] + [e.label("ja") for e in EXERCISES.values()]
@@ -129,7 +130,9 @@ def test_check_goes_through_the_sandbox_and_passes_is_error_only_with_is_error_w
     picked(at, "is-error")
     at.session_state[SOURCE] = EXERCISES["is-error"].answer
     run(at)
-    with mock.patch("loop.yours.sandboxed.run", wraps=sandboxed.run) as sandbox:
+    # the children started ahead (on opening, on picking) serve this Check; none is started after it for a next one
+    with mock.patch("loop.yours.sandboxed.run", wraps=sandboxed.run) as sandbox, \
+            mock.patch("loop.yours.sandboxed.warm"):
         check(at)
     assert sorted(c.args[1] for c in sandbox.call_args_list) == ["recover", "two-tools"]  # at once, one child each
     assert not at.error, [e.value for e in at.error]

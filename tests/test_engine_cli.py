@@ -33,12 +33,12 @@ def stage_lines(text: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory):
-    """Every scenario run from the CLI into its own transcript: {name: (result, path)}. Two as real commands, the
-    others through `main` in this process."""
+    """Every scenario run from the CLI into its own transcript: {name: (result, path)}. The first as a real command
+    (a second and more of Python and the SDK starting), the others through `main` in this process."""
     base = tmp_path_factory.mktemp("cli")
     commands = [["run", "--scenario", name, "--out", str(base / f"{name}.json")] for name in SCENARIOS]
-    real = start_cli(*commands[:2])  # while they run, the others in process
-    inside = loop_main(*commands[2:])
+    real = start_cli(*commands[:1])  # while it runs, the others in process
+    inside = loop_main(*commands[1:])
     results = real() + inside
     return {name: (result, base / f"{name}.json") for name, result in zip(SCENARIOS, results)}
 
@@ -199,7 +199,9 @@ def test_a_model_id_goes_to_the_server_in_the_environment(fake_api, tmp_path):
     key = "sk-ant-CANARY-123"
     out = tmp_path / "t.json"
     env = clean_env(ANTHROPIC_BASE_URL=fake_api.url, ANTHROPIC_API_KEY=key)
-    (result,) = loop_cli(["run", "--scenario", "hello-py", "--model", "some-id", "--out", str(out)], env=env)
+    # In this process, with this environment: a real `python -m loop run` reads its model's address and key from
+    # its environment in tests/test_hardening_caps.py (the 200 MB answer).
+    (result,) = loop_main(["run", "--scenario", "hello-py", "--model", "some-id", "--out", str(out)], env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("model: some-id · workspace: ")
     assert [r["model"] for r in fake_api.requests] == ["some-id"] * 3

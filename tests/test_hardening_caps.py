@@ -72,13 +72,13 @@ def test_the_refusal_is_said_in_every_language():
 
 # -- the command line -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
-def test_the_command_line_refuses_a_200_mb_answer_in_bounded_memory_and_writes_none_of_it(tmp_path, stream):
+def test_the_command_line_refuses_a_200_mb_answer_in_bounded_memory_and_writes_none_of_it(tmp_path):
+    # The real entry point, streamed; the answer as one JSON body is the next test's, through `main` in this process.
     with FakeAnthropic() as fake:
         fake.huge(HUGE)
         out, log = tmp_path / "t.json", tmp_path / "run.jsonl"
         args = [sys.executable, "-m", "loop", "run", "What is in this folder?", "--model", "claude-test",
-                "--out", str(out), "--journal", str(log), *(["--stream"] if stream else [])]
+                "--out", str(out), "--journal", str(log), "--stream"]
         # Started from a small Python that reports its child's peak: a process forked straight from this test
         # would count the test process's own memory (the pages it shares until exec) in its ru_maxrss.
         done = subprocess.run([sys.executable, "-c", PEAK_OF, *args], cwd=ROOT, capture_output=True, text=True,
@@ -89,10 +89,39 @@ def test_the_command_line_refuses_a_200_mb_answer_in_bounded_memory_and_writes_n
     assert f"error: {REFUSED}" in done.stderr
     assert requests == 1  # not retried
     assert peak_kib < 400 * 1024, f"peak RSS {peak_kib / 1024:.0f} MiB"
-    # Nothing of the answer was written: the transcript and the journal hold the steps before the call.
-    for written in (out, log):
+    nothing_written(out, log)
+
+
+def nothing_written(*paths: Path) -> None:
+    """Nothing of the answer was written: the transcript and the journal hold the steps before the call."""
+    for written in paths:
         data = written.read_bytes()
         assert len(data) < 64 * 1024 and b"a" * 1000 not in data, written
+
+
+def status_kib(field: str) -> int:
+    return int(next(line.split()[1] for line in Path("/proc/self/status").read_text().splitlines()
+                    if line.startswith(f"{field}:")))
+
+
+def test_the_command_line_refuses_a_200_mb_json_answer_without_holding_it(tmp_path):
+    # `main` in this process, as `python -m loop` calls it, sparing a second of Python and the SDK starting. The
+    # process's peak RSS is set back to what it holds now (/proc/self/clear_refs), so the peak after the run is
+    # what the run added at most: far less than the answer, which was never held whole.
+    out, log = tmp_path / "t.json", tmp_path / "run.jsonl"
+    with FakeAnthropic() as fake:
+        fake.huge(HUGE)
+        before = status_kib("VmRSS")
+        Path("/proc/self/clear_refs").write_text("5")
+        (done,) = loop_main(["run", "What is in this folder?", "--model", "claude-test", "--out", out,
+                             "--journal", log], env=clean_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-test"))
+        grown_kib = status_kib("VmHWM") - before
+        requests = len(fake.requests)
+    assert done.returncode == 1, done.stderr
+    assert f"error: {REFUSED}" in done.stderr
+    assert requests == 1  # not retried
+    assert grown_kib < HUGE // 2 // 1024, f"the peak RSS grew by {grown_kib / 1024:.0f} MiB"
+    nothing_written(out, log)
 
 
 # The command's own output goes to this process's stdout (the peak and its status) and stderr (what it said).

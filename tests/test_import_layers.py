@@ -2,6 +2,8 @@
 `import loop.importers` loads is what each upload waits for before its first byte is read."""
 
 import ast
+import functools
+import json
 import re
 import subprocess
 import sys
@@ -10,32 +12,77 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def loaded_by(statement: str) -> set[str]:
-    """The modules a fresh Python holds after `statement`."""
-    done = subprocess.run([sys.executable, "-c", f"{statement}\nimport sys\nprint(*sorted(sys.modules))"],
+# One fresh Python serves a group of statements that begin alike: it runs what they share, then forks a child for
+# each, which runs its own statement and says what it then holds. A child's modules are what a fresh Python's would be
+# after the shared part and its statement; Python's start and the shared imports are paid once for the group.
+FORKED = r"""
+import json, os, sys
+first, statements = json.loads(sys.argv[1])
+exec(first)
+answers = []
+for statement in statements:
+    read, write = os.pipe()
+    if os.fork() == 0:
+        os.close(read)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # what a command prints is not the answer
+        try:
+            exec(statement)
+            failed = ""
+        except BaseException as exc:
+            failed = f"{type(exc).__name__}: {exc}"
+        with os.fdopen(write, "w") as answer:
+            json.dump([sorted(sys.modules), failed], answer)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as answer:
+        answers.append(json.load(answer))
+    os.wait()
+print(json.dumps(answers))
+"""
+
+
+def loaded_by(*statements: str, first: str = "") -> list[tuple[set[str], str]]:
+    """For each statement, the modules a fresh Python holds after `first` and it, and what it raised ("" if
+    nothing)."""
+    done = subprocess.run([sys.executable, "-c", FORKED, json.dumps([first, list(statements)])],
                           cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
-    return set(done.stdout.split())
+    return [(set(modules), failed) for modules, failed in json.loads(done.stdout)]
+
+
+IMPORTERS = "import loop.importers, loop.importers.isolated"
+YOURS = "import loop.yours.sandboxed, loop.yours.reading, loop.yours.program"
+
+
+@functools.cache
+def bare() -> dict[str, set[str]]:
+    """The modules of the statements that start from a bare Python, in one process for both tests below."""
+    answers = loaded_by(IMPORTERS, YOURS)
+    assert [failed for _, failed in answers] == ["", ""], answers
+    return {IMPORTERS: answers[0][0], YOURS: answers[1][0]}
 
 
 def test_importing_the_importers_loads_no_sdk_and_no_engine():
-    modules = loaded_by("import loop.importers, loop.importers.isolated")
+    modules = bare()[IMPORTERS]
     assert "loop.importers.derive" in modules  # the importers themselves were loaded
     assert not {"anthropic", "httpx", "httpx2", "loop.engine.runner", "loop.engine.model", "loop.engine.retry"} & modules
 
 
 def test_the_commands_that_call_no_model_load_no_sdk():
     # replay, check, quiz, import, scenarios and runs start in a fraction of a second; run and serve load the SDK
-    for argv in (["scenarios"], ["check", "samples/hello-py.json"], ["replay", "samples/hello-py.json"],
-                 ["quiz", "samples/subagent.json"],
-                 ["runs", "--store", "/nonexistent-loopscope-store", "list"]):
-        modules = loaded_by(f"from loop.__main__ import main\nmain({argv!r})")
-        assert "loop.files.transcript" in modules and "anthropic" not in modules, argv
-    assert "anthropic" in loaded_by("from loop.__main__ import _run\nimport loop.engine.runner")
+    commands = (["scenarios"], ["check", "samples/hello-py.json"], ["replay", "samples/hello-py.json"],
+                ["quiz", "samples/subagent.json"], ["runs", "--store", "/nonexistent-loopscope-store", "list"])
     # record and yours answer offline at the wire: the SDK is the recorded program's, loaded in its own process
-    recorded = loaded_by("from loop.__main__ import main\nimport tempfile\n"
-                         "main(['record', '--out', tempfile.mktemp(suffix='.json'), '--', 'true'])")
-    assert "loop.record.endpoint" in recorded and "anthropic" not in recorded
-    yours = loaded_by("import loop.yours.sandboxed, loop.yours.reading, loop.yours.program")
+    record = "import tempfile\nmain(['record', '--out', tempfile.mktemp(suffix='.json'), '--', 'true'])"
+    # The SDK held back (None in sys.modules: importing it fails at once, sparing its second and more of import),
+    # importing the runner stops at it: `run` loads the SDK, and these checks would see it.
+    runner = "sys.modules['anthropic'] = None\nimport loop.engine.runner"
+    *ran, recorded, held_back = loaded_by(*[f"main({argv!r})" for argv in commands], record, runner,
+                                          first="from loop.__main__ import main")
+    for argv, (modules, failed) in zip(commands, ran):
+        assert failed == "" and "loop.files.transcript" in modules and "anthropic" not in modules, (argv, failed)
+    assert held_back[1] == "ModuleNotFoundError: import of anthropic halted; None in sys.modules", held_back[1]
+    assert recorded[1] == "" and "loop.record.endpoint" in recorded[0] and "anthropic" not in recorded[0], recorded[1]
+    yours = bare()[YOURS]
     assert "loop.yours.recorder" in yours and "anthropic" not in yours
 
 
@@ -66,6 +113,19 @@ def _modules(root: Path, sources=SOURCES) -> dict[str, Path]:
     return found
 
 
+_WALKED: dict[tuple[Path, str], list[ast.AST]] = {}
+
+
+def _walked(path: Path) -> list[ast.AST]:
+    """Every node of a file's syntax tree, as `ast.walk` gives them. The checks below each read the whole tree;
+    parsing it is most of their time, so a file is parsed once for all of them (again only if its text changed, as
+    the tests' own small trees do)."""
+    text = path.read_text()
+    if (path, text) not in _WALKED:
+        _WALKED[path, text] = list(ast.walk(ast.parse(text, str(path))))
+    return _WALKED[path, text]
+
+
 def _packages(modules: dict[str, Path]) -> set[str]:
     return {name for name, path in modules.items() if path.name == "__init__.py"}
 
@@ -93,7 +153,7 @@ def import_graph(root: Path, sources=SOURCES) -> dict[str, dict[str, int]]:
     graph: dict[str, dict[str, int]] = {name: {} for name in modules}
     for name, path in modules.items():
         own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)} | ({name} & packages)
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in _walked(path):
             if not isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
             for dotted in _named(name, node, packages):
@@ -202,9 +262,8 @@ def private_names_borrowed(root: Path, sources=SOURCES) -> list[str]:
     packages = _packages(modules)
     found = []
     for name, path in modules.items():
-        tree = ast.parse(path.read_text(), str(path))
         ours = set()  # the local names bound to modules of ours
-        for node in ast.walk(tree):
+        for node in _walked(path):
             if isinstance(node, ast.Import):
                 ours |= {alias.asname or alias.name.split(".")[0] for alias in node.names
                          if alias.name in modules}
@@ -215,7 +274,7 @@ def private_names_borrowed(root: Path, sources=SOURCES) -> list[str]:
                         ours.add(alias.asname or alias.name)
                     elif base in modules and alias.name.startswith("_") and not alias.name.startswith("__"):
                         found.append(f"{path.relative_to(root)} line {node.lineno}: from {base} import {alias.name}")
-        for node in ast.walk(tree):
+        for node in _walked(path):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ours \
                     and node.attr.startswith("_") and not node.attr.startswith("__"):
                 found.append(f"{path.relative_to(root)} line {node.lineno}: {node.value.id}.{node.attr}")
@@ -256,7 +315,7 @@ def _imports(path: Path, module: str, packages: set[str]) -> list[tuple[str, int
     """(dotted name, line) of every import in a file, wherever it stands (in a function too), relative ones made
     whole; and `import_module("...")` with a literal name."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _walked(path):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             found += [(name, node.lineno) for name in _named(module, node, packages)]
         elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (

@@ -389,16 +389,21 @@ def test_a_learners_file_runs_unchanged_and_every_tool_use_has_its_run_tool_step
 
 
 def test_a_missing_library_and_a_module_not_given_exit_1_with_what_the_sandbox_has(tmp_path):
-    folder = project(tmp_path, {"uses_langchain.py": "import os\nfrom langchain_anthropic import ChatAnthropic\n",
-                                "uses_mine.py": "from helpers import run_bash\n"})
-    for name, missing in (("uses_langchain.py", "langchain_anthropic"), ("uses_mine.py", "helpers")):
-        code, said = yours(folder / name, cwd=folder)
-        assert code == 1, said
-        assert (f"error: No module named '{missing}': {missing} is not available in the sandbox (it has: anthropic, "
-                f"openai, python-dotenv") in said
-        assert "If helpers is a module of your own, run the file from your project folder" in said or \
-            missing != "helpers"
-        assert "broken rule" not in said
+    from loop.yours.sandboxed import missing_words
+
+    folder = project(tmp_path, {"uses_mine.py": "from helpers import run_bash\n"})
+    code, said = yours(folder / "uses_mine.py", cwd=folder)  # a module of its own, not in the folder it runs from
+    assert code == 1, said
+    assert ("error: No module named 'helpers': helpers is not available in the sandbox (it has: anthropic, openai, "
+            "python-dotenv") in said
+    assert "If helpers is a module of your own, run the file from your project folder" in said
+    assert "broken rule" not in said
+    # A library the sandbox lacks takes the same way out of it (the name its import failed on, as above): its words
+    # are these, and a module the sandbox has is never called missing
+    assert missing_words("langchain_anthropic").render().startswith(
+        "No module named 'langchain_anthropic': langchain_anthropic is not available in the sandbox (it has: "
+        "anthropic, openai, python-dotenv")
+    assert missing_words("anthropic") is None and missing_words("json") is None and missing_words("dotenv") is None
 
 
 def test_a_write_back_with_role_tool_in_an_anthropic_request_is_a_broken_rule_at_its_call(tmp_path):

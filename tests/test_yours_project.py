@@ -225,10 +225,13 @@ def html(at) -> str:
     return "".join(h.value for h in at.get("html"))
 
 
-def test_the_course_s01_shape_with_a_module_of_its_own_runs_in_the_page_from_a_zip_and_is_saved_with_its_run(tmp_path):
+def test_the_course_s01_shape_with_a_module_of_its_own_runs_in_the_page_from_a_zip_and_is_saved_with_its_run(tmp_path,
+                                                                                                  monkeypatch):
     from pages.views.project import ENV, MAIN, PROJECT
     from pages.views.yours import SOURCE, YOURS
 
+    # The child the page starts after Run for the next one would be ended unused when this test ends
+    monkeypatch.setattr(sandboxed, "warm", lambda *args, **kwargs: None)
     at = AppTest.from_function(_project_page, default_timeout=90)
     at.run()
     at.file_uploader(key="yours-project-upload-0").set_value(
