@@ -133,9 +133,10 @@ def open_list(page, label: str, key: str, option) -> None:
 
 # In the browser: the listing on the scenario the page opens with (Step lights the line), then a pasted agent file on
 # a scenario picked (its run drawn in place of the last). The listing's run on every scenario the picker offers, each
-# ending by itself with every rule kept, is checked without a browser by
-# tests/test_yours_cli.py::test_the_chapters_listing_keeps_every_rule_on_every_offered_scenario_and_check_holds, and
-# tests/test_app_yours.py draws a run of the listing (recover) with the page's own views.
+# ending by itself with every rule kept, is checked without a browser in tests/test_yours_cli.py (list-files by
+# test_the_chapters_listing_holds_and_a_loop_without_the_append_is_named_with_the_400_and_its_line, the others by
+# test_the_chapters_listing_keeps_every_rule_on_every_offered_scenario_and_check_holds), and tests/test_app_yours.py
+# draws a run of the listing (recover) with the page's own views.
 
 
 def test_one_page_runs_the_listing_lights_its_line_runs_a_pasted_file_ticks_an_exercise_and_fetches_nothing(
