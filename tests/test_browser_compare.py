@@ -4,15 +4,17 @@ minimal loop stops, its sent messages are expanded in both columns; every line o
 
 import pytest
 
+from loop.text.catalogs import say
+
 from tests.browser import settled
 from tests.test_browser import url  # noqa: F401 (the app, served once for the browser tests, as a fixture)
-from tests.test_browser_lang import TAGS
+from tests.test_browser_lang import NAMES, TAGS
 from tests.test_projector import LANGS
 
 
 @pytest.fixture
 def tab(module_tab):
-    """The module's one page (tests/conftest.py): each look opens a URL in it, a new session of the app."""
+    """The module's one page (tests/conftest.py): each scenario opens its URL in it, a new session of the app."""
     return module_tab
 
 
@@ -50,15 +52,25 @@ SPILLS = r"""() => {
 
 
 def compare_page(tab, url, lang: str, scenario: str):  # noqa: F811
+    """The Compare page on `scenario` in `lang`. The tests go through each scenario's languages in turn: a page
+    already on the scenario is switched to the next language with the sidebar's picker, as a learner does (a page
+    load costs the machine a second or two more than the picker's rerun); another scenario is opened by its link.
+    Either way the page then shows what a fresh one shows (the picker keeps the expanders as they were opened:
+    the call where the minimal loop stops, and no Raw JSON, which its check closes again)."""
     tab.set_viewport_size({"width": 1280, "height": 800})
-    tab.goto(f"{url}/compare?lang={lang}&scenario={scenario}")
+    if f"scenario={scenario}" in tab.url and "/compare" in tab.url:
+        if tab.evaluate("document.documentElement.lang") != TAGS[lang]:  # (a click on the chosen one unchooses it)
+            tab.locator("[data-testid='stSidebar']").get_by_text(NAMES[lang], exact=True).click()
+    else:
+        tab.goto(f"{url}/compare?lang={lang}&scenario={scenario}")
+    # the document says the page's language (tests/test_browser_lang.py says why): the picker's rerun has drawn it
+    tab.wait_for_function(f"document.documentElement.lang === {TAGS[lang]!r}", timeout=120_000)
     # both runs made and drawn: the page's run is over and the call where the minimal loop stops is expanded
     tab.wait_for_function("""() => document.querySelectorAll('[data-testid="stColumn"] [data-testid="stExpander"] '
                                   + 'details[open]').length >= 2""", timeout=120_000)
     settled(tab)
-    # the document says the page's language (tests/test_browser_lang.py says why)
-    tab.wait_for_function(f"document.documentElement.lang === {TAGS[lang]!r}")
     assert tab.evaluate("document.documentElement.lang") == TAGS[lang]
+    assert tab.locator("h1").first.inner_text() == say(lang, "Minimal beside complete")  # in the language asked
     return tab
 
 
@@ -92,3 +104,10 @@ def the_raw_json_of_a_call_scrolls_inside_its_column(page):
         .find(pre => pre.textContent.includes('"max_tokens"'));
         return code && {height: code.clientHeight, content: code.scrollHeight}; }""")
     assert box and box["content"] > box["height"] > 0, box  # the whole request, in a box that scrolls
+    # closed again, as a fresh page has it: the next language's look (compare_page) is of the page a learner opens
+    page.locator("[data-testid='stExpander'] summary", has_text="Raw JSON").nth(2).click()
+    page.wait_for_function("""(n) => document.querySelectorAll('[data-testid="stExpander"] details[open]').length === n
+                              && ![...document.querySelectorAll('[data-testid="stColumn"] [data-testid="stExpander"]'
+                                  + ' details[open] [data-testid="stCode"] pre')]
+                                 .some(pre => pre.textContent.includes('"max_tokens"'))""", arg=opened, timeout=60_000)
+    settled(page)

@@ -22,14 +22,22 @@ def sessions_app(tmp_path_factory):
         yield address, projects
 
 
-def open_session(page, url: str, which: str) -> list[str]:
-    """Open Replay, pick the session whose line holds `which` and open it; the list's lines, newest first."""
-    page.goto(f"{url}/replay")
+def open_session(page, which: str, url: str | None = None) -> list[str]:
+    """Pick the session whose line holds `which` in Replay's list and open it (Replay opened at `url` first, when
+    given; else the list on the page, opened again: an open session folds it away); the list's lines, newest
+    first."""
+    if url is not None:
+        page.goto(f"{url}/replay")
     settled(page)
     page.get_by_text(re.compile(r"^Your sessions")).first.wait_for()
+    sessions = page.locator("[data-testid='stExpander'] details", has_text=re.compile(r"Your sessions")).first
     option = page.get_by_role("option", name=re.compile(re.escape(which))).first
     for _ in range(5):  # a rerun that lands as the list opens (or as the option is clicked) closes it: open it again
         picker = page.locator(".st-key-replay-session-choice input")
+        if picker.evaluate("(el) => !!el.closest('[inert]')"):  # the expander folded (its content inert): unfold it
+            sessions.locator("summary").click()
+            page.wait_for_function("() => !document.querySelector('.st-key-replay-session-choice').closest('[inert]')")
+            settled(page)
         if picker.get_attribute("aria-expanded") != "true":
             page.locator(".st-key-replay-session-choice").click()
         try:
@@ -45,19 +53,9 @@ def open_session(page, url: str, which: str) -> list[str]:
     return listed
 
 
-def test_replay_lists_the_sessions_and_opens_one(sessions_app, new_page):
-    url, _ = sessions_app
-    page = new_page()
-    listed = open_session(page, url, "review the parser")
-    page.get_by_text("Replaying new.jsonl with 1 sub-agent log").wait_for()
-    wait_for_status(page, "Step ")
-    assert len(listed) >= 2
-    new, old = listed[-2:]  # the newest first (another test may add a newer one)
-    assert "-home-ada-parser · review the parser" in new and "sub-agents 1 · compactions 0 · errors 0" in new
-    assert "-home-ada-wc · count the lines" in old and "compactions 1 · errors 1" in old
-
-
-def test_follow_draws_a_step_appended_while_the_page_follows(sessions_app, new_page):
+def test_replay_lists_the_sessions_opens_one_then_another_and_follows_it_as_it_is_written(sessions_app, new_page):
+    """One page, as a person has it: the list, a session opened from it, then another from the same list (the
+    page's reruns read the folder again), followed while its agent writes on. (One page load, not one a session.)"""
     url, projects = sessions_app
     live = Log()
     live.history(TASK)  # written in two parts: the request and the tool_use lines, then the results and the answer
@@ -65,7 +63,16 @@ def test_follow_draws_a_step_appended_while_the_page_follows(sessions_app, new_p
     path.parent.mkdir()
     path.write_bytes(lines(live.records[:5]))  # the newest session: first in the list
     page = new_page()
-    listed = open_session(page, url, "-home-ada-live")
+    listed = open_session(page, "review the parser", url)
+    page.get_by_text("Replaying new.jsonl with 1 sub-agent log").wait_for()
+    wait_for_status(page, "Step ")
+    assert len(listed) >= 3
+    assert "-home-ada-live · count the lines" in listed[0], listed
+    new, old = listed[-2:]  # the oldest last
+    assert "-home-ada-parser · review the parser" in new and "sub-agents 1 · compactions 0 · errors 0" in new
+    assert "-home-ada-wc · count the lines" in old and "compactions 1 · errors 1" in old
+
+    listed = open_session(page, "-home-ada-live")
     assert "-home-ada-live · count the lines" in listed[0], listed
     page.get_by_text("Replaying live.jsonl").wait_for()
     wait_for_status(page, "Step 1 of ")
