@@ -48,9 +48,14 @@ CLASHES = r"""() => {
           || [[s.box.left, (s.box.top + s.box.bottom) / 2], [s.box.right, (s.box.top + s.box.bottom) / 2],
               [(s.box.left + s.box.right) / 2, s.box.top], [(s.box.left + s.box.right) / 2, s.box.bottom]]
              .some(([x, y]) => x > t.left && x < t.right && y > t.top && y < t.bottom);
-    const lines = [...svg.querySelectorAll('g.ls-edge path, rect.ls-turn')].map(el => ({
-        el, group: el.closest('g.ls-edge'), name: el.closest('g.ls-edge')
-            ? `edge ${el.closest('g.ls-edge').dataset.edge}` : 'the turn box'}));
+    // each line's points, every unit of its length, on the screen: worked out once, not once a text (a few thousand
+    // points a picture: asking the SVG for them again for each of its texts cost a second of the browser's CPU)
+    const lines = [...svg.querySelectorAll('g.ls-edge path, rect.ls-turn')].map(el => {
+        const m = el.getScreenCTM(), length = el.getTotalLength(), points = [];
+        for (let d = 0; d <= length; d += 1) points.push(el.getPointAtLength(d).matrixTransform(m));
+        return {group: el.closest('g.ls-edge'), points, name: el.closest('g.ls-edge')
+            ? `edge ${el.closest('g.ls-edge').dataset.edge}` : 'the turn box'};
+    });
     const out = [];
     texts.forEach((t, i) => {
         for (const u of texts.slice(i + 1)) {  // (a stage's two lines touch by their line height: not a clash)
@@ -59,12 +64,8 @@ CLASHES = r"""() => {
         for (const s of shapes) if (s.group !== t.group && overShape(t.box, s)) out.push(`${t.name} over ${s.name}`);
         for (const l of lines) {
             if (l.group && l.group === t.group) continue;  // a label beside its own edge
-            const m = l.el.getScreenCTM(), length = l.el.getTotalLength();
-            for (let d = 0; d <= length; d += 1) {
-                const p = l.el.getPointAtLength(d).matrixTransform(m);
-                if (p.x > t.box.left + 0.5 && p.x < t.box.right - 0.5 && p.y > t.box.top + 0.5
-                    && p.y < t.box.bottom - 0.5) { out.push(`${l.name} through ${t.name}`); break; }
-            }
+            if (l.points.some(p => p.x > t.box.left + 0.5 && p.x < t.box.right - 0.5 && p.y > t.box.top + 0.5
+                                   && p.y < t.box.bottom - 0.5)) out.push(`${l.name} through ${t.name}`);
         }
     });
     const px = (list) => list.length ? Math.min(...list.map(t => t.px)) : 0;
