@@ -75,13 +75,13 @@ CLASHES = r"""() => {
 
 
 # The language picker's name of each language, and the <html lang> it sets (tests/test_browser.py's, for ja and zh)
-LANGUAGE_NAMES = {"en": ("English", "en"), **LANGUAGE_NAMES}
+PICKER = {"en": ("English", "en"), **LANGUAGE_NAMES}
 
 
 def diagram_facts(tab, lang: str, k: int) -> dict:
     """The page's language switched to `lang` by the sidebar's picker (a rerun of the open page: a page load costs the
     machine more), and what CLASHES measures of step k's diagram once it is drawn in it."""
-    name, tag = LANGUAGE_NAMES[lang]
+    name, tag = PICKER[lang]
     if tab.evaluate("() => document.documentElement.lang") != tag:
         tab.locator("[data-testid='stSidebar']").get_by_text(name, exact=True).click()
         tab.wait_for_function("(tag) => document.documentElement.lang === tag", arg=tag, timeout=60_000)
