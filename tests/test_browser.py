@@ -122,12 +122,18 @@ def shortcut_of(page, key: str, name: str) -> str | None:
     return hint.get_attribute("aria-label").removeprefix("Shortcut ") if hint.count() else None
 
 
-def test_on_one_replay_page_keys_and_go_to_step_move_the_cursor_and_a_file_dropped_after_another_replaces_it(
+def test_one_replay_page_speaks_each_language_keys_and_go_to_step_move_the_cursor_a_second_file_replaces_the_first(
         page, url):
-    """Three things a person does on Replay, one after the other on the page Replay opens (a page load costs the
-    machine more than the checks): the keyboard moves the cursor, Go to step then Step and Back move one step each,
-    and a second dropped file replaces the first."""
-    page.goto(f"{url}/replay")
+    """Four things on Replay, one after the other on the page Replay opens (a page load costs the machine more than
+    the checks): the empty uploader speaks the page's language in each language, then, in English again, the
+    keyboard moves the cursor, Go to step then Step and Back move one step each, and a second dropped file replaces
+    the first."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{url}/replay?lang=en")
+    the_uploader_speaks_the_page_s_language(page)
+    page.locator("[data-testid='stSidebar']").get_by_text("English", exact=True).click()
+    page.wait_for_function("() => document.documentElement.lang === 'en'", timeout=60_000)
+    page.set_viewport_size({"width": 1600, "height": 1000})
     keyboard_shortcuts_move_the_cursor(page)
     go_to_step_then_step_and_back_move_one_step_each(page)
     a_file_dropped_after_another_replaces_it(page)
@@ -246,12 +252,11 @@ UPLOADER = {  # the limit is the server's own, set in .streamlit/config.toml
 LANGUAGE_NAMES = {"ja": ("日本語", "ja"), "zh": ("中文", "zh-CN")}  # in the sidebar's picker; <html lang>
 
 
-def test_the_uploader_speaks_the_page_s_language(page, url):
+def the_uploader_speaks_the_page_s_language(page):
     """Streamlit writes "Upload", "50MB per file" and, while a file is dragged over it, "Drag and drop files
-    here" in English; in ja and zh the page shows its own words there, whole at 1280×800. One page, in each
-    language the sidebar's picker gives it (a page load costs the machine more than a language switch)."""
-    page.set_viewport_size({"width": 1280, "height": 800})
-    page.goto(f"{url}/replay?lang=en")
+    here" in English; in ja and zh the page shows its own words there, whole at 1280×800. The Replay page opened in
+    English at 1280×800, in each language the sidebar's picker gives it (a page load costs the machine more than a
+    language switch)."""
     for lang, words in UPLOADER.items():
         if lang in LANGUAGE_NAMES:
             name, tag = LANGUAGE_NAMES[lang]

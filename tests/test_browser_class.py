@@ -42,7 +42,10 @@ def start_class(new_page, url: str, step: int):
     return teacher, teacher.locator("#ls-class-code").get_attribute("data-code")
 
 
-def test_a_student_follows_each_teacher_step_steps_away_and_back_and_cannot_move_the_class(app_server, new_page):
+def test_a_student_follows_each_teacher_step_breaks_and_steps_away_and_back_and_cannot_move_the_class(
+        app_server, new_page):
+    """One class, one student's page all through (a page load costs the machine more than the clicks): the student
+    follows the teacher's steps, breaks their own copy and comes back, then steps away by Back and comes back."""
     url, _ = app_server
     teacher, code = start_class(new_page, url, 2)
     teacher.wait_for_selector("#ls-class-qr svg", timeout=60_000)  # the QR code, drawn in the page
@@ -57,6 +60,8 @@ def test_a_student_follows_each_teacher_step_steps_away_and_back_and_cannot_move
         wait_for_status(student, f"Step {k} of {k}")
         student.wait_for_function("(k) => new URLSearchParams(location.search).get('step') === String(k)", arg=k)
     wait_for_text(teacher, "1 following · 0 away")
+
+    a_student_breaks_their_own_copy_and_back_to_the_class_returns(teacher, student, code)
 
     settled(student)
     student.locator(".st-key-class-back button").click()  # away, on the student's own copy
@@ -81,14 +86,10 @@ def test_a_student_follows_each_teacher_step_steps_away_and_back_and_cannot_move
     # (the class's question, its answers and its end: the Japanese class below)
 
 
-def test_a_student_breaks_their_own_copy_and_back_to_the_class_returns(app_server, new_page):
-    url, _ = app_server
-    teacher, code = start_class(new_page, url, 5)
+def a_student_breaks_their_own_copy_and_back_to_the_class_returns(teacher, student, code: str) -> None:
+    """The class at step 5 of 5, the student following it: Break it here makes a branch on the student's own copy
+    (the class does not move), and Back to the class drops it."""
     before = Classes(default_store()).state(code)
-
-    student = new_page(1280, 800)
-    student.goto(f"{url}/?class={code}")
-    wait_for_status(student, "Step 5 of 5")
     settled(student)
     student.locator(".st-key-class-break-4 summary").click()  # Break it here, on the student's own copy
     student.wait_for_selector(".st-key-class-break-go-4 button", timeout=60_000)
@@ -239,7 +240,7 @@ def test_when_the_class_ends_the_server_wakes_each_follower_which_keeps_its_step
 
 
 def test_a_japanese_class_in_chromium_counts_answers_in_bars_and_ends_with_each_student_on_the_last_step(
-        app_server, new_page, chromium):
+        app_server, new_page):
     """At 1280×800 in Japanese: a student whose browser asks for Japanese lands on the Japanese interface; the
     teacher's page counts the class's answers in one bar a choice, the right one marked after Reveal; at the end the
     student keeps the last step and reads that the class has ended. Both screens go to docs/projector/."""
@@ -254,9 +255,9 @@ def test_a_japanese_class_in_chromium_counts_answers_in_bars_and_ends_with_each_
     teacher.locator(".st-key-classroom-size button").click()  # the QR code hidden: the step gets the room
     teacher.wait_for_selector("#ls-class-qr", state="detached", timeout=60_000)
 
-    context = chromium.new_context(viewport={"width": 1280, "height": 800}, locale="ja-JP")  # Accept-Language: ja
+    student = new_page(1280, 800)  # another browser, which asks for Japanese: a kept context's cache, its header set
+    student.context.set_extra_http_headers({"Accept-Language": "ja-JP,ja;q=0.9"})
     try:
-        student = context.new_page()
         student.goto(f"{url}/?class={code}")  # the link as the QR code gives it: no language in it
         wait_for_status(student, "ステップ 2 / 2")
         student.wait_for_function("() => new URLSearchParams(location.search).get('lang') === 'ja'")
@@ -300,7 +301,7 @@ def test_a_japanese_class_in_chromium_counts_answers_in_bars_and_ends_with_each_
         student.locator(".st-key-class-back button").click()  # and the student steps on their own
         wait_for_status(student, f"ステップ {k} / ")
     finally:
-        context.close()
+        student.context.set_extra_http_headers({})  # the context is kept for the next tests (new_page), as it was
 
 
 def _seen(code: str) -> float | None:
