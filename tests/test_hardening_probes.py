@@ -23,6 +23,7 @@ from loop import start
 from loop.engine.model import ModelConfig
 from loop.tools import Limits
 from loop.tools import sandbox as sandbox_module
+from loop.tools.bash import TIMEOUT_SCALE_VARIABLE
 from loop.tools.cgroups import layout
 from loop.tools.workspace import sandbox_user, workspaces_root
 from tests.fake_server import FakeAnthropic
@@ -215,15 +216,20 @@ def _flooders() -> int:
 
 
 @needs_limits
-def test_a_fork_flood_in_one_run_leaves_another_run_stepping(fake_api, other):
+def test_a_fork_flood_in_one_run_leaves_another_run_stepping(fake_api, other, monkeypatch):
     flood = ("python3 -c \"import os, time\nn = 0\nfor i in range(300):\n    try:\n        if os.fork() == 0:\n"
              "            time.sleep(30); os._exit(0)\n        n += 1\n    except OSError as e:\n"
              "        print('fork failed:', e.strerror); break\nprint('forked', n, flush=True)\ntime.sleep(30)\"")
+    # The flood is ended at its own timeout (its deadline is set as it starts), not at three times it: what it
+    # printed is printed within its first second. The other run's commands keep the tests' stretched timeouts.
+    stretched = os.environ.get(TIMEOUT_SCALE_VARIABLE, "1")
+    monkeypatch.setenv(TIMEOUT_SCALE_VARIABLE, "1")
     worker, flooded = _in_thread(lambda: probe(fake_api, flood, timeout=6))
     deadline = time.monotonic() + 60
     while _flooders() < Limits().pids // 2 and worker.is_alive():  # the flood has filled most of its run's share
         assert time.monotonic() < deadline, f"the flood has {_flooders()} processes"
         time.sleep(0.05)
+    monkeypatch.setenv(TIMEOUT_SCALE_VARIABLE, stretched)
     run, outs = None, []
     try:
         for _ in range(3):

@@ -67,6 +67,14 @@ def arg(tag):
 
 
 @pytest.fixture
+def at_its_own_timeout(monkeypatch):
+    """A command meant to be ended by its timeout is ended at its own timeout, not at the three times the tests
+    allow (tests/conftest.py `long_command_timeouts`): what such a test checks (nothing survives, "Timeout (1 s)")
+    does not need its output, which a loaded machine could delay past the second."""
+    monkeypatch.setenv(TIMEOUT_SCALE_VARIABLE, "1")
+
+
+@pytest.fixture
 def without_cgroups(monkeypatch):
     """The tool as on a machine that gives it no cgroup: not root, or /sys/fs/cgroup read-only."""
     monkeypatch.setattr(cgroups, "_layout", Layout())
@@ -96,7 +104,9 @@ def step_cgroups() -> list[str]:
 @needs_cgroup
 @pytest.mark.parametrize("ending", list(ENDINGS))
 @pytest.mark.parametrize("name", list(ESCAPERS))
-def test_nothing_a_command_started_survives_its_step(name, ending, workspace, arg):
+def test_nothing_a_command_started_survives_its_step(name, ending, workspace, arg, request):
+    if ending == "times-out":
+        request.getfixturevalue("at_its_own_timeout")
     command = f"{ESCAPERS[name].format(arg=arg)}\nsleep 0.2; {ENDINGS[ending]}"
     out = run(workspace, command)
     assert holding(arg) == [], f"{name}: a process outlived its step"  # at once: the tool waited for the kill
@@ -171,7 +181,8 @@ def test_a_fork_loop_is_ended_with_its_step(shared, arg, monkeypatch):
 
 
 @needs_cgroup
-def test_without_cgroup_kill_the_listed_processes_are_killed_until_none_is_left(shared, arg, monkeypatch):
+def test_without_cgroup_kill_the_listed_processes_are_killed_until_none_is_left(shared, arg, monkeypatch,
+                                                                               at_its_own_timeout):
     # Kernels before 5.14 have no cgroup.kill: the tool kills each member, again until the cgroup is empty.
     monkeypatch.setattr(StepCgroup, "kill_file", False)
     out = run(shared, f"{ESCAPERS['respawner'].format(arg=arg)}\n{ESCAPERS['daemon'].format(arg=arg)}\nsleep 300")
@@ -186,7 +197,8 @@ def test_without_cgroup_kill_the_listed_processes_are_killed_until_none_is_left(
     "set -m; sleep {arg} & sleep 300",  # a group of its own
     "sleep {arg} & sleep 300",
 ])
-def test_without_a_cgroup_the_session_and_the_mark_still_end_what_they_see(command, workspace, arg, without_cgroups):
+def test_without_a_cgroup_the_session_and_the_mark_still_end_what_they_see(command, workspace, arg, without_cgroups,
+                                                                          at_its_own_timeout):
     out = run(workspace, command.format(arg=arg))
     assert out.is_error and out.content.startswith("Error: Timeout (1 s)")
     assert holding(arg) == []
