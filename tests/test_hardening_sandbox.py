@@ -18,6 +18,7 @@ found in /proc by its command line, whatever its session, group or pid.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -29,8 +30,8 @@ import pytest
 
 from loop.tools import Bash, ToolBox
 from loop.tools.bash import TIMEOUT_SCALE_VARIABLE
-from loop.tools import cgroups, sandbox
-from loop.tools.cgroups import STEP_PREFIX, Layout, StepCgroup, layout
+from loop.tools import bash as bash_module, cgroups, sandbox
+from loop.tools.cgroups import STEP_PREFIX, Layout, Limits, StepCgroup, layout
 from loop.tools.sandbox import INSIDE
 from loop.tools.workspace import sandbox_user
 from loop.engine.toolsets import default_toolbox
@@ -76,8 +77,12 @@ def at_its_own_timeout(monkeypatch):
 
 @pytest.fixture
 def without_cgroups(monkeypatch):
-    """The tool as on a machine that gives it no cgroup: not root, or /sys/fs/cgroup read-only."""
+    """The tool as on a machine that gives it no cgroup: not root, or /sys/fs/cgroup read-only. Its processes are
+    then bounded by the sandbox user's RLIMIT_NPROC, which counts that user's processes on the whole machine: here
+    the other test processes' fork floods too (held at their runs' cgroups, 128 each), which a run of these tests
+    must not meet. What these tests check is what ends a command's processes, not that bound."""
     monkeypatch.setattr(cgroups, "_layout", Layout())
+    monkeypatch.setattr(bash_module, "Limits", functools.partial(Limits, nproc=Limits().nproc * 16))
 
 
 @pytest.fixture
