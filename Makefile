@@ -53,10 +53,11 @@ chromium:
 # Three processes on two cores: many tests wait (for a server, a sandboxed command, a killed replica), and with
 # two the cores stood idle 15% of the run; with three, 4%. Each process takes a whole file at a time, the dearest
 # files first (tests/conftest.py's DEAREST; pytest-xdist would otherwise hand out the files with most tests first):
-# a file's servers and pages start once, and no process is left alone with a long file at the end (445 s of testing, 825 core-seconds, with tests spread one by one; 429 s, 787
-# core-seconds, by file: `.venv/bin/python bench/suite.py`). Python may write its bytecode (__pycache__, ignored by
-# git) even where the machine says not to: the tests start many Python processes (servers, the command
-# line, each upload's import), and each would otherwise compile Loopscope's modules again.
+# a file's servers and pages start once, and no process is left alone with a long file at the end (`.venv/bin/python
+# bench/suite.py` prints each file's core-seconds and wall seconds: 714 core-seconds, 400 s on an idle machine).
+# Python may write its bytecode (__pycache__, ignored by git) even where the machine says not to: the tests start
+# many Python processes (servers, the command line, each upload's import), and each would otherwise compile
+# Loopscope's modules again.
 test: $(VENV)/.test chromium bubblewrap haproxy postgresql jq $(NPM_CLIENTS)
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder
 

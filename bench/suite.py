@@ -43,8 +43,8 @@ def own_cgroup() -> Path:
 
 
 def machine_seconds() -> float:
-    """Core-seconds the whole machine has been busy since it started (/proc/stat): what a sandboxed command uses is
-    counted here too, in the cgroups the sandbox makes outside the run's."""
+    """Core-seconds the whole machine has been busy since it started (/proc/stat): a check on the cgroup's count,
+    and what anything else running beside the tests used."""
     fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle and iowait
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
@@ -103,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=30, help="how many of the dearest files to list")
     parser.add_argument("--tests", type=int, default=0, help="how many of the dearest tests to list")
     parser.add_argument("--machine", type=int, default=0,
-                        help="how many of the tests that kept the machine busiest to list (sandboxed commands "
-                             "included: true of a test only when one process runs on an idle machine, -p no:xdist)")
+                        help="how many of the tests that kept the whole machine busiest to list (a test's own only "
+                             "when one process runs on an idle machine, -p no:xdist)")
     parser.add_argument("--waits", type=int, default=0,
                         help="how many of the tests that wait longest (wall time beyond their core-seconds) to list")
     args, pytest_args = parser.parse_known_args(argv)
@@ -156,8 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{sum(files.values()):8.1f}  {sum(tests.values()):5d}  the tests' setup, call and teardown, in all")
     print(f"{total:8.1f}         the whole run (workers' start, collection and servers' stop too), in "
           f"{wall:.0f} s of wall time (pytest's exit status {done.returncode})")
-    print(f"{busy:8.1f}         the whole machine busy meanwhile (sandboxed commands, which run in cgroups of their "
-          f"own, and anything else running)")
+    print(f"{busy:8.1f}         the whole machine busy meanwhile (the tests, and anything else running)")
     return done.returncode
 
 
