@@ -151,6 +151,25 @@ def click_until(page, button: str, shown: str, tries: int = 3, timeout: float = 
                 raise
 
 
+def step_until(page, button: str, prefix: str, tries: int = 3, timeout: float = 60_000) -> None:
+    """Click `button` (a selector) on a settled page until its heading starts with `prefix` ("Step 3 of 3"), as
+    the server drew it: `click_until`'s, for a click whose sign is the heading (a teacher's Step while a student's
+    arrival wakes the teacher's page)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(tries):
+        settled(page)
+        if any(h.startswith(prefix) for h in page.locator("h3").all_inner_texts()):
+            return
+        page.locator(button).click()
+        try:
+            wait_for_status(page, prefix, timeout=timeout / tries)
+            return
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+
+
 def resume_saved_run(page, listed: str, resumed: str, tries: int = 3) -> None:
     """Open Saved runs (labelled `listed`) and click Resume until the page says `resumed`.
 
