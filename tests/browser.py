@@ -130,40 +130,30 @@ def settled(page, timeout: float = 60_000) -> None:
     page.evaluate(PAINTED)
 
 
-def click_until(page, button: str, shown: str, tries: int = 3, timeout: float = 60_000) -> None:
-    """Click `button` (a selector) on a settled page until `shown` (a selector) is there.
+def click_until(page, button: str, shown: str | None = None, tries: int = 3, timeout: float = 60_000, *,
+                status: str | None = None) -> None:
+    """Click `button` (a selector) on a settled page until `shown` (a selector) is there, or its heading starts
+    with `status` ("Step 3 of 3") as the server drew it.
 
     A click that lands while the page is still re-running can be lost, as it can for a person, who clicks again:
-    so does a test, at most `tries` times, each waiting `timeout` for what the click shows.
+    so does a test, at most `tries` times, each waiting `timeout` for what the click shows (a teacher's Step while
+    a student's arrival wakes the teacher's page, a student's Break).
     """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+    if status is None:
+        there = lambda: page.locator(shown).count() > 0  # noqa: E731
+        wait = lambda ms: page.wait_for_selector(shown, timeout=ms)  # noqa: E731
+    else:
+        there = lambda: any(h.startswith(status) for h in page.locator("h3").all_inner_texts())  # noqa: E731
+        wait = lambda ms: wait_for_status(page, status, timeout=ms)  # noqa: E731
     for attempt in range(tries):
         settled(page)
-        if page.locator(shown).count():
+        if there():
             return
         page.locator(button).click()
         try:
-            page.wait_for_selector(shown, timeout=timeout / tries)
-            return
-        except PlaywrightTimeout:
-            if attempt == tries - 1:
-                raise
-
-
-def step_until(page, button: str, prefix: str, tries: int = 3, timeout: float = 60_000) -> None:
-    """Click `button` (a selector) on a settled page until its heading starts with `prefix` ("Step 3 of 3"), as
-    the server drew it: `click_until`'s, for a click whose sign is the heading (a teacher's Step while a student's
-    arrival wakes the teacher's page)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    for attempt in range(tries):
-        settled(page)
-        if any(h.startswith(prefix) for h in page.locator("h3").all_inner_texts()):
-            return
-        page.locator(button).click()
-        try:
-            wait_for_status(page, prefix, timeout=timeout / tries)
+            wait(timeout / tries)
             return
         except PlaywrightTimeout:
             if attempt == tries - 1:

@@ -14,7 +14,7 @@ from loop.files.transcript import load
 from loop.views.questions import question_before
 from pages.views.following import SAFETY
 from pages.views.replay import sample_path
-from tests.browser import PAINTED, click_until, settled, step_until, wait_for_status
+from tests.browser import PAINTED, click_until, settled, wait_for_status
 
 from tests.wire import Follower, Wire
 
@@ -55,7 +55,7 @@ def test_a_student_follows_each_teacher_step_breaks_and_steps_away_and_back_and_
     student.goto(f"{url}/?class={code}")
     wait_for_status(student, "Step 2 of 2")
     for k in (3, 4, 5):  # each teacher step shows on the student's page, with no click there
-        step_until(teacher, ".st-key-live-step button", f"Step {k} of {k}")  # (the student's arrival wakes it)
+        click_until(teacher, ".st-key-live-step button", status=f"Step {k} of {k}")  # (the student's arrival wakes it)
         wait_for_status(student, f"Step {k} of {k}")
         student.wait_for_function("(k) => new URLSearchParams(location.search).get('step') === String(k)", arg=k)
     wait_for_text(teacher, "1 following · 0 away")
