@@ -80,10 +80,11 @@ npm:
 
 # The tests for working between full runs: each test is marked by what it uses (tests/tiers.py), and this leaves
 # out Chromium, PostgreSQL, HAProxy's replicas and clients installed from npm. `pytest -m browser` (or postgres,
-# replicas, sandbox, npm) runs one tier.
+# replicas, sandbox, npm) runs one tier. Each Hypothesis search draws a quarter of its cases (tests/searches.py).
 FAST := not browser and not postgres and not replicas and not npm
 test-fast: $(VENV)/.test bubblewrap jq
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder -m "$(FAST)"
+	env -u PYTHONDONTWRITEBYTECODE LOOPSCOPE_SEARCHES=0.25 $(BIN)/python -m pytest -q -n 3 --dist loadfile \
+		--no-loadscope-reorder -m "$(FAST)"
 
 # A run's journal (one JSON line a step) is read with jq in the README and in a test: install it when missing.
 jq:

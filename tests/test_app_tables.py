@@ -8,10 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pages.views.tables import cell, html_table
+from tests.searches import examples
 from tests.tables import html_text, parse
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.text(), min_size=1, max_size=4))
 def test_any_text_stays_in_its_own_cell_and_reads_back_as_it_was(texts):
     table = parse(html_table([f"c{i}" for i in range(len(texts))], [[cell(x) for x in texts]]))

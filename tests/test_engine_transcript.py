@@ -14,6 +14,7 @@ from loop.files import transcript
 from loop.views.narrate import describe
 from loop.engine.scenarios import SCENARIOS
 from loop.files.transcript import TranscriptError
+from tests.searches import examples
 from tests.test_engine_threads import tool_uses_at
 
 
@@ -200,7 +201,7 @@ def _paths(value, path=()):
             yield from _paths(v, path + (i,))
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(where=st.integers(min_value=0), value=JSON | st.just("<delete>"))
 def test_no_broken_file_gets_past_the_loader_unexplained(saved, where, value):
     paths = [p for p in _paths(saved) if p]

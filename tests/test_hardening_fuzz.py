@@ -27,6 +27,7 @@ from loop.importers import ImportFailed, import_bytes
 from tests.fuzzing import (LEGACY_BROWSER, LEGACY_RUN, NAME, READ, REFUSED, check_file, check_import, check_journal,
                            check_session, corrupted_journal, deep, huge, import_journal, mutated, random_bytes, render,
                            seeds, session_files, transcript_seeds, truncated)
+from tests.searches import examples
 
 DATA = Path(__file__).parent / "data"
 
@@ -75,7 +76,7 @@ def assert_read_or_refused(outcomes) -> None:
             assert outcome.differs == (), f"{outcome.reader}: steps {outcome.differs} read back differently"
 
 
-@settings(max_examples=100, **FUZZ)
+@settings(max_examples=examples(100), **FUZZ)
 @given(random_bytes)
 def test_random_bytes(data):
     assert_read_or_refused(check_file(data))
@@ -88,38 +89,38 @@ def of_format(kind: str) -> list[bytes]:
 
 
 @pytest.mark.parametrize("kind", FORMATS)
-@settings(max_examples=10, **FUZZ)
+@settings(max_examples=examples(10), **FUZZ)
 @given(data=st.data())
 def test_real_files_cut_anywhere(kind, data):
     assert_read_or_refused(check_file(data.draw(truncated(of_format(kind)))))
 
 
 @pytest.mark.parametrize("kind", FORMATS)
-@settings(max_examples=8, **FUZZ)
+@settings(max_examples=examples(8), **FUZZ)
 @given(data=st.data())
 def test_any_field_of_a_real_file_given_a_value_of_any_type(kind, data):
     assert_read_or_refused([check_import(data.draw(mutated(of_format(kind))))])
 
 
-@settings(max_examples=40, **FUZZ)
+@settings(max_examples=examples(40), **FUZZ)
 @given(mutated(transcript_seeds()))
 def test_any_field_of_a_transcript_given_a_value_of_any_type(data):
     assert_read_or_refused(check_file(data))
 
 
-@settings(max_examples=30, **FUZZ)
+@settings(max_examples=examples(30), **FUZZ)
 @given(deep())
 def test_deep_nesting(data):
     assert_read_or_refused(check_file(data))
 
 
-@settings(max_examples=8, **FUZZ)
+@settings(max_examples=examples(8), **FUZZ)
 @given(huge())
 def test_huge_strings(data):
     assert_read_or_refused(check_file(data))
 
 
-@settings(max_examples=40, **FUZZ)
+@settings(max_examples=examples(40), **FUZZ)
 @given(corrupted_journal())
 def test_a_corrupted_journal_of_a_saved_run(folder, data):
     run = check_journal(data, folder)
@@ -128,7 +129,7 @@ def test_a_corrupted_journal_of_a_saved_run(folder, data):
         assert run.listed == run.loaded and isinstance(run.settings, dict), run
 
 
-@settings(max_examples=25, **FUZZ)
+@settings(max_examples=examples(25), **FUZZ)
 @given(session_files())
 def test_a_sessions_files_changed_cut_dropped_or_zipped(files):
     assert_read_or_refused([check_session(files)])

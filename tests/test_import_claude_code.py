@@ -13,6 +13,7 @@ from loop.engine import rules
 from loop.files import transcript
 from loop.engine.fork import state_at
 from loop.importers import ImportFailed, Thread, import_bytes
+from tests.searches import examples
 from tests.test_import_roundtrip import histories
 
 FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code"  # real logs (tests/data/README.md)
@@ -344,7 +345,7 @@ def test_a_long_log_imports_whole():
     assert len(imported.trace.messages) > 2000
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories(), st.randoms(use_true_random=False))
 def test_any_history_logged_the_claude_code_way_imports_back_to_itself(messages, rng):
     log = Log()

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from loop.files import transcript
 from loop.importers import DEFAULT_MAX_BYTES, ImportFailed, import_bytes, import_file
+from tests.searches import examples
 
 
 def failure(data: bytes, name: str = "f.json", **kwargs) -> str:
@@ -118,7 +119,7 @@ json_values = st.recursive(
     max_leaves=30)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(json_values.map(lambda v: json.dumps(v).encode()),
                  st.lists(json_values, min_size=1, max_size=6).map(
                      lambda vs: "\n".join(json.dumps(v) for v in vs).encode()),
@@ -178,7 +179,7 @@ def _near_course_trace():
     })), max_size=4)}, optional={"prompt": json_values, "total_cycles": json_values, "total_input_tokens": json_values})
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(
     st.lists(_near("claude-code"), min_size=1, max_size=8).map(lambda rs: "\n".join(json.dumps(r) for r in rs).encode()),
     st.lists(_near("messages"), min_size=1, max_size=8).map(lambda ms: json.dumps(ms).encode()),
@@ -215,7 +216,7 @@ def _zipped(files: list) -> list:
     return [("log.zip", out.getvalue())]
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(_near("claude-code"), min_size=1, max_size=6).map(
     lambda rs: "\n".join(json.dumps(r) for r in rs).encode()), min_size=1, max_size=4).flatmap(
     lambda logs: st.sampled_from([[(f"agent-{i}.jsonl", d) for i, d in enumerate(logs)],
@@ -257,7 +258,7 @@ def _sessions() -> list[bytes]:
 SESSIONS = _sessions()
 
 
-@settings(max_examples=75, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(75), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_a_session_with_compactions_and_sub_agents_with_any_field_changed_imports_or_fails_clearly(data):
     from tests.fuzzing import mutated

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from loop.engine import rules
 from loop.files import transcript
 from loop.importers import import_bytes
+from tests.searches import examples
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40)
 
@@ -54,7 +55,7 @@ def histories(draw, max_turns: int = 6) -> list:
     return messages
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories())
 def test_a_valid_history_imports_without_warnings_and_round_trips(messages):
     original = json.loads(json.dumps(messages))
@@ -67,7 +68,7 @@ def test_a_valid_history_imports_without_warnings_and_round_trips(messages):
     assert back.steps == imported.trace.steps
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(histories())
 def test_derived_steps_follow_the_chapter(messages):
     trace = import_bytes(json.dumps(messages).encode()).trace

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from loop.files import transcript
 from loop.engine.trace import MAIN, Step, Thread, Trace
 from loop.files.transcript import Journal, TranscriptError, journal_line
+from tests.searches import examples
 
 
 def message(role: str, n: int) -> dict:
@@ -61,7 +62,7 @@ def build(ops) -> tuple[Trace, list]:
     return trace, held
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(OPS)
 def test_every_history_comes_back_from_the_file_and_the_journal(ops):
     trace, held = build(ops)
