@@ -138,6 +138,15 @@ def no_learner_child_left():
 
 
 @pytest.fixture
+def no_child_ahead(monkeypatch):
+    """Your loop starts a learner's child ahead of Run when it opens (a second of CPU, the SDK's import, in the
+    sandbox). A test that makes its runs in this process (tests/learner.py), or none, would only end it unused."""
+    from pages.views import yours
+
+    monkeypatch.setattr(yours, "warm_up", lambda: None)
+
+
+@pytest.fixture
 def fake_api():
     """A running fake Anthropic server; `fake_api.url` is its base URL."""
     with FakeAnthropic() as server:

@@ -20,6 +20,8 @@ from .learner import record
 from .test_yours_cli import SCENARIO, WRONG
 from .test_yours_lines import LISTING_MADE, expected
 
+pytestmark = pytest.mark.usefixtures("no_child_ahead")  # its runs are made in this process
+
 NO_APPEND = CHAPTER_LOOP.replace('''        state["messages"].append({
             "role": "assistant",
             "content": response.content,

@@ -17,6 +17,8 @@ from pages.views.yours import PICK, START, YOURS, starting_code
 from .apptest import app, copied_link, run
 from .learner import record
 
+pytestmark = pytest.mark.usefixtures("no_child_ahead")  # its runs are made in this process
+
 CALL = "        response = client.messages.create("
 
 

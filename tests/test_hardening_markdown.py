@@ -476,6 +476,7 @@ def in_process():
                       record(source, scenario, lang))
 
 
+@pytest.mark.usefixtures("no_child_ahead")
 def test_an_exception_a_learners_code_raises_is_drawn_as_text_in_the_error_box():
     from pages.views.permalink import code_param
     from tests.apptest import app
@@ -487,6 +488,7 @@ def test_an_exception_a_learners_code_raises_is_drawn_as_text_in_the_error_box()
     assert acted_on(box) == []
 
 
+@pytest.mark.usefixtures("no_child_ahead")
 def test_a_bar_in_the_learners_state_stays_in_its_cell():
     from loop.yours.listing import CHAPTER_LOOP
     from pages.views.permalink import code_param
