@@ -9,6 +9,7 @@ The old `recover` failed both checks: it wrote a notes.txt of invented lines and
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -43,6 +44,24 @@ WORDING = {lang: wording(lang) for lang in languages()}
 WORDING_RE = {lang: re.compile("|".join(map(re.escape, pieces))) for lang, pieces in WORDING.items()}
 
 
+@functools.cache
+def starts(lang: str) -> dict[str, int]:
+    """Each start of a message's piece (10 characters or more, not the whole piece) and the first piece it starts."""
+    first: dict[str, int] = {}
+    for index, piece in enumerate(WORDING[lang]):
+        for k in range(10, len(piece)):
+            first.setdefault(piece[:k], index)
+    return first
+
+
+def cut_start(text: str, lang: str) -> str:
+    """`text` without the start of a message it ends in: of the first piece that has one, the longest."""
+    first = starts(lang)
+    longest = len(WORDING[lang][0]) - 1  # the pieces are the longest first
+    ends = [(first[text[-k:]], -k) for k in range(10, min(len(text), longest) + 1) if text[-k:] in first]
+    return text[:min(ends)[1]] if ends else text
+
+
 def filled_in(text: str, lang: str, outputs: set[str] = frozenset()) -> list[str]:
     """What is left of `text` without the catalog's wording: the tokens the model filled in.
 
@@ -52,11 +71,7 @@ def filled_in(text: str, lang: str, outputs: set[str] = frozenset()) -> list[str
     """
     text = "\n".join("" if line.startswith("    ") and line.strip() in outputs else line
                      for line in text.splitlines()).rstrip()
-    for piece in WORDING[lang]:
-        cut = next((k for k in range(len(piece) - 1, 9, -1) if text.endswith(piece[:k])), None)
-        if cut:
-            text = text[:-cut]
-            break
+    text = cut_start(text, lang)
     # One pass from the left, the longest piece first at each place: two pieces may overlap ("项：" and "：`"),
     # and replacing one after the other would let whichever came first cut the other in two.
     text = WORDING_RE[lang].sub(" ", text)
