@@ -12,6 +12,8 @@ all. Wall time on a shared machine says more about the neighbours than about the
 Needs root and a cgroup v2 hierarchy (/sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1 controllers). Each
 pytest-xdist worker moves itself into a cgroup of its own inside the run's, so each test's setup, call and
 teardown are charged with what its worker and the processes it started used meanwhile.
+
+Core-seconds still depend on how fast the machine's cores are at the hour: the last line (pace) says it.
 """
 
 from __future__ import annotations
@@ -48,6 +50,18 @@ def machine_seconds() -> float:
     fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle and iowait
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def pace() -> float:
+    """The CPU seconds a fixed piece of pure-Python work takes now, the best of three. This machine's cores are not
+    as fast at every hour (importing the anthropic SDK took 0.9 s of CPU at one, 1.4 to 1.6 s half an hour later):
+    two runs' figures compare only at like paces."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        sum(i * i for i in range(6_000_000))
+        best = min(best, time.process_time() - started)
+    return best
 
 
 def core_seconds(folder: Path) -> float:
@@ -114,11 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     records = Path(tempfile.mkstemp(prefix="loopscope-suite-", suffix=".jsonl")[1])
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as `make test` runs it
     env[RECORDS] = str(records)
+    before = pace()
     started, busy = time.monotonic(), machine_seconds()
     # A shell joins the run's cgroup, then becomes pytest: everything pytest starts is born in it.
     done = subprocess.run(["/bin/sh", "-c", f'echo $$ > "{run}/cgroup.procs" && exec "$@"', "sh",
                            sys.executable, "-m", "pytest", "-p", "bench.suite", *pytest_args], cwd=ROOT, env=env)
     wall, busy = time.monotonic() - started, machine_seconds() - busy
+    after = pace()
     total = core_seconds(run)
     for folder in sorted(run.rglob("*"), key=lambda p: -len(p.parts)) + [run]:  # the emptied cgroups
         if folder.is_dir():
@@ -157,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{total:8.1f}         the whole run (workers' start, collection and servers' stop too), in "
           f"{wall:.0f} s of wall time (pytest's exit status {done.returncode})")
     print(f"{busy:8.1f}         the whole machine busy meanwhile (the tests, and anything else running)")
+    print(f"pace: a fixed piece of work took {before:.2f} s of CPU before the run, {after:.2f} s after (the figures "
+          f"above grow with it)")
     return done.returncode
 
 
