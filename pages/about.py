@@ -2,10 +2,11 @@
 
 import streamlit as st
 
+from loop.files.export import prose
 from loop.files.runs import StoreError
 from loop.text.catalogs import N_
 from loop.views.diagram import svg
-from loop.engine.mistakes import MISTAKES
+from loop.engine.mistakes import ANTHROPIC, MISTAKES, NO_ASSISTANT_APPEND, NO_WRITE_BACK
 from loop.views.notes import one_sentence, remember
 from loop.yours.exercises import EXERCISES
 from pages.views.browser import store, this_browser
@@ -70,6 +71,17 @@ COMMENTS = (  # CHAPTER_LOOP's comments, shown in the page's language
 )
 
 
+CLASSIC = (NO_ASSISTANT_APPEND, NO_WRITE_BACK)  # the chapter's two classic mistakes
+
+
+def classic(name: str) -> str:
+    """A classic mistake as its one definition says it (loop/engine/mistakes.py): its title, the rule it breaks,
+    the API's own words refusing it (English, as the API says them) and the fix."""
+    mistake = MISTAKES[name]
+    return t("**{title}.** {rule} The API refuses the next request: *{words}* {fix}", title=t(mistake.title),
+             rule=t(mistake.rule), words=prose(mistake.said(ANTHROPIC)), fix=t(mistake.fix))
+
+
 def body() -> str:
     """The chapter's five stages, the LoopState and two classic mistakes, as Markdown."""
     stages = [
@@ -82,14 +94,7 @@ def body() -> str:
         t("**Write the results back as ONE user message**, then `turn_count += 1`, "
           "`transition_reason = \"tool_result\"`, and go to 2."),
     ]
-    mistakes = [
-        t("**Not appending the assistant response.** \"I only need the final answer\", so stage 3 is skipped. "
-          "The next request then holds `tool_result`s that answer a `tool_use` the history never received, "
-          "and the API refuses it: *unexpected `tool_use_id` found in `tool_result` blocks*."),
-        t("**Treating `tool_result` as a terminal log.** The tool runs, its output is printed, and it is never "
-          "written back. The model never sees what happened and cannot take the next step; the API refuses the "
-          "next request: *`tool_use` ids were found without `tool_result` blocks immediately after*."),
-    ]
+    mistakes = [classic(name) for name in CLASSIC]
     return "\n".join([
         "### " + t("The five stages"),
         t("Stage 1 happens once, before the loop. Stages 2 to 5 are **one turn**, and they repeat until "

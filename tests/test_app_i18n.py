@@ -308,9 +308,11 @@ def about_svg(at: AppTest) -> str:
 def test_about_page_its_diagram_and_its_code_s_comments_have_no_english_left(lang, title, node):
     at = open_in("pages/about.py", lang)
     assert at.title[0].value == title
+    from loop.engine.mistakes import ANTHROPIC, MISTAKES
+    from pages.about import CLASSIC
+
     # The API's errors stay verbatim; the chapter itself writes terminal, code and agent in Latin letters.
-    data = ["unexpected `tool_use_id` found in `tool_result` blocks",
-            "`tool_use` ids were found without `tool_result` blocks immediately after", "terminal", "code", "agent",
+    data = [*(MISTAKES[name].said(ANTHROPIC) for name in CLASSIC), "terminal", "code", "agent",
             "tool result", "log", "input"]  # the chapter's closing points, quoted as it writes them
     left = {s: w for s in texts_on_page(at) if (w := english_left(s, data, names(lang)))}
     assert not left, left

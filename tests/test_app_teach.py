@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from loop.engine.mistakes import MISTAKES
 from loop.engine.runner import start
 from loop.engine.scenarios import SCENARIOS
 from loop.views.parts import errors_read_at
@@ -182,7 +183,7 @@ def test_the_about_page_follows_the_chapter():
     assert REMEMBER in [s.value for s in at.success]  # 一文で覚える: a different sentence
     assert "Stage 1 happens once, before the loop. Stages 2 to 5 are **one turn**" in text
     assert "Both pages" not in text and "no longer contains" not in text
-    assert "a `tool_use` the history never received" in text
+    assert MISTAKES["no-assistant-append"].rule in text  # the classic mistakes, as their definitions say them
     boxes = [c.label for c in at.checkbox]
     assert boxes == ["A model alone is not an agent: it takes a loop that writes tool results back.",
                      "The assistant response itself must stay in history, or the next turn is cut off.",

@@ -31,6 +31,29 @@ def test_no_other_module_of_loop_spells_a_mistakes_name():
         assert spelled.search(home.read_text(encoding="utf-8"))
 
 
+def test_no_page_quotes_the_apis_words_and_about_says_the_chapters_two_mistakes_from_their_definitions():
+    from loop.files.export import prose
+    from pages.about import CLASSIC
+
+    from .apptest import app
+
+    pages = sorted((ROOT / "pages").rglob("*.py")) + [ROOT / "app.py"]
+    for name, words in RULES_WORDS.items():  # the longest piece of the API's words between two placeholders
+        piece = max(re.split(r"\{\w*\}", words), key=len).strip(" .")
+        if len(piece) < 20:  # SYSTEM: "system", no words of the API
+            continue
+        quoted = [str(p.relative_to(ROOT)) for p in pages if piece in p.read_text(encoding="utf-8")]
+        assert quoted == [], f"rules.{name} is quoted in {quoted}: read it from its mistake's definition"
+    assert [MISTAKES[name].title for name in CLASSIC] == [MISTAKES[mistakes.NO_ASSISTANT_APPEND].title,
+                                                          MISTAKES[mistakes.NO_WRITE_BACK].title]
+    for lang in ("en", "ja"):
+        drawn = "\n".join(m.value for m in app("pages/about.py", lang=lang).markdown)
+        for name in CLASSIC:
+            m = MISTAKES[name]
+            for text in (say(lang, m.title), say(lang, m.rule), prose(m.said(ANTHROPIC)), say(lang, m.fix)):
+                assert text in drawn, (lang, name, text)
+
+
 def test_each_definition_is_whole_in_every_language_and_quotes_the_apis_words_from_rules():
     assert len(NAMES) == 7 and list(NAMES) == list(MISTAKES)
     for name, m in MISTAKES.items():
