@@ -52,6 +52,18 @@ def blocks(message: dict) -> list:
     return content if isinstance(content, list) else []
 
 
+def message_text(message: dict) -> str:
+    """The text of a message, or a note of what it holds when it has no text."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    texts = [b.get("text", "") for b in blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
+    if texts:
+        return "\n".join(str(t) for t in texts)
+    kinds = [b.get("type") if isinstance(b, dict) else type(b).__name__ for b in blocks(message)]
+    return "(" + ", ".join(str(k) for k in kinds) + ")" if kinds else "(empty)"
+
+
 def _of_type(message: dict, kind: str) -> list[dict]:
     return [b for b in blocks(message) if isinstance(b, dict) and b.get("type") == kind]
 

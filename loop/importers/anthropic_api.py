@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from ..text.catalogs import N_, N_n
-from ..engine.rules import tool_uses
+from ..engine.rules import message_text, tool_uses
 from .common import SETTINGS, Parsed, clean_content, quoted
-from .derive import message_text
 from .notes import Notes
 
 RESPONSE_KEYS = ("id", "type", "model", "stop_reason", "stop_sequence", "usage")  # a Message object beside role/content

@@ -59,11 +59,10 @@ from typing import Callable
 from ..text.catalogs import N_, N_n
 from ..engine.compact import COMPACTED_WHY
 from ..text.lines import short
-from ..engine.rules import tool_results, tool_uses
+from ..engine.rules import message_text, tool_results, tool_uses
 from . import claude_code_beside
 from .claude_code_harness import API_ERROR_WHY, META_WHY, SHOWN_WHY, SYNTHETIC, extra, harness_s, queue_in, shown
 from .common import Parsed, ParsedThread, Segment, clean_content, id_key, origin_of
-from .derive import message_text
 from .notes import Note, Notes, in_thread, on_line
 
 MAIN = "main"

@@ -14,7 +14,7 @@ import re
 from ..text.catalogs import N_
 from .claude_code_beside import Queued
 from .common import Segment, origin_of
-from .derive import message_text
+from ..engine.rules import message_text
 from .notes import Note
 
 SYNTHETIC = "<synthetic>"  # the model Claude Code names on a message it wrote itself

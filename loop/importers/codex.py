@@ -34,7 +34,7 @@ from ..files.transcript import NumberTooLong, parse_json, too_deep
 from ..text.catalogs import N_
 from ..tools import ToolOutput
 from .common import Parsed, ParsedThread, Segment, id_key, origin_of
-from .derive import message_text
+from ..engine.rules import message_text
 from .notes import Note, Notes, on_line
 
 ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call")

@@ -44,7 +44,7 @@ from ..engine import details
 from ..engine.blocks import tool_result
 from ..text.catalogs import N_, N_n
 from ..engine.compact import REWRITTEN_WHY
-from ..engine.rules import blocks, tool_results, tool_uses
+from ..engine.rules import blocks, message_text, tool_results, tool_uses
 from ..engine.details import AppendAssistantDetail, DecideDetail, Detail, HarnessDetail, UserRequestDetail
 from ..engine.details import WriteBackDetail
 from ..engine.endings import GO_ON, why_ended
@@ -58,18 +58,6 @@ NOT_RECORDED = "(no tool_result was recorded for this tool_use)"
 # A tool_use in the history's last message: its result may still be coming (a log being written, followed) or
 # never came (the session stopped there). Either way the log holds none yet: not a failed run, so no is_error.
 LOG_ENDS = "(the log ends before this tool_use's tool_result)"
-
-
-def message_text(message: dict) -> str:
-    """The text of a message, or a note of what it holds when it has no text."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    texts = [b.get("text", "") for b in blocks(message) if isinstance(b, dict) and b.get("type") == "text"]
-    if texts:
-        return "\n".join(str(t) for t in texts)
-    kinds = [b.get("type") if isinstance(b, dict) else type(b).__name__ for b in blocks(message)]
-    return "(" + ", ".join(str(k) for k in kinds) + ")" if kinds else "(empty)"
 
 
 def trace_from_history(messages: list, meta: dict, responses: dict | None = None, tool_details: dict | None = None,

@@ -16,7 +16,7 @@ from ..text.catalogs import N_
 from ..files.transcript import NumberTooLong, parse_json, too_deep
 from ..tools import ToolOutput
 from .common import Parsed, quoted
-from .derive import message_text
+from ..engine.rules import message_text
 from .notes import Notes
 
 MARKS = ("tool_calls", "tool_call_id", "function_call")

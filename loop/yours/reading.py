@@ -46,11 +46,10 @@ from ..engine.details import Detail, RunToolDetail, UserRequestDetail
 from ..engine.endings import GO_ON, why_ended
 from ..engine.layer_mistake import NOT_RUN, REFUSED, WHY_GO_ON, WHY_NO_LOOP, WHY_REFUSED
 from ..engine.mistakes import shape
-from ..engine.rules import is_system, tool_results, tool_uses
+from ..engine.rules import is_system, message_text, tool_results, tool_uses
 from ..engine.scenarios import SCENARIOS, first_text
 from ..engine.trace import MAIN, Step, Thread, Trace
 from ..importers.common import SETTINGS
-from ..importers.derive import message_text
 from ..text.catalogs import N_, Note
 from ..tools import ToolOutput
 from . import recording as rec
