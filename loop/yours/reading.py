@@ -88,7 +88,8 @@ class Yours:
 def read(recording: Recording, recorded: dict | None = None) -> Yours:
     """The trace of `recording`, and the first rule it broke. `recorded`: a command recorded at the wire
     (`python -m loop record`), kept as the trace's meta["recorded"] in place of a learner's source."""
-    return Yours(_Reading(recording, recorded).trace, named(recording), recording, _notes(recording))
+    broke = named(recording)  # once a read: the refused step names it too
+    return Yours(_Reading(recording, broke, recorded).trace, broke, recording, _notes(recording))
 
 
 def _notes(recording: Recording) -> list:
@@ -246,8 +247,8 @@ def place(calls: list[_Call]) -> tuple[_Loop, list[_Call]]:
 
 
 class _Reading:
-    def __init__(self, recording: Recording, recorded: dict | None = None):
-        self.recording, self.recorded = recording, recorded is not None
+    def __init__(self, recording: Recording, broke: Named | None, recorded: dict | None = None):
+        self.recording, self.broke, self.recorded = recording, broke, recorded is not None
         calls = [_view(e, k) for k, e in enumerate(recording.exchanges)]
         main, self.side = place(calls)
         first = main.calls[0].request if main.calls else {}
@@ -426,7 +427,7 @@ class _Reading:
             self.ended = True
             return
         s.update(ended=REFUSED, transition_reason=None)
-        mistake = named(self.recording)
+        mistake = self.broke
         self.add("refused", {"error": error, "stage": "call_model", "request": self._settings(call),
                              "why": WHY_REFUSED.format(status=error.get("status"), type=error.get("type")),
                              **({"mistake": mistake.name} if mistake else {}), "line": call.exchange.line,
