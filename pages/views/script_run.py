@@ -9,6 +9,9 @@ Streamlit's public parts only:
 - `token()`: an object of this run's own, new at each run (a fragment's too), None outside one: what a view keeps
   for the length of a run is kept under it (the learner's language, i18n.py).
 
+A fragment's run alone that ends with a click's action still waiting (its callback came with this run, for
+controls another fragment draws: clicks.py) reruns the page, which takes it.
+
 The page's run is marked by app.py (`page()`); a fragment's by `fragment`, with which every fragment of the app is
 made instead of `st.fragment` (tests/test_script_run.py finds any other): the page's code calls a fragment through
 the function `fragment` returns, while Streamlit, running a fragment alone, calls the function it was given, the
@@ -25,6 +28,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import streamlit as st
+
+from . import clicks
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,9 +81,12 @@ def fragment(func: Callable | None = None, /, **options) -> Callable:
                 _CALLING.reset(mark)
         mark = _RUN.set(ScriptRun(alone=True))  # Streamlit runs the fragment alone
         try:
-            return func(*args, **kwargs)
+            drawn = func(*args, **kwargs)
         finally:
             _RUN.reset(mark)
+        if clicks.waiting():  # a click came with this fragment's run, for controls it did not draw (clicks.py)
+            clicks.run_the_page_for_it()
+        return drawn
 
     made = st.fragment(inside, **options)
 
