@@ -32,7 +32,7 @@ from . import seccomp
 from .base import Tool, ToolOutput
 from .cgroups import Limits
 from .read_only import read_only
-from .sandbox import Sandbox
+from .sandbox import Sandbox, start
 from .workspace import Workspace
 
 OUTPUT_LIMIT = 50_000
@@ -250,7 +250,7 @@ class Bash(Tool):
         # bwrap reads the seccomp program from this fd before it starts the command.
         rules = seccomp.readable(seccomp.keyring_filter()) if sandbox.mode == "bubblewrap" else None
         try:
-            proc = subprocess.Popen(
+            proc = start(
                 sandbox.argv(command, step, cpu_seconds=int(self.timeout) + 5, info_fd=info[1] if info else None,
                              rules=rules),
                 cwd=sandbox.cwd(),

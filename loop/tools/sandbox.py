@@ -34,6 +34,7 @@ import os
 import shutil
 import subprocess
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import seccomp
@@ -113,6 +114,18 @@ class Programs:
             argv += [self.setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--bounding-set=-all",
                      "--no-new-privs", "--"]
         return argv
+
+
+# bwrap's --die-with-parent is the kernel's parent-death signal, which comes when the *thread* that started the
+# process ends, not the server: a learner's child started ahead of Run by a thread that then returned (the page's
+# warm-up) was killed with SIGKILL in the middle of its run ("the process ended with status -9"). So every sandboxed
+# process is started by this one thread, which lives as long as the server and ends with it.
+_starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopscope-starter")
+
+
+def start(argv: list[str], **options) -> subprocess.Popen:
+    """`subprocess.Popen(argv, **options)`, started by the thread that lives as long as the server."""
+    return _starter.submit(subprocess.Popen, argv, **options).result()
 
 
 _programs: Programs | None = None

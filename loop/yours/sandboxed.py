@@ -51,6 +51,7 @@ from ..text.redact import HIDDEN
 from ..tools import seccomp
 from ..tools.bash import MARK_VARIABLE, end_namespace, kill_group, namespace_init
 from ..tools.rights import sandbox_user
+from ..tools.sandbox import start
 from ..tools.workspace import Workspace, workspaces_root
 from . import recording as rec
 from .program import Program, environment, PLACEHOLDER
@@ -445,7 +446,7 @@ class _Child:
                            "--ro-bind", str(WATCHING), f"{INSIDE_DIR}/watching.py",
                            "--ro-bind", str(SITE), site, "--ro-bind", str(self.project), PROJECT_DIR]
         try:
-            self.proc = subprocess.Popen(
+            self.proc = start(
                 argv, cwd=sandbox.cwd(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 env=dict(sandbox.environment(), **{MARK_VARIABLE: self.mark}), start_new_session=True,
                 pass_fds=(inside.fileno(),) + ((info[1],) if info else ()) + ((rules,) if rules is not None else ()))
