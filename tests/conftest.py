@@ -29,16 +29,19 @@ def pytest_configure(config):
 # The files that keep a test process busiest (`bench/suite.py --top 20` prints each file's core-seconds and wall
 # seconds, its waits included), longest first. `make test` gives each process a whole file at a time, in the order
 # collected: these start first, so that no process is left alone with a long file at the end while the others
-# stand idle. A file missing here only starts later. The hardening files mostly wait (for a command's timeout).
-DEAREST = ("test_projector.py", "test_browser_class.py", "test_class_replicas.py", "test_browser_yours.py",
-           "test_browser_yours_presenter.py", "test_hardening_sandbox.py", "test_browser.py", "test_yours_sandbox.py",
-           "test_hardening_commands.py", "test_hardening_probes.py", "test_hardening_escape.py",
-           "test_browser_ahead.py", "test_yours_lines.py", "test_hardening_fuzz.py", "test_yours_cli.py",
-           "test_browser_complete.py", "test_yours_learners.py", "test_sessions_browser.py", "test_browser_diagram.py",
+# stand idle. A file missing here only starts later. The hardening files and the class's mostly wait (for a
+# command's timeout, a heartbeat): each comes between files that keep the cores busy, so that the three processes
+# are not all waiting at once on two cores (in `make test-fast`, whose first two files are a process's while the
+# other two run learners' files: 12 core-seconds less idle in its first minute, measured with /proc/stat).
+DEAREST = ("test_projector.py", "test_hardening_sandbox.py", "test_yours_sandbox.py", "test_class_replicas.py",
+           "test_yours_learners.py", "test_browser_yours.py", "test_browser_class.py", "test_browser_yours_presenter.py",
+           "test_yours_lines.py", "test_browser.py", "test_yours_cli.py", "test_hardening_caps.py",
+           "test_hardening_commands.py", "test_app_ahead.py", "test_browser_ahead.py", "test_hardening_probes.py",
+           "test_hardening_fuzz.py", "test_browser_complete.py", "test_runs_server_killed.py",
+           "test_sessions_browser.py", "test_hardening_escape.py", "test_browser_diagram.py", "test_engine_bash.py",
            "test_browser_sessions_folder.py", "test_browser_compare.py", "test_browser_predict.py",
-           "test_runs_store.py", "test_import_errors.py", "test_browser_threads.py", "test_hardening_caps.py",
-           "test_app_i18n.py", "test_hardening_files.py", "test_browser_lang.py", "test_app_ahead.py",
-           "test_runs_server_killed.py")
+           "test_runs_store.py", "test_import_errors.py", "test_browser_threads.py", "test_app_i18n.py",
+           "test_hardening_files.py", "test_browser_lang.py")
 
 
 def pytest_collection_modifyitems(config, items):
