@@ -91,9 +91,19 @@ def is_system(message: object) -> bool:
     return isinstance(message, dict) and message.get("role") == SYSTEM
 
 
-def _turns(messages: list) -> list[int]:
-    """The indices of the messages the pairing rules read: every one but the system turns."""
-    return [i for i, m in enumerate(messages) if not is_system(m)]
+def _turns(messages: list, begin: int = 0) -> list[int]:
+    """The indices of the messages the pairing rules read, from `begin` on: every one but the system turns."""
+    return [i for i in range(begin, len(messages)) if not is_system(messages[i])]
+
+
+def _turn_before(messages: list, start: int) -> int:
+    """The last message before `start` that is no system turn (`start` when there is none): what the pairing
+    rules read before `start`. A check from `start` reads from there, not the whole history again: a long
+    transcript checked call by call stays one pass over its messages."""
+    for i in range(min(start, len(messages)) - 1, -1, -1):
+        if not is_system(messages[i]):
+            return i
+    return start
 
 
 def _is_empty(message: dict) -> bool:
@@ -121,10 +131,11 @@ def check(messages: list, *, as_request: bool = True, start: int = 0) -> list[Vi
     (the ones before are known to be checked already).
     """
     found: list[Violation] = []
-    turns = _turns(messages)
+    start = max(0, start)
+    turns = _turns(messages, _turn_before(messages, start))  # from the turn a message at `start` answers
     last = turns[-1] if turns else -1
     at = {i: k for k, i in enumerate(turns)}
-    for i in range(max(0, start), len(messages)):
+    for i in range(start, len(messages)):
         message = messages[i]
         if not isinstance(message, dict):
             found.append(Violation(f"messages.{i}", "Input should be a valid dictionary", i))
