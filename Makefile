@@ -59,7 +59,8 @@ chromium:
 # many Python processes (servers, the command line, each upload's import), and each would otherwise compile
 # Loopscope's modules again.
 test: $(VENV)/.test chromium bubblewrap haproxy postgresql jq $(NPM_CLIENTS)
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder
+	env -u PYTHONDONTWRITEBYTECODE -u LOOPSCOPE_SEARCHES -u LOOPSCOPE_CASES $(BIN)/python -m pytest -q -n 3 \
+		--dist loadfile --no-loadscope-reorder
 
 # The real agents the tests record (`python -m loop record`): Claude Code at the version tests/npm pins, installed
 # by npm from its lockfile (tests/npm/node_modules, ignored by git); a run that can leave them out says -m "not npm".
@@ -80,10 +81,17 @@ npm:
 
 # The tests for working between full runs: each test is marked by what it uses (tests/tiers.py), and this leaves
 # out Chromium, PostgreSQL, HAProxy's replicas and clients installed from npm. `pytest -m browser` (or postgres,
-# replicas, sandbox, npm) runs one tier. Each Hypothesis search draws a quarter of its cases (tests/searches.py).
+# replicas, sandbox, npm) runs one tier. Every test runs, each Hypothesis search on a quarter of its cases and each
+# parametrized test on half of its own, drawn anew each time (tests/searches.py): the seed is printed, and
+# `make test-fast LOOPSCOPE_CASES_SEED=N` draws the same again. Four processes, not three: with three, two waiting
+# at once (for a command's timeout, a class's heartbeat) left a core idle for about 40 core-seconds a run; with
+# four, about 10 (/proc/stat).
 FAST := not browser and not postgres and not replicas and not npm
+LOOPSCOPE_CASES_SEED ?= $(shell date +%s)
 test-fast: $(VENV)/.test bubblewrap jq
-	env -u PYTHONDONTWRITEBYTECODE LOOPSCOPE_SEARCHES=0.25 $(BIN)/python -m pytest -q -n 3 --dist loadfile \
+	@echo "make test-fast: half of each parametrized test's cases, drawn with LOOPSCOPE_CASES_SEED=$(LOOPSCOPE_CASES_SEED) (make test runs every case)"
+	env -u PYTHONDONTWRITEBYTECODE LOOPSCOPE_SEARCHES=0.25 LOOPSCOPE_CASES=0.5 \
+		LOOPSCOPE_CASES_SEED=$(LOOPSCOPE_CASES_SEED) $(BIN)/python -m pytest -q -n 4 --dist loadfile \
 		--no-loadscope-reorder -m "$(FAST)"
 
 # A run's journal (one JSON line a step) is read with jq in the README and in a test: install it when missing.
