@@ -75,6 +75,42 @@ def test_a_broken_run_is_named_and_stepping_lights_the_line_that_sent_each_call(
     assert "Traceback" not in "".join(str(e.value) for e in at.error) + "".join(c.value for c in at.code)
 
 
+def test_a_yours_program_that_keeps_no_state_of_its_own_is_said_to_keep_none_never_to_hold_none():
+    """The course's whole s01 file keeps `messages` alone: its column says so, not that a turn_count of its is None."""
+    from loop.yours.recording import LearnerState
+
+    recording = record(CHAPTER_LOOP)
+    for exchange in recording.exchanges:
+        exchange.state = LearnerState()  # what the sandbox reads from a program with no state of its own
+    at = app("pages/yours.py", lang="zh")
+    at.session_state[YOURS] = read(recording)
+    run(at)
+    at.button(key="yours-step").click()
+    run(at)
+    table = next(m.value for m in at.markdown if "| `turn_count` |" in m.value)
+    assert "| `turn_count` | — | `1` |" in table and "| `transition_reason` | — |" in table and "None` |" not in \
+        table.split("| `transition_reason` |")[0]
+    said = " ".join(c.value for c in at.caption)
+    assert say("zh", "Your code keeps no state of its own (no turn_count) at the call shown last: —.") in said
+
+
+def test_a_yours_run_of_the_untouched_starter_is_still_the_editor_s_code_after_the_language_changes():
+    """Changing the page's language rewrites an untouched editor's comments in the new language: the run shown is
+    still of the code in the editor (only a change of the learner's own says it is of earlier code)."""
+    earlier = "This run is of your earlier code: Run again to run the code in the editor."
+    at = app("pages/yours.py", lang="en")
+    at.session_state[YOURS] = read(record(starting_code("en")))
+    run(at)
+    assert at.session_state["yours-source"] == starting_code("en")
+    at.segmented_control(key="lang").set_value("ja")  # the sidebar's language picker
+    run(at)
+    assert at.session_state["yours-source"] == starting_code("ja")  # the editor, in Japanese
+    assert say("ja", earlier) not in " ".join(c.value for c in at.caption)
+    at.session_state["yours-source"] = starting_code("ja") + "\nprint('mine')\n"  # the learner's own change
+    run(at)
+    assert say("ja", earlier) in " ".join(c.value for c in at.caption)
+
+
 def test_the_page_names_each_mistake_at_the_line_that_made_it_with_the_fix_and_the_labs_link_in_every_language():
     langs = ("en", "ja", "zh")
     apps = {lang: app("pages/yours.py", lang=lang) for lang in langs}

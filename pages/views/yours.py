@@ -18,7 +18,7 @@ from html import escape
 import streamlit as st
 from code_editor import code_editor
 
-from loop.text.catalogs import N_
+from loop.text.catalogs import N_, languages
 from loop.engine.mistakes import MISTAKES
 from loop.text.terminal import as_shown, printable
 from loop.files.runs import StoreError
@@ -427,17 +427,24 @@ def draw_beside(trace: Trace) -> None:
         st.markdown("**" + t("Your state beside the chapter's LoopState") + "**")
         chapter_state = dict(view_at(trace, i).presenter_state) if i >= 0 else {}  # the step's record
         learner = learner_at(trace, i)  # None before the first call: the state is read at each call
+        # A state of theirs is one with a turn_count (the sandbox reads no other, loop/yours/inside.py): without one,
+        # their code keeps none (the course's whole s01 file keeps `messages` alone), and None would say it does
+        kept = learner is not None and learner.get("turn_count") is not None
         mine = t("your state")
         rows = [f"| | {mine} | LoopState |", "|---|---|---|"]
         for field in ("turn_count", "transition_reason"):
             chapter = chapter_state.get(field)
-            yours = cell(_value(learner.get(field))) if learner is not None else "—"
+            yours = cell(_value(learner.get(field))) if kept else "—"
             rows.append(f"| `{field}` | {yours} | "
                         f"{cell(inline_code(chapter) if chapter else _value(None))} |")  # a `|` stays in its cell
         st.markdown("\n".join(rows))
-        st.caption(t("Your state as your code left it at the call shown last; the LoopState as the chapter's "
-                     "loop keeps it.") + ("" if learner is not None else " " + t(
-                         "Your state is read at each model call: before the first one, it is not known yet (—).")))
+        caption = t("Your state as your code left it at the call shown last; the LoopState as the chapter's loop "
+                    "keeps it.")
+        if learner is None:
+            caption += " " + t("Your state is read at each model call: before the first one, it is not known yet (—).")
+        elif not kept:
+            caption += " " + t("Your code keeps no state of its own (no turn_count) at the call shown last: —.")
+        st.caption(caption)
 
 
 def draw_named(yours: Yours) -> None:
@@ -525,10 +532,19 @@ def draw_learners(trace: Trace, output: str | None = None) -> None:
         draw_terminal(output)
 
 
+def _same_code(ran: object, editor: object) -> bool:
+    """The run is of the code in the editor: the same text, or the same starter in another language (an untouched
+    editor follows the page's language: only its comments change, not what runs)."""
+    if ran == editor:
+        return True
+    starters = {starting_code(code, st.session_state.get(SHOWN, FREE)) for code in languages()}
+    return ran in starters and editor in starters
+
+
 def draw_yours(yours: Yours) -> None:
     """A run of the learner's loop: named, then drawn step by step with their code beside the views."""
     draw_named(yours)
-    if yours.recording.source != st.session_state.get(SOURCE):  # the editor holds other code now
+    if not _same_code(yours.recording.source, st.session_state.get(SOURCE)):  # the editor holds other code now
         st.caption(t("This run is of your earlier code: Run again to run the code in the editor."))
     draw_printed(yours)
     if not len(yours.trace):
