@@ -175,6 +175,12 @@ def the_listing_runs_and_lights_its_line_and_a_pasted_agent_file_runs(page) -> N
     page.locator("#ls-yours-code div.lit").wait_for(timeout=30_000)
     lit = page.locator("#ls-yours-code div.lit")
     assert lit.get_attribute("data-line") == str(CALL) and "client.messages.create(" in lit.inner_text()
+    # the state beside the code keeps to its column, each field's name on one line (not "transition_r / eason")
+    state = page.locator(".st-key-yours-state")
+    assert state.evaluate("(box) => box.querySelector('table').getBoundingClientRect().right"
+                          " <= box.getBoundingClientRect().right + 1")
+    assert state.locator("td:first-child code").evaluate_all("(names) => names.map((c) => c.getClientRects().length)"
+                                                             ) == [1, 1]
 
     # A whole agent file pasted in place of the listing runs on Run, and its tool runs show their ids.
     editor(page).evaluate(f"(text) => {EDITOR}.setValue(text, -1)", S01)
@@ -196,6 +202,8 @@ def the_listing_runs_and_lights_its_line_and_a_pasted_agent_file_runs(page) -> N
     settled(page)
     shown = page.inner_text("body")
     assert re.search(r"toolu_[0-9a-f]{24}", shown) and "(None)" not in shown
+    # the whole file keeps `messages` alone: no state of its own, said as such, never as a turn_count of None
+    assert page.locator(".st-key-yours-state td:nth-child(2)").all_inner_texts() == ["—", "—"]
 
 
 def an_exercise_opens_its_starter_check_says_not_yet_at_the_call_then_passes_and_the_tick_is_kept(page) -> None:

@@ -66,10 +66,13 @@ CODE_STYLE = """<style>
 .ls-yours-code div { white-space: pre; padding: 0 .5rem; }
 .ls-yours-code span.n { display: inline-block; width: 2.5em; color: #888; user-select: none; }
 .ls-yours-code div.lit { background: rgba(255, 200, 0, .35); font-weight: 600; }
-/* the state beside the code keeps to its column: a long name or value wraps in its cell */
-.st-key-yours-state table { width: 100%; table-layout: fixed; }
-.st-key-yours-state th, .st-key-yours-state td { padding: .3rem .4rem; overflow-wrap: anywhere; }
+/* the state beside the code keeps to its column: the fields' names, the headings and the chapter's values whole
+   (`transition_reason` cut in two reads as two words), the learner's value, which may be long, wrapped anywhere */
+.st-key-yours-state table { width: 100%; }
+.st-key-yours-state th, .st-key-yours-state td { padding: .3rem .4rem; }
 .st-key-yours-state td code { white-space: normal; overflow-wrap: anywhere; }
+.st-key-yours-state td:first-child code, .st-key-yours-state td:last-child code { white-space: nowrap;
+  overflow-wrap: normal; }
 </style>"""
 # Presenter mode: the learner's code read from the back of the class, no smaller than the note (presenter.py, 1.05rem)
 PRESENTER_CODE_PX = 18
