@@ -7,7 +7,7 @@ from pages.views.nav import through_app
 from pages.views.presenter import apply, draw_switch, keep_presenting, presenting
 from pages.views.project import draw_project
 from pages.views.yours import (YOURS, apply_presenting, warm_up, draw_editor, draw_exercise, draw_run_row, draw_yours,
-                               open_code_link, open_in_editor)
+                               open_code_link, open_in_editor, run_code_link)
 
 through_app()
 keep_presenting()  # a teacher who presents Step through presents Your loop too
@@ -33,6 +33,7 @@ source = draw_editor()
 if not presenting():  # the class reads the code; a project's files and a .env are the learner's own
     draw_project(source, open_in_editor)
 draw_run_row(source)
+run_code_link()  # a link's code, run once: under the editor that shows it
 draw_exercise(source)
 yours = st.session_state.get(YOURS)
 if yours is None:

@@ -245,3 +245,20 @@ def ticked(page, statement: str) -> None:
     settled(page)
     open_list(page, "Exercise", "yours-exercise", page.get_by_role("option", name="✓ " + statement, exact=True))
     page.keyboard.press("Escape")
+
+
+def test_a_yours_link_s_code_is_in_the_editor_with_the_run_row_while_it_runs(url, tab):  # noqa: F811
+    """A link a teacher sends (`?code=`) opens its code in the editor, with Run under it, before its run ends: the
+    learner reads the code the spinner is running (a program that waits, here, before its loop is called)."""
+    from pages.views.permalink import code_param
+
+    waiting = "import time\ntime.sleep(8)\n\n\ndef agent_loop(state):\n    return\n"
+    page = tab
+    page.goto(f"{url}/yours?code={code_param(waiting)}")
+    page.wait_for_function(
+        """() => document.querySelector("[data-testid='stSpinner']") !== null
+              && [...document.querySelectorAll("iframe[title*='code_editor']")].length > 0
+              && document.querySelector('.st-key-yours-run-button button') !== null""",
+        timeout=60_000)
+    page.get_by_text("your loop never called the model").first.wait_for(timeout=120_000)  # and then its run is drawn
+    assert editor(page).evaluate(f"{EDITOR}.getValue()") == waiting

@@ -560,9 +560,13 @@ def draw_yours(yours: Yours) -> None:
 LINK_REFUSED = "yours-link-refused"  # the `code` of a link that was refused, and why: said while the URL holds it
 
 
+LINK_RUN = "yours-link-run"  # (source, scenario, step) of a link opened in this run, to run once the editor is drawn
+
+
 def open_code_link() -> None:
     """Open `?code=…&scenario=NAME&step=K` once: the code into the editor, the scenario picked, the code run once in
-    the sandbox (as Run runs it) and the cursor on step K. A code that is not a source, or too large, is refused
+    the sandbox (as Run runs it, by `run_code_link` once the editor and the Run row are on the page: the learner
+    reads the code while it runs) and the cursor on step K. A code that is not a source, or too large, is refused
     in the page and nothing runs. Call it before the editor and the Run row are drawn."""
     s = st.session_state
     code = st.query_params.get("code")
@@ -583,7 +587,8 @@ def open_code_link() -> None:
         except BadCode as exc:
             s[LINK_REFUSED] = (code, exc.too_large)
         else:
-            _run_linked(source, scenario, k)
+            _open_linked(source, scenario)
+            s[LINK_RUN] = (source, scenario, k)
     refused = s.get(LINK_REFUSED)
     if refused is not None and refused[0] == code:
         st.error(t("This link's code is larger than {kb} KB once unpacked: nothing was run.", kb=CODE_MOST // 1024)
@@ -591,7 +596,7 @@ def open_code_link() -> None:
                  icon=":material/link_off:")
 
 
-def _run_linked(source: str, scenario: str, k: int) -> None:
+def _open_linked(source: str, scenario: str) -> None:
     s = st.session_state
     drop_project()  # a link carries one file: it runs alone
     s[SHOWN] = FREE  # the link's code is the learner's own, not an exercise's: the picker starts on it
@@ -601,6 +606,16 @@ def _run_linked(source: str, scenario: str, k: int) -> None:
     s[OFFERED] = True  # the editor holds the link's code: the browser's kept code is not put back over it
     s[LINKED] = source  # nor is it kept over the browser's, until the learner changes it
     s[PICK] = scenario
+
+
+def run_code_link() -> None:
+    """Run the code of the link `open_code_link` opened in this page run, under the Run row: the editor above shows
+    it meanwhile."""
+    s = st.session_state
+    linked = s.pop(LINK_RUN, None)
+    if linked is None:
+        return
+    source, scenario, k = linked
     with st.spinner(t("Running your loop in the sandbox…")):
         try:
             recording = sandboxed.run(source.lstrip("\ufeff"), scenario, lang(), owner=this_browser())
