@@ -202,6 +202,10 @@ def the_listing_runs_and_lights_its_line_and_a_pasted_agent_file_runs(page) -> N
     settled(page)
     shown = page.inner_text("body")
     assert re.search(r"toolu_[0-9a-f]{24}", shown) and "(None)" not in shown
+    # its long lines scroll sideways in the code's box, and the lit line's colour runs under all of its text
+    assert page.locator("#ls-yours-code").evaluate("(box) => box.scrollWidth > box.clientWidth")
+    assert page.locator("#ls-yours-code [data-line]").evaluate_all(
+        "(lines) => lines.filter((line) => line.scrollWidth > line.clientWidth).length") == 0
     # the whole file keeps `messages` alone: no state of its own, said as such, never as a turn_count of None
     assert page.locator(".st-key-yours-state td:nth-child(2)").all_inner_texts() == ["—", "—"]
 

@@ -63,7 +63,9 @@ HEADER = N_("Write agent_loop(state) as the chapter does: client, MODEL, SYSTEM,
 CODE_STYLE = """<style>
 .ls-yours-code { font: 0.8rem/1.35 ui-monospace, monospace; max-height: 420px; overflow: auto; margin: 0;
   border: 1px solid rgba(128,128,128,.3); border-radius: .4rem; padding: .3rem 0; position: relative; }
-.ls-yours-code div { white-space: pre; padding: 0 .5rem; }
+/* every line as wide as the longest (the box scrolls sideways): the lit line's colour runs under all of its text */
+.ls-yours-code .ls-yours-lines { display: inline-block; min-width: 100%; }
+.ls-yours-lines > div { white-space: pre; padding: 0 .5rem; }
 .ls-yours-code span.n { display: inline-block; width: 2.5em; color: #888; user-select: none; }
 .ls-yours-code div.lit { background: rgba(255, 200, 0, .35); font-weight: 600; }
 /* the state beside the code keeps to its column: the fields' names, the headings and the chapter's values whole
@@ -379,7 +381,8 @@ def _code_html(source: str, lit: int | None) -> str:
     for n, text in enumerate(source.splitlines(), start=1):
         cls = ' class="lit"' if n == lit else ""
         rows.append(f'<div{cls} data-line="{n}"><span class="n">{n}</span>{escape(text)}</div>')
-    return CODE_STYLE + f'<div class="ls-yours-code" id="ls-yours-code">{"".join(rows)}</div>' + SCROLL_TO_LIT
+    return (CODE_STYLE + f'<div class="ls-yours-code" id="ls-yours-code"><div class="ls-yours-lines">{"".join(rows)}'
+            '</div></div>' + SCROLL_TO_LIT)
 
 
 # The lit line in view: the panel shows some 30 lines of a file that may have hundreds (its own scroll, not the page's)
