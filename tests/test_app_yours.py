@@ -106,9 +106,15 @@ def test_a_yours_run_of_the_untouched_starter_is_still_the_editor_s_code_after_t
     run(at)
     assert at.session_state["yours-source"] == starting_code("ja")  # the editor, in Japanese
     assert say("ja", earlier) not in " ".join(c.value for c in at.caption)
+    made_in = "This run was made in {language}: Run again to make it in this page's language."
+    assert say("ja", made_in, language="English") in " ".join(c.value for c in at.caption)  # its words are English
     at.session_state["yours-source"] = starting_code("ja") + "\nprint('mine')\n"  # the learner's own change
     run(at)
     assert say("ja", earlier) in " ".join(c.value for c in at.caption)
+    at.session_state[YOURS] = read(record(starting_code("ja"), lang="ja"))  # run again, in Japanese
+    at.session_state["yours-source"] = starting_code("ja")
+    run(at)
+    assert not [c.value for c in at.caption if "もう一度" in c.value]  # neither caption: the run is the page's
 
 
 def test_the_page_names_each_mistake_at_the_line_that_made_it_with_the_fix_and_the_labs_link_in_every_language():
