@@ -554,7 +554,7 @@ def draw_yours(yours: Yours) -> None:
         st.caption(t("This run is of your earlier code: Run again to run the code in the editor."))
     elif yours.recording.lang != lang():  # its task and the model's words are in the language it was run in
         st.caption(t("This run was made in {language}: Run again to make it in this page's language.",
-                     language=languages().get(yours.recording.lang, yours.recording.lang)))
+                     language=plain(languages().get(yours.recording.lang, str(yours.recording.lang)))))
     draw_printed(yours)
     if not len(yours.trace):
         return
