@@ -88,6 +88,8 @@ npm:
 # four, about 10 (/proc/stat).
 FAST := not browser and not postgres and not replicas and not npm
 LOOPSCOPE_CASES_SEED ?= $(shell date +%s)
+# (read once, here: the seed printed is the seed the tests draw with)
+LOOPSCOPE_CASES_SEED := $(LOOPSCOPE_CASES_SEED)
 test-fast: $(VENV)/.test bubblewrap jq
 	@echo "make test-fast: half of each parametrized test's cases, drawn with LOOPSCOPE_CASES_SEED=$(LOOPSCOPE_CASES_SEED) (make test runs every case)"
 	env -u PYTHONDONTWRITEBYTECODE LOOPSCOPE_SEARCHES=0.25 LOOPSCOPE_CASES=0.5 \

@@ -141,3 +141,23 @@ def test_copy_link_offers_the_learners_link_and_nothing_else():
     at = AppTest.from_function(_copy_query)
     at.run()
     assert [t.value for t in at.text] == ["code=abc&scenario=recover&step=3&lang=ja"]
+
+
+def test_opening_a_yours_link_to_a_broken_loop_marks_its_line_in_the_editor():
+    """As after Run: the run of the link's code names the broken rule, and the editor's gutter marks its line."""
+    from pages.views import yours as view
+
+    from .test_app_yours import NO_APPEND
+
+    marked = []
+    original = view.code_editor
+
+    def editor(*args, **kwargs):  # the editor as drawn: its marks are what the page gives it
+        marked.append(kwargs["props"]["annotations"])
+        return original(*args, **kwargs)
+
+    with counted(), mock.patch.object(view, "code_editor", editor):
+        at = app("pages/yours.py", code=code_param(NO_APPEND))
+    named = at.session_state[YOURS].named
+    assert named.name == "no-assistant-append" and named.line
+    assert [(m["row"], m["type"]) for m in marked[-1]] == [(named.line - 1, "error")]

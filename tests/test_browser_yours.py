@@ -253,10 +253,11 @@ def ticked(page, statement: str) -> None:
 
 def test_a_yours_link_s_code_is_in_the_editor_with_the_run_row_while_it_runs(url, tab):  # noqa: F811
     """A link a teacher sends (`?code=`) opens its code in the editor, with Run under it, before its run ends: the
-    learner reads the code the spinner is running (a program that waits, here, before its loop is called)."""
+    learner reads the code the spinner is running (a program that waits, here, before its loop is called: 20 s, for
+    a loaded machine to load the page meanwhile)."""
     from pages.views.permalink import code_param
 
-    waiting = "import time\ntime.sleep(8)\n\n\ndef agent_loop(state):\n    return\n"
+    waiting = "import time\ntime.sleep(20)\n\n\ndef agent_loop(state):\n    return\n"
     page = tab
     page.goto(f"{url}/yours?code={code_param(waiting)}")
     page.wait_for_function(

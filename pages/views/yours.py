@@ -629,7 +629,8 @@ def run_code_link() -> None:
             st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
                      icon=":material/error:")
             return
-    yours = read(recording)
-    yours.trace.goto(k - 1)
-    s[YOURS] = yours
+        yours = read(recording)
+        yours.trace.goto(k - 1)
+        s[YOURS] = yours  # kept before the spinner ends: a click meanwhile (the editor is on the page) reruns there
     warm_up()
+    st.rerun()  # the editor above marks the broken line: it is drawn again, knowing the run
