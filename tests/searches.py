@@ -1,8 +1,8 @@
 """How many cases each Hypothesis search, and each parametrized family, of the tests runs.
 
 `make test` (and CI) runs every case. `make test-fast`, run again and again while working, sets
-LOOPSCOPE_SEARCHES=0.25 and LOOPSCOPE_CASES=0.5: each search still runs, on a quarter of its cases (at least
-three), and each parametrized test on half of its cases (at least one), drawn anew at each run from
+LOOPSCOPE_SEARCHES=0.25 and LOOPSCOPE_CASES=0.4: each search still runs, on a quarter of its cases (at least
+three), and each parametrized test on two fifths of its cases (at least one), drawn anew at each run from
 LOOPSCOPE_CASES_SEED (the Makefile prints it: set it to draw the same cases again). Over a few runs every case
 comes up, as a search's examples do.
 """
