@@ -210,18 +210,27 @@ def draw_run_row(source: str) -> None:
                  "own tools, its input() loop. The scenario's task is typed into its input(); every request it sends "
                  "is answered by the offline model."))
     if clicked:
-        waiting = st.empty()
-        with st.spinner(t("Running your loop in the sandbox…")):
-            try:
-                recording = sandboxed.run(runnable(source), st.session_state[PICK], lang(),
-                                          owner=this_browser(), on_wait=lambda ahead: _say_wait(waiting, ahead))
-            except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-                st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
-                         icon=":material/error:")
-                return
-            st.session_state[YOURS] = read(recording)
-        warm_up()
-        st.rerun()  # the editor above marks the broken line: it is drawn again, knowing the run
+        _run(runnable(source), st.session_state[PICK])
+
+
+def _run(source: str, scenario: str, step: int | None = None) -> None:
+    """Run `source` in the sandbox under a spinner, keep its run (at `step`, counted from 1, when given) and draw
+    the page again: the editor above marks the broken line, knowing the run."""
+    waiting = st.empty()
+    with st.spinner(t("Running your loop in the sandbox…")):
+        try:
+            recording = sandboxed.run(source, scenario, lang(), owner=this_browser(),
+                                      on_wait=lambda ahead: _say_wait(waiting, ahead))
+        except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
+            st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
+                     icon=":material/error:")
+            return
+        yours = read(recording)
+        if step is not None:
+            yours.trace.goto(step - 1)
+        st.session_state[YOURS] = yours  # kept before the spinner ends: a click meanwhile reruns the page there
+    warm_up()
+    st.rerun()
 
 
 def _say_wait(place, ahead: int | None) -> None:
@@ -622,15 +631,4 @@ def run_code_link() -> None:
     if linked is None:
         return
     source, scenario, k = linked
-    with st.spinner(t("Running your loop in the sandbox…")):
-        try:
-            recording = sandboxed.run(source.lstrip("\ufeff"), scenario, lang(), owner=this_browser())
-        except Exception as exc:  # the sandbox could not start here: said, never a traceback of Loopscope's
-            st.error(t("Your loop could not be run here: {error}", error=plain(f"{type(exc).__name__}: {exc}")),
-                     icon=":material/error:")
-            return
-        yours = read(recording)
-        yours.trace.goto(k - 1)
-        s[YOURS] = yours  # kept before the spinner ends: a click meanwhile (the editor is on the page) reruns there
-    warm_up()
-    st.rerun()  # the editor above marks the broken line: it is drawn again, knowing the run
+    _run(source.lstrip("\ufeff"), scenario, k)
